@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import * as api from './index.js';
+import { ToolContractError } from './index.js';
+
+const errorClasses = Object.entries(api).filter(
+  (entry): entry is [string, typeof ToolContractError] =>
+    typeof entry[1] === 'function' && entry[1].prototype instanceof Error,
+);
+
+describe('ToolContractError design', () => {
+  it('finds the exported error classes', () => {
+    expect(errorClasses.map(([name]) => name)).toContain('ToolContractError');
+  });
+
+  it.each(errorClasses)('%s has a stable code, a Symbol.for brand and isInstance', (name, cls) => {
+    expect(Object.hasOwn(cls, 'code')).toBe(true);
+    expect(cls.code).toMatch(/^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/);
+    expect(Object.hasOwn(cls, 'brand')).toBe(true);
+    expect(Symbol.keyFor(cls.brand)).toBe(`@toolfence/tool-contract/${name}`);
+    expect(typeof cls.isInstance).toBe('function');
+    expect(cls.prototype instanceof ToolContractError || cls === ToolContractError).toBe(true);
+  });
+
+  it('gives every exported error class its own code', () => {
+    const codes = errorClasses.map(([, cls]) => cls.code);
+    expect(new Set(codes).size).toBe(codes.length);
+  });
+
+  it('recognises instances across bundles by brand, not by prototype', () => {
+    const error = new ToolContractError('something failed', { details: { step: 1 } });
+    expect(ToolContractError.isInstance(error)).toBe(true);
+    expect(error.code).toBe('TOOL_CONTRACT_ERROR');
+    expect(error.name).toBe('ToolContractError');
+    expect(error.details).toEqual({ step: 1 });
+    expect(Object.isFrozen(error.details)).toBe(true);
+    const foreign = Object.create(null) as Record<symbol, unknown>;
+    foreign[Symbol.for('@toolfence/tool-contract/ToolContractError')] = true;
+    expect(ToolContractError.isInstance(foreign)).toBe(true);
+    expect(ToolContractError.isInstance(new Error('plain'))).toBe(false);
+    expect(ToolContractError.isInstance(null)).toBe(false);
+  });
+
+  it('keeps the cause without copying it into the message', () => {
+    const cause = new Error('secret-token-123');
+    const error = new ToolContractError('safe message', { cause });
+    expect(error.cause).toBe(cause);
+    expect(error.message).not.toContain('secret');
+  });
+});

@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// `pnpm check`: lint, typecheck, build, package checks, release-flow check, then the tests.
+// Stops at the first failing step; the tests run last so vitest's summary closes the output.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const pnpm = ['npx', '-y', 'pnpm@12.4.2'];
+const steps = [
+  ['lint', ['npx', 'biome', 'ci', '.']],
+  ['build', [...pnpm, 'exec', 'turbo', 'run', 'build']],
+  ['typecheck', [...pnpm, 'exec', 'turbo', 'run', 'typecheck']],
+  ['dependency rules', ['node', 'scripts/check-dependencies.mjs']],
+  ['package checks', ['node', 'scripts/check-packages.mjs']],
+  ['release flow', ['node', 'scripts/check-release.mjs']],
+  ['tests', [...pnpm, 'exec', 'vitest', 'run']],
+];
+
+const only = process.argv.slice(2);
+for (const [name, command] of steps) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  if (command[0] === 'node' && !existsSync(command[1])) continue;
+  console.log(`\n== ${name}: ${command.join(' ')}`);
+  const result = spawnSync(command[0], command.slice(1), { stdio: 'inherit' });
+  if (result.status !== 0) {
+    console.error(`\n== ${name} failed (exit ${result.status ?? result.signal})`);
+    process.exit(result.status ?? 1);
+  }
+}
