@@ -18,9 +18,12 @@ for (const name of readdirSync('packages')) {
   for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
     for (const [dependency, range] of Object.entries(manifest[field] ?? {})) {
       if (!dependency.startsWith('@toolfence/')) continue;
-      if (field !== 'dependencies') problems.push(`${manifest.name}: ${dependency} belongs in dependencies`);
+      if (field !== 'dependencies')
+        problems.push(`${manifest.name}: ${dependency} belongs in dependencies`);
       if (!/^workspace:\^\d+\.\d+\.\d+$/.test(range)) {
-        problems.push(`${manifest.name}: ${dependency} must use an explicit range like workspace:^0.1.0 (has ${range})`);
+        problems.push(
+          `${manifest.name}: ${dependency} must use an explicit range like workspace:^0.1.0 (has ${range})`,
+        );
       }
       if (!(allowedSiblings[name] ?? []).includes(dependency)) {
         problems.push(`${manifest.name} may not depend on ${dependency} (see DESIGN.md's graph)`);

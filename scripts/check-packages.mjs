@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+// Package checks, on built packages: publint --strict, attw (ESM-only profile), and a smoke
+// consumer per package: `pnpm pack` every package, install ONE package's tarball alone with npm
+// into a fresh temp project (plus the tarballs of the siblings it depends on, and whatever it
+// needs from the registry), import every entry of its `exports` at run time, and type-check a
+// consumer file against the shipped .d.ts with `skipLibCheck: false`.
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const repo = resolve(import.meta.dirname, '..');
+const only = process.argv.slice(2);
+const names = readdirSync(join(repo, 'packages')).filter(
+  (name) => only.length === 0 || only.includes(name),
+);
+const work = mkdtempSync(join(tmpdir(), 'toolfence-packages-'));
+const failures = [];
+
+function run(label, command, args, options = {}) {
+  const result = spawnSync(command, args, { encoding: 'utf8', ...options });
+  if (result.status !== 0) {
+    failures.push(
+      `${label}\n${(result.stdout ?? '').slice(-4000)}\n${(result.stderr ?? '').slice(-4000)}`,
+    );
+    return undefined;
+  }
+  return result.stdout;
+}
+
+const manifests = Object.fromEntries(
+  readdirSync(join(repo, 'packages')).map((name) => [
+    name,
+    JSON.parse(readFileSync(join(repo, 'packages', name, 'package.json'), 'utf8')),
+  ]),
+);
+const byPackageName = Object.fromEntries(
+  Object.entries(manifests).map(([dir, m]) => [m.name, dir]),
+);
+
+try {
+  // 1. Pack every package once (pnpm rewrites workspace: ranges to real ones).
+  const tarballs = {};
+  const packDir = join(work, 'tarballs');
+  mkdirSync(packDir);
+  for (const name of Object.keys(manifests)) {
+    const output = run(
+      `pack ${name}`,
+      'npx',
+      ['-y', 'pnpm@12.4.2', 'pack', '--pack-destination', packDir],
+      {
+        cwd: join(repo, 'packages', name),
+      },
+    );
+    const file = output
+      ?.trim()
+      .split('\n')
+      .reverse()
+      .find((line) => line.endsWith('.tgz'));
+    if (file) tarballs[name] = file.startsWith('/') ? file : join(packDir, file);
+  }
+
+  for (const name of names) {
+    const manifest = manifests[name];
+    const dir = join(repo, 'packages', name);
+    console.log(`\n-- ${manifest.name}`);
+
+    // 2. publint --strict and attw with the ESM-only profile.
+    run(`publint ${name}`, 'npx', ['publint', '--strict', '--pack', 'npm', dir], { cwd: repo });
+    if (tarballs[name]) {
+      run(
+        `attw ${name}`,
+        'npx',
+        ['attw', tarballs[name], '--profile', 'esm-only', '--format', 'table-flipped'],
+        {
+          cwd: repo,
+        },
+      );
+    }
+
+    // 3. Smoke consumer: this package's tarball alone, plus sibling tarballs it depends on.
+    const consumer = join(work, `consumer-${name}`);
+    mkdirSync(consumer);
+    writeFileSync(
+      join(consumer, 'package.json'),
+      JSON.stringify({ name: `smoke-${name}`, private: true, type: 'module' }, null, 2),
+    );
+    const siblings = Object.keys(manifest.dependencies ?? {})
+      .filter((dependency) => dependency.startsWith('@toolfence/'))
+      .map((dependency) => tarballs[byPackageName[dependency]]);
+    const installed = run(
+      `npm install ${name}`,
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        tarballs[name],
+        ...siblings,
+        '@types/node@20',
+        'typescript@6.0.3',
+      ],
+      { cwd: consumer },
+    );
+    if (installed === undefined) continue;
+
+    const subpaths = Object.keys(manifest.exports ?? {}).filter((key) => key !== './package.json');
+    const specifiers = subpaths.map((subpath) => manifest.name + subpath.slice(1));
+    const lines = specifiers.map(
+      (specifier, index) => `import * as entry${index} from '${specifier}';`,
+    );
+    lines.push(
+      '',
+      'const entries: Record<string, Record<string, unknown>> = {',
+      ...specifiers.map((specifier, index) => `  '${specifier}': entry${index},`),
+      '};',
+      'for (const [specifier, entry] of Object.entries(entries)) {',
+      "  if (Object.keys(entry).length === 0) throw new Error(specifier + ' exports nothing');",
+      '}',
+    );
+    if (subpaths.includes('.'))
+      lines.push('const version: string = entry0.VERSION;', "console.log('ok ' + version);");
+    const extra = join(dir, 'test', 'fixtures', 'smoke-consumer.ts');
+    if (existsSync(extra)) lines.push('', readFileSync(extra, 'utf8'));
+    writeFileSync(join(consumer, 'consumer.ts'), `${lines.join('\n')}\n`);
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            exactOptionalPropertyTypes: true,
+            skipLibCheck: false,
+            types: ['node'],
+            outDir: 'out',
+          },
+          files: ['consumer.ts'],
+        },
+        null,
+        2,
+      ),
+    );
+    const compiled = run(
+      `typecheck consumer of ${name}`,
+      join(consumer, 'node_modules', '.bin', 'tsc'),
+      ['-p', '.'],
+      {
+        cwd: consumer,
+      },
+    );
+    if (compiled !== undefined) {
+      const output = run(`import ${name}`, process.execPath, ['out/consumer.js'], {
+        cwd: consumer,
+      });
+      if (output !== undefined) console.log(`smoke consumer: ${output.trim()}`);
+    }
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+if (failures.length > 0) {
+  for (const failure of failures) console.error(`\npackage check failed: ${failure}`);
+  process.exit(1);
+}
+console.log('\npackage checks: ok');
