@@ -10,6 +10,7 @@ const steps = [
   ['build', [...pnpm, 'exec', 'turbo', 'run', 'build']],
   ['typecheck', [...pnpm, 'exec', 'turbo', 'run', 'typecheck']],
   ['dependency rules', ['node', 'scripts/check-dependencies.mjs']],
+  ['error codes', ['node', 'scripts/check-error-codes.mjs']],
   ['package checks', ['node', 'scripts/check-packages.mjs']],
   ['release flow', ['node', 'scripts/check-release.mjs']],
   ['tests', [...pnpm, 'exec', 'vitest', 'run']],
