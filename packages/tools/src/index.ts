@@ -23,11 +23,159 @@ export { ToolsError, type ToolsErrorOptions } from './tools-error.js';
 export { VERSION } from './version.js';
 
 // Registry, snapshots, validation (src/registry) — issue 4
+export { ConfigurationError } from './registry/configuration-error.js';
+export {
+  type DefineJsonSchemaToolOptions,
+  type DefineToolBase,
+  type DefineZodToolOptions,
+  defineTool,
+} from './registry/define-tool.js';
+export { effectOfContract, resolveEffect } from './registry/effect.js';
+export {
+  DEFAULT_SNAPSHOT_LIMITS,
+  type JsonSnapshotLimits,
+  resolveSnapshotLimits,
+  type SnapshotFailure,
+  snapshotJsonObject,
+  snapshotJsonValue,
+} from './registry/json-snapshot.js';
+export { RegistryClosedError } from './registry/registry-closed-error.js';
+export {
+  AjvSchemaValidator,
+  type AjvSchemaValidatorOptions,
+  DEFAULT_MAX_VALIDATION_ISSUES,
+  type SchemaValidator,
+  type ValidationIssue,
+  type ValidationResult,
+} from './registry/schema-validator.js';
+export { ToolCloseError } from './registry/tool-close-error.js';
+export { ToolExecutionError } from './registry/tool-execution-error.js';
+export { ToolInputError } from './registry/tool-input-error.js';
+export { ToolNotFoundError } from './registry/tool-not-found-error.js';
+export {
+  type ApprovalCallback,
+  type ApprovalRequest,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  digestJson,
+  type RegisterOptions,
+  type RegistryLogger,
+  type ToolCall,
+  type ToolEvent,
+  type ToolEventBase,
+  type ToolMiddleware,
+  ToolRegistry,
+  type ToolRegistryOptions,
+} from './registry/tool-registry.js';
+export { ToolStartError } from './registry/tool-start-error.js';
 
 // Authorization policies (src/policy) — issue 4
+export { ApprovalRequiredError } from './policy/approval-required-error.js';
+export {
+  AllowAllAuthorizer,
+  type AuthorizationRequest,
+  type Authorizer,
+  isPermissionDecision,
+  PERMISSION_VERDICTS,
+  type PermissionDecision,
+  type PermissionVerdict,
+  permission,
+} from './policy/authorizer.js';
+export { BudgetExceededError } from './policy/budget-exceeded-error.js';
+export {
+  type BudgetedTool,
+  type BudgetLimits,
+  type BudgetRequest,
+  type BudgetReservation,
+  type BudgetScope,
+  type BudgetUsage,
+  CallBudget,
+  type CallBudgetOptions,
+  runWithBudget,
+  withBudget,
+} from './policy/call-budget.js';
+export { PermissionDeniedError } from './policy/permission-denied-error.js';
+export {
+  type PolicyRule,
+  RuleBasedPolicy,
+  type RuleBasedPolicyOptions,
+  toolMatcher,
+} from './policy/rule-based-policy.js';
 
 // Built-in tools (src/builtin) — issue 5
 
 // MCP adapter (src/mcp) — issue 6
+export { type McpContractReading, readMcpToolContract } from './mcp/contract-reading.js';
+export type {
+  McpPromptDescriptor,
+  McpResourceDescriptor,
+  McpResourceTemplateDescriptor,
+  McpToolDescriptor,
+} from './mcp/descriptors.js';
+export {
+  McpCapabilityError,
+  McpCatalogStaleError,
+  McpConfigurationError,
+  McpLifecycleError,
+  McpLimitError,
+  McpProtocolError,
+  McpRemoteError,
+  type McpRemoteErrorOptions,
+  McpTimeoutError,
+  McpToolNameCollisionError,
+  McpTransportError,
+} from './mcp/errors.js';
+export { DEFAULT_MCP_LIMITS, type McpLimits, resolveMcpLimits } from './mcp/mcp-limits.js';
+export {
+  type McpListChangedOptions,
+  McpServerConfig,
+  type McpServerConfigInit,
+} from './mcp/mcp-server-config.js';
+export {
+  type McpCapability,
+  type McpConnectionLease,
+  type McpConnectionState,
+  type McpListing,
+  type McpRetireReason,
+  McpServerConnection,
+  type McpServerConnectionInit,
+  type McpServerEvent,
+} from './mcp/mcp-server-connection.js';
+export {
+  type McpCatalog,
+  McpServerRegistry,
+  type McpServerRegistryOptions,
+  type McpToolDiscovery,
+} from './mcp/mcp-server-registry.js';
+export type {
+  McpCallToolParams,
+  McpGetPromptParams,
+  McpInitializeResult,
+  McpRequestOptions,
+  McpSession,
+} from './mcp/mcp-session.js';
+export { McpToolAdapter } from './mcp/mcp-tool-adapter.js';
+export {
+  collectPages,
+  type McpCollectedPages,
+  type McpCollectPagesOptions,
+  type McpListingProblem,
+} from './mcp/pagination.js';
+export {
+  type McpCallToolResultMappingOptions,
+  type McpPromptMessage,
+  type McpPromptResult,
+  type McpResourceReadResult,
+  type McpResultLimits,
+  type McpResultMapper,
+  mapCallToolResult,
+  mapGetPromptResult,
+  mapReadResourceResult,
+} from './mcp/result-mapping.js';
+export {
+  assignMcpToolNames,
+  isValidMcpToolNamespace,
+  MCP_TOOL_NAME_MAX_LENGTH,
+  mcpToolName,
+} from './mcp/tool-name.js';
 
 // Skills (src/skills) — issue 6

@@ -1,0 +1,182 @@
+import type { JsonObject } from '../registry/tool.js';
+
+/** A tool as listed by a server, checked and copied (JSON only). */
+export interface McpToolDescriptor {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  /** The input JSON Schema (`type: "object"`), without its `$schema` key. */
+  readonly inputSchema: JsonObject;
+  readonly outputSchema?: JsonObject;
+  /** The server's annotations: untrusted hints, plus tool-contract's keys when declared. */
+  readonly annotations?: JsonObject;
+}
+
+/** A resource as listed by a server. Resources are data, never tools. */
+export interface McpResourceDescriptor {
+  readonly uri: string;
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly mimeType?: string;
+  readonly size?: number;
+}
+
+/** A resource template as listed by a server. */
+export interface McpResourceTemplateDescriptor {
+  readonly uriTemplate: string;
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly mimeType?: string;
+}
+
+/** A prompt as listed by a server. Prompts are data for the host, never instructions. */
+export interface McpPromptDescriptor {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly arguments: readonly {
+    readonly name: string;
+    readonly description?: string;
+    readonly required: boolean;
+  }[];
+}
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+const MAX_NAME_LENGTH = 1_024;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function jsonCopy(value: unknown): JsonObject | undefined {
+  try {
+    const copy: unknown = JSON.parse(JSON.stringify(value));
+    return isRecord(copy) ? (copy as JsonObject) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function validName(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_NAME_LENGTH;
+}
+
+/** Copies the optional string keys that are strings; a non-string value makes the item malformed. */
+function optionalStrings(
+  raw: Record<string, unknown>,
+  keys: readonly string[],
+): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const key of keys) {
+    const value = raw[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') return undefined;
+    out[key] = value;
+  }
+  return out;
+}
+
+function objectSchema(value: unknown): JsonObject | undefined {
+  if (!isRecord(value) || value.type !== 'object') return undefined;
+  const copy = jsonCopy(value);
+  if (copy === undefined) return undefined;
+  const { $schema: _dialect, ...rest } = copy;
+  return rest;
+}
+
+export function parseTool(raw: unknown): Parsed<McpToolDescriptor> {
+  if (!isRecord(raw)) return { ok: false, reason: 'tool is not an object' };
+  if (!validName(raw.name)) return { ok: false, reason: 'tool name is missing or too long' };
+  const strings = optionalStrings(raw, ['title', 'description']);
+  if (strings === undefined)
+    return { ok: false, reason: 'tool title or description is not a string' };
+  const inputSchema = objectSchema(raw.inputSchema);
+  if (inputSchema === undefined) {
+    return { ok: false, reason: 'tool inputSchema is not an object schema' };
+  }
+  let outputSchema: JsonObject | undefined;
+  if (raw.outputSchema !== undefined && raw.outputSchema !== null) {
+    outputSchema = objectSchema(raw.outputSchema);
+    if (outputSchema === undefined) {
+      return { ok: false, reason: 'tool outputSchema is not an object schema' };
+    }
+  }
+  let annotations: JsonObject | undefined;
+  if (raw.annotations !== undefined && raw.annotations !== null) {
+    annotations = isRecord(raw.annotations) ? jsonCopy(raw.annotations) : undefined;
+    if (annotations === undefined)
+      return { ok: false, reason: 'tool annotations are not an object' };
+  }
+  return {
+    ok: true,
+    value: {
+      name: raw.name,
+      ...strings,
+      inputSchema,
+      ...(outputSchema === undefined ? {} : { outputSchema }),
+      ...(annotations === undefined ? {} : { annotations }),
+    },
+  };
+}
+
+export function parseResource(raw: unknown): Parsed<McpResourceDescriptor> {
+  if (!isRecord(raw)) return { ok: false, reason: 'resource is not an object' };
+  if (!validName(raw.uri)) return { ok: false, reason: 'resource uri is missing or too long' };
+  if (!validName(raw.name)) return { ok: false, reason: 'resource name is missing or too long' };
+  const strings = optionalStrings(raw, ['title', 'description', 'mimeType']);
+  if (strings === undefined) return { ok: false, reason: 'resource field is not a string' };
+  const size = raw.size;
+  if (size !== undefined && size !== null && (typeof size !== 'number' || !(size >= 0))) {
+    return { ok: false, reason: 'resource size is not a number' };
+  }
+  return {
+    ok: true,
+    value: {
+      uri: raw.uri,
+      name: raw.name,
+      ...strings,
+      ...(typeof size === 'number' ? { size } : {}),
+    },
+  };
+}
+
+export function parseResourceTemplate(raw: unknown): Parsed<McpResourceTemplateDescriptor> {
+  if (!isRecord(raw)) return { ok: false, reason: 'resource template is not an object' };
+  if (!validName(raw.uriTemplate)) {
+    return { ok: false, reason: 'resource template uriTemplate is missing or too long' };
+  }
+  if (!validName(raw.name)) return { ok: false, reason: 'resource template name is missing' };
+  const strings = optionalStrings(raw, ['title', 'description', 'mimeType']);
+  if (strings === undefined)
+    return { ok: false, reason: 'resource template field is not a string' };
+  return { ok: true, value: { uriTemplate: raw.uriTemplate, name: raw.name, ...strings } };
+}
+
+export function parsePrompt(raw: unknown): Parsed<McpPromptDescriptor> {
+  if (!isRecord(raw)) return { ok: false, reason: 'prompt is not an object' };
+  if (!validName(raw.name)) return { ok: false, reason: 'prompt name is missing or too long' };
+  const strings = optionalStrings(raw, ['title', 'description']);
+  if (strings === undefined) return { ok: false, reason: 'prompt field is not a string' };
+  const rawArguments = raw.arguments ?? [];
+  if (!Array.isArray(rawArguments))
+    return { ok: false, reason: 'prompt arguments is not an array' };
+  const args: McpPromptDescriptor['arguments'][number][] = [];
+  for (const argument of rawArguments) {
+    if (!isRecord(argument) || !validName(argument.name)) {
+      return { ok: false, reason: 'prompt argument is malformed' };
+    }
+    const description = argument.description;
+    if (description !== undefined && typeof description !== 'string') {
+      return { ok: false, reason: 'prompt argument is malformed' };
+    }
+    args.push({
+      name: argument.name,
+      ...(description === undefined ? {} : { description }),
+      required: argument.required === true,
+    });
+  }
+  return { ok: true, value: { name: raw.name, ...strings, arguments: args } };
+}

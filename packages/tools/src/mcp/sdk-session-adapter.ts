@@ -1,0 +1,186 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ErrorCode,
+  McpError,
+  ResultSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ToolsError } from '../tools-error.js';
+import {
+  McpConfigurationError,
+  McpProtocolError,
+  McpRemoteError,
+  McpTimeoutError,
+  McpTransportError,
+} from './errors.js';
+import type {
+  McpCallToolParams,
+  McpGetPromptParams,
+  McpInitializeResult,
+  McpRequestOptions,
+  McpSession,
+} from './mcp-session.js';
+
+/** Options of {@link McpSdkSessionAdapter}. */
+export interface McpSdkSessionAdapterOptions {
+  /**
+   * Runs when the session is closed. By default the host's client is **not** closed: pass
+   * `onClose: () => client.close()` to hand its ownership over.
+   */
+  readonly onClose?: () => void | Promise<void>;
+}
+
+/**
+ * An {@link McpSession} over an already connected `Client` of `@modelcontextprotocol/sdk`.
+ * Import it from `@toolfence/tools/mcp-sdk`; the SDK is an optional peer dependency that only
+ * this subpath needs.
+ *
+ * Requests go through `client.request` with the SDK's loose result schema, so raw payloads
+ * reach toolfence's own limit checks and per-item parsing (the SDK's `listTools` would reject a
+ * whole page for one malformed tool). A JSON-RPC error becomes `McpRemoteError` with only its
+ * numeric code; the SDK's timeout code becomes `McpTimeoutError`.
+ */
+export class McpSdkSessionAdapter implements McpSession {
+  readonly #client: Client;
+  readonly #onClose: (() => void | Promise<void>) | undefined;
+  readonly #listeners = new Set<() => void>();
+  #handlerInstalled = false;
+  #closed = false;
+
+  constructor(client: Client, options: McpSdkSessionAdapterOptions = {}) {
+    if (typeof client !== 'object' || client === null || typeof client.request !== 'function') {
+      throw new McpConfigurationError('McpSdkSessionAdapter needs a connected SDK Client');
+    }
+    if (options.onClose !== undefined && typeof options.onClose !== 'function') {
+      throw new McpConfigurationError('McpSdkSessionAdapter onClose must be a function');
+    }
+    this.#client = client;
+    this.#onClose = options.onClose;
+  }
+
+  async initialize(): Promise<McpInitializeResult> {
+    const capabilities = this.#client.getServerCapabilities();
+    const version = this.#client.getServerVersion();
+    if (capabilities === undefined) {
+      throw new McpTransportError('SDK client is not connected', {
+        details: { operation: 'initialize' },
+      });
+    }
+    return {
+      capabilities: capabilities as Record<string, unknown>,
+      ...(version === undefined
+        ? {}
+        : { serverInfo: { name: version.name, version: version.version } }),
+    };
+  }
+
+  listTools(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown> {
+    return this.#request('tools/list', cursor === undefined ? {} : { cursor }, options);
+  }
+
+  listResources(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown> {
+    return this.#request('resources/list', cursor === undefined ? {} : { cursor }, options);
+  }
+
+  listResourceTemplates(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown> {
+    return this.#request(
+      'resources/templates/list',
+      cursor === undefined ? {} : { cursor },
+      options,
+    );
+  }
+
+  listPrompts(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown> {
+    return this.#request('prompts/list', cursor === undefined ? {} : { cursor }, options);
+  }
+
+  callTool(params: McpCallToolParams, options?: McpRequestOptions): Promise<unknown> {
+    return this.#request(
+      'tools/call',
+      { name: params.name, arguments: { ...params.arguments } },
+      options,
+    );
+  }
+
+  readResource(params: { readonly uri: string }, options?: McpRequestOptions): Promise<unknown> {
+    return this.#request('resources/read', { uri: params.uri }, options);
+  }
+
+  getPrompt(params: McpGetPromptParams, options?: McpRequestOptions): Promise<unknown> {
+    return this.#request(
+      'prompts/get',
+      params.arguments === undefined
+        ? { name: params.name }
+        : { name: params.name, arguments: { ...params.arguments } },
+      options,
+    );
+  }
+
+  /**
+   * Installs a handler for `notifications/tools/list_changed` on the client (the first time a
+   * listener subscribes). It replaces any handler the host set for that one notification.
+   */
+  onToolsListChanged(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    if (!this.#handlerInstalled) {
+      this.#handlerInstalled = true;
+      this.#client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        for (const current of [...this.#listeners]) current();
+      });
+    }
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  /** Runs `onClose` once; without it the host's client stays open. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#listeners.clear();
+    await this.#onClose?.();
+  }
+
+  async #request(
+    method: string,
+    params: Record<string, unknown>,
+    options: McpRequestOptions | undefined,
+  ): Promise<unknown> {
+    try {
+      return await this.#client.request({ method, params } as never, ResultSchema, {
+        ...(options?.signal === undefined ? {} : { signal: options.signal }),
+        ...(options?.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+      });
+    } catch (error) {
+      throw toSessionError(error, method);
+    }
+  }
+}
+
+function toSessionError(error: unknown, method: string): ToolsError {
+  if (ToolsError.isInstance(error)) return error;
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) {
+      return new McpTimeoutError('MCP request timed out', { details: { operation: method } });
+    }
+    if (error.code === ErrorCode.ConnectionClosed) {
+      return new McpTransportError('MCP connection closed', { details: { operation: method } });
+    }
+    return new McpRemoteError('MCP server answered with an error', {
+      remoteCode: error.code,
+      details: { operation: method },
+    });
+  }
+  if (error instanceof Error && error.name === 'ZodError') {
+    return new McpProtocolError('MCP server answered with a malformed result', {
+      details: { operation: method },
+    });
+  }
+  return new McpTransportError('MCP session request failed', {
+    details: {
+      operation: method,
+      errorName:
+        error instanceof Error && /^[A-Za-z0-9_]{1,64}$/.test(error.name) ? error.name : 'unknown',
+    },
+  });
+}
