@@ -6,7 +6,43 @@ import { VERSION } from './index.js';
 describe('public surface of @toolfence/tool-contract', () => {
   it('exports exactly the pinned runtime names', () => {
     expect(Object.keys(api).sort()).toEqual(
-      ['CONTENT_TRUST_LEVELS', 'RISK_LEVELS', 'ToolContractError', 'VERSION'].sort(),
+      [
+        // Package metadata
+        'VERSION',
+        // Taxonomies
+        'CONTENT_TRUST_LEVELS',
+        'RISK_LEVELS',
+        'compareContentTrust',
+        'compareRisk',
+        'isContentTrustLevel',
+        'isRiskLevel',
+        'maxContentTrust',
+        'maxRisk',
+        // Declaring
+        'CONTRACT_DEFAULTS',
+        'defineContract',
+        // Attaching and annotations
+        'CONTRACT_META_KEY',
+        'getContract',
+        'openWorldFor',
+        'toolAnnotations',
+        'withContract',
+        'withContractAnnotations',
+        // Reading
+        'UNKNOWN_VERSION',
+        'readContract',
+        // Heuristic fallback
+        'HEURISTIC_DEFAULT_CONTENT_TRUST',
+        'HEURISTIC_DEFAULT_RISK',
+        'HEURISTIC_RISK_RULES',
+        'HEURISTIC_TRUST_RULES',
+        'HEURISTIC_VERSION',
+        'heuristicContract',
+        // Errors
+        'ContractDefinitionError',
+        'ContractReadError',
+        'ToolContractError',
+      ].sort(),
     );
   });
 

@@ -1,13 +1,77 @@
 // Package metadata
 
-// Taxonomies and the contract shape
+export { VERSION } from './version.js';
+
+// Taxonomies and their order
+
 export {
   CONTENT_TRUST_LEVELS,
   type ContentTrustLevel,
+  compareContentTrust,
+  compareRisk,
+  isContentTrustLevel,
+  isRiskLevel,
+  maxContentTrust,
+  maxRisk,
   RISK_LEVELS,
   type RiskLevel,
   type ToolContract,
 } from './taxonomy.js';
+
+// Declaring a contract (the tool author's side)
+
+export {
+  CONTRACT_DEFAULTS,
+  type ContractInput,
+  defineContract,
+  type IsoDateLiteral,
+  type SemverLiteral,
+} from './define-contract.js';
+
+// Attaching a contract to a handler and publishing it as MCP annotations
+
+export {
+  type AnnotatedToolConfig,
+  CONTRACT_META_KEY,
+  type ContractAnnotations,
+  getContract,
+  type NoAnnotations,
+  openWorldFor,
+  toolAnnotations,
+  withContract,
+  withContractAnnotations,
+} from './annotations.js';
+
+// Reading a contract back from a tools/list entry (the gateway side)
+
+export {
+  type ContractProblem,
+  type ContractSource,
+  type ReadContractOptions,
+  type ReadContractResult,
+  readContract,
+  type ToolListEntry,
+  UNKNOWN_VERSION,
+} from './read-contract.js';
+
+// Name/description fallback for undeclared tools
+
+export {
+  HEURISTIC_DEFAULT_CONTENT_TRUST,
+  HEURISTIC_DEFAULT_RISK,
+  HEURISTIC_RISK_RULES,
+  HEURISTIC_TRUST_RULES,
+  HEURISTIC_VERSION,
+  type HeuristicRiskRule,
+  type HeuristicTrustRule,
+  heuristicContract,
+} from './heuristic-contract.js';
+
 // Errors
+
+export {
+  ContractDefinitionError,
+  type ContractDefinitionErrorOptions,
+} from './contract-definition-error.js';
+export { ContractReadError, type ContractReadErrorOptions } from './contract-read-error.js';
 export { ToolContractError, type ToolContractErrorOptions } from './tool-contract-error.js';
-export { VERSION } from './version.js';

@@ -1,6 +1,10 @@
+import { ContractDefinitionError } from './contract-definition-error.js';
+
 /**
  * Risk levels in ascending order: each level is riskier than the one before it.
- * (Owned by the tool-contract issue; this file pins the names other packages build on.)
+ *
+ * The order is what a risk policy compares: a tool at `paid-operation` demands at least the
+ * approval a tool at `external-publication` demands, and `destructive` is the top.
  */
 export const RISK_LEVELS = [
   'read-only',
@@ -14,7 +18,20 @@ export const RISK_LEVELS = [
 /** One of {@link RISK_LEVELS}. */
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 
-/** Content-trust levels, in ascending order of the caution their content demands. */
+/**
+ * Content-trust levels, in ascending order of the caution their content demands.
+ *
+ * Content trust is orthogonal to risk: a read-only tool can return hostile content. The order
+ * ranks each level by the worst outcome if a gateway handled that content as if it were trusted:
+ *
+ * 1. `trusted`: written or vetted by the operator; nothing special to do.
+ * 2. `untrusted`: third-party content that may be wrong; treat it as data, never as instructions.
+ * 3. `sensitive`: secrets or personal data; mishandling leaks them, which cannot be undone, so it
+ *    needs everything `untrusted` needs plus limits on where the content may flow.
+ * 4. `prompt-injection-prone`: content an adversary can write (web pages, mail, issues) that is
+ *    likely to carry instructions; it can hijack the agent into any action, including leaking
+ *    sensitive content, so its worst case contains the ones before it.
+ */
 export const CONTENT_TRUST_LEVELS = [
   'trusted',
   'untrusted',
@@ -40,4 +57,57 @@ export interface ToolContract {
   readonly replacement?: string;
   /** Other names the tool answers to. */
   readonly aliases: readonly string[];
+}
+
+/** True when `value` is one of {@link RISK_LEVELS}. */
+export function isRiskLevel(value: unknown): value is RiskLevel {
+  return typeof value === 'string' && (RISK_LEVELS as readonly string[]).includes(value);
+}
+
+/** True when `value` is one of {@link CONTENT_TRUST_LEVELS}. */
+export function isContentTrustLevel(value: unknown): value is ContentTrustLevel {
+  return typeof value === 'string' && (CONTENT_TRUST_LEVELS as readonly string[]).includes(value);
+}
+
+const RISK_CODE = 'CONTRACT_UNKNOWN_RISK';
+const TRUST_CODE = 'CONTRACT_UNKNOWN_CONTENT_TRUST';
+
+function rankOf(levels: readonly string[], value: unknown, code: string, what: string): number {
+  const rank = typeof value === 'string' ? levels.indexOf(value) : -1;
+  if (rank < 0) {
+    throw new ContractDefinitionError(`Expected one of the ${what} levels: ${levels.join(', ')}.`, {
+      code,
+    });
+  }
+  return rank;
+}
+
+/**
+ * Orders two risk levels: negative when `a` is less risky than `b`, 0 when equal, positive when
+ * `a` is riskier. Usable as an `Array.prototype.sort` comparator. Throws a `ContractDefinitionError`
+ * (`CONTRACT_UNKNOWN_RISK`) for a value that is not a {@link RiskLevel}.
+ */
+export function compareRisk(a: RiskLevel, b: RiskLevel): number {
+  return rankOf(RISK_LEVELS, a, RISK_CODE, 'risk') - rankOf(RISK_LEVELS, b, RISK_CODE, 'risk');
+}
+
+/**
+ * Orders two content-trust levels by the caution their content demands (see
+ * {@link CONTENT_TRUST_LEVELS}): negative when `a` demands less caution than `b`.
+ */
+export function compareContentTrust(a: ContentTrustLevel, b: ContentTrustLevel): number {
+  return (
+    rankOf(CONTENT_TRUST_LEVELS, a, TRUST_CODE, 'content-trust') -
+    rankOf(CONTENT_TRUST_LEVELS, b, TRUST_CODE, 'content-trust')
+  );
+}
+
+/** The riskier of two levels. */
+export function maxRisk(a: RiskLevel, b: RiskLevel): RiskLevel {
+  return compareRisk(a, b) >= 0 ? a : b;
+}
+
+/** The more cautious of two content-trust levels. */
+export function maxContentTrust(a: ContentTrustLevel, b: ContentTrustLevel): ContentTrustLevel {
+  return compareContentTrust(a, b) >= 0 ? a : b;
 }

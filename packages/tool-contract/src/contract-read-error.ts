@@ -1,0 +1,30 @@
+import type { ContractProblem } from './read-contract.js';
+import { ToolContractError, type ToolContractErrorOptions } from './tool-contract-error.js';
+
+/** Options of a {@link ContractReadError}. */
+export interface ContractReadErrorOptions extends ToolContractErrorOptions {
+  /** Every problem found in the declaration. */
+  readonly problems?: readonly ContractProblem[];
+}
+
+/**
+ * `readContract(tool, { strict: true })` found a declared contract it cannot trust as written
+ * (or the input is not a `tools/list` entry at all). `problems` lists each finding with its own
+ * code; `details.problemCodes` repeats the codes for logs.
+ */
+export class ContractReadError extends ToolContractError {
+  static override readonly code: string = 'CONTRACT_INVALID_DECLARATION';
+  static override readonly brand: symbol = Symbol.for('@toolfence/tool-contract/ContractReadError');
+
+  /** The problems found, in the order they were found. */
+  readonly problems: readonly ContractProblem[];
+
+  constructor(message: string, options: ContractReadErrorOptions = {}) {
+    const problems = Object.freeze([...(options.problems ?? [])]);
+    super(message, {
+      ...options,
+      details: { ...options.details, problemCodes: problems.map((problem) => problem.code) },
+    });
+    this.problems = problems;
+  }
+}

@@ -1,0 +1,356 @@
+import { ContractDefinitionError } from './contract-definition-error.js';
+import type { ContentTrustLevel, RiskLevel, ToolContract } from './taxonomy.js';
+
+/** One row of the name/description keyword table {@link heuristicContract} applies. */
+export interface HeuristicRiskRule {
+  readonly risk: RiskLevel;
+  /** Words that set this level when they appear in the tool's name. */
+  readonly nameWords: readonly string[];
+  /** Words that set this level when they appear in the description (descriptions only raise). */
+  readonly descriptionWords: readonly string[];
+}
+
+/** One row of the content-trust keyword table {@link heuristicContract} applies. */
+export interface HeuristicTrustRule {
+  readonly contentTrust: ContentTrustLevel;
+  readonly nameWords: readonly string[];
+  readonly descriptionWords: readonly string[];
+}
+
+function deepFreeze<T extends { readonly nameWords: readonly string[] }>(rules: T[]): readonly T[] {
+  for (const rule of rules) {
+    Object.freeze(rule.nameWords);
+    Object.freeze((rule as { readonly descriptionWords?: readonly string[] }).descriptionWords);
+    Object.freeze(rule);
+  }
+  return Object.freeze(rules);
+}
+
+/**
+ * The risk keyword table, riskiest level first. Mostly verbs: nouns such as `order` or `email`
+ * name what a tool acts on, not what it does (`get_order` reads). Read-only words never come from
+ * a description.
+ */
+export const HEURISTIC_RISK_RULES: readonly HeuristicRiskRule[] = deepFreeze([
+  {
+    risk: 'destructive',
+    nameWords: [
+      'delete',
+      'del',
+      'remove',
+      'rm',
+      'rmdir',
+      'unlink',
+      'drop',
+      'destroy',
+      'purge',
+      'wipe',
+      'erase',
+      'truncate',
+      'overwrite',
+      'kill',
+      'terminate',
+      'uninstall',
+      'revoke',
+      'reset',
+      'shred',
+    ],
+    descriptionWords: [
+      'delete',
+      'remove',
+      'destroy',
+      'purge',
+      'wipe',
+      'erase',
+      'truncate',
+      'overwrite',
+      'permanently',
+      'irreversible',
+      'irreversibly',
+    ],
+  },
+  {
+    risk: 'paid-operation',
+    nameWords: [
+      'pay',
+      'purchase',
+      'buy',
+      'charge',
+      'checkout',
+      'refund',
+      'subscribe',
+      'transfer',
+      'withdraw',
+      'donate',
+      'bill',
+    ],
+    descriptionWords: ['pay', 'purchase', 'buy', 'payment', 'billing', 'billed', 'refund'],
+  },
+  {
+    risk: 'external-publication',
+    nameWords: [
+      'send',
+      'post',
+      'publish',
+      'tweet',
+      'toot',
+      'notify',
+      'broadcast',
+      'share',
+      'reply',
+      'forward',
+      'invite',
+      'submit',
+      'announce',
+    ],
+    descriptionWords: ['publish', 'publicly', 'broadcast', 'tweet'],
+  },
+  {
+    risk: 'high-risk-write',
+    nameWords: [
+      'exec',
+      'execute',
+      'run',
+      'shell',
+      'bash',
+      'eval',
+      'evaluate',
+      'spawn',
+      'deploy',
+      'install',
+      'migrate',
+      'move',
+      'mv',
+      'rename',
+      'push',
+      'merge',
+      'grant',
+      'chmod',
+      'chown',
+      'sudo',
+      'restart',
+      'shutdown',
+      'reboot',
+      'approve',
+    ],
+    descriptionWords: ['execute', 'shell', 'arbitrary', 'deploy'],
+  },
+  {
+    risk: 'low-risk-write',
+    nameWords: [
+      'create',
+      'add',
+      'write',
+      'edit',
+      'update',
+      'set',
+      'save',
+      'insert',
+      'upload',
+      'append',
+      'modify',
+      'put',
+      'patch',
+      'upsert',
+      'tag',
+      'label',
+      'mkdir',
+      'make',
+      'copy',
+      'cp',
+      'enable',
+      'disable',
+      'configure',
+      'assign',
+      'attach',
+      'mark',
+      'store',
+      'register',
+      'commit',
+      'draft',
+      'star',
+    ],
+    descriptionWords: ['write', 'modify', 'create', 'update', 'insert', 'append'],
+  },
+  {
+    risk: 'read-only',
+    nameWords: [
+      'get',
+      'list',
+      'read',
+      'search',
+      'find',
+      'fetch',
+      'query',
+      'show',
+      'describe',
+      'view',
+      'lookup',
+      'look',
+      'count',
+      'stat',
+      'stats',
+      'info',
+      'status',
+      'browse',
+      'check',
+      'inspect',
+      'head',
+      'tail',
+      'cat',
+      'ls',
+      'grep',
+      'diff',
+      'explain',
+      'preview',
+      'retrieve',
+      'validate',
+      'tree',
+      'metadata',
+      'schema',
+      'version',
+      'help',
+      'ping',
+      'health',
+    ],
+    descriptionWords: [],
+  },
+]);
+
+/** The content-trust keyword table, most cautious level first. */
+export const HEURISTIC_TRUST_RULES: readonly HeuristicTrustRule[] = deepFreeze([
+  {
+    contentTrust: 'prompt-injection-prone',
+    nameWords: [
+      'fetch',
+      'browse',
+      'scrape',
+      'crawl',
+      'web',
+      'url',
+      'http',
+      'html',
+      'webpage',
+      'website',
+      'email',
+      'mail',
+      'inbox',
+      'message',
+      'comment',
+      'issue',
+      'ticket',
+      'chat',
+      'slack',
+      'discord',
+      'tweet',
+      'rss',
+      'feed',
+    ],
+    descriptionWords: ['url', 'web', 'website', 'webpage', 'internet', 'html', 'email', 'inbox'],
+  },
+  {
+    contentTrust: 'sensitive',
+    nameWords: [
+      'secret',
+      'password',
+      'passwd',
+      'credential',
+      'token',
+      'apikey',
+      'vault',
+      'env',
+      'pii',
+      'ssn',
+      'cookie',
+    ],
+    descriptionWords: ['secret', 'password', 'credential', 'credentials'],
+  },
+]);
+
+/** Risk of a tool no keyword classifies: cautious (approval under a typical policy), not read-only. */
+export const HEURISTIC_DEFAULT_RISK: RiskLevel = 'high-risk-write';
+/** Content trust of a tool no keyword classifies: never `trusted` for a guess. */
+export const HEURISTIC_DEFAULT_CONTENT_TRUST: ContentTrustLevel = 'untrusted';
+/** Version a heuristic contract carries, so it is never mistaken for a declared one. */
+export const HEURISTIC_VERSION = '0.0.0';
+
+/** Longest name or description the heuristic reads; the rest is ignored (bounded work). */
+const MAX_TEXT_LENGTH = 4096;
+
+/** Lower-case words of a name or description: split on non-letters and camelCase humps. */
+function words(text: string): Set<string> {
+  const split = text
+    .slice(0, MAX_TEXT_LENGTH)
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  const result = new Set<string>();
+  for (const word of split) {
+    if (word === '') continue;
+    result.add(word);
+    // Light stemming: deletes/deleted/deleting -> delete, runs -> run, pushes -> push.
+    if (word.endsWith('s') && word.length > 3) result.add(word.slice(0, -1));
+    if (word.endsWith('es') && word.length > 4) result.add(word.slice(0, -2));
+    if (word.endsWith('d') && word.length > 3) result.add(word.slice(0, -1));
+    if (word.endsWith('ed') && word.length > 4) result.add(word.slice(0, -2));
+    if (word.endsWith('ing') && word.length > 5) {
+      result.add(word.slice(0, -3));
+      result.add(`${word.slice(0, -3)}e`);
+    }
+  }
+  return result;
+}
+
+function matches(found: Set<string>, list: readonly string[]): boolean {
+  return list.some((word) => found.has(word));
+}
+
+/**
+ * The documented fallback for a tool that declares no contract, guessed from its name and
+ * description with the keyword tables {@link HEURISTIC_RISK_RULES} and
+ * {@link HEURISTIC_TRUST_RULES}:
+ *
+ * - the riskiest level whose name words appear in the name wins; description words can only
+ *   raise it; `read-only` needs a read word in the name and no riskier word anywhere;
+ * - a tool no word classifies gets {@link HEURISTIC_DEFAULT_RISK} (`high-risk-write`);
+ * - content trust is the most cautious level whose words appear, else `untrusted` (never
+ *   `trusted`); `idempotent` is true only for `read-only`; version is `0.0.0`.
+ *
+ * Names are treated as words split at `_`, `-`, `.`, spaces and camelCase humps, lower-cased,
+ * with light stemming (`deletes`, `deleted`, `deleting` all match `delete`).
+ */
+export function heuristicContract(name: string, description?: string): ToolContract {
+  if (typeof name !== 'string') {
+    throw new ContractDefinitionError('heuristicContract needs the tool name as a string.', {
+      code: 'CONTRACT_INVALID_INPUT',
+    });
+  }
+  const nameWords = words(name);
+  const descriptionWords = words(typeof description === 'string' ? description : '');
+
+  let risk: RiskLevel | undefined;
+  for (const rule of HEURISTIC_RISK_RULES) {
+    if (matches(nameWords, rule.nameWords) || matches(descriptionWords, rule.descriptionWords)) {
+      risk = rule.risk;
+      break;
+    }
+  }
+  risk ??= HEURISTIC_DEFAULT_RISK;
+
+  let contentTrust: ContentTrustLevel = HEURISTIC_DEFAULT_CONTENT_TRUST;
+  for (const rule of HEURISTIC_TRUST_RULES) {
+    if (matches(nameWords, rule.nameWords) || matches(descriptionWords, rule.descriptionWords)) {
+      contentTrust = rule.contentTrust;
+      break;
+    }
+  }
+
+  return Object.freeze({
+    risk,
+    contentTrust,
+    idempotent: risk === 'read-only',
+    version: HEURISTIC_VERSION,
+    aliases: Object.freeze([]) as readonly string[],
+  });
+}
