@@ -1,5 +1,8 @@
-import { ToolsError } from '../tools-error.js';
+import { ConfigurationError } from './configuration-error.js';
+import { type JsonSnapshotLimits, snapshotJsonObject } from './json-snapshot.js';
 import type { AccessScope, JsonObject, ToolContext } from './tool.js';
+
+const created = new WeakSet<object>();
 
 /** What `createToolContext` accepts. */
 export interface ToolContextInit {
@@ -12,36 +15,58 @@ export interface ToolContextInit {
 
 /**
  * Builds a frozen {@link ToolContext}: `runId` must be a non-empty string, `metadata` JSON values
- * only (deep-copied and frozen), `accessScope` defaults to `full`.
- *
- * (The registry issue replaces the metadata copy with the registry's bounded JSON snapshot.)
+ * only (taken as a bounded, deep-frozen JSON snapshot, the same one the registry takes of
+ * arguments, with the same default limits), `accessScope` defaults to `full`, `signal` must be an
+ * AbortSignal. Throws {@link ConfigurationError}.
  */
-export function createToolContext(init: ToolContextInit): ToolContext {
+export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLimits): ToolContext {
+  if (typeof init !== 'object' || init === null) {
+    throw new ConfigurationError('A ToolContext must be an object', {
+      details: { option: 'context' },
+    });
+  }
   if (typeof init.runId !== 'string' || init.runId.trim() === '') {
-    throw new ToolsError('ToolContext.runId must be a non-empty string', {
-      code: 'TOOLS_CONFIGURATION',
+    throw new ConfigurationError('ToolContext.runId must be a non-empty string', {
+      details: { option: 'context.runId' },
+    });
+  }
+  if (init.stepId !== undefined && typeof init.stepId !== 'string') {
+    throw new ConfigurationError('ToolContext.stepId must be a string', {
+      details: { option: 'context.stepId' },
     });
   }
   const accessScope = init.accessScope ?? 'full';
   if (accessScope !== 'full' && accessScope !== 'read-only') {
-    throw new ToolsError("ToolContext.accessScope must be 'full' or 'read-only'", {
-      code: 'TOOLS_CONFIGURATION',
+    throw new ConfigurationError("ToolContext.accessScope must be 'full' or 'read-only'", {
+      details: { option: 'context.accessScope' },
     });
   }
-  const metadata = deepFreeze(structuredClone(init.metadata ?? {})) as JsonObject;
-  return Object.freeze({
+  if (init.signal !== undefined && !(init.signal instanceof AbortSignal)) {
+    throw new ConfigurationError('ToolContext.signal must be an AbortSignal', {
+      details: { option: 'context.signal' },
+    });
+  }
+  let metadata: JsonObject;
+  try {
+    metadata = snapshotJsonObject(init.metadata ?? {}, limits);
+  } catch (error) {
+    throw new ConfigurationError('ToolContext.metadata must be a JSON object within the limits', {
+      details: { option: 'context.metadata' },
+      cause: error,
+    });
+  }
+  const context: ToolContext = Object.freeze({
     runId: init.runId,
     ...(init.stepId === undefined ? {} : { stepId: init.stepId }),
     metadata,
     accessScope,
     ...(init.signal === undefined ? {} : { signal: init.signal }),
   });
+  created.add(context);
+  return context;
 }
 
-function deepFreeze(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
+/** True for a context built by {@link createToolContext} (already checked and frozen). */
+export function isCreatedToolContext(value: unknown): value is ToolContext {
+  return typeof value === 'object' && value !== null && created.has(value);
 }

@@ -1,0 +1,62 @@
+import type { ToolContract } from '@toolfence/tool-contract';
+import type { JsonObject, ToolContext, ToolEffect, ToolSpec } from '../registry/tool.js';
+
+/** The three answers an authorizer can give. */
+export const PERMISSION_VERDICTS = ['allow', 'deny', 'ask'] as const;
+
+/** One of {@link PERMISSION_VERDICTS}. */
+export type PermissionVerdict = (typeof PERMISSION_VERDICTS)[number];
+
+/** An authorizer's answer: allow, deny, or ask a human (through the registry's `approval`). */
+export interface PermissionDecision {
+  readonly verdict: PermissionVerdict;
+  /** A short, log-safe reason (never argument values); reaches errors' `details.reason`. */
+  readonly reason?: string;
+}
+
+/** Everything an authorizer may look at for one call. Arguments and context are frozen. */
+export interface AuthorizationRequest {
+  readonly toolName: string;
+  /** The call's frozen argument snapshot (already validated against the input schema). */
+  readonly args: JsonObject;
+  readonly context: ToolContext;
+  /** The spec of the leased tool instance that will run if the call is allowed. */
+  readonly spec: ToolSpec;
+  /** The tool's effective contract (declared in the spec or its annotations), if any. */
+  readonly contract: ToolContract | undefined;
+  /** The effect of this call, from the spec's effect descriptor or the contract. */
+  readonly effect: ToolEffect;
+}
+
+/** Decides whether one call may run. It may be async; throwing denies the call. */
+export interface Authorizer {
+  authorize(request: AuthorizationRequest): PermissionDecision | Promise<PermissionDecision>;
+}
+
+/** Builds a {@link PermissionDecision}. */
+export function permission(verdict: PermissionVerdict, reason?: string): PermissionDecision {
+  return Object.freeze(reason === undefined ? { verdict } : { verdict, reason });
+}
+
+const ALLOW_ALL: PermissionDecision = permission('allow', 'allow-all');
+
+/**
+ * Allows every call (the read-only scope check still applies: it runs before any authorizer).
+ * For tests and local experiments only: never for production.
+ */
+export class AllowAllAuthorizer implements Authorizer {
+  authorize(): PermissionDecision {
+    return ALLOW_ALL;
+  }
+}
+
+/** Checks that a value is a well-formed decision; anything else is treated as a deny. */
+export function isPermissionDecision(value: unknown): value is PermissionDecision {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    PERMISSION_VERDICTS.includes((value as { verdict?: unknown }).verdict as PermissionVerdict) &&
+    ((value as { reason?: unknown }).reason === undefined ||
+      typeof (value as { reason?: unknown }).reason === 'string')
+  );
+}

@@ -1,0 +1,213 @@
+import { ConfigurationError } from './configuration-error.js';
+import type { JsonObject, JsonValue } from './tool.js';
+import { ToolInputError } from './tool-input-error.js';
+
+/** Structure limits of a JSON snapshot. Each one is enforced while the copy is taken. */
+export interface JsonSnapshotLimits {
+  /** Deepest allowed nesting of arrays and objects (the root object is depth 1). Default 64. */
+  readonly maxDepth: number;
+  /** Most values (containers and primitives, the root included). Default 10,000. */
+  readonly maxNodes: number;
+  /** Most bytes: UTF-8 of every string and key plus structural overhead, close to the JSON text size. Default 8 MiB. */
+  readonly maxBytes: number;
+}
+
+/** The default snapshot limits: depth 64, 10,000 nodes, 8 MiB. */
+export const DEFAULT_SNAPSHOT_LIMITS: JsonSnapshotLimits = Object.freeze({
+  maxDepth: 64,
+  maxNodes: 10_000,
+  maxBytes: 8 * 1024 * 1024,
+});
+
+/** Why a value could not be snapshotted (`details.reason` of the {@link ToolInputError}). */
+export type SnapshotFailure = 'not-json' | 'not-object' | 'cycle' | 'depth' | 'nodes' | 'bytes';
+
+/**
+ * Merges partial limits over {@link DEFAULT_SNAPSHOT_LIMITS}, checking each is a positive safe
+ * integer (a boolean or a string is not a number). Throws {@link ConfigurationError}.
+ */
+export function resolveSnapshotLimits(
+  limits: Partial<JsonSnapshotLimits> = {},
+): JsonSnapshotLimits {
+  const resolved = { ...DEFAULT_SNAPSHOT_LIMITS };
+  for (const key of ['maxDepth', 'maxNodes', 'maxBytes'] as const) {
+    const value: unknown = limits[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      throw new ConfigurationError(`limits.${key} must be a positive integer`, {
+        details: { option: `limits.${key}` },
+      });
+    }
+    resolved[key] = value;
+  }
+  return Object.freeze(resolved);
+}
+
+interface Walk {
+  readonly limits: JsonSnapshotLimits;
+  nodes: number;
+  bytes: number;
+  readonly ancestors: Set<object>;
+}
+
+const objectPrototype = Object.prototype;
+
+/**
+ * Takes a deep, frozen copy of a JSON object: plain objects with string keys, dense arrays,
+ * strings, finite numbers, booleans and `null` only; no cycles; within `limits`. Every property
+ * is read exactly once, so getters or proxies cannot show different values to later readers.
+ *
+ * Throws {@link ToolInputError} with `details: { reason, path, limit? }` (a JSON path, never a
+ * value) when the value is not acceptable.
+ */
+export function snapshotJsonObject(
+  value: unknown,
+  limits: JsonSnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
+): JsonObject {
+  if (!isPlainObject(value)) {
+    throw failure('not-object', '$', 'the arguments must be a JSON object');
+  }
+  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: new Set() };
+  return copy(value, walk, 1, '$') as JsonObject;
+}
+
+/** Like {@link snapshotJsonObject} for any JSON value at the root. */
+export function snapshotJsonValue(
+  value: unknown,
+  limits: JsonSnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
+): JsonValue {
+  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: new Set() };
+  return copy(value, walk, 1, '$');
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === objectPrototype || prototype === null;
+}
+
+function copy(value: unknown, walk: Walk, depth: number, path: string): JsonValue {
+  walk.nodes += 1;
+  if (walk.nodes > walk.limits.maxNodes) {
+    throw failure('nodes', path, 'the arguments have too many values', walk.limits.maxNodes);
+  }
+  switch (typeof value) {
+    case 'string':
+      addBytes(walk, path, utf8Length(value) + 2);
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) {
+        throw failure('not-json', path, 'numbers must be finite');
+      }
+      addBytes(walk, path, 8);
+      return value;
+    case 'boolean':
+      addBytes(walk, path, 5);
+      return value;
+    case 'object': {
+      if (value === null) {
+        addBytes(walk, path, 4);
+        return null;
+      }
+      if (depth > walk.limits.maxDepth) {
+        throw failure('depth', path, 'the arguments are nested too deeply', walk.limits.maxDepth);
+      }
+      if (walk.ancestors.has(value)) {
+        throw failure('cycle', path, 'the arguments contain a cycle');
+      }
+      walk.ancestors.add(value);
+      try {
+        return Array.isArray(value)
+          ? copyArray(value, walk, depth, path)
+          : copyObject(value, walk, depth, path);
+      } finally {
+        walk.ancestors.delete(value);
+      }
+    }
+    default:
+      throw failure('not-json', path, `a ${typeof value} is not a JSON value`);
+  }
+}
+
+function copyArray(value: readonly unknown[], walk: Walk, depth: number, path: string): JsonValue {
+  const length = value.length;
+  addBytes(walk, path, 2 + length);
+  const out: JsonValue[] = new Array<JsonValue>(length);
+  for (let index = 0; index < length; index += 1) {
+    if (!(index in value)) {
+      throw failure('not-json', `${path}[${index}]`, 'arrays must not have holes');
+    }
+    out[index] = copy(value[index], walk, depth + 1, `${path}[${index}]`);
+  }
+  return Object.freeze(out);
+}
+
+function copyObject(value: object, walk: Walk, depth: number, path: string): JsonValue {
+  if (!isPlainObject(value)) {
+    throw failure('not-json', path, 'only plain objects are JSON objects');
+  }
+  if (Object.getOwnPropertySymbols(value).length > 0) {
+    throw failure('not-json', path, 'object keys must be strings');
+  }
+  const out: Record<string, JsonValue> = {};
+  addBytes(walk, path, 2);
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    const childPath = appendPath(path, key);
+    addBytes(walk, childPath, utf8Length(key) + 4);
+    const child = copy(source[key], walk, depth + 1, childPath);
+    if (key === '__proto__') {
+      Object.defineProperty(out, key, {
+        value: child,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      out[key] = child;
+    }
+  }
+  return Object.freeze(out);
+}
+
+function utf8Length(text: string): number {
+  if (text.length > 256) return Buffer.byteLength(text, 'utf8');
+  let bytes = text.length;
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    // Two UTF-16 units of a surrogate pair add 2 each: 4 bytes in all.
+    if (unit >= 0x80) bytes += unit >= 0x800 && (unit < 0xd800 || unit > 0xdfff) ? 2 : 1;
+  }
+  return bytes;
+}
+
+function addBytes(walk: Walk, path: string, bytes: number): void {
+  walk.bytes += bytes;
+  if (walk.bytes > walk.limits.maxBytes) {
+    throw failure('bytes', path, 'the arguments are too large', walk.limits.maxBytes);
+  }
+}
+
+const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** Appends a key to a JSON path: `$.name` or `$["odd key"]`, keys cut at 64 characters. */
+export function appendPath(path: string, key: string): string {
+  if (identifier.test(key) && key.length <= 64) return `${path}.${key}`;
+  const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+  return `${path}[${JSON.stringify(shown)}]`;
+}
+
+function failure(
+  reason: SnapshotFailure,
+  path: string,
+  message: string,
+  limit?: number,
+): ToolInputError {
+  return new ToolInputError(`Invalid tool arguments at ${path}: ${message}`, {
+    details: {
+      reason,
+      issues: [{ path, message }],
+      ...(limit === undefined ? {} : { limit }),
+    },
+  });
+}
