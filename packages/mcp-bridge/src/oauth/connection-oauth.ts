@@ -1,0 +1,251 @@
+import { joinScopes } from './challenge.js';
+import type { ConnectionRecord, ConnectionStore } from './connection-store.js';
+import {
+  AuthorizationRequiredError,
+  OAuthConfigurationError,
+  OAuthError,
+  OAuthStateMismatchError,
+} from './errors.js';
+import {
+  completeOAuth,
+  parseAuthorizationCallback,
+  refreshOAuth,
+  type StartOAuthOptions,
+  startOAuth,
+} from './flow.js';
+import type { OAuthNetworkOptions } from './http.js';
+import { ConnectionNotFoundError } from './store-errors.js';
+
+/** Options of {@link authorizeConnection}. */
+export interface AuthorizeConnectionOptions extends Omit<StartOAuthOptions, 'url'> {
+  /** The MCP server URL; required when the store has no record for the connection yet. */
+  readonly url?: string | undefined;
+}
+
+/** What the host needs to send the user on: the authorize URL. */
+export interface ConnectionAuthorization {
+  readonly connectionId: string;
+  readonly authorizeUrl: string;
+}
+
+/** Default time a started authorization stays valid, in seconds. */
+export const DEFAULT_PENDING_AUTHORIZATION_SECONDS = 600;
+
+/**
+ * Runs {@link startOAuth} for a stored connection and persists the flow state (state, PKCE
+ * verifier, client registration, issuer, resource). A client registered earlier at the same
+ * issuer with the same redirect URI is reused.
+ */
+export async function authorizeConnection(
+  store: ConnectionStore,
+  connectionId: string,
+  options: AuthorizeConnectionOptions,
+): Promise<ConnectionAuthorization> {
+  const record = await store.get(connectionId);
+  const url = options.url ?? record?.url;
+  if (url === undefined) {
+    throw new ConnectionNotFoundError('no connection record and no url given', {
+      details: { connectionId },
+    });
+  }
+  const reuse =
+    options.clientId === undefined &&
+    record?.clientId !== undefined &&
+    record.url === url &&
+    record.redirectUri === options.redirectUri &&
+    (options.issuer === undefined || options.issuer === record.issuer);
+  const started = await startOAuth({
+    ...options,
+    url,
+    ...(reuse
+      ? {
+          clientId: record.clientId,
+          clientSecret: record.clientSecret,
+          tokenAuthMethod: record.tokenAuthMethod,
+          issuer: record.issuer,
+        }
+      : {}),
+  });
+  await store.update(connectionId, (current) => {
+    const changed = current !== undefined && current.url !== url;
+    const base: ConnectionRecord =
+      changed || current === undefined ? { id: connectionId, url } : current;
+    return {
+      ...base,
+      url,
+      issuer: started.issuer,
+      resource: started.resource,
+      clientId: started.clientId,
+      clientSecret: started.clientSecret,
+      tokenAuthMethod: started.tokenAuthMethod,
+      redirectUri: started.redirectUri,
+      authorizationAttempts: (base.authorizationAttempts ?? 0) + 1,
+      pending: {
+        state: started.state,
+        codeVerifier: started.codeVerifier,
+        redirectUri: started.redirectUri,
+        scope: started.scope,
+        createdAt: Date.now(),
+      },
+    };
+  });
+  return { connectionId, authorizeUrl: started.authorizeUrl };
+}
+
+/** Options of {@link completeConnection}. */
+export interface CompleteConnectionOptions extends OAuthNetworkOptions {
+  /** How long a started authorization stays valid, in seconds. Default 600. */
+  readonly pendingAuthorizationSeconds?: number | undefined;
+}
+
+/**
+ * Completes the flow at the host's callback route: checks `state` (constant time) against the
+ * stored flow, consumes the flow (single use), exchanges the code (RFC 9207 `iss` checked) and
+ * stores the tokens.
+ */
+export async function completeConnection(
+  store: ConnectionStore,
+  connectionId: string,
+  callback: string | URL | URLSearchParams,
+  options: CompleteConnectionOptions = {},
+): Promise<ConnectionRecord> {
+  const ttl = options.pendingAuthorizationSeconds ?? DEFAULT_PENDING_AUTHORIZATION_SECONDS;
+  if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0) {
+    throw new OAuthConfigurationError('pendingAuthorizationSeconds must be a positive number', {
+      details: { option: 'pendingAuthorizationSeconds' },
+    });
+  }
+  const record = await store.get(connectionId);
+  const pending = record?.pending;
+  if (record === undefined || pending === undefined) {
+    throw new OAuthStateMismatchError('no authorization is pending for this connection', {
+      details: { connectionId },
+    });
+  }
+  const parsed = parseAuthorizationCallback(callback, pending.state);
+  // Single use: the flow is consumed before the code is exchanged.
+  let consumed = false;
+  await store.update(connectionId, (current) => {
+    if (current?.pending?.state !== pending.state) return undefined;
+    consumed = true;
+    return { ...current, pending: undefined };
+  });
+  if (!consumed || Date.now() - pending.createdAt > ttl * 1000) {
+    throw new OAuthStateMismatchError('the pending authorization was already used or expired', {
+      details: { connectionId },
+    });
+  }
+  if (
+    record.clientId === undefined ||
+    record.issuer === undefined ||
+    record.resource === undefined ||
+    record.tokenAuthMethod === undefined
+  ) {
+    throw new OAuthConfigurationError('the connection record lacks its client registration', {
+      details: { connectionId },
+    });
+  }
+  const tokens = await completeOAuth({
+    ...options,
+    code: parsed.code,
+    iss: parsed.iss,
+    codeVerifier: pending.codeVerifier,
+    redirectUri: pending.redirectUri,
+    clientId: record.clientId,
+    clientSecret: record.clientSecret,
+    tokenAuthMethod: record.tokenAuthMethod,
+    issuer: record.issuer,
+    resource: record.resource,
+  });
+  const stored = await store.update(connectionId, (current) => ({
+    ...(current ?? record),
+    pending: undefined,
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    expiresAt: tokens.expiresAt,
+    scope: tokens.scope ?? pending.scope,
+  }));
+  return stored as ConnectionRecord;
+}
+
+/**
+ * Refreshes a connection's tokens, once per connection at a time (concurrent callers share the
+ * refresh). The update is atomic and conditional: nothing is written when the refresh fails or
+ * when the record changed meanwhile, so the old token is never lost. A refused refresh
+ * (`invalid_grant`) raises {@link AuthorizationRequiredError}.
+ */
+export function refreshConnection(
+  store: ConnectionStore,
+  connectionId: string,
+  options: OAuthNetworkOptions = {},
+): Promise<ConnectionRecord> {
+  return store.singleFlight(`refresh:${connectionId}`, async () => {
+    const record = await store.get(connectionId);
+    if (record === undefined) {
+      throw new ConnectionNotFoundError('no connection record', { details: { connectionId } });
+    }
+    const used = record.refreshToken;
+    if (
+      used === undefined ||
+      record.clientId === undefined ||
+      record.issuer === undefined ||
+      record.resource === undefined ||
+      record.tokenAuthMethod === undefined
+    ) {
+      throw new AuthorizationRequiredError('the connection has no refresh token', {
+        connectionId,
+        url: record.url,
+        reason: 'no-token',
+        scope: record.scope,
+        issuer: record.issuer,
+      });
+    }
+    let tokens: Awaited<ReturnType<typeof refreshOAuth>>;
+    try {
+      tokens = await refreshOAuth({
+        ...options,
+        refreshToken: used,
+        clientId: record.clientId,
+        clientSecret: record.clientSecret,
+        tokenAuthMethod: record.tokenAuthMethod,
+        issuer: record.issuer,
+        resource: record.resource,
+        scope: record.scope,
+      });
+    } catch (error) {
+      if (
+        OAuthError.isInstance(error) &&
+        ['invalid_grant', 'invalid_client', 'unauthorized_client'].includes(error.error)
+      ) {
+        throw new AuthorizationRequiredError('the authorization server refused the refresh', {
+          connectionId,
+          url: record.url,
+          reason: 'refresh-failed',
+          scope: record.scope,
+          issuer: record.issuer,
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    const stored = await store.update(connectionId, (current) => {
+      if (current === undefined || current.refreshToken !== used) return undefined;
+      return {
+        ...current,
+        accessToken: tokens.accessToken,
+        refreshToken: tokens.refreshToken ?? current.refreshToken,
+        expiresAt: tokens.expiresAt,
+        scope: tokens.scope ?? current.scope,
+      };
+    });
+    return stored as ConnectionRecord;
+  });
+}
+
+/** Union of the stored scope and a challenged one (for step-up). */
+export function widenScope(
+  record: ConnectionRecord | undefined,
+  scope: string | undefined,
+): string | undefined {
+  return joinScopes(record?.scope, record?.pending?.scope, scope);
+}

@@ -1,0 +1,132 @@
+import type { TokenAuthMethod } from './flow.js';
+import { StoreRecordError } from './store-errors.js';
+
+/** An authorization flow started for a connection and not yet completed. Secret fields. */
+export interface PendingAuthorization {
+  readonly state: string;
+  readonly codeVerifier: string;
+  readonly redirectUri: string;
+  readonly scope?: string | undefined;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+}
+
+/**
+ * One record per MCP server connection. `clientSecret`, `accessToken`, `refreshToken` and
+ * `pending` are secrets: a persistent store must encrypt them.
+ */
+export interface ConnectionRecord {
+  readonly id: string;
+  /** The MCP server URL. */
+  readonly url: string;
+  readonly issuer?: string | undefined;
+  readonly resource?: string | undefined;
+  readonly clientId?: string | undefined;
+  readonly clientSecret?: string | undefined;
+  readonly tokenAuthMethod?: TokenAuthMethod | undefined;
+  readonly redirectUri?: string | undefined;
+  readonly accessToken?: string | undefined;
+  readonly refreshToken?: string | undefined;
+  /** Access-token expiry, epoch milliseconds. */
+  readonly expiresAt?: number | undefined;
+  /** Granted scope. */
+  readonly scope?: string | undefined;
+  readonly pending?: PendingAuthorization | undefined;
+  /** Authorization flows started since the last successful authorized call. */
+  readonly authorizationAttempts?: number | undefined;
+  /** Epoch milliseconds of the last write. */
+  readonly updatedAt?: number | undefined;
+}
+
+/** Computes the next record from the current one; `undefined` leaves the record unchanged. */
+export type ConnectionChange = (
+  current: ConnectionRecord | undefined,
+) => ConnectionRecord | undefined;
+
+/** Where connection records live. Implementations must make `update` atomic. */
+export interface ConnectionStore {
+  get(id: string): Promise<ConnectionRecord | undefined>;
+  put(record: ConnectionRecord): Promise<void>;
+  /** Atomic read-modify-write; `change` must be synchronous. Returns the resulting record. */
+  update(id: string, change: ConnectionChange): Promise<ConnectionRecord | undefined>;
+  delete(id: string): Promise<boolean>;
+  list(): Promise<string[]>;
+  /** Runs `task` once per key at a time in this process; concurrent callers share its result. */
+  singleFlight<T>(key: string, task: () => Promise<T>): Promise<T>;
+}
+
+/** Shares one in-flight promise per key (used by the stores for single-flight refresh). */
+export class SingleFlight {
+  readonly #flights = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const running = this.#flights.get(key);
+    if (running !== undefined) return running as Promise<T>;
+    const flight = (async () => task())().finally(() => {
+      this.#flights.delete(key);
+    });
+    this.#flights.set(key, flight);
+    return flight;
+  }
+}
+
+const SECRET_KEYS = ['clientSecret', 'accessToken', 'refreshToken', 'pending'] as const;
+
+/** The names of the record fields a store must encrypt. */
+export const CONNECTION_SECRET_FIELDS: readonly string[] = SECRET_KEYS;
+
+/** Validates a record's shape; stores call it before writing. */
+export function checkConnectionRecord(record: ConnectionRecord): ConnectionRecord {
+  if (typeof record !== 'object' || record === null)
+    throw new StoreRecordError('record must be an object');
+  if (typeof record.id !== 'string' || record.id.length === 0 || record.id.length > 256) {
+    throw new StoreRecordError('record.id must be a non-empty string of at most 256 characters');
+  }
+  if (typeof record.url !== 'string' || record.url.length === 0) {
+    throw new StoreRecordError('record.url must be a non-empty string');
+  }
+  return record;
+}
+
+function clone(record: ConnectionRecord): ConnectionRecord {
+  return Object.freeze(structuredClone(record));
+}
+
+/** A connection store in memory, for tests and short-lived hosts. */
+export class MemoryConnectionStore implements ConnectionStore {
+  readonly #records = new Map<string, ConnectionRecord>();
+  readonly #flights = new SingleFlight();
+
+  async get(id: string): Promise<ConnectionRecord | undefined> {
+    const record = this.#records.get(id);
+    return record === undefined ? undefined : clone(record);
+  }
+
+  async put(record: ConnectionRecord): Promise<void> {
+    checkConnectionRecord(record);
+    this.#records.set(record.id, clone({ ...record, updatedAt: Date.now() }));
+  }
+
+  async update(id: string, change: ConnectionChange): Promise<ConnectionRecord | undefined> {
+    const current = this.#records.get(id);
+    const next = change(current === undefined ? undefined : clone(current));
+    if (next === undefined) return current === undefined ? undefined : clone(current);
+    if (next.id !== id) throw new StoreRecordError('update must not change the record id');
+    checkConnectionRecord(next);
+    const stored = clone({ ...next, updatedAt: Date.now() });
+    this.#records.set(id, stored);
+    return clone(stored);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.#records.delete(id);
+  }
+
+  async list(): Promise<string[]> {
+    return [...this.#records.keys()].sort();
+  }
+
+  singleFlight<T>(key: string, task: () => Promise<T>): Promise<T> {
+    return this.#flights.run(key, task);
+  }
+}

@@ -1,0 +1,169 @@
+import { parseBearerChallenge } from './challenge.js';
+import { refreshConnection, widenScope } from './connection-oauth.js';
+import type { ConnectionStore } from './connection-store.js';
+import {
+  AuthorizationRequiredError,
+  OAuthConfigurationError,
+  OAuthStepUpLimitError,
+} from './errors.js';
+import type { OAuthNetworkOptions } from './http.js';
+
+/** Options of {@link OAuthTokenProvider} (and McpClient's `oauth` option). */
+export interface OAuthConnectionOptions extends OAuthNetworkOptions {
+  readonly store: ConnectionStore;
+  readonly connectionId: string;
+  /** The MCP server URL, reported in errors when the store has no record yet. */
+  readonly url?: string | undefined;
+  /** Refresh this many seconds before `expiresAt`. Default 60. */
+  readonly refreshSkewSeconds?: number | undefined;
+  /** Authorization flows allowed per connection before a successful call. Default 3. */
+  readonly maxAuthorizationAttempts?: number | undefined;
+}
+
+/** Default of {@link OAuthConnectionOptions.refreshSkewSeconds}. */
+export const DEFAULT_REFRESH_SKEW_SECONDS = 60;
+/** Default of {@link OAuthConnectionOptions.maxAuthorizationAttempts}. */
+export const DEFAULT_MAX_AUTHORIZATION_ATTEMPTS = 3;
+
+/**
+ * Supplies bearer tokens for one stored connection: refreshes before expiry or after a 401
+ * (single-flight, rotated tokens persisted), and raises {@link AuthorizationRequiredError} when
+ * the user must authorize (again). Plug it into an MCP client's `token` function and 401/403
+ * hooks.
+ */
+export class OAuthTokenProvider {
+  readonly #options: OAuthConnectionOptions;
+  readonly #network: OAuthNetworkOptions;
+  readonly #skewMs: number;
+  readonly #maxAttempts: number;
+
+  constructor(options: OAuthConnectionOptions) {
+    if (
+      typeof options?.store?.get !== 'function' ||
+      typeof options.store.singleFlight !== 'function'
+    ) {
+      throw new OAuthConfigurationError('oauth.store must be a ConnectionStore', {
+        details: { option: 'store' },
+      });
+    }
+    if (typeof options.connectionId !== 'string' || options.connectionId.length === 0) {
+      throw new OAuthConfigurationError('oauth.connectionId must be a non-empty string', {
+        details: { option: 'connectionId' },
+      });
+    }
+    const skew = options.refreshSkewSeconds ?? DEFAULT_REFRESH_SKEW_SECONDS;
+    if (typeof skew !== 'number' || !Number.isFinite(skew) || skew < 0) {
+      throw new OAuthConfigurationError('refreshSkewSeconds must be a non-negative number', {
+        details: { option: 'refreshSkewSeconds' },
+      });
+    }
+    const attempts = options.maxAuthorizationAttempts ?? DEFAULT_MAX_AUTHORIZATION_ATTEMPTS;
+    if (typeof attempts !== 'number' || !Number.isSafeInteger(attempts) || attempts < 1) {
+      throw new OAuthConfigurationError('maxAuthorizationAttempts must be a positive integer', {
+        details: { option: 'maxAuthorizationAttempts' },
+      });
+    }
+    this.#options = options;
+    this.#skewMs = skew * 1000;
+    this.#maxAttempts = attempts;
+    this.#network = {
+      allowNonPublic: options.allowNonPublic,
+      maxResponseBytes: options.maxResponseBytes,
+      timeoutSeconds: options.timeoutSeconds,
+      fetch: options.fetch,
+    };
+  }
+
+  /** The connection id this provider serves. */
+  get connectionId(): string {
+    return this.#options.connectionId;
+  }
+
+  #required(
+    reason: AuthorizationRequiredError['reason'],
+    record: { url?: string; scope?: string | undefined; issuer?: string | undefined } | undefined,
+    scope?: string,
+    attempt?: number,
+  ): AuthorizationRequiredError {
+    return new AuthorizationRequiredError('the MCP server connection needs authorization', {
+      connectionId: this.#options.connectionId,
+      url: record?.url ?? this.#options.url ?? '',
+      reason,
+      scope: scope ?? record?.scope,
+      issuer: record?.issuer,
+      attempt,
+    });
+  }
+
+  /** The access token to send now; refreshes first when it expires within the skew. */
+  async getToken(): Promise<string> {
+    const record = await this.#options.store.get(this.#options.connectionId);
+    if (record === undefined) throw this.#required('no-token', undefined);
+    const fresh =
+      record.accessToken !== undefined &&
+      (record.expiresAt === undefined || record.expiresAt - this.#skewMs > Date.now());
+    if (fresh) return record.accessToken as string;
+    if (record.refreshToken === undefined) throw this.#required('no-token', record);
+    const refreshed = await refreshConnection(
+      this.#options.store,
+      this.#options.connectionId,
+      this.#network,
+    );
+    if (refreshed?.accessToken === undefined) throw this.#required('refresh-failed', record);
+    return refreshed.accessToken;
+  }
+
+  /**
+   * The server answered 401 to `rejectedToken`: refresh once (unless another caller already
+   * replaced that token) and return the token to retry with. A 403-style `insufficient_scope`
+   * challenge in `wwwAuthenticate` is handled as {@link onInsufficientScope}.
+   */
+  async onUnauthorized(wwwAuthenticate?: string | null, rejectedToken?: string): Promise<string> {
+    const challenge = parseBearerChallenge(wwwAuthenticate);
+    if (challenge?.error === 'insufficient_scope') return this.onInsufficientScope(challenge.scope);
+    const record = await this.#options.store.get(this.#options.connectionId);
+    if (record === undefined) throw this.#required('no-token', undefined);
+    if (
+      rejectedToken !== undefined &&
+      record.accessToken !== undefined &&
+      record.accessToken !== rejectedToken
+    ) {
+      return record.accessToken;
+    }
+    if (record.refreshToken === undefined) {
+      throw this.#required('unauthorized', record, widenScope(record, challenge?.scope));
+    }
+    const refreshed = await refreshConnection(
+      this.#options.store,
+      this.#options.connectionId,
+      this.#network,
+    );
+    if (refreshed?.accessToken === undefined) throw this.#required('refresh-failed', record);
+    return refreshed.accessToken;
+  }
+
+  /**
+   * The server answered 403 `insufficient_scope`: raises {@link AuthorizationRequiredError}
+   * with the widened scope (stored plus challenged), or {@link OAuthStepUpLimitError} once
+   * `maxAuthorizationAttempts` flows were started without a successful call in between.
+   */
+  async onInsufficientScope(scope: string | undefined): Promise<never> {
+    const record = await this.#options.store.get(this.#options.connectionId);
+    const attempts = record?.authorizationAttempts ?? 0;
+    if (attempts >= this.#maxAttempts) {
+      throw new OAuthStepUpLimitError('too many authorization attempts for this connection', {
+        details: { connectionId: this.#options.connectionId, limit: this.#maxAttempts },
+      });
+    }
+    throw this.#required('insufficient-scope', record, widenScope(record, scope), attempts + 1);
+  }
+
+  /** Call after an authorized request succeeded: resets the authorization attempt counter. */
+  async onSuccess(): Promise<void> {
+    await this.#options.store.update(this.#options.connectionId, (current) =>
+      current === undefined || (current.authorizationAttempts ?? 0) === 0
+        ? undefined
+        : { ...current, authorizationAttempts: 0 },
+    );
+  }
+}
