@@ -5,7 +5,38 @@ import { VERSION } from './index.js';
 
 describe('public surface of @toolfence/host-config', () => {
   it('exports exactly the pinned runtime names', () => {
-    expect(Object.keys(api).sort()).toEqual(['HostConfigError', 'VERSION'].sort());
+    expect(Object.keys(api).sort()).toEqual(
+      [
+        'ATTACHMENT_JSON_SCHEMA',
+        'AttachmentDataInvalidError',
+        'AttachmentOptionError',
+        'AttachmentSourceScheme',
+        'AttachmentTooLargeError',
+        'CLIENT_MIN_VERSIONS',
+        'HOOK_CLIENTS',
+        'HOOK_CONFIG_FILENAME',
+        'HOOK_DENY_CODES',
+        'HOOK_ENVIRONMENT',
+        'HOOK_PROTOCOL_VERSION',
+        'HOOK_SCRIPT',
+        'HOOK_SCRIPT_FILENAME',
+        'HOOK_SCRIPT_URL',
+        'HOOK_TIMEOUT_SECONDS',
+        'HookPayloadOptionError',
+        'HostConfigError',
+        'MAX_BYTES',
+        'MAX_HOOK_INPUT_BYTES',
+        'MAX_TOTAL_BYTES',
+        'MISSING_HOOK_META_KEY',
+        'VERSION',
+        'buildMissingHookPayload',
+        'classifyAttachmentSource',
+        'decodeDataAttachment',
+        'getHookSetup',
+        'missingHookToolResult',
+        'readHookProtocolVersion',
+      ].sort(),
+    );
   });
 
   it('reports the version of its package.json', () => {

@@ -1,5 +1,61 @@
 // Package metadata
 
+// Attachment shape, classifier and decoder (server side)
+export {
+  ATTACHMENT_JSON_SCHEMA,
+  type Attachment,
+  type AttachmentJsonSchema,
+  AttachmentSourceScheme,
+  classifyAttachmentSource,
+} from './attachments/attachment.js';
+// Per-client setup and minimum versions
+export {
+  CLIENT_MIN_VERSIONS,
+  type ClientMinVersion,
+  getHookSetup,
+  HOOK_CLIENTS,
+  HOOK_TIMEOUT_SECONDS,
+  type HookClient,
+  type HookConfigFormat,
+  type HookScope,
+  type HookSetup,
+  type HookSetupPaths,
+} from './attachments/client-setup.js';
+export {
+  type DecodeDataAttachmentOptions,
+  type DecodedDataAttachment,
+  decodeDataAttachment,
+} from './attachments/decode-data-attachment.js';
+export {
+  AttachmentDataInvalidError,
+  AttachmentOptionError,
+  AttachmentTooLargeError,
+  HookPayloadOptionError,
+} from './attachments/errors.js';
+// The hook script and its constants
+export {
+  HOOK_CONFIG_FILENAME,
+  HOOK_DENY_CODES,
+  HOOK_ENVIRONMENT,
+  HOOK_PROTOCOL_VERSION,
+  HOOK_SCRIPT,
+  HOOK_SCRIPT_FILENAME,
+  HOOK_SCRIPT_URL,
+  MAX_BYTES,
+  MAX_HOOK_INPUT_BYTES,
+  MAX_TOTAL_BYTES,
+  readHookProtocolVersion,
+} from './attachments/hook-script.js';
+// The missing-hook install/upgrade payload
+export {
+  buildMissingHookPayload,
+  MISSING_HOOK_META_KEY,
+  type MissingHookExtra,
+  type MissingHookPayload,
+  type MissingHookPayloadOptions,
+  type MissingHookToolResult,
+  missingHookToolResult,
+} from './attachments/missing-hook-payload.js';
 // Errors
 export { HostConfigError, type HostConfigErrorOptions } from './host-config-error.js';
 export { VERSION } from './version.js';

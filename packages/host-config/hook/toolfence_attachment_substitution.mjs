@@ -1,0 +1,739 @@
+// toolfence attachment substitution hook. protocol=1
+//
+// Shipped by @toolfence/host-config as `toolfence_attachment_substitution.mjs`. Run it as
+// `node toolfence_attachment_substitution.mjs` (Node 18 or newer); it has no dependencies.
+//
+// It reads one pre-tool-use hook event on stdin (Claude Code, Codex CLI, Cursor or VS Code) and,
+// when the tool input has a top-level `attachment: { source: "file:///abs/path", ... }` or
+// `attachments: [{ source: "file:///abs/path", ... }, ...]`, answers in that client's own output
+// form with the whole tool input, each such `source` replaced by `data:<mime>;base64,<bytes>`.
+// Anything else is left untouched. A call it cannot serve safely is denied with a reason.
+// With nothing to do it exits 0 and prints nothing (`{}` for Cursor), quickly.
+//
+// Security: the hook reads any file the user running the client can read, unless an allowlist
+// of directories is set (TOOLFENCE_HOOK_ALLOWED_ROOTS, or `allowedRoots` in
+// toolfence_attachment_substitution.config.json next to this file).
+// Docs: https://github.com/toolfence/toolfence/tree/main/packages/host-config#readme
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Largest single file the hook inlines, in bytes (25 MiB). */
+const MAX_BYTES = 26214400;
+/** Default per-call budget: all inlined files together, in bytes (25 MiB). */
+const MAX_TOTAL_BYTES = 26214400;
+/** Default cap on the hook event read from stdin, in bytes (64 MiB). */
+const MAX_INPUT_BYTES = 67108864;
+/** Highest value any byte limit may be set to (256 MiB keeps base64 below V8's string limit). */
+const LIMIT_CEILING = 268435456;
+/** Largest config file the hook reads, in bytes. */
+const MAX_CONFIG_BYTES = 65536;
+const CONFIG_FILENAME = 'toolfence_attachment_substitution.config.json';
+
+/**
+ * @typedef {'claude-code' | 'codex' | 'cursor' | 'vscode'} Dialect
+ * @typedef {{ [key: string]: unknown }} JsonObject
+ * @typedef {{ allowedRoots: string[] | undefined, maxBytes: number, maxTotalBytes: number }} HookConfig
+ * @typedef {{ holder: JsonObject, where: string, item: JsonObject, index: number }} Slot
+ */
+
+/** A refusal with a stable code; the message never contains file contents. */
+class Denial {
+  /**
+   * @param {string} code
+   * @param {string} message
+   */
+  constructor(code, message) {
+    this.code = code;
+    this.message = message;
+  }
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is JsonObject}
+ */
+function isObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Reads stdin up to `limit` bytes. Uses blocking reads when fd 0 allows them and falls back to
+ * the stream API when it is non-blocking (EAGAIN).
+ * @param {number} limit
+ * @param {(text: string | undefined) => void} done `undefined` when the input is too large
+ */
+function readStdin(limit, done) {
+  /** @type {Buffer[]} */
+  const chunks = [];
+  let total = 0;
+  const finish = () => done(Buffer.concat(chunks, total).toString('utf8'));
+  try {
+    const buffer = Buffer.allocUnsafe(65536);
+    for (;;) {
+      const count = fs.readSync(0, buffer, 0, buffer.length, null);
+      if (count === 0) return finish();
+      total += count;
+      if (total > limit) return done(undefined);
+      chunks.push(Buffer.from(buffer.subarray(0, count)));
+    }
+  } catch (error) {
+    const code = /** @type {{ code?: unknown }} */ (error).code;
+    if (code === 'EOF') return finish();
+    if (code !== 'EAGAIN') return finish();
+  }
+  let stopped = false;
+  process.stdin.on('data', (/** @type {Buffer} */ chunk) => {
+    if (stopped) return;
+    total += chunk.length;
+    if (total > limit) {
+      stopped = true;
+      process.stdin.destroy();
+      done(undefined);
+      return;
+    }
+    chunks.push(chunk);
+  });
+  process.stdin.on('end', () => {
+    if (!stopped) finish();
+  });
+  process.stdin.on('error', () => {
+    if (!stopped) finish();
+  });
+}
+
+/**
+ * Which client sent this event, judged by its stdin shape; undefined for anything that is not a
+ * pre-tool-use event this hook understands.
+ * @param {JsonObject} event
+ * @returns {Dialect | undefined}
+ */
+function detectDialect(event) {
+  if (Object.hasOwn(event, 'hookEventName')) {
+    return event.hookEventName === 'PreToolUse' ? 'vscode' : undefined;
+  }
+  if (event.hook_event_name === 'preToolUse') return 'cursor';
+  if (Object.hasOwn(event, 'cursor_version')) return undefined;
+  if (event.hook_event_name === 'PreToolUse') {
+    return Object.hasOwn(event, 'turn_id') ? 'codex' : 'claude-code';
+  }
+  return undefined;
+}
+
+/**
+ * The attachment items of a tool input: top level only, by structure.
+ * @param {JsonObject} input
+ * @returns {Slot[]}
+ */
+function findAttachments(input) {
+  /** @type {Slot[]} */
+  const slots = [];
+  const single = input.attachment;
+  if (isObject(single) && Object.hasOwn(single, 'source')) {
+    slots.push({ holder: input, where: 'attachment', item: single, index: -1 });
+  }
+  const list = input.attachments;
+  if (Array.isArray(list)) {
+    list.forEach((item, index) => {
+      if (isObject(item) && Object.hasOwn(item, 'source')) {
+        slots.push({ holder: input, where: `attachments[${index}]`, item, index });
+      }
+    });
+  }
+  return slots;
+}
+
+/**
+ * @param {unknown} value
+ * @returns {boolean}
+ */
+function isFileUrlLike(value) {
+  return typeof value === 'string' && /^\s*file:/i.test(value);
+}
+
+/**
+ * @param {unknown} source
+ * @returns {boolean}
+ */
+function hasFileScheme(source) {
+  return typeof source === 'string' && /^file:/i.test(source);
+}
+
+/**
+ * Turns a `file://` URL into an absolute local path, or throws a Denial.
+ * @param {string} url
+ * @returns {string}
+ */
+function fileUrlToLocalPath(url) {
+  if (!/^file:\/\//i.test(url)) {
+    throw new Denial(
+      'HOOK_FILE_PATH_RELATIVE',
+      'the file URL is not absolute; use file:///absolute/path',
+    );
+  }
+  const rest = url.slice(7);
+  if (!rest.startsWith('/')) {
+    throw new Denial(
+      'HOOK_FILE_URL_HOST',
+      'file URLs with a host are not read; use file:///absolute/path on this machine',
+    );
+  }
+  if (/[?#]/.test(rest)) {
+    throw new Denial(
+      'HOOK_FILE_URL_INVALID',
+      'the file URL has a query or fragment; percent-encode "?" as %3F and "#" as %23',
+    );
+  }
+  if (/%(?![0-9a-f]{2})/i.test(rest) || /%(?:2f|5c|00)/i.test(rest) || rest.includes('\0')) {
+    throw new Denial(
+      'HOOK_FILE_URL_INVALID',
+      'the file URL has malformed or forbidden percent-encoding (%2F, %5C and %00 are refused)',
+    );
+  }
+  let decoded;
+  try {
+    decoded = decodeURIComponent(rest);
+  } catch {
+    throw new Denial('HOOK_FILE_URL_INVALID', 'the file URL does not decode to valid UTF-8');
+  }
+  if (process.platform === 'win32') {
+    const drive = /^\/([a-zA-Z])[:|](\/.*)?$/.exec(decoded);
+    if (drive === null) {
+      throw new Denial(
+        'HOOK_FILE_URL_INVALID',
+        'on Windows a file URL must name a drive: file:///C:/path/to/file',
+      );
+    }
+    return path.win32.normalize(`${drive[1]}:${(drive[2] ?? '/').replace(/\//g, '\\')}`);
+  }
+  return path.posix.normalize(decoded);
+}
+
+/**
+ * @param {string} name
+ * @returns {string}
+ */
+function describeKind(name) {
+  return `the path is a ${name}, not a regular file`;
+}
+
+/**
+ * @param {fs.Stats} stats
+ * @returns {Denial | undefined}
+ */
+function kindDenial(stats) {
+  if (stats.isFile()) return undefined;
+  let kind = 'special file';
+  if (stats.isDirectory()) kind = 'directory';
+  else if (stats.isFIFO()) kind = 'FIFO';
+  else if (stats.isSocket()) kind = 'socket';
+  else if (stats.isCharacterDevice() || stats.isBlockDevice()) kind = 'device';
+  return new Denial('HOOK_NOT_REGULAR_FILE', describeKind(kind));
+}
+
+/**
+ * @param {unknown} error
+ * @returns {Denial}
+ */
+function accessDenial(error) {
+  const code = /** @type {{ code?: unknown }} */ (error).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') {
+    return new Denial('HOOK_FILE_NOT_FOUND', 'the file does not exist');
+  }
+  if (code === 'ENXIO' || code === 'EISDIR' || code === 'EOPNOTSUPP') {
+    return new Denial('HOOK_NOT_REGULAR_FILE', describeKind('special file'));
+  }
+  return new Denial(
+    'HOOK_FILE_UNREADABLE',
+    `the file cannot be read (${typeof code === 'string' ? code : 'error'})`,
+  );
+}
+
+/**
+ * Reads a regular file without ever blocking on a FIFO or device, refusing anything larger than
+ * `limit`. `realPath` must already be resolved; the open refuses a symlink swapped in since.
+ * @param {string} realPath
+ * @param {number} limit
+ * @param {(size: number) => Denial | undefined} [checkSize]
+ * @returns {Buffer}
+ */
+function readRegularFile(realPath, limit, checkSize) {
+  let stats;
+  try {
+    stats = fs.statSync(realPath);
+  } catch (error) {
+    throw accessDenial(error);
+  }
+  const before = kindDenial(stats);
+  if (before !== undefined) throw before;
+  const flags =
+    fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOFOLLOW ?? 0);
+  let fd;
+  try {
+    fd = fs.openSync(realPath, flags);
+  } catch (error) {
+    throw accessDenial(error);
+  }
+  try {
+    const opened = fs.fstatSync(fd);
+    const after = kindDenial(opened);
+    if (after !== undefined) throw after;
+    if (opened.ino !== stats.ino || opened.dev !== stats.dev) {
+      throw new Denial('HOOK_FILE_CHANGED', 'the file changed while it was being read');
+    }
+    const size = opened.size;
+    if (size > limit) {
+      throw new Denial('HOOK_FILE_TOO_LARGE', `the file is larger than the ${limit}-byte limit`);
+    }
+    const sizeDenial = checkSize?.(size);
+    if (sizeDenial !== undefined) throw sizeDenial;
+    const bytes = Buffer.allocUnsafe(size);
+    let filled = 0;
+    while (filled < size) {
+      const count = fs.readSync(fd, bytes, filled, size - filled, filled);
+      if (count === 0) break;
+      filled += count;
+    }
+    const probe = Buffer.allocUnsafe(1);
+    if (fs.readSync(fd, probe, 0, 1, filled) !== 0) {
+      throw new Denial('HOOK_FILE_CHANGED', 'the file changed while it was being read');
+    }
+    return filled === size ? bytes : bytes.subarray(0, filled);
+  } catch (error) {
+    if (error instanceof Denial) throw error;
+    throw accessDenial(error);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * @param {string} text
+ * @param {string} name
+ * @returns {number}
+ */
+function parseLimit(text, name) {
+  if (!/^[1-9][0-9]*$/.test(text) || Number(text) > LIMIT_CEILING) {
+    throw new Denial(
+      'HOOK_CONFIG_INVALID',
+      `${name} must be a whole number of bytes from 1 to ${LIMIT_CEILING}`,
+    );
+  }
+  return Number(text);
+}
+
+/**
+ * @param {unknown} value
+ * @param {string} name
+ * @returns {number}
+ */
+function limitFromJson(value, name) {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    throw new Denial('HOOK_CONFIG_INVALID', `${name} must be a whole number of bytes`);
+  }
+  return parseLimit(String(value), name);
+}
+
+/**
+ * @param {unknown} roots
+ * @param {string} name
+ * @returns {string[]}
+ */
+function rootsFrom(roots, name) {
+  if (!Array.isArray(roots) || roots.some((root) => typeof root !== 'string' || root === '')) {
+    throw new Denial('HOOK_CONFIG_INVALID', `${name} must be a list of absolute directory paths`);
+  }
+  /** @type {string[]} */
+  const resolved = [];
+  for (const root of /** @type {string[]} */ (roots)) {
+    if (!path.isAbsolute(root)) {
+      throw new Denial('HOOK_CONFIG_INVALID', `${name} must hold absolute paths only`);
+    }
+    try {
+      resolved.push(fs.realpathSync.native(root));
+    } catch {
+      // A root that does not exist (yet) matches nothing.
+    }
+  }
+  return resolved;
+}
+
+/**
+ * Loads the optional config file next to this script (or TOOLFENCE_HOOK_CONFIG), then applies the
+ * environment variables, which win. Throws a Denial when anything is invalid (fail closed).
+ * @returns {HookConfig}
+ */
+function loadConfig() {
+  const env = process.env;
+  /** @type {HookConfig} */
+  const config = { allowedRoots: undefined, maxBytes: MAX_BYTES, maxTotalBytes: MAX_TOTAL_BYTES };
+  const explicit = env.TOOLFENCE_HOOK_CONFIG;
+  const configPath =
+    explicit !== undefined && explicit !== ''
+      ? explicit
+      : path.join(path.dirname(fileURLToPath(import.meta.url)), CONFIG_FILENAME);
+  let text;
+  try {
+    text = readRegularFile(fs.realpathSync.native(configPath), MAX_CONFIG_BYTES).toString('utf8');
+  } catch (error) {
+    const missing =
+      (error instanceof Denial && error.code === 'HOOK_FILE_NOT_FOUND') ||
+      /** @type {{ code?: unknown }} */ (error).code === 'ENOENT';
+    if (!missing || (explicit !== undefined && explicit !== '')) {
+      throw new Denial('HOOK_CONFIG_INVALID', 'the hook config file cannot be read');
+    }
+  }
+  if (text !== undefined) {
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Denial('HOOK_CONFIG_INVALID', 'the hook config file is not valid JSON');
+    }
+    if (!isObject(parsed)) {
+      throw new Denial('HOOK_CONFIG_INVALID', 'the hook config file must hold a JSON object');
+    }
+    for (const key of Object.keys(parsed)) {
+      if (key === 'allowedRoots') config.allowedRoots = rootsFrom(parsed[key], 'allowedRoots');
+      else if (key === 'maxBytes') config.maxBytes = limitFromJson(parsed[key], 'maxBytes');
+      else if (key === 'maxTotalBytes') {
+        config.maxTotalBytes = limitFromJson(parsed[key], 'maxTotalBytes');
+      } else if (key !== '$comment') {
+        throw new Denial('HOOK_CONFIG_INVALID', 'the hook config file has an unknown key');
+      }
+    }
+  }
+  const roots = env.TOOLFENCE_HOOK_ALLOWED_ROOTS;
+  if (roots !== undefined && roots.trim() !== '') {
+    config.allowedRoots = rootsFrom(
+      roots.split(path.delimiter).filter((root) => root !== ''),
+      'TOOLFENCE_HOOK_ALLOWED_ROOTS',
+    );
+  }
+  const maxBytes = env.TOOLFENCE_HOOK_MAX_BYTES;
+  if (maxBytes !== undefined && maxBytes !== '') {
+    config.maxBytes = parseLimit(maxBytes, 'TOOLFENCE_HOOK_MAX_BYTES');
+  }
+  const maxTotal = env.TOOLFENCE_HOOK_MAX_TOTAL_BYTES;
+  if (maxTotal !== undefined && maxTotal !== '') {
+    config.maxTotalBytes = parseLimit(maxTotal, 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES');
+  }
+  return config;
+}
+
+/**
+ * @param {string} realPath
+ * @param {string[]} roots
+ * @returns {boolean}
+ */
+function isInsideRoots(realPath, roots) {
+  return roots.some((root) => {
+    const relative = path.relative(root, realPath);
+    return (
+      relative !== '' &&
+      relative !== '..' &&
+      !relative.startsWith(`..${path.sep}`) &&
+      !path.isAbsolute(relative)
+    );
+  });
+}
+
+/** @type {Record<string, string>} */
+const MIME_BY_EXTENSION = {
+  '.7z': 'application/x-7z-compressed',
+  '.avif': 'image/avif',
+  '.bmp': 'image/bmp',
+  '.c': 'text/x-c',
+  '.css': 'text/css',
+  '.csv': 'text/csv',
+  '.doc': 'application/msword',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.eml': 'message/rfc822',
+  '.epub': 'application/epub+zip',
+  '.flac': 'audio/flac',
+  '.gif': 'image/gif',
+  '.gz': 'application/gzip',
+  '.heic': 'image/heic',
+  '.htm': 'text/html',
+  '.html': 'text/html',
+  '.ico': 'image/vnd.microsoft.icon',
+  '.ics': 'text/calendar',
+  '.jpeg': 'image/jpeg',
+  '.jpg': 'image/jpeg',
+  '.js': 'text/javascript',
+  '.json': 'application/json',
+  '.jsonl': 'application/jsonl',
+  '.log': 'text/plain',
+  '.m4a': 'audio/mp4',
+  '.md': 'text/markdown',
+  '.mjs': 'text/javascript',
+  '.mov': 'video/quicktime',
+  '.mp3': 'audio/mpeg',
+  '.mp4': 'video/mp4',
+  '.odp': 'application/vnd.oasis.opendocument.presentation',
+  '.ods': 'application/vnd.oasis.opendocument.spreadsheet',
+  '.odt': 'application/vnd.oasis.opendocument.text',
+  '.ogg': 'audio/ogg',
+  '.pdf': 'application/pdf',
+  '.png': 'image/png',
+  '.ppt': 'application/vnd.ms-powerpoint',
+  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  '.py': 'text/x-python',
+  '.rtf': 'application/rtf',
+  '.svg': 'image/svg+xml',
+  '.tar': 'application/x-tar',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+  '.toml': 'application/toml',
+  '.ts': 'text/plain',
+  '.tsv': 'text/tab-separated-values',
+  '.txt': 'text/plain',
+  '.wav': 'audio/wav',
+  '.webm': 'video/webm',
+  '.webp': 'image/webp',
+  '.xls': 'application/vnd.ms-excel',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.xml': 'application/xml',
+  '.yaml': 'application/yaml',
+  '.yml': 'application/yaml',
+  '.zip': 'application/zip',
+};
+
+/**
+ * @param {Buffer} bytes
+ * @param {string} ascii
+ * @param {number} [offset]
+ * @returns {boolean}
+ */
+function startsWithAscii(bytes, ascii, offset = 0) {
+  if (bytes.length < offset + ascii.length) return false;
+  for (let index = 0; index < ascii.length; index += 1) {
+    if (bytes[offset + index] !== ascii.charCodeAt(index)) return false;
+  }
+  return true;
+}
+
+/**
+ * MIME type from the file name's extension, else from the first bytes, else octet-stream.
+ * @param {string} name
+ * @param {Buffer} bytes
+ * @returns {string}
+ */
+function detectMime(name, bytes) {
+  const byExtension = MIME_BY_EXTENSION[path.extname(name).toLowerCase()];
+  if (byExtension !== undefined) return byExtension;
+  if (startsWithAscii(bytes, '\x89PNG\r\n\x1a\n')) return 'image/png';
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) {
+    return 'image/jpeg';
+  }
+  if (startsWithAscii(bytes, 'GIF87a') || startsWithAscii(bytes, 'GIF89a')) return 'image/gif';
+  if (startsWithAscii(bytes, 'RIFF') && startsWithAscii(bytes, 'WEBP', 8)) return 'image/webp';
+  if (startsWithAscii(bytes, 'RIFF') && startsWithAscii(bytes, 'WAVE', 8)) return 'audio/wav';
+  if (startsWithAscii(bytes, '%PDF-')) return 'application/pdf';
+  if (startsWithAscii(bytes, 'PK\x03\x04')) return 'application/zip';
+  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) return 'application/gzip';
+  if (startsWithAscii(bytes, 'ftyp', 4)) return 'video/mp4';
+  if (startsWithAscii(bytes, 'ID3')) return 'audio/mpeg';
+  if (startsWithAscii(bytes, 'OggS')) return 'audio/ogg';
+  if (startsWithAscii(bytes, 'BM')) return 'image/bmp';
+  return 'application/octet-stream';
+}
+
+/**
+ * Reads every file:// attachment and returns the rewritten tool input, or throws a Denial.
+ * @param {JsonObject} input
+ * @param {Slot[]} slots
+ * @returns {JsonObject}
+ */
+function substitute(input, slots) {
+  const config = loadConfig();
+  let total = 0;
+  /** @type {Map<Slot, JsonObject>} */
+  const replacements = new Map();
+  for (const slot of slots) {
+    const source = /** @type {string} */ (slot.item.source);
+    try {
+      const localPath = fileUrlToLocalPath(source);
+      let realPath;
+      try {
+        realPath = fs.realpathSync.native(localPath);
+      } catch (error) {
+        throw accessDenial(error);
+      }
+      if (config.allowedRoots !== undefined && !isInsideRoots(realPath, config.allowedRoots)) {
+        throw new Denial(
+          'HOOK_PATH_NOT_ALLOWED',
+          'the file is outside the directories the hook is allowed to read',
+        );
+      }
+      const bytes = readRegularFile(realPath, config.maxBytes, (size) =>
+        total + size > config.maxTotalBytes
+          ? new Denial(
+              'HOOK_TOTAL_TOO_LARGE',
+              `the attachments of this call exceed the ${config.maxTotalBytes}-byte budget`,
+            )
+          : undefined,
+      );
+      total += bytes.length;
+      const name = path.basename(localPath);
+      const mime = detectMime(name, bytes);
+      /** @type {JsonObject} */
+      const rewritten = { ...slot.item, source: `data:${mime};base64,${bytes.toString('base64')}` };
+      if (rewritten.filename === undefined || rewritten.filename === null) {
+        rewritten.filename = name;
+      }
+      if (rewritten.mime_type === undefined || rewritten.mime_type === null) {
+        rewritten.mime_type = mime;
+      }
+      replacements.set(slot, rewritten);
+    } catch (error) {
+      if (error instanceof Denial) {
+        throw new Denial(error.code, `${slot.where}: ${error.message}`);
+      }
+      throw new Denial('HOOK_FILE_UNREADABLE', `${slot.where}: the file cannot be read`);
+    }
+  }
+  /** @type {JsonObject} */
+  const updated = { ...input };
+  /** @type {unknown[] | undefined} */
+  let list;
+  for (const [slot, rewritten] of replacements) {
+    if (slot.index < 0) {
+      updated.attachment = rewritten;
+    } else {
+      list ??= [.../** @type {unknown[]} */ (input.attachments)];
+      list[slot.index] = rewritten;
+    }
+  }
+  if (list !== undefined) updated.attachments = list;
+  return updated;
+}
+
+/**
+ * @param {Dialect} dialect
+ * @param {JsonObject} updatedInput
+ * @returns {JsonObject}
+ */
+function rewriteOutput(dialect, updatedInput) {
+  if (dialect === 'cursor') return { permission: 'allow', updated_input: updatedInput };
+  if (dialect === 'codex') {
+    return {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'allow',
+        updatedInput,
+      },
+    };
+  }
+  return { hookSpecificOutput: { hookEventName: 'PreToolUse', updatedInput } };
+}
+
+/**
+ * @param {Dialect} dialect
+ * @param {Denial} denial
+ * @returns {JsonObject}
+ */
+function denyOutput(dialect, denial) {
+  const reason = `toolfence attachment hook: ${denial.code}: ${denial.message}. The tool call was not sent.`;
+  if (dialect === 'cursor') {
+    return { permission: 'deny', user_message: reason, agent_message: reason };
+  }
+  return {
+    hookSpecificOutput: {
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'deny',
+      permissionDecisionReason: reason,
+    },
+  };
+}
+
+/**
+ * Writes the whole answer and lets the process end on its own once stdout has drained.
+ * @param {string} text
+ */
+function answer(text) {
+  process.exitCode = 0;
+  process.stdout.write(text);
+}
+
+/**
+ * @param {string} raw
+ */
+function handle(raw) {
+  // Fast path: most calls carry no attachment key at all (JSON may spell a key with \u escapes).
+  if (!raw.includes('attachment') && !raw.includes('\\u')) {
+    if (raw.includes('"cursor_version"')) answer('{}');
+    return;
+  }
+  let event;
+  try {
+    event = JSON.parse(raw);
+  } catch {
+    return;
+  }
+  if (!isObject(event)) return;
+  const dialect = detectDialect(event);
+  if (dialect === undefined) return;
+  const noop = () => {
+    if (dialect === 'cursor') answer('{}');
+  };
+  const input = event.tool_input;
+  if (!isObject(input)) return noop();
+  const slots = findAttachments(input);
+  const metadata = slots.find(
+    (slot) => isFileUrlLike(slot.item.filename) || isFileUrlLike(slot.item.mime_type),
+  );
+  if (metadata !== undefined) {
+    const denial = new Denial(
+      'HOOK_FILE_URL_IN_METADATA',
+      `${metadata.where}: a file:// URL belongs in source, never in filename or mime_type`,
+    );
+    return answer(JSON.stringify(denyOutput(dialect, denial)));
+  }
+  const work = slots.filter((slot) => hasFileScheme(slot.item.source));
+  if (work.length === 0) return noop();
+  let updated;
+  try {
+    updated = substitute(input, work);
+  } catch (error) {
+    const denial =
+      error instanceof Denial ? error : new Denial('HOOK_FILE_UNREADABLE', 'unexpected failure');
+    return answer(JSON.stringify(denyOutput(dialect, denial)));
+  }
+  answer(JSON.stringify(rewriteOutput(dialect, updated)));
+}
+
+function main() {
+  const configured = process.env.TOOLFENCE_HOOK_MAX_INPUT_BYTES;
+  let limit = MAX_INPUT_BYTES;
+  if (configured !== undefined && configured !== '') {
+    if (!/^[1-9][0-9]*$/.test(configured) || Number(configured) > LIMIT_CEILING) {
+      process.stderr.write(
+        'toolfence attachment hook: HOOK_CONFIG_INVALID: bad TOOLFENCE_HOOK_MAX_INPUT_BYTES\n',
+      );
+      process.exitCode = 2;
+      return;
+    }
+    limit = Number(configured);
+  }
+  try {
+    // An interactive terminal is not a hook event; do not wait for one.
+    if (fs.fstatSync(0).isCharacterDevice()) return;
+  } catch {
+    return;
+  }
+  readStdin(limit, (raw) => {
+    if (raw === undefined) {
+      // Every supported client treats exit code 2 with a reason on stderr as a deny.
+      process.stderr.write(
+        `toolfence attachment hook: HOOK_INPUT_TOO_LARGE: the hook event is larger than ${limit} bytes. The tool call was not sent.\n`,
+      );
+      process.exitCode = 2;
+      return;
+    }
+    handle(raw);
+  });
+}
+
+main();

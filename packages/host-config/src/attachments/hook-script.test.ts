@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'acorn';
+import { describe, expect, it } from 'vitest';
+import {
+  HOOK_DENY_CODES,
+  HOOK_ENVIRONMENT,
+  HOOK_PROTOCOL_VERSION,
+  HOOK_SCRIPT,
+  HOOK_SCRIPT_FILENAME,
+  HOOK_SCRIPT_URL,
+  MAX_BYTES,
+  MAX_HOOK_INPUT_BYTES,
+  MAX_TOTAL_BYTES,
+  readHookProtocolVersion,
+} from './hook-script.js';
+
+describe('HOOK_SCRIPT', () => {
+  it('is the text of the shipped file', () => {
+    expect(HOOK_SCRIPT).toBe(readFileSync(HOOK_SCRIPT_URL, 'utf8'));
+    expect(HOOK_SCRIPT_URL.pathname.endsWith(`/hook/${HOOK_SCRIPT_FILENAME}`)).toBe(true);
+  });
+
+  it('uses the stable filename', () => {
+    expect(HOOK_SCRIPT_FILENAME).toBe('toolfence_attachment_substitution.mjs');
+  });
+
+  // Node 18.0 ships V8 10.1, which implements all of ES2022 (class fields, `.at()`,
+  // Object.hasOwn, error cause); nothing newer may slip in.
+  it('parses as an ES2022 module, the newest syntax every Node 18 release runs', () => {
+    expect(() =>
+      parse(HOOK_SCRIPT, { ecmaVersion: 2022, sourceType: 'module', allowHashBang: false }),
+    ).not.toThrow();
+  });
+
+  it('calls no runtime API that Node 18 lacks', () => {
+    const newer = [
+      /\.toSorted\(/,
+      /\.toReversed\(/,
+      /\.toSpliced\(/,
+      /\.with\(/,
+      /\.findLast(Index)?\(/,
+      /Array\.fromAsync/,
+      /Promise\.withResolvers/,
+      /Object\.groupBy/,
+      /Map\.groupBy/,
+      /isWellFormed/,
+      /import\.meta\.(dirname|filename|resolve)/,
+      /process\.getBuiltinModule/,
+      /\bnode:sqlite\b/,
+      /\brequire\(/,
+    ];
+    for (const pattern of newer) expect(HOOK_SCRIPT).not.toMatch(pattern);
+  });
+
+  it('imports only node: built-ins', () => {
+    const imports = [...HOOK_SCRIPT.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
+    expect(imports.length).toBeGreaterThan(0);
+    for (const specifier of imports) expect(specifier).toMatch(/^node:/);
+  });
+
+  it('stamps protocol=N in its first line', () => {
+    expect(HOOK_SCRIPT.split('\n')[0]).toBe(
+      `// toolfence attachment substitution hook. protocol=${HOOK_PROTOCOL_VERSION}`,
+    );
+    expect(HOOK_PROTOCOL_VERSION).toBe(1);
+    expect(readHookProtocolVersion('// no version here')).toBeUndefined();
+  });
+
+  it('has the same limits as the exported constants', () => {
+    const constant = (name: string) =>
+      Number(new RegExp(`^const ${name} = (\\d+);$`, 'm').exec(HOOK_SCRIPT)?.[1]);
+    expect(constant('MAX_BYTES')).toBe(MAX_BYTES);
+    expect(constant('MAX_TOTAL_BYTES')).toBe(MAX_TOTAL_BYTES);
+    expect(constant('MAX_INPUT_BYTES')).toBe(MAX_HOOK_INPUT_BYTES);
+    expect(MAX_BYTES).toBe(25 * 1024 * 1024);
+  });
+
+  it('reads exactly the documented environment variables', () => {
+    const used = new Set(
+      [...HOOK_SCRIPT.matchAll(/\b(TOOLFENCE_HOOK_[A-Z_]+)\b/g)].map((m) => m[1]),
+    );
+    expect([...used].sort()).toEqual(Object.values(HOOK_ENVIRONMENT).sort());
+  });
+
+  it('emits exactly the documented deny codes', () => {
+    const used = new Set([...HOOK_SCRIPT.matchAll(/'(HOOK_[A-Z_]+)'/g)].map((m) => m[1]));
+    used.add('HOOK_INPUT_TOO_LARGE');
+    used.delete('HOOK_CONFIG_INVALID');
+    used.add('HOOK_CONFIG_INVALID');
+    expect([...used].sort()).toEqual([...HOOK_DENY_CODES].sort());
+  });
+});

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+
+/** Stable, unversioned file name of the hook script; a reinstall overwrites it in place. */
+export const HOOK_SCRIPT_FILENAME = 'toolfence_attachment_substitution.mjs';
+
+/** Name of the optional JSON config file the hook reads from its own directory. */
+export const HOOK_CONFIG_FILENAME = 'toolfence_attachment_substitution.config.json';
+
+/** URL of the hook script file shipped inside this package (`hook/` beside `dist/` and `src/`). */
+export const HOOK_SCRIPT_URL: URL = new URL(`../../hook/${HOOK_SCRIPT_FILENAME}`, import.meta.url);
+
+/**
+ * The hook script's full text, read from the shipped file when this module loads, so the text a
+ * server hands out is exactly the file the tests run.
+ */
+export const HOOK_SCRIPT: string = readFileSync(HOOK_SCRIPT_URL, 'utf8');
+
+/** Reads `protocol=N` from a hook script's header comment; undefined when absent. */
+export function readHookProtocolVersion(scriptText: string): number | undefined {
+  const header = scriptText.slice(0, 400).split('\n', 1)[0] ?? '';
+  const match = /\bprotocol=([1-9][0-9]*)\b/.exec(header);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
+}
+
+/**
+ * Version of the contract between the hook and servers (input scoping, output dialects, deny
+ * payloads). Stamped in the script's first line as `protocol=N`; bumped only on a change that an
+ * installed hook or a server must know about.
+ */
+export const HOOK_PROTOCOL_VERSION: number = readHookProtocolVersion(HOOK_SCRIPT) ?? 0;
+
+/** Largest single file the hook inlines by default: 25 MiB. */
+export const MAX_BYTES: number = 25 * 1024 * 1024;
+
+/** Default per-call budget for all files the hook inlines into one call: 25 MiB (~34 MB base64). */
+export const MAX_TOTAL_BYTES: number = 25 * 1024 * 1024;
+
+/** Default cap on the hook event the hook reads from stdin: 64 MiB. */
+export const MAX_HOOK_INPUT_BYTES: number = 64 * 1024 * 1024;
+
+/** Environment variables the hook reads (all optional). */
+export const HOOK_ENVIRONMENT: Readonly<{
+  readonly allowedRoots: 'TOOLFENCE_HOOK_ALLOWED_ROOTS';
+  readonly maxBytes: 'TOOLFENCE_HOOK_MAX_BYTES';
+  readonly maxTotalBytes: 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES';
+  readonly maxInputBytes: 'TOOLFENCE_HOOK_MAX_INPUT_BYTES';
+  readonly config: 'TOOLFENCE_HOOK_CONFIG';
+}> = Object.freeze({
+  allowedRoots: 'TOOLFENCE_HOOK_ALLOWED_ROOTS',
+  maxBytes: 'TOOLFENCE_HOOK_MAX_BYTES',
+  maxTotalBytes: 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES',
+  maxInputBytes: 'TOOLFENCE_HOOK_MAX_INPUT_BYTES',
+  config: 'TOOLFENCE_HOOK_CONFIG',
+} as const);
+
+/** Every code the hook puts in a deny reason (`toolfence attachment hook: <CODE>: ...`). */
+export const HOOK_DENY_CODES: readonly string[] = Object.freeze([
+  'HOOK_FILE_URL_IN_METADATA',
+  'HOOK_FILE_PATH_RELATIVE',
+  'HOOK_FILE_URL_HOST',
+  'HOOK_FILE_URL_INVALID',
+  'HOOK_FILE_NOT_FOUND',
+  'HOOK_FILE_UNREADABLE',
+  'HOOK_NOT_REGULAR_FILE',
+  'HOOK_PATH_NOT_ALLOWED',
+  'HOOK_FILE_TOO_LARGE',
+  'HOOK_TOTAL_TOO_LARGE',
+  'HOOK_FILE_CHANGED',
+  'HOOK_CONFIG_INVALID',
+  'HOOK_INPUT_TOO_LARGE',
+]);

@@ -1,0 +1,144 @@
+import {
+  CLIENT_MIN_VERSIONS,
+  getHookSetup,
+  HOOK_CLIENTS,
+  type HookClient,
+} from './client-setup.js';
+import { HookPayloadOptionError } from './errors.js';
+import { HOOK_PROTOCOL_VERSION, HOOK_SCRIPT, HOOK_SCRIPT_FILENAME } from './hook-script.js';
+
+/** Options of {@link buildMissingHookPayload}. */
+export interface MissingHookPayloadOptions {
+  /** Where your toolkit documents attachments (an `https://` or `http://` URL). */
+  readonly docsUrl: string;
+  /** A tool of yours that takes attachments, named in the retry instruction. */
+  readonly exampleToolName: string;
+  /** Your toolkit's name as users know it. */
+  readonly displayName: string;
+}
+
+/** The lean, machine-readable part of the payload. */
+export interface MissingHookExtra {
+  readonly hook_filename: string;
+  /** The minimum hook protocol version the server needs. */
+  readonly min_version: number;
+  readonly docs_url: string;
+}
+
+/** What a server answers when an attachment still arrives as `file://`. */
+export interface MissingHookPayload {
+  /** Self-sufficient JSON text: the script, setup per client, protocol, what to ask the user. */
+  readonly message: string;
+  /** One paragraph for logs and developers. */
+  readonly developerMessage: string;
+  readonly extra: MissingHookExtra;
+}
+
+/** The install-or-upgrade payload as an MCP `CallToolResult` (plain object, no SDK import). */
+export interface MissingHookToolResult {
+  readonly content: readonly [{ readonly type: 'text'; readonly text: string }];
+  readonly isError: true;
+  readonly _meta: {
+    readonly 'dev.toolfence/missing-hook': MissingHookExtra & {
+      readonly developer_message: string;
+    };
+  };
+}
+
+/** Key of the tool result's `_meta` entry that carries the lean payload. */
+export const MISSING_HOOK_META_KEY = 'dev.toolfence/missing-hook';
+
+function requireText(value: unknown, option: string): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 2000) {
+    throw new HookPayloadOptionError(`${option} must be a non-empty string`, {
+      details: { option },
+    });
+  }
+  return value;
+}
+
+/**
+ * Builds the install-or-upgrade payload a server returns when an attachment still has a
+ * `file://` source: the hook did not run in the user's client (not installed, not trusted, or
+ * older than {@link HOOK_PROTOCOL_VERSION}). Nothing of the call should be sent onward.
+ *
+ * @throws {HookPayloadOptionError} `HOOK_PAYLOAD_OPTION_INVALID` for a missing or bad option.
+ */
+export function buildMissingHookPayload(options: MissingHookPayloadOptions): MissingHookPayload {
+  if (typeof options !== 'object' || options === null) {
+    throw new HookPayloadOptionError('options must be an object', {
+      details: { option: 'options' },
+    });
+  }
+  const docsUrl = requireText(options.docsUrl, 'docsUrl');
+  if (!/^https?:\/\/[^\s]+$/i.test(docsUrl)) {
+    throw new HookPayloadOptionError('docsUrl must be an http(s) URL', {
+      details: { option: 'docsUrl' },
+    });
+  }
+  const exampleToolName = requireText(options.exampleToolName, 'exampleToolName');
+  const displayName = requireText(options.displayName, 'displayName');
+  const setupByHost: Record<string, unknown> = {};
+  for (const client of HOOK_CLIENTS) setupByHost[client] = describeClient(client);
+  const message = {
+    error: 'attachment_hook_missing',
+    title: `${displayName} needs the toolfence attachment hook in your MCP client`,
+    explanation: `An attachment reached ${displayName} as a file:// URL. Local files are read on the user's machine by a client-side pre-tool-use hook that replaces file:///absolute/path with the file's bytes (data:<mime>;base64,...) before the call leaves the client. That hook is not installed, not trusted, or older than protocol ${HOOK_PROTOCOL_VERSION} in this client, so nothing was sent.`,
+    required_protocol_version: HOOK_PROTOCOL_VERSION,
+    hook_filename: HOOK_SCRIPT_FILENAME,
+    install_command: `npx -y @toolfence/host-config install --client <${HOOK_CLIENTS.join('|')}> [--scope user|project]`,
+    manual_install: `Save hook_script as ${HOOK_SCRIPT_FILENAME} at the script_path for the user's client, merge the registration block into config_path (keep the hooks already there), and reload the client. Paths starting with ~ are in the user's home folder; replace <project> with the absolute project folder and use absolute paths in the command.`,
+    setup_by_host: setupByHost,
+    ask_user: `Ask the user which MCP client they use (Claude Code, Codex CLI, Cursor or VS Code) and whether they want the attachment hook for all projects (user) or this project only, then offer to run the install command or to write the two files. Mention that the hook reads local files the user can read, only when a tool call names one.`,
+    retry: `After the hook is installed and the client reloaded, call ${exampleToolName} again with the same file:///absolute/path source.`,
+    docs_url: docsUrl,
+    hook_script: HOOK_SCRIPT,
+  };
+  return {
+    message: JSON.stringify(message, null, 2),
+    developerMessage: `${displayName}: an attachment arrived with a file:// source, so the toolfence attachment hook (${HOOK_SCRIPT_FILENAME}, protocol >= ${HOOK_PROTOCOL_VERSION}) did not run in the client. The call was refused and nothing was sent. See ${docsUrl}.`,
+    extra: {
+      hook_filename: HOOK_SCRIPT_FILENAME,
+      min_version: HOOK_PROTOCOL_VERSION,
+      docs_url: docsUrl,
+    },
+  };
+}
+
+function describeClient(client: HookClient): Record<string, unknown> {
+  const user = getHookSetup(client, 'user');
+  const project = getHookSetup(client, 'project');
+  const minimum = CLIENT_MIN_VERSIONS[client];
+  return {
+    display_name: minimum.displayName,
+    min_version: minimum.version,
+    min_version_source: minimum.source,
+    matcher: user.matcher,
+    user: {
+      script_path: user.scriptPath,
+      config_path: user.configPath,
+      registration: user.registration,
+    },
+    project: {
+      script_path: project.scriptPath,
+      config_path: project.configPath,
+      registration: project.registration,
+    },
+    notes: [...user.notes, ...project.notes.filter((note) => !user.notes.includes(note))],
+  };
+}
+
+/**
+ * Turns a {@link MissingHookPayload} into an MCP tool error result (`isError: true`) for servers
+ * built on `@modelcontextprotocol/sdk`: return it from the tool handler. The text content is the
+ * self-sufficient `message`; `_meta` carries the lean `extra` and the developer message.
+ */
+export function missingHookToolResult(payload: MissingHookPayload): MissingHookToolResult {
+  return {
+    content: [{ type: 'text', text: payload.message }],
+    isError: true,
+    _meta: {
+      [MISSING_HOOK_META_KEY]: { ...payload.extra, developer_message: payload.developerMessage },
+    } as MissingHookToolResult['_meta'],
+  };
+}

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HOOK_CONFIG_FILENAME, HOOK_SCRIPT_FILENAME, MAX_BYTES } from '../src/index.js';
+import { fileUrl, HOOK_PATH, runHook, stdinFor } from './support/run-hook.js';
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolfence-hook-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('hook script behaviour', () => {
+  it('writes a 25 MiB attachment (about 34 MB of JSON) in full before exiting', async () => {
+    const bytes = randomBytes(MAX_BYTES);
+    const file = join(dir, 'big.bin');
+    await writeFile(file, bytes);
+    const result = await runHook(stdinFor('codex', { attachments: [{ source: fileUrl(file) }] }), {
+      timeoutMs: 30000,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.length).toBeGreaterThan(34_000_000);
+    const output = JSON.parse(result.stdout);
+    const source: string = output.hookSpecificOutput.updatedInput.attachments[0].source;
+    expect(source.startsWith('data:application/octet-stream;base64,')).toBe(true);
+    expect(Buffer.from(source.slice(source.indexOf(',') + 1), 'base64').equals(bytes)).toBe(true);
+  }, 30000);
+
+  it('denies a file one byte over MAX_BYTES by default', async () => {
+    const file = join(dir, 'over.bin');
+    await writeFile(file, Buffer.alloc(MAX_BYTES + 1));
+    const result = await runHook(
+      stdinFor('claude-code', { attachment: { source: fileUrl(file) } }),
+    );
+    expect(JSON.parse(result.stdout).hookSpecificOutput.permissionDecisionReason).toContain(
+      'HOOK_FILE_TOO_LARGE',
+    );
+  });
+
+  it('reads the allowlist from the config file next to the script', async () => {
+    const home = join(dir, 'install');
+    await mkdir(join(home, 'allowed'), { recursive: true });
+    await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
+    await writeFile(
+      join(home, HOOK_CONFIG_FILENAME),
+      JSON.stringify({ allowedRoots: [join(home, 'allowed')], maxBytes: 100 }),
+    );
+    await writeFile(join(home, 'allowed', 'ok.txt'), 'ok');
+    await writeFile(join(home, 'denied.txt'), 'no');
+    const script = join(home, HOOK_SCRIPT_FILENAME);
+    const allowed = await runHook(
+      stdinFor('vscode', { attachment: { source: fileUrl(join(home, 'allowed', 'ok.txt')) } }),
+      { script },
+    );
+    expect(JSON.parse(allowed.stdout).hookSpecificOutput.updatedInput.attachment.source).toBe(
+      'data:text/plain;base64,b2s=',
+    );
+    const denied = await runHook(
+      stdinFor('vscode', { attachment: { source: fileUrl(join(home, 'denied.txt')) } }),
+      { script },
+    );
+    expect(JSON.parse(denied.stdout).hookSpecificOutput.permissionDecisionReason).toContain(
+      'HOOK_PATH_NOT_ALLOWED',
+    );
+  });
+
+  it.each([
+    ['an unknown key', '{"allowedRoot": ["/tmp"]}'],
+    ['a boolean limit', '{"maxBytes": true}'],
+    ['broken JSON', '{"allowedRoots": ['],
+    ['a list instead of an object', '[]'],
+  ])('fails closed on a config file with %s', async (_name, text) => {
+    const home = await mkdtemp(join(dir, 'config-'));
+    await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
+    await writeFile(join(home, HOOK_CONFIG_FILENAME), text);
+    await writeFile(join(home, 'a.txt'), 'a');
+    const result = await runHook(
+      stdinFor('cursor', { attachment: { source: fileUrl(join(home, 'a.txt')) } }),
+      { script: join(home, HOOK_SCRIPT_FILENAME) },
+    );
+    const output = JSON.parse(result.stdout);
+    expect(output.permission).toBe('deny');
+    expect(output.user_message).toContain('HOOK_CONFIG_INVALID');
+  });
+
+  it.each([
+    ['photo', Buffer.from('89504e470d0a1a0a0000', 'hex'), 'image/png'],
+    ['scan', Buffer.from('ffd8ffe000104a464946', 'hex'), 'image/jpeg'],
+    ['anim', Buffer.from('GIF89a....'), 'image/gif'],
+    ['doc', Buffer.from('%PDF-1.4 ...'), 'application/pdf'],
+    ['archive', Buffer.from('504b0304140000000800', 'hex'), 'application/zip'],
+    ['blob', Buffer.from('0001020304', 'hex'), 'application/octet-stream'],
+    ['notes.md', Buffer.from('# title'), 'text/markdown'],
+    [
+      'SHEET.XLSX',
+      Buffer.from('504b0304', 'hex'),
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    ],
+  ])('detects the MIME type of %s', async (name, content, mime) => {
+    await writeFile(join(dir, name), content);
+    const result = await runHook(
+      stdinFor('claude-code', { attachment: { source: fileUrl(join(dir, name)) } }),
+    );
+    const attachment = JSON.parse(result.stdout).hookSpecificOutput.updatedInput.attachment;
+    expect(attachment.mime_type).toBe(mime);
+    expect(attachment.source.startsWith(`data:${mime};base64,`)).toBe(true);
+  });
+
+  it('does nothing for empty stdin', async () => {
+    const result = await runHook('');
+    expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+
+  it('does nothing for a hook event it does not know', async () => {
+    const result = await runHook(
+      JSON.stringify({ event: 'x', tool_input: { attachment: { source: 'file:///etc/hosts' } } }),
+    );
+    expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
+  });
+});
