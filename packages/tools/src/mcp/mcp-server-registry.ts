@@ -133,17 +133,23 @@ export class McpServerRegistry {
     } finally {
       this.#pending.delete(name);
     }
-    old.unsubscribe();
     this.#install(connection);
-    await old.connection.retire('replaced');
+    try {
+      await old.connection.retire('replaced');
+    } finally {
+      old.unsubscribe();
+    }
   }
 
   /** Removes a server; its adapters raise a lifecycle error afterwards. Resolves once retired. */
   async unregister(name: string): Promise<void> {
     const entry = this.#entry(name);
     this.#entries.delete(name);
-    entry.unsubscribe();
-    await entry.connection.retire('unregistered');
+    try {
+      await entry.connection.retire('unregistered');
+    } finally {
+      entry.unsubscribe();
+    }
   }
 
   /**
@@ -226,10 +232,10 @@ export class McpServerRegistry {
     this.#closed ??= (async () => {
       const entries = [...this.#entries.values()];
       this.#entries.clear();
-      for (const entry of entries) entry.unsubscribe();
       const results = await Promise.allSettled(
         entries.map((entry) => entry.connection.retire('closed')),
       );
+      for (const entry of entries) entry.unsubscribe();
       const failure = results.find((result) => result.status === 'rejected');
       if (failure !== undefined) throw (failure as PromiseRejectedResult).reason;
     })();
