@@ -14,6 +14,10 @@ describe('public surface of @toolfence/tools', () => {
         'jsonResult',
         'textResult',
         'VERSION',
+        // Built-in tools and network guard errors (issue 5)
+        'NetworkLimitError',
+        'NetworkOptionsError',
+        'NetworkPolicyError',
         // Registry and policies (issue 4)
         'ConfigurationError',
         'defineTool',

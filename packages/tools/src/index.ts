@@ -102,6 +102,10 @@ export {
 } from './policy/rule-based-policy.js';
 
 // Built-in tools (src/builtin) — issue 5
+// Network guard errors (the guard itself is the `@toolfence/tools/net` subpath)
+export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';
+export { NetworkOptionsError } from './net/network-options-error.js';
+export { NetworkPolicyError, type NetworkPolicyReason } from './net/network-policy-error.js';
 
 // MCP adapter (src/mcp) — issue 6
 export { type McpContractReading, readMcpToolContract } from './mcp/contract-reading.js';
