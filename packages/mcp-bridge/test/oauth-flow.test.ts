@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,5 +112,156 @@ describe('OAuth against a real oidc-provider and an SDK MCP server', () => {
       allowNonPublic: loopback,
     }).catch((error: unknown) => error);
     expect((revoked as OAuthError).error).toBe('invalid_grant');
+  });
+
+  it('drives a stored connection: authorize, callback, provider tokens, single-flight refresh, step-up', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'oauth-flow-'));
+    const key = randomBytes(32);
+    let store = new SqliteConnectionStore({ path: join(folder, 'connections.db'), key });
+    try {
+      const provider = new OAuthTokenProvider({
+        store,
+        connectionId: 'peer',
+        url: peer.mcpUrl,
+        allowNonPublic: loopback,
+      });
+      const missing = await provider.getToken().catch((error: unknown) => error);
+      expect(AuthorizationRequiredError.isInstance(missing)).toBe(true);
+      expect((missing as AuthorizationRequiredError).reason).toBe('no-token');
+      expect((missing as AuthorizationRequiredError).url).toBe(peer.mcpUrl);
+
+      const { authorizeUrl } = await authorizeConnection(store, 'peer', {
+        url: peer.mcpUrl,
+        redirectUri: peer.redirectUri,
+        allowNonPublic: loopback,
+      });
+      const pending = await store.get('peer');
+      expect(pending?.pending?.state).toEqual(expect.any(String));
+      const callbackUrl = await peer.authorize(authorizeUrl);
+      const wrong = new URL(callbackUrl);
+      wrong.searchParams.set('state', 'forged');
+      await expect(
+        completeConnection(store, 'peer', wrong, { allowNonPublic: loopback }),
+      ).rejects.toMatchObject({
+        code: 'OAUTH_STATE_MISMATCH',
+      });
+      const record = await completeConnection(store, 'peer', callbackUrl, {
+        allowNonPublic: loopback,
+      });
+      expect(record.accessToken).toEqual(expect.any(String));
+      expect(record.pending).toBeUndefined();
+      // The flow is single use.
+      await expect(
+        completeConnection(store, 'peer', callbackUrl, { allowNonPublic: loopback }),
+      ).rejects.toMatchObject({
+        code: 'OAUTH_STATE_MISMATCH',
+      });
+
+      // Reopening the database keeps everything.
+      store.close();
+      store = new SqliteConnectionStore({ path: join(folder, 'connections.db'), key });
+      const reopened = new OAuthTokenProvider({
+        store,
+        connectionId: 'peer',
+        allowNonPublic: loopback,
+      });
+      const token = await reopened.getToken();
+      expect(token).toBe(record.accessToken);
+      const first = await callTool(peer, token, 'echo', { text: 'stored' });
+      expect(first.content).toEqual([{ type: 'text', text: 'stored' }]);
+
+      // Concurrent refreshes of one connection run one refresh (a second one would trip reuse detection).
+      const before = peer.tokenRequests.refresh_token;
+      const tokens = await Promise.all([
+        reopened.onUnauthorized('Bearer error="invalid_token"', token),
+        reopened.onUnauthorized('Bearer error="invalid_token"', token),
+        refreshConnection(store, 'peer', { allowNonPublic: loopback }).then((r) => r.accessToken),
+      ]);
+      expect(peer.tokenRequests.refresh_token - before).toBe(1);
+      expect(new Set(tokens).size).toBe(1);
+      const rotated = await store.get('peer');
+      expect(rotated?.refreshToken).not.toBe(record.refreshToken);
+      expect(rotated?.accessToken).toBe(tokens[0]);
+      const second = await callTool(peer, tokens[0] as string, 'echo', { text: 'rotated' });
+      expect(second.content).toEqual([{ type: 'text', text: 'rotated' }]);
+
+      // Step-up: 403 insufficient_scope widens the scope; at most 3 authorization attempts.
+      const stepUp = await reopened
+        .onUnauthorized('Bearer error="insufficient_scope", scope="mcp:tools mcp:admin"')
+        .catch((error: unknown) => error);
+      expect(AuthorizationRequiredError.isInstance(stepUp)).toBe(true);
+      expect((stepUp as AuthorizationRequiredError).reason).toBe('insufficient-scope');
+      expect((stepUp as AuthorizationRequiredError).scope).toBe('mcp:tools mcp:admin');
+      const widened = await authorizeConnection(store, 'peer', {
+        redirectUri: peer.redirectUri,
+        scope: (stepUp as AuthorizationRequiredError).scope,
+        allowNonPublic: loopback,
+      });
+      expect(new URL(widened.authorizeUrl).searchParams.get('scope')).toBe('mcp:tools mcp:admin');
+      const admin = await completeConnection(
+        store,
+        'peer',
+        await peer.authorize(widened.authorizeUrl),
+        {
+          allowNonPublic: loopback,
+        },
+      );
+      expect(admin.scope).toBe('mcp:tools mcp:admin');
+      const adminResult = await callTool(peer, admin.accessToken as string, 'admin', {});
+      expect(adminResult.content).toEqual([{ type: 'text', text: 'admin ok' }]);
+      await reopened.onSuccess();
+      expect((await store.get('peer'))?.authorizationAttempts).toBe(0);
+
+      for (let attempt = 1; attempt <= 3; attempt += 1) {
+        const error = await reopened
+          .onInsufficientScope('mcp:tools mcp:admin')
+          .catch((e: unknown) => e);
+        expect((error as AuthorizationRequiredError).attempt).toBe(attempt);
+        await authorizeConnection(store, 'peer', {
+          redirectUri: peer.redirectUri,
+          allowNonPublic: loopback,
+        });
+      }
+      await expect(reopened.onInsufficientScope('mcp:tools mcp:admin')).rejects.toBeInstanceOf(
+        OAuthStepUpLimitError,
+      );
+    } finally {
+      store.close();
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('refreshes before expiry and keeps the old token when the refresh is refused', async () => {
+    const store = new MemoryConnectionStore();
+    const { authorizeUrl } = await authorizeConnection(store, 'short', {
+      url: peer.mcpUrl,
+      redirectUri: peer.redirectUri,
+      allowNonPublic: loopback,
+    });
+    const record = await completeConnection(store, 'short', await peer.authorize(authorizeUrl), {
+      allowNonPublic: loopback,
+    });
+    // Pretend the token expires within the skew: getToken refreshes first.
+    await store.update(
+      'short',
+      (current) => current && { ...current, expiresAt: Date.now() + 1000 },
+    );
+    const provider = new OAuthTokenProvider({
+      store,
+      connectionId: 'short',
+      allowNonPublic: loopback,
+    });
+    const fresh = await provider.getToken();
+    expect(fresh).not.toBe(record.accessToken);
+    const rotated = await store.get('short');
+    // A refused refresh (the rotated-out token, replayed) never loses the stored token.
+    await store.update(
+      'short',
+      (current) => current && { ...current, refreshToken: record.refreshToken, expiresAt: 0 },
+    );
+    const refused = await provider.getToken().catch((error: unknown) => error);
+    expect(AuthorizationRequiredError.isInstance(refused)).toBe(true);
+    expect((refused as AuthorizationRequiredError).reason).toBe('refresh-failed');
+    expect((await store.get('short'))?.accessToken).toBe(rotated?.accessToken);
   });
 });

@@ -1,0 +1,68 @@
+import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
+
+/** Why a call's outcome is unknown. */
+export type AmbiguityReason =
+  | 'wire-failed'
+  | 'timeout'
+  | 'response-too-large'
+  | 'response-too-complex'
+  | 'invalid-response'
+  | 'server-error-status'
+  | 'closed';
+
+/**
+ * A `tools/call` may have reached the server, and no matching result was confirmed. The
+ * operation may have completed: verify external state before retrying. Never replayed.
+ */
+export class AmbiguousDeliveryError extends McpBridgeError {
+  static override readonly code: string = 'CLIENT_AMBIGUOUS_DELIVERY';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/AmbiguousDeliveryError',
+  );
+  /** Why the outcome is unknown. */
+  readonly reason: AmbiguityReason;
+
+  constructor(reason: AmbiguityReason, options: McpBridgeErrorOptions = {}) {
+    super(
+      'The tool call may have completed; verify external state before retrying (its outcome is unknown)',
+      { ...options, details: { reason, ...options.details } },
+    );
+    this.reason = reason;
+  }
+}
+
+/** The server answered the request with a JSON-RPC error (its text is not copied). */
+export class McpRemoteError extends McpBridgeError {
+  static override readonly code: string = 'CLIENT_REMOTE_ERROR';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/McpRemoteError');
+  /** The JSON-RPC error code. */
+  readonly rpcCode: number;
+
+  constructor(rpcCode: number, options: McpBridgeErrorOptions = {}) {
+    super(`The MCP server answered with JSON-RPC error ${rpcCode}`, {
+      ...options,
+      details: { rpcCode, ...options.details },
+    });
+    this.rpcCode = rpcCode;
+  }
+}
+
+/** An `McpClient` option is invalid. */
+export class ClientConfigurationError extends McpBridgeError {
+  static override readonly code: string = 'CLIENT_CONFIGURATION';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/ClientConfigurationError',
+  );
+}
+
+/** The handshake (`initialize`) failed or timed out. */
+export class HandshakeError extends McpBridgeError {
+  static override readonly code: string = 'CLIENT_HANDSHAKE';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/HandshakeError');
+}
+
+/** A replayable read (`tools/list`) failed: timed out or got a malformed answer. */
+export class RequestFailedError extends McpBridgeError {
+  static override readonly code: string = 'CLIENT_REQUEST_FAILED';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/RequestFailedError');
+}

@@ -1,0 +1,86 @@
+import { collectPages, type McpListingProblem } from '@toolfence/tools';
+
+/** One tool as the server listed it (untrusted; schemas are checked when bridged). */
+export interface McpToolInfo {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  /** As sent: absent, `null`, or an object (the bridge decides what is acceptable). */
+  readonly inputSchema?: unknown;
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  readonly annotations?: Readonly<Record<string, unknown>>;
+  readonly execution?: Readonly<Record<string, unknown>>;
+  readonly _meta?: Readonly<Record<string, unknown>>;
+}
+
+/** What a listing returns: the tools and the skipped ones' problems. */
+export interface McpToolListing {
+  readonly tools: readonly McpToolInfo[];
+  readonly problems: readonly McpListingProblem[];
+  readonly pages: number;
+}
+
+const MAX_NAME_LENGTH = 256;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+type Parsed =
+  | { readonly ok: true; readonly value: McpToolInfo }
+  | { readonly ok: false; readonly reason: string };
+
+/** Checks one listed tool's shape; never throws. */
+export function parseToolInfo(raw: unknown): Parsed {
+  if (!isRecord(raw)) return { ok: false, reason: 'tool is not an object' };
+  const { name } = raw;
+  if (typeof name !== 'string' || name === '' || name.length > MAX_NAME_LENGTH) {
+    return { ok: false, reason: 'tool name is not a non-empty string of at most 256 characters' };
+  }
+  for (const key of ['title', 'description'] as const) {
+    if (raw[key] !== undefined && typeof raw[key] !== 'string') {
+      return { ok: false, reason: `tool ${key} is not a string` };
+    }
+  }
+  if (raw.inputSchema !== undefined && raw.inputSchema !== null && !isRecord(raw.inputSchema)) {
+    return { ok: false, reason: 'tool inputSchema is not an object' };
+  }
+  for (const key of ['outputSchema', 'annotations', 'execution', '_meta'] as const) {
+    if (raw[key] !== undefined && !isRecord(raw[key])) {
+      return { ok: false, reason: `tool ${key} is not an object` };
+    }
+  }
+  const info: Record<string, unknown> = { name };
+  for (const key of [
+    'title',
+    'description',
+    'inputSchema',
+    'outputSchema',
+    'annotations',
+    'execution',
+    '_meta',
+  ] as const) {
+    if (key in raw && raw[key] !== undefined) info[key] = raw[key];
+  }
+  return { ok: true, value: Object.freeze(info) as unknown as McpToolInfo };
+}
+
+/** Follows `tools/list` pages with the MCP adapter's `collectPages` (limits, repeated cursors). */
+export async function listTools(options: {
+  readonly maxPages: number;
+  readonly maxItems: number;
+  readonly fetchPage: (cursor: string | undefined) => Promise<unknown>;
+}): Promise<McpToolListing> {
+  const collected = await collectPages<McpToolInfo>({
+    itemsKey: 'tools',
+    fetchPage: options.fetchPage,
+    parseItem: parseToolInfo,
+    maxPages: options.maxPages,
+    maxItems: options.maxItems,
+  });
+  return Object.freeze({
+    tools: Object.freeze([...collected.items]),
+    problems: Object.freeze([...collected.problems]),
+    pages: collected.pages,
+  });
+}

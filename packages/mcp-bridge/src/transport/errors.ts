@@ -1,0 +1,132 @@
+import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
+
+/** Which byte limit a record broke. */
+export type RecordSizeKind = 'json' | 'sse' | 'stdio' | 'content-length';
+
+/** Which structure limit a record broke. */
+export type RecordComplexityKind = 'tokens' | 'depth' | 'number';
+
+/**
+ * A record from the server (a JSON body, one SSE event, one stdio line) exceeded `maxRecordBytes`.
+ * The wire and the session are reset; pending requests are rejected at once.
+ */
+export class ResponseTooLargeError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_RESPONSE_TOO_LARGE';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/ResponseTooLargeError',
+  );
+  /** The kind of record that was too large. */
+  readonly kind: RecordSizeKind;
+  /** The limit in bytes. */
+  readonly limit: number;
+
+  constructor(kind: RecordSizeKind, limit: number, options: McpBridgeErrorOptions = {}) {
+    super(`A ${kind} record from the MCP server exceeded the limit of ${limit} bytes`, {
+      ...options,
+      details: { kind, limit, ...options.details },
+    });
+    this.kind = kind;
+    this.limit = limit;
+  }
+}
+
+/**
+ * A record from the server exceeded a structure limit (token count, nesting depth, numeric token
+ * length) during the structural scan that precedes `JSON.parse`.
+ */
+export class ResponseTooComplexError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_RESPONSE_TOO_COMPLEX';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/ResponseTooComplexError',
+  );
+  /** The structure limit that was exceeded. */
+  readonly kind: RecordComplexityKind;
+  /** The limit's value. */
+  readonly limit: number;
+
+  constructor(kind: RecordComplexityKind, limit: number, options: McpBridgeErrorOptions = {}) {
+    super(`A record from the MCP server exceeded the ${kind} limit of ${limit}`, {
+      ...options,
+      details: { kind, limit, ...options.details },
+    });
+    this.kind = kind;
+    this.limit = limit;
+  }
+}
+
+/** The wire failed (connection reset, process exited, stream ended early). */
+export class TransportError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_FAILED';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/TransportError');
+}
+
+/** The server sent something that is not an MCP record (a stray stdout line, invalid JSON, a wrong content type). */
+export class TransportProtocolError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_PROTOCOL';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/TransportProtocolError',
+  );
+}
+
+/** A record did not complete within `readTimeout`. */
+export class TransportTimeoutError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_TIMEOUT';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/TransportTimeoutError',
+  );
+}
+
+/** The server answered an HTTP request with an unexpected status. */
+export class TransportHttpError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_HTTP_STATUS';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/TransportHttpError');
+  /** The HTTP status. */
+  readonly status: number;
+
+  constructor(status: number, options: McpBridgeErrorOptions = {}) {
+    super(`The MCP server answered with HTTP status ${status}`, {
+      ...options,
+      details: { status, ...options.details },
+    });
+    this.status = status;
+  }
+}
+
+/** A transport option is invalid (a refused header, a bearer token over plain HTTP, a bad limit). */
+export class TransportConfigurationError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_CONFIGURATION';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/TransportConfigurationError',
+  );
+}
+
+/**
+ * The request provably never left this process (the connection failed before any byte was
+ * written, or the process was gone). Safe to retry.
+ */
+export class RequestNotSentError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_NOT_SENT';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/RequestNotSentError');
+}
+
+/** The server answered HTTP 401/403 and no fresh credential fixed it. */
+export class UnauthorizedError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_UNAUTHORIZED';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/UnauthorizedError');
+  /** 401 or 403. */
+  readonly status: number;
+
+  constructor(status: number, options: McpBridgeErrorOptions = {}) {
+    super(`The MCP server refused the credentials (HTTP ${status})`, {
+      ...options,
+      details: { status, ...options.details },
+    });
+    this.status = status;
+  }
+}
+
+/** The server answered HTTP 404 for the current `Mcp-Session-Id`: the session is gone. */
+export class SessionExpiredError extends McpBridgeError {
+  static override readonly code: string = 'TRANSPORT_SESSION_EXPIRED';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/SessionExpiredError');
+}

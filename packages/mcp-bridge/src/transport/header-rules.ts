@@ -1,0 +1,64 @@
+import { TransportConfigurationError } from './errors.js';
+
+/** Header names a caller may not set: framing, hop-by-hop, and the ones the transport owns. */
+export const REFUSED_HEADER_NAMES: ReadonlySet<string> = new Set([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+  'expect',
+  'accept',
+  'content-type',
+  'accept-encoding',
+  'content-encoding',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'authorization',
+  'cookie',
+]);
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** True when a header value contains a control character (CR, LF, NUL, ...). */
+export function hasControlCharacter(value: string): boolean {
+  return CONTROL.test(value);
+}
+
+/** Copies and validates fixed headers; names are lower-cased. */
+export function copyFixedHeaders(
+  headers: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> {
+  const copy: Record<string, string> = Object.create(null);
+  if (headers === undefined) return Object.freeze(copy);
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new TransportConfigurationError('headers must be an object of strings');
+  }
+  for (const [rawName, value] of Object.entries(headers)) {
+    const name = rawName.toLowerCase();
+    if (!TOKEN.test(name)) {
+      throw new TransportConfigurationError('A header name is not a valid HTTP token');
+    }
+    if (REFUSED_HEADER_NAMES.has(name)) {
+      throw new TransportConfigurationError(`The header ${name} is owned by the transport`, {
+        details: { header: name },
+      });
+    }
+    if (typeof value !== 'string' || hasControlCharacter(value)) {
+      throw new TransportConfigurationError(`The value of header ${name} is not a safe string`, {
+        details: { header: name },
+      });
+    }
+    copy[name] = value;
+  }
+  return Object.freeze(copy);
+}

@@ -1,0 +1,339 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { decodeRecord } from './decode-record.js';
+import {
+  RequestNotSentError,
+  ResponseTooLargeError,
+  TransportConfigurationError,
+  TransportError,
+  TransportTimeoutError,
+} from './errors.js';
+import type { McpBridgeLogger } from './logger.js';
+import {
+  positiveInteger,
+  positiveNumber,
+  type RecordLimits,
+  resolveRecordLimits,
+} from './record-limits.js';
+
+/** Options of {@link StdioTransport}. */
+export interface StdioTransportOptions extends Partial<RecordLimits> {
+  /** The server's argv: `[executable, ...args]`. Never a shell string. */
+  readonly command: readonly string[];
+  /** The child's complete environment (nothing is inherited). Default `{}`. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory of the child. Default: this process's. */
+  readonly cwd?: string;
+  /** Seconds a started record may take to complete. Default 120. */
+  readonly readTimeout?: number;
+  /** Seconds between SIGTERM and SIGKILL on close. Default 2. */
+  readonly killGrace?: number;
+  /** Bytes kept per stderr line before it is cut (the rest of the line is dropped). Default 4096. */
+  readonly maxStderrLineBytes?: number;
+  /** Receives the child's stderr lines (at debug level) and transport diagnostics. */
+  readonly logger?: McpBridgeLogger;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * The SDK `Transport` over a child process's stdin/stdout, one JSON-RPC record per line.
+ *
+ * Each stdout line is bounded by `maxRecordBytes` as bytes arrive and by `readTimeout` from its
+ * first byte to its newline, then scanned for structure before parsing. Any non-protocol line
+ * is a fatal error. The child runs in its own process group; `close()` sends SIGTERM to the
+ * group, then SIGKILL after `killGrace` seconds.
+ */
+export class StdioTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+  sessionId?: string | undefined;
+
+  /** The error that ended the wire, if one did. */
+  failure: Error | undefined;
+  /** Set when any stdout byte arrives; the client clears it before a replayable read. */
+  responseStarted = false;
+
+  readonly #command: readonly string[];
+  readonly #env: Readonly<Record<string, string>>;
+  readonly #cwd: string | undefined;
+  readonly #limits: RecordLimits;
+  readonly #readTimeoutMs: number;
+  readonly #killGraceMs: number;
+  readonly #maxStderrLineBytes: number;
+  readonly #logger: McpBridgeLogger | undefined;
+  #child: ChildProcess | undefined;
+  #chunks: Buffer[] = [];
+  #pending = 0;
+  #recordTimer: NodeJS.Timeout | undefined;
+  #stderrLine: Buffer[] = [];
+  #stderrBytes = 0;
+  #stderrCut = false;
+  #closed = false;
+  #exited: Promise<void> | undefined;
+
+  constructor(options: StdioTransportOptions) {
+    const command = options.command;
+    if (
+      !Array.isArray(command) ||
+      command.length === 0 ||
+      !command.every((part) => typeof part === 'string' && !part.includes('\0')) ||
+      command[0] === ''
+    ) {
+      throw new TransportConfigurationError(
+        'command must be a non-empty argv array of strings (never a shell string)',
+      );
+    }
+    const env = options.env ?? {};
+    if (typeof env !== 'object' || env === null) {
+      throw new TransportConfigurationError('env must be an object of strings');
+    }
+    for (const [key, value] of Object.entries(env)) {
+      if (
+        typeof value !== 'string' ||
+        key.includes('=') ||
+        key.includes('\0') ||
+        value.includes('\0')
+      ) {
+        throw new TransportConfigurationError('env must map names to strings', {
+          details: { variable: key },
+        });
+      }
+    }
+    this.#command = Object.freeze([...command]);
+    this.#env = Object.freeze({ ...env });
+    this.#cwd = options.cwd;
+    this.#limits = resolveRecordLimits(options);
+    this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
+    this.#killGraceMs = positiveNumber('killGrace', options.killGrace, 2) * 1000;
+    this.#maxStderrLineBytes = positiveInteger(
+      'maxStderrLineBytes',
+      options.maxStderrLineBytes,
+      4096,
+    );
+    this.#logger = options.logger;
+  }
+
+  /** The child's process id while it runs. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  async start(): Promise<void> {
+    if (this.#child !== undefined) throw new TransportError('The stdio transport already started');
+    const [executable, ...args] = this.#command as [string, ...string[]];
+    const child = spawn(executable, args, {
+      env: { ...this.#env },
+      ...(this.#cwd === undefined ? {} : { cwd: this.#cwd }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      shell: false,
+      windowsHide: true,
+    });
+    this.#child = child;
+    this.#exited = new Promise((resolve) => child.once('close', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      const onSpawn = (): void => {
+        child.off('error', onError);
+        resolve();
+      };
+      const onError = (error: Error): void => {
+        child.off('spawn', onSpawn);
+        this.#closed = true;
+        reject(new TransportError('The MCP server process could not be started', { cause: error }));
+      };
+      child.once('spawn', onSpawn);
+      child.once('error', onError);
+    });
+    child.on('error', (error) =>
+      this.#fail(new TransportError('The MCP server process failed', { cause: error })),
+    );
+    child.stdin?.on('error', (error) =>
+      this.#fail(new TransportError('Writing to the MCP server failed', { cause: error })),
+    );
+    child.stdout?.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => this.#onStderr(chunk));
+    child.once('exit', (code, signal) => {
+      if (!this.#closed) {
+        this.#fail(
+          new TransportError('The MCP server process exited', {
+            details: { exitCode: code, signal },
+          }),
+        );
+      }
+    });
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (
+      this.#closed ||
+      stdin === undefined ||
+      stdin === null ||
+      stdin.destroyed ||
+      !stdin.writable
+    ) {
+      throw new RequestNotSentError('The MCP server process is not running; nothing was sent');
+    }
+    const line = `${JSON.stringify(message)}\n`;
+    await new Promise<void>((resolve) => {
+      // Once handed to the pipe, the bytes may reach the server: a later failure is ambiguous.
+      if (stdin.write(line)) resolve();
+      else stdin.once('drain', resolve);
+      // A failed write surfaces through the 'error' handler, which closes the transport and
+      // rejects every pending request.
+      stdin.once('close', resolve);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed && this.#child === undefined) return;
+    const wasClosed = this.#closed;
+    this.#closed = true;
+    this.#clearRecordTimer();
+    const child = this.#child;
+    this.#child = undefined;
+    if (child !== undefined) await this.#terminate(child);
+    if (!wasClosed || this.failure !== undefined) this.onclose?.();
+  }
+
+  async #terminate(child: ChildProcess): Promise<void> {
+    child.stdin?.end();
+    const exited = this.#exited ?? Promise.resolve();
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await exited;
+      return;
+    }
+    signalGroup(child, 'SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const killed = await Promise.race([
+      exited.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), this.#killGraceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (killed) {
+      signalGroup(child, 'SIGKILL');
+      await exited;
+    } else {
+      // The leader is gone; make sure nothing it started in its group survives.
+      signalGroup(child, 'SIGKILL');
+    }
+  }
+
+  #fail(error: Error): void {
+    if (this.#closed) return;
+    this.failure = error;
+    this.#logger?.warn?.('MCP stdio transport failed', { code: (error as { code?: string }).code });
+    this.onerror?.(error);
+    this.#closed = true;
+    this.#clearRecordTimer();
+    const child = this.#child;
+    this.#child = undefined;
+    if (child !== undefined) void this.#terminate(child);
+    this.onclose?.();
+  }
+
+  #clearRecordTimer(): void {
+    if (this.#recordTimer !== undefined) {
+      clearTimeout(this.#recordTimer);
+      this.#recordTimer = undefined;
+    }
+  }
+
+  #onStdout(chunk: Buffer): void {
+    this.responseStarted = true;
+    let start = 0;
+    while (!this.#closed) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      const piece = end > start ? chunk.subarray(start, end) : undefined;
+      if (piece !== undefined) {
+        if (this.#pending === 0 && newline === -1) {
+          this.#recordTimer = setTimeout(
+            () =>
+              this.#fail(
+                new TransportTimeoutError('A stdio record did not complete within readTimeout', {
+                  details: { readTimeout: this.#readTimeoutMs / 1000 },
+                }),
+              ),
+            this.#readTimeoutMs,
+          );
+        }
+        this.#pending += piece.length;
+        if (this.#pending > this.#limits.maxRecordBytes) {
+          this.#fail(new ResponseTooLargeError('stdio', this.#limits.maxRecordBytes));
+          return;
+        }
+        this.#chunks.push(piece);
+      }
+      if (newline === -1) return;
+      const line =
+        this.#chunks.length === 1
+          ? (this.#chunks[0] as Buffer).toString('utf8')
+          : Buffer.concat(this.#chunks).toString('utf8');
+      this.#chunks = [];
+      this.#pending = 0;
+      this.#clearRecordTimer();
+      start = newline + 1;
+      this.#onLine(line);
+    }
+  }
+
+  #onLine(line: string): void {
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+    if (text.trim() === '') return;
+    let messages: JSONRPCMessage[];
+    try {
+      messages = decodeRecord(text, this.#limits);
+    } catch (error) {
+      this.#fail(error as Error);
+      return;
+    }
+    for (const message of messages) {
+      if (this.#closed) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  #onStderr(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      const room = this.#maxStderrLineBytes - this.#stderrBytes;
+      if (end > start) {
+        const take = Math.min(room, end - start);
+        if (take > 0) {
+          this.#stderrLine.push(Buffer.from(chunk.subarray(start, start + take)));
+          this.#stderrBytes += take;
+        }
+        if (take < end - start) this.#stderrCut = true;
+      }
+      if (newline === -1) return;
+      const text = Buffer.concat(this.#stderrLine).toString('utf8');
+      this.#logger?.debug?.('MCP server stderr', { line: text, truncated: this.#stderrCut });
+      this.#stderrLine = [];
+      this.#stderrBytes = 0;
+      this.#stderrCut = false;
+      start = newline + 1;
+    }
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}

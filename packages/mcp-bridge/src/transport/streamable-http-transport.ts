@@ -1,0 +1,536 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import { type Dispatcher, request } from 'undici';
+import type { McpAuthProvider } from '../client/auth-provider.js';
+import { decodeRecord } from './decode-record.js';
+import {
+  RequestNotSentError,
+  ResponseTooLargeError,
+  SessionExpiredError,
+  TransportConfigurationError,
+  TransportError,
+  TransportHttpError,
+  TransportProtocolError,
+  TransportTimeoutError,
+  UnauthorizedError,
+} from './errors.js';
+import { copyFixedHeaders, hasControlCharacter } from './header-rules.js';
+import type { McpBridgeLogger } from './logger.js';
+import {
+  positiveInteger,
+  positiveNumber,
+  type RecordLimits,
+  resolveRecordLimits,
+} from './record-limits.js';
+import { SseParser } from './sse-parser.js';
+
+/** Options of {@link StreamableHttpTransport}. */
+export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
+  /** The MCP endpoint. */
+  readonly url: string | URL;
+  /** The undici dispatcher every request goes through (the network guard's). */
+  readonly dispatcher: Dispatcher;
+  /** Owns `Authorization`: resolved for every request. */
+  readonly authProvider?: McpAuthProvider;
+  /** Fixed extra headers, copied and validated at construction. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Seconds for the first response byte and for each record to complete. Default 120. */
+  readonly readTimeout?: number;
+  /** Send `DELETE` for the session on close. Default true. */
+  readonly deleteSessionOnClose?: boolean;
+  /** SSE resumption attempts (GET with `Last-Event-ID`) per stream. Default 2. */
+  readonly maxSseReconnects?: number;
+  /** Milliseconds to wait before resuming when the server sent no `retry:`. Default 1000. */
+  readonly defaultSseRetry?: number;
+  /** Diagnostics. */
+  readonly logger?: McpBridgeLogger;
+}
+
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_INVALID_ARG',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
+/** True when an error from undici proves no request byte reached the server. */
+export function isConnectPhaseError(error: unknown): boolean {
+  for (let current = error, depth = 0; current !== undefined && depth < 5; depth++) {
+    if (typeof current !== 'object' || current === null) return false;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && (NOT_SENT_CODES.has(code) || code.startsWith('NET_'))) {
+      return true;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+interface StreamContext {
+  /** The request whose response this stream carries, if any. */
+  readonly requestId: RequestId | undefined;
+  answered: boolean;
+  lastEventId: string | undefined;
+  retryMs: number | undefined;
+}
+
+/**
+ * The SDK `Transport` over MCP Streamable HTTP (JSON and SSE replies) with undici.
+ *
+ * Every JSON body and every SSE event is bounded by `maxRecordBytes` as bytes arrive (a declared
+ * `Content-Length` over the limit fails before reading) and scanned for structure before parsing;
+ * requests ask for `Accept-Encoding: identity`. A limit error, or a stream that ends before its
+ * response and cannot be resumed, fails the whole transport: pending requests are rejected at
+ * once and the session is forgotten.
+ */
+export class StreamableHttpTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+  sessionId?: string | undefined;
+
+  /** The error that ended the wire, if one did. */
+  failure: Error | undefined;
+  /** Set when response headers arrive; the client clears it before a replayable read. */
+  responseStarted = false;
+
+  readonly #url: URL;
+  readonly #dispatcher: Dispatcher;
+  readonly #authProvider: McpAuthProvider | undefined;
+  readonly #headers: Readonly<Record<string, string>>;
+  readonly #limits: RecordLimits;
+  readonly #readTimeoutMs: number;
+  readonly #deleteSessionOnClose: boolean;
+  readonly #maxSseReconnects: number;
+  readonly #defaultSseRetry: number;
+  readonly #logger: McpBridgeLogger | undefined;
+  readonly #abort = new AbortController();
+  #protocolVersion: string | undefined;
+  #closed = false;
+  #started = false;
+
+  constructor(options: StreamableHttpTransportOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch (error) {
+      throw new TransportConfigurationError('url is not a valid URL', { cause: error });
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new TransportConfigurationError('url must use https (or http to loopback)');
+    }
+    if (url.username !== '' || url.password !== '') {
+      throw new TransportConfigurationError('url must not carry credentials');
+    }
+    this.#url = url;
+    this.#dispatcher = options.dispatcher;
+    this.#authProvider = options.authProvider;
+    this.#headers = copyFixedHeaders(options.headers);
+    this.#limits = resolveRecordLimits(options);
+    this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
+    if (
+      options.deleteSessionOnClose !== undefined &&
+      typeof options.deleteSessionOnClose !== 'boolean'
+    ) {
+      throw new TransportConfigurationError('deleteSessionOnClose must be a boolean');
+    }
+    this.#deleteSessionOnClose = options.deleteSessionOnClose ?? true;
+    this.#maxSseReconnects =
+      options.maxSseReconnects === 0
+        ? 0
+        : positiveInteger('maxSseReconnects', options.maxSseReconnects, 2);
+    this.#defaultSseRetry = positiveInteger('defaultSseRetry', options.defaultSseRetry, 1000);
+    this.#logger = options.logger;
+  }
+
+  /** The protocol version negotiated by `initialize`. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) throw new TransportError('The HTTP transport already started');
+    this.#started = true;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed) {
+      throw new RequestNotSentError('The MCP connection is closed; nothing was sent');
+    }
+    const requestId = isJSONRPCRequest(message) ? message.id : undefined;
+    const body = JSON.stringify(message);
+    const isInitialize = isJSONRPCRequest(message) && message.method === 'initialize';
+    const response = await this.#post(body);
+    const status = response.statusCode;
+    if (isInitialize) {
+      const session = headerValue(response.headers['mcp-session-id']);
+      if (session !== undefined) {
+        if (hasControlCharacter(session) || session.length > 1024) {
+          await discard(response.body);
+          throw new TransportProtocolError('The server sent an invalid Mcp-Session-Id');
+        }
+        this.sessionId = session;
+      }
+    }
+    if (status === 202) {
+      await discard(response.body);
+      return;
+    }
+    const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
+    if (contentType.startsWith('text/event-stream')) {
+      const context: StreamContext = {
+        requestId,
+        answered: false,
+        lastEventId: undefined,
+        retryMs: undefined,
+      };
+      void this.#consumeStream(response.body, context, 0);
+      return;
+    }
+    if (contentType.startsWith('application/json')) {
+      const text = await this.#readBody(response);
+      if (text === undefined) return;
+      let messages: JSONRPCMessage[];
+      try {
+        messages = decodeRecord(text, this.#limits);
+      } catch (error) {
+        this.#fail(error as Error);
+        return;
+      }
+      this.#dispatchAll(messages);
+      return;
+    }
+    await discard(response.body);
+    if (requestId === undefined && status >= 200 && status < 300) return;
+    throw new TransportProtocolError('The server answered with an unexpected content type', {
+      details: { status },
+    });
+  }
+
+  /** POSTs one message, answering 401/403/404 and HTTP errors; returns a 2xx response. */
+  async #post(body: string): Promise<Dispatcher.ResponseData> {
+    let challenges = 0;
+    for (;;) {
+      const headers = await this.#requestHeaders({
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      });
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(this.#url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher: this.#dispatcher,
+          signal: this.#abort.signal,
+          headersTimeout: this.#readTimeoutMs,
+          bodyTimeout: 0,
+        });
+      } catch (error) {
+        throw this.#requestFailure(error);
+      }
+      this.responseStarted = true;
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return response;
+      await discard(response.body);
+      if (status === 401 || status === 403) {
+        challenges++;
+        if (await this.#answerChallenge(status, response, challenges)) continue;
+        throw new UnauthorizedError(status);
+      }
+      if (status === 404 && this.sessionId !== undefined) {
+        this.sessionId = undefined;
+        throw new SessionExpiredError('The MCP server no longer knows this session');
+      }
+      throw new TransportHttpError(status);
+    }
+  }
+
+  async #answerChallenge(
+    status: 401 | 403,
+    response: Dispatcher.ResponseData,
+    attempt: number,
+  ): Promise<boolean> {
+    const provider = this.#authProvider;
+    if (provider?.onChallenge === undefined) return false;
+    const limit = provider.maxChallengesPerRequest ?? 2;
+    if (attempt > limit) return false;
+    try {
+      return (
+        (await provider.onChallenge({
+          status,
+          wwwAuthenticate: headerValue(response.headers['www-authenticate']),
+          url: this.#url.href,
+          attempt,
+        })) === true
+      );
+    } catch (error) {
+      throw new UnauthorizedError(status, { cause: error });
+    }
+  }
+
+  #requestFailure(error: unknown): Error {
+    if (this.#closed) {
+      return new TransportError('The MCP connection was closed', { cause: error });
+    }
+    if (isConnectPhaseError(error)) {
+      return new RequestNotSentError('The connection failed before the request was sent', {
+        cause: error,
+        details: { code: errorCode(error) },
+      });
+    }
+    if (errorCode(error) === 'UND_ERR_HEADERS_TIMEOUT') {
+      return new TransportTimeoutError('The MCP server did not answer within readTimeout', {
+        cause: error,
+        details: { readTimeout: this.#readTimeoutMs / 1000 },
+      });
+    }
+    return new TransportError('The HTTP request failed after it may have been sent', {
+      cause: error,
+      details: { code: errorCode(error) },
+    });
+  }
+
+  async #requestHeaders(base: Record<string, string>): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { ...this.#headers, ...base };
+    headers['accept-encoding'] = 'identity';
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    if (this.#protocolVersion !== undefined)
+      headers['mcp-protocol-version'] = this.#protocolVersion;
+    if (this.#authProvider !== undefined) {
+      let token: string | undefined;
+      try {
+        token = await this.#authProvider.token();
+      } catch (error) {
+        throw new RequestNotSentError('The token could not be resolved; nothing was sent', {
+          cause: error,
+        });
+      }
+      if (token !== undefined) {
+        if (typeof token !== 'string' || token === '' || hasControlCharacter(token)) {
+          throw new RequestNotSentError(
+            'The token is not a safe non-empty string; nothing was sent',
+          );
+        }
+        headers.authorization = `Bearer ${token}`;
+      }
+    }
+    return headers;
+  }
+
+  async #readBody(response: Dispatcher.ResponseData): Promise<string | undefined> {
+    const limit = this.#limits.maxRecordBytes;
+    const declared = Number(headerValue(response.headers['content-length']) ?? Number.NaN);
+    if (Number.isFinite(declared) && declared > limit) {
+      response.body.destroy();
+      this.#fail(new ResponseTooLargeError('content-length', limit));
+      return undefined;
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const timer = setTimeout(() => {
+      response.body.destroy(
+        new TransportTimeoutError('A JSON record did not complete within readTimeout'),
+      );
+    }, this.#readTimeoutMs);
+    try {
+      for await (const chunk of response.body) {
+        total += (chunk as Buffer).length;
+        if (total > limit) {
+          response.body.destroy();
+          this.#fail(new ResponseTooLargeError('json', limit));
+          return undefined;
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      this.#fail(
+        error instanceof TransportTimeoutError
+          ? error
+          : new TransportError('The HTTP response broke off', { cause: error }),
+      );
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+    return Buffer.concat(chunks, total).toString('utf8');
+  }
+
+  async #consumeStream(
+    body: Dispatcher.ResponseData['body'],
+    context: StreamContext,
+    reconnects: number,
+  ): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const clearTimer = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    };
+    const parser = new SseParser(this.#limits.maxRecordBytes, {
+      onRecordStart: () => {
+        timer = setTimeout(() => {
+          body.destroy(
+            new TransportTimeoutError('An SSE record did not complete within readTimeout'),
+          );
+        }, this.#readTimeoutMs);
+      },
+      onRecordEnd: clearTimer,
+      onRetry: (milliseconds) => {
+        context.retryMs = milliseconds;
+      },
+      onEvent: (event) => {
+        if (event.id !== undefined) context.lastEventId = event.id;
+        if (event.event !== 'message' || event.data === '') return;
+        const messages = decodeRecord(event.data, this.#limits);
+        for (const message of messages) {
+          if (
+            context.requestId !== undefined &&
+            (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
+            message.id === context.requestId
+          ) {
+            context.answered = true;
+          }
+        }
+        this.#dispatchAll(messages);
+      },
+    });
+    let failure: Error | undefined;
+    try {
+      for await (const chunk of body) {
+        if (this.#closed) break;
+        parser.push(chunk as Buffer);
+      }
+    } catch (error) {
+      failure =
+        error instanceof ResponseTooLargeError ||
+        error instanceof TransportTimeoutError ||
+        (error as { code?: string }).code?.startsWith('TRANSPORT_') === true
+          ? (error as Error)
+          : new TransportError('The SSE stream broke off', { cause: error });
+    } finally {
+      clearTimer();
+    }
+    if (this.#closed) return;
+    if (failure !== undefined && (failure as { code?: string }).code !== 'TRANSPORT_FAILED') {
+      // A limit, a timeout or a malformed record: the wire is no longer trustworthy.
+      body.destroy();
+      this.#fail(failure);
+      return;
+    }
+    if (context.requestId === undefined || context.answered) return;
+    if (context.lastEventId !== undefined && reconnects < this.#maxSseReconnects) {
+      await this.#resume(context, reconnects + 1);
+      return;
+    }
+    this.#fail(failure ?? new TransportError('The SSE stream ended before the response arrived'));
+  }
+
+  async #resume(context: StreamContext, reconnects: number): Promise<void> {
+    const delay = context.retryMs ?? this.#defaultSseRetry;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    if (this.#closed) return;
+    let response: Dispatcher.ResponseData;
+    try {
+      const headers = await this.#requestHeaders({ accept: 'text/event-stream' });
+      headers['last-event-id'] = context.lastEventId as string;
+      response = await request(this.#url, {
+        method: 'GET',
+        headers,
+        dispatcher: this.#dispatcher,
+        signal: this.#abort.signal,
+        headersTimeout: this.#readTimeoutMs,
+        bodyTimeout: 0,
+      });
+    } catch (error) {
+      this.#fail(new TransportError('Resuming the SSE stream failed', { cause: error }));
+      return;
+    }
+    const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
+    if (response.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+      await discard(response.body);
+      this.#fail(new TransportHttpError(response.statusCode, { details: { phase: 'resume' } }));
+      return;
+    }
+    await this.#consumeStream(response.body, context, reconnects);
+  }
+
+  #dispatchAll(messages: readonly JSONRPCMessage[]): void {
+    for (const message of messages) {
+      if (this.#closed) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  #fail(error: Error): void {
+    if (this.#closed) return;
+    this.failure = error;
+    this.#logger?.warn?.('MCP HTTP transport failed', { code: errorCode(error) });
+    this.onerror?.(error);
+    this.#shutdown();
+    this.onclose?.();
+  }
+
+  #shutdown(): void {
+    this.#closed = true;
+    this.sessionId = undefined;
+    this.#abort.abort(new TransportError('The MCP connection was closed'));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    const session = this.sessionId;
+    if (session !== undefined && this.#deleteSessionOnClose) {
+      try {
+        const headers = await this.#requestHeaders({});
+        const response = await request(this.#url, {
+          method: 'DELETE',
+          headers,
+          dispatcher: this.#dispatcher,
+          headersTimeout: Math.min(this.#readTimeoutMs, 5000),
+          bodyTimeout: 5000,
+        });
+        await discard(response.body);
+      } catch (error) {
+        this.#logger?.debug?.('Deleting the MCP session failed', { code: errorCode(error) });
+      }
+    }
+    this.#shutdown();
+    this.onclose?.();
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+async function discard(body: Dispatcher.ResponseData['body']): Promise<void> {
+  try {
+    await body.dump({ limit: 64 * 1024 });
+  } catch {
+    // nothing to keep
+  }
+}

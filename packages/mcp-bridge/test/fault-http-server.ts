@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** Pagination behaviours of the fault server's tools/list. */
+export type PagingMode = 'normal' | 'repeat' | 'endless';
+
+/** Knobs a test turns before a request. */
+export interface FaultState {
+  json: boolean;
+  /** Accepted bearer token; undefined accepts any request. */
+  validToken: string | undefined;
+  /** Tokens seen in Authorization headers, in order. */
+  tokensSeen: string[];
+  /** Answer the next N requests that carry a session id with 404 and forget the session. */
+  expireNext: number;
+  paging: PagingMode;
+  toolCount: number;
+  pageSize: number;
+  withOutputSchema: boolean;
+  /** Methods in arrival order (POST bodies). */
+  methods: string[];
+  /** HTTP requests by method (GET, POST, DELETE). */
+  httpMethods: string[];
+  /** Milliseconds to wait before answering a tools/call of `slow-first-byte`. */
+  firstByteDelayMs: number;
+}
+
+export interface FaultHttpServer {
+  readonly url: string;
+  readonly state: FaultState;
+  /** Server-side count of tools/call per tool name. */
+  readonly calls: Map<string, number>;
+  close(): Promise<void>;
+}
+
+function toolList(state: FaultState): Tool[] {
+  const tools: Tool[] = [];
+  for (let index = 0; index < state.toolCount; index++) {
+    tools.push({
+      name: `tool_${index}`,
+      description: `Tool number ${index}`,
+      inputSchema: {
+        type: 'object',
+        properties: { value: { type: 'string' }, count: { type: 'integer' } },
+        required: ['value'],
+      },
+      ...(state.withOutputSchema
+        ? {
+            outputSchema: {
+              type: 'object',
+              properties: { value: { type: 'string' }, index: { type: 'integer', minimum: index } },
+              required: ['value'],
+            },
+          }
+        : {}),
+    });
+  }
+  return tools;
+}
+
+const FIXED_TOOLS: Tool[] = [
+  'echo',
+  'drop',
+  'huge',
+  'complex',
+  'many-tokens',
+  'trailing',
+  'slow',
+  'slow-first-byte',
+  'trickle',
+  'malformed',
+].map((name) => ({
+  name,
+  description: `fault tool ${name}`,
+  inputSchema: {
+    type: 'object',
+    properties: { text: { type: 'string' }, bytes: { type: 'integer' } },
+  },
+}));
+
+/**
+ * A fault-injecting MCP server: the SDK's low-level `Server` behind the SDK's Streamable HTTP
+ * server transport, with faults injected at the HTTP layer (drops, trailing garbage, trickle,
+ * 401 and 404 answers). Counts every tools/call server-side.
+ */
+export async function startFaultHttpServer(
+  init: Partial<FaultState> = {},
+): Promise<FaultHttpServer> {
+  const state: FaultState = {
+    json: false,
+    validToken: undefined,
+    tokensSeen: [],
+    expireNext: 0,
+    paging: 'normal',
+    toolCount: 0,
+    pageSize: 100,
+    withOutputSchema: false,
+    methods: [],
+    httpMethods: [],
+    firstByteDelayMs: 0,
+    ...init,
+  };
+  const calls = new Map<string, number>();
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let currentResponse: ServerResponse | undefined;
+
+  function makeServer(): Server {
+    const server = new Server({ name: 'fault', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, (request) => {
+      const all = [...FIXED_TOOLS, ...toolList(state)];
+      const cursor = request.params?.cursor;
+      if (state.paging === 'repeat') return { tools: [], nextCursor: 'same' };
+      if (state.paging === 'endless') {
+        return { tools: [], nextCursor: `c${Number((cursor ?? 'c0').slice(1)) + 1}` };
+      }
+      const start = cursor === undefined ? 0 : Number(cursor);
+      const page = all.slice(start, start + state.pageSize);
+      const next = start + state.pageSize < all.length ? String(start + state.pageSize) : undefined;
+      return { tools: page, ...(next === undefined ? {} : { nextCursor: next }) };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const name = request.params.name;
+      calls.set(name, (calls.get(name) ?? 0) + 1);
+      const args = (request.params.arguments ?? {}) as { text?: string; bytes?: number };
+      switch (name) {
+        case 'drop': {
+          currentResponse?.socket?.destroy();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return { content: [{ type: 'text', text: 'never seen' }] };
+        }
+        case 'huge':
+          return { content: [{ type: 'text', text: 'x'.repeat(args.bytes ?? 1024) }] };
+        case 'complex': {
+          let nested: unknown = 1;
+          for (let depth = 0; depth < 100; depth++) nested = { a: nested };
+          return { content: [], structuredContent: { nested } };
+        }
+        case 'many-tokens':
+          return { content: [], structuredContent: { list: Array(25_000).fill(1) } };
+        case 'slow':
+          await new Promise((resolve) => setTimeout(resolve, args.bytes ?? 3000));
+          return { content: [{ type: 'text', text: 'slow done' }] };
+        case 'malformed':
+          return { content: 'not-an-array' } as never;
+        default:
+          if (name.startsWith('tool_')) {
+            return {
+              content: [{ type: 'text', text: `ran ${name}` }],
+              structuredContent: { value: args.text ?? 'x', index: Number(name.slice(5)) },
+            };
+          }
+          return { content: [{ type: 'text', text: `echo:${args.text ?? ''}` }] };
+      }
+    });
+    return server;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    state.httpMethods.push(req.method ?? '');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body = text === '' ? undefined : JSON.parse(text);
+    const method: string | undefined = body?.method;
+    if (method !== undefined) state.methods.push(method);
+    const authorization = req.headers.authorization;
+    if (authorization !== undefined) state.tokensSeen.push(authorization.replace(/^Bearer /, ''));
+    if (state.validToken !== undefined && authorization !== `Bearer ${state.validToken}`) {
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
+      return;
+    }
+    const sessionId = req.headers['mcp-session-id'] as string | undefined;
+    if (sessionId !== undefined && state.expireNext > 0) {
+      state.expireNext--;
+      sessions.delete(sessionId);
+      res.writeHead(404).end();
+      return;
+    }
+    const tool: string | undefined = method === 'tools/call' ? body.params?.name : undefined;
+    if (tool === 'slow-first-byte') {
+      calls.set(tool, (calls.get(tool) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, state.firstByteDelayMs));
+      if (res.destroyed) return;
+    }
+    if (tool === 'trailing' || tool === 'trickle') injectWrites(res, tool);
+    let transport = sessionId === undefined ? undefined : sessions.get(sessionId);
+    if (transport === undefined) {
+      if (sessionId !== undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: state.json,
+        onsessioninitialized: (id) => {
+          sessions.set(id, created);
+        },
+      });
+      transport = created;
+      await makeServer().connect(created);
+    }
+    currentResponse = res;
+    await transport.handleRequest(req, res, body);
+  }
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    state,
+    calls,
+    async close() {
+      for (const transport of sessions.values()) await transport.close().catch(() => undefined);
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** Makes a tools/call response misbehave at the byte level. */
+function injectWrites(res: ServerResponse, tool: string): void {
+  const originalWrite = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  const originalEnd = res.end.bind(res) as (...rest: unknown[]) => ServerResponse;
+  if (tool === 'trailing') {
+    let sawResult = false;
+    res.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const ok = originalWrite(chunk, ...rest);
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString();
+      if (!sawResult && text.includes('"result"')) {
+        sawResult = true;
+        originalWrite('event: message\ndata: {"jsonrpc":"2.0", broken\n\n');
+      }
+      return ok;
+    }) as typeof res.write;
+    return;
+  }
+  // trickle: every write goes out one byte every 20 ms
+  let queue = Promise.resolve();
+  res.write = ((chunk: unknown) => {
+    const bytes = Buffer.from(chunk as string | Uint8Array);
+    queue = queue.then(async () => {
+      for (const byte of bytes) {
+        if (res.destroyed) return;
+        originalWrite(Buffer.from([byte]));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    return true;
+  }) as typeof res.write;
+  res.end = ((...rest: unknown[]) => {
+    queue = queue.then(() => {
+      if (!res.destroyed) originalEnd(...rest);
+    });
+    return res;
+  }) as typeof res.end;
+}
