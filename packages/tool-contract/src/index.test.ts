@@ -31,6 +31,13 @@ describe('public surface of @toolfence/tool-contract', () => {
         // Reading
         'UNKNOWN_VERSION',
         'readContract',
+        // JSON Schema
+        'CONTRACT_ANNOTATIONS_JSON_SCHEMA',
+        // Precedence, downgrades, fingerprint
+        'catalogFingerprint',
+        'defineOverride',
+        'detectDowngrades',
+        'effectiveContract',
         // Heuristic fallback
         'HEURISTIC_DEFAULT_CONTENT_TRUST',
         'HEURISTIC_DEFAULT_RISK',

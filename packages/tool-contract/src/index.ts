@@ -54,6 +54,33 @@ export {
   UNKNOWN_VERSION,
 } from './read-contract.js';
 
+// JSON Schema of the annotation object, for gateways in other languages
+
+export {
+  CONTRACT_ANNOTATIONS_JSON_SCHEMA,
+  type JsonSchemaObject,
+} from './annotation-schema.js';
+
+// Precedence (override > declaration > heuristic), downgrade check, catalog fingerprint
+
+export type { CatalogSnapshot } from './catalog.js';
+export { catalogFingerprint } from './catalog-fingerprint.js';
+export {
+  type ContractOverrides,
+  type DowngradeFacts,
+  type DowngradeFinding,
+  type DowngradeReason,
+  detectDowngrades,
+} from './detect-downgrades.js';
+export {
+  type ContractOverride,
+  defineOverride,
+  type EffectiveContract,
+  type EffectiveContractInput,
+  type EffectiveSource,
+  effectiveContract,
+} from './effective-contract.js';
+
 // Name/description fallback for undeclared tools
 
 export {

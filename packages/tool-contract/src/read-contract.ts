@@ -18,8 +18,13 @@ import {
  */
 export interface ToolListEntry {
   readonly name: string;
+  readonly title?: string | undefined;
   readonly description?: string | undefined;
+  readonly inputSchema?: unknown;
+  readonly outputSchema?: unknown;
   readonly annotations?: unknown;
+  readonly execution?: unknown;
+  readonly icons?: unknown;
   readonly _meta?: unknown;
 }
 
