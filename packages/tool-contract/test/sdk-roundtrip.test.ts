@@ -123,7 +123,7 @@ describe('round trip through a real SDK McpServer and Client', () => {
     const raw = (await rawTools()).find((tool) => tool.name === 'checkout');
     const expected = toolAnnotations(declared.get('checkout') as ToolContract);
     expect(raw?.annotations).toEqual({ title: 'Title of checkout', ...expected });
-    expect((raw?._meta as Record<string, unknown>)[CONTRACT_META_KEY]).toEqual(expected);
+    expect(raw?._meta).toEqual({ [CONTRACT_META_KEY]: expected });
 
     const parsed = (await parsedTools()).find((tool) => tool.name === 'checkout');
     expect(parsed?.annotations).toEqual({
