@@ -287,7 +287,6 @@ async function register(
   method: TokenAuthMethod,
   redirectUri: string,
   clientName: string,
-  scope: string | undefined,
 ): Promise<{
   clientId: string;
   clientSecret: string | undefined;
@@ -309,7 +308,7 @@ async function register(
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: method,
-        ...(scope === undefined ? {} : { scope }),
+        // No `scope`: a scope fixed at registration would block a later step-up.
       },
       requestOptions(http),
     );
@@ -414,7 +413,7 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
     client = { clientId, clientSecret, tokenAuthMethod: method };
   } else {
     const method = selectRegistrationMethod(metadata, requestedMethod);
-    client = await register(http, metadata, method, redirectUri, clientName, scope);
+    client = await register(http, metadata, method, redirectUri, clientName);
   }
 
   const state = oauth.generateRandomState();

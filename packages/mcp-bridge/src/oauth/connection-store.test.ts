@@ -1,0 +1,227 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type ConnectionRecord,
+  type ConnectionStore,
+  MemoryConnectionStore,
+} from './connection-store.js';
+import { SqliteConnectionStore } from './sqlite-connection-store.js';
+
+let folder: string;
+beforeEach(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'connection-store-'));
+});
+afterEach(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+const FULL: ConnectionRecord = {
+  id: 'linear',
+  url: 'https://mcp.linear.example/mcp',
+  issuer: 'https://auth.linear.example',
+  resource: 'https://mcp.linear.example/mcp',
+  clientId: 'client-1',
+  clientSecret: 'SECRET-client-secret',
+  tokenAuthMethod: 'client_secret_basic',
+  redirectUri: 'http://127.0.0.1:8123/callback',
+  accessToken: 'SECRET-access-token',
+  refreshToken: 'SECRET-refresh-token',
+  expiresAt: 1_900_000_000_000,
+  scope: 'mcp:tools',
+  pending: {
+    state: 'SECRET-state',
+    codeVerifier: 'SECRET-verifier',
+    redirectUri: 'http://127.0.0.1:8123/callback',
+    scope: 'mcp:tools',
+    createdAt: 1_800_000_000_000,
+  },
+  authorizationAttempts: 1,
+};
+
+function withoutUpdatedAt(
+  record: ConnectionRecord | undefined,
+): Omit<ConnectionRecord, 'updatedAt'> | undefined {
+  if (record === undefined) return undefined;
+  const { updatedAt: _ignored, ...rest } = record;
+  return rest;
+}
+
+const stores: [string, () => ConnectionStore & { close?: () => void }][] = [
+  ['MemoryConnectionStore', () => new MemoryConnectionStore()],
+  [
+    'SqliteConnectionStore',
+    () => new SqliteConnectionStore({ path: join(folder, 'store.db'), key: randomBytes(32) }),
+  ],
+];
+
+describe.each(stores)('%s', (_name, create) => {
+  it('stores, updates, lists and deletes records', async () => {
+    const store = create();
+    await store.put(FULL);
+    expect(withoutUpdatedAt(await store.get('linear'))).toEqual(FULL);
+    const updated = await store.update(
+      'linear',
+      (current) => current && { ...current, accessToken: 'next' },
+    );
+    expect(updated?.accessToken).toBe('next');
+    expect(updated?.refreshToken).toBe(FULL.refreshToken);
+    expect(await store.list()).toEqual(['linear']);
+    expect(await store.delete('linear')).toBe(true);
+    expect(await store.get('linear')).toBeUndefined();
+    store.close?.();
+  });
+
+  it('writes nothing when an update throws, so the old token is kept', async () => {
+    const store = create();
+    await store.put(FULL);
+    await expect(
+      store.update('linear', () => {
+        throw new Error('refresh failed');
+      }),
+    ).rejects.toThrow('refresh failed');
+    expect((await store.get('linear'))?.accessToken).toBe(FULL.accessToken);
+    store.close?.();
+  });
+
+  it('refuses an update that changes the id or a malformed record', async () => {
+    const store = create();
+    await store.put(FULL);
+    await expect(
+      store.update('linear', (current) => current && { ...current, id: 'other' }),
+    ).rejects.toMatchObject({
+      code: 'STORE_RECORD_INVALID',
+    });
+    await expect(store.put({ id: '', url: 'x' })).rejects.toMatchObject({
+      code: 'STORE_RECORD_INVALID',
+    });
+    store.close?.();
+  });
+
+  it('runs concurrent single-flight tasks of one key once', async () => {
+    const store = create();
+    let runs = 0;
+    const task = async (): Promise<number> => {
+      runs += 1;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return runs;
+    };
+    const results = await Promise.all([
+      store.singleFlight('refresh:a', task),
+      store.singleFlight('refresh:a', task),
+      store.singleFlight('refresh:a', task),
+    ]);
+    expect(runs).toBe(1);
+    expect(results).toEqual([1, 1, 1]);
+    await store.singleFlight('refresh:a', task);
+    expect(runs).toBe(2);
+    store.close?.();
+  });
+});
+
+describe('SqliteConnectionStore encryption and schema', () => {
+  it('keeps everything across reopening and never writes secrets in plaintext', async () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    const first = new SqliteConnectionStore({ path, key });
+    await first.put(FULL);
+    first.close();
+    const bytes = (await readFile(path)).toString('latin1');
+    const wal = await readFile(`${path}-wal`)
+      .then((b) => b.toString('latin1'))
+      .catch(() => '');
+    expect(bytes + wal).not.toContain('SECRET');
+    expect(bytes + wal).toContain('mcp.linear.example');
+    const second = new SqliteConnectionStore({ path, key });
+    expect(withoutUpdatedAt(await second.get('linear'))).toEqual(FULL);
+    second.close();
+  });
+
+  it('fails clearly at open with a wrong key', async () => {
+    const path = join(folder, 'store.db');
+    const store = new SqliteConnectionStore({ path, key: randomBytes(32) });
+    await store.put(FULL);
+    store.close();
+    expect(() => new SqliteConnectionStore({ path, key: randomBytes(32) })).toThrow(
+      expect.objectContaining({
+        code: 'STORE_KEY_INVALID',
+        message: expect.stringMatching(/wrong key/),
+      }),
+    );
+  });
+
+  it.each([
+    ['a 31-byte key', randomBytes(31)],
+    ['a 33-byte key', randomBytes(33)],
+    ['a string key', 'k'.repeat(32)],
+    ['no key', undefined],
+  ])('refuses %s', (_name, key) => {
+    expect(
+      () => new SqliteConnectionStore({ path: join(folder, 'store.db'), key: key as Uint8Array }),
+    ).toThrow(expect.objectContaining({ code: 'STORE_KEY_INVALID' }));
+  });
+
+  it('rotates the key: reads with the previous key, re-encrypts, then works with the new key alone', async () => {
+    const path = join(folder, 'store.db');
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const store = new SqliteConnectionStore({ path, key: oldKey });
+    await store.put(FULL);
+    await store.put({ ...FULL, id: 'second' });
+    store.close();
+    const rotating = new SqliteConnectionStore({ path, key: newKey, previousKeys: [oldKey] });
+    expect((await rotating.get('linear'))?.accessToken).toBe(FULL.accessToken);
+    const blobBefore = new Database(path)
+      .prepare('SELECT secrets FROM connections WHERE id = ?')
+      .get('linear');
+    expect(rotating.rotateKey()).toBe(2);
+    expect(rotating.rotateKey()).toBe(0);
+    rotating.close();
+    const blobAfter = new Database(path)
+      .prepare('SELECT secrets FROM connections WHERE id = ?')
+      .get('linear');
+    expect(blobAfter).not.toEqual(blobBefore);
+    const fresh = new SqliteConnectionStore({ path, key: newKey });
+    expect(withoutUpdatedAt(await fresh.get('second'))).toEqual({ ...FULL, id: 'second' });
+    fresh.close();
+    expect(() => new SqliteConnectionStore({ path, key: oldKey })).toThrow(
+      expect.objectContaining({ code: 'STORE_KEY_INVALID' }),
+    );
+  });
+
+  it('detects a tampered record and a record moved to another id', async () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    const store = new SqliteConnectionStore({ path, key });
+    await store.put(FULL);
+    await store.put({ ...FULL, id: 'victim', accessToken: 'victim-token' });
+    const raw = new Database(path);
+    const row = raw.prepare('SELECT secrets FROM connections WHERE id = ?').get('linear') as {
+      secrets: Buffer;
+    };
+    const flipped = Buffer.from(row.secrets);
+    flipped[flipped.length - 1] = (flipped[flipped.length - 1] ?? 0) ^ 1;
+    raw.prepare('UPDATE connections SET secrets = ? WHERE id = ?').run(flipped, 'linear');
+    raw.prepare('UPDATE connections SET secrets = ? WHERE id = ?').run(row.secrets, 'victim');
+    raw.close();
+    await expect(store.get('linear')).rejects.toMatchObject({ code: 'STORE_DECRYPTION_FAILED' });
+    await expect(store.get('victim')).rejects.toMatchObject({ code: 'STORE_DECRYPTION_FAILED' });
+    store.close();
+  });
+
+  it('migrates an empty database and refuses one from a newer schema', () => {
+    const path = join(folder, 'store.db');
+    const store = new SqliteConnectionStore({ path, key: randomBytes(32) });
+    store.close();
+    const raw = new Database(path);
+    expect(raw.pragma('user_version', { simple: true })).toBe(1);
+    raw.pragma('user_version = 99');
+    raw.close();
+    expect(() => new SqliteConnectionStore({ path, key: randomBytes(32) })).toThrow(
+      expect.objectContaining({ code: 'STORE_SCHEMA_UNSUPPORTED' }),
+    );
+  });
+});
