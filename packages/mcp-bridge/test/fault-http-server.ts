@@ -31,6 +31,8 @@ export interface FaultState {
   httpMethods: string[];
   /** Milliseconds to wait before answering a tools/call of `slow-first-byte`. */
   firstByteDelayMs: number;
+  /** Raw tool entries appended to the listing (answered like `echo`). */
+  extraTools: Record<string, unknown>[];
 }
 
 export interface FaultHttpServer {
@@ -106,6 +108,7 @@ export async function startFaultHttpServer(
     methods: [],
     httpMethods: [],
     firstByteDelayMs: 0,
+    extraTools: [],
     ...init,
   };
   const calls = new Map<string, number>();
@@ -115,7 +118,7 @@ export async function startFaultHttpServer(
   function makeServer(): Server {
     const server = new Server({ name: 'fault', version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, (request) => {
-      const all = [...FIXED_TOOLS, ...toolList(state)];
+      const all = [...FIXED_TOOLS, ...(state.extraTools as Tool[]), ...toolList(state)];
       const cursor = request.params?.cursor;
       if (state.paging === 'repeat') return { tools: [], nextCursor: 'same' };
       if (state.paging === 'endless') {
@@ -148,8 +151,6 @@ export async function startFaultHttpServer(
         case 'slow':
           await new Promise((resolve) => setTimeout(resolve, args.bytes ?? 3000));
           return { content: [{ type: 'text', text: 'slow done' }] };
-        case 'malformed':
-          return { content: 'not-an-array' } as never;
         default:
           if (name.startsWith('tool_')) {
             return {
@@ -189,6 +190,12 @@ export async function startFaultHttpServer(
       calls.set(tool, (calls.get(tool) ?? 0) + 1);
       await new Promise((resolve) => setTimeout(resolve, state.firstByteDelayMs));
       if (res.destroyed) return;
+    }
+    if (tool === 'malformed') {
+      calls.set(tool, (calls.get(tool) ?? 0) + 1);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":`);
+      return;
     }
     if (tool === 'trailing' || tool === 'trickle') injectWrites(res, tool);
     let transport = sessionId === undefined ? undefined : sessions.get(sessionId);

@@ -500,6 +500,7 @@ export class McpClient {
         if (retryable) continue;
         if (
           failure instanceof UnauthorizedError ||
+          failure instanceof SessionExpiredError ||
           failure instanceof RequestNotSentError ||
           failure instanceof ResponseTooLargeError ||
           failure instanceof ResponseTooComplexError ||

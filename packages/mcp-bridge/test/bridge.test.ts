@@ -1,0 +1,193 @@
+import { defineContract, toolAnnotations } from '@toolfence/tool-contract';
+import {
+  AllowAllAuthorizer,
+  createToolContext,
+  type SchemaValidator,
+  ToolRegistry,
+} from '@toolfence/tools';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bridgeTools } from '../src/bridge/bridge-tools.js';
+import { BridgeApprovalError, BridgeSchemaError } from '../src/bridge/errors.js';
+import { McpClient } from '../src/client/mcp-client.js';
+import { type FaultHttpServer, startFaultHttpServer } from './fault-http-server.js';
+import { allowLoopback, CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
+
+const context = createToolContext({ runId: 'run-1' });
+
+describe('bridgeTools with server-everything (stdio) in a ToolRegistry', () => {
+  let client: McpClient;
+  beforeAll(() => {
+    client = new McpClient({
+      command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
+      env: CHILD_ENV,
+    });
+  });
+  afterAll(async () => {
+    await client.close();
+  });
+
+  it('registers prefixed tools and calls through the registry', async () => {
+    const tools = await bridgeTools(client, { prefix: 'ev', allow: ['echo', 'get-sum'] });
+    expect(tools.map((tool) => tool.spec.name).sort()).toEqual(['ev__echo', 'ev__get-sum']);
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer(), tools });
+    const result = await registry.invoke('ev__echo', { message: 'bridged' }, context);
+    expect(result.content).toEqual([{ type: 'text', text: 'Echo: bridged' }]);
+    await registry.close?.();
+  });
+
+  it('refuses invalid arguments before the server sees them', async () => {
+    const [echo] = await bridgeTools(client, { prefix: 'ev', allow: ['echo'] });
+    const result = await echo?.invoke({ message: 42 } as never, context);
+    expect(result?.isError).toBe(true);
+  });
+
+  it('filters with deny over allow', async () => {
+    const tools = await bridgeTools(client, {
+      prefix: 'ev',
+      allow: ['echo', 'get-env'],
+      deny: ['get-env'],
+    });
+    expect(tools.map((tool) => tool.remoteName)).toEqual(['echo']);
+  });
+
+  it('fails registration when two servers would share a name', async () => {
+    const first = await bridgeTools(client, { prefix: 'ev', allow: ['echo'] });
+    const second = await bridgeTools(client, { prefix: 'ev', allow: ['echo'] });
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer(), tools: first });
+    await expect(registry.register(second[0] as never)).rejects.toThrow();
+  });
+});
+
+describe('bridgeTools approval and schema authority (fault server)', () => {
+  let server: FaultHttpServer;
+  let client: McpClient;
+  const destructive = toolAnnotations(
+    defineContract({
+      risk: 'destructive',
+      contentTrust: 'trusted',
+      idempotent: false,
+      version: '1.0.0',
+    }),
+  );
+  beforeAll(async () => {
+    server = await startFaultHttpServer({
+      extraTools: [
+        { name: 'wipe', inputSchema: { type: 'object' }, annotations: destructive },
+        { name: 'no-args' },
+        {
+          name: 'remote-ref',
+          inputSchema: {
+            type: 'object',
+            properties: { a: { $ref: 'https://example.test/a.json' } },
+          },
+        },
+        {
+          name: 'with-output',
+          inputSchema: {
+            type: 'object',
+            properties: { text: { type: 'string', pattern: '^[a-z]+$' } },
+          },
+          outputSchema: {
+            type: 'object',
+            properties: { count: { type: 'integer' } },
+            required: ['count'],
+          },
+        },
+      ],
+    });
+    client = new McpClient({ url: server.url, allowNonPublic: allowLoopback });
+  });
+  afterEach(() => {
+    server.calls.clear();
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('gates a tool whose declared risk is at or above approvalRisk, before the server sees it', async () => {
+    const [wipe] = await bridgeTools(client, { prefix: 'fs', allow: ['wipe'] });
+    expect(wipe?.needsApproval).toBe(true);
+    await expect(wipe?.invoke({}, context)).rejects.toBeInstanceOf(BridgeApprovalError);
+    expect(server.calls.get('wipe')).toBeUndefined();
+  });
+
+  it.each([
+    ['an approver that declines', () => false, false],
+    [
+      'an approver that throws',
+      () => {
+        throw new Error('no');
+      },
+      false,
+    ],
+    ['an approver that approves', () => true, true],
+  ])('asks %s', async (_name, approve, runs) => {
+    const [wipe] = await bridgeTools(client, { prefix: 'fs', allow: ['wipe'], approve });
+    const call = wipe?.invoke({}, context) as Promise<unknown>;
+    if (runs) await call;
+    else await expect(call).rejects.toBeInstanceOf(BridgeApprovalError);
+    expect(server.calls.get('wipe')).toBe(runs ? 1 : undefined);
+  });
+
+  it('lets gates override needsApproval and the risk default', async () => {
+    const tools = await bridgeTools(client, {
+      prefix: 'fs',
+      allow: ['wipe', 'echo'],
+      needsApproval: true,
+      gates: { wipe: false },
+    });
+    expect(Object.fromEntries(tools.map((tool) => [tool.remoteName, tool.needsApproval]))).toEqual({
+      wipe: false,
+      echo: true,
+    });
+    const none = await bridgeTools(client, { prefix: 'fs', allow: ['wipe'], approvalRisk: 'none' });
+    expect(none[0]?.needsApproval).toBe(false);
+  });
+
+  it('gives a tool without inputSchema a closed, argument-free schema', async () => {
+    const [noArgs] = await bridgeTools(client, { prefix: 'fs', allow: ['no-args'] });
+    expect(noArgs?.spec.inputSchema).toEqual({
+      type: 'object',
+      properties: {},
+      additionalProperties: false,
+    });
+    const refused = await noArgs?.invoke({ extra: 1 }, context);
+    expect(refused?.isError).toBe(true);
+    expect(server.calls.get('no-args')).toBeUndefined();
+  });
+
+  it('refuses a $ref that leaves the document even with a permissive custom validator', async () => {
+    const permissive: SchemaValidator = {
+      prepare: () => undefined,
+      validate: () => ({ valid: true }),
+    };
+    await expect(
+      bridgeTools(client, { prefix: 'fs', allow: ['remote-ref'], validator: permissive }),
+    ).rejects.toBeInstanceOf(BridgeSchemaError);
+  });
+
+  it('validates arguments in full (JSON Schema 2020-12 keywords such as pattern)', async () => {
+    const [tool] = await bridgeTools(client, { prefix: 'fs', allow: ['with-output'] });
+    const refused = await tool?.invoke({ text: 'NOT lower' }, context);
+    expect(refused?.isError).toBe(true);
+    expect(server.calls.get('with-output')).toBeUndefined();
+  });
+
+  it('checks structured results against the output schema, compiled on first use', async () => {
+    const [tool] = await bridgeTools(client, { prefix: 'fs', allow: ['with-output'] });
+    const result = await tool?.invoke({ text: 'abc' }, context);
+    // the server answers like echo, with no structuredContent: nothing to check
+    expect(result?.isError).not.toBe(true);
+    expect(server.calls.get('with-output')).toBe(1);
+  });
+
+  it('turns an ambiguous delivery into an error result that says to verify, and never replays', async () => {
+    const [drop] = await bridgeTools(client, { prefix: 'fs', allow: ['drop'] });
+    const result = await drop?.invoke({}, context);
+    expect(result?.isError).toBe(true);
+    expect(JSON.stringify(result?.content)).toMatch(/Verify external state/);
+    expect(result?.metadata?.ambiguous).toBe(true);
+    expect(server.calls.get('drop')).toBe(1);
+  });
+});

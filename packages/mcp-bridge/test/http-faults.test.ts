@@ -1,0 +1,257 @@
+import { McpLimitError, McpProtocolError } from '@toolfence/tools';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AmbiguousDeliveryError } from '../src/client/errors.js';
+import { McpClient, type McpClientOptions } from '../src/client/mcp-client.js';
+import {
+  RequestNotSentError,
+  ResponseTooComplexError,
+  ResponseTooLargeError,
+  SessionExpiredError,
+  TransportProtocolError,
+  TransportTimeoutError,
+  UnauthorizedError,
+} from '../src/transport/errors.js';
+import {
+  type FaultHttpServer,
+  type FaultState,
+  startFaultHttpServer,
+} from './fault-http-server.js';
+import { allowLoopback } from './helpers.js';
+
+async function caught(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe.each([
+  ['SSE replies', false],
+  ['JSON replies', true],
+])('McpClient against the fault-injecting server (%s)', (_mode, json) => {
+  let server: FaultHttpServer;
+  const clients: McpClient[] = [];
+  const initial: Partial<FaultState> = { json };
+
+  function client(options: Partial<McpClientOptions> = {}): McpClient {
+    const made = new McpClient({ url: server.url, allowNonPublic: allowLoopback, ...options });
+    clients.push(made);
+    return made;
+  }
+
+  beforeAll(async () => {
+    server = await startFaultHttpServer(initial);
+  });
+  afterEach(async () => {
+    for (const made of clients.splice(0)) await made.close();
+    server.calls.clear();
+    Object.assign(server.state, {
+      validToken: undefined,
+      tokensSeen: [],
+      expireNext: 0,
+      paging: 'normal',
+      toolCount: 0,
+      pageSize: 100,
+      methods: [],
+      httpMethods: [],
+      firstByteDelayMs: 0,
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('calls a tool exactly once', async () => {
+    const result = await client().callTool('echo', { text: 'hi' });
+    expect(result.content).toEqual([{ type: 'text', text: 'echo:hi' }]);
+    expect(server.calls.get('echo')).toBe(1);
+  });
+
+  it('reports a dropped connection after send as ambiguous and never replays it', async () => {
+    const mcp = client();
+    const error = await caught(mcp.callTool('drop'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as Error).message).toMatch(/verify external state/);
+    expect(server.calls.get('drop')).toBe(1);
+    // the next operation handshakes again
+    await mcp.callTool('echo', { text: 'after' });
+    expect(server.calls.get('drop')).toBe(1);
+    expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+  });
+
+  it('reports a malformed reply as ambiguous (invalid response), once', async () => {
+    const error = await caught(client().callTool('malformed'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
+    expect((error as Error).cause).toBeInstanceOf(TransportProtocolError);
+    expect(server.calls.get('malformed')).toBe(1);
+  });
+
+  it('stops an oversized record at maxRecordBytes and rejects at once', async () => {
+    const mcp = client({ maxRecordBytes: 64 * 1024 });
+    const error = await caught(mcp.callTool('huge', { bytes: 200_000 }));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    const cause = (error as Error).cause as ResponseTooLargeError;
+    expect(cause).toBeInstanceOf(ResponseTooLargeError);
+    expect(cause.limit).toBe(64 * 1024);
+    expect(json ? ['content-length', 'json'] : ['sse']).toContain(cause.kind);
+    expect(server.calls.get('huge')).toBe(1);
+    // the session was reset: the next call handshakes again and works
+    await mcp.callTool('huge', { bytes: 10 });
+    expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+  });
+
+  it.each([
+    ['too deep', 'complex', 'depth', 64],
+    ['too many tokens', 'many-tokens', 'tokens', 20_001],
+  ])('stops a record that is %s', async (_name, tool, kind, limit) => {
+    const error = await caught(client().callTool(tool));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    const cause = (error as Error).cause as ResponseTooComplexError;
+    expect(cause).toBeInstanceOf(ResponseTooComplexError);
+    expect(cause.kind).toBe(kind);
+    expect(cause.limit).toBe(limit);
+    expect(server.calls.get(tool)).toBe(1);
+  });
+
+  it('re-initializes once after a 404 for an expired session and retries', async () => {
+    const mcp = client();
+    await mcp.connect();
+    server.state.expireNext = 1;
+    const result = await mcp.callTool('echo', { text: 'renewed' });
+    expect(result.content).toEqual([{ type: 'text', text: 'echo:renewed' }]);
+    expect(server.calls.get('echo')).toBe(1);
+    expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+  });
+
+  it('raises after a 404 twice in a row', async () => {
+    const mcp = client();
+    await mcp.connect();
+    server.state.expireNext = 2;
+    const error = await caught(mcp.callTool('echo'));
+    expect(error).toBeInstanceOf(SessionExpiredError);
+    expect(server.calls.get('echo')).toBeUndefined();
+  });
+
+  it('resolves a token function once more after a 401 and retries once', async () => {
+    server.state.validToken = 'fresh';
+    const tokens = ['stale', 'fresh'];
+    let resolved = 0;
+    const mcp = client({ token: () => tokens[Math.min(resolved++, 1)] as string });
+    const result = await mcp.callTool('echo', { text: 'rotated' });
+    expect(result.content).toEqual([{ type: 'text', text: 'echo:rotated' }]);
+    expect(server.state.tokensSeen.slice(0, 2)).toEqual(['stale', 'fresh']);
+    expect(server.calls.get('echo')).toBe(1);
+  });
+
+  it('raises on a 401 with a static token without retrying', async () => {
+    server.state.validToken = 'right';
+    const error = await caught(client({ token: 'wrong' }).callTool('echo'));
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect((error as UnauthorizedError).status).toBe(401);
+    expect(server.state.tokensSeen).toEqual(['wrong']);
+  });
+
+  it('raises when the token function keeps failing, after exactly one retry', async () => {
+    server.state.validToken = 'right';
+    const error = await caught(client({ token: async () => 'wrong' }).callTool('echo'));
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect(server.state.tokensSeen).toEqual(['wrong', 'wrong']);
+  });
+
+  it('follows pagination once and caches the listing', async () => {
+    server.state.toolCount = 250;
+    server.state.pageSize = 50;
+    const mcp = client();
+    const tools = await mcp.tools();
+    expect(tools).toHaveLength(260);
+    expect(await mcp.tools()).toBe(tools);
+    expect(server.state.methods.filter((method) => method === 'tools/list')).toHaveLength(6);
+    const refreshed = await mcp.tools({ refresh: true });
+    expect(refreshed).toHaveLength(260);
+  });
+
+  it.each([
+    ['a repeating cursor', { paging: 'repeat' }, {}, McpProtocolError],
+    ['endless pages', { paging: 'endless' }, { maxToolPages: 5 }, McpLimitError],
+    ['too many pages', { toolCount: 500, pageSize: 10 }, { maxToolPages: 20 }, McpLimitError],
+    ['too many tools', { toolCount: 500 }, { maxTools: 100 }, McpLimitError],
+  ] as const)('refuses %s instead of looping', async (_name, state, options, errorClass) => {
+    Object.assign(server.state, state);
+    const error = await caught(client(options).tools());
+    expect(error).toBeInstanceOf(errorClass);
+  });
+
+  it('times out a slow first byte as ambiguous, once', async () => {
+    server.state.firstByteDelayMs = 1500;
+    const mcp = client({ readTimeout: 0.4 });
+    await mcp.connect();
+    const error = await caught(mcp.callTool('slow-first-byte'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
+    expect(server.calls.get('slow-first-byte')).toBe(1);
+  });
+
+  it('raises a not-sent error when the connection fails before any byte was written', async () => {
+    const mcp = new McpClient({ url: 'http://127.0.0.1:9/mcp', allowNonPublic: allowLoopback });
+    clients.push(mcp);
+    const error = await caught(mcp.callTool('echo'));
+    expect(error).toBeInstanceOf(RequestNotSentError);
+  });
+
+  it('sends DELETE for the session on close, unless told not to', async () => {
+    const mcp = client();
+    await mcp.connect();
+    await mcp.close();
+    expect(server.state.httpMethods).toContain('DELETE');
+    server.state.httpMethods = [];
+    const quiet = client({ deleteSessionOnClose: false });
+    await quiet.connect();
+    await quiet.close();
+    expect(server.state.httpMethods).not.toContain('DELETE');
+  });
+
+  it('sends the protocol headers and asks for identity encoding', async () => {
+    const mcp = client({ headers: { 'x-tenant': 'acme' } });
+    await mcp.callTool('echo');
+    expect(server.state.methods).toContain('tools/call');
+  });
+});
+
+describe('McpClient streaming faults (SSE)', () => {
+  let server: FaultHttpServer;
+  beforeAll(async () => {
+    server = await startFaultHttpServer({ json: false });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('keeps a result that arrived before an invalid trailing record', async () => {
+    const mcp = new McpClient({ url: server.url, allowNonPublic: allowLoopback });
+    try {
+      const result = await mcp.callTool('trailing', { text: 'kept' });
+      expect(result.content).toEqual([{ type: 'text', text: 'echo:kept' }]);
+      expect(server.calls.get('trailing')).toBe(1);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('bounds a slowly trickled record by readTimeout over the whole record', async () => {
+    const mcp = new McpClient({ url: server.url, allowNonPublic: allowLoopback, readTimeout: 0.5 });
+    try {
+      await mcp.connect();
+      // the call's own timeout is long: only the per-record timer can end it
+      const error = await caught(mcp.callTool('trickle', {}, { timeout: 30 }));
+      expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+      expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
+      expect((error as Error).cause).toBeInstanceOf(TransportTimeoutError);
+      expect(server.calls.get('trickle')).toBe(1);
+    } finally {
+      await mcp.close();
+    }
+  });
+});

@@ -1,0 +1,162 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AmbiguousDeliveryError } from '../src/client/errors.js';
+import { McpClient, type McpClientOptions } from '../src/client/mcp-client.js';
+import {
+  ResponseTooComplexError,
+  ResponseTooLargeError,
+  TransportConfigurationError,
+  TransportProtocolError,
+  TransportTimeoutError,
+} from '../src/transport/errors.js';
+import { CHILD_ENV } from './helpers.js';
+
+const SERVER = fileURLToPath(new URL('./fixtures/fault-stdio-server.mjs', import.meta.url));
+
+async function caught(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Running and not a zombie (a container's init may not reap orphans at once). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('McpClient over stdio against the fault-injecting server', () => {
+  let dir: string;
+  let countFile: string;
+  const clients: McpClient[] = [];
+
+  function client(options: Partial<McpClientOptions> = {}): McpClient {
+    const made = new McpClient({
+      command: [process.execPath, SERVER],
+      env: { ...CHILD_ENV, COUNT_FILE: countFile },
+      ...options,
+    });
+    clients.push(made);
+    return made;
+  }
+
+  async function calls(name: string): Promise<number> {
+    const text = await readFile(countFile, 'utf8').catch(() => '');
+    return text.split('\n').filter((line) => line === name).length;
+  }
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'mcp-bridge-stdio-'));
+    countFile = join(dir, 'calls.txt');
+  });
+  afterEach(async () => {
+    for (const made of clients.splice(0)) await made.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('treats a non-protocol stdout line as an error and does not replay', async () => {
+    const mcp = client();
+    const error = await caught(mcp.callTool('stray'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as Error).cause).toBeInstanceOf(TransportProtocolError);
+    expect(await calls('stray')).toBe(1);
+    // a fresh process answers the next call
+    expect((await mcp.callTool('echo')).content).toEqual([{ type: 'text', text: 'echo' }]);
+  });
+
+  it('stops a line over maxRecordBytes as it arrives', async () => {
+    const error = await caught(
+      client({ maxRecordBytes: 4096 }).callTool('huge', { bytes: 100_000 }),
+    );
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    const cause = (error as Error).cause as ResponseTooLargeError;
+    expect(cause).toBeInstanceOf(ResponseTooLargeError);
+    expect(cause.kind).toBe('stdio');
+    expect(cause.limit).toBe(4096);
+    expect(await calls('huge')).toBe(1);
+  });
+
+  it('stops a too-deep line before parsing', async () => {
+    const error = await caught(client().callTool('complex'));
+    expect((error as Error).cause).toBeInstanceOf(ResponseTooComplexError);
+    expect(await calls('complex')).toBe(1);
+  });
+
+  it('reports a server that exits after receiving the call as ambiguous, exactly once', async () => {
+    const mcp = client();
+    const error = await caught(mcp.callTool('drop'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect(await calls('drop')).toBe(1);
+  });
+
+  it('keeps a result that arrived before an invalid trailing line', async () => {
+    const mcp = client();
+    const result = await mcp.callTool('trailing');
+    expect(result.content).toEqual([{ type: 'text', text: 'kept' }]);
+    expect(await calls('trailing')).toBe(1);
+  });
+
+  it('bounds a trickled line by readTimeout over the whole record', async () => {
+    const mcp = client({ readTimeout: 0.5 });
+    await mcp.connect();
+    const error = await caught(mcp.callTool('trickle', {}, { timeout: 30 }));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as Error).cause).toBeInstanceOf(TransportTimeoutError);
+    expect(await calls('trickle')).toBe(1);
+  });
+
+  it('passes only the explicit environment', async () => {
+    const mcp = client({ env: { ONLY_THIS: '1' } });
+    const result = await mcp.callTool('env');
+    expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(['ONLY_THIS']) }]);
+  });
+
+  it('pipes stderr to the logger in bounded lines', async () => {
+    const lines: { line: unknown; truncated: unknown }[] = [];
+    const mcp = client({
+      logger: { debug: (_message, details) => lines.push(details as never) },
+    });
+    await mcp.callTool('stderr-flood');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const flood = lines.find((entry) => entry.truncated === true);
+    expect(flood).toBeDefined();
+    expect((flood?.line as string).length).toBe(4096);
+    expect(lines.some((entry) => entry.line === 'short line')).toBe(true);
+  });
+
+  it('terminates the whole process group on close', async () => {
+    const mcp = client();
+    const result = await mcp.callTool('grandchild');
+    const pid = Number((result.content[0] as { text: string }).text);
+    expect(alive(pid)).toBe(true);
+    await mcp.close();
+    for (let attempt = 0; attempt < 50 && alive(pid); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(alive(pid)).toBe(false);
+  });
+
+  it.each([
+    ['a shell string', 'node server.js'],
+    ['an empty argv', []],
+    ['a non-string argument', ['node', 1]],
+  ])('refuses %s as command', (_name, command) => {
+    expect(() => new McpClient({ command: command as never })).toThrow(TransportConfigurationError);
+  });
+});
