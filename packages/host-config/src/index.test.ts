@@ -24,6 +24,10 @@ describe('public surface of @toolfence/host-config', () => {
         'HOOK_TIMEOUT_SECONDS',
         'HookPayloadOptionError',
         'HostConfigError',
+        'INSTALL_BACKUP_SUFFIX',
+        'InstallConfigMalformedError',
+        'InstallUsageError',
+        'InstallWriteError',
         'MAX_BYTES',
         'MAX_HOOK_INPUT_BYTES',
         'MAX_TOTAL_BYTES',
@@ -33,8 +37,12 @@ describe('public surface of @toolfence/host-config', () => {
         'classifyAttachmentSource',
         'decodeDataAttachment',
         'getHookSetup',
+        'getHookStatus',
+        'installHook',
         'missingHookToolResult',
         'readHookProtocolVersion',
+        'runCli',
+        'uninstallHook',
       ].sort(),
     );
   });

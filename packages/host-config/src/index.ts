@@ -56,6 +56,23 @@ export {
   type MissingHookToolResult,
   missingHookToolResult,
 } from './attachments/missing-hook-payload.js';
+// Installer (also the `toolfence-host-config` command)
+export {
+  InstallConfigMalformedError,
+  InstallUsageError,
+  InstallWriteError,
+} from './cli/errors.js';
+export {
+  getHookStatus,
+  type HookFileChange,
+  type HookInstallOptions,
+  type HookInstallResult,
+  type HookStatus,
+  INSTALL_BACKUP_SUFFIX,
+  installHook,
+  uninstallHook,
+} from './cli/installer.js';
+export { type CliEnvironment, type CliWriter, runCli } from './cli/run-cli.js';
 // Errors
 export { HostConfigError, type HostConfigErrorOptions } from './host-config-error.js';
 export { VERSION } from './version.js';

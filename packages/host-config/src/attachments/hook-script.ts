@@ -18,7 +18,7 @@ export const HOOK_SCRIPT: string = readFileSync(HOOK_SCRIPT_URL, 'utf8');
 /** Reads `protocol=N` from a hook script's header comment; undefined when absent. */
 export function readHookProtocolVersion(scriptText: string): number | undefined {
   const header = scriptText.slice(0, 400).split('\n', 1)[0] ?? '';
-  const match = /\bprotocol=([1-9][0-9]*)\b/.exec(header);
+  const match = /\bprotocol=(\d+)\b/.exec(header);
   return match?.[1] === undefined ? undefined : Number(match[1]);
 }
 

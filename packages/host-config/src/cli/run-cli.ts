@@ -1,0 +1,204 @@
+import { parseArgs } from 'node:util';
+import {
+  CLIENT_MIN_VERSIONS,
+  getHookSetup,
+  HOOK_CLIENTS,
+  type HookClient,
+  type HookScope,
+} from '../attachments/client-setup.js';
+import { HOOK_SCRIPT } from '../attachments/hook-script.js';
+import { HostConfigError } from '../host-config-error.js';
+import { InstallUsageError } from './errors.js';
+import { getHookStatus, type HookInstallResult, installHook, uninstallHook } from './installer.js';
+
+/** Where the CLI writes: two line sinks, so tests and embedders can capture output. */
+export interface CliWriter {
+  /** Normal output (stdout). */
+  readonly out: (text: string) => void;
+  /** Diagnostics (stderr). */
+  readonly err: (text: string) => void;
+}
+
+/** Environment the CLI reads (paths only). */
+export interface CliEnvironment {
+  readonly home?: string;
+  readonly cwd?: string;
+  readonly codexHome?: string;
+}
+
+export const CLI_USAGE = `Usage: toolfence-host-config <command> [options]
+
+Commands:
+  install       write the hook script and register it with a client
+  uninstall     remove the registration and the script
+  status        show whether the hook is installed, registered and current
+  print-script  print the hook script
+  print-setup   print where the files go and the registration block for a client
+  help          show this text
+
+Options:
+  --client <claude-code|codex|cursor|vscode>  client to set up (status: all when omitted)
+  --scope <user|project>                      default: user
+  --project <dir>                             project folder for --scope project (default: cwd)
+  --home <dir>                                home folder (default: $HOME)
+  --dry-run                                   show the changes without writing
+  --json                                      machine-readable output (status, print-setup)
+`;
+
+/**
+ * Runs the installer CLI with `argv` (without `node` and the script) and returns the exit code:
+ * 0 success, 1 failure (nothing half-written), 2 usage error.
+ */
+export function runCli(
+  argv: readonly string[],
+  writer: CliWriter,
+  environment: CliEnvironment = {},
+): number {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    writer.err(`${error instanceof Error ? error.message : 'invalid arguments'}\n\n${CLI_USAGE}`);
+    return 2;
+  }
+  const { command, values } = parsed;
+  try {
+    const scope = parseScope(values.scope);
+    const paths: { home?: string; projectDir?: string; codexHome?: string } = {};
+    const home = values.home ?? environment.home;
+    const projectDir = values.project ?? environment.cwd;
+    if (home !== undefined) paths.home = home;
+    if (projectDir !== undefined) paths.projectDir = projectDir;
+    if (environment.codexHome !== undefined) paths.codexHome = environment.codexHome;
+    switch (command) {
+      case undefined:
+      case 'help':
+        writer.out(CLI_USAGE);
+        return command === undefined ? 2 : 0;
+      case 'print-script':
+        writer.out(HOOK_SCRIPT);
+        return 0;
+      case 'print-setup': {
+        const client = requireClient(values.client);
+        const setup = getHookSetup(client, scope, paths);
+        if (values.json === true) {
+          writer.out(`${JSON.stringify(setup, null, 2)}\n`);
+          return 0;
+        }
+        const minimum = CLIENT_MIN_VERSIONS[client];
+        writer.out(
+          [
+            `${minimum.displayName} (${scope} scope), version ${minimum.version} or newer`,
+            `  script:   ${setup.scriptPath}`,
+            `  config:   ${setup.configPath}`,
+            `  matcher:  ${setup.matcher ?? '(none: the client ignores matchers)'}`,
+            '  merge this registration into the config (keep the hooks already there):',
+            ...JSON.stringify(setup.registration, null, 2)
+              .split('\n')
+              .map((line) => `    ${line}`),
+            ...setup.notes.map((note) => `  note: ${note}`),
+            '',
+          ].join('\n'),
+        );
+        return 0;
+      }
+      case 'install':
+      case 'uninstall': {
+        const client = requireClient(values.client);
+        const options = { client, scope, dryRun: values['dry-run'] === true, ...paths };
+        const outcome = command === 'install' ? installHook(options) : uninstallHook(options);
+        report(outcome, command, writer);
+        return 0;
+      }
+      case 'status': {
+        const clients = values.client === undefined ? HOOK_CLIENTS : [requireClient(values.client)];
+        const statuses = clients.map((client) => getHookStatus({ client, scope, ...paths }));
+        if (values.json === true) {
+          writer.out(`${JSON.stringify(statuses, null, 2)}\n`);
+          return 0;
+        }
+        for (const status of statuses) {
+          let state: string;
+          if (!status.scriptInstalled) state = 'not installed';
+          else if (status.current)
+            state = `installed, protocol ${status.installedProtocol}, current`;
+          else {
+            state = `STALE (installed protocol ${status.installedProtocol ?? 'unknown'}, this package ships ${status.availableProtocol}): run install again`;
+          }
+          const registration = status.configProblem
+            ? `config problem: ${status.configProblem}`
+            : status.registered
+              ? `registered in ${status.configPath}`
+              : status.referenced
+                ? `registered differently in ${status.configPath}: run install again`
+                : `not registered in ${status.configPath}`;
+          writer.out(`${status.client} (${status.scope}): ${state}; ${registration}\n`);
+        }
+        return 0;
+      }
+      default:
+        throw new InstallUsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (InstallUsageError.isInstance(error)) {
+      writer.err(`${error.code}: ${error.message}\n\n${CLI_USAGE}`);
+      return 2;
+    }
+    if (HostConfigError.isInstance(error)) {
+      const path = typeof error.details?.path === 'string' ? ` (${error.details.path})` : '';
+      writer.err(`${error.code}: ${error.message}${path}\n`);
+      return 1;
+    }
+    writer.err(`unexpected failure: ${error instanceof Error ? error.message : 'unknown'}\n`);
+    return 1;
+  }
+}
+
+function parse(argv: readonly string[]) {
+  const { positionals, values } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      client: { type: 'string' },
+      scope: { type: 'string' },
+      project: { type: 'string' },
+      home: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
+  return { command: values.help === true ? 'help' : positionals[0], values };
+}
+
+function parseScope(value: string | undefined): HookScope {
+  if (value === undefined || value === 'user' || value === 'project') return value ?? 'user';
+  throw new InstallUsageError('--scope must be "user" or "project"');
+}
+
+function requireClient(value: string | undefined): HookClient {
+  if (value !== undefined && (HOOK_CLIENTS as readonly string[]).includes(value))
+    return value as HookClient;
+  throw new InstallUsageError(`--client must be one of ${HOOK_CLIENTS.join(', ')}`);
+}
+
+function report(outcome: HookInstallResult, command: string, writer: CliWriter): void {
+  const prefix = outcome.dryRun ? 'would ' : '';
+  for (const item of outcome.changes) {
+    if (item.action === 'unchanged') {
+      writer.out(`unchanged: ${item.path}\n`);
+      continue;
+    }
+    const backup = item.backupPath === undefined ? '' : ` (backup: ${item.backupPath})`;
+    writer.out(`${prefix}${item.action}: ${item.path}${backup}\n`);
+    if (outcome.dryRun && item.kind === 'config' && item.after !== undefined) {
+      writer.out(`${item.after.trimEnd().replace(/^/gm, '    | ')}\n`);
+    }
+  }
+  if (!outcome.changed) writer.out(`nothing to ${command}: already done\n`);
+  else if (!outcome.dryRun && command === 'install') {
+    for (const note of outcome.setup.notes) writer.out(`note: ${note}\n`);
+  }
+}
