@@ -5,7 +5,46 @@ import { VERSION } from './index.js';
 
 describe('public surface of @toolfence/mcp-bridge', () => {
   it('exports exactly the pinned runtime names', () => {
-    expect(Object.keys(api).sort()).toEqual(['McpBridgeError', 'VERSION'].sort());
+    expect(Object.keys(api).sort()).toEqual(
+      [
+        'McpBridgeError',
+        'VERSION',
+        // OAuth
+        'AuthorizationRequiredError',
+        'ConnectionNotFoundError',
+        'DEFAULT_MAX_AUTHORIZATION_ATTEMPTS',
+        'DEFAULT_OAUTH_MAX_RESPONSE_BYTES',
+        'DEFAULT_OAUTH_TIMEOUT_SECONDS',
+        'DEFAULT_PENDING_AUTHORIZATION_SECONDS',
+        'DEFAULT_REFRESH_SKEW_SECONDS',
+        'MemoryConnectionStore',
+        'OAuthConfigurationError',
+        'OAuthDiscoveryError',
+        'OAuthError',
+        'OAuthIssuerMismatchError',
+        'OAuthResourceMismatchError',
+        'OAuthResponseError',
+        'OAuthStateMismatchError',
+        'OAuthStepUpLimitError',
+        'OAuthTokenProvider',
+        'OAuthTransportError',
+        'OAuthUnsupportedServerError',
+        'STANDARD_OAUTH_ERRORS',
+        'StoreDecryptionError',
+        'StoreKeyError',
+        'StoreRecordError',
+        'StoreSchemaError',
+        'authorizeConnection',
+        'completeConnection',
+        'completeOAuth',
+        'parseAuthorizationCallback',
+        'parseBearerChallenge',
+        'refreshConnection',
+        'refreshOAuth',
+        'startOAuth',
+        'verifyState',
+      ].sort(),
+    );
   });
 
   it('reports the version of its package.json', () => {

@@ -1,5 +1,136 @@
 // Package metadata
 
+// Bridging server tools into a registry (src/bridge) — issue 7
+export {
+  type BridgeApprovalRequest,
+  type BridgedTool,
+  type BridgeToolsOptions,
+  bridgeTools,
+} from './bridge/bridge-tools.js';
+export {
+  BridgeApprovalError,
+  BridgeConfigurationError,
+  BridgeSchemaError,
+} from './bridge/errors.js';
+export { NO_ARGUMENTS_SCHEMA, type SchemaDialectMode } from './bridge/schema-authority.js';
+// Hardened MCP client (src/client) — issue 7
+export type {
+  McpAuthChallenge,
+  McpAuthProvider,
+  McpTokenSource,
+} from './client/auth-provider.js';
+export {
+  type AmbiguityReason,
+  AmbiguousDeliveryError,
+  ClientConfigurationError,
+  HandshakeError,
+  RequestFailedError,
+  ServerRpcError,
+} from './client/errors.js';
+export {
+  type McpCallOptions,
+  type McpCallToolResult,
+  McpClient,
+  type McpClientOptions,
+  type McpElicitationOptions,
+} from './client/mcp-client.js';
+export type { McpToolInfo, McpToolListing } from './client/tool-listing.js';
 // Errors
 export { McpBridgeError, type McpBridgeErrorOptions } from './mcp-bridge-error.js';
+// OAuth: flow (startOAuth / completeOAuth / refreshOAuth), callback helpers, connection stores,
+// token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath.
+export { type BearerChallenge, parseBearerChallenge } from './oauth/challenge.js';
+export {
+  type AuthorizeConnectionOptions,
+  authorizeConnection,
+  type CompleteConnectionOptions,
+  type ConnectionAuthorization,
+  completeConnection,
+  DEFAULT_PENDING_AUTHORIZATION_SECONDS,
+  refreshConnection,
+} from './oauth/connection-oauth.js';
+export {
+  type ConnectionChange,
+  type ConnectionRecord,
+  type ConnectionStore,
+  MemoryConnectionStore,
+  type PendingAuthorization,
+} from './oauth/connection-store.js';
+export {
+  AuthorizationRequiredError,
+  type AuthorizationRequiredErrorOptions,
+  type AuthorizationRequiredReason,
+  OAuthConfigurationError,
+  OAuthDiscoveryError,
+  OAuthError,
+  type OAuthErrorOptions,
+  OAuthIssuerMismatchError,
+  OAuthResourceMismatchError,
+  OAuthResponseError,
+  OAuthStateMismatchError,
+  OAuthStepUpLimitError,
+  OAuthTransportError,
+  type OAuthTransportFailure,
+  OAuthUnsupportedServerError,
+  STANDARD_OAUTH_ERRORS,
+} from './oauth/errors.js';
+export {
+  type AuthorizationCallback,
+  type CompleteOAuthOptions,
+  completeOAuth,
+  type OAuthClientOptions,
+  type OAuthStart,
+  type OAuthTokens,
+  parseAuthorizationCallback,
+  type RefreshOAuthOptions,
+  refreshOAuth,
+  type StartOAuthOptions,
+  startOAuth,
+  type TokenAuthMethod,
+  verifyState,
+} from './oauth/flow.js';
+export {
+  type AllowNonPublic as OAuthAllowNonPublic,
+  DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
+  DEFAULT_OAUTH_TIMEOUT_SECONDS,
+  type FetchFunction as OAuthFetchFunction,
+  type OAuthNetworkOptions,
+} from './oauth/http.js';
+export {
+  ConnectionNotFoundError,
+  StoreDecryptionError,
+  StoreKeyError,
+  StoreRecordError,
+  StoreSchemaError,
+} from './oauth/store-errors.js';
+export {
+  DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
+  DEFAULT_REFRESH_SKEW_SECONDS,
+  type OAuthConnectionOptions,
+  OAuthTokenProvider,
+} from './oauth/token-provider.js';
+// Bounded transports, record limits, structural scan (src/transport) — issue 7
+export {
+  type RecordComplexityKind,
+  type RecordSizeKind,
+  RequestNotSentError,
+  ResponseTooComplexError,
+  ResponseTooLargeError,
+  SessionExpiredError,
+  TransportConfigurationError,
+  TransportError,
+  TransportHttpError,
+  TransportProtocolError,
+  TransportTimeoutError,
+  TransportUnauthorizedError,
+} from './transport/errors.js';
+export { REFUSED_HEADER_NAMES } from './transport/header-rules.js';
+export { parseBoundedJson, scanJsonStructure } from './transport/json-scan.js';
+export type { McpBridgeLogger } from './transport/logger.js';
+export { DEFAULT_RECORD_LIMITS, type RecordLimits } from './transport/record-limits.js';
+export { StdioTransport, type StdioTransportOptions } from './transport/stdio-transport.js';
+export {
+  StreamableHttpTransport,
+  type StreamableHttpTransportOptions,
+} from './transport/streamable-http-transport.js';
 export { VERSION } from './version.js';

@@ -19,7 +19,7 @@ import {
   refreshOAuth,
   startOAuth,
   verifyState,
-} from '../src/oauth/index.js';
+} from '../src/index.js';
 import { SqliteConnectionStore } from '../src/oauth/sqlite-connection-store.js';
 import { type OAuthPeer, startOAuthPeer } from './fixtures/oauth-peer.js';
 

@@ -7,7 +7,7 @@ import {
   type StartOAuthOptions,
   startOAuth,
   verifyState,
-} from '../src/oauth/index.js';
+} from '../src/index.js';
 import {
   type ScriptedOAuthServer,
   sendChunkedJson,
