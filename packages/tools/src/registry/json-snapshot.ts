@@ -47,7 +47,10 @@ interface Walk {
   readonly limits: JsonSnapshotLimits;
   nodes: number;
   bytes: number;
-  readonly ancestors: Set<object>;
+  /** Containers being copied, root first (for cycle detection; at most `maxDepth` long). */
+  readonly ancestors: object[];
+  /** Keys and indexes from the root to the value being copied (for error paths only). */
+  readonly keys: (string | number)[];
 }
 
 const objectPrototype = Object.prototype;
@@ -57,18 +60,17 @@ const objectPrototype = Object.prototype;
  * strings, finite numbers, booleans and `null` only; no cycles; within `limits`. Every property
  * is read exactly once, so getters or proxies cannot show different values to later readers.
  *
- * Throws {@link ToolInputError} with `details: { reason, path, limit? }` (a JSON path, never a
- * value) when the value is not acceptable.
+ * Throws {@link ToolInputError} with `details: { reason, issues: [{ path, message }], limit? }`
+ * (a JSON path, never a value) when the value is not acceptable.
  */
 export function snapshotJsonObject(
   value: unknown,
   limits: JsonSnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
 ): JsonObject {
   if (!isPlainObject(value)) {
-    throw failure('not-object', '$', 'the arguments must be a JSON object');
+    throw failure('not-object', [], 'the arguments must be a JSON object');
   }
-  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: new Set() };
-  return copy(value, walk, 1, '$') as JsonObject;
+  return copy(value, newWalk(limits), 1) as JsonObject;
 }
 
 /** Like {@link snapshotJsonObject} for any JSON value at the root. */
@@ -76,8 +78,11 @@ export function snapshotJsonValue(
   value: unknown,
   limits: JsonSnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
 ): JsonValue {
-  const walk: Walk = { limits, nodes: 0, bytes: 0, ancestors: new Set() };
-  return copy(value, walk, 1, '$');
+  return copy(value, newWalk(limits), 1);
+}
+
+function newWalk(limits: JsonSnapshotLimits): Walk {
+  return { limits, nodes: 0, bytes: 0, ancestors: [], keys: [] };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -86,76 +91,83 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return prototype === objectPrototype || prototype === null;
 }
 
-function copy(value: unknown, walk: Walk, depth: number, path: string): JsonValue {
+function copy(value: unknown, walk: Walk, depth: number): JsonValue {
   walk.nodes += 1;
   if (walk.nodes > walk.limits.maxNodes) {
-    throw failure('nodes', path, 'the arguments have too many values', walk.limits.maxNodes);
+    throw failure('nodes', walk.keys, 'the arguments have too many values', walk.limits.maxNodes);
   }
   switch (typeof value) {
     case 'string':
-      addBytes(walk, path, utf8Length(value) + 2);
+      addBytes(walk, utf8Length(value) + 2);
       return value;
     case 'number':
       if (!Number.isFinite(value)) {
-        throw failure('not-json', path, 'numbers must be finite');
+        throw failure('not-json', walk.keys, 'numbers must be finite');
       }
-      addBytes(walk, path, 8);
+      addBytes(walk, 8);
       return value;
     case 'boolean':
-      addBytes(walk, path, 5);
+      addBytes(walk, 5);
       return value;
     case 'object': {
       if (value === null) {
-        addBytes(walk, path, 4);
+        addBytes(walk, 4);
         return null;
       }
       if (depth > walk.limits.maxDepth) {
-        throw failure('depth', path, 'the arguments are nested too deeply', walk.limits.maxDepth);
+        throw failure(
+          'depth',
+          walk.keys,
+          'the arguments are nested too deeply',
+          walk.limits.maxDepth,
+        );
       }
-      if (walk.ancestors.has(value)) {
-        throw failure('cycle', path, 'the arguments contain a cycle');
+      if (walk.ancestors.includes(value)) {
+        throw failure('cycle', walk.keys, 'the arguments contain a cycle');
       }
-      walk.ancestors.add(value);
-      try {
-        return Array.isArray(value)
-          ? copyArray(value, walk, depth, path)
-          : copyObject(value, walk, depth, path);
-      } finally {
-        walk.ancestors.delete(value);
-      }
+      walk.ancestors.push(value);
+      const copied = Array.isArray(value)
+        ? copyArray(value, walk, depth)
+        : copyObject(value, walk, depth);
+      walk.ancestors.pop();
+      return copied;
     }
     default:
-      throw failure('not-json', path, `a ${typeof value} is not a JSON value`);
+      throw failure('not-json', walk.keys, `a ${typeof value} is not a JSON value`);
   }
 }
 
-function copyArray(value: readonly unknown[], walk: Walk, depth: number, path: string): JsonValue {
+function copyArray(value: readonly unknown[], walk: Walk, depth: number): JsonValue {
   const length = value.length;
-  addBytes(walk, path, 2 + length);
+  addBytes(walk, 2 + length);
   const out: JsonValue[] = new Array<JsonValue>(length);
+  const keys = walk.keys;
   for (let index = 0; index < length; index += 1) {
+    keys.push(index);
     if (!(index in value)) {
-      throw failure('not-json', `${path}[${index}]`, 'arrays must not have holes');
+      throw failure('not-json', keys, 'arrays must not have holes');
     }
-    out[index] = copy(value[index], walk, depth + 1, `${path}[${index}]`);
+    out[index] = copy(value[index], walk, depth + 1);
+    keys.pop();
   }
   return Object.freeze(out);
 }
 
-function copyObject(value: object, walk: Walk, depth: number, path: string): JsonValue {
+function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   if (!isPlainObject(value)) {
-    throw failure('not-json', path, 'only plain objects are JSON objects');
+    throw failure('not-json', walk.keys, 'only plain objects are JSON objects');
   }
   if (Object.getOwnPropertySymbols(value).length > 0) {
-    throw failure('not-json', path, 'object keys must be strings');
+    throw failure('not-json', walk.keys, 'object keys must be strings');
   }
   const out: Record<string, JsonValue> = {};
-  addBytes(walk, path, 2);
+  addBytes(walk, 2);
   const source = value as Record<string, unknown>;
+  const keys = walk.keys;
   for (const key of Object.keys(source)) {
-    const childPath = appendPath(path, key);
-    addBytes(walk, childPath, utf8Length(key) + 4);
-    const child = copy(source[key], walk, depth + 1, childPath);
+    keys.push(key);
+    addBytes(walk, utf8Length(key) + 4);
+    const child = copy(source[key], walk, depth + 1);
     if (key === '__proto__') {
       Object.defineProperty(out, key, {
         value: child,
@@ -166,6 +178,7 @@ function copyObject(value: object, walk: Walk, depth: number, path: string): Jso
     } else {
       out[key] = child;
     }
+    keys.pop();
   }
   return Object.freeze(out);
 }
@@ -181,10 +194,10 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
-function addBytes(walk: Walk, path: string, bytes: number): void {
+function addBytes(walk: Walk, bytes: number): void {
   walk.bytes += bytes;
   if (walk.bytes > walk.limits.maxBytes) {
-    throw failure('bytes', path, 'the arguments are too large', walk.limits.maxBytes);
+    throw failure('bytes', walk.keys, 'the arguments are too large', walk.limits.maxBytes);
   }
 }
 
@@ -199,10 +212,18 @@ export function appendPath(path: string, key: string): string {
 
 function failure(
   reason: SnapshotFailure,
-  path: string,
+  keys: readonly (string | number)[],
   message: string,
   limit?: number,
 ): ToolInputError {
+  let path = '$';
+  for (const key of keys) {
+    path = typeof key === 'number' ? `${path}[${key}]` : appendPath(path, key);
+    if (path.length > 512) {
+      path = `${path.slice(0, 512)}…`;
+      break;
+    }
+  }
   return new ToolInputError(`Invalid tool arguments at ${path}: ${message}`, {
     details: {
       reason,

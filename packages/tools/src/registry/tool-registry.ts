@@ -122,6 +122,14 @@ export interface ToolRegistryOptions {
   readonly logger?: RegistryLogger;
 }
 
+/** What {@link ToolRegistry.diagnostics} reports. */
+export interface RegistryDiagnostics {
+  readonly tools: number;
+  readonly activeCalls: number;
+  readonly retiringTools: number;
+  readonly pendingChanges: number;
+}
+
 /** Options of {@link ToolRegistry.register}. */
 export interface RegisterOptions {
   /** Replace a tool of the same name instead of failing. Default false. */
@@ -260,6 +268,22 @@ export class ToolRegistry {
     return this.names().map((name) => (this.#entries.get(name) as Entry).spec);
   }
 
+  /**
+   * Counters for health checks and leak tests: installed tools, calls holding a lease, retired
+   * instances not yet closed, and names with a registry change in progress.
+   */
+  diagnostics(): RegistryDiagnostics {
+    let activeCalls = 0;
+    for (const entry of this.#entries.values()) activeCalls += entry.leases;
+    for (const entry of this.#retiring) activeCalls += entry.leases;
+    return {
+      tools: this.#entries.size,
+      activeCalls,
+      retiringTools: this.#retiring.size,
+      pendingChanges: this.#operations.size,
+    };
+  }
+
   /** True once `close()` has been called. */
   get closed(): boolean {
     return this.#closing;
@@ -330,21 +354,22 @@ export class ToolRegistry {
    * Calls a tool through the whole pipeline: context check, argument snapshot, middleware,
    * lease, validation, read-only scope, authorizer, approval, budget, the tool.
    */
-  async invoke(
-    name: string,
-    args: unknown,
-    context: ToolContext | ToolContextInit,
-  ): Promise<ToolResult> {
-    this.#assertOpen();
-    const frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
-    const snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
-    callCounter += 1;
-    const call: ToolCall = Object.freeze({
-      callId: `call-${callCounter}`,
-      toolName: name,
-      args: snapshot,
-      context: frozenContext,
-    });
+  invoke(name: string, args: unknown, context: ToolContext | ToolContextInit): Promise<ToolResult> {
+    let call: ToolCall;
+    try {
+      this.#assertOpen();
+      const frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
+      const snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
+      callCounter += 1;
+      call = Object.freeze({
+        callId: `call-${callCounter}`,
+        toolName: name,
+        args: snapshot,
+        context: frozenContext,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#pipeline(call);
   }
 
@@ -592,29 +617,26 @@ export class ToolRegistry {
     return run;
   }
 
-  async #execute(call: ToolCall): Promise<ToolResult> {
+  #execute(call: ToolCall): Promise<ToolResult> {
+    return this.#onEvent === undefined ? this.#leased(call) : this.#executeWithEvents(call);
+  }
+
+  async #executeWithEvents(call: ToolCall): Promise<ToolResult> {
     const startedAt = performance.now();
-    const eventBase = this.#onEvent === undefined ? undefined : this.#eventBase(call);
-    if (eventBase !== undefined) this.#emit({ ...eventBase, type: 'started' });
-    let entry: Entry | undefined;
+    const eventBase = this.#eventBase(call);
+    this.#emit({ ...eventBase, type: 'started' });
     try {
-      this.#assertOpen();
-      entry = this.#entries.get(call.toolName);
-      if (entry === undefined) throw notFound(call.toolName);
-      entry.leases += 1;
-      const result = await this.#run(entry, call);
-      if (eventBase !== undefined) {
-        this.#emit({
-          ...eventBase,
-          type: 'completed',
-          isError: result.isError === true,
-          durationMs: performance.now() - startedAt,
-          timestamp: Date.now(),
-        });
-      }
+      const result = await this.#leased(call);
+      this.#emit({
+        ...eventBase,
+        type: 'completed',
+        isError: result.isError === true,
+        durationMs: performance.now() - startedAt,
+        timestamp: Date.now(),
+      });
       return result;
     } catch (error) {
-      if (eventBase !== undefined) {
+      {
         const code = ToolsError.isInstance(error) ? error.code : ToolExecutionError.code;
         const durationMs = performance.now() - startedAt;
         if (PermissionDeniedError.isInstance(error) || BudgetExceededError.isInstance(error)) {
@@ -632,16 +654,37 @@ export class ToolRegistry {
         }
       }
       throw error;
-    } finally {
-      if (entry !== undefined) {
-        entry.leases -= 1;
-        if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
-      }
     }
   }
 
-  async #run(entry: Entry, call: ToolCall): Promise<ToolResult> {
-    if (entry.starting !== undefined) await entry.starting;
+  /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
+  async #leased(call: ToolCall): Promise<ToolResult> {
+    this.#assertOpen();
+    const entry = this.#entries.get(call.toolName);
+    if (entry === undefined) throw notFound(call.toolName);
+    entry.leases += 1;
+    try {
+      return await this.#run(entry, call);
+    } finally {
+      entry.leases -= 1;
+      if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
+    }
+  }
+
+  #run(entry: Entry, call: ToolCall): Promise<ToolResult> {
+    if (entry.starting !== undefined || entry.startError !== undefined) {
+      return this.#runAfterStart(entry, call);
+    }
+    return this.#checkedRun(entry, call);
+  }
+
+  async #runAfterStart(entry: Entry, call: ToolCall): Promise<ToolResult> {
+    await entry.starting;
+    if (entry.startError !== undefined) throw entry.startError;
+    return this.#checkedRun(entry, call);
+  }
+
+  async #checkedRun(entry: Entry, call: ToolCall): Promise<ToolResult> {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec, tool } = entry;
     const { args, context } = call;
@@ -666,7 +709,15 @@ export class ToolRegistry {
       );
     }
 
-    await this.#authorize({ toolName: call.toolName, args, context, spec, contract, effect });
+    const authorizing = this.#authorize({
+      toolName: call.toolName,
+      args,
+      context,
+      spec,
+      contract,
+      effect,
+    });
+    if (authorizing !== undefined) await authorizing;
 
     let reservation: BudgetReservation | undefined;
     if (this.#budget !== undefined) {
@@ -707,21 +758,31 @@ export class ToolRegistry {
     }
   }
 
-  async #authorize(request: AuthorizationRequest): Promise<void> {
-    const name = request.toolName;
-    let decision: PermissionDecision;
+  /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
+  #authorize(request: AuthorizationRequest): Promise<void> | undefined {
+    let answer: unknown;
     try {
-      const answer: unknown = await this.#authorizer.authorize(request);
-      decision = isPermissionDecision(answer)
-        ? answer
-        : { verdict: 'deny', reason: 'invalid-decision' };
+      answer = this.#authorizer.authorize(request);
     } catch (error) {
-      throw new PermissionDeniedError(`Tool ${quote(name)} was denied: the authorizer failed`, {
-        details: { tool: name, reason: 'authorizer-error' },
-        cause: error,
-      });
+      throw authorizerFailed(request.toolName, error);
     }
-    if (decision.verdict === 'allow') return;
+    if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
+      return (answer as Promise<unknown>).then(
+        (settled) => this.#applyDecision(request, settled),
+        (error: unknown) => {
+          throw authorizerFailed(request.toolName, error);
+        },
+      );
+    }
+    return this.#applyDecision(request, answer);
+  }
+
+  #applyDecision(request: AuthorizationRequest, answer: unknown): Promise<void> | undefined {
+    const name = request.toolName;
+    const decision: PermissionDecision = isPermissionDecision(answer)
+      ? answer
+      : { verdict: 'deny', reason: 'invalid-decision' };
+    if (decision.verdict === 'allow') return undefined;
     if (decision.verdict === 'deny') {
       throw new PermissionDeniedError(`Tool ${quote(name)} was denied by policy`, {
         details: { tool: name, reason: decision.reason ?? 'denied' },
@@ -734,12 +795,13 @@ export class ToolRegistry {
         { details: { tool: name, reason: decision.reason ?? 'approval-required' } },
       );
     }
-    const approved = await this.#askApproval(approval, request, decision.reason);
-    if (approved !== true) {
-      throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${approved}`, {
-        details: { tool: name, reason: approved },
-      });
-    }
+    return this.#askApproval(approval, request, decision.reason).then((approved) => {
+      if (approved !== true) {
+        throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${approved}`, {
+          details: { tool: name, reason: approved },
+        });
+      }
+    });
   }
 
   /** True, or why not: `approval-declined`, `approval-timeout`, `approval-error`, `aborted`. */
@@ -857,6 +919,13 @@ function canonicalJson(value: JsonValue): string {
 function notFound(name: string): ToolNotFoundError {
   return new ToolNotFoundError(`No tool named ${quote(name)} is registered`, {
     details: { tool: name.slice(0, 256) },
+  });
+}
+
+function authorizerFailed(name: string, cause: unknown): PermissionDeniedError {
+  return new PermissionDeniedError(`Tool ${quote(name)} was denied: the authorizer failed`, {
+    details: { tool: name, reason: 'authorizer-error' },
+    cause,
   });
 }
 

@@ -1,0 +1,129 @@
+import { defineContract, type ToolContract } from '@toolfence/tool-contract';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../registry/configuration-error.js';
+import type { ToolEffect, ToolSpec } from '../registry/tool.js';
+import { createToolContext } from '../registry/tool-context.js';
+import type { AuthorizationRequest, Authorizer } from './authorizer.js';
+import { permission } from './authorizer.js';
+import { firstDecisive, strictest } from './combinators.js';
+import { RiskPolicy } from './risk-policy.js';
+
+function request(
+  name: string,
+  contract: ToolContract | undefined,
+  effect: ToolEffect = 'unknown',
+  description = '',
+): AuthorizationRequest {
+  const spec: ToolSpec = { name, description, inputSchema: { type: 'object' } };
+  return {
+    toolName: name,
+    args: {},
+    context: createToolContext({ runId: 'r' }),
+    spec,
+    contract,
+    effect,
+  };
+}
+
+const contract = (
+  risk: ToolContract['risk'],
+  contentTrust: ToolContract['contentTrust'] = 'trusted',
+) => defineContract({ risk, contentTrust, idempotent: risk === 'read-only', version: '1.0.0' });
+
+describe('RiskPolicy', () => {
+  it.each([
+    ['read-only', 'allow'],
+    ['low-risk-write', 'ask'],
+    ['destructive', 'ask'],
+  ] as const)('by default decides declared %s as %s', (risk, verdict) => {
+    expect(new RiskPolicy().authorize(request('t', contract(risk))).verdict).toBe(verdict);
+  });
+
+  it('applies configured thresholds: allow, ask, deny', () => {
+    const policy = new RiskPolicy({
+      risk: { allowUpTo: 'low-risk-write', askUpTo: 'external-publication' },
+    });
+    expect(policy.authorize(request('t', contract('low-risk-write'))).verdict).toBe('allow');
+    expect(policy.authorize(request('t', contract('external-publication'))).verdict).toBe('ask');
+    expect(policy.authorize(request('t', contract('paid-operation'))).verdict).toBe('deny');
+  });
+
+  it('takes the stricter of risk and content trust', () => {
+    const policy = new RiskPolicy({
+      contentTrust: { allowUpTo: 'untrusted', askUpTo: 'sensitive' },
+    });
+    expect(policy.authorize(request('t', contract('read-only', 'sensitive'))).verdict).toBe('ask');
+    const decision = policy.authorize(
+      request('t', contract('read-only', 'prompt-injection-prone')),
+    );
+    expect(decision.verdict).toBe('deny');
+    expect(decision.reason).toContain('content trust');
+  });
+
+  it('uses the heuristic for undeclared tools, cautious when it cannot classify', () => {
+    const policy = new RiskPolicy();
+    expect(policy.authorize(request('get_weather', undefined)).verdict).toBe('allow');
+    expect(policy.authorize(request('delete_repo', undefined)).verdict).toBe('ask');
+    expect(policy.authorize(request('frobnicate', undefined)).reason).toBe(
+      'heuristic risk high-risk-write',
+    );
+    expect(
+      new RiskPolicy({ undeclared: 'deny' }).authorize(request('get_weather', undefined)).verdict,
+    ).toBe('deny');
+  });
+
+  it('treats a read effect as read-only risk unless told not to', () => {
+    expect(
+      new RiskPolicy().authorize(request('http', contract('external-publication'), 'read')).verdict,
+    ).toBe('allow');
+    expect(
+      new RiskPolicy({ readEffectIsReadOnly: false }).authorize(
+        request('http', contract('external-publication'), 'read'),
+      ).verdict,
+    ).toBe('ask');
+  });
+
+  it.each([
+    ['unknown risk level', { risk: { allowUpTo: 'safe' as never } }],
+    ['ask below allow', { risk: { allowUpTo: 'destructive', askUpTo: 'read-only' } }],
+    ['bad content trust', { contentTrust: { askUpTo: 'weird' as never } }],
+    ['bad undeclared', { undeclared: 'allow' as never }],
+    ['non-boolean readEffectIsReadOnly', { readEffectIsReadOnly: 1 as never }],
+  ] as const)('rejects %s', (_label, options) => {
+    expect(() => new RiskPolicy(options)).toThrow(ConfigurationError);
+  });
+});
+
+describe('policy combinators', () => {
+  const fixed = (verdict: 'allow' | 'deny' | 'ask'): Authorizer => ({
+    authorize: () => permission(verdict, verdict),
+  });
+  const throwing: Authorizer = {
+    authorize: () => {
+      throw new Error('x');
+    },
+  };
+  const req = request('t', undefined);
+
+  it('firstDecisive returns the first allow or deny, passing over ask', async () => {
+    expect(
+      (await firstDecisive(fixed('ask'), fixed('allow'), fixed('deny')).authorize(req)).verdict,
+    ).toBe('allow');
+    expect((await firstDecisive(fixed('ask'), fixed('ask')).authorize(req)).verdict).toBe('ask');
+    expect((await firstDecisive(throwing, fixed('allow')).authorize(req)).verdict).toBe('deny');
+  });
+
+  it('strictest returns deny over ask over allow', async () => {
+    expect((await strictest(fixed('allow'), fixed('ask')).authorize(req)).verdict).toBe('ask');
+    expect(
+      (await strictest(fixed('allow'), fixed('deny'), fixed('ask')).authorize(req)).verdict,
+    ).toBe('deny');
+    expect((await strictest(fixed('allow'), throwing).authorize(req)).verdict).toBe('deny');
+    expect((await strictest(fixed('allow')).authorize(req)).verdict).toBe('allow');
+  });
+
+  it('needs at least one authorizer', () => {
+    expect(() => strictest()).toThrow(ConfigurationError);
+    expect(() => firstDecisive({} as never)).toThrow(ConfigurationError);
+  });
+});
