@@ -9,7 +9,7 @@ import {
   SessionExpiredError,
   TransportProtocolError,
   TransportTimeoutError,
-  UnauthorizedError,
+  TransportUnauthorizedError,
 } from '../src/transport/errors.js';
 import {
   type FaultHttpServer,
@@ -149,15 +149,15 @@ describe.each([
   it('raises on a 401 with a static token without retrying', async () => {
     server.state.validToken = 'right';
     const error = await caught(client({ token: 'wrong' }).callTool('echo'));
-    expect(error).toBeInstanceOf(UnauthorizedError);
-    expect((error as UnauthorizedError).status).toBe(401);
+    expect(error).toBeInstanceOf(TransportUnauthorizedError);
+    expect((error as TransportUnauthorizedError).status).toBe(401);
     expect(server.state.tokensSeen).toEqual(['wrong']);
   });
 
   it('raises when the token function keeps failing, after exactly one retry', async () => {
     server.state.validToken = 'right';
     const error = await caught(client({ token: async () => 'wrong' }).callTool('echo'));
-    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect(error).toBeInstanceOf(TransportUnauthorizedError);
     expect(server.state.tokensSeen).toEqual(['wrong', 'wrong']);
   });
 

@@ -136,7 +136,7 @@ describe('McpClient over stdio against the fault-injecting server', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const flood = lines.find((entry) => entry.truncated === true);
     expect(flood).toBeDefined();
-    expect((flood?.line as string).length).toBe(4096);
+    expect(String(flood?.line ?? '').length).toBe(4096);
     expect(lines.some((entry) => entry.line === 'short line')).toBe(true);
   });
 

@@ -15,7 +15,7 @@ import {
   type ToolResult,
   type ToolSpec,
 } from '@toolfence/tools';
-import { AmbiguousDeliveryError, McpRemoteError } from '../client/errors.js';
+import { AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
 import type { McpClient } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { BridgeApprovalError, BridgeConfigurationError, BridgeSchemaError } from './errors.js';
@@ -270,9 +270,9 @@ function bridgeOne(
           metadata: { code: AmbiguousDeliveryError.code, ambiguous: true, reason: error.reason },
         });
       }
-      if (error instanceof McpRemoteError) {
+      if (error instanceof ServerRpcError) {
         return errorResult(`The server refused the call to ${localName}`, {
-          metadata: { code: McpRemoteError.code, rpcCode: error.rpcCode },
+          metadata: { code: ServerRpcError.code, rpcCode: error.rpcCode },
         });
       }
       throw error;

@@ -32,9 +32,9 @@ export class AmbiguousDeliveryError extends McpBridgeError {
 }
 
 /** The server answered the request with a JSON-RPC error (its text is not copied). */
-export class McpRemoteError extends McpBridgeError {
+export class ServerRpcError extends McpBridgeError {
   static override readonly code: string = 'CLIENT_REMOTE_ERROR';
-  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/McpRemoteError');
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/ServerRpcError');
   /** The JSON-RPC error code. */
   readonly rpcCode: number;
 

@@ -20,7 +20,7 @@ import {
   TransportHttpError,
   TransportProtocolError,
   TransportTimeoutError,
-  UnauthorizedError,
+  TransportUnauthorizedError,
 } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import {
@@ -36,8 +36,8 @@ import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
   HandshakeError,
-  McpRemoteError,
   RequestFailedError,
+  ServerRpcError,
 } from './errors.js';
 import { Semaphore } from './semaphore.js';
 import { listTools, type McpToolInfo, type McpToolListing } from './tool-listing.js';
@@ -353,7 +353,7 @@ export class McpClient {
   #callFailure(error: unknown, session: Session): Error {
     if (
       error instanceof RequestNotSentError ||
-      error instanceof UnauthorizedError ||
+      error instanceof TransportUnauthorizedError ||
       error instanceof ClientConfigurationError
     ) {
       return error;
@@ -363,7 +363,7 @@ export class McpClient {
         this.#dropSession(session);
         return new AmbiguousDeliveryError('timeout', { cause: error });
       }
-      return new McpRemoteError(error.code, { cause: error });
+      return new ServerRpcError(error.code, { cause: error });
     }
     if (error instanceof TransportHttpError) {
       if (error.status < 500) return error;
@@ -436,7 +436,7 @@ export class McpClient {
           cause: error,
         });
       }
-      return new McpRemoteError(error.code, { cause: error });
+      return new ServerRpcError(error.code, { cause: error });
     }
     if (error instanceof z.ZodError) {
       return new RequestFailedError('The MCP server sent a malformed answer', { cause: error });
@@ -499,7 +499,7 @@ export class McpClient {
             (failure instanceof TransportError && !(failure instanceof TransportTimeoutError)));
         if (retryable) continue;
         if (
-          failure instanceof UnauthorizedError ||
+          failure instanceof TransportUnauthorizedError ||
           failure instanceof SessionExpiredError ||
           failure instanceof RequestNotSentError ||
           failure instanceof ResponseTooLargeError ||

@@ -110,9 +110,11 @@ export class RequestNotSentError extends McpBridgeError {
 }
 
 /** The server answered HTTP 401/403 and no fresh credential fixed it. */
-export class UnauthorizedError extends McpBridgeError {
+export class TransportUnauthorizedError extends McpBridgeError {
   static override readonly code: string = 'TRANSPORT_UNAUTHORIZED';
-  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/UnauthorizedError');
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/TransportUnauthorizedError',
+  );
   /** 401 or 403. */
   readonly status: number;
 

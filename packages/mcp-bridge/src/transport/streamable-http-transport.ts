@@ -18,7 +18,7 @@ import {
   TransportHttpError,
   TransportProtocolError,
   TransportTimeoutError,
-  UnauthorizedError,
+  TransportUnauthorizedError,
 } from './errors.js';
 import { copyFixedHeaders, hasControlCharacter } from './header-rules.js';
 import type { McpBridgeLogger } from './logger.js';
@@ -255,7 +255,7 @@ export class StreamableHttpTransport implements Transport {
       if (status === 401 || status === 403) {
         challenges++;
         if (await this.#answerChallenge(status, response, challenges)) continue;
-        throw new UnauthorizedError(status);
+        throw new TransportUnauthorizedError(status);
       }
       if (status === 404 && this.sessionId !== undefined) {
         this.sessionId = undefined;
@@ -284,7 +284,7 @@ export class StreamableHttpTransport implements Transport {
         })) === true
       );
     } catch (error) {
-      throw new UnauthorizedError(status, { cause: error });
+      throw new TransportUnauthorizedError(status, { cause: error });
     }
   }
 
