@@ -50,6 +50,11 @@ describe('public surface of @toolfence/tools', () => {
         'PermissionDeniedError',
         'RuleBasedPolicy',
         'toolMatcher',
+        'RiskPolicy',
+        'DEFAULT_RISK_THRESHOLDS',
+        'DEFAULT_CONTENT_TRUST_THRESHOLDS',
+        'firstDecisive',
+        'strictest',
         // MCP adapter (issue 6)
         'readMcpToolContract',
         'McpCapabilityError',

@@ -1,6 +1,7 @@
 // Package metadata
 
 // Tool protocol (src/registry)
+
 export {
   type AccessScope,
   type ContentBlock,
@@ -18,17 +19,111 @@ export {
   textResult,
 } from './registry/tool.js';
 export { createToolContext, type ToolContextInit } from './registry/tool-context.js';
+
 // Errors
+
 export { ToolsError, type ToolsErrorOptions } from './tools-error.js';
 export { VERSION } from './version.js';
 
+// Registry, snapshots, validation (src/registry) — issue 4
+
+export { ConfigurationError } from './registry/configuration-error.js';
+export {
+  type DefineJsonSchemaToolOptions,
+  type DefineToolBase,
+  type DefineZodToolOptions,
+  defineTool,
+} from './registry/define-tool.js';
+export { effectOfContract, resolveEffect } from './registry/effect.js';
+export {
+  DEFAULT_SNAPSHOT_LIMITS,
+  type JsonSnapshotLimits,
+  resolveSnapshotLimits,
+  type SnapshotFailure,
+  snapshotJsonObject,
+  snapshotJsonValue,
+} from './registry/json-snapshot.js';
+export { RegistryClosedError } from './registry/registry-closed-error.js';
+export {
+  AjvSchemaValidator,
+  type AjvSchemaValidatorOptions,
+  DEFAULT_MAX_VALIDATION_ISSUES,
+  type SchemaValidator,
+  type ValidationIssue,
+  type ValidationResult,
+} from './registry/schema-validator.js';
+export { ToolCloseError } from './registry/tool-close-error.js';
+export { ToolExecutionError } from './registry/tool-execution-error.js';
+export { ToolInputError } from './registry/tool-input-error.js';
+export { ToolNotFoundError } from './registry/tool-not-found-error.js';
+export {
+  type ApprovalCallback,
+  type ApprovalRequest,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  digestJson,
+  type RegisterOptions,
+  type RegistryDiagnostics,
+  type RegistryLogger,
+  type ToolCall,
+  type ToolEvent,
+  type ToolEventBase,
+  type ToolMiddleware,
+  ToolRegistry,
+  type ToolRegistryOptions,
+} from './registry/tool-registry.js';
+export { ToolStartError } from './registry/tool-start-error.js';
+
+// Authorization policies (src/policy) — issue 4
+
+export { ApprovalRequiredError } from './policy/approval-required-error.js';
+export {
+  AllowAllAuthorizer,
+  type AuthorizationRequest,
+  type Authorizer,
+  isPermissionDecision,
+  PERMISSION_VERDICTS,
+  type PermissionDecision,
+  type PermissionVerdict,
+  permission,
+} from './policy/authorizer.js';
+export { BudgetExceededError } from './policy/budget-exceeded-error.js';
+export {
+  type BudgetedTool,
+  type BudgetLimits,
+  type BudgetRequest,
+  type BudgetReservation,
+  type BudgetScope,
+  type BudgetUsage,
+  CallBudget,
+  type CallBudgetOptions,
+  runWithBudget,
+  withBudget,
+} from './policy/call-budget.js';
+export { firstDecisive, strictest } from './policy/combinators.js';
+export { PermissionDeniedError } from './policy/permission-denied-error.js';
+export {
+  DEFAULT_CONTENT_TRUST_THRESHOLDS,
+  DEFAULT_RISK_THRESHOLDS,
+  RiskPolicy,
+  type RiskPolicyOptions,
+  type RiskThresholds,
+} from './policy/risk-policy.js';
+export {
+  type PolicyRule,
+  RuleBasedPolicy,
+  type RuleBasedPolicyOptions,
+  toolMatcher,
+} from './policy/rule-based-policy.js';
+
 // Built-in tools (src/builtin) — issue 5
 // Network guard errors (the guard itself is the `@toolfence/tools/net` subpath)
+
 export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';
 export { NetworkOptionsError } from './net/network-options-error.js';
 export { NetworkPolicyError, type NetworkPolicyReason } from './net/network-policy-error.js';
 
 // MCP adapter (src/mcp) — issue 6
+
 export { type McpContractReading, readMcpToolContract } from './mcp/contract-reading.js';
 export type {
   McpPromptDescriptor,
@@ -104,3 +199,4 @@ export {
 } from './mcp/tool-name.js';
 
 // Skills (src/skills) — issue 6
+
