@@ -200,3 +200,30 @@ export {
 
 // Skills (src/skills) — issue 6
 
+export {
+  SkillAccessDeniedError,
+  SkillArgumentError,
+  SkillConfigurationError,
+  SkillFormatError,
+  SkillLimitError,
+  SkillNotFoundError,
+  SkillReadError,
+  SkillUnsafeFileError,
+} from './skills/errors.js';
+export { SKILL_FRONT_MATTER_KEYS } from './skills/front-matter.js';
+export { SkillAccessPolicy, type SkillAccessPolicyOptions } from './skills/skill-access-policy.js';
+export {
+  isValidSkillName,
+  SKILL_NAME_PATTERN,
+  type SkillDocument,
+  SkillLoader,
+  type SkillLoaderOptions,
+} from './skills/skill-loader.js';
+export { SkillRegistry, type SkillSource } from './skills/skill-registry.js';
+export {
+  SKILL_TOOL_CONTRACT,
+  SkillAdapter,
+  type SkillSummary,
+  SkillTool,
+  type SkillToolOptions,
+} from './skills/skill-tool.js';

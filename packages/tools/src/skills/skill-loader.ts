@@ -1,0 +1,239 @@
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { readdir, realpath } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import {
+  SkillConfigurationError,
+  SkillFormatError,
+  SkillLimitError,
+  SkillReadError,
+  SkillUnsafeFileError,
+} from './errors.js';
+import { parseSkillFrontMatter } from './front-matter.js';
+import { lstatOrUndefined, readFileSafely } from './safe-read.js';
+
+/** A skill name: 1 to 64 of lowercase letters and digits, single `-` or `_` between them. */
+export const SKILL_NAME_PATTERN: RegExp = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
+
+/** True for a valid skill name (see {@link SKILL_NAME_PATTERN}). */
+export function isValidSkillName(name: unknown): name is string {
+  return typeof name === 'string' && name.length <= 64 && SKILL_NAME_PATTERN.test(name);
+}
+
+/** One loaded SKILL.md: reference text, never executed. */
+export interface SkillDocument {
+  readonly name: string;
+  /** From the front matter, else the body's first paragraph (at most 500 characters). */
+  readonly description: string;
+  readonly version?: string;
+  readonly license?: string;
+  readonly compatibility?: string;
+  /** The Agent Skills `allowed-tools` value, kept as text; toolfence grants nothing from it. */
+  readonly allowedTools?: string;
+  readonly metadata: Readonly<Record<string, string>>;
+  /** The document body after the front matter. */
+  readonly content: string;
+  /** Hex SHA-256 of `content` (UTF-8). */
+  readonly sha256: string;
+  /** Size of SKILL.md in bytes. */
+  readonly bytes: number;
+}
+
+/** Options of {@link SkillLoader}. */
+export interface SkillLoaderOptions {
+  /** The skills folder: `<root>/<name>/SKILL.md`. Must be absolute and contain no symlink. */
+  readonly root: string;
+  /** Largest SKILL.md in bytes. Default 256,000. */
+  readonly maxFileBytes?: number;
+  /** Most skills loaded. Default 128. */
+  readonly maxSkills?: number;
+  /** Most front matter lines. Default 32. */
+  readonly maxFrontmatterLines?: number;
+  /** Most entries in the root folder. Default 1,024. */
+  readonly maxScanEntries?: number;
+}
+
+const DESCRIPTION_FALLBACK_CHARS = 500;
+const MAX_DESCRIPTION_CHARS = 1_024;
+
+function positiveInteger(value: unknown, fallback: number, option: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new SkillConfigurationError('Skill loader limit must be a positive integer', {
+      details: { option, type: typeof value },
+    });
+  }
+  return value;
+}
+
+/**
+ * Loads Agent Skills documents from exactly one folder level: each sub-folder of `root` whose
+ * name is a valid skill name and that holds a `SKILL.md` is a skill. Entries starting with `.`
+ * are ignored, other files are ignored, a folder without `SKILL.md` is ignored. Everything else
+ * that is wrong fails the whole load (so `SkillRegistry.refresh` keeps its old set).
+ */
+export class SkillLoader {
+  readonly root: string;
+  readonly maxFileBytes: number;
+  readonly maxSkills: number;
+  readonly maxFrontmatterLines: number;
+  readonly maxScanEntries: number;
+  constructor(options: SkillLoaderOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new SkillConfigurationError('SkillLoader options must be an object');
+    }
+    if (typeof options.root !== 'string' || !isAbsolute(options.root)) {
+      throw new SkillConfigurationError('SkillLoader root must be an absolute path');
+    }
+    this.root = resolve(options.root);
+    this.maxFileBytes = positiveInteger(options.maxFileBytes, 256_000, 'maxFileBytes');
+    this.maxSkills = positiveInteger(options.maxSkills, 128, 'maxSkills');
+    this.maxFrontmatterLines = positiveInteger(
+      options.maxFrontmatterLines,
+      32,
+      'maxFrontmatterLines',
+    );
+    this.maxScanEntries = positiveInteger(options.maxScanEntries, 1_024, 'maxScanEntries');
+  }
+
+  /** Loads every skill, sorted by name. Throws on the first document that fails. */
+  async load(): Promise<readonly SkillDocument[]> {
+    const rootStats = await this.#checkRoot();
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(this.root, { withFileTypes: true });
+    } catch {
+      throw new SkillReadError('Skills root could not be listed');
+    }
+    if (entries.length > this.maxScanEntries) {
+      throw new SkillLimitError('Skills root has more entries than allowed', {
+        details: { limit: 'maxScanEntries', maxScanEntries: this.maxScanEntries },
+      });
+    }
+    const skills: SkillDocument[] = [];
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (entry.name.startsWith('.')) continue;
+      if (entry.isSymbolicLink()) {
+        throw new SkillUnsafeFileError('Skill file is unsafe to read', {
+          details: {
+            reason: 'symlink',
+            ...(isValidSkillName(entry.name) ? { skill: entry.name } : {}),
+          },
+        });
+      }
+      if (!entry.isDirectory()) continue;
+      if (!isValidSkillName(entry.name)) {
+        throw new SkillFormatError('Skill folder name is invalid', {
+          details: { reason: 'invalid_name' },
+        });
+      }
+      const document = await this.#loadOne(entry.name);
+      if (document === undefined) continue;
+      if (skills.length >= this.maxSkills) {
+        throw new SkillLimitError('More skills than allowed', {
+          details: { limit: 'maxSkills', maxSkills: this.maxSkills },
+        });
+      }
+      skills.push(document);
+    }
+    const rootAfter = await lstatOrUndefined(this.root);
+    if (
+      rootAfter === undefined ||
+      rootAfter.isSymbolicLink() ||
+      rootAfter.ino !== rootStats.ino ||
+      rootAfter.dev !== rootStats.dev
+    ) {
+      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
+        details: { reason: 'root_swapped' },
+      });
+    }
+    return Object.freeze(skills);
+  }
+
+  async #checkRoot(): Promise<Stats> {
+    const stats = await lstatOrUndefined(this.root);
+    if (stats === undefined) {
+      throw new SkillReadError('Skills root does not exist');
+    }
+    if (stats.isSymbolicLink()) {
+      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
+        details: { reason: 'symlinked_root' },
+      });
+    }
+    if (!stats.isDirectory()) {
+      throw new SkillConfigurationError('Skills root is not a folder');
+    }
+    let real: string;
+    try {
+      real = await realpath(this.root);
+    } catch {
+      throw new SkillReadError('Skills root could not be resolved');
+    }
+    if (real !== this.root) {
+      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
+        details: { reason: 'symlinked_root' },
+      });
+    }
+    return stats;
+  }
+
+  async #loadOne(name: string): Promise<SkillDocument | undefined> {
+    const folder = join(this.root, name);
+    const folderStats = await lstatOrUndefined(folder);
+    if (folderStats === undefined) return undefined;
+    if (folderStats.isSymbolicLink() || !folderStats.isDirectory()) {
+      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
+        details: { reason: 'symlink', skill: name },
+      });
+    }
+    const file = join(folder, 'SKILL.md');
+    const fileStats = await lstatOrUndefined(file);
+    if (fileStats === undefined) return undefined;
+    const text = await readFileSafely(file, {
+      maxBytes: this.maxFileBytes,
+      skill: name,
+      folder: { path: folder, stats: folderStats },
+    });
+    const { fields, metadata, body } = parseSkillFrontMatter(text, this.maxFrontmatterLines, name);
+    if (fields.name !== name) {
+      throw new SkillFormatError('Skill name must equal its folder name', {
+        details: {
+          reason: fields.name === undefined ? 'missing_name' : 'name_mismatch',
+          skill: name,
+        },
+      });
+    }
+    const description = fields.description ?? firstParagraph(body);
+    if (description.length > MAX_DESCRIPTION_CHARS) {
+      throw new SkillFormatError('Skill description is too long', {
+        details: { reason: 'description_too_long', skill: name },
+      });
+    }
+    return Object.freeze({
+      name,
+      description,
+      ...(fields.version === undefined ? {} : { version: fields.version }),
+      ...(fields.license === undefined ? {} : { license: fields.license }),
+      ...(fields.compatibility === undefined ? {} : { compatibility: fields.compatibility }),
+      ...(fields['allowed-tools'] === undefined ? {} : { allowedTools: fields['allowed-tools'] }),
+      metadata,
+      content: body,
+      sha256: createHash('sha256').update(body, 'utf8').digest('hex'),
+      bytes: Buffer.byteLength(text, 'utf8'),
+    });
+  }
+}
+
+/** The body's first paragraph that is not a heading, whitespace-collapsed, at most 500 chars. */
+function firstParagraph(body: string): string {
+  for (const block of body.split(/\n\s*\n/)) {
+    const text = block
+      .split('\n')
+      .filter((line) => !/^\s*#/.test(line))
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+    if (text !== '') return Array.from(text).slice(0, DESCRIPTION_FALLBACK_CHARS).join('');
+  }
+  return '';
+}

@@ -1,0 +1,444 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  link,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createToolContext,
+  SkillAccessDeniedError,
+  SkillAccessPolicy,
+  SkillAdapter,
+  SkillArgumentError,
+  SkillConfigurationError,
+  SkillFormatError,
+  SkillLimitError,
+  SkillLoader,
+  SkillNotFoundError,
+  SkillRegistry,
+  SkillTool,
+  SkillUnsafeFileError,
+} from '../src/index.js';
+import { readFileSafely } from '../src/skills/safe-read.js';
+
+const context = createToolContext({ runId: 'skills-test' });
+let root: string;
+let outside: string;
+
+function skill(
+  name: string,
+  front: string[] = [`name: ${name}`, `description: About ${name}`],
+  body = `\n# ${name}\n\nUse it well.\n`,
+) {
+  mkdirSync(join(root, name), { recursive: true });
+  writeFileSync(join(root, name, 'SKILL.md'), ['---', ...front, '---', body].join('\n'));
+}
+
+beforeEach(() => {
+  const base = mkdtempSync(join(tmpdir(), 'toolfence-skills-'));
+  root = join(base, 'skills');
+  outside = join(base, 'outside');
+  mkdirSync(root);
+  mkdirSync(outside);
+});
+
+afterEach(() => {
+  rmSync(join(root, '..'), { recursive: true, force: true });
+});
+
+describe('SkillLoader', () => {
+  it('loads each <root>/<name>/SKILL.md one level deep, sorted, with a SHA-256 of the content', async () => {
+    skill('zeta');
+    skill('alpha', [
+      'name: alpha',
+      'description: First',
+      'version: 2.0.0',
+      'license: MIT',
+      'metadata:',
+      '  owner: docs',
+    ]);
+    mkdirSync(join(root, 'alpha', 'nested', 'deeper'), { recursive: true });
+    writeFileSync(join(root, 'alpha', 'nested', 'SKILL.md'), '---\nname: nested\n---\n');
+    const skills = await new SkillLoader({ root }).load();
+    expect(skills.map((s) => s.name)).toEqual(['alpha', 'zeta']);
+    const [alpha] = skills;
+    expect(alpha).toMatchObject({
+      name: 'alpha',
+      description: 'First',
+      version: '2.0.0',
+      license: 'MIT',
+      metadata: { owner: 'docs' },
+      content: '\n# alpha\n\nUse it well.\n',
+    });
+    expect(alpha?.sha256).toBe(
+      createHash('sha256')
+        .update(alpha?.content ?? '')
+        .digest('hex'),
+    );
+    expect(Object.isFrozen(alpha)).toBe(true);
+  });
+
+  it('falls back to the first body paragraph, at most 500 characters', async () => {
+    skill('short', ['name: short'], '\n# Title\n\nFirst   paragraph\nwraps here.\n\nSecond.\n');
+    skill('long', ['name: long'], `\n${'word '.repeat(300)}\n`);
+    const skills = await new SkillLoader({ root }).load();
+    expect(skills.find((s) => s.name === 'short')?.description).toBe('First paragraph wraps here.');
+    expect(skills.find((s) => s.name === 'long')?.description).toHaveLength(500);
+  });
+
+  it('ignores dot entries, plain files and folders without SKILL.md', async () => {
+    skill('real');
+    mkdirSync(join(root, '.git'));
+    writeFileSync(join(root, 'README.md'), '# skills');
+    mkdirSync(join(root, 'empty'));
+    expect((await new SkillLoader({ root }).load()).map((s) => s.name)).toEqual(['real']);
+  });
+
+  it.each([
+    ['a name that differs from its folder', () => skill('folder', ['name: other'])],
+    ['a missing name', () => skill('folder', ['description: x'])],
+    ['an invalid folder name', () => skill('Bad_Name')],
+    ['a folder name with a double dash', () => skill('a--b')],
+    ['a folder name over 64 characters', () => skill('a'.repeat(65))],
+    [
+      'a description over 1,024 characters',
+      () => skill('long', ['name: long', `description: ${'d'.repeat(1_025)}`]),
+    ],
+    [
+      'front matter needing a full YAML parser',
+      () => skill('yaml', ['name: yaml', 'description: |']),
+    ],
+    [
+      'non-UTF-8 bytes',
+      () => {
+        mkdirSync(join(root, 'latin'));
+        writeFileSync(
+          join(root, 'latin', 'SKILL.md'),
+          Buffer.from([0x2d, 0x2d, 0x2d, 0x0a, 0xff, 0xfe, 0x0a]),
+        );
+      },
+    ],
+    ['a NUL character', () => skill('nul', ['name: nul'], '\nbody\u0000more\n')],
+  ])('refuses %s', async (_label, arrange) => {
+    arrange();
+    await expect(new SkillLoader({ root }).load()).rejects.toBeInstanceOf(SkillFormatError);
+  });
+
+  it.each([
+    [
+      'a symlinked root',
+      () => {
+        const link = join(root, '..', 'link-root');
+        symlinkSync(root, link);
+        return link;
+      },
+    ],
+    [
+      'a root below a symlinked folder',
+      () => {
+        const link = join(root, '..', 'link-parent');
+        symlinkSync(join(root, '..'), link);
+        return join(link, 'skills');
+      },
+    ],
+    [
+      'a symlinked skill folder',
+      () => {
+        mkdirSync(join(outside, 'evil'));
+        writeFileSync(join(outside, 'evil', 'SKILL.md'), '---\nname: evil\n---\n');
+        symlinkSync(join(outside, 'evil'), join(root, 'evil'));
+        return root;
+      },
+    ],
+    [
+      'a symlinked SKILL.md',
+      () => {
+        writeFileSync(join(outside, 'secret.md'), '---\nname: linked\n---\n');
+        mkdirSync(join(root, 'linked'));
+        symlinkSync(join(outside, 'secret.md'), join(root, 'linked', 'SKILL.md'));
+        return root;
+      },
+    ],
+    [
+      'a symlinked file at the root level',
+      () => {
+        writeFileSync(join(outside, 'x'), 'x');
+        symlinkSync(join(outside, 'x'), join(root, 'x'));
+        return root;
+      },
+    ],
+    [
+      'a SKILL.md that is a folder',
+      () => {
+        mkdirSync(join(root, 'dir', 'SKILL.md'), { recursive: true });
+        return root;
+      },
+    ],
+    [
+      'a SKILL.md that is a FIFO',
+      () => {
+        mkdirSync(join(root, 'fifo'));
+        execFileSync('mkfifo', [join(root, 'fifo', 'SKILL.md')]);
+        return root;
+      },
+    ],
+  ])('refuses %s', async (_label, arrange) => {
+    skill('fine');
+    const target = arrange();
+    await expect(new SkillLoader({ root: target }).load()).rejects.toBeInstanceOf(
+      SkillUnsafeFileError,
+    );
+  });
+
+  it('refuses a hard-linked SKILL.md', async () => {
+    writeFileSync(join(outside, 'secret.md'), '---\nname: hard\n---\n');
+    mkdirSync(join(root, 'hard'));
+    await promisify(link)(join(outside, 'secret.md'), join(root, 'hard', 'SKILL.md'));
+    await expect(new SkillLoader({ root }).load()).rejects.toMatchObject({
+      code: 'SKILL_UNSAFE_FILE',
+      details: { reason: 'hard_link', skill: 'hard' },
+    });
+  });
+
+  it('enforces maxFileBytes', async () => {
+    skill('big', ['name: big'], `\n${'x'.repeat(2_000)}\n`);
+    await expect(new SkillLoader({ root, maxFileBytes: 1_000 }).load()).rejects.toMatchObject({
+      code: 'SKILL_LIMIT_EXCEEDED',
+      details: { limit: 'maxFileBytes' },
+    });
+    expect(await new SkillLoader({ root, maxFileBytes: 3_000 }).load()).toHaveLength(1);
+  });
+
+  it('enforces maxScanEntries on the root folder', async () => {
+    for (let i = 0; i < 6; i += 1) writeFileSync(join(root, `file${i}.txt`), '');
+    await expect(new SkillLoader({ root, maxScanEntries: 5 }).load()).rejects.toMatchObject({
+      code: 'SKILL_LIMIT_EXCEEDED',
+      details: { limit: 'maxScanEntries' },
+    });
+  });
+
+  it('enforces maxSkills', async () => {
+    for (const name of ['a', 'b', 'c']) skill(name);
+    await expect(new SkillLoader({ root, maxSkills: 2 }).load()).rejects.toMatchObject({
+      details: { limit: 'maxSkills' },
+    });
+  });
+
+  it('enforces maxFrontmatterLines', async () => {
+    skill('lines', ['name: lines', 'description: d', 'version: 1']);
+    await expect(new SkillLoader({ root, maxFrontmatterLines: 2 }).load()).rejects.toBeInstanceOf(
+      SkillLimitError,
+    );
+  });
+
+  it.each([
+    ['a relative root', { root: 'skills' }],
+    ['a boolean limit', { root: '/tmp', maxSkills: true }],
+    ['a zero limit', { root: '/tmp', maxFileBytes: 0 }],
+    ['a string limit', { root: '/tmp', maxScanEntries: '10' }],
+  ])('refuses %s', (_label, options) => {
+    expect(() => new SkillLoader(options as never)).toThrow(SkillConfigurationError);
+  });
+});
+
+describe('readFileSafely', () => {
+  it.each([
+    [
+      'a path swapped between lstat and open',
+      'afterLstat',
+      (file: string) => {
+        writeFileSync(`${file}.new`, 'other');
+        renameSync(`${file}.new`, file);
+      },
+      'swapped',
+    ],
+    [
+      'a path swapped during the read',
+      'afterRead',
+      (file: string) => {
+        writeFileSync(`${file}.new`, 'other');
+        renameSync(`${file}.new`, file);
+      },
+      'swapped',
+    ],
+    [
+      'a file appended to during the read',
+      'afterRead',
+      (file: string) => appendFileSync(file, 'more'),
+      'changed_during_read',
+    ],
+    [
+      'a file replaced by a symlink during the read',
+      'afterRead',
+      (file: string) => {
+        writeFileSync(join(outside, 'target'), 'x');
+        rmSync(file);
+        symlinkSync(join(outside, 'target'), file);
+      },
+      'swapped',
+    ],
+  ] as const)('refuses %s', async (_label, hook, swap, reason) => {
+    const file = join(root, 'doc.md');
+    writeFileSync(file, 'original');
+    await expect(
+      readFileSafely(file, { maxBytes: 1_000 }, { [hook]: async () => swap(file) }),
+    ).rejects.toMatchObject({ code: 'SKILL_UNSAFE_FILE', details: { reason } });
+  });
+
+  it('reads an unchanged file', async () => {
+    const file = join(root, 'doc.md');
+    writeFileSync(file, 'héllo');
+    expect(await readFileSafely(file, { maxBytes: 100 })).toBe('héllo');
+  });
+});
+
+describe('SkillRegistry', () => {
+  it('swaps the whole set atomically and keeps the old set when any document fails', async () => {
+    skill('one');
+    skill('two');
+    const registry = new SkillRegistry();
+    const loader = new SkillLoader({ root });
+    await registry.refresh(loader);
+    expect(registry.names()).toEqual(['one', 'two']);
+    const before = registry.get('one');
+    skill('three');
+    skill('two', ['name: not-two']);
+    await expect(registry.refresh(loader)).rejects.toBeInstanceOf(SkillFormatError);
+    expect(registry.names()).toEqual(['one', 'two']);
+    expect(registry.get('one')).toBe(before);
+    skill('two');
+    await registry.refresh(loader);
+    expect(registry.names()).toEqual(['one', 'three', 'two']);
+  });
+
+  it('runs concurrent refreshes one after the other', async () => {
+    skill('one');
+    const registry = new SkillRegistry();
+    const loader = new SkillLoader({ root });
+    await Promise.all([registry.refresh(loader), registry.refresh(loader)]);
+    expect(registry.names()).toEqual(['one']);
+  });
+
+  it('raises SkillNotFoundError for an unknown skill', () => {
+    expect(() => new SkillRegistry().get('nope')).toThrow(SkillNotFoundError);
+  });
+});
+
+describe('SkillAccessPolicy and SkillTool', () => {
+  async function tool(allow: string[], options: { maxContentChars?: number } = {}) {
+    skill('guide', ['name: guide', 'description: How to write', 'version: 1.0.0']);
+    skill('secret', ['name: secret', 'description: Hidden']);
+    const registry = new SkillRegistry();
+    await registry.refresh(new SkillLoader({ root }));
+    return new SkillTool({
+      adapter: new SkillAdapter({ registry, policy: SkillAccessPolicy.fromNames(allow, options) }),
+    });
+  }
+
+  it('lists only allowed skills, as JSON marked untrusted_reference', async () => {
+    const skillTool = await tool(['guide']);
+    expect(skillTool.spec.name).toBe('skill_reference');
+    expect(skillTool.spec.effect).toEqual({ default: 'read' });
+    expect(skillTool.spec.contract).toMatchObject({ risk: 'read-only', contentTrust: 'untrusted' });
+    const result = await skillTool.invoke({ operation: 'list' }, context);
+    expect(result.structuredContent).toEqual({
+      kind: 'untrusted_reference',
+      operation: 'list',
+      skills: [
+        {
+          name: 'guide',
+          description: 'How to write',
+          version: '1.0.0',
+          sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        },
+      ],
+    });
+  });
+
+  it('gets an allowed skill with the SHA-256 of its content', async () => {
+    const result = await (await tool(['guide'])).invoke(
+      { operation: 'get', name: 'guide' },
+      context,
+    );
+    const value = result.structuredContent as Record<string, string>;
+    expect(value.kind).toBe('untrusted_reference');
+    expect(value.content).toContain('Use it well.');
+    expect(value.sha256).toBe(
+      createHash('sha256')
+        .update(value.content ?? '')
+        .digest('hex'),
+    );
+  });
+
+  it('denies everything with an empty allowlist', async () => {
+    const skillTool = await tool([]);
+    expect(
+      (await skillTool.invoke({ operation: 'list' }, context)).structuredContent,
+    ).toMatchObject({
+      skills: [],
+    });
+    await expect(
+      skillTool.invoke({ operation: 'get', name: 'guide' }, context),
+    ).rejects.toBeInstanceOf(SkillAccessDeniedError);
+  });
+
+  it('denies a skill outside the allowlist before revealing whether it exists', async () => {
+    const skillTool = await tool(['guide']);
+    await expect(
+      skillTool.invoke({ operation: 'get', name: 'secret' }, context),
+    ).rejects.toBeInstanceOf(SkillAccessDeniedError);
+    await expect(
+      skillTool.invoke({ operation: 'get', name: 'missing' }, context),
+    ).rejects.toBeInstanceOf(SkillAccessDeniedError);
+  });
+
+  it('raises SkillNotFoundError for an allowed name that is not loaded', async () => {
+    const skillTool = await tool(['guide', 'missing']);
+    await expect(
+      skillTool.invoke({ operation: 'get', name: 'missing' }, context),
+    ).rejects.toBeInstanceOf(SkillNotFoundError);
+  });
+
+  it('raises rather than truncates content over maxContentChars', async () => {
+    const skillTool = await tool(['guide'], { maxContentChars: 10 });
+    await expect(
+      skillTool.invoke({ operation: 'get', name: 'guide' }, context),
+    ).rejects.toMatchObject({
+      code: 'SKILL_LIMIT_EXCEEDED',
+      details: { limit: 'maxContentChars' },
+    });
+  });
+
+  it.each([
+    ['an unknown argument', { operation: 'list', path: '/etc/passwd' }],
+    ['an unknown operation', { operation: 'run', name: 'guide' }],
+    ['a missing operation', {}],
+    ['get without a name', { operation: 'get' }],
+    ['get with a path as name', { operation: 'get', name: '../guide' }],
+    ['list with a name', { operation: 'list', name: 'guide' }],
+  ])('refuses %s', async (_label, args) => {
+    await expect((await tool(['guide'])).invoke(args as never, context)).rejects.toBeInstanceOf(
+      SkillArgumentError,
+    );
+  });
+
+  it.each<[string, unknown, unknown]>([
+    ['an invalid name', ['Bad Name'], {}],
+    ['a string instead of a list', 'guide', {}],
+    ['a boolean maxContentChars', ['guide'], { maxContentChars: true }],
+  ])('refuses a policy with %s', (_label, names, options) => {
+    expect(() => SkillAccessPolicy.fromNames(names as never, options as never)).toThrow(
+      SkillConfigurationError,
+    );
+  });
+});
