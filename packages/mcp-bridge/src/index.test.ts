@@ -65,6 +65,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'authorizeConnection',
         'completeConnection',
         'completeOAuth',
+        'findAuthorizationRequired',
         'parseAuthorizationCallback',
         'parseBearerChallenge',
         'refreshConnection',

@@ -60,6 +60,7 @@ export {
   AuthorizationRequiredError,
   type AuthorizationRequiredErrorOptions,
   type AuthorizationRequiredReason,
+  findAuthorizationRequired,
   OAuthConfigurationError,
   OAuthDiscoveryError,
   OAuthError,

@@ -23,7 +23,8 @@ import {
 import { SqliteConnectionStore } from '../src/oauth/sqlite-connection-store.js';
 import { type OAuthPeer, startOAuthPeer } from './fixtures/oauth-peer.js';
 
-const loopback = (_url: URL, address: string): boolean => address === '127.0.0.1';
+const loopback = (_target: unknown, address: { address: string }): boolean =>
+  address.address === '127.0.0.1';
 
 async function callTool(
   peer: OAuthPeer,

@@ -16,7 +16,8 @@ import {
   startScriptedOAuthServer,
 } from './fixtures/oauth-scripted.js';
 
-const loopback = (_url: URL, address: string): boolean => address === '127.0.0.1';
+const loopback = (_target: unknown, address: { address: string }): boolean =>
+  address.address === '127.0.0.1';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 let server: ScriptedOAuthServer;

@@ -210,3 +210,16 @@ export class AuthorizationRequiredError extends McpBridgeError {
     this.attempt = options.attempt;
   }
 }
+
+/**
+ * Finds the {@link AuthorizationRequiredError} in an error's `cause` chain (a client or transport
+ * may wrap it), or returns `undefined`.
+ */
+export function findAuthorizationRequired(error: unknown): AuthorizationRequiredError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
+    if (AuthorizationRequiredError.isInstance(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

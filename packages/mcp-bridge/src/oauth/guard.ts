@@ -16,12 +16,7 @@ export interface GuardedOAuthFetchOptions {
 export function netAllowNonPublic(allow: AllowNonPublic): NetAllowNonPublic | undefined {
   if (allow === false) return undefined;
   if (allow === true) return () => true;
-  return (target, address) => {
-    const url = new URL(
-      `${target.protocol}//${target.hostname.includes(':') ? `[${target.hostname}]` : target.hostname}:${target.port}/`,
-    );
-    return allow(url, address.address) === true;
-  };
+  return allow;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { AllowNonPublic as NetAllowNonPublic } from '@toolfence/tools/net';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { OAuthConfigurationError, OAuthTransportError } from './errors.js';
 import { guardedOAuthFetch } from './guard.js';
@@ -6,11 +7,11 @@ import { guardedOAuthFetch } from './guard.js';
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
 
 /**
- * Which non-public addresses an OAuth exchange may reach. `true` approves every non-public
- * address (and plain `http:` to it), for loopback tests; a function is asked per blocked
- * address. Default: public HTTPS only.
+ * Which non-public addresses an OAuth exchange may reach: the network guard's callback (the same
+ * one `McpClient` takes), or `true` to approve every non-public address. Either way `http:` is
+ * then allowed to approved loopback hosts only. Default `false`: public HTTPS only.
  */
-export type AllowNonPublic = boolean | ((url: URL, address: string) => boolean);
+export type AllowNonPublic = boolean | NetAllowNonPublic;
 
 /** Network options shared by every OAuth function. */
 export interface OAuthNetworkOptions {

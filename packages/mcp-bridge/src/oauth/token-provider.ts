@@ -158,6 +158,42 @@ export class OAuthTokenProvider {
     throw this.#required('insufficient-scope', record, widenScope(record, scope), attempts + 1);
   }
 
+  /** The token last handed out by {@link token}, to recognise a stale 401. */
+  #lastToken: string | undefined;
+
+  /** How many challenges one McpClient request may answer with a retry: a refresh, then a step-up. */
+  readonly maxChallengesPerRequest: number = 2;
+
+  /** McpClient seam: the bearer token for the next request (see {@link getToken}). */
+  async token(): Promise<string> {
+    const token = await this.getToken();
+    this.#lastToken = token;
+    return token;
+  }
+
+  /**
+   * McpClient seam: a 401 refreshes once (a second 401 for the same request means the fresh
+   * token was refused too: authorization required); a 403 `insufficient_scope` raises the
+   * step-up {@link AuthorizationRequiredError}; any other 403 fails the request.
+   */
+  async onChallenge(challenge: {
+    readonly status: number;
+    readonly wwwAuthenticate: string | undefined;
+    readonly attempt: number;
+  }): Promise<boolean> {
+    const parsed = parseBearerChallenge(challenge.wwwAuthenticate);
+    if (challenge.status === 403 || parsed?.error === 'insufficient_scope') {
+      if (parsed?.error !== 'insufficient_scope') return false;
+      return this.onInsufficientScope(parsed.scope);
+    }
+    if (challenge.attempt > 1) {
+      const record = await this.#options.store.get(this.#options.connectionId);
+      throw this.#required('unauthorized', record, widenScope(record, parsed?.scope));
+    }
+    this.#lastToken = await this.onUnauthorized(challenge.wwwAuthenticate, this.#lastToken);
+    return true;
+  }
+
   /** Call after an authorized request succeeded: resets the authorization attempt counter. */
   async onSuccess(): Promise<void> {
     await this.#options.store.update(this.#options.connectionId, (current) =>
