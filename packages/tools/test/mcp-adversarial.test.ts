@@ -88,7 +88,7 @@ describe('MCP adapter against adversarial SDK servers', () => {
   it('skips malformed tools with their reasons and keeps the good ones', async () => {
     const { registry } = await setup('malformed-tool');
     const { tools, problems } = await registry.discoverTools('adv');
-    expect(tools.map((t) => t.serverToolName)).toEqual(['good_one', 'good_two']);
+    expect(tools.map((t) => t.serverToolName)).toEqual(['good_one', 'bad_declaration', 'good_two']);
     expect(problems).toEqual([
       {
         listing: 'tools',
@@ -99,6 +99,21 @@ describe('MCP adapter against adversarial SDK servers', () => {
       },
       { listing: 'tools', page: 1, index: 2, reason: 'tool name is missing or too long' },
     ]);
+  });
+
+  it('reads declared contracts from annotations and never trusts an invalid one', async () => {
+    const { registry } = await setup('malformed-tool');
+    const { tools } = await registry.discoverTools('adv');
+    const [undeclared, invalid, declared] = tools;
+    expect(declared?.contractSource).toBe('declared');
+    expect(declared?.spec.contract).toMatchObject({ risk: 'read-only', contentTrust: 'untrusted' });
+    expect(declared?.spec.effect).toEqual({ default: 'read' });
+    expect(undeclared?.contractSource).toBe('heuristic');
+    expect(undeclared?.spec.contract).toBeUndefined();
+    expect(undeclared?.spec.effect).toEqual({ default: 'unknown' });
+    expect(invalid?.contractSource).toBe('heuristic');
+    expect(invalid?.spec.effect).toEqual({ default: 'unknown' });
+    expect(invalid?.contractProblems.length).toBeGreaterThan(0);
   });
 
   it('keeps at most maxContentBlocks blocks and says so', async () => {

@@ -1,4 +1,4 @@
-import type { ContentTrustLevel, RiskLevel } from '@toolfence/tool-contract';
+import type { ContentTrustLevel, ContractProblem, RiskLevel } from '@toolfence/tool-contract';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { readMcpToolContract } from './contract-reading.js';
 import type { McpToolDescriptor } from './descriptors.js';
@@ -21,7 +21,7 @@ export class McpToolAdapter implements Tool {
   /** `declared` when the annotations carried a valid tool-contract declaration. */
   readonly contractSource: 'declared' | 'heuristic';
   /** Log-safe problems with the declaration. */
-  readonly contractProblems: readonly string[];
+  readonly contractProblems: readonly ContractProblem[];
   readonly #connection: McpServerConnection;
   readonly #generation: number;
 
