@@ -15,6 +15,10 @@ describe('public surface of @toolfence/tools', () => {
         'textResult',
         'VERSION',
         // Built-in tools and network guard errors (issue 5)
+        'FILE_SYSTEM_OPERATIONS',
+        'FileSystemAccessError',
+        'FileSystemTool',
+        'FileSystemToolOptionsError',
         'NetworkLimitError',
         'NetworkOptionsError',
         'NetworkPolicyError',

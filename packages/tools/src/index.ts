@@ -116,6 +116,17 @@ export {
 } from './policy/rule-based-policy.js';
 
 // Built-in tools (src/builtin) — issue 5
+export {
+  FileSystemAccessError,
+  type FileSystemErrorCode,
+} from './builtin/file-system-error.js';
+export {
+  FILE_SYSTEM_OPERATIONS,
+  type FileSystemOperation,
+  FileSystemTool,
+  type FileSystemToolOptions,
+} from './builtin/file-system-tool.js';
+export { FileSystemToolOptionsError } from './builtin/file-system-tool-options-error.js';
 // Network guard errors (the guard itself is the `@toolfence/tools/net` subpath)
 
 export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';
