@@ -1,7 +1,11 @@
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   McpCapabilityError,
   McpCatalogStaleError,
+  McpConfigurationError,
   McpLimitError,
   McpProtocolError,
   McpRemoteError,
@@ -261,5 +265,65 @@ describe('MCP adapter against adversarial SDK servers', () => {
       'tools_list_changed',
       'tools_list_changed',
     ]);
+  });
+
+  it('runs as a stdio process: a slow call times out and an owned session closes the client', async () => {
+    const client = new Client({ name: 'toolfence-test', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        fileURLToPath(new URL('./fixtures/mcp-adversarial-server.mjs', import.meta.url)),
+        'default',
+      ],
+      env: { PATH: process.env.PATH ?? '' },
+      stderr: 'ignore',
+    });
+    await client.connect(transport);
+    let closed = 0;
+    const registry = new McpServerRegistry();
+    await registry.register(
+      new McpServerConnection({
+        session: new McpSdkSessionAdapter(client, {
+          onClose: async () => {
+            closed += 1;
+            await client.close();
+          },
+        }),
+        config: { name: 'adv', ownsSession: true, limits: { requestTimeoutMs: 300 } },
+      }),
+    );
+    const slow = await tool(registry, 'slow');
+    await expect(slow.invoke({}, context)).rejects.toBeInstanceOf(McpTimeoutError);
+    const echo = await tool(registry, 'echo');
+    expect((await echo.invoke({ text: 'alive' }, context)).content).toEqual([
+      { type: 'text', text: 'alive' },
+    ]);
+    await registry.close();
+    await registry.close();
+    expect(closed).toBe(1);
+    expect(transport.pid).toBeNull();
+  });
+});
+
+describe('McpSdkSessionAdapter', () => {
+  it('does not close the host client unless told to', async () => {
+    const peer = await connectAdversarial('default');
+    cleanups.push(peer.close);
+    const session = new McpSdkSessionAdapter(peer.client);
+    await session.close();
+    await session.close();
+    expect(await session.listTools(undefined)).toMatchObject({ tools: expect.any(Array) });
+  });
+
+  it('reports the server capabilities the client negotiated', async () => {
+    const peer = await connectAdversarial('tools-only');
+    cleanups.push(peer.close);
+    const result = await new McpSdkSessionAdapter(peer.client).initialize();
+    expect(result.capabilities).toEqual({ tools: { listChanged: true } });
+    expect(result.serverInfo).toEqual({ name: 'adversarial-tools-only', version: '1.0.0' });
+  });
+
+  it('refuses something that is not a client', () => {
+    expect(() => new McpSdkSessionAdapter({} as never)).toThrow(McpConfigurationError);
   });
 });

@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createToolContext,
+  RuleBasedPolicy,
   SkillAccessDeniedError,
   SkillAccessPolicy,
   SkillAdapter,
@@ -28,6 +29,8 @@ import {
   SkillRegistry,
   SkillTool,
   SkillUnsafeFileError,
+  ToolInputError,
+  ToolRegistry,
 } from '../src/index.js';
 import { readFileSafely } from '../src/skills/safe-read.js';
 
@@ -440,5 +443,24 @@ describe('SkillAccessPolicy and SkillTool', () => {
     expect(() => SkillAccessPolicy.fromNames(names as never, options as never)).toThrow(
       SkillConfigurationError,
     );
+  });
+
+  it('works through the ToolRegistry in read-only scope and is refused bad arguments there too', async () => {
+    const skillTool = await tool(['guide']);
+    const registry = new ToolRegistry({
+      tools: [skillTool],
+      authorizer: new RuleBasedPolicy([{ tool: 'skill_reference', decision: 'allow' }]),
+    });
+    await registry.ready();
+    const result = await registry.invoke(
+      'skill_reference',
+      { operation: 'get', name: 'guide' },
+      { runId: 'skills', accessScope: 'read-only' },
+    );
+    expect(result.structuredContent).toMatchObject({ kind: 'untrusted_reference', name: 'guide' });
+    await expect(
+      registry.invoke('skill_reference', { operation: 'exec', name: 'guide' }, { runId: 'skills' }),
+    ).rejects.toBeInstanceOf(ToolInputError);
+    await registry.close();
   });
 });
