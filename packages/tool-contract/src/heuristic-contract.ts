@@ -302,8 +302,21 @@ function words(text: string): Set<string> {
   return result;
 }
 
-function matches(found: Set<string>, list: readonly string[]): boolean {
-  return list.some((word) => found.has(word));
+/** The tables as sets, built once (the exported tables stay plain frozen arrays). */
+const RISK_SETS = HEURISTIC_RISK_RULES.map((rule) => ({
+  risk: rule.risk,
+  name: new Set(rule.nameWords),
+  description: new Set(rule.descriptionWords),
+}));
+const TRUST_SETS = HEURISTIC_TRUST_RULES.map((rule) => ({
+  contentTrust: rule.contentTrust,
+  name: new Set(rule.nameWords),
+  description: new Set(rule.descriptionWords),
+}));
+
+function matches(found: Set<string>, table: ReadonlySet<string>): boolean {
+  for (const word of found) if (table.has(word)) return true;
+  return false;
 }
 
 /**
@@ -330,8 +343,8 @@ export function heuristicContract(name: string, description?: string): ToolContr
   const descriptionWords = words(typeof description === 'string' ? description : '');
 
   let risk: RiskLevel | undefined;
-  for (const rule of HEURISTIC_RISK_RULES) {
-    if (matches(nameWords, rule.nameWords) || matches(descriptionWords, rule.descriptionWords)) {
+  for (const rule of RISK_SETS) {
+    if (matches(nameWords, rule.name) || matches(descriptionWords, rule.description)) {
       risk = rule.risk;
       break;
     }
@@ -339,8 +352,8 @@ export function heuristicContract(name: string, description?: string): ToolContr
   risk ??= HEURISTIC_DEFAULT_RISK;
 
   let contentTrust: ContentTrustLevel = HEURISTIC_DEFAULT_CONTENT_TRUST;
-  for (const rule of HEURISTIC_TRUST_RULES) {
-    if (matches(nameWords, rule.nameWords) || matches(descriptionWords, rule.descriptionWords)) {
+  for (const rule of TRUST_SETS) {
+    if (matches(nameWords, rule.name) || matches(descriptionWords, rule.description)) {
       contentTrust = rule.contentTrust;
       break;
     }

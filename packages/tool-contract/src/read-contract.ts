@@ -273,10 +273,15 @@ export function readContract(
     });
   }
   const problems: ContractProblem[] = [];
-  const heuristic = heuristicContract(
-    tool.name,
-    typeof tool.description === 'string' ? tool.description : undefined,
-  );
+  // The heuristic is only needed for an undeclared tool or an unreadable content trust.
+  let guess: ToolContract | undefined;
+  const heuristic = (): ToolContract => {
+    guess ??= heuristicContract(
+      tool.name,
+      typeof tool.description === 'string' ? tool.description : undefined,
+    );
+    return guess;
+  };
 
   const annotations = tool.annotations;
   let annotationRecord: Record_ | undefined;
@@ -321,7 +326,8 @@ export function readContract(
   const usable = declarations.filter((declaration) => declaration.parsed.risk !== undefined);
   let result: ReadContractResult;
   if (usable.length === 0) {
-    let risk = heuristic.risk;
+    const fallback = heuristic();
+    let risk = fallback.risk;
     if (
       annotationRecord !== undefined &&
       annotationRecord.destructiveHint === true &&
@@ -331,13 +337,13 @@ export function readContract(
     }
     result = {
       source: 'heuristic',
-      contract: freezeContract({ ...heuristic, risk, idempotent: risk === 'read-only' }),
+      contract: freezeContract({ ...fallback, risk, idempotent: risk === 'read-only' }),
       problems,
     };
   } else {
     const first = usable[0]!;
     let risk = first.parsed.risk!;
-    let contentTrust = first.parsed.contentTrust ?? heuristic.contentTrust;
+    let contentTrust = first.parsed.contentTrust ?? heuristic().contentTrust;
     let idempotent = first.parsed.idempotent;
     for (const other of usable.slice(1)) {
       if (!sameFacts(first.parsed, other.parsed)) {
@@ -350,7 +356,7 @@ export function readContract(
       risk = maxRisk(risk, other.parsed.risk!);
       contentTrust = maxContentTrust(
         contentTrust,
-        other.parsed.contentTrust ?? heuristic.contentTrust,
+        other.parsed.contentTrust ?? heuristic().contentTrust,
       );
       idempotent = idempotent && other.parsed.idempotent;
     }
