@@ -102,6 +102,7 @@ export class McpServerConnection {
   #rediscoverTimer: ReturnType<typeof setTimeout> | undefined;
   #lastRediscovery = Number.NEGATIVE_INFINITY;
   #rediscovering = false;
+  #listChanges = 0;
   #rediscoverAgain = false;
 
   constructor(init: McpServerConnectionInit) {
@@ -320,15 +321,16 @@ export class McpServerConnection {
     readonly generation: number;
     readonly changed: boolean;
   }> {
-    const staleBefore = this.#catalog.stale;
+    const changesBefore = this.#listChanges;
     const listing = await this.listTools();
     const fingerprint = createHash('sha256').update(JSON.stringify(listing.items)).digest('hex');
     const changed = fingerprint !== this.#catalog.fingerprint;
+    // A list_changed that arrived while listing keeps the new catalog stale.
+    const stale = this.#listChanges !== changesBefore;
     if (changed) {
-      this.#catalog = { generation: this.#catalog.generation + 1, fingerprint, stale: false };
-    } else if (staleBefore === this.#catalog.stale) {
-      // No list_changed arrived while listing: the catalog is current again.
-      this.#catalog.stale = false;
+      this.#catalog = { generation: this.#catalog.generation + 1, fingerprint, stale };
+    } else {
+      this.#catalog.stale = stale;
     }
     return { ...listing, tools: listing.items, generation: this.#catalog.generation, changed };
   }
@@ -500,6 +502,7 @@ export class McpServerConnection {
   #onToolsListChanged(): void {
     if (this.#state === 'retired' || this.#state === 'closed') return;
     this.#catalog.stale = true;
+    this.#listChanges += 1;
     this.#emit({ type: 'tools_list_changed', server: this.name });
     if (!this.config.listChanged.rediscover) return;
     if (this.#rediscovering) {
