@@ -30,12 +30,15 @@ const LIMIT_CEILING = 268435456;
 /** Largest config file the hook reads, in bytes. */
 const MAX_CONFIG_BYTES = 65536;
 const CONFIG_FILENAME = 'toolfence_attachment_substitution.config.json';
+/** Bytes base64-encoded per stdout write (a multiple of 3, so chunks join without padding). */
+const ENCODE_CHUNK_BYTES = 3 * 1024 * 1024;
 
 /**
  * @typedef {'claude-code' | 'codex' | 'cursor' | 'vscode'} Dialect
  * @typedef {{ [key: string]: unknown }} JsonObject
  * @typedef {{ allowedRoots: string[] | undefined, maxBytes: number, maxTotalBytes: number }} HookConfig
  * @typedef {{ holder: JsonObject, where: string, item: JsonObject, index: number }} Slot
+ * @typedef {{ marker: string, prefix: string, bytes: Buffer, target: JsonObject }} Payload
  */
 
 /** A refusal with a stable code; the message never contains file contents. */
@@ -541,13 +544,18 @@ function detectMime(name, bytes) {
 }
 
 /**
- * Reads every file:// attachment and returns the rewritten tool input, or throws a Denial.
+ * Reads every file:// attachment and returns the rewritten tool input, or throws a Denial. Each
+ * new `source` is a unique marker at first; `answerRewrite` streams the base64 in its place, so
+ * a 34 MB answer never exists as one string.
  * @param {JsonObject} input
  * @param {Slot[]} slots
- * @returns {JsonObject}
+ * @returns {{ updated: JsonObject, payloads: Payload[] }}
  */
 function substitute(input, slots) {
   const config = loadConfig();
+  const nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
+  /** @type {Payload[]} */
+  const payloads = [];
   let total = 0;
   /** @type {Map<Slot, JsonObject>} */
   const replacements = new Map();
@@ -578,8 +586,10 @@ function substitute(input, slots) {
       total += bytes.length;
       const name = path.basename(localPath);
       const mime = detectMime(name, bytes);
+      const marker = `toolfence-attachment-${nonce}-${payloads.length}`;
       /** @type {JsonObject} */
-      const rewritten = { ...slot.item, source: `data:${mime};base64,${bytes.toString('base64')}` };
+      const rewritten = { ...slot.item, source: marker };
+      payloads.push({ marker, prefix: `data:${mime};base64,`, bytes, target: rewritten });
       if (rewritten.filename === undefined || rewritten.filename === null) {
         rewritten.filename = name;
       }
@@ -607,7 +617,37 @@ function substitute(input, slots) {
     }
   }
   if (list !== undefined) updated.attachments = list;
-  return updated;
+  return { updated, payloads };
+}
+
+/**
+ * Writes `text` with each payload's marker replaced by its data URI, encoding in chunks.
+ * Falls back to building the whole string if a marker is not found exactly once.
+ * @param {string} text
+ * @param {Payload[]} payloads
+ * @param {() => string} rebuild
+ */
+function answerRewrite(text, payloads, rebuild) {
+  const placed = payloads.map((payload) => ({ payload, at: text.indexOf(payload.marker) }));
+  if (placed.some(({ payload, at }) => at < 0 || text.lastIndexOf(payload.marker) !== at)) {
+    for (const payload of payloads) {
+      payload.target.source = payload.prefix + payload.bytes.toString('base64');
+    }
+    answer(rebuild());
+    return;
+  }
+  placed.sort((left, right) => left.at - right.at);
+  process.exitCode = 0;
+  let position = 0;
+  for (const { payload, at } of placed) {
+    process.stdout.write(text.slice(position, at) + payload.prefix);
+    for (let offset = 0; offset < payload.bytes.length; offset += ENCODE_CHUNK_BYTES) {
+      const chunk = payload.bytes.subarray(offset, offset + ENCODE_CHUNK_BYTES);
+      process.stdout.write(chunk.toString('base64'), 'latin1');
+    }
+    position = at + payload.marker.length;
+  }
+  process.stdout.write(text.slice(position));
 }
 
 /**
@@ -693,15 +733,17 @@ function handle(raw) {
   }
   const work = slots.filter((slot) => hasFileScheme(slot.item.source));
   if (work.length === 0) return noop();
-  let updated;
+  let result;
   try {
-    updated = substitute(input, work);
+    result = substitute(input, work);
   } catch (error) {
     const denial =
       error instanceof Denial ? error : new Denial('HOOK_FILE_UNREADABLE', 'unexpected failure');
     return answer(JSON.stringify(denyOutput(dialect, denial)));
   }
-  answer(JSON.stringify(rewriteOutput(dialect, updated)));
+  const { updated, payloads } = result;
+  const render = () => JSON.stringify(rewriteOutput(dialect, updated));
+  answerRewrite(render(), payloads, render);
 }
 
 function main() {

@@ -34,16 +34,17 @@ export interface MissingHookPayload {
   readonly extra: MissingHookExtra;
 }
 
-/** The install-or-upgrade payload as an MCP `CallToolResult` (plain object, no SDK import). */
-export interface MissingHookToolResult {
-  readonly content: readonly [{ readonly type: 'text'; readonly text: string }];
-  readonly isError: true;
-  readonly _meta: {
-    readonly 'dev.toolfence/missing-hook': MissingHookExtra & {
-      readonly developer_message: string;
-    };
+/**
+ * The install-or-upgrade payload as an MCP `CallToolResult` (plain object, no SDK import). A type
+ * alias with mutable arrays, so it is assignable to the SDK's `CallToolResult`.
+ */
+export type MissingHookToolResult = {
+  content: [{ type: 'text'; text: string }];
+  isError: true;
+  _meta: {
+    'dev.toolfence/missing-hook': MissingHookExtra & { readonly developer_message: string };
   };
-}
+};
 
 /** Key of the tool result's `_meta` entry that carries the lean payload. */
 export const MISSING_HOOK_META_KEY = 'dev.toolfence/missing-hook';

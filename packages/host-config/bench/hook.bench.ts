@@ -1,0 +1,135 @@
+// Hook cost, measured against baselines in the same run (warm-up, interleaved rounds, median):
+//  1. an event with no attachment (the common case: VS Code and Cursor run the hook for every
+//     tool call) against `node -e 0`; target at most 1.15x;
+//  2. a 25 MiB attachment against a minimal read-and-base64 Node script; target at most 1.3x.
+// Run with `npx tsx bench/hook.bench.ts` (or `pnpm bench host-config`).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HOOK = fileURLToPath(
+  new URL('../hook/toolfence_attachment_substitution.mjs', import.meta.url),
+);
+
+function time(args: string[], stdin: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    let bytes = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`${args.join(' ')} exited ${code}`));
+      else resolve(performance.now() - started);
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(stdin);
+    void bytes;
+  });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+async function compare(
+  rounds: number,
+  ours: () => Promise<number>,
+  baseline: () => Promise<number>,
+): Promise<{ ours: number; baseline: number }> {
+  for (let index = 0; index < 3; index += 1) {
+    await ours();
+    await baseline();
+  }
+  const oursTimes: number[] = [];
+  const baselineTimes: number[] = [];
+  for (let index = 0; index < rounds; index += 1) {
+    if (index % 2 === 0) {
+      oursTimes.push(await ours());
+      baselineTimes.push(await baseline());
+    } else {
+      baselineTimes.push(await baseline());
+      oursTimes.push(await ours());
+    }
+  }
+  return { ours: median(oursTimes), baseline: median(baselineTimes) };
+}
+
+function report(
+  id: string,
+  label: string,
+  result: { ours: number; baseline: number },
+  target: number,
+  detail: string,
+): void {
+  const ratio = Math.round((result.ours / result.baseline) * 100) / 100;
+  console.log(
+    `${label.padEnd(48)} ours ${result.ours.toFixed(1).padStart(7)} ms   baseline ${result.baseline.toFixed(1).padStart(7)} ms   ratio ${ratio.toFixed(2)} (target <= ${target})`,
+  );
+  const line = { id, label, ratio, target, met: ratio <= target, detail };
+  process.stdout.write(`BENCH ${JSON.stringify(line)}\n`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'toolfence-bench-'));
+try {
+  const noAttachment = `${JSON.stringify({
+    session_id: 'abc123',
+    transcript_path: '/home/user/.claude/projects/demo/transcript.jsonl',
+    cwd: '/home/user/project',
+    permission_mode: 'default',
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'npm test', description: 'Run the test suite', timeout: 120000 },
+    tool_use_id: 'toolu_01',
+  })}\n`;
+  const first = await compare(
+    30,
+    () => time([HOOK], noAttachment),
+    () => time(['-e', '0'], noAttachment),
+  );
+
+  const file = join(dir, 'big.bin');
+  writeFileSync(file, randomBytes(25 * 1024 * 1024));
+  const withAttachment = `${JSON.stringify({
+    session_id: 'abc123',
+    hook_event_name: 'PreToolUse',
+    tool_name: 'mcp__files__upload',
+    tool_input: { title: 'Big', attachments: [{ source: `file://${file}` }] },
+    tool_use_id: 'toolu_02',
+  })}\n`;
+  const minimal = join(dir, 'read-base64.mjs');
+  writeFileSync(
+    minimal,
+    "import { readFileSync } from 'node:fs';\nprocess.stdout.write(readFileSync(process.argv[2]).toString('base64'));\n",
+  );
+  const second = await compare(
+    8,
+    () => time([HOOK], withAttachment),
+    () => time([minimal, file], withAttachment),
+  );
+
+  console.log(`\nhost-config hook (Node ${process.version}, medians)`);
+  report(
+    'host-config.hook-no-attachment',
+    'hook, event without attachment vs node -e 0',
+    first,
+    1.15,
+    `30 interleaved rounds after 3 warm-ups; medians ${first.ours.toFixed(1)} ms vs ${first.baseline.toFixed(1)} ms`,
+  );
+  report(
+    'host-config.hook-25mib-attachment',
+    'hook, 25 MiB attachment vs read-and-base64 script',
+    second,
+    1.3,
+    `8 interleaved rounds after 3 warm-ups; medians ${second.ours.toFixed(1)} ms vs ${second.baseline.toFixed(1)} ms`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
