@@ -44,6 +44,13 @@ describe('CONTRACT_ANNOTATIONS_JSON_SCHEMA', () => {
     expect(validate({ ...annotations, title: 'Shown to people' }).valid).toBe(true);
   });
 
+  it('accepts an empty alias list and an object without hints, as readContract does', () => {
+    expect(validate({ ...valid, aliases: [] }).valid).toBe(true);
+    expect(
+      validate({ risk_level: 'read-only', content_trust_risk: 'trusted', version: '1.0.0' }).valid,
+    ).toBe(true);
+  });
+
   const valid = toolAnnotations(defineContract({ risk: 'low-risk-write' }));
   it.each([
     ['an unknown risk', { ...valid, risk_level: 'readonly' }],
@@ -52,7 +59,6 @@ describe('CONTRACT_ANNOTATIONS_JSON_SCHEMA', () => {
     ['a bad date', { ...valid, sunset: '2026-02-30' }],
     ['a datetime', { ...valid, deprecated_since: '2026-01-01T00:00:00Z' }],
     ['a bad replacement', { ...valid, replacement: 'a b' }],
-    ['an empty alias list', { ...valid, aliases: [] }],
     ['a repeated alias', { ...valid, aliases: ['a', 'a'] }],
     ['a bad alias', { ...valid, aliases: ['a/b'] }],
     ['a string hint', { ...valid, idempotentHint: 'true' }],

@@ -68,9 +68,8 @@ export const CONTRACT_ANNOTATIONS_JSON_SCHEMA: JsonSchemaObject = deepFreeze({
       pattern: TOOL_NAME_PATTERN,
     },
     aliases: {
-      description: 'Other names the tool answers to; present only when non-empty.',
+      description: 'Other names the tool answers to; written only when non-empty.',
       type: 'array',
-      minItems: 1,
       uniqueItems: true,
       items: { type: 'string', pattern: TOOL_NAME_PATTERN },
     },

@@ -330,8 +330,9 @@ export function readContract(
     let risk = fallback.risk;
     if (
       annotationRecord !== undefined &&
+      Object.hasOwn(annotationRecord, 'destructiveHint') &&
       annotationRecord.destructiveHint === true &&
-      annotationRecord.readOnlyHint !== true
+      !(Object.hasOwn(annotationRecord, 'readOnlyHint') && annotationRecord.readOnlyHint === true)
     ) {
       risk = 'destructive';
     }
