@@ -56,9 +56,11 @@ interface Walk {
 const objectPrototype = Object.prototype;
 
 /**
- * Takes a deep, frozen copy of a JSON object: plain objects with string keys, dense arrays,
- * strings, finite numbers, booleans and `null` only; no cycles; within `limits`. Every property
- * is read exactly once, so getters or proxies cannot show different values to later readers.
+ * Takes a deep, frozen copy of a JSON object: plain objects, dense arrays, strings, finite
+ * numbers, booleans and `null` only; no cycles; within `limits`. Only own enumerable string keys
+ * are copied (symbol-keyed properties are left out, as `JSON.stringify` leaves them out). Every
+ * property is read exactly once, so getters or proxies cannot show different values to later
+ * readers.
  *
  * Throws {@link ToolInputError} with `details: { reason, issues: [{ path, message }], limit? }`
  * (a JSON path, never a value) when the value is not acceptable.
@@ -156,9 +158,6 @@ function copyArray(value: readonly unknown[], walk: Walk, depth: number): JsonVa
 function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   if (!isPlainObject(value)) {
     throw failure('not-json', walk.keys, 'only plain objects are JSON objects');
-  }
-  if (Object.getOwnPropertySymbols(value).length > 0) {
-    throw failure('not-json', walk.keys, 'object keys must be strings');
   }
   const out: Record<string, JsonValue> = {};
   addBytes(walk, 2);

@@ -574,3 +574,130 @@ describe('ToolRegistry argument snapshot', () => {
     });
   });
 });
+
+describe('ToolRegistry options and edge cases', () => {
+  it.each([
+    ['approvalTimeoutMs as a boolean', { approvalTimeoutMs: true }],
+    ['approvalTimeoutMs of zero', { approvalTimeoutMs: 0 }],
+    ['a limit as a string', { limits: { maxDepth: '64' } }],
+    ['onEvent not a function', { onEvent: 'log' }],
+    ['approval not a function', { approval: true }],
+    ['eventArguments unknown', { eventArguments: 'raw' }],
+    ['middleware not an array', { middleware: () => {} }],
+    ['a middleware that is not a function', { middleware: [1] }],
+    ['a validator without prepare', { validator: { validate: () => ({ valid: true }) } }],
+    ['a budget that is not a CallBudget', { budget: {} }],
+  ])('rejects %s', (_label, options) => {
+    expect(
+      () => new ToolRegistry({ authorizer: new AllowAllAuthorizer(), ...(options as object) }),
+    ).toThrow(ConfigurationError);
+  });
+
+  it('refuses one instance under two names and a replacement with another name', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    const tool = fakeTool('a');
+    await registry.register(tool);
+    await registry.register(fakeTool('b'));
+    await expect(registry.replace('b', tool)).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(registry.replace('b', fakeTool('c'))).rejects.toBeInstanceOf(ConfigurationError);
+  });
+
+  it('passes the context signal to the tool and does not run an already-aborted call', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    let seen: AbortSignal | undefined;
+    const tool = fakeTool('t', {
+      run: () => textResult('ok'),
+    });
+    const original = tool.invoke;
+    tool.invoke = async (args, ctx) => {
+      seen = ctx.signal;
+      return original.call(tool, args, ctx);
+    };
+    await registry.register(tool);
+    const controller = new AbortController();
+    await registry.invoke('t', {}, createToolContext({ runId: 'r', signal: controller.signal }));
+    expect(seen).toBe(controller.signal);
+    controller.abort();
+    await expect(
+      registry.invoke('t', {}, createToolContext({ runId: 'r', signal: controller.signal })),
+    ).rejects.toMatchObject({ code: 'REGISTRY_TOOL_FAILED', details: { reason: 'aborted' } });
+    expect(tool.calls).toHaveLength(1);
+  });
+
+  it('rejects a middleware that calls next twice', async () => {
+    const registry = new ToolRegistry({
+      authorizer: new AllowAllAuthorizer(),
+      middleware: [
+        async (_call, next) => {
+          await next();
+          return next();
+        },
+      ],
+    });
+    const tool = fakeTool('t');
+    await registry.register(tool);
+    await expect(registry.invoke('t', {}, context)).rejects.toBeInstanceOf(ConfigurationError);
+    expect(tool.calls).toHaveLength(1);
+  });
+
+  it('logs and ignores a throwing onEvent, and can include the snapshot when asked', async () => {
+    const warnings: string[] = [];
+    const registry = new ToolRegistry({
+      authorizer: new AllowAllAuthorizer(),
+      onEvent: () => {
+        throw new Error('sink down');
+      },
+      logger: { warn: (message) => warnings.push(message) },
+    });
+    await registry.register(fakeTool('t'));
+    await registry.invoke('t', {}, context);
+    expect(warnings.length).toBeGreaterThan(0);
+
+    const events: ToolEvent[] = [];
+    const verbose = new ToolRegistry({
+      authorizer: new AllowAllAuthorizer(),
+      onEvent: (event) => events.push(event),
+      eventArguments: 'snapshot',
+    });
+    await verbose.register(fakeTool('t'));
+    await verbose.invoke('t', { text: 'shown' }, context);
+    expect(events[0]?.args).toEqual({ text: 'shown' });
+  });
+
+  it('rejects a malformed tool result', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    await registry.register(fakeTool('t', { run: () => ({ text: 'no content' }) as never }));
+    await expect(registry.invoke('t', {}, context)).rejects.toMatchObject({
+      details: { reason: 'invalid-result' },
+    });
+  });
+
+  it('passes a ToolsError thrown by a tool through unchanged', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    const typed = new PermissionDeniedError('outside the root', { details: { reason: 'root' } });
+    await registry.register(
+      fakeTool('t', {
+        run: () => {
+          throw typed;
+        },
+      }),
+    );
+    await expect(registry.invoke('t', {}, context)).rejects.toBe(typed);
+  });
+
+  it('reports a close error from an idle unregister as committed', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    await registry.register(fakeTool('t', { close: () => Promise.reject(new Error('x')) }));
+    await expect(registry.unregister('t')).rejects.toBeInstanceOf(ToolCloseError);
+    expect(registry.has('t')).toBe(false);
+  });
+
+  it('accepts a plain context init and validates it', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    await registry.register(fakeTool('t'));
+    await registry.invoke('t', {}, { runId: 'plain' });
+    await expect(registry.invoke('t', {}, { runId: '' })).rejects.toBeInstanceOf(
+      ConfigurationError,
+    );
+  });
+});

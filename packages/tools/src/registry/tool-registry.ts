@@ -664,29 +664,18 @@ export class ToolRegistry {
     if (entry === undefined) throw notFound(call.toolName);
     entry.leases += 1;
     try {
-      return await this.#run(entry, call);
+      if (entry.starting !== undefined) await entry.starting;
+      return await this.#checkedRun(entry, call);
     } finally {
       entry.leases -= 1;
       if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
     }
   }
 
-  #run(entry: Entry, call: ToolCall): Promise<ToolResult> {
-    if (entry.starting !== undefined || entry.startError !== undefined) {
-      return this.#runAfterStart(entry, call);
-    }
-    return this.#checkedRun(entry, call);
-  }
-
-  async #runAfterStart(entry: Entry, call: ToolCall): Promise<ToolResult> {
-    await entry.starting;
+  /** Validation, scope, authorization, budget and the tool, on a leased instance. */
+  #checkedRun(entry: Entry, call: ToolCall): Promise<ToolResult> {
     if (entry.startError !== undefined) throw entry.startError;
-    return this.#checkedRun(entry, call);
-  }
-
-  async #checkedRun(entry: Entry, call: ToolCall): Promise<ToolResult> {
-    if (entry.startError !== undefined) throw entry.startError;
-    const { spec, tool } = entry;
+    const { spec } = entry;
     const { args, context } = call;
 
     const validation = this.#validator.validate(spec.inputSchema, args);
@@ -717,7 +706,15 @@ export class ToolRegistry {
       contract,
       effect,
     });
-    if (authorizing !== undefined) await authorizing;
+    if (authorizing !== undefined) {
+      return authorizing.then(() => this.#runTool(entry.tool, call));
+    }
+    return this.#runTool(entry.tool, call);
+  }
+
+  /** Reserves the budget, runs the tool and checks its result. */
+  async #runTool(tool: Tool, call: ToolCall): Promise<ToolResult> {
+    const { args, context } = call;
 
     let reservation: BudgetReservation | undefined;
     if (this.#budget !== undefined) {
