@@ -127,6 +127,21 @@ export {
   type FileSystemToolOptions,
 } from './builtin/file-system-tool.js';
 export { FileSystemToolOptionsError } from './builtin/file-system-tool-options-error.js';
+export {
+  BubblewrapSandbox,
+  type BubblewrapSandboxOptions,
+  DEFAULT_BUBBLEWRAP_READ_ONLY_PATHS,
+} from './builtin/bubblewrap-sandbox.js';
+export { LocalProcessSandbox } from './builtin/local-process-sandbox.js';
+export type { Sandbox, SandboxRunRequest, SandboxRunResult } from './builtin/sandbox.js';
+export { SandboxUnavailableError } from './builtin/sandbox-unavailable-error.js';
+export {
+  MAX_SHELL_ARGUMENT_BYTES,
+  MAX_SHELL_ARGUMENTS,
+  ShellTool,
+  type ShellToolOptions,
+} from './builtin/shell-tool.js';
+export { ShellToolOptionsError } from './builtin/shell-tool-options-error.js';
 // Network guard errors (the guard itself is the `@toolfence/tools/net` subpath)
 
 export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';

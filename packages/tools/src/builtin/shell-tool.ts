@@ -1,0 +1,292 @@
+import { accessSync, constants, realpathSync, type Stats, statSync } from 'node:fs';
+import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
+import { errorResult, jsonResult } from '../registry/tool.js';
+import { parseRelativePath, resolveInside } from './confined-path.js';
+import { FileSystemAccessError } from './file-system-error.js';
+import { LocalProcessSandbox } from './local-process-sandbox.js';
+import type { Sandbox } from './sandbox.js';
+import { ShellToolOptionsError } from './shell-tool-options-error.js';
+
+/** Options of {@link ShellTool}. */
+export interface ShellToolOptions {
+  /** Folder commands run in (and, with `BubblewrapSandbox`, the only writable one). Its real path is taken once. */
+  readonly workspace: string;
+  /** Bare program names (no `/`), each resolved once, at construction, to an absolute path. */
+  readonly allowedCommands: readonly string[];
+  /** Runs the process. Default `new LocalProcessSandbox()` (limits, not isolation). */
+  readonly sandbox?: Sandbox;
+  /** Where environment values come from. Default `process.env` as it is at construction. */
+  readonly baseEnvironment?: Readonly<Record<string, string | undefined>>;
+  /** Keys copied from `baseEnvironment`; everything else is left out. Default `['PATH', 'LANG', 'LC_ALL', 'TZ']`. */
+  readonly allowedEnvironment?: readonly string[];
+  /** Upper bound (and default) of a call's `timeoutSeconds`. Default 60. */
+  readonly maxTimeoutSeconds?: number;
+  /** Byte budget shared by stdout and stderr. Default 1,000,000. */
+  readonly maxOutputBytes?: number;
+  /** Folders searched when resolving `allowedCommands`. Default `/usr/local/bin:/usr/bin:/bin`. */
+  readonly searchPath?: string;
+  /** Tool name in a registry. Default `shell`. */
+  readonly name?: string;
+}
+
+/** Most arguments one call may pass. */
+export const MAX_SHELL_ARGUMENTS = 1024;
+/** Most bytes all arguments of one call may total. */
+export const MAX_SHELL_ARGUMENT_BYTES = 131_072;
+
+const COMMAND_NAME = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,127}$/;
+
+function resolveProgram(name: string, searchPath: string): string {
+  for (const folder of searchPath.split(':')) {
+    if (!folder.startsWith('/')) continue;
+    const candidate = `${folder.replace(/\/+$/, '')}/${name}`;
+    try {
+      const real = realpathSync(candidate);
+      if (statSync(real).isFile()) {
+        accessSync(real, constants.X_OK);
+        return real;
+      }
+    } catch {
+      // Not here.
+    }
+  }
+  throw new ShellToolOptionsError('An allowed command was not found in searchPath.', {
+    details: { command: name },
+  });
+}
+
+function fail(message: string, code: string): never {
+  throw Object.assign(new Error(message), { shellCode: code });
+}
+
+/**
+ * Runs allowlisted programs with argv (never a shell) inside a workspace, through a
+ * {@link Sandbox}. The environment is empty plus allowlisted keys; stdout and stderr share one
+ * byte budget; on timeout or budget the whole process group is killed. The result is
+ * `{ exitCode, signal, stdout, stderr, timedOut, truncated }`, an error result for a non-zero
+ * exit, a signal or a timeout.
+ */
+export class ShellTool implements Tool {
+  readonly spec: ToolSpec;
+  readonly #workspace: string;
+  readonly #workspaceStat: Stats;
+  readonly #programs: ReadonlyMap<string, string>;
+  readonly #sandbox: Sandbox;
+  readonly #environment: Readonly<Record<string, string>>;
+  readonly #maxTimeoutSeconds: number;
+  readonly #maxOutputBytes: number;
+
+  constructor(options: ShellToolOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new ShellToolOptionsError('ShellTool needs an options object.');
+    }
+    const {
+      workspace,
+      allowedCommands,
+      sandbox = new LocalProcessSandbox(),
+      baseEnvironment = process.env,
+      allowedEnvironment = ['PATH', 'LANG', 'LC_ALL', 'TZ'],
+      maxTimeoutSeconds = 60,
+      maxOutputBytes = 1_000_000,
+      searchPath = '/usr/local/bin:/usr/bin:/bin',
+      name = 'shell',
+    } = options;
+    if (typeof name !== 'string' || !/^[a-zA-Z0-9_.-]{1,64}$/.test(name)) {
+      throw new ShellToolOptionsError('name must be 1-64 letters, digits, _ . or -.');
+    }
+    if (typeof workspace !== 'string' || workspace === '' || workspace.includes('\0')) {
+      throw new ShellToolOptionsError('workspace must be a folder path.');
+    }
+    try {
+      this.#workspace = realpathSync(workspace);
+      this.#workspaceStat = statSync(this.#workspace);
+    } catch (error) {
+      throw new ShellToolOptionsError('workspace must be an existing folder.', { cause: error });
+    }
+    if (!this.#workspaceStat.isDirectory()) {
+      throw new ShellToolOptionsError('workspace must be a folder.');
+    }
+    if (
+      !Array.isArray(allowedCommands) ||
+      allowedCommands.length === 0 ||
+      allowedCommands.some((command) => typeof command !== 'string' || !COMMAND_NAME.test(command))
+    ) {
+      throw new ShellToolOptionsError(
+        'allowedCommands must be a non-empty array of bare program names.',
+      );
+    }
+    if (typeof searchPath !== 'string')
+      throw new ShellToolOptionsError('searchPath must be a string.');
+    if (typeof sandbox !== 'object' || sandbox === null || typeof sandbox.run !== 'function') {
+      throw new ShellToolOptionsError('sandbox must implement run().');
+    }
+    if (
+      typeof maxTimeoutSeconds !== 'number' ||
+      !Number.isFinite(maxTimeoutSeconds) ||
+      maxTimeoutSeconds <= 0 ||
+      maxTimeoutSeconds > 86_400
+    ) {
+      throw new ShellToolOptionsError(
+        'maxTimeoutSeconds must be a number of seconds from 0 to 86400.',
+      );
+    }
+    if (
+      typeof maxOutputBytes !== 'number' ||
+      !Number.isSafeInteger(maxOutputBytes) ||
+      maxOutputBytes < 1
+    ) {
+      throw new ShellToolOptionsError('maxOutputBytes must be a positive safe integer.');
+    }
+    if (typeof baseEnvironment !== 'object' || baseEnvironment === null) {
+      throw new ShellToolOptionsError('baseEnvironment must be an object.');
+    }
+    if (
+      !Array.isArray(allowedEnvironment) ||
+      allowedEnvironment.some(
+        (key) => typeof key !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key),
+      )
+    ) {
+      throw new ShellToolOptionsError('allowedEnvironment must be an array of variable names.');
+    }
+    const programs = new Map<string, string>();
+    for (const command of allowedCommands)
+      programs.set(command, resolveProgram(command, searchPath));
+    const environment: Record<string, string> = {};
+    for (const key of allowedEnvironment) {
+      const value = baseEnvironment[key];
+      if (typeof value === 'string' && !value.includes('\0')) environment[key] = value;
+    }
+    this.#programs = programs;
+    this.#sandbox = sandbox;
+    this.#environment = Object.freeze(environment);
+    this.#maxTimeoutSeconds = maxTimeoutSeconds;
+    this.#maxOutputBytes = maxOutputBytes;
+    this.spec = Object.freeze({
+      name,
+      description: `Runs one allowlisted program with arguments (no shell) in the workspace. Programs: ${[...programs.keys()].join(', ')}.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          command: { type: 'string', enum: [...programs.keys()] },
+          args: {
+            type: 'array',
+            items: { type: 'string' },
+            maxItems: MAX_SHELL_ARGUMENTS,
+            default: [],
+          },
+          cwd: { type: 'string', description: 'Workspace-relative folder; default the workspace.' },
+          timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: maxTimeoutSeconds },
+        },
+        required: ['command'],
+        additionalProperties: false,
+      },
+      effect: Object.freeze({ default: 'unknown' }),
+      operationArgument: 'command',
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+    });
+  }
+
+  /** The workspace's real path. */
+  get workspace(): string {
+    return this.#workspace;
+  }
+
+  /** Allowed command names and the absolute programs they run. */
+  get programs(): ReadonlyMap<string, string> {
+    return this.#programs;
+  }
+
+  async invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
+    const command = args.command;
+    const metadata = {
+      command: typeof command === 'string' ? command : null,
+      sandbox: this.#sandbox.name,
+    };
+    try {
+      if (typeof command !== 'string' || !this.#programs.has(command)) {
+        fail('The command is not allowed.', 'SHELL_COMMAND_NOT_ALLOWED');
+      }
+      const program = this.#programs.get(command) as string;
+      const list = args.args ?? [];
+      if (!Array.isArray(list) || list.length > MAX_SHELL_ARGUMENTS) {
+        fail('args must be an array of at most 1024 strings.', 'SHELL_ARGUMENT_INVALID');
+      }
+      let total = 0;
+      for (const item of list) {
+        if (typeof item !== 'string' || item.includes('\0')) {
+          fail('Every argument must be a string without NUL.', 'SHELL_ARGUMENT_INVALID');
+        }
+        total += Buffer.byteLength(item, 'utf8');
+      }
+      if (total > MAX_SHELL_ARGUMENT_BYTES)
+        fail('The arguments are too long.', 'SHELL_ARGUMENT_INVALID');
+      const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutSeconds;
+      if (
+        typeof timeoutSeconds !== 'number' ||
+        !Number.isFinite(timeoutSeconds) ||
+        timeoutSeconds <= 0 ||
+        timeoutSeconds > this.#maxTimeoutSeconds
+      ) {
+        fail('timeoutSeconds is out of range.', 'SHELL_ARGUMENT_INVALID');
+      }
+      let cwd = this.#workspace;
+      if (args.cwd !== undefined && args.cwd !== '.') {
+        let resolved: Awaited<ReturnType<typeof resolveInside>>;
+        try {
+          resolved = await resolveInside(
+            this.#workspace,
+            this.#workspaceStat,
+            parseRelativePath(args.cwd),
+            {
+              allowMissing: false,
+            },
+          );
+        } catch (error) {
+          if (FileSystemAccessError.isInstance(error))
+            fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
+          throw error;
+        }
+        if (!resolved.stat?.isDirectory())
+          fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
+        cwd = resolved.absolute;
+      }
+      if (context?.signal?.aborted) fail('The call was cancelled.', 'SHELL_CANCELLED');
+      const result = await this.#sandbox.run({
+        program,
+        args: list as string[],
+        cwd,
+        env: this.#environment,
+        workspace: this.#workspace,
+        timeoutMs: Math.ceil(timeoutSeconds * 1000),
+        maxOutputBytes: this.#maxOutputBytes,
+        ...(context?.signal === undefined ? {} : { signal: context.signal }),
+      });
+      const failed = result.exitCode !== 0 || result.timedOut;
+      return jsonResult(
+        {
+          exitCode: result.exitCode,
+          signal: result.signal,
+          stdout: result.stdout,
+          stderr: result.stderr,
+          timedOut: result.timedOut,
+          truncated: result.truncated,
+        },
+        {
+          ...(failed ? { isError: true } : {}),
+          metadata: {
+            ...metadata,
+            ...(failed ? { code: result.timedOut ? 'SHELL_TIMEOUT' : 'SHELL_NONZERO_EXIT' } : {}),
+          },
+        },
+      );
+    } catch (error) {
+      const code = (error as { shellCode?: unknown } | null)?.shellCode;
+      if (typeof code === 'string') {
+        return errorResult((error as Error).message, { metadata: { ...metadata, code } });
+      }
+      return errorResult('The command could not be started.', {
+        metadata: { ...metadata, code: 'SHELL_SPAWN_FAILED' },
+      });
+    }
+  }
+}
