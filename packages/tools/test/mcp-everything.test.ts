@@ -44,6 +44,11 @@ describe('MCP adapter against server-everything over stdio', () => {
       }),
     );
     ({ tools } = await registry.discoverTools('everything'));
+    // server-everything registers tools after `initialized` and announces each with
+    // list_changed; a late announcement marks the catalog stale, so settle once more.
+    if (registry.get('everything').catalogStale) {
+      ({ tools } = await registry.discoverTools('everything'));
+    }
   }, 20_000);
 
   afterAll(async () => {

@@ -32,6 +32,9 @@ import {
   mapReadResourceResult,
 } from './result-mapping.js';
 
+/** Extra listings when `list_changed` arrives while the tools are listed. */
+const LISTING_RETRIES = 2;
+
 /** A capability a request needs. */
 export type McpCapability = 'tools' | 'resources' | 'prompts';
 
@@ -321,8 +324,18 @@ export class McpServerConnection {
     readonly generation: number;
     readonly changed: boolean;
   }> {
-    const changesBefore = this.#listChanges;
-    const listing = await this.listTools();
+    let changesBefore = this.#listChanges;
+    let listing = await this.listTools();
+    // A list_changed during the listing may or may not be reflected in it: list again (a
+    // bounded number of times) so a server that announces changes at startup settles.
+    for (
+      let retry = 0;
+      retry < LISTING_RETRIES && this.#listChanges !== changesBefore;
+      retry += 1
+    ) {
+      changesBefore = this.#listChanges;
+      listing = await this.listTools();
+    }
     const fingerprint = createHash('sha256').update(JSON.stringify(listing.items)).digest('hex');
     const changed = fingerprint !== this.#catalog.fingerprint;
     // A list_changed that arrived while listing keeps the new catalog stale.

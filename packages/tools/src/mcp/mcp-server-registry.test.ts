@@ -359,6 +359,30 @@ describe('list_changed handling', () => {
     expect(events.filter((event) => event.type === 'tools_list_changed')).toHaveLength(200);
   });
 
+  it('lists again when a change is announced during the listing, a bounded number of times', async () => {
+    const registry = new McpServerRegistry();
+    const session = new FakeSession('a');
+    const original = session.listTools.bind(session);
+    let announce = 1;
+    session.listTools = async () => {
+      if (announce > 0) {
+        announce -= 1;
+        session.listener?.();
+      }
+      return original();
+    };
+    await registry.register(connection(session));
+    const first = await registry.discoverTools('srv');
+    expect(session.listToolsCalls).toBe(2);
+    expect(registry.get('srv').catalogStale).toBe(false);
+    expect((await first.tools[0]?.invoke({}, context))?.content).toHaveLength(1);
+    announce = 10;
+    const second = await registry.discoverTools('srv');
+    expect(session.listToolsCalls).toBe(5);
+    expect(registry.get('srv').catalogStale).toBe(true);
+    await expect(second.tools[0]?.invoke({}, context)).rejects.toBeInstanceOf(McpCatalogStaleError);
+  });
+
   it('stops listening once the server is unregistered', async () => {
     const registry = new McpServerRegistry();
     const session = new FakeSession('a');
