@@ -48,6 +48,31 @@ describe('snapshotJsonObject', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('turns a throwing getter or proxy trap into a ToolInputError', () => {
+    const getter = {
+      get boom(): never {
+        throw new Error('secret inside');
+      },
+    };
+    const trap = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('trap');
+        },
+      },
+    );
+    for (const value of [getter, { nested: trap }]) {
+      try {
+        snapshotJsonObject(value);
+        expect.unreachable();
+      } catch (error) {
+        expect(error).toBeInstanceOf(ToolInputError);
+        expect((error as Error).message).not.toContain('secret');
+      }
+    }
+  });
+
   it('leaves symbol-keyed properties out of the snapshot', () => {
     const snapshot = snapshotJsonObject({ a: 1, [Symbol('hidden')]: 2 });
     expect(Reflect.ownKeys(snapshot)).toEqual(['a']);

@@ -72,7 +72,7 @@ export function snapshotJsonObject(
   if (!isPlainObject(value)) {
     throw failure('not-object', [], 'the arguments must be a JSON object');
   }
-  return copy(value, newWalk(limits), 1) as JsonObject;
+  return guarded(value, limits) as JsonObject;
 }
 
 /** Like {@link snapshotJsonObject} for any JSON value at the root. */
@@ -80,7 +80,19 @@ export function snapshotJsonValue(
   value: unknown,
   limits: JsonSnapshotLimits = DEFAULT_SNAPSHOT_LIMITS,
 ): JsonValue {
-  return copy(value, newWalk(limits), 1);
+  return guarded(value, limits);
+}
+
+/** Copies, turning anything a getter or proxy throws into a {@link ToolInputError}. */
+function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
+  const walk = newWalk(limits);
+  try {
+    return copy(value, walk, 1);
+  } catch (error) {
+    if (ToolInputError.isInstance(error)) throw error;
+    const failed = failure('not-json', walk.keys, 'reading the value threw');
+    throw new ToolInputError(failed.message, { details: failed.details ?? {}, cause: error });
+  }
 }
 
 function newWalk(limits: JsonSnapshotLimits): Walk {

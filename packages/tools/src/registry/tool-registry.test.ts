@@ -701,3 +701,44 @@ describe('ToolRegistry options and edge cases', () => {
     );
   });
 });
+
+describe('ToolRegistry with a custom validator', () => {
+  it('uses the replacement validator, and middleware, validator, authorizer and tool all get the one snapshot', async () => {
+    const seen: unknown[] = [];
+    const prepared: JsonObject[] = [];
+    const registry = new ToolRegistry({
+      validator: {
+        prepare: (schema) => void prepared.push(schema),
+        validate: (_schema, value) => {
+          seen.push(value);
+          return (value as JsonObject).ok === true
+            ? { valid: true }
+            : { valid: false, issues: [{ path: '$.ok', message: 'must be true' }] };
+        },
+      },
+      middleware: [
+        async (call, next) => {
+          seen.push(call.args);
+          return next();
+        },
+      ],
+      authorizer: {
+        authorize: (request) => {
+          seen.push(request.args);
+          return permission('allow');
+        },
+      },
+    });
+    const tool = fakeTool('t');
+    await registry.register(tool);
+    expect(prepared).toEqual([tool.spec.inputSchema]);
+    await registry.invoke('t', { ok: true }, context);
+    seen.push(tool.calls[0]);
+    expect(seen).toHaveLength(4);
+    for (const value of seen) expect(value).toBe(seen[0]);
+    await expect(registry.invoke('t', { ok: false }, context)).rejects.toMatchObject({
+      code: 'REGISTRY_INPUT_INVALID',
+      details: { issues: [{ path: '$.ok', message: 'must be true' }] },
+    });
+  });
+});
