@@ -370,6 +370,20 @@ describe('startOAuth refuses hostile or broken servers', () => {
     },
   );
 
+  it('ignores a secret echoed for a public client when the server does not confirm the method', async () => {
+    server.metadata.token_endpoint_auth_methods_supported = ['none'];
+    let sent: Record<string, unknown> = {};
+    server.routes.set('POST /register', (_q, response, body) => {
+      sent = JSON.parse(body) as Record<string, unknown>;
+      sendJson(response, 201, { client_id: 'public-1', client_secret: 'echoed' });
+    });
+    const started = await start();
+    expect(sent.application_type).toBe('native');
+    expect(sent.scope).toBeUndefined();
+    expect(started).toMatchObject({ clientId: 'public-1', tokenAuthMethod: 'none' });
+    expect(started.clientSecret).toBeUndefined();
+  });
+
   it('takes the challenge scope, then scopes_supported, then none, and never adds offline_access', async () => {
     expect((await start()).scope).toBe('mcp:tools');
     server.routes.set('POST /mcp', (_q, response) => {

@@ -219,10 +219,22 @@ function translate(error: unknown, step: string): McpBridgeError {
   });
 }
 
+/**
+ * RFC 6749 §2.3.1 Basic authentication with `application/x-www-form-urlencoded` id and secret
+ * (oauth4webapi also escapes `-._~`, which servers that do not decode reject).
+ */
+function basicAuth(secret: string): oauth.ClientAuth {
+  const encode = (value: string): string => new URLSearchParams({ v: value }).toString().slice(2);
+  return (_as, client, _body, headers) => {
+    const credentials = `${encode(client.client_id)}:${encode(secret)}`;
+    headers.set('authorization', `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`);
+  };
+}
+
 function clientAuth(method: TokenAuthMethod, secret: string | undefined): oauth.ClientAuth {
   switch (method) {
     case 'client_secret_basic':
-      return oauth.ClientSecretBasic(secret as string);
+      return basicAuth(secret as string);
     case 'client_secret_post':
       return oauth.ClientSecretPost(secret as string);
     default:
@@ -298,12 +310,14 @@ async function register(
       { details: { issuer: metadata.issuer } },
     );
   }
-  let registered: Record<string, unknown>;
+  let response: Response;
   try {
-    const response = await oauth.dynamicClientRegistrationRequest(
+    response = await oauth.dynamicClientRegistrationRequest(
       metadata.raw as oauth.AuthorizationServer,
       {
         client_name: clientName,
+        // SEP-837: `native` for loopback and private-use redirect URIs, `web` for https ones.
+        application_type: redirectUri.startsWith('https:') ? 'web' : 'native',
         redirect_uris: [redirectUri],
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
@@ -312,30 +326,59 @@ async function register(
       },
       requestOptions(http),
     );
-    registered = (await oauth.processDynamicClientRegistrationResponse(response)) as Record<
-      string,
-      unknown
-    >;
   } catch (error) {
     throw translate(error, 'client registration');
   }
+  // Processed here rather than by oauth4webapi so that an omitted `client_secret_expires_at`
+  // does not block a public client whose server echoes a secret (see below).
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch {
+    body = undefined;
+  }
+  const registered =
+    typeof body === 'object' && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
+      : undefined;
+  if (response.status !== 201 && response.status !== 200) {
+    if (response.status >= 400 && response.status < 500 && typeof registered?.error === 'string') {
+      throw new OAuthError('the authorization server refused the client registration', {
+        error: registered.error,
+        status: response.status,
+      });
+    }
+    throw new OAuthResponseError('the client registration failed', {
+      details: { step: 'client registration', status: response.status },
+    });
+  }
+  if (registered === undefined) {
+    throw new OAuthResponseError('the registration response is not a JSON object', {
+      details: { step: 'client registration' },
+    });
+  }
   const clientId = registered.client_id;
-  const returnedMethod = registered.token_endpoint_auth_method ?? method;
-  const secret = registered.client_secret;
+  const returnedMethod = registered.token_endpoint_auth_method;
+  let secret = registered.client_secret;
   if (typeof clientId !== 'string' || clientId.length === 0) {
     throw new OAuthResponseError('the registration response has no client_id', {
       details: { step: 'client registration' },
     });
   }
-  if (returnedMethod !== method) {
+  if (returnedMethod !== undefined && returnedMethod !== method) {
     throw new OAuthResponseError('the server registered another token endpoint auth method', {
       details: { step: 'client registration', requested: method },
     });
   }
   if (method === 'none' && secret !== undefined) {
-    throw new OAuthResponseError('the server returned a client secret for a public client', {
-      details: { step: 'client registration' },
-    });
+    if (returnedMethod === 'none') {
+      throw new OAuthResponseError('the server returned a client secret for a public client', {
+        details: { step: 'client registration' },
+      });
+    }
+    // The server did not confirm the method: we registered a public client and never send
+    // the echoed secret (a server that really wanted it answers invalid_client).
+    secret = undefined;
   }
   if (method !== 'none' && (typeof secret !== 'string' || secret.length === 0)) {
     throw new OAuthResponseError('the server returned no client secret for a confidential client', {
