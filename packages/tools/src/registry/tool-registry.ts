@@ -663,17 +663,50 @@ export class ToolRegistry {
     const entry = this.#entries.get(call.toolName);
     if (entry === undefined) throw notFound(call.toolName);
     entry.leases += 1;
+    let reservation: BudgetReservation | undefined;
+    let consumed = false;
     try {
       if (entry.starting !== undefined) await entry.starting;
-      return await this.#checkedRun(entry, call);
+      const authorizing = this.#check(entry, call);
+      if (authorizing !== undefined) await authorizing;
+      const { args, context, toolName } = call;
+      if (this.#budget !== undefined) {
+        reservation = this.#budget.reserve({ toolName, args, context });
+      }
+      if (isAborted(context.signal)) {
+        throw new ToolExecutionError(`Tool ${quote(toolName)} was not run: the call was aborted`, {
+          details: { tool: toolName, reason: 'aborted' },
+        });
+      }
+      let result: ToolResult;
+      try {
+        result = await entry.tool.invoke(args, context);
+      } catch (error) {
+        if (ToolsError.isInstance(error)) throw error;
+        throw new ToolExecutionError(`Tool ${quote(toolName)} failed`, {
+          details: { tool: toolName, reason: isAborted(context.signal) ? 'aborted' : 'threw' },
+          cause: error,
+        });
+      }
+      if (typeof result !== 'object' || result === null || !Array.isArray(result.content)) {
+        throw new ToolExecutionError(`Tool ${quote(toolName)} returned an invalid result`, {
+          details: { tool: toolName, reason: 'invalid-result' },
+        });
+      }
+      consumed = !isAborted(context.signal);
+      return result;
     } finally {
+      reservation?.settle(consumed);
       entry.leases -= 1;
       if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
     }
   }
 
-  /** Validation, scope, authorization, budget and the tool, on a leased instance. */
-  #checkedRun(entry: Entry, call: ToolCall): Promise<ToolResult> {
+  /**
+   * Validation, read-only scope and authorization on a leased instance. Returns a promise only
+   * when something asynchronous (an async authorizer, an approval) has to finish.
+   */
+  #check(entry: Entry, call: ToolCall): Promise<void> | undefined {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec } = entry;
     const { args, context } = call;
@@ -698,61 +731,7 @@ export class ToolRegistry {
       );
     }
 
-    const authorizing = this.#authorize({
-      toolName: call.toolName,
-      args,
-      context,
-      spec,
-      contract,
-      effect,
-    });
-    if (authorizing !== undefined) {
-      return authorizing.then(() => this.#runTool(entry.tool, call));
-    }
-    return this.#runTool(entry.tool, call);
-  }
-
-  /** Reserves the budget, runs the tool and checks its result. */
-  async #runTool(tool: Tool, call: ToolCall): Promise<ToolResult> {
-    const { args, context } = call;
-
-    let reservation: BudgetReservation | undefined;
-    if (this.#budget !== undefined) {
-      reservation = this.#budget.reserve({ toolName: call.toolName, args, context });
-    }
-    let consumed = false;
-    try {
-      if (isAborted(context.signal)) {
-        throw new ToolExecutionError(
-          `Tool ${quote(call.toolName)} was not run: the call was aborted`,
-          {
-            details: { tool: call.toolName, reason: 'aborted' },
-          },
-        );
-      }
-      let result: ToolResult;
-      try {
-        result = await tool.invoke(args, context);
-      } catch (error) {
-        if (ToolsError.isInstance(error)) throw error;
-        throw new ToolExecutionError(`Tool ${quote(call.toolName)} failed`, {
-          details: {
-            tool: call.toolName,
-            reason: isAborted(context.signal) ? 'aborted' : 'threw',
-          },
-          cause: error,
-        });
-      }
-      if (typeof result !== 'object' || result === null || !Array.isArray(result.content)) {
-        throw new ToolExecutionError(`Tool ${quote(call.toolName)} returned an invalid result`, {
-          details: { tool: call.toolName, reason: 'invalid-result' },
-        });
-      }
-      consumed = !isAborted(context.signal);
-      return result;
-    } finally {
-      reservation?.settle(consumed);
-    }
+    return this.#authorize({ toolName: call.toolName, args, context, spec, contract, effect });
   }
 
   /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
