@@ -142,6 +142,13 @@ export {
   type ShellToolOptions,
 } from './builtin/shell-tool.js';
 export { ShellToolOptionsError } from './builtin/shell-tool-options-error.js';
+export {
+  HTTP_TOOL_METHODS,
+  HttpTool,
+  type HttpToolMethod,
+  type HttpToolOptions,
+} from './builtin/http-tool.js';
+export { HttpToolOptionsError } from './builtin/http-tool-options-error.js';
 // Network guard errors (the guard itself is the `@toolfence/tools/net` subpath)
 
 export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';

@@ -34,6 +34,11 @@ export interface GuardedFetchOptions {
   readonly timeoutMs?: number;
   /** Most redirects followed when `redirect: 'follow'`. Default 5. */
   readonly maxRedirects?: number;
+  /**
+   * Extra rule for each redirect hop, after the URL rules passed: return exactly `true` to
+   * follow `target`. Default: every hop that passes the URL rules is followed.
+   */
+  readonly allowRedirect?: (target: URL, from: URL) => boolean;
 }
 
 /**
@@ -132,6 +137,9 @@ export async function guardedFetch(
   );
   const timeoutMs = positiveInteger(guard.timeoutMs, 'timeoutMs', DEFAULT_FETCH_TIMEOUT_MS);
   const maxRedirects = positiveInteger(guard.maxRedirects, 'maxRedirects', DEFAULT_MAX_REDIRECTS);
+  if (guard.allowRedirect !== undefined && typeof guard.allowRedirect !== 'function') {
+    throw new NetworkOptionsError('allowRedirect must be a function.');
+  }
   const redirectMode = requestInit.redirect ?? 'manual';
   if (redirectMode !== 'manual' && redirectMode !== 'follow' && redirectMode !== 'error') {
     throw new NetworkOptionsError("redirect must be 'manual', 'follow' or 'error'.");
@@ -203,6 +211,19 @@ export async function guardedFetch(
               details: { rule: error.reason, hop: hop + 1 },
             })
           : new NetworkPolicyError('A redirect location is not a valid URL.', 'redirect');
+      }
+      if (guard.allowRedirect !== undefined) {
+        let allowed = false;
+        try {
+          allowed = guard.allowRedirect(new URL(next.href), new URL(url.href)) === true;
+        } catch {
+          allowed = false;
+        }
+        if (!allowed) {
+          throw new NetworkPolicyError('A redirect was refused by allowRedirect.', 'redirect', {
+            details: { hop: hop + 1 },
+          });
+        }
       }
       if (next.origin !== url.origin) {
         for (const name of CROSS_ORIGIN_DROPPED) headers.delete(name);

@@ -1,0 +1,293 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpTool, type HttpToolOptions } from '../src/builtin/http-tool.js';
+import { HttpToolOptionsError } from '../src/builtin/http-tool-options-error.js';
+import { type AllowNonPublic, createGuardedDispatcher, type Resolver } from '../src/net/index.js';
+import { resolveEffect } from '../src/registry/effect.js';
+import type { JsonObject, ToolResult } from '../src/registry/tool.js';
+import { createToolContext } from '../src/registry/tool-context.js';
+import {
+  type LoopbackServer,
+  makeCertificate,
+  startHttpServer,
+  startHttpsServer,
+} from './net-helpers.js';
+
+const context = createToolContext({ runId: 'http-test' });
+const approveLoopback: AllowNonPublic = (_target, address) => address.range === 'loopback';
+const resolver: Resolver = async (hostname) => {
+  if (hostname === 'svc.test' || hostname === 'localhost')
+    return [{ address: '127.0.0.1', family: 4 }];
+  if (hostname === 'internal.test') return [{ address: '10.0.0.7', family: 4 }];
+  throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
+};
+
+let server: LoopbackServer;
+
+beforeAll(async () => {
+  server = await startHttpServer((incoming, response) => {
+    const url = new URL(incoming.url ?? '/', 'http://x');
+    if (url.pathname === '/big') {
+      response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '5000' });
+      response.end('b'.repeat(5000));
+    } else if (url.pathname === '/redirect') {
+      response.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
+      response.end();
+    } else if (url.pathname === '/loop') {
+      response.writeHead(302, { location: '/loop' });
+      response.end();
+    } else if (url.pathname === '/stall') {
+      // never answers
+    } else if (url.pathname === '/binary') {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' });
+      response.end(Buffer.from([0, 1, 2, 255]));
+    } else {
+      response.writeHead(200, { 'content-type': 'application/json', etag: '"v1"' });
+      response.end(JSON.stringify({ ok: true, method: incoming.method }));
+    }
+  });
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+function loopbackTool(options: Partial<HttpToolOptions> = {}): HttpTool {
+  return new HttpTool({
+    allowedHosts: ['127.0.0.1', 'svc.test', 'internal.test'],
+    requireHttps: false,
+    dispatcher: createGuardedDispatcher({ allowNonPublic: approveLoopback, resolver }),
+    ...options,
+  });
+}
+
+async function call(tool: HttpTool, args: JsonObject): Promise<ToolResult> {
+  return tool.invoke(args, context);
+}
+
+function data(result: ToolResult): Record<string, unknown> {
+  expect(result.isError, JSON.stringify(result)).not.toBe(true);
+  return result.structuredContent as Record<string, unknown>;
+}
+
+describe('HttpTool', () => {
+  it('GETs an allowed host through the guard with identity encoding and only allowed headers', async () => {
+    const tool = loopbackTool();
+    const result = data(
+      await call(tool, { url: `${server.origin}/hello`, headers: { Accept: 'application/json' } }),
+    );
+    expect(result).toMatchObject({ status: 200, encoding: 'utf8', truncated: false });
+    expect(JSON.parse(result.body as string)).toEqual({ ok: true, method: 'GET' });
+    expect(result.headers).toMatchObject({ 'content-type': 'application/json', etag: '"v1"' });
+    const seen = server.seen.at(-1);
+    expect(seen?.headers['accept-encoding']).toBe('identity');
+    expect(seen?.headers.accept).toBe('application/json');
+  });
+
+  it('returns binary bodies as base64', async () => {
+    const result = data(await call(loopbackTool(), { url: `${server.origin}/binary` }));
+    expect(result.encoding).toBe('base64');
+    expect(Buffer.from(result.body as string, 'base64')).toEqual(Buffer.from([0, 1, 2, 255]));
+  });
+
+  it('resolves an allowed name and pins its checked address over TLS', async () => {
+    const certificate = makeCertificate();
+    const tls = await startHttpsServer(certificate, (_incoming, response) =>
+      response.end('pinned'),
+    );
+    try {
+      const tool = new HttpTool({
+        allowedHosts: ['pinned.test'],
+        allowedPorts: 'any',
+        dispatcher: createGuardedDispatcher({
+          allowNonPublic: approveLoopback,
+          resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+          ca: certificate.cert,
+        }),
+      });
+      const result = data(await call(tool, { url: `https://pinned.test:${tls.port}/` }));
+      expect(result.body).toBe('pinned');
+      expect(tls.seen.at(-1)?.servername).toBe('pinned.test');
+    } finally {
+      await tls.close();
+    }
+  });
+
+  type Refusal = readonly [
+    name: string,
+    args: JsonObject,
+    code: string,
+    options?: Partial<HttpToolOptions>,
+  ];
+  const refusals: readonly Refusal[] = [
+    ['a host that is not allowed', { url: 'https://example.com/' }, 'HTTP_TOOL_HOST_NOT_ALLOWED'],
+    [
+      'a sub-domain of an allowed host',
+      { url: 'https://api.svc.test/' },
+      'HTTP_TOOL_HOST_NOT_ALLOWED',
+    ],
+    [
+      'localhost when only 127.0.0.1 is allowed',
+      { url: 'http://localhost:9/' },
+      'HTTP_TOOL_HOST_NOT_ALLOWED',
+    ],
+    [
+      'a private address behind an allowed name',
+      { url: 'https://internal.test/' },
+      'HTTP_TOOL_BLOCKED',
+      { requireHttps: true },
+    ],
+    ['metadata literal', { url: 'http://169.254.169.254/' }, 'HTTP_TOOL_BLOCKED'],
+    ['a public host over http', { url: 'http://svc.example/' }, 'HTTP_TOOL_BLOCKED'],
+    ['userinfo', { url: 'http://user:pw@127.0.0.1:9/' }, 'HTTP_TOOL_BLOCKED'],
+    [
+      'a POST on a GET-only tool',
+      { url: 'https://svc.test/', method: 'POST' },
+      'HTTP_TOOL_METHOD_NOT_ALLOWED',
+    ],
+    [
+      'an unknown method',
+      { url: 'https://svc.test/', method: 'TRACE' },
+      'HTTP_TOOL_METHOD_NOT_ALLOWED',
+    ],
+    [
+      'a header that is not allowed',
+      { url: 'https://svc.test/', headers: { authorization: 'x' } },
+      'HTTP_TOOL_HEADER_NOT_ALLOWED',
+    ],
+    [
+      'a header with CRLF',
+      { url: 'https://svc.test/', headers: { accept: 'a\r\nx-evil: 1' } },
+      'HTTP_TOOL_INVALID_ARGUMENTS',
+    ],
+    ['a body on GET', { url: 'https://svc.test/', body: 'x' }, 'HTTP_TOOL_INVALID_ARGUMENTS'],
+    [
+      'a timeout above the maximum',
+      { url: 'https://svc.test/', timeoutSeconds: 21 },
+      'HTTP_TOOL_INVALID_ARGUMENTS',
+    ],
+    ['a url that is not a string', { url: 5 }, 'HTTP_TOOL_INVALID_ARGUMENTS'],
+    [
+      'an over-long body',
+      { url: 'https://svc.test/', method: 'POST', body: 'x'.repeat(11) },
+      'HTTP_TOOL_REQUEST_TOO_LARGE',
+      { allowedMethods: ['POST'], maxRequestBytes: 10 },
+    ],
+  ];
+
+  it.for(refusals)('refuses %s', async ([, args, code, options]) => {
+    const before = server.seen.length;
+    const result = await call(loopbackTool(options), args);
+    expect(result.isError, JSON.stringify(result)).toBe(true);
+    expect(result.metadata?.code).toBe(code);
+    expect(server.seen.length).toBe(before);
+  });
+
+  it('blocks private and loopback addresses with its default dispatcher', async () => {
+    const tool = new HttpTool({ allowedHosts: ['127.0.0.1'], allowedPorts: 'any' });
+    const result = await call(tool, { url: `https://127.0.0.1:${server.port}/` });
+    expect(result.metadata).toMatchObject({ code: 'HTTP_TOOL_BLOCKED', reason: 'address' });
+    await tool.close();
+  });
+
+  it('sends a POST body within the limit', async () => {
+    const tool = loopbackTool({ allowedMethods: ['GET', 'POST'], maxRequestBytes: 10 });
+    const result = data(
+      await call(tool, {
+        url: `${server.origin}/`,
+        method: 'post',
+        body: 'x'.repeat(10),
+        headers: { 'content-type': 'text/plain' },
+      }),
+    );
+    expect(JSON.parse(result.body as string)).toEqual({ ok: true, method: 'POST' });
+    expect(server.seen.at(-1)?.body).toBe('x'.repeat(10));
+  });
+
+  it('truncates a body over maxResponseBytes and flags it', async () => {
+    const result = data(
+      await call(loopbackTool({ maxResponseBytes: 100 }), { url: `${server.origin}/big` }),
+    );
+    expect(result).toMatchObject({ bytes: 100, truncated: true });
+  });
+
+  it("refuses a body over maxResponseBytes with oversizedResponse: 'error'", async () => {
+    const result = await call(loopbackTool({ maxResponseBytes: 100, oversizedResponse: 'error' }), {
+      url: `${server.origin}/big`,
+    });
+    expect(result.metadata?.code).toBe('HTTP_TOOL_RESPONSE_TOO_LARGE');
+  });
+
+  it('times out', async () => {
+    const result = await call(loopbackTool(), {
+      url: `${server.origin}/stall`,
+      timeoutSeconds: 0.2,
+    });
+    expect(result.metadata?.code).toBe('HTTP_TOOL_TIMEOUT');
+  });
+
+  it('does not follow redirects by default', async () => {
+    const result = data(await call(loopbackTool(), { url: `${server.origin}/redirect?to=/final` }));
+    expect(result.status).toBe(302);
+    expect(result.headers).toMatchObject({ location: '/final' });
+  });
+
+  it('follows redirects within the allowlist when asked', async () => {
+    const result = data(
+      await call(loopbackTool({ followRedirects: true }), {
+        url: `${server.origin}/redirect?to=/final`,
+      }),
+    );
+    expect(result.status).toBe(200);
+    expect(result.url).toBe(`${server.origin}/final`);
+  });
+
+  it('refuses a redirect to a host outside the allowlist', async () => {
+    const to = encodeURIComponent(`http://localhost:${server.port}/`);
+    const result = await call(loopbackTool({ followRedirects: true }), {
+      url: `${server.origin}/redirect?to=${to}`,
+    });
+    expect(result.metadata).toMatchObject({ code: 'HTTP_TOOL_BLOCKED', reason: 'redirect' });
+  });
+
+  it('stops at maxRedirects', async () => {
+    const result = await call(loopbackTool({ followRedirects: true, maxRedirects: 2 }), {
+      url: `${server.origin}/loop`,
+    });
+    expect(result.metadata?.code).toBe('HTTP_TOOL_TOO_MANY_REDIRECTS');
+  });
+
+  it('derives the effect from the method', () => {
+    const tool = loopbackTool({ allowedMethods: ['GET', 'POST', 'DELETE'] });
+    expect(resolveEffect(tool.spec, { url: 'x' })).toBe('read');
+    expect(resolveEffect(tool.spec, { url: 'x', method: 'get' })).toBe('read');
+    expect(resolveEffect(tool.spec, { url: 'x', method: 'POST' })).toBe('write');
+    expect(resolveEffect(tool.spec, { url: 'x', method: 'HEAD' })).toBe('write');
+    expect(tool.spec.operationArgument).toBe('method');
+  });
+
+  it.each([
+    ['no allowedHosts', { allowedHosts: [] }],
+    ['a host with a path', { allowedHosts: ['example.com/x'] }],
+    ['a host with a port', { allowedHosts: ['example.com:8443'] }],
+    ['an unknown method', { allowedMethods: ['TRACE'] }],
+    ['requireHttps as a string', { requireHttps: 'no' }],
+    ['maxResponseBytes as a boolean', { maxResponseBytes: true }],
+    ['maxRequestBytes zero', { maxRequestBytes: 0 }],
+    ['maxTimeoutSeconds negative', { maxTimeoutSeconds: -1 }],
+    ['a header name with a space', { allowedHeaders: ['x y'] }],
+    ['a foreign dispatcher', { dispatcher: {} }],
+    ['oversizedResponse unknown', { oversizedResponse: 'drop' }],
+    ['allowedPorts with port 0', { allowedPorts: [0] }],
+  ])('rejects %s', (_name, options) => {
+    expect(() => new HttpTool({ allowedHosts: ['example.com'], ...options } as never)).toThrow(
+      HttpToolOptionsError,
+    );
+  });
+
+  it('canonicalises the host allowlist (case, trailing dot, IDNA)', async () => {
+    const tool = new HttpTool({ allowedHosts: ['EXAMPLE.com.', 'bücher.example'] });
+    expect(tool.spec.description).toContain('example.com');
+    expect(tool.spec.description).toContain('xn--bcher-kva.example');
+    await tool.close();
+  });
+});
