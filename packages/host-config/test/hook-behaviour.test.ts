@@ -34,6 +34,29 @@ describe('hook script behaviour', () => {
     expect(Buffer.from(source.slice(source.indexOf(',') + 1), 'base64').equals(bytes)).toBe(true);
   }, 30000);
 
+  it('lets stdout drain to a slow reader before exiting', async () => {
+    const bytes = randomBytes(4 * 1024 * 1024);
+    const file = join(dir, 'slow.bin');
+    await writeFile(file, bytes);
+    const child = spawn(process.execPath, [HOOK_PATH], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let paused = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      out.push(chunk);
+      if (!paused) {
+        paused = true;
+        child.stdout.pause();
+        setTimeout(() => child.stdout.resume(), 500);
+      }
+    });
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.stdin.end(stdinFor('vscode', { attachment: { source: fileUrl(file) } }));
+    expect(await closed).toBe(0);
+    const output = JSON.parse(Buffer.concat(out).toString('utf8'));
+    const source: string = output.hookSpecificOutput.updatedInput.attachment.source;
+    expect(Buffer.from(source.slice(source.indexOf(',') + 1), 'base64').equals(bytes)).toBe(true);
+  });
+
   it('denies a file one byte over MAX_BYTES by default', async () => {
     const file = join(dir, 'over.bin');
     await writeFile(file, Buffer.alloc(MAX_BYTES + 1));

@@ -52,6 +52,11 @@ describe('HOOK_SCRIPT', () => {
     for (const pattern of newer) expect(HOOK_SCRIPT).not.toMatch(pattern);
   });
 
+  it('never calls process.exit, so a large answer drains before the process ends', () => {
+    expect(HOOK_SCRIPT).not.toMatch(/process\.exit\(/);
+    expect(HOOK_SCRIPT).not.toMatch(/console\./);
+  });
+
   it('imports only node: built-ins', () => {
     const imports = [...HOOK_SCRIPT.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1]);
     expect(imports.length).toBeGreaterThan(0);
