@@ -88,6 +88,19 @@ describe('CallBudget', () => {
     expect(budget.scopeUsage('tenant').calls).toBe(2);
   });
 
+  it('refuses the call when the scope resolver throws or returns garbage', () => {
+    const request = { toolName: 't', args: {}, context: run('r') };
+    for (const scopes of [
+      () => {
+        throw new Error('resolver bug');
+      },
+      () => 'nope' as never,
+      () => [{ key: 1 }] as never,
+    ]) {
+      expect(() => new CallBudget({ scopes }).reserve(request)).toThrow(ConfigurationError);
+    }
+  });
+
   it('forgets only idle scopes', () => {
     const budget = new CallBudget({ perRun: { maxCalls: 1 } });
     const held = budget.reserve({ toolName: 't', args: {}, context: run('r') });

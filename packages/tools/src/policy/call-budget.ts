@@ -85,7 +85,15 @@ export class CallBudget {
       wanted.push({ key, limits: this.#perRun, kind: 'run', counter: this.#counter(key) });
     }
     if (this.#scopes !== undefined) {
-      const scopes = this.#scopes(request);
+      let scopes: unknown;
+      try {
+        scopes = this.#scopes(request);
+      } catch (error) {
+        throw new ConfigurationError('The budget scopes resolver threw; the call was not run', {
+          details: { option: 'scopes' },
+          cause: error,
+        });
+      }
       if (!Array.isArray(scopes)) {
         throw new ConfigurationError('The budget scopes resolver must return an array', {
           details: { option: 'scopes' },

@@ -11,7 +11,7 @@ import { createToolContext } from './tool-context.js';
 import { ToolExecutionError } from './tool-execution-error.js';
 import { ToolInputError } from './tool-input-error.js';
 import { ToolNotFoundError } from './tool-not-found-error.js';
-import { type ToolEvent, ToolRegistry } from './tool-registry.js';
+import { type ApprovalRequest, type ToolEvent, ToolRegistry } from './tool-registry.js';
 import { ToolStartError } from './tool-start-error.js';
 
 const context = createToolContext({ runId: 'run-1' });
@@ -274,6 +274,41 @@ describe('ToolRegistry authorization', () => {
       (error: PermissionDeniedError) => error.details?.reason,
     );
     expect(outcome).toBe(expected);
+  });
+
+  it('gives the approval callback the request and the reason, and aborts its signal on timeout', async () => {
+    let seen: ApprovalRequest | undefined;
+    const registry = new ToolRegistry({
+      authorizer: { authorize: () => permission('ask', 'writes need a human') },
+      approval: (request) => {
+        seen = request;
+        return new Promise<boolean>(() => {});
+      },
+      approvalTimeoutMs: 10,
+    });
+    await registry.register(fakeTool('t'));
+    await expect(registry.invoke('t', { text: 'x' }, context)).rejects.toMatchObject({
+      details: { reason: 'approval-timeout' },
+    });
+    expect(seen?.toolName).toBe('t');
+    expect(seen?.args).toEqual({ text: 'x' });
+    expect(seen?.reason).toBe('writes need a human');
+    expect(seen?.signal.aborted).toBe(true);
+  });
+
+  it('denies an approval still pending when the call is aborted', async () => {
+    const controller = new AbortController();
+    const registry = new ToolRegistry({
+      authorizer: { authorize: () => permission('ask') },
+      approval: () => {
+        controller.abort();
+        return new Promise<boolean>(() => {});
+      },
+    });
+    await registry.register(fakeTool('t'));
+    await expect(
+      registry.invoke('t', {}, createToolContext({ runId: 'r', signal: controller.signal })),
+    ).rejects.toMatchObject({ details: { reason: 'aborted' } });
   });
 
   it('denies when the authorizer throws or returns garbage', async () => {
