@@ -1,10 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ErrorCode,
-  McpError,
-  ResultSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { ToolsError } from '../tools-error.js';
 import {
   McpConfigurationError,
@@ -21,6 +15,34 @@ import type {
   McpSession,
 } from './mcp-session.js';
 
+/**
+ * The part of the SDK's `Client` (`@modelcontextprotocol/sdk/client/index.js`, 1.x) the adapter
+ * uses. Typed structurally, so this module imports nothing from the SDK: it works with whatever
+ * copy of the SDK the host connected with.
+ */
+export interface McpSdkClient {
+  request(
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: unknown,
+    options?: { signal?: AbortSignal; timeout?: number },
+  ): Promise<unknown>;
+  getServerCapabilities(): object | undefined;
+  getServerVersion(): { name: string; version: string } | undefined;
+  setNotificationHandler(schema: unknown, handler: (notification: unknown) => void): void;
+}
+
+/** Any JSON-RPC result object; toolfence checks and maps the payload itself. */
+const LOOSE_RESULT = z.looseObject({});
+
+const TOOLS_LIST_CHANGED = z.looseObject({
+  method: z.literal('notifications/tools/list_changed'),
+  params: z.optional(z.looseObject({})),
+});
+
+/** JSON-RPC codes the SDK uses for its own failures. */
+const REQUEST_TIMEOUT = -32001;
+const CONNECTION_CLOSED = -32000;
+
 /** Options of {@link McpSdkSessionAdapter}. */
 export interface McpSdkSessionAdapterOptions {
   /**
@@ -31,9 +53,9 @@ export interface McpSdkSessionAdapterOptions {
 }
 
 /**
- * An {@link McpSession} over an already connected `Client` of `@modelcontextprotocol/sdk`.
- * Import it from `@toolfence/tools/mcp-sdk`; the SDK is an optional peer dependency that only
- * this subpath needs.
+ * An {@link McpSession} over an already connected `Client` of `@modelcontextprotocol/sdk` 1.x.
+ * Import it from `@toolfence/tools/mcp-sdk`. The SDK is an optional peer dependency: this module
+ * types the client structurally and imports nothing from it, so it works with the host's copy.
  *
  * Requests go through `client.request` with the SDK's loose result schema, so raw payloads
  * reach toolfence's own limit checks and per-item parsing (the SDK's `listTools` would reject a
@@ -41,13 +63,13 @@ export interface McpSdkSessionAdapterOptions {
  * numeric code; the SDK's timeout code becomes `McpTimeoutError`.
  */
 export class McpSdkSessionAdapter implements McpSession {
-  readonly #client: Client;
+  readonly #client: McpSdkClient;
   readonly #onClose: (() => void | Promise<void>) | undefined;
   readonly #listeners = new Set<() => void>();
   #handlerInstalled = false;
   #closed = false;
 
-  constructor(client: Client, options: McpSdkSessionAdapterOptions = {}) {
+  constructor(client: McpSdkClient, options: McpSdkSessionAdapterOptions = {}) {
     if (typeof client !== 'object' || client === null || typeof client.request !== 'function') {
       throw new McpConfigurationError('McpSdkSessionAdapter needs a connected SDK Client');
     }
@@ -67,7 +89,7 @@ export class McpSdkSessionAdapter implements McpSession {
       });
     }
     return {
-      capabilities: capabilities as Record<string, unknown>,
+      capabilities: { ...(capabilities as Record<string, unknown>) },
       ...(version === undefined
         ? {}
         : { serverInfo: { name: version.name, version: version.version } }),
@@ -124,7 +146,7 @@ export class McpSdkSessionAdapter implements McpSession {
     this.#listeners.add(listener);
     if (!this.#handlerInstalled) {
       this.#handlerInstalled = true;
-      this.#client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#client.setNotificationHandler(TOOLS_LIST_CHANGED, () => {
         for (const current of [...this.#listeners]) current();
       });
     }
@@ -147,7 +169,7 @@ export class McpSdkSessionAdapter implements McpSession {
     options: McpRequestOptions | undefined,
   ): Promise<unknown> {
     try {
-      return await this.#client.request({ method, params } as never, ResultSchema, {
+      return await this.#client.request({ method, params }, LOOSE_RESULT, {
         ...(options?.signal === undefined ? {} : { signal: options.signal }),
         ...(options?.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
       });
@@ -159,26 +181,22 @@ export class McpSdkSessionAdapter implements McpSession {
 
 function toSessionError(error: unknown, method: string): ToolsError {
   if (ToolsError.isInstance(error)) return error;
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.RequestTimeout) {
-      return new McpTimeoutError('MCP request timed out', { details: { operation: method } });
+  const details = { operation: method };
+  // The SDK's McpError (any copy of it): an Error with an integer JSON-RPC code.
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (typeof code === 'number' && Number.isSafeInteger(code)) {
+    if (code === REQUEST_TIMEOUT) return new McpTimeoutError('MCP request timed out', { details });
+    if (code === CONNECTION_CLOSED) {
+      return new McpTransportError('MCP connection closed', { details });
     }
-    if (error.code === ErrorCode.ConnectionClosed) {
-      return new McpTransportError('MCP connection closed', { details: { operation: method } });
-    }
-    return new McpRemoteError('MCP server answered with an error', {
-      remoteCode: error.code,
-      details: { operation: method },
-    });
+    return new McpRemoteError('MCP server answered with an error', { remoteCode: code, details });
   }
   if (error instanceof Error && error.name === 'ZodError') {
-    return new McpProtocolError('MCP server answered with a malformed result', {
-      details: { operation: method },
-    });
+    return new McpProtocolError('MCP server answered with a malformed result', { details });
   }
   return new McpTransportError('MCP session request failed', {
     details: {
-      operation: method,
+      ...details,
       errorName:
         error instanceof Error && /^[A-Za-z0-9_]{1,64}$/.test(error.name) ? error.name : 'unknown',
     },
