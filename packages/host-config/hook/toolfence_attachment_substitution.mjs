@@ -259,9 +259,10 @@ function accessDenial(error) {
  * @param {string} realPath
  * @param {number} limit
  * @param {(size: number) => Denial | undefined} [checkSize]
+ * @param {(fd: number) => Denial | undefined} [checkOpened]
  * @returns {Buffer}
  */
-function readRegularFile(realPath, limit, checkSize) {
+function readRegularFile(realPath, limit, checkSize, checkOpened) {
   let stats;
   try {
     stats = fs.statSync(realPath);
@@ -285,6 +286,8 @@ function readRegularFile(realPath, limit, checkSize) {
     if (opened.ino !== stats.ino || opened.dev !== stats.dev) {
       throw new Denial('HOOK_FILE_CHANGED', 'the file changed while it was being read');
     }
+    const openedDenial = checkOpened?.(fd);
+    if (openedDenial !== undefined) throw openedDenial;
     const size = opened.size;
     if (size > limit) {
       throw new Denial('HOOK_FILE_TOO_LARGE', `the file is larger than the ${limit}-byte limit`);
@@ -442,6 +445,30 @@ function isInsideRoots(realPath, roots) {
   });
 }
 
+/**
+ * On Linux, checks the path the kernel actually opened (a directory in the path could have been
+ * swapped for a symlink after the allowlist check). Elsewhere there is nothing to ask.
+ * @param {string[]} roots
+ * @returns {(fd: number) => Denial | undefined}
+ */
+function openedInside(roots) {
+  return (fd) => {
+    if (process.platform !== 'linux') return undefined;
+    let opened;
+    try {
+      opened = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      return undefined;
+    }
+    return isInsideRoots(opened, roots)
+      ? undefined
+      : new Denial(
+          'HOOK_PATH_NOT_ALLOWED',
+          'the file is outside the directories the hook is allowed to read',
+        );
+  };
+}
+
 /** @type {Record<string, string>} */
 const MIME_BY_EXTENSION = {
   '.7z': 'application/x-7z-compressed',
@@ -575,13 +602,17 @@ function substitute(input, slots) {
           'the file is outside the directories the hook is allowed to read',
         );
       }
-      const bytes = readRegularFile(realPath, config.maxBytes, (size) =>
-        total + size > config.maxTotalBytes
-          ? new Denial(
-              'HOOK_TOTAL_TOO_LARGE',
-              `the attachments of this call exceed the ${config.maxTotalBytes}-byte budget`,
-            )
-          : undefined,
+      const bytes = readRegularFile(
+        realPath,
+        config.maxBytes,
+        (size) =>
+          total + size > config.maxTotalBytes
+            ? new Denial(
+                'HOOK_TOTAL_TOO_LARGE',
+                `the attachments of this call exceed the ${config.maxTotalBytes}-byte budget`,
+              )
+            : undefined,
+        config.allowedRoots === undefined ? undefined : openedInside(config.allowedRoots),
       );
       total += bytes.length;
       const name = path.basename(localPath);

@@ -166,7 +166,7 @@ describe('hook script behaviour', () => {
     );
     closeSync(reader);
     const out: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     await new Promise((resolve) => setTimeout(resolve, 300));
     writeSync(
