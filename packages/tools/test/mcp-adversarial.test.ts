@@ -224,6 +224,19 @@ describe('MCP adapter against adversarial SDK servers', () => {
     expect(prompt.metadata).toMatchObject({ trust: 'untrusted' });
   });
 
+  it('bounds a resource read and a prompt with the same limits', async () => {
+    const { registry } = await setup('default', {
+      limits: { maxResultChars: 100, maxContentBlocks: 1 },
+    });
+    const read = await registry.readResource('adv', 'adv://doc');
+    expect(read.contents).toEqual([]);
+    expect(read.metadata).toMatchObject({ truncated: true, omittedBlocks: 1 });
+    const prompt = await registry.getPrompt('adv', 'greet', { who: 'x'.repeat(500) });
+    const [message] = prompt.messages;
+    expect(message?.content.type === 'text' && message.content.text.length).toBe(100);
+    expect(prompt.metadata).toMatchObject({ truncated: true });
+  });
+
   it('marks the catalog stale on a list_changed storm and rediscovers with debounce and rate limit', async () => {
     const events: McpServerEvent[] = [];
     let rediscovered!: () => void;

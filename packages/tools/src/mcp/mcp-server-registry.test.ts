@@ -269,6 +269,47 @@ describe('McpServerRegistry lifecycle', () => {
     expect(newSession.closed).toBe(0);
   });
 
+  it('lists a whole catalog on one session even when a replacement lands midway', async () => {
+    const registry = new McpServerRegistry();
+    const oldSession = new FakeSession('old');
+    oldSession.capabilities = { tools: {}, resources: {}, prompts: {} };
+    const gate = deferred();
+    const listResources = oldSession.listResources.bind(oldSession);
+    oldSession.listResources = async () => {
+      await gate.promise;
+      return listResources();
+    };
+    const promptsFrom: string[] = [];
+    oldSession.listPrompts = async () => {
+      promptsFrom.push('old');
+      return { prompts: [{ name: 'p' }] };
+    };
+    await registry.register(connection(oldSession));
+    const catalog = registry.catalog('srv');
+    const newSession = new FakeSession('new');
+    newSession.listPrompts = async () => {
+      promptsFrom.push('new');
+      return { prompts: [] };
+    };
+    const replacing = registry.replace('srv', connection(newSession));
+    await vi.waitFor(() => expect(registry.get('srv').session).toBe(newSession));
+    gate.resolve();
+    expect((await catalog).prompts).toEqual([{ name: 'p', arguments: [] }]);
+    expect(promptsFrom).toEqual(['old']);
+    await replacing;
+  });
+
+  it('refuses prompt arguments that are not strings and an empty resource URI', async () => {
+    const registry = new McpServerRegistry();
+    const session = new FakeSession('a');
+    session.capabilities = { tools: {}, resources: {}, prompts: {} };
+    await registry.register(connection(session));
+    await expect(registry.getPrompt('srv', 'p', { n: 1 } as never)).rejects.toBeInstanceOf(
+      McpConfigurationError,
+    );
+    await expect(registry.readResource('srv', '')).rejects.toBeInstanceOf(McpConfigurationError);
+  });
+
   it('refuses replace of an unknown server and with a different name', async () => {
     const registry = new McpServerRegistry();
     await expect(registry.replace('srv', connection(new FakeSession('a')))).rejects.toBeInstanceOf(
