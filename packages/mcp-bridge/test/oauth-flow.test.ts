@@ -232,7 +232,7 @@ describe('OAuth against a real oidc-provider and an SDK MCP server', () => {
     }
   });
 
-  it('refreshes before expiry and keeps the old token when the refresh is refused', async () => {
+  it('refreshes an expired token and keeps the old token when the refresh is refused', async () => {
     const store = new MemoryConnectionStore();
     const { authorizeUrl } = await authorizeConnection(store, 'short', {
       url: peer.mcpUrl,
@@ -242,11 +242,8 @@ describe('OAuth against a real oidc-provider and an SDK MCP server', () => {
     const record = await completeConnection(store, 'short', await peer.authorize(authorizeUrl), {
       allowNonPublic: loopback,
     });
-    // Pretend the token expires within the skew: getToken refreshes first.
-    await store.update(
-      'short',
-      (current) => current && { ...current, expiresAt: Date.now() + 1000 },
-    );
+    // Pretend the token expired: getToken refreshes first.
+    await store.update('short', (current) => current && { ...current, expiresAt: Date.now() - 1 });
     const provider = new OAuthTokenProvider({
       store,
       connectionId: 'short',

@@ -54,18 +54,31 @@ export async function authorizeConnection(
     record.url === url &&
     record.redirectUri === options.redirectUri &&
     (options.issuer === undefined || options.issuer === record.issuer);
-  const started = await startOAuth({
-    ...options,
-    url,
-    ...(reuse
-      ? {
-          clientId: record.clientId,
-          clientSecret: record.clientSecret,
-          tokenAuthMethod: record.tokenAuthMethod,
-          issuer: record.issuer,
-        }
-      : {}),
-  });
+  const fresh = { ...options, url };
+  let started: Awaited<ReturnType<typeof startOAuth>>;
+  try {
+    started = await startOAuth(
+      reuse
+        ? {
+            ...fresh,
+            clientId: record.clientId,
+            clientSecret: record.clientSecret,
+            tokenAuthMethod: record.tokenAuthMethod,
+            issuer: record.issuer,
+          }
+        : fresh,
+    );
+  } catch (error) {
+    // The resource moved to another authorization server (its stored issuer is no longer
+    // listed): register afresh with the listed one (SEP-2352), unless the host pinned an issuer.
+    const movedAway =
+      reuse &&
+      options.issuer === undefined &&
+      OAuthConfigurationError.isInstance(error) &&
+      error.details?.reason === 'issuer-not-listed';
+    if (!movedAway) throw error;
+    started = await startOAuth(fresh);
+  }
   await store.update(connectionId, (current) => {
     const changed = current !== undefined && current.url !== url;
     const base: ConnectionRecord =

@@ -189,7 +189,7 @@ export function chooseIssuer(
     if (!listed.includes(explicit)) {
       throw new OAuthConfigurationError(
         'the configured issuer is not listed by the protected resource',
-        { details: { issuer: explicit } },
+        { details: { issuer: explicit, reason: 'issuer-not-listed' } },
       );
     }
     chosen = explicit;

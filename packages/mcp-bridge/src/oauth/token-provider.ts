@@ -95,13 +95,22 @@ export class OAuthTokenProvider {
     });
   }
 
+  /** The skew, capped at half the token's lifetime so short-lived tokens are not refreshed on every call. */
+  #skew(record: {
+    readonly expiresAt?: number | undefined;
+    readonly updatedAt?: number | undefined;
+  }): number {
+    if (record.expiresAt === undefined || record.updatedAt === undefined) return this.#skewMs;
+    return Math.min(this.#skewMs, Math.max(0, (record.expiresAt - record.updatedAt) / 2));
+  }
+
   /** The access token to send now; refreshes first when it expires within the skew. */
   async getToken(): Promise<string> {
     const record = await this.#options.store.get(this.#options.connectionId);
     if (record === undefined) throw this.#required('no-token', undefined);
     const fresh =
       record.accessToken !== undefined &&
-      (record.expiresAt === undefined || record.expiresAt - this.#skewMs > Date.now());
+      (record.expiresAt === undefined || record.expiresAt - this.#skew(record) > Date.now());
     if (fresh) return record.accessToken as string;
     if (record.refreshToken === undefined) throw this.#required('no-token', record);
     const refreshed = await refreshConnection(

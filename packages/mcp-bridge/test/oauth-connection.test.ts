@@ -1,0 +1,260 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  AuthorizationRequiredError,
+  authorizeConnection,
+  type ConnectionStore,
+  completeConnection,
+  MemoryConnectionStore,
+  OAuthStepUpLimitError,
+  OAuthTokenProvider,
+  startOAuth,
+} from '../src/index.js';
+import {
+  type ScriptedOAuthServer,
+  sendJson,
+  startScriptedOAuthServer,
+} from './fixtures/oauth-scripted.js';
+
+const loopback = (_target: unknown, address: { address: string }): boolean =>
+  address.address === '127.0.0.1';
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+let server: ScriptedOAuthServer;
+let store: MemoryConnectionStore;
+beforeEach(async () => {
+  server = await startScriptedOAuthServer();
+  store = new MemoryConnectionStore();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+async function authorized(id = 'c'): Promise<void> {
+  const { authorizeUrl } = await authorizeConnection(store, id, {
+    url: server.url,
+    redirectUri: REDIRECT_URI,
+    allowNonPublic: loopback,
+  });
+  const state = new URL(authorizeUrl).searchParams.get('state') as string;
+  await completeConnection(
+    store,
+    id,
+    `${REDIRECT_URI}?code=code-1&state=${state}&iss=${encodeURIComponent(server.issuer)}`,
+    { allowNonPublic: loopback },
+  );
+}
+
+function countTokenRequests(): () => number {
+  let count = 0;
+  server.routes.set('POST /token', (_q, response) => {
+    count += 1;
+    sendJson(response, 200, { ...server.token, access_token: `access-${count + 1}` });
+  });
+  return () => count;
+}
+
+describe('stored connections on a scripted authorization server', () => {
+  it('re-registers at the new authorization server when the resource moved (SEP-2352)', async () => {
+    await authorized();
+    expect((await store.get('c'))?.issuer).toBe(server.issuer);
+    const second = await startScriptedOAuthServer();
+    try {
+      server.prm.authorization_servers = [second.issuer];
+      second.registration.client_id = 'client-at-second';
+      await authorizeConnection(store, 'c', {
+        redirectUri: REDIRECT_URI,
+        allowNonPublic: loopback,
+      });
+      const record = await store.get('c');
+      expect(record?.issuer).toBe(second.issuer);
+      expect(record?.clientId).toBe('client-at-second');
+      expect(second.requests).toContain('POST /register');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('reuses the registered client for the next flow at the same issuer', async () => {
+    await authorized();
+    const registrations = server.requests.filter((line) => line === 'POST /register').length;
+    await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
+    expect(server.requests.filter((line) => line === 'POST /register').length).toBe(registrations);
+  });
+
+  it('refuses an expired pending authorization (pendingAuthorizationSeconds) and validates it', async () => {
+    const { authorizeUrl } = await authorizeConnection(store, 'c', {
+      url: server.url,
+      redirectUri: REDIRECT_URI,
+      allowNonPublic: loopback,
+    });
+    const state = new URL(authorizeUrl).searchParams.get('state') as string;
+    const callback = `${REDIRECT_URI}?code=code-1&state=${state}&iss=${encodeURIComponent(server.issuer)}`;
+    await expect(
+      completeConnection(store, 'c', callback, { pendingAuthorizationSeconds: 0 }),
+    ).rejects.toMatchObject({ code: 'OAUTH_CONFIGURATION_INVALID' });
+    await store.update('c', (current) =>
+      current?.pending
+        ? { ...current, pending: { ...current.pending, createdAt: Date.now() - 61_000 } }
+        : undefined,
+    );
+    await expect(
+      completeConnection(store, 'c', callback, {
+        allowNonPublic: loopback,
+        pendingAuthorizationSeconds: 60,
+      }),
+    ).rejects.toMatchObject({ code: 'OAUTH_STATE_MISMATCH' });
+    expect(server.requests).not.toContain('POST /token');
+  });
+
+  it('keeps the pending flow when a forged callback arrives', async () => {
+    const { authorizeUrl } = await authorizeConnection(store, 'c', {
+      url: server.url,
+      redirectUri: REDIRECT_URI,
+      allowNonPublic: loopback,
+    });
+    await expect(
+      completeConnection(store, 'c', `${REDIRECT_URI}?code=evil&state=forged`, {
+        allowNonPublic: loopback,
+      }),
+    ).rejects.toMatchObject({ code: 'OAUTH_STATE_MISMATCH' });
+    const state = new URL(authorizeUrl).searchParams.get('state') as string;
+    const record = await completeConnection(
+      store,
+      'c',
+      `${REDIRECT_URI}?code=code-1&state=${state}&iss=${encodeURIComponent(server.issuer)}`,
+      { allowNonPublic: loopback },
+    );
+    expect(record.accessToken).toBe('access-1');
+  });
+
+  it('enforces timeoutSeconds on a server that never answers', async () => {
+    server.routes.set(
+      'GET /.well-known/oauth-authorization-server',
+      () => new Promise<void>(() => undefined),
+    );
+    await expect(
+      startOAuth({
+        url: server.url,
+        redirectUri: REDIRECT_URI,
+        allowNonPublic: loopback,
+        timeoutSeconds: 0.3,
+      }),
+    ).rejects.toMatchObject({ code: 'OAUTH_TRANSPORT_FAILED', reason: 'timeout' });
+  });
+
+  it('refuses loopback and plain http by default, before any request', async () => {
+    await expect(startOAuth({ url: server.url, redirectUri: REDIRECT_URI })).rejects.toMatchObject({
+      code: 'OAUTH_CONFIGURATION_INVALID',
+    });
+    expect(server.requests).toEqual([]);
+  });
+
+  it('accepts allowNonPublic: true for every non-public address', async () => {
+    await expect(
+      startOAuth({ url: server.url, redirectUri: REDIRECT_URI, allowNonPublic: true }),
+    ).resolves.toMatchObject({ issuer: server.issuer });
+  });
+});
+
+describe('OAuthTokenProvider limits', () => {
+  it('refreshes within refreshSkewSeconds of expiry, not before', async () => {
+    await authorized();
+    const tokens = countTokenRequests();
+    await store.update('c', (current) => current && { ...current, expiresAt: Date.now() + 90_000 });
+    // Pretend the token was issued long ago, so the skew is not capped at half its lifetime.
+    const aged: ConnectionStore = {
+      get: async (id) => {
+        const record = await store.get(id);
+        return record && { ...record, updatedAt: 0 };
+      },
+      put: (record) => store.put(record),
+      update: (id, change) => store.update(id, change),
+      delete: (id) => store.delete(id),
+      list: () => store.list(),
+      singleFlight: (key, task) => store.singleFlight(key, task),
+    };
+    const relaxed = new OAuthTokenProvider({
+      store: aged,
+      connectionId: 'c',
+      allowNonPublic: loopback,
+      refreshSkewSeconds: 60,
+    });
+    expect(await relaxed.getToken()).toBe('access-1');
+    expect(tokens()).toBe(0);
+    const eager = new OAuthTokenProvider({
+      store: aged,
+      connectionId: 'c',
+      allowNonPublic: loopback,
+      refreshSkewSeconds: 120,
+    });
+    expect(await eager.getToken()).toBe('access-2');
+    expect(tokens()).toBe(1);
+  });
+
+  it('caps the skew at half the token lifetime, so a short-lived token is not refreshed every call', async () => {
+    await authorized();
+    const tokens = countTokenRequests();
+    // expires_in 60 with the default 60 s skew.
+    const provider = new OAuthTokenProvider({ store, connectionId: 'c', allowNonPublic: loopback });
+    expect(await provider.getToken()).toBe('access-1');
+    expect(tokens()).toBe(0);
+  });
+
+  it('stops after maxAuthorizationAttempts', async () => {
+    await authorized();
+    const provider = new OAuthTokenProvider({
+      store,
+      connectionId: 'c',
+      allowNonPublic: loopback,
+      maxAuthorizationAttempts: 1,
+    });
+    await expect(provider.onInsufficientScope('mcp:admin')).rejects.toBeInstanceOf(
+      OAuthStepUpLimitError,
+    );
+    await provider.onSuccess();
+    const error = await provider
+      .onInsufficientScope('mcp:admin')
+      .catch((caught: unknown) => caught);
+    expect(AuthorizationRequiredError.isInstance(error)).toBe(true);
+    expect((error as AuthorizationRequiredError).scope).toBe('mcp:tools mcp:admin');
+  });
+
+  it('answers McpClient challenges: refresh on the first 401, authorization required on the second', async () => {
+    await authorized();
+    countTokenRequests();
+    const provider = new OAuthTokenProvider({ store, connectionId: 'c', allowNonPublic: loopback });
+    expect(await provider.token()).toBe('access-1');
+    const challenge = {
+      status: 401,
+      wwwAuthenticate: 'Bearer error="invalid_token"',
+      url: server.url,
+    };
+    await expect(provider.onChallenge({ ...challenge, attempt: 1 })).resolves.toBe(true);
+    expect(await provider.token()).toBe('access-2');
+    await expect(provider.onChallenge({ ...challenge, attempt: 2 })).rejects.toMatchObject({
+      code: 'OAUTH_AUTHORIZATION_REQUIRED',
+      reason: 'unauthorized',
+    });
+    await expect(
+      provider.onChallenge({
+        status: 403,
+        wwwAuthenticate: 'Bearer error="invalid_token"',
+        url: server.url,
+        attempt: 1,
+      }),
+    ).resolves.toBe(false);
+  });
+
+  it.each([
+    { refreshSkewSeconds: -1 },
+    { refreshSkewSeconds: '60' },
+    { maxAuthorizationAttempts: 0 },
+    { maxAuthorizationAttempts: 1.5 },
+    { maxAuthorizationAttempts: true },
+    { connectionId: '' },
+  ])('validates %o', (options) => {
+    expect(
+      () => new OAuthTokenProvider({ store, connectionId: 'c', ...(options as object) }),
+    ).toThrow(expect.objectContaining({ code: 'OAUTH_CONFIGURATION_INVALID' }));
+  });
+});
