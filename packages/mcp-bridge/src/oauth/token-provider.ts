@@ -189,6 +189,7 @@ export class OAuthTokenProvider {
     readonly status: number;
     readonly wwwAuthenticate: string | undefined;
     readonly attempt: number;
+    readonly url?: string;
   }): Promise<boolean> {
     const parsed = parseBearerChallenge(challenge.wwwAuthenticate);
     if (challenge.status === 403 || parsed?.error === 'insufficient_scope') {
