@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { getGlobalDispatcher, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -78,6 +79,20 @@ beforeAll(async () => {
     if (url.pathname === '/stall-body') {
       response.writeHead(200);
       response.write('partial');
+      return;
+    }
+    if (url.pathname === '/stall-sized-body') {
+      response.writeHead(200, { 'content-length': '100' });
+      response.write('partial');
+      return;
+    }
+    if (url.pathname === '/gzip-bomb') {
+      const packed = gzipSync(Buffer.alloc(200_000));
+      response.writeHead(200, {
+        'content-encoding': 'gzip',
+        'content-length': String(packed.length),
+      });
+      response.end(packed);
       return;
     }
     if (url.pathname === '/close') {
@@ -487,6 +502,24 @@ describe('guardedFetch', () => {
     });
     const error = await rejection(response.text());
     expect((error as NetworkLimitError).limit).toBe('timeout');
+  });
+
+  it('enforces the total time limit while reading a body with Content-Length', async () => {
+    const response = await guardedFetch(`${server.origin}/stall-sized-body`, {
+      guard: { ...loopback(), timeoutMs: 200 },
+    });
+    const error = await rejection(response.text());
+    expect(
+      NetworkLimitError.isInstance(error) || NetworkLimitError.isInstance((error as Error).cause),
+    ).toBe(true);
+  });
+
+  it('counts decoded bytes when a server compresses despite Accept-Encoding identity', async () => {
+    const response = await guardedFetch(`${server.origin}/gzip-bomb`, {
+      guard: { ...loopback(), maxResponseBytes: 10_000 },
+    });
+    const error = await rejection(response.arrayBuffer());
+    expect((error as NetworkLimitError).limit).toBe('response-bytes');
   });
 
   it('refuses a caller-supplied dispatcher', async () => {

@@ -201,5 +201,5 @@ export function checkUrl(url: string | URL, policy: UrlPolicy = {}): URL {
     }
   }
   // `http://localhost` is resolved and checked (loopback and approved) when connecting.
-  return new URL(parsed.href);
+  return parsed;
 }

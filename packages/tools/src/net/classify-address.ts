@@ -80,6 +80,12 @@ export function parseAddressBytes(address: string): readonly number[] | 'zone-id
     if (!ipaddr.IPv6.isValid(canonical)) return undefined;
     return ipaddr.IPv6.parse(canonical).toByteArray();
   }
+  if (
+    /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(text) &&
+    ipaddr.IPv4.isValidFourPartDecimal(text)
+  ) {
+    return ipaddr.IPv4.parse(text).toByteArray();
+  }
   if (!/^[0-9a-fA-FxX.]+$/.test(text)) return undefined;
   let hostname: string;
   try {

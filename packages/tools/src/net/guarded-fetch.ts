@@ -250,6 +250,12 @@ export async function guardedFetch(
   }
 }
 
+function isIdentity(encoding: string | null): boolean {
+  return (
+    encoding === null || encoding.trim() === '' || encoding.trim().toLowerCase() === 'identity'
+  );
+}
+
 function limitResponse(
   response: Response,
   url: URL,
@@ -266,6 +272,20 @@ function limitResponse(
     });
   }
   const source = response.body;
+  if (
+    source !== null &&
+    declared !== null &&
+    /^\d+$/.test(declared) &&
+    !NULL_BODY_STATUSES.has(response.status) &&
+    isIdentity(response.headers.get('content-encoding'))
+  ) {
+    // Without a content coding, undici never delivers more than Content-Length bytes, so the
+    // declared size (checked above) bounds the body; the request's signal still enforces the
+    // total time limit while it is read.
+    if (redirected)
+      Object.defineProperty(response, 'redirected', { value: true, enumerable: true });
+    return response;
+  }
   let wrapped: Response;
   if (source === null || NULL_BODY_STATUSES.has(response.status)) {
     source?.cancel().catch(() => undefined);

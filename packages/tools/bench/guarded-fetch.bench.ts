@@ -1,0 +1,100 @@
+/**
+ * guardedFetch against plain undici fetch (same kind of keep-alive Agent) to a loopback server,
+ * loopback approved; per request, body read fully. Target: at most 1.2x.
+ * Run: npx tsx packages/tools/bench/guarded-fetch.bench.ts
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Agent, fetch } from 'undici';
+import { createGuardedDispatcher, guardedFetch } from '../src/net/index.js';
+
+const REQUESTS_PER_ROUND = 200;
+const ROUNDS = 15;
+const TARGET = 1.2;
+const BODY = JSON.stringify({
+  ok: true,
+  items: Array.from({ length: 20 }, (_, index) => ({ index })),
+});
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((left, right) => left - right);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+async function main(): Promise<void> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(BODY),
+    });
+    response.end(BODY);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/items`;
+  const guarded = createGuardedDispatcher({
+    allowNonPublic: (_target, address) => address.range === 'loopback',
+  });
+  const plain = new Agent();
+  const guard = { dispatcher: guarded, allowHttpLoopback: true };
+
+  const oursRound = async (): Promise<number> => {
+    const start = performance.now();
+    for (let index = 0; index < REQUESTS_PER_ROUND; index += 1) {
+      const response = await guardedFetch(url, { guard });
+      if ((await response.text()).length !== BODY.length) throw new Error('short body');
+    }
+    return (performance.now() - start) / REQUESTS_PER_ROUND;
+  };
+  const baseRound = async (): Promise<number> => {
+    const start = performance.now();
+    for (let index = 0; index < REQUESTS_PER_ROUND; index += 1) {
+      const response = await fetch(url, { dispatcher: plain });
+      if ((await response.text()).length !== BODY.length) throw new Error('short body');
+    }
+    return (performance.now() - start) / REQUESTS_PER_ROUND;
+  };
+  try {
+    for (let index = 0; index < 3; index += 1) {
+      await oursRound();
+      await baseRound();
+    }
+    const oursTimes: number[] = [];
+    const baseTimes: number[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      if (round % 2 === 0) {
+        oursTimes.push(await oursRound());
+        baseTimes.push(await baseRound());
+      } else {
+        baseTimes.push(await baseRound());
+        oursTimes.push(await oursRound());
+      }
+    }
+    const oursMedian = median(oursTimes);
+    const baseMedian = median(baseTimes);
+    const ratio = Number((oursMedian / baseMedian).toFixed(3));
+    console.log(
+      `guardedFetch vs undici fetch to loopback, ${REQUESTS_PER_ROUND} sequential requests x ${ROUNDS} rounds`,
+    );
+    console.log('| measure | median ms per request |\n|---|---|');
+    console.log(`| guardedFetch (guarded Agent, loopback approved) | ${oursMedian.toFixed(3)} |`);
+    console.log(`| undici fetch (plain Agent) | ${baseMedian.toFixed(3)} |`);
+    console.log(`| ratio | ${ratio} (target <= ${TARGET}) |`);
+    console.log(
+      `BENCH ${JSON.stringify({
+        id: 'tools.guarded-fetch',
+        label: 'guardedFetch vs undici fetch per request (loopback)',
+        ratio,
+        target: TARGET,
+        met: ratio <= TARGET,
+        detail: `median ${(oursMedian * 1000).toFixed(0)} us vs ${(baseMedian * 1000).toFixed(0)} us per request, keep-alive, ${ROUNDS} interleaved rounds of ${REQUESTS_PER_ROUND}`,
+      })}`,
+    );
+  } finally {
+    await guarded.close();
+    await plain.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+await main();
