@@ -219,6 +219,69 @@ describe('toolfence-host-config install', () => {
   });
 });
 
+describe('toolfence-host-config install --allow', () => {
+  it('writes the allowlist next to the script, and the installed hook enforces it', async () => {
+    const setup = setupFor('claude-code');
+    const allowed = join(home, 'Documents');
+    mkdirSync(allowed);
+    writeFileSync(join(allowed, 'ok.txt'), 'ok');
+    writeFileSync(join(home, 'secret.txt'), 'secret');
+    expect(cli('install', '--client', 'claude-code', '--allow', allowed).code).toBe(0);
+    const hookConfig = join(
+      dirname(setup.scriptPath),
+      'toolfence_attachment_substitution.config.json',
+    );
+    expect(JSON.parse(readFileSync(hookConfig, 'utf8'))).toEqual({ allowedRoots: [allowed] });
+    const inside = await runHook(
+      stdinFor('claude-code', { attachment: { source: fileUrl(join(allowed, 'ok.txt')) } }),
+      {
+        script: setup.scriptPath,
+      },
+    );
+    expect(inside.stdout).toContain('data:text/plain;base64,b2s=');
+    const outside = await runHook(
+      stdinFor('claude-code', { attachment: { source: fileUrl(join(home, 'secret.txt')) } }),
+      {
+        script: setup.scriptPath,
+      },
+    );
+    expect(outside.stdout).toContain('HOOK_PATH_NOT_ALLOWED');
+    expect(cli('status', '--client', 'claude-code').stdout).toContain(`allowlist: ${allowed}`);
+    const again = cli('install', '--client', 'claude-code', '--allow', allowed);
+    expect(again.stdout).toContain('already done');
+  });
+
+  it('resolves a relative --allow against the project folder', () => {
+    mkdirSync(join(project, 'docs'));
+    expect(cli('install', '--client', 'cursor', '--allow', 'docs').code).toBe(0);
+    const hookConfig = join(
+      dirname(setupFor('cursor').scriptPath),
+      'toolfence_attachment_substitution.config.json',
+    );
+    expect(JSON.parse(readFileSync(hookConfig, 'utf8')).allowedRoots).toEqual([
+      join(project, 'docs'),
+    ]);
+  });
+
+  it('says plainly when no allowlist is set', () => {
+    expect(cli('install', '--client', 'codex').code).toBe(0);
+    expect(cli('status', '--client', 'codex').stdout).toContain('reads any file you can read');
+  });
+
+  it.each([
+    [
+      'a directory that does not exist',
+      ['install', '--client', 'codex', '--allow', '/no/such/dir'],
+    ],
+    ['--allow on uninstall', ['uninstall', '--client', 'codex', '--allow', '/tmp']],
+  ])('refuses %s and writes nothing', (_name, args) => {
+    const result = cli(...args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('INSTALL_USAGE_INVALID');
+    expect(existsSync(setupFor('codex').scriptPath)).toBe(false);
+  });
+});
+
 describe('toolfence-host-config uninstall and status', () => {
   it.each(HOOK_CLIENTS)('uninstalls for %s, keeping the other hooks', (client) => {
     const setup = setupFor(client);

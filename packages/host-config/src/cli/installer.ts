@@ -15,7 +15,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import {
   getHookSetup,
   HOOK_CLIENTS,
@@ -24,6 +24,7 @@ import {
   type HookSetup,
 } from '../attachments/client-setup.js';
 import {
+  HOOK_CONFIG_FILENAME,
   HOOK_PROTOCOL_VERSION,
   HOOK_SCRIPT,
   HOOK_SCRIPT_FILENAME,
@@ -45,12 +46,17 @@ export interface HookInstallOptions {
   readonly codexHome?: string;
   /** Compute and report the changes without writing anything. Default false. */
   readonly dryRun?: boolean;
+  /**
+   * install only: absolute directories the hook may read, written as `allowedRoots` to the hook
+   * config file next to the script. Each must exist. Default: leave that file as it is.
+   */
+  readonly allowedRoots?: readonly string[];
 }
 
 /** One file the installer creates, updates or deletes. */
 export interface HookFileChange {
   readonly path: string;
-  readonly kind: 'script' | 'config';
+  readonly kind: 'script' | 'config' | 'hook-config';
   readonly action: 'create' | 'update' | 'delete' | 'unchanged';
   /** Text before the change (undefined when the file did not exist). */
   readonly before: string | undefined;
@@ -91,6 +97,12 @@ export interface HookStatus {
   readonly referenced: boolean;
   /** Set when the client config cannot be read as JSON. */
   readonly configProblem: string | undefined;
+  /** Where the hook's own config file (allowlist, limits) is. */
+  readonly hookConfigPath: string;
+  /** `allowedRoots` from the hook config file; undefined when none is set there. */
+  readonly allowedRoots: readonly string[] | undefined;
+  /** Set when the hook config file exists but is not valid (the hook then denies every rewrite). */
+  readonly hookConfigProblem: string | undefined;
 }
 
 /** Suffix of the single backup kept next to a config file the installer changed. */
@@ -305,7 +317,7 @@ function change(
   else if (before === undefined) action = 'create';
   else action = 'update';
   const backupPath =
-    kind === 'config' && before !== undefined && action !== 'unchanged'
+    kind !== 'script' && before !== undefined && action !== 'unchanged'
       ? `${path}${INSTALL_BACKUP_SUFFIX}`
       : undefined;
   return { path, kind, action, before, after, backupPath };
@@ -378,14 +390,71 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
   const configAfter =
     same(next, config) && configBefore !== undefined ? configBefore : serialize(next);
   const scriptBefore = readText(setup.scriptPath);
-  return result(
-    setup,
-    [
-      change(setup.scriptPath, 'script', scriptBefore, HOOK_SCRIPT),
-      change(setup.configPath, 'config', configBefore, configAfter),
-    ],
-    options.dryRun ?? false,
-  );
+  const changes = [
+    change(setup.scriptPath, 'script', scriptBefore, HOOK_SCRIPT),
+    change(setup.configPath, 'config', configBefore, configAfter),
+  ];
+  if (options.allowedRoots !== undefined) {
+    const roots = checkRoots(options.allowedRoots);
+    const path = hookConfigPathOf(setup);
+    const before = readText(path);
+    const existing = parseHookConfig(before, path);
+    const next = { ...existing, allowedRoots: roots };
+    const after = before !== undefined && same(next, existing) ? before : serialize(next);
+    changes.push(change(path, 'hook-config', before, after));
+  }
+  return result(setup, changes, options.dryRun ?? false);
+}
+
+function hookConfigPathOf(setup: HookSetup): string {
+  return join(dirname(setup.scriptPath), HOOK_CONFIG_FILENAME);
+}
+
+function checkRoots(roots: unknown): string[] {
+  if (!Array.isArray(roots) || roots.length === 0) {
+    throw new InstallUsageError('allowedRoots must be a non-empty list of directories', {
+      details: { option: 'allowedRoots' },
+    });
+  }
+  return roots.map((root: unknown) => {
+    if (typeof root !== 'string' || !isAbsolute(root)) {
+      throw new InstallUsageError('each allowed root must be an absolute path', {
+        details: { option: 'allowedRoots' },
+      });
+    }
+    let directory = false;
+    try {
+      directory = statSync(root).isDirectory();
+    } catch {
+      directory = false;
+    }
+    if (!directory) {
+      throw new InstallUsageError('each allowed root must be an existing directory', {
+        details: { option: 'allowedRoots', path: root },
+      });
+    }
+    return root;
+  });
+}
+
+function parseHookConfig(text: string | undefined, path: string): JsonObject {
+  if (text === undefined || text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new InstallConfigMalformedError(
+      'the hook config file is not valid JSON; fix it or move it away, then retry (nothing was written)',
+      { details: { path }, cause: error },
+    );
+  }
+  if (!isObject(parsed)) {
+    throw new InstallConfigMalformedError(
+      'the hook config file does not hold a JSON object (nothing was written)',
+      { details: { path } },
+    );
+  }
+  return parsed;
 }
 
 /**
@@ -438,6 +507,20 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
   const referenced = JSON.stringify(list).includes(HOOK_SCRIPT_FILENAME);
   const installedProtocol = script === undefined ? undefined : readHookProtocolVersion(script);
   const current = script === HOOK_SCRIPT;
+  const hookConfigPath = hookConfigPathOf(setup);
+  let allowedRoots: readonly string[] | undefined;
+  let hookConfigProblem: string | undefined;
+  try {
+    const hookConfig = parseHookConfig(readText(hookConfigPath), hookConfigPath);
+    const roots = hookConfig.allowedRoots;
+    if (Array.isArray(roots) && roots.every((root) => typeof root === 'string')) {
+      allowedRoots = roots as string[];
+    } else if (roots !== undefined) {
+      hookConfigProblem = 'allowedRoots is not a list of paths';
+    }
+  } catch (error) {
+    hookConfigProblem = error instanceof Error ? error.message : 'unreadable';
+  }
   return {
     client: setup.client,
     scope: setup.scope,
@@ -451,5 +534,8 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
     registered: registered(config, setup),
     referenced,
     configProblem,
+    hookConfigPath,
+    allowedRoots,
+    hookConfigProblem,
   };
 }

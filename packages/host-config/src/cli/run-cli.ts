@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   CLIENT_MIN_VERSIONS,
@@ -41,6 +42,8 @@ Options:
   --scope <user|project>                      default: user
   --project <dir>                             project folder for --scope project (default: cwd)
   --home <dir>                                home folder (default: $HOME)
+  --allow <dir>                               install: a directory the hook may read (repeat for more);
+                                              written to the hook config next to the script
   --dry-run                                   show the changes without writing
   --json                                      machine-readable output (status, print-setup)
 `;
@@ -105,7 +108,20 @@ export function runCli(
       case 'install':
       case 'uninstall': {
         const client = requireClient(values.client);
-        const options = { client, scope, dryRun: values['dry-run'] === true, ...paths };
+        const allow = values.allow;
+        if (allow !== undefined && command === 'uninstall') {
+          throw new InstallUsageError('--allow applies to install only');
+        }
+        const base = paths.projectDir ?? process.cwd();
+        const options = {
+          client,
+          scope,
+          dryRun: values['dry-run'] === true,
+          ...paths,
+          ...(allow === undefined
+            ? {}
+            : { allowedRoots: allow.map((root) => resolve(base, root)) }),
+        };
         const outcome = command === 'install' ? installHook(options) : uninstallHook(options);
         report(outcome, command, writer);
         return 0;
@@ -132,7 +148,14 @@ export function runCli(
               : status.referenced
                 ? `registered differently in ${status.configPath}: run install again`
                 : `not registered in ${status.configPath}`;
-          writer.out(`${status.client} (${status.scope}): ${state}; ${registration}\n`);
+          const allowlist = !status.scriptInstalled
+            ? ''
+            : status.hookConfigProblem !== undefined
+              ? `; hook config problem: ${status.hookConfigProblem} (every rewrite is denied)`
+              : status.allowedRoots === undefined
+                ? '; no allowlist in the hook config (reads any file you can read unless TOOLFENCE_HOOK_ALLOWED_ROOTS is set)'
+                : `; allowlist: ${status.allowedRoots.join(', ')}`;
+          writer.out(`${status.client} (${status.scope}): ${state}; ${registration}${allowlist}\n`);
         }
         return 0;
       }
@@ -165,6 +188,7 @@ function parse(argv: readonly string[]) {
       project: { type: 'string' },
       home: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      allow: { type: 'string', multiple: true },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -193,7 +217,7 @@ function report(outcome: HookInstallResult, command: string, writer: CliWriter):
     }
     const backup = item.backupPath === undefined ? '' : ` (backup: ${item.backupPath})`;
     writer.out(`${prefix}${item.action}: ${item.path}${backup}\n`);
-    if (outcome.dryRun && item.kind === 'config' && item.after !== undefined) {
+    if (outcome.dryRun && item.kind !== 'script' && item.after !== undefined) {
       writer.out(`${item.after.trimEnd().replace(/^/gm, '    | ')}\n`);
     }
   }
