@@ -116,6 +116,7 @@ export {
 } from './policy/rule-based-policy.js';
 
 // Built-in tools (src/builtin) — issue 5
+
 export {
   FileSystemAccessError,
   type FileSystemErrorCode,
