@@ -118,6 +118,11 @@ export {
 // Built-in tools (src/builtin) — issue 5
 
 export {
+  BubblewrapSandbox,
+  type BubblewrapSandboxOptions,
+  DEFAULT_BUBBLEWRAP_READ_ONLY_PATHS,
+} from './builtin/bubblewrap-sandbox.js';
+export {
   FileSystemAccessError,
   type FileSystemErrorCode,
 } from './builtin/file-system-error.js';
@@ -129,10 +134,12 @@ export {
 } from './builtin/file-system-tool.js';
 export { FileSystemToolOptionsError } from './builtin/file-system-tool-options-error.js';
 export {
-  BubblewrapSandbox,
-  type BubblewrapSandboxOptions,
-  DEFAULT_BUBBLEWRAP_READ_ONLY_PATHS,
-} from './builtin/bubblewrap-sandbox.js';
+  HTTP_TOOL_METHODS,
+  HttpTool,
+  type HttpToolMethod,
+  type HttpToolOptions,
+} from './builtin/http-tool.js';
+export { HttpToolOptionsError } from './builtin/http-tool-options-error.js';
 export { LocalProcessSandbox } from './builtin/local-process-sandbox.js';
 export type { Sandbox, SandboxRunRequest, SandboxRunResult } from './builtin/sandbox.js';
 export { SandboxUnavailableError } from './builtin/sandbox-unavailable-error.js';
@@ -143,13 +150,6 @@ export {
   type ShellToolOptions,
 } from './builtin/shell-tool.js';
 export { ShellToolOptionsError } from './builtin/shell-tool-options-error.js';
-export {
-  HTTP_TOOL_METHODS,
-  HttpTool,
-  type HttpToolMethod,
-  type HttpToolOptions,
-} from './builtin/http-tool.js';
-export { HttpToolOptionsError } from './builtin/http-tool-options-error.js';
 // Network guard errors (the guard itself is the `@toolfence/tools/net` subpath)
 
 export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';
