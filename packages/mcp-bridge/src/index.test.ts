@@ -59,6 +59,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'OAuthUnsupportedServerError',
         'STANDARD_OAUTH_ERRORS',
         'StoreDecryptionError',
+        'StoreDriverError',
         'StoreKeyError',
         'StoreRecordError',
         'StoreSchemaError',

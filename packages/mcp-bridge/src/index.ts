@@ -100,6 +100,7 @@ export {
 export {
   ConnectionNotFoundError,
   StoreDecryptionError,
+  StoreDriverError,
   StoreKeyError,
   StoreRecordError,
   StoreSchemaError,

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import {
   type ConnectionChange,
   type ConnectionRecord,
@@ -11,10 +12,25 @@ import {
 import type { TokenAuthMethod } from './flow.js';
 import {
   StoreDecryptionError,
+  StoreDriverError,
   StoreKeyError,
   StoreRecordError,
   StoreSchemaError,
 } from './store-errors.js';
+
+type DatabaseConstructor = new (path: string) => Database.Database;
+
+/** Loads the optional peer `better-sqlite3` on first use, with a clear error when it is missing. */
+function loadDriver(): DatabaseConstructor {
+  try {
+    return createRequire(import.meta.url)('better-sqlite3') as DatabaseConstructor;
+  } catch (error) {
+    throw new StoreDriverError(
+      'SqliteConnectionStore needs the optional peer dependency better-sqlite3@12; install it',
+      { cause: error },
+    );
+  }
+}
 
 /** Options of {@link SqliteConnectionStore}. */
 export interface SqliteConnectionStoreOptions {
@@ -114,7 +130,8 @@ export class SqliteConnectionStore implements ConnectionStore {
       keys.set(key.id, key);
     }
     this.#keys = keys;
-    this.#db = new Database(options.path);
+    const Driver = loadDriver();
+    this.#db = new Driver(options.path);
     try {
       this.#db.pragma('journal_mode = WAL');
       this.#db.pragma('busy_timeout = 5000');

@@ -31,3 +31,9 @@ export class StoreRecordError extends McpBridgeError {
   static override readonly code: string = 'STORE_RECORD_INVALID';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/StoreRecordError');
 }
+
+/** `better-sqlite3` (the optional peer dependency of `SqliteConnectionStore`) is not installed. */
+export class StoreDriverError extends McpBridgeError {
+  static override readonly code: string = 'STORE_DRIVER_MISSING';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/StoreDriverError');
+}
