@@ -62,13 +62,20 @@ describe('snapshotJsonObject', () => {
         },
       },
     );
-    for (const value of [getter, { nested: trap }]) {
+    for (const [value, path] of [
+      [getter, '$.boom'],
+      [{ nested: trap }, '$.nested'],
+    ] as const) {
       try {
         snapshotJsonObject(value);
         expect.unreachable();
       } catch (error) {
         expect(error).toBeInstanceOf(ToolInputError);
         expect((error as Error).message).not.toContain('secret');
+        expect((error as Error).cause).toBeInstanceOf(Error);
+        expect((error as ToolInputError).details?.issues).toEqual([
+          { path, message: 'reading the value threw' },
+        ]);
       }
     }
   });
