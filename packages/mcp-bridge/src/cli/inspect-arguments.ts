@@ -1,0 +1,136 @@
+import { InspectUsageError } from './inspect-usage-error.js';
+
+/** What `toolfence-mcp inspect` connects to. */
+export type InspectTarget =
+  | { readonly kind: 'url'; readonly url: string }
+  | { readonly kind: 'command'; readonly command: readonly string[] };
+
+/** The parsed arguments of `toolfence-mcp inspect`. */
+export interface InspectArguments {
+  readonly help: boolean;
+  readonly target: InspectTarget | undefined;
+  readonly json: boolean;
+  readonly policyFile: string | undefined;
+  /** Seconds for the handshake and for each answer. */
+  readonly timeout: number;
+  /** `--env NAME` (copied from the environment) or `--env NAME=VALUE`, in order. */
+  readonly env: readonly { readonly name: string; readonly value?: string }[];
+}
+
+/** Default of `--timeout`, in seconds. */
+export const DEFAULT_INSPECT_TIMEOUT_SECONDS = 15;
+/** Largest `--timeout`, in seconds. */
+export const MAX_INSPECT_TIMEOUT_SECONDS = 600;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function usage(message: string): InspectUsageError {
+  return new InspectUsageError(message);
+}
+
+/** Parses the arguments after `inspect`. Throws {@link InspectUsageError}. */
+export function parseInspectArguments(argv: readonly string[]): InspectArguments {
+  let help = false;
+  let url: string | undefined;
+  let command: string[] | undefined;
+  let json = false;
+  let policyFile: string | undefined;
+  let timeout = DEFAULT_INSPECT_TIMEOUT_SECONDS;
+  const env: { name: string; value?: string }[] = [];
+  const seen = new Set<string>();
+
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (argument === '--') {
+      command = argv.slice(index + 1);
+      if (command.length === 0 || command[0] === '') {
+        throw usage('Give the server command after "--"');
+      }
+      break;
+    }
+    if (!argument.startsWith('-') || argument === '-') {
+      throw usage(
+        'Unexpected argument; put the server command after "--" (for example: -- node server.js)',
+      );
+    }
+    const equals = argument.indexOf('=');
+    const name = argument.startsWith('--') && equals > 0 ? argument.slice(0, equals) : argument;
+    const inline = name === argument ? undefined : argument.slice(equals + 1);
+    const value = (): string => {
+      if (inline !== undefined) return inline;
+      const next = argv[index + 1];
+      if (next === undefined || next === '--') throw usage(`${name} needs a value`);
+      index++;
+      return next;
+    };
+    const once = (): void => {
+      if (seen.has(name)) throw usage(`${name} is given more than once`);
+      seen.add(name);
+    };
+    const flag = (): void => {
+      if (inline !== undefined) throw usage(`${name} takes no value`);
+    };
+    switch (name) {
+      case '-h':
+      case '--help':
+        flag();
+        help = true;
+        break;
+      case '--json':
+        flag();
+        once();
+        json = true;
+        break;
+      case '--url':
+        once();
+        url = value();
+        if (url === '') throw usage('--url needs a value');
+        break;
+      case '--policy':
+        once();
+        policyFile = value();
+        if (policyFile === '') throw usage('--policy needs a file name');
+        break;
+      case '--timeout': {
+        once();
+        const text = value();
+        const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
+        if (!(seconds > 0 && seconds <= MAX_INSPECT_TIMEOUT_SECONDS)) {
+          throw usage(
+            `--timeout must be a number of seconds above 0, at most ${MAX_INSPECT_TIMEOUT_SECONDS}`,
+          );
+        }
+        timeout = seconds;
+        break;
+      }
+      case '--env': {
+        const text = value();
+        const split = text.indexOf('=');
+        const variable = split === -1 ? text : text.slice(0, split);
+        if (!ENV_NAME.test(variable)) throw usage('--env needs NAME or NAME=VALUE');
+        env.push(
+          split === -1 ? { name: variable } : { name: variable, value: text.slice(split + 1) },
+        );
+        break;
+      }
+      default:
+        throw usage(`Unknown option ${name.length > 40 ? `${name.slice(0, 40)}...` : name}`);
+    }
+  }
+
+  if (help) return { help, target: undefined, json, policyFile, timeout, env };
+  if (url !== undefined && command !== undefined) {
+    throw usage('Give either --url or a command after "--", not both');
+  }
+  if (url === undefined && command === undefined) {
+    throw usage('Give the server to inspect: --url URL, or -- COMMAND ARGS...');
+  }
+  if (url !== undefined && env.length > 0) {
+    throw usage('--env applies to a stdio server (a command after "--") only');
+  }
+  const target: InspectTarget =
+    url !== undefined
+      ? { kind: 'url', url }
+      : { kind: 'command', command: Object.freeze([...(command as string[])]) };
+  return { help, target, json, policyFile, timeout, env };
+}

@@ -1,0 +1,223 @@
+import {
+  type ContentTrustLevel,
+  type ContractProblem,
+  type ContractSource,
+  type RiskLevel,
+  readContract,
+  type ToolContract,
+} from '@toolfence/tool-contract';
+import {
+  AjvSchemaValidator,
+  createToolContext,
+  type JsonObject,
+  type McpListingProblem,
+  type PermissionVerdict,
+  type ToolContext,
+  type ToolEffect,
+  type ToolSpec,
+} from '@toolfence/tools';
+import { BridgeSchemaError } from '../bridge/errors.js';
+import {
+  authoritativeSchema,
+  NO_ARGUMENTS_SCHEMA,
+  type SchemaDialectMode,
+} from '../bridge/schema-authority.js';
+import type { McpClient } from '../client/mcp-client.js';
+import type { McpToolInfo } from '../client/tool-listing.js';
+import type { InspectPolicy, InspectPolicySummary } from './inspect-policy.js';
+
+/** A schema the bridge would refuse to give authority to, and why. */
+export interface InspectSchemaProblem {
+  readonly schema: 'inputSchema' | 'outputSchema';
+  readonly code: string;
+  readonly message: string;
+  /** `dialect`, `external-ref`, `embedded-id`, `compile`, when known. */
+  readonly reason?: string;
+}
+
+/** One tool of the report. Server text (title, description) is untrusted. */
+export interface InspectedTool {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly risk: RiskLevel;
+  readonly contentTrust: ContentTrustLevel;
+  readonly idempotent: boolean;
+  /** `declared` when the tool published a readable contract, else `heuristic`. */
+  readonly source: ContractSource;
+  /** What the policy would answer for a call of this tool (arguments are not known here). */
+  readonly policy: { readonly verdict: PermissionVerdict; readonly reason?: string };
+  /** Problems of the declared contract (the reported facts are already the cautious ones). */
+  readonly contractProblems: readonly ContractProblem[];
+  /** Empty when the bridge would accept the tool's schemas. */
+  readonly schemaProblems: readonly InspectSchemaProblem[];
+}
+
+/** What `toolfence-mcp inspect` found; `--json` prints exactly this. */
+export interface InspectReport {
+  readonly server: { readonly name: string; readonly version: string } | null;
+  readonly transport: 'stdio' | 'streamable-http';
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  readonly policy: InspectPolicySummary;
+  readonly tools: readonly InspectedTool[];
+  /** Tools the listing skipped because they were malformed. */
+  readonly skippedTools: readonly McpListingProblem[];
+}
+
+const NO_ARGUMENTS: JsonObject = Object.freeze({}) as JsonObject;
+
+function schemaProblem(
+  which: InspectSchemaProblem['schema'],
+  error: unknown,
+  reason?: string,
+): InspectSchemaProblem {
+  if (error instanceof BridgeSchemaError) {
+    const detail = error.details?.reason;
+    const known = typeof detail === 'string' ? detail : reason;
+    return {
+      schema: which,
+      code: error.code,
+      message: error.message,
+      ...(known === undefined ? {} : { reason: known }),
+    };
+  }
+  return {
+    schema: which,
+    code: BridgeSchemaError.code,
+    message: `The ${which} cannot be checked`,
+  };
+}
+
+/** The bridge's schema-authority check for one tool, reported instead of thrown. */
+export function checkToolSchemas(
+  info: McpToolInfo,
+  validator: AjvSchemaValidator,
+  mode: SchemaDialectMode = 'compatible',
+): { readonly inputSchema: JsonObject | undefined; readonly problems: InspectSchemaProblem[] } {
+  const problems: InspectSchemaProblem[] = [];
+  let inputSchema: JsonObject | undefined;
+  try {
+    inputSchema = authoritativeSchema(info.name, 'inputSchema', info.inputSchema, mode);
+  } catch (error) {
+    problems.push(schemaProblem('inputSchema', error));
+  }
+  if (inputSchema !== undefined) {
+    try {
+      validator.prepare(inputSchema);
+    } catch {
+      problems.push({
+        schema: 'inputSchema',
+        code: BridgeSchemaError.code,
+        message: 'The inputSchema of a server tool cannot be compiled',
+        reason: 'compile',
+      });
+      inputSchema = undefined;
+    }
+  }
+  if (info.outputSchema !== undefined) {
+    try {
+      const output = authoritativeSchema(info.name, 'outputSchema', info.outputSchema, mode);
+      try {
+        validator.prepare(output);
+      } catch {
+        problems.push({
+          schema: 'outputSchema',
+          code: BridgeSchemaError.code,
+          message: 'The outputSchema of a server tool cannot be compiled',
+          reason: 'compile',
+        });
+      }
+    } catch (error) {
+      problems.push(schemaProblem('outputSchema', error));
+    }
+  }
+  return { inputSchema, problems };
+}
+
+async function judge(
+  policy: InspectPolicy,
+  info: McpToolInfo,
+  inputSchema: JsonObject,
+  declared: ToolContract | undefined,
+  context: ToolContext,
+): Promise<InspectedTool['policy']> {
+  const spec: ToolSpec = {
+    name: info.name,
+    description: info.description ?? info.title ?? `MCP tool ${info.name}`,
+    inputSchema,
+    ...(info.annotations === undefined ? {} : { annotations: info.annotations as JsonObject }),
+    ...(declared === undefined ? {} : { contract: declared }),
+  };
+  const effect: ToolEffect =
+    declared === undefined ? 'unknown' : declared.risk === 'read-only' ? 'read' : 'write';
+  try {
+    const decision = await policy.authorizer.authorize({
+      toolName: info.name,
+      args: NO_ARGUMENTS,
+      context,
+      spec,
+      contract: declared,
+      effect,
+    });
+    return decision.reason === undefined
+      ? { verdict: decision.verdict }
+      : { verdict: decision.verdict, reason: decision.reason };
+  } catch {
+    // A throwing authorizer denies the call in a registry; report the same.
+    return { verdict: 'deny', reason: 'policy failed' };
+  }
+}
+
+/** Inspects one tool: its contract, the policy's answer, and its schema problems. */
+export async function inspectTool(
+  info: McpToolInfo,
+  policy: InspectPolicy,
+  validator: AjvSchemaValidator,
+  context: ToolContext,
+): Promise<InspectedTool> {
+  // The listing keeps `annotations` and `_meta` as sent, so both declaration places are read.
+  const reading = readContract({
+    name: info.name,
+    ...(info.description === undefined ? {} : { description: info.description }),
+    ...(info.annotations === undefined ? {} : { annotations: info.annotations }),
+    ...(info._meta === undefined ? {} : { _meta: info._meta }),
+  });
+  const { inputSchema, problems } = checkToolSchemas(info, validator);
+  const declared = reading.source === 'declared' ? reading.contract : undefined;
+  const verdict = await judge(policy, info, inputSchema ?? NO_ARGUMENTS_SCHEMA, declared, context);
+  return {
+    name: info.name,
+    ...(info.title === undefined ? {} : { title: info.title }),
+    ...(info.description === undefined ? {} : { description: info.description }),
+    risk: reading.contract.risk,
+    contentTrust: reading.contract.contentTrust,
+    idempotent: reading.contract.idempotent,
+    source: reading.source,
+    policy: verdict,
+    contractProblems: reading.problems.map((problem) => ({ ...problem })),
+    schemaProblems: problems,
+  };
+}
+
+/** Connects (if needed), lists the tools once and builds the report. */
+export async function buildInspectReport(
+  client: McpClient,
+  policy: InspectPolicy,
+  transport: InspectReport['transport'],
+): Promise<InspectReport> {
+  await client.connect();
+  const listing = await client.listing();
+  const validator = new AjvSchemaValidator();
+  const context = createToolContext({ runId: 'toolfence-mcp-inspect' });
+  const tools: InspectedTool[] = [];
+  for (const info of listing.tools) tools.push(await inspectTool(info, policy, validator, context));
+  const version = client.serverVersion;
+  return {
+    server: version === undefined ? null : { name: version.name, version: version.version },
+    transport,
+    capabilities: client.serverCapabilities ?? {},
+    policy: policy.summary,
+    tools,
+    skippedTools: listing.problems.map((problem) => ({ ...problem })),
+  };
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The `toolfence-mcp` command. All logic lives in run-cli.ts; this file only wires the process's
+// streams, arguments, environment and working directory to it.
+import { runCli } from './run-cli.js';
+
+void runCli(process.argv.slice(2), {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+}).then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,34 @@
+import { VERSION } from '../version.js';
+import type { CliIo } from './cli-io.js';
+import { EXIT_CODES, runInspect } from './run-inspect.js';
+
+/** The help text of `toolfence-mcp`. */
+export const CLI_HELP: string = `Usage: toolfence-mcp <command> [options]
+
+Commands:
+  inspect    Connect to an MCP server and report its tools, their risk and content trust,
+             a policy's answer for each, and schema problems. See "toolfence-mcp inspect --help".
+
+Options:
+  -h, --help     Show this help.
+  --version      Print the version.
+`;
+
+/** Runs `toolfence-mcp` with the process arguments after the script; resolves to the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === 'inspect') return runInspect(rest, io);
+  if (command === '-h' || command === '--help' || command === 'help') {
+    io.out(CLI_HELP);
+    return EXIT_CODES.ok;
+  }
+  if (command === '--version') {
+    io.out(`${VERSION}\n`);
+    return EXIT_CODES.ok;
+  }
+  io.err(
+    command === undefined ? 'toolfence-mcp: give a command\n' : 'toolfence-mcp: unknown command\n',
+  );
+  io.err(CLI_HELP);
+  return EXIT_CODES.usage;
+}

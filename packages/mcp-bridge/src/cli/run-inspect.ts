@@ -1,0 +1,176 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { NonPublicAddress } from '@toolfence/tools/net';
+import { ClientConfigurationError } from '../client/errors.js';
+import { McpClient, type McpClientOptions } from '../client/mcp-client.js';
+import type { CliIo } from './cli-io.js';
+import { formatInspectReport } from './format-report.js';
+import { type InspectArguments, parseInspectArguments } from './inspect-arguments.js';
+import { defaultInspectPolicy, type InspectPolicy, loadInspectPolicy } from './inspect-policy.js';
+import { buildInspectReport } from './inspect-report.js';
+import { InspectUsageError } from './inspect-usage-error.js';
+
+/** Exit codes of `toolfence-mcp`. */
+export const EXIT_CODES: Readonly<{ ok: 0; failure: 1; usage: 2 }> = Object.freeze({
+  ok: 0,
+  failure: 1,
+  usage: 2,
+});
+
+/** Variables a stdio server gets from the environment without `--env`. */
+export const PASSED_ENV_NAMES: readonly string[] = Object.freeze([
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'LANG',
+  'SYSTEMROOT',
+]);
+
+/** The help text of `toolfence-mcp inspect`. */
+export const INSPECT_HELP: string = `Usage: toolfence-mcp inspect (--url URL | -- COMMAND ARGS...) [options]
+
+Connects to one MCP server with @toolfence/mcp-bridge's McpClient and prints its name,
+version and capabilities, and a table of its tools: declared or heuristic risk and content
+trust, what a policy would answer (allow, ask or deny) for a call, and any schema the bridge
+would refuse.
+
+Server (exactly one):
+  --url URL            Streamable HTTP endpoint. https:// to a public address goes through the
+                       network guard (every DNS answer checked). Plain http:// is accepted only
+                       to a loopback host (127.0.0.0/8, [::1], localhost); for a URL that names
+                       a loopback host, loopback addresses are approved (allowNonPublic).
+                       Other private addresses are always refused.
+  -- COMMAND ARGS...   Start a stdio server (argv, never a shell string). It gets only
+                       PATH, HOME, TMPDIR, LANG, SYSTEMROOT from this environment.
+
+Options:
+  --json               Print one JSON document instead of the text report.
+  --policy FILE        JSON policy to judge each tool against (default: RiskPolicy defaults):
+                         {"kind":"risk","risk":{"allowUpTo":"read-only","askUpTo":"destructive"},
+                          "contentTrust":{"allowUpTo":"untrusted","askUpTo":"prompt-injection-prone"},
+                          "undeclared":"heuristic"}
+                         {"kind":"rules","rules":[{"tool":"delete_*","decision":"deny"}],"default":"ask"}
+                       At most 1 MiB.
+  --timeout SECONDS    Handshake and per-answer timeout. Default 15.
+  --env NAME[=VALUE]   Pass one more variable to a stdio server (repeatable).
+  -h, --help           Show this help.
+
+Exit codes: 0 report printed, 1 connection or protocol failure, 2 usage error.
+`;
+
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function approveLoopback(_target: unknown, address: NonPublicAddress): boolean {
+  return address.range === 'loopback';
+}
+
+/** The message of an error and of its causes, as far as they are toolfence errors (safe text). */
+export function safeFailureMessage(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined; depth++) {
+    const code = (current as { code?: unknown } | null)?.code;
+    const branded =
+      current instanceof Error &&
+      typeof code === 'string' &&
+      /^[A-Z][A-Z0-9_]+$/.test(code) &&
+      typeof (current.constructor as { brand?: unknown }).brand === 'symbol';
+    if (branded) {
+      parts.push(`${(current as Error).message} (${code})`);
+    } else if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) {
+      // A Node system error: its code is safe, its message may carry paths or addresses.
+      parts.push(code);
+      break;
+    } else {
+      break;
+    }
+    current = (current as Error).cause;
+  }
+  return parts.length === 0 ? 'unexpected failure' : parts.join(': ');
+}
+
+function clientOptions(parsed: InspectArguments, io: CliIo): McpClientOptions {
+  const target = parsed.target;
+  const timeouts = { openTimeout: parsed.timeout, readTimeout: parsed.timeout };
+  if (target?.kind === 'url') {
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      throw new InspectUsageError('--url is not a valid URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new InspectUsageError('--url must be an https:// URL (or http:// to a loopback host)');
+    }
+    const loopback = isLoopbackHost(url.hostname);
+    if (url.protocol === 'http:' && !loopback) {
+      throw new InspectUsageError('--url may use plain http:// only for a loopback host');
+    }
+    return {
+      url,
+      ...timeouts,
+      ...(loopback ? { allowNonPublic: approveLoopback } : {}),
+    };
+  }
+  const source = io.env ?? {};
+  const env: Record<string, string> = {};
+  for (const name of PASSED_ENV_NAMES) {
+    const value = source[name];
+    if (value !== undefined) env[name] = value;
+  }
+  for (const entry of parsed.env) {
+    const value = entry.value ?? source[entry.name];
+    if (value !== undefined) env[entry.name] = value;
+  }
+  const command = (target as { command: readonly string[] }).command;
+  return { command, env, ...(io.cwd === undefined ? {} : { cwd: io.cwd }), ...timeouts };
+}
+
+/**
+ * Runs `toolfence-mcp inspect` with the arguments after `inspect`, writing through `io`.
+ * Resolves to the exit code: 0 report printed, 1 connection or protocol failure, 2 usage error.
+ */
+export async function runInspect(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed: InspectArguments;
+  let policy: InspectPolicy;
+  let client: McpClient;
+  try {
+    parsed = parseInspectArguments(argv);
+    if (parsed.help) {
+      io.out(INSPECT_HELP);
+      return EXIT_CODES.ok;
+    }
+    if (parsed.policyFile === undefined) policy = defaultInspectPolicy();
+    else {
+      const file = isAbsolute(parsed.policyFile)
+        ? parsed.policyFile
+        : resolve(io.cwd ?? process.cwd(), parsed.policyFile);
+      policy = await loadInspectPolicy(file);
+    }
+    client = new McpClient(clientOptions(parsed, io));
+  } catch (error) {
+    if (error instanceof InspectUsageError || error instanceof ClientConfigurationError) {
+      io.err(`toolfence-mcp: ${safeFailureMessage(error)}\n`);
+      io.err('Run "toolfence-mcp inspect --help" for usage.\n');
+      return EXIT_CODES.usage;
+    }
+    io.err(`toolfence-mcp: ${safeFailureMessage(error)}\n`);
+    return EXIT_CODES.failure;
+  }
+  try {
+    const report = await buildInspectReport(
+      client,
+      policy,
+      parsed.target?.kind === 'url' ? 'streamable-http' : 'stdio',
+    );
+    io.out(parsed.json ? `${JSON.stringify(report, null, 2)}\n` : formatInspectReport(report));
+    return EXIT_CODES.ok;
+  } catch (error) {
+    io.err(`toolfence-mcp: cannot inspect the server: ${safeFailureMessage(error)}\n`);
+    return EXIT_CODES.failure;
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
