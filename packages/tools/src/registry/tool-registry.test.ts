@@ -414,6 +414,29 @@ describe('ToolRegistry leases and replacement', () => {
     expect(registry.get('t')).toBe(newTool);
   });
 
+  it('logs a close error of an instance retired while a call still held it', async () => {
+    const gate = deferred();
+    const warnings: unknown[] = [];
+    const registry = new ToolRegistry({
+      authorizer: new AllowAllAuthorizer(),
+      logger: { warn: (_message, details) => warnings.push(details) },
+    });
+    const oldTool = fakeTool('t', {
+      run: () => gate.promise.then(() => textResult('old')),
+      close: () => Promise.reject(new Error('close failed')),
+    });
+    await registry.register(oldTool);
+    const call = registry.invoke('t', {}, context);
+    await vi.waitFor(() => expect(oldTool.calls).toHaveLength(1));
+    await registry.replace('t', fakeTool('t'));
+    gate.resolve();
+    expect(text(await call)).toBe('old');
+    await vi.waitFor(() =>
+      expect(warnings).toEqual([{ tool: 't', code: 'REGISTRY_TOOL_CLOSE_FAILED' }]),
+    );
+    expect(registry.diagnostics().retiringTools).toBe(0);
+  });
+
   it('makes unregister issued during a replacement wait, then remove the new tool', async () => {
     const gate = deferred();
     const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });

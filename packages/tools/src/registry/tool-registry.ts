@@ -559,20 +559,32 @@ export class ToolRegistry {
     if (!entry.retired) {
       entry.retired = true;
       this.#retiring.add(entry);
+      // A close nobody awaits (the instance was still leased) is reported to the logger.
+      const deferred = entry.leases > 0;
       entry.retirement = new Promise<void>((resolve, reject) => {
         entry.finishRetirement = () => {
           entry.finishRetirement = undefined;
+          const cleanup = (): void => {
+            this.#retiring.delete(entry);
+            this.#instances.delete(entry.tool);
+          };
           const started = entry.starting ?? Promise.resolve();
           started
             .then(() => (entry.startError === undefined ? this.#closeTool(entry) : undefined))
-            .then(resolve, reject)
-            .finally(() => {
-              this.#retiring.delete(entry);
-              this.#instances.delete(entry.tool);
-            });
+            .then(
+              () => {
+                cleanup();
+                resolve();
+              },
+              (error: unknown) => {
+                cleanup();
+                reject(error);
+              },
+            );
         };
       });
       entry.retirement.catch((error: unknown) => {
+        if (!deferred) return;
         this.#logger?.warn('A retired tool failed to close', {
           tool: entry.name,
           code: ToolsError.isInstance(error) ? error.code : undefined,
