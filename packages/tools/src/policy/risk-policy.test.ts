@@ -72,6 +72,28 @@ describe('RiskPolicy', () => {
     ).toBe('deny');
   });
 
+  it('lets operator overrides win, and a veto deny', () => {
+    const policy = new RiskPolicy({
+      overrides: {
+        wiper: { risk: 'destructive', reason: 'it wipes' },
+        banned: { veto: true },
+        trusted_writer: { risk: 'read-only' },
+      },
+      risk: { allowUpTo: 'read-only', askUpTo: 'paid-operation' },
+    });
+    expect(policy.authorize(request('wiper', contract('read-only'))).verdict).toBe('deny');
+    expect(policy.authorize(request('banned', contract('read-only')))).toEqual({
+      verdict: 'deny',
+      reason: 'vetoed by an operator override',
+    });
+    expect(policy.authorize(request('trusted_writer', undefined)).reason).toBe(
+      'override risk read-only',
+    );
+    expect(() => new RiskPolicy({ overrides: { t: { risk: 'huge' as never } } })).toThrow(
+      ConfigurationError,
+    );
+  });
+
   it('treats a read effect as read-only risk unless told not to', () => {
     expect(
       new RiskPolicy().authorize(request('http', contract('external-publication'), 'read')).verdict,

@@ -1,8 +1,11 @@
 import {
   CONTENT_TRUST_LEVELS,
   type ContentTrustLevel,
+  type ContractOverride,
   compareContentTrust,
   compareRisk,
+  defineOverride,
+  effectiveContract,
   heuristicContract,
   isContentTrustLevel,
   isRiskLevel,
@@ -45,6 +48,11 @@ export interface RiskPolicyOptions {
    * for example an HTTP tool's GET. Default true.
    */
   readonly readEffectIsReadOnly?: boolean;
+  /**
+   * Operator overrides by tool name (tool-contract's `ContractOverride`): they win over the
+   * declaration and the heuristic; `veto: true` denies the tool outright. Default none.
+   */
+  readonly overrides?: Readonly<Record<string, ContractOverride>>;
 }
 
 /** The default risk thresholds of {@link RiskPolicy}. */
@@ -68,6 +76,7 @@ export class RiskPolicy implements Authorizer {
   readonly #trust: Required<RiskThresholds<ContentTrustLevel>>;
   readonly #undeclared: 'heuristic' | 'ask' | 'deny';
   readonly #readEffectIsReadOnly: boolean;
+  readonly #overrides: ReadonlyMap<string, ContractOverride>;
 
   constructor(options: RiskPolicyOptions = {}) {
     this.#risk = checkThresholds(
@@ -96,17 +105,49 @@ export class RiskPolicy implements Authorizer {
       });
     }
     this.#readEffectIsReadOnly = readEffect;
+    const overrides = new Map<string, ContractOverride>();
+    if (options.overrides !== undefined) {
+      if (typeof options.overrides !== 'object' || options.overrides === null) {
+        throw new ConfigurationError('overrides must be an object keyed by tool name', {
+          details: { option: 'overrides' },
+        });
+      }
+      for (const [tool, override] of Object.entries(options.overrides)) {
+        try {
+          overrides.set(tool, defineOverride(override));
+        } catch (error) {
+          throw new ConfigurationError(
+            `overrides[${JSON.stringify(tool)}] is not a valid override`,
+            {
+              details: { option: 'overrides', tool },
+              cause: error,
+            },
+          );
+        }
+      }
+    }
+    this.#overrides = overrides;
   }
 
   authorize(request: AuthorizationRequest): PermissionDecision {
-    let contract: ToolContract | undefined = request.contract;
-    let source = 'declared';
-    if (contract === undefined) {
-      if (this.#undeclared !== 'heuristic') {
-        return permission(this.#undeclared, 'undeclared tool');
-      }
-      contract = heuristicContract(request.spec.name, request.spec.description);
-      source = 'heuristic';
+    const declared = request.contract;
+    const override = this.#overrides.get(request.toolName);
+    if (declared === undefined && override === undefined && this.#undeclared !== 'heuristic') {
+      return permission(this.#undeclared, 'undeclared tool');
+    }
+    const effective = effectiveContract({
+      declared,
+      override,
+      heuristic:
+        declared === undefined
+          ? heuristicContract(request.spec.name, request.spec.description)
+          : undefined,
+    });
+    if (effective.vetoed) return permission('deny', 'vetoed by an operator override');
+    const contract: ToolContract = effective.contract;
+    const source = effective.source;
+    if (source === 'heuristic' && this.#undeclared !== 'heuristic') {
+      return permission(this.#undeclared, 'undeclared tool');
     }
     const risk: RiskLevel =
       this.#readEffectIsReadOnly && request.effect === 'read' ? 'read-only' : contract.risk;
