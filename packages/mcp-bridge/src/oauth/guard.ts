@@ -1,6 +1,7 @@
 import {
   checkUrl,
-  createGuardedFetch,
+  createGuardedDispatcher,
+  guardedFetch,
   type AllowNonPublic as NetAllowNonPublic,
 } from '@toolfence/tools/net';
 import type { AllowNonPublic, FetchFunction } from './http.js';
@@ -15,8 +16,29 @@ export interface GuardedOAuthFetchOptions {
 /** Maps the OAuth option to the network guard's callback. */
 export function netAllowNonPublic(allow: AllowNonPublic): NetAllowNonPublic | undefined {
   if (allow === false) return undefined;
-  if (allow === true) return () => true;
+  if (allow === true) return approveAll;
   return allow;
+}
+
+const approveAll: NetAllowNonPublic = () => true;
+
+type Dispatcher = ReturnType<typeof createGuardedDispatcher>;
+
+// One guarded dispatcher (connection pool) per policy, shared by every OAuth call with it.
+let publicOnly: Dispatcher | undefined;
+const byPolicy = new WeakMap<NetAllowNonPublic, Dispatcher>();
+
+function dispatcherFor(allowNonPublic: NetAllowNonPublic | undefined): Dispatcher {
+  if (allowNonPublic === undefined) {
+    publicOnly ??= createGuardedDispatcher();
+    return publicOnly;
+  }
+  let dispatcher = byPolicy.get(allowNonPublic);
+  if (dispatcher === undefined) {
+    dispatcher = createGuardedDispatcher({ allowNonPublic });
+    byPolicy.set(allowNonPublic, dispatcher);
+  }
+  return dispatcher;
 }
 
 /**
@@ -25,14 +47,15 @@ export function netAllowNonPublic(allow: AllowNonPublic): NetAllowNonPublic | un
  */
 export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunction {
   const allowNonPublic = netAllowNonPublic(options.allowNonPublic);
-  const fetch = createGuardedFetch({
-    ...(allowNonPublic === undefined ? {} : { allowNonPublic }),
+  const dispatcher = dispatcherFor(allowNonPublic);
+  const guard = {
+    dispatcher,
     allowHttpLoopback: allowNonPublic !== undefined,
     maxResponseBytes: options.maxResponseBytes,
     timeoutMs: Math.ceil(options.timeoutSeconds * 1000),
-  });
+  };
   return (input, init) =>
-    fetch(input, { ...(init as object), redirect: 'manual' }) as Promise<Response>;
+    guardedFetch(input, { ...(init as object), redirect: 'manual', guard }) as Promise<Response>;
 }
 
 /** Applies the guard's URL rules (scheme, userinfo, port, canonical host, IP literals). */
