@@ -86,24 +86,25 @@ function readStdin(limit, done) {
     if (code === 'EOF') return finish();
     if (code !== 'EAGAIN') return finish();
   }
-  let stopped = false;
+  let settled = false;
   process.stdin.on('data', (/** @type {Buffer} */ chunk) => {
-    if (stopped) return;
+    if (settled) return;
     total += chunk.length;
     if (total > limit) {
-      stopped = true;
+      settled = true;
       process.stdin.destroy();
       done(undefined);
       return;
     }
     chunks.push(chunk);
   });
-  process.stdin.on('end', () => {
-    if (!stopped) finish();
-  });
-  process.stdin.on('error', () => {
-    if (!stopped) finish();
-  });
+  const settle = () => {
+    if (settled) return;
+    settled = true;
+    finish();
+  };
+  process.stdin.on('end', settle);
+  process.stdin.on('error', settle);
 }
 
 /**
@@ -117,8 +118,9 @@ function detectDialect(event) {
     return event.hookEventName === 'PreToolUse' ? 'vscode' : undefined;
   }
   if (event.hook_event_name === 'preToolUse') return 'cursor';
-  if (Object.hasOwn(event, 'cursor_version')) return undefined;
   if (event.hook_event_name === 'PreToolUse') {
+    // Cursor running a hook from Claude settings: answer in Cursor's own form.
+    if (Object.hasOwn(event, 'cursor_version')) return 'cursor';
     return Object.hasOwn(event, 'turn_id') ? 'codex' : 'claude-code';
   }
   return undefined;

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileUrl, runHook, stdinFor } from './support/run-hook.js';
+import { fileUrl, runHook, stdinFor, stdinShapes } from './support/run-hook.js';
 
 // These outputs are a backward-compatible contract: hooks already installed on users' machines
 // must keep working with servers. Change them only together with HOOK_PROTOCOL_VERSION.
@@ -74,6 +74,12 @@ describe('hook output dialects (golden)', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(client === 'cursor' ? '{}' : '');
+  });
+
+  it('answers in the Cursor form when Cursor runs the hook with a Claude-style event name', async () => {
+    const event = { ...stdinShapes.cursor(toolInput), hook_event_name: 'PreToolUse' };
+    const result = await runHook(`${JSON.stringify(event)}\n`);
+    expect(result.stdout).toBe(goldens.cursor.rewrite);
   });
 
   it('keeps Codex output to the keys Codex accepts (any other key makes Codex ignore it)', async () => {
