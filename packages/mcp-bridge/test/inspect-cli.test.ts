@@ -490,6 +490,19 @@ describe('toolfence-mcp connection failures', () => {
     expect(result.err).toMatch(/^toolfence-mcp: cannot inspect the server: /);
   }, 10_000);
 
+  it('exits 1 and names the timeout when the server never answers', async () => {
+    const result = await inspect([
+      '--timeout',
+      '1',
+      '--',
+      process.execPath,
+      '-e',
+      'setTimeout(() => {}, 9000)',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.err).toContain('no answer within --timeout');
+  }, 10_000);
+
   it('exits 1 when the stdio command does not exist', async () => {
     const result = await inspect(['--', join(dir, 'no-such-program')]);
     expect(result.code).toBe(1);

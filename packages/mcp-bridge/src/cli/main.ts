@@ -3,6 +3,9 @@
 // streams, arguments, environment and working directory to it.
 import { runCli } from './run-cli.js';
 
+// A closed pipe (`toolfence-mcp inspect ... | head`) ends the output, not the process with a trace.
+process.stdout.on('error', () => undefined);
+
 void runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),

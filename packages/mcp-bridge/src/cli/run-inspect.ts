@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { NonPublicAddress } from '@toolfence/tools/net';
 import { ClientConfigurationError } from '../client/errors.js';
 import { McpClient, type McpClientOptions } from '../client/mcp-client.js';
@@ -79,6 +80,9 @@ export function safeFailureMessage(error: unknown): string {
       typeof (current.constructor as { brand?: unknown }).brand === 'symbol';
     if (branded) {
       parts.push(`${(current as Error).message} (${code})`);
+    } else if (current instanceof McpError && current.code === ErrorCode.RequestTimeout) {
+      parts.push('no answer within --timeout');
+      break;
     } else if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) {
       // A Node system error: its code is safe, its message may carry paths or addresses.
       parts.push(code);
