@@ -45,6 +45,7 @@ describe('public surface of @toolfence/tools', () => {
         'RegistryClosedError',
         'AjvSchemaValidator',
         'DEFAULT_MAX_VALIDATION_ISSUES',
+        'DEFAULT_MAX_CACHED_SCHEMAS',
         'ToolCloseError',
         'ToolExecutionError',
         'ToolInputError',

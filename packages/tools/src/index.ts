@@ -47,6 +47,7 @@ export { RegistryClosedError } from './registry/registry-closed-error.js';
 export {
   AjvSchemaValidator,
   type AjvSchemaValidatorOptions,
+  DEFAULT_MAX_CACHED_SCHEMAS,
   DEFAULT_MAX_VALIDATION_ISSUES,
   type SchemaValidator,
   type ValidationIssue,

@@ -15,6 +15,19 @@ describe('AjvSchemaValidator', () => {
     });
   });
 
+  it('reuses the compiled code for an equal schema in a new object, within maxCachedSchemas', () => {
+    const validator = new AjvSchemaValidator({ maxCachedSchemas: 1 });
+    const first = validator.compile({ type: 'object', required: ['a'] });
+    const sameContent = validator.compile({ required: ['a'], type: 'object' });
+    expect(sameContent({})).toEqual(first({}));
+    expect(sameContent({ a: 1 })).toEqual({ valid: true });
+    // The content cache holds one schema; a different schema pushes the first one out.
+    validator.prepare({ type: 'object', required: ['b'] });
+    expect(validator.validate({ type: 'object', required: ['a'] }, {})).toMatchObject({
+      valid: false,
+    });
+  });
+
   it('uses 2020-12 semantics (prefixItems, $defs, unevaluatedProperties)', () => {
     const validator = new AjvSchemaValidator();
     const schema: JsonObject = {
@@ -117,6 +130,8 @@ describe('AjvSchemaValidator', () => {
     ['zero', { maxIssues: 0 }],
     ['a boolean', { maxIssues: true }],
     ['non-boolean formats', { formats: 'yes' }],
+    ['negative maxCachedSchemas', { maxCachedSchemas: -1 }],
+    ['string maxCachedSchemas', { maxCachedSchemas: '8' }],
   ])('rejects options: %s', (_label, options) => {
     expect(() => new AjvSchemaValidator(options as never)).toThrow(ConfigurationError);
   });

@@ -36,7 +36,15 @@ export interface AjvSchemaValidatorOptions {
   readonly maxIssues?: number;
   /** Check `format` keywords (date-time, email, uri, ...) with ajv-formats. Default true. */
   readonly formats?: boolean;
+  /**
+   * Compiled schemas kept by content, so an equal schema in a new object (a refreshed MCP tool
+   * list) is not compiled again; least recently used first out. Default 256.
+   */
+  readonly maxCachedSchemas?: number;
 }
+
+/** The default of {@link AjvSchemaValidatorOptions.maxCachedSchemas}. */
+export const DEFAULT_MAX_CACHED_SCHEMAS = 256;
 
 /** The default of {@link AjvSchemaValidatorOptions.maxIssues}. */
 export const DEFAULT_MAX_VALIDATION_ISSUES = 8;
@@ -54,6 +62,8 @@ export class AjvSchemaValidator implements SchemaValidator {
   readonly #ajv: Ajv2020;
   readonly #maxIssues: number;
   readonly #compiled = new WeakMap<object, ValidateFunction>();
+  readonly #byContent = new Map<string, ValidateFunction>();
+  readonly #maxCachedSchemas: number;
 
   constructor(options: AjvSchemaValidatorOptions = {}) {
     const maxIssues: unknown = options.maxIssues ?? DEFAULT_MAX_VALIDATION_ISSUES;
@@ -67,6 +77,13 @@ export class AjvSchemaValidator implements SchemaValidator {
       throw new ConfigurationError('formats must be a boolean', { details: { option: 'formats' } });
     }
     this.#maxIssues = maxIssues;
+    const maxCached: unknown = options.maxCachedSchemas ?? DEFAULT_MAX_CACHED_SCHEMAS;
+    if (typeof maxCached !== 'number' || !Number.isSafeInteger(maxCached) || maxCached < 0) {
+      throw new ConfigurationError('maxCachedSchemas must be a non-negative integer', {
+        details: { option: 'maxCachedSchemas' },
+      });
+    }
+    this.#maxCachedSchemas = maxCached;
     this.#ajv = new Ajv2020({
       strict: false,
       allErrors: true,
@@ -100,6 +117,14 @@ export class AjvSchemaValidator implements SchemaValidator {
     }
     const cached = this.#compiled.get(schema);
     if (cached !== undefined) return cached;
+    const content = this.#maxCachedSchemas > 0 ? contentKey(schema) : undefined;
+    const equal = content === undefined ? undefined : this.#byContent.get(content);
+    if (content !== undefined && equal !== undefined) {
+      this.#byContent.delete(content);
+      this.#byContent.set(content, equal);
+      this.#compiled.set(schema, equal);
+      return equal;
+    }
     let validate: ValidateFunction;
     try {
       validate = this.#ajv.compile(withoutForeignDialect(schema));
@@ -116,6 +141,13 @@ export class AjvSchemaValidator implements SchemaValidator {
       );
     }
     this.#compiled.set(schema, validate);
+    if (content !== undefined) {
+      this.#byContent.set(content, validate);
+      if (this.#byContent.size > this.#maxCachedSchemas) {
+        const oldest = this.#byContent.keys().next().value as string;
+        this.#byContent.delete(oldest);
+      }
+    }
     return validate;
   }
 
@@ -129,6 +161,23 @@ export class AjvSchemaValidator implements SchemaValidator {
     }
     if (issues.length === 0) issues.push({ path: '$', message: 'is not valid' });
     return { valid: false, issues };
+  }
+}
+
+/** Canonical JSON (sorted keys) of a schema; undefined when it cannot be serialized. */
+function contentKey(schema: JsonObject): string | undefined {
+  try {
+    return JSON.stringify(schema, (_key, value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((key) => [key, (value as Record<string, unknown>)[key]]),
+          )
+        : value,
+    );
+  } catch {
+    return undefined;
   }
 }
 
