@@ -131,6 +131,9 @@ describe('ToolRegistry basics', () => {
       ToolNotFoundError,
     );
     await expect(registry.unregister('missing')).rejects.toBeInstanceOf(ToolNotFoundError);
+    await expect(registry.invoke(42 as never, {}, context)).rejects.toBeInstanceOf(
+      ToolNotFoundError,
+    );
   });
 
   it('refuses a duplicate name without replace, and treats re-registering the same instance as a no-op', async () => {

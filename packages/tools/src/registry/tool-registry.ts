@@ -904,7 +904,12 @@ function canonicalJson(value: JsonValue): string {
   return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key] as JsonValue)}`).join(',')}}`;
 }
 
-function notFound(name: string): ToolNotFoundError {
+function notFound(name: unknown): ToolNotFoundError {
+  if (typeof name !== 'string') {
+    return new ToolNotFoundError('A tool name must be a string', {
+      details: { reason: 'name-not-string' },
+    });
+  }
   return new ToolNotFoundError(`No tool named ${quote(name)} is registered`, {
     details: { tool: name.slice(0, 256) },
   });
