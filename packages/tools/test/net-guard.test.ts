@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { getGlobalDispatcher, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -522,6 +523,36 @@ describe('guardedFetch', () => {
     expect((error as NetworkLimitError).limit).toBe('response-bytes');
   });
 
+  it('accepts the global Headers, AbortSignal and string bodies a library passes to fetch', async () => {
+    // Type-level too: a drop-in for the MCP SDK's `fetch` option.
+    const fetchGuarded: FetchLike = createGuardedFetch({
+      allowNonPublic: approveLoopback,
+      allowHttpLoopback: true,
+    });
+    const headers = new globalThis.Headers({ 'content-type': 'application/json', 'x-trace': '1' });
+    const response = await fetchGuarded(new URL(`${server.origin}/json`), {
+      method: 'POST',
+      headers,
+      body: '{"a":1}',
+      signal: new AbortController().signal,
+    });
+    expect(response.status).toBe(200);
+    const seen = server.seen.at(-1);
+    expect(seen?.headers['x-trace']).toBe('1');
+    expect(seen?.body).toBe('{"a":1}');
+  });
+
+  it('lets the caller abort', async () => {
+    const controller = new AbortController();
+    const pending = guardedFetch(`${server.origin}/stall-headers`, {
+      signal: controller.signal,
+      guard: loopback(),
+    });
+    setTimeout(() => controller.abort(), 50);
+    const error = await rejection(pending);
+    expect((error as Error).name).toBe('AbortError');
+  });
+
   it('refuses a caller-supplied dispatcher', async () => {
     const error = await rejection(
       guardedFetch(`${server.origin}/`, { dispatcher: getGlobalDispatcher() } as never),
@@ -538,6 +569,9 @@ describe('guardedFetch', () => {
     ['timeoutMs as a string', { timeoutMs: '100' }],
     ['maxRedirects negative', { maxRedirects: -1 }],
     ['maxResponseBytes fractional', { maxResponseBytes: 1.5 }],
+    ['timeoutMs zero', { timeoutMs: 0 }],
+    ['timeoutMs beyond a timer', { timeoutMs: 2 ** 31 }],
+    ['allowRedirect as a boolean', { allowRedirect: true }],
   ])('rejects invalid guard options: %s', async (_name, guard) => {
     const error = await rejection(guardedFetch('https://example.com/', { guard: guard as never }));
     expect(error).toBeInstanceOf(NetworkOptionsError);

@@ -1,4 +1,11 @@
-import { type Dispatcher, Headers, type RequestInit, Response, fetch as undiciFetch } from 'undici';
+import {
+  type Dispatcher,
+  Headers as UndiciHeaders,
+  type HeadersInit as UndiciHeadersInit,
+  type RequestInit as UndiciRequestInit,
+  Response as UndiciResponse,
+  fetch as undiciFetch,
+} from 'undici';
 import { ToolsError } from '../tools-error.js';
 import { checkUrl, type UrlPolicy } from './check-url.js';
 import {
@@ -14,6 +21,8 @@ import { NetworkPolicyError } from './network-policy-error.js';
 export const DEFAULT_MAX_RESPONSE_BYTES: number = 10 * 1024 * 1024;
 /** Default total time limit of {@link guardedFetch}: 30 s (connect, redirects and body). */
 export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
+/** Largest `timeoutMs` (the longest delay a Node timer supports, about 24.8 days). */
+export const MAX_TIMER_MS = 2_147_483_647;
 /** Default redirect limit when redirects are followed. */
 export const DEFAULT_MAX_REDIRECTS = 5;
 
@@ -30,7 +39,10 @@ export interface GuardedFetchOptions {
   readonly allowedPorts?: readonly number[] | 'any';
   /** Response byte limit, checked against `Content-Length` and while streaming. Default 10 MiB. */
   readonly maxResponseBytes?: number;
-  /** Total time limit in milliseconds, including reading the body. Default 30,000. */
+  /**
+   * Total time limit in milliseconds, including reading the body. Default 30,000; at most
+   * {@link MAX_TIMER_MS} (long-lived event streams need a large value).
+   */
   readonly timeoutMs?: number;
   /** Most redirects followed when `redirect: 'follow'`. Default 5. */
   readonly maxRedirects?: number;
@@ -42,11 +54,12 @@ export interface GuardedFetchOptions {
 }
 
 /**
- * `RequestInit` for {@link guardedFetch}: undici's, without `dispatcher` (the guard chooses it),
+ * `RequestInit` for {@link guardedFetch}: the standard (global) one, so the function is a
+ * drop-in `fetch` for libraries such as the MCP SDK; `dispatcher` is refused (the guard chooses it);
  * plus `guard`. `redirect` defaults to `'manual'` (the 3xx response is returned); `'follow'`
  * re-checks every hop; `'error'` throws a `NetworkPolicyError` on a redirect.
  */
-export type GuardedRequestInit = Omit<RequestInit, 'dispatcher'> & {
+export type GuardedRequestInit = RequestInit & {
   readonly guard?: GuardedFetchOptions;
 };
 
@@ -136,6 +149,9 @@ export async function guardedFetch(
     DEFAULT_MAX_RESPONSE_BYTES,
   );
   const timeoutMs = positiveInteger(guard.timeoutMs, 'timeoutMs', DEFAULT_FETCH_TIMEOUT_MS);
+  if (timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
+    throw new NetworkOptionsError(`timeoutMs must be from 1 to ${MAX_TIMER_MS}.`);
+  }
   const maxRedirects = positiveInteger(guard.maxRedirects, 'maxRedirects', DEFAULT_MAX_REDIRECTS);
   if (guard.allowRedirect !== undefined && typeof guard.allowRedirect !== 'function') {
     throw new NetworkOptionsError('allowRedirect must be a function.');
@@ -167,7 +183,7 @@ export async function guardedFetch(
       ? controller.signal
       : AbortSignal.any([requestInit.signal as AbortSignal, controller.signal]);
 
-  const headers = new Headers(requestInit.headers);
+  const headers = new UndiciHeaders(requestInit.headers as UndiciHeadersInit | undefined);
   headers.delete('host');
   headers.delete('proxy-authorization');
   headers.set('accept-encoding', 'identity');
@@ -177,10 +193,10 @@ export async function guardedFetch(
   try {
     for (let hop = 0; ; hop += 1) {
       const response = await undiciFetch(url, {
-        ...requestInit,
+        ...(requestInit as unknown as UndiciRequestInit),
         method,
         headers,
-        body: body ?? null,
+        body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
         redirect: 'manual',
         dispatcher,
         signal,
@@ -191,7 +207,15 @@ export async function guardedFetch(
         location === null ||
         redirectMode === 'manual'
       ) {
-        return limitResponse(response, url, hop > 0, maxResponseBytes, controller, timer);
+        // An undici Response: the same API as the global one (a different class in Node 20).
+        return limitResponse(
+          response,
+          url,
+          hop > 0,
+          maxResponseBytes,
+          controller,
+          timer,
+        ) as unknown as Response;
       }
       await response.body?.cancel().catch(() => undefined);
       if (redirectMode === 'error') {
@@ -257,13 +281,13 @@ function isIdentity(encoding: string | null): boolean {
 }
 
 function limitResponse(
-  response: Response,
+  response: UndiciResponse,
   url: URL,
   redirected: boolean,
   maxResponseBytes: number,
   controller: AbortController,
   timer: ReturnType<typeof setTimeout>,
-): Response {
+): UndiciResponse {
   const declared = response.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxResponseBytes) {
     response.body?.cancel().catch(() => undefined);
@@ -286,11 +310,11 @@ function limitResponse(
       Object.defineProperty(response, 'redirected', { value: true, enumerable: true });
     return response;
   }
-  let wrapped: Response;
+  let wrapped: UndiciResponse;
   if (source === null || NULL_BODY_STATUSES.has(response.status)) {
     source?.cancel().catch(() => undefined);
     clearTimeout(timer);
-    wrapped = new Response(null, {
+    wrapped = new UndiciResponse(null, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
@@ -336,7 +360,7 @@ function limitResponse(
       },
       { highWaterMark: 0 },
     );
-    wrapped = new Response(stream, {
+    wrapped = new UndiciResponse(stream, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

@@ -20,6 +20,7 @@ describe('public surface of @toolfence/tools/net', () => {
         'DEFAULT_MAX_REDIRECTS',
         'DEFAULT_MAX_RESPONSE_BYTES',
         'guardedFetch',
+        'MAX_TIMER_MS',
         'NetworkLimitError',
         'NetworkOptionsError',
         'NetworkPolicyError',

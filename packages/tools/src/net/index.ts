@@ -56,6 +56,7 @@ export {
   type GuardedFetchOptions,
   type GuardedRequestInit,
   guardedFetch,
+  MAX_TIMER_MS,
 } from './guarded-fetch.js';
 // Errors
 export { type NetworkLimit, NetworkLimitError } from './network-limit-error.js';
