@@ -40,6 +40,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         // OAuth
         'AuthorizationRequiredError',
         'ConnectionNotFoundError',
+        'DEFAULT_AUTHORIZATION_WINDOW_SECONDS',
         'DEFAULT_MAX_AUTHORIZATION_ATTEMPTS',
         'DEFAULT_OAUTH_MAX_RESPONSE_BYTES',
         'DEFAULT_OAUTH_TIMEOUT_SECONDS',

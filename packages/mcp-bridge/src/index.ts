@@ -53,6 +53,7 @@ export {
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
+  DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
   MemoryConnectionStore,
   type PendingAuthorization,
 } from './oauth/connection-store.js';

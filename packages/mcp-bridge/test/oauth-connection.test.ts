@@ -219,6 +219,31 @@ describe('OAuthTokenProvider limits', () => {
     expect((error as AuthorizationRequiredError).scope).toBe('mcp:tools mcp:admin');
   });
 
+  it('counts authorization attempts within authorizationWindowSeconds only', async () => {
+    await authorized();
+    await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
+    await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
+    expect((await store.get('c'))?.authorizationAttempts).toBe(3);
+    const provider = new OAuthTokenProvider({ store, connectionId: 'c', allowNonPublic: loopback });
+    await expect(provider.onInsufficientScope('mcp:admin')).rejects.toBeInstanceOf(
+      OAuthStepUpLimitError,
+    );
+    // A quiet window later (weeks of successful use), a step-up starts a new series.
+    await store.update(
+      'c',
+      (current) => current && { ...current, lastAuthorizationAt: Date.now() - 601_000 },
+    );
+    const error = await provider
+      .onInsufficientScope('mcp:admin')
+      .catch((caught: unknown) => caught);
+    expect((error as AuthorizationRequiredError).attempt).toBe(1);
+    await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
+    expect((await store.get('c'))?.authorizationAttempts).toBe(1);
+    await expect(
+      authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, authorizationWindowSeconds: 0 }),
+    ).rejects.toMatchObject({ code: 'OAUTH_CONFIGURATION_INVALID' });
+  });
+
   it('answers McpClient challenges: refresh on the first 401, authorization required on the second', async () => {
     await authorized();
     countTokenRequests();
@@ -252,6 +277,7 @@ describe('OAuthTokenProvider limits', () => {
     { maxAuthorizationAttempts: 1.5 },
     { maxAuthorizationAttempts: true },
     { connectionId: '' },
+    { authorizationWindowSeconds: 0 },
   ])('validates %o', (options) => {
     expect(
       () => new OAuthTokenProvider({ store, connectionId: 'c', ...(options as object) }),

@@ -1,5 +1,10 @@
 import { joinScopes } from './challenge.js';
-import type { ConnectionRecord, ConnectionStore } from './connection-store.js';
+import {
+  type ConnectionRecord,
+  type ConnectionStore,
+  DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  recentAuthorizationAttempts,
+} from './connection-store.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
@@ -20,6 +25,8 @@ import { ConnectionNotFoundError } from './store-errors.js';
 export interface AuthorizeConnectionOptions extends Omit<StartOAuthOptions, 'url'> {
   /** The MCP server URL; required when the store has no record for the connection yet. */
   readonly url?: string | undefined;
+  /** Flows started within this many seconds of the previous one count as one series. Default 600. */
+  readonly authorizationWindowSeconds?: number | undefined;
 }
 
 /** What the host needs to send the user on: the authorize URL. */
@@ -41,6 +48,12 @@ export async function authorizeConnection(
   connectionId: string,
   options: AuthorizeConnectionOptions,
 ): Promise<ConnectionAuthorization> {
+  const window = options.authorizationWindowSeconds ?? DEFAULT_AUTHORIZATION_WINDOW_SECONDS;
+  if (typeof window !== 'number' || !Number.isFinite(window) || window <= 0) {
+    throw new OAuthConfigurationError('authorizationWindowSeconds must be a positive number', {
+      details: { option: 'authorizationWindowSeconds' },
+    });
+  }
   const record = await store.get(connectionId);
   const url = options.url ?? record?.url;
   if (url === undefined) {
@@ -54,7 +67,8 @@ export async function authorizeConnection(
     record.url === url &&
     record.redirectUri === options.redirectUri &&
     (options.issuer === undefined || options.issuer === record.issuer);
-  const fresh = { ...options, url };
+  const { authorizationWindowSeconds: _window, ...startOptions } = options;
+  const fresh = { ...startOptions, url };
   let started: Awaited<ReturnType<typeof startOAuth>>;
   try {
     started = await startOAuth(
@@ -79,6 +93,7 @@ export async function authorizeConnection(
     if (!movedAway) throw error;
     started = await startOAuth(fresh);
   }
+  const now = Date.now();
   await store.update(connectionId, (current) => {
     const changed = current !== undefined && current.url !== url;
     const base: ConnectionRecord =
@@ -92,7 +107,8 @@ export async function authorizeConnection(
       clientSecret: started.clientSecret,
       tokenAuthMethod: started.tokenAuthMethod,
       redirectUri: started.redirectUri,
-      authorizationAttempts: (base.authorizationAttempts ?? 0) + 1,
+      authorizationAttempts: recentAuthorizationAttempts(base, now, window * 1000) + 1,
+      lastAuthorizationAt: now,
       pending: {
         state: started.state,
         codeVerifier: started.codeVerifier,

@@ -40,6 +40,7 @@ const FULL: ConnectionRecord = {
     createdAt: 1_800_000_000_000,
   },
   authorizationAttempts: 1,
+  lastAuthorizationAt: 1_800_000_000_000,
 };
 
 function withoutUpdatedAt(
@@ -212,12 +213,31 @@ describe('SqliteConnectionStore encryption and schema', () => {
     store.close();
   });
 
+  it('migrates a version 1 database and keeps its records', async () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    const store = new SqliteConnectionStore({ path, key });
+    const { lastAuthorizationAt: _dropped, ...v1Record } = FULL;
+    await store.put(v1Record);
+    store.close();
+    // Turn it into what version 1 wrote: no last_authorization_at column.
+    const raw = new Database(path);
+    raw.exec('ALTER TABLE connections DROP COLUMN last_authorization_at');
+    raw.pragma('user_version = 1');
+    raw.close();
+    const migrated = new SqliteConnectionStore({ path, key });
+    expect(withoutUpdatedAt(await migrated.get('linear'))).toEqual(v1Record);
+    await migrated.update('linear', (current) => current && { ...current, lastAuthorizationAt: 5 });
+    expect((await migrated.get('linear'))?.lastAuthorizationAt).toBe(5);
+    migrated.close();
+  });
+
   it('migrates an empty database and refuses one from a newer schema', () => {
     const path = join(folder, 'store.db');
     const store = new SqliteConnectionStore({ path, key: randomBytes(32) });
     store.close();
     const raw = new Database(path);
-    expect(raw.pragma('user_version', { simple: true })).toBe(1);
+    expect(raw.pragma('user_version', { simple: true })).toBe(2);
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => new SqliteConnectionStore({ path, key: randomBytes(32) })).toThrow(

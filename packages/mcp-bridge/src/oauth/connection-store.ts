@@ -32,8 +32,10 @@ export interface ConnectionRecord {
   /** Granted scope. */
   readonly scope?: string | undefined;
   readonly pending?: PendingAuthorization | undefined;
-  /** Authorization flows started since the last successful authorized call. */
+  /** Authorization flows started in a row (see {@link recentAuthorizationAttempts}). */
   readonly authorizationAttempts?: number | undefined;
+  /** Epoch milliseconds when the last authorization flow started. */
+  readonly lastAuthorizationAt?: number | undefined;
   /** Epoch milliseconds of the last write. */
   readonly updatedAt?: number | undefined;
 }
@@ -129,4 +131,20 @@ export class MemoryConnectionStore implements ConnectionStore {
   singleFlight<T>(key: string, task: () => Promise<T>): Promise<T> {
     return this.#flights.run(key, task);
   }
+}
+
+/** Default window in which authorization flows count as one series of attempts, in seconds. */
+export const DEFAULT_AUTHORIZATION_WINDOW_SECONDS = 600;
+
+/**
+ * Authorization flows started in a row: flows count together while each starts within
+ * `windowMs` of the previous one; after a quiet window the series starts again at 0.
+ */
+export function recentAuthorizationAttempts(
+  record: ConnectionRecord | undefined,
+  now: number,
+  windowMs: number,
+): number {
+  if (record?.lastAuthorizationAt === undefined) return record?.authorizationAttempts ?? 0;
+  return now - record.lastAuthorizationAt <= windowMs ? (record.authorizationAttempts ?? 0) : 0;
 }

@@ -43,7 +43,7 @@ export interface SqliteConnectionStoreOptions {
 }
 
 /** The schema version this package writes. */
-export const SQLITE_STORE_SCHEMA_VERSION = 1;
+export const SQLITE_STORE_SCHEMA_VERSION = 2;
 
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE connections (
@@ -61,6 +61,7 @@ const MIGRATIONS: readonly string[] = [
      secrets BLOB NOT NULL,
      updated_at INTEGER NOT NULL
    ) STRICT`,
+  'ALTER TABLE connections ADD COLUMN last_authorization_at INTEGER',
 ];
 
 interface Row {
@@ -74,6 +75,7 @@ interface Row {
   expires_at: number | null;
   scope: string | null;
   authorization_attempts: number | null;
+  last_authorization_at: number | null;
   key_id: string;
   secrets: Buffer;
   updated_at: number;
@@ -226,6 +228,7 @@ export class SqliteConnectionStore implements ConnectionStore {
       scope: row.scope ?? undefined,
       pending: secrets.pending,
       authorizationAttempts: row.authorization_attempts ?? undefined,
+      lastAuthorizationAt: row.last_authorization_at ?? undefined,
       updatedAt: row.updated_at,
     };
     for (const name of Object.keys(record)) {
@@ -245,14 +248,17 @@ export class SqliteConnectionStore implements ConnectionStore {
     this.#db
       .prepare(
         `INSERT INTO connections (id, url, issuer, resource, client_id, token_auth_method,
-           redirect_uri, expires_at, scope, authorization_attempts, key_id, secrets, updated_at)
+           redirect_uri, expires_at, scope, authorization_attempts, last_authorization_at, key_id,
+           secrets, updated_at)
          VALUES (@id, @url, @issuer, @resource, @client_id, @token_auth_method, @redirect_uri,
-           @expires_at, @scope, @authorization_attempts, @key_id, @secrets, @updated_at)
+           @expires_at, @scope, @authorization_attempts, @last_authorization_at, @key_id, @secrets,
+           @updated_at)
          ON CONFLICT(id) DO UPDATE SET url = excluded.url, issuer = excluded.issuer,
            resource = excluded.resource, client_id = excluded.client_id,
            token_auth_method = excluded.token_auth_method, redirect_uri = excluded.redirect_uri,
            expires_at = excluded.expires_at, scope = excluded.scope,
-           authorization_attempts = excluded.authorization_attempts, key_id = excluded.key_id,
+           authorization_attempts = excluded.authorization_attempts,
+           last_authorization_at = excluded.last_authorization_at, key_id = excluded.key_id,
            secrets = excluded.secrets, updated_at = excluded.updated_at`,
       )
       .run({
@@ -266,6 +272,7 @@ export class SqliteConnectionStore implements ConnectionStore {
         expires_at: record.expiresAt ?? null,
         scope: record.scope ?? null,
         authorization_attempts: record.authorizationAttempts ?? null,
+        last_authorization_at: record.lastAuthorizationAt ?? null,
         key_id: this.#key.id,
         secrets: this.#encrypt(record.id, secrets),
         updated_at: updatedAt,

@@ -1,6 +1,10 @@
 import { parseBearerChallenge } from './challenge.js';
 import { refreshConnection, widenScope } from './connection-oauth.js';
-import type { ConnectionStore } from './connection-store.js';
+import {
+  type ConnectionStore,
+  DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  recentAuthorizationAttempts,
+} from './connection-store.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
@@ -16,8 +20,10 @@ export interface OAuthConnectionOptions extends OAuthNetworkOptions {
   readonly url?: string | undefined;
   /** Refresh this many seconds before `expiresAt`. Default 60. */
   readonly refreshSkewSeconds?: number | undefined;
-  /** Authorization flows allowed per connection before a successful call. Default 3. */
+  /** Authorization flows allowed in one series (see `authorizationWindowSeconds`). Default 3. */
   readonly maxAuthorizationAttempts?: number | undefined;
+  /** Flows started within this many seconds of the previous one count as one series. Default 600. */
+  readonly authorizationWindowSeconds?: number | undefined;
 }
 
 /** Default of {@link OAuthConnectionOptions.refreshSkewSeconds}. */
@@ -36,6 +42,7 @@ export class OAuthTokenProvider {
   readonly #network: OAuthNetworkOptions;
   readonly #skewMs: number;
   readonly #maxAttempts: number;
+  readonly #windowMs: number;
 
   constructor(options: OAuthConnectionOptions) {
     if (
@@ -63,6 +70,13 @@ export class OAuthTokenProvider {
         details: { option: 'maxAuthorizationAttempts' },
       });
     }
+    const window = options.authorizationWindowSeconds ?? DEFAULT_AUTHORIZATION_WINDOW_SECONDS;
+    if (typeof window !== 'number' || !Number.isFinite(window) || window <= 0) {
+      throw new OAuthConfigurationError('authorizationWindowSeconds must be a positive number', {
+        details: { option: 'authorizationWindowSeconds' },
+      });
+    }
+    this.#windowMs = window * 1000;
     this.#options = options;
     this.#skewMs = skew * 1000;
     this.#maxAttempts = attempts;
@@ -154,11 +168,12 @@ export class OAuthTokenProvider {
   /**
    * The server answered 403 `insufficient_scope`: raises {@link AuthorizationRequiredError}
    * with the widened scope (stored plus challenged), or {@link OAuthStepUpLimitError} once
-   * `maxAuthorizationAttempts` flows were started without a successful call in between.
+   * `maxAuthorizationAttempts` flows were started in one series (each within
+   * `authorizationWindowSeconds` of the previous one, with no `onSuccess()` in between).
    */
   async onInsufficientScope(scope: string | undefined): Promise<never> {
     const record = await this.#options.store.get(this.#options.connectionId);
-    const attempts = record?.authorizationAttempts ?? 0;
+    const attempts = recentAuthorizationAttempts(record, Date.now(), this.#windowMs);
     if (attempts >= this.#maxAttempts) {
       throw new OAuthStepUpLimitError('too many authorization attempts for this connection', {
         details: { connectionId: this.#options.connectionId, limit: this.#maxAttempts },
