@@ -23,7 +23,11 @@ interface Captured {
 }
 
 /** Runs the CLI in-process with captured output. */
-async function inspect(argv: readonly string[], cwd: string = REPO_ROOT): Promise<Captured> {
+async function inspect(
+  argv: readonly string[],
+  cwd: string = REPO_ROOT,
+  env: Readonly<Record<string, string>> = CHILD_ENV,
+): Promise<Captured> {
   let out = '';
   let err = '';
   const code = await runInspect(argv, {
@@ -33,7 +37,7 @@ async function inspect(argv: readonly string[], cwd: string = REPO_ROOT): Promis
     err: (text) => {
       err += text;
     },
-    env: CHILD_ENV,
+    env,
     cwd,
   });
   return { code, out, err };
@@ -242,6 +246,56 @@ describe('toolfence-mcp inspect against the example toolkit', () => {
     expect(row(result.out, 'search_notes')[4]).toBe('allow');
     expect(row(result.out, 'save_note')[4]).toBe('ask');
     expect(row(result.out, 'send_message')[4]).toBe('ask');
+  }, 10_000);
+});
+
+describe('toolfence-mcp inspect connection options', () => {
+  it('reaches a loopback server by the name localhost', async () => {
+    const result = await inspect(['--json', '--url', toolkitUrl.replace('127.0.0.1', 'localhost')]);
+    expect(result.err).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.out).server.name).toBe('toolfence-example-toolkit');
+  }, 10_000);
+
+  it('gives a stdio server only the base variables and those named by --env', async () => {
+    // The server reports the names of its environment variables as its version.
+    const server = `
+      import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+      import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+      const names = Object.keys(process.env).sort().join(',');
+      const server = new McpServer({ name: process.env.SET ?? 'unset', version: names });
+      await server.connect(new StdioServerTransport());
+    `;
+    const result = await inspect(
+      [
+        '--json',
+        '--env',
+        'FROM_PARENT',
+        '--env',
+        'SET=chosen',
+        '--env',
+        'MISSING',
+        '--',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        server,
+      ],
+      PACKAGE_DIR,
+      {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: '/nonexistent-home',
+        API_TOKEN: 'must-not-leak',
+        FROM_PARENT: 'yes',
+      },
+    );
+    expect(result.err).toBe('');
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.out);
+    expect(report.server).toEqual({ name: 'chosen', version: 'FROM_PARENT,HOME,PATH,SET' });
+    // It declares no tools capability, so tools/list is not asked.
+    expect(report.capabilities).not.toHaveProperty('tools');
+    expect(report.tools).toEqual([]);
   }, 10_000);
 });
 

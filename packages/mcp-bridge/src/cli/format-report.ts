@@ -70,7 +70,9 @@ export function formatInspectReport(report: InspectReport): string {
   lines.push(`Transport:    ${report.transport}`);
   lines.push(`Capabilities: ${capabilityList(report.capabilities)}`);
   lines.push(`Policy:       ${policyLine(report.policy)}`);
-  lines.push(`Tools:        ${report.tools.length}`);
+  lines.push(
+    `Tools:        ${report.tools.length}${report.capabilities.tools === undefined ? ' (the server does not declare the tools capability)' : ''}`,
+  );
   if (report.tools.length > 0) {
     lines.push('');
     const rows: string[][] = [['TOOL', 'RISK', 'CONTENT TRUST', 'SOURCE', 'POLICY', 'SCHEMA']];

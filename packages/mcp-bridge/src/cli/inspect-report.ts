@@ -206,7 +206,10 @@ export async function buildInspectReport(
   transport: InspectReport['transport'],
 ): Promise<InspectReport> {
   await client.connect();
-  const listing = await client.listing();
+  const capabilities = client.serverCapabilities ?? {};
+  // A server without the tools capability need not answer tools/list: report no tools.
+  const listing =
+    capabilities.tools === undefined ? { tools: [], problems: [] } : await client.listing();
   const validator = new AjvSchemaValidator();
   const context = createToolContext({ runId: 'toolfence-mcp-inspect' });
   const tools: InspectedTool[] = [];
@@ -215,7 +218,7 @@ export async function buildInspectReport(
   return {
     server: version === undefined ? null : { name: version.name, version: version.version },
     transport,
-    capabilities: client.serverCapabilities ?? {},
+    capabilities,
     policy: policy.summary,
     tools,
     skippedTools: listing.problems.map((problem) => ({ ...problem })),
