@@ -54,8 +54,8 @@ function invalid(message: string, cause?: unknown): InspectUsageError {
 function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], at: string): void {
   for (const key of Object.keys(record)) {
     if (!allowed.includes(key)) {
-      const shown = /^[\w$.-]{1,40}$/.test(key) ? `"${key}"` : 'a key';
-      throw invalid(`${at} has an unknown key ${shown} (allowed: ${allowed.join(', ')})`);
+      const shown = /^[\w$.-]{1,40}$/.test(key) ? ` "${key}"` : '';
+      throw invalid(`${at} has an unknown key${shown} (allowed: ${allowed.join(', ')})`);
     }
   }
 }
