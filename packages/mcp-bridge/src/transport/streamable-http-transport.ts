@@ -1,6 +1,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
@@ -48,6 +49,8 @@ export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
   readonly maxSseReconnects?: number;
   /** Milliseconds to wait before resuming when the server sent no `retry:`. Default 1000. */
   readonly defaultSseRetry?: number;
+  /** Open the optional GET stream for server-initiated messages after the handshake. Default true. */
+  readonly standaloneStream?: boolean;
   /** Diagnostics. */
   readonly logger?: McpBridgeLogger;
 }
@@ -119,6 +122,7 @@ export class StreamableHttpTransport implements Transport {
   readonly #maxSseReconnects: number;
   readonly #defaultSseRetry: number;
   readonly #logger: McpBridgeLogger | undefined;
+  readonly #standaloneStream: boolean;
   readonly #abort = new AbortController();
   #protocolVersion: string | undefined;
   #closed = false;
@@ -155,6 +159,10 @@ export class StreamableHttpTransport implements Transport {
         ? 0
         : positiveInteger('maxSseReconnects', options.maxSseReconnects, 2);
     this.#defaultSseRetry = positiveInteger('defaultSseRetry', options.defaultSseRetry, 1000);
+    if (options.standaloneStream !== undefined && typeof options.standaloneStream !== 'boolean') {
+      throw new TransportConfigurationError('standaloneStream must be a boolean');
+    }
+    this.#standaloneStream = options.standaloneStream ?? true;
     this.#logger = options.logger;
   }
 
@@ -191,6 +199,13 @@ export class StreamableHttpTransport implements Transport {
         this.sessionId = session;
       }
     }
+    if (
+      isJSONRPCNotification(message) &&
+      message.method === 'notifications/initialized' &&
+      this.#standaloneStream
+    ) {
+      void this.#openStandaloneStream();
+    }
     if (status === 202) {
       await discard(response.body);
       return;
@@ -213,6 +228,11 @@ export class StreamableHttpTransport implements Transport {
       try {
         messages = decodeRecord(text, this.#limits);
       } catch (error) {
+        if (requestId === undefined && error instanceof TransportProtocolError) {
+          // A notification or response expects no answer: an unusable body is ignored.
+          this.#logger?.debug?.('Ignored a non-JSON-RPC body sent for a notification');
+          return;
+        }
         this.#fail(error as Error);
         return;
       }
@@ -220,7 +240,7 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     await discard(response.body);
-    if (requestId === undefined && status >= 200 && status < 300) return;
+    if (requestId === undefined) return;
     throw new TransportProtocolError('The server answered with an unexpected content type', {
       details: { status },
     });
@@ -473,6 +493,43 @@ export class StreamableHttpTransport implements Transport {
     await this.#consumeStream(response.body, context, reconnects);
   }
 
+  /**
+   * Opens the optional GET stream on which a server sends requests and notifications that belong
+   * to no client request (for example an elicitation). A 405 means the server offers none.
+   * Records on it are bounded like any other; a limit error fails the transport.
+   */
+  async #openStandaloneStream(): Promise<void> {
+    let response: Dispatcher.ResponseData;
+    try {
+      const headers = await this.#requestHeaders({ accept: 'text/event-stream' });
+      response = await request(this.#url, {
+        method: 'GET',
+        headers,
+        dispatcher: this.#dispatcher,
+        signal: this.#abort.signal,
+        headersTimeout: this.#readTimeoutMs,
+        bodyTimeout: 0,
+      });
+    } catch (error) {
+      this.#logger?.debug?.('The standalone SSE stream could not be opened', {
+        code: errorCode(error),
+      });
+      return;
+    }
+    const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
+    if (response.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+      await discard(response.body);
+      return;
+    }
+    const context: StreamContext = {
+      requestId: undefined,
+      answered: false,
+      lastEventId: undefined,
+      retryMs: undefined,
+    };
+    await this.#consumeStream(response.body, context, 0);
+  }
+
   #dispatchAll(messages: readonly JSONRPCMessage[]): void {
     for (const message of messages) {
       if (this.#closed) return;
@@ -483,7 +540,11 @@ export class StreamableHttpTransport implements Transport {
   #fail(error: Error): void {
     if (this.#closed) return;
     this.failure = error;
-    this.#logger?.warn?.('MCP HTTP transport failed', { code: errorCode(error) });
+    this.#logger?.warn?.('MCP HTTP transport failed', {
+      code: errorCode(error),
+      message: error.message,
+      cause: String((error as { cause?: unknown }).cause),
+    });
     this.onerror?.(error);
     this.#shutdown();
     this.onclose?.();

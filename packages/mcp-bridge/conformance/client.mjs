@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// The MCP conformance suite's client under test, built on McpClient from the built package.
+// The harness appends the server URL as the last argument and names the scenario in
+// MCP_CONFORMANCE_SCENARIO. Only loopback addresses are approved (the harness runs on localhost).
+import { McpClient } from '../dist/index.js';
+
+const url = process.argv.at(-1);
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+const allowLoopback = (_target, address) => address.range === 'loopback';
+
+const client = new McpClient({
+  url,
+  allowNonPublic: allowLoopback,
+  clientName: 'toolfence-conformance-client',
+  readTimeout: 20,
+  logger: process.env.CONFORMANCE_DEBUG
+    ? {
+        debug: (m, d) => process.stderr.write(`${m} ${JSON.stringify(d)}\n`),
+        warn: (m, d) => process.stderr.write(`${m} ${JSON.stringify(d)}\n`),
+      }
+    : undefined,
+  ...(scenario.startsWith('elicitation')
+    ? {
+        elicitation: {
+          applyDefaults: true,
+          // Accept with no fields: the client fills in the schema's defaults (SEP-1034).
+          handler: async () => ({ action: 'accept', content: {} }),
+        },
+      }
+    : {}),
+});
+
+async function run() {
+  switch (scenario) {
+    case 'initialize':
+      await client.tools();
+      break;
+    case 'tools_call':
+      await client.tools();
+      await client.callTool('add_numbers', { a: 5, b: 3 });
+      break;
+    case 'elicitation-sep1034-client-defaults':
+      await client.tools();
+      await client.callTool('test_client_elicitation_defaults', {});
+      break;
+    case 'sse-retry':
+      await client.tools();
+      await client.callTool('test_reconnection', {});
+      break;
+    default: {
+      // auth/* and anything new: list, then call the first tool the scenarios use.
+      const tools = await client.tools();
+      const name = tools.some((tool) => tool.name === 'test-tool') ? 'test-tool' : tools[0]?.name;
+      if (name !== undefined) await client.callTool(name, {});
+    }
+  }
+}
+
+try {
+  await run();
+  await client.close();
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(
+    `conformance client failed: ${error?.code ?? error?.name}: ${error?.message}\n`,
+  );
+  await client.close().catch(() => {});
+  process.exit(1);
+}
