@@ -384,6 +384,24 @@ describe('startOAuth refuses hostile or broken servers', () => {
     expect(started.clientSecret).toBeUndefined();
   });
 
+  it('falls back from RFC 8414 to the OIDC variants for an issuer with a path', async () => {
+    const issuer = `${server.origin}/tenant1`;
+    server.prm.authorization_servers = [issuer];
+    server.routes.delete(ASM);
+    server.routes.set('GET /tenant1/.well-known/openid-configuration', (_q, response) =>
+      sendJson(response, 200, { ...server.metadata, issuer }),
+    );
+    const started = await start();
+    expect(started.issuer).toBe(issuer);
+    expect(server.requests).toEqual(
+      expect.arrayContaining([
+        'GET /.well-known/oauth-authorization-server/tenant1',
+        'GET /.well-known/openid-configuration/tenant1',
+        'GET /tenant1/.well-known/openid-configuration',
+      ]),
+    );
+  });
+
   it('takes the challenge scope, then scopes_supported, then none, and never adds offline_access', async () => {
     expect((await start()).scope).toBe('mcp:tools');
     server.routes.set('POST /mcp', (_q, response) => {
