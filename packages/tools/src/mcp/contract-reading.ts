@@ -22,6 +22,8 @@ export function readMcpToolContract(tool: {
   readonly name: string;
   readonly description?: string;
   readonly annotations?: Readonly<Record<string, unknown>>;
+  /** The tool's `_meta`; tool-contract reads its `io.github.toolfence/contract` copy. */
+  readonly _meta?: Readonly<Record<string, unknown>>;
 }): McpContractReading {
   const reading = readContract(tool);
   if (reading.source !== 'declared') {

@@ -1,3 +1,4 @@
+import { CONTRACT_META_KEY } from '@toolfence/tool-contract';
 import type { JsonObject } from '../registry/tool.js';
 
 /** A tool as listed by a server, checked and copied (JSON only). */
@@ -10,6 +11,11 @@ export interface McpToolDescriptor {
   readonly outputSchema?: JsonObject;
   /** The server's annotations: untrusted hints, plus tool-contract's keys when declared. */
   readonly annotations?: JsonObject;
+  /**
+   * Only tool-contract's entry of the tool's `_meta` (`_meta["io.github.toolfence/contract"]`),
+   * the copy of the declaration that survives clients which strip unknown annotation keys.
+   */
+  readonly _meta?: JsonObject;
 }
 
 /** A resource as listed by a server. Resources are data, never tools. */
@@ -110,6 +116,10 @@ export function parseTool(raw: unknown): Parsed<McpToolDescriptor> {
     if (annotations === undefined)
       return { ok: false, reason: 'tool annotations are not an object' };
   }
+  const declaredMeta =
+    isRecord(raw._meta) && isRecord(raw._meta[CONTRACT_META_KEY])
+      ? jsonCopy(raw._meta[CONTRACT_META_KEY])
+      : undefined;
   return {
     ok: true,
     value: {
@@ -118,6 +128,7 @@ export function parseTool(raw: unknown): Parsed<McpToolDescriptor> {
       inputSchema,
       ...(outputSchema === undefined ? {} : { outputSchema }),
       ...(annotations === undefined ? {} : { annotations }),
+      ...(declaredMeta === undefined ? {} : { _meta: { [CONTRACT_META_KEY]: declaredMeta } }),
     },
   };
 }

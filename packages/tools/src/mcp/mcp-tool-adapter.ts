@@ -38,6 +38,7 @@ export class McpToolAdapter implements Tool {
       name: descriptor.name,
       ...(descriptor.description === undefined ? {} : { description: descriptor.description }),
       ...(descriptor.annotations === undefined ? {} : { annotations: descriptor.annotations }),
+      ...(descriptor._meta === undefined ? {} : { _meta: descriptor._meta }),
     });
     this.contractSource = reading.source;
     this.contractProblems = reading.problems;
