@@ -1,3 +1,4 @@
+import { createGuardedFetch } from '@toolfence/tools/net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   completeOAuth,
@@ -332,6 +333,22 @@ describe('startOAuth refuses hostile or broken servers', () => {
     expect(
       JSON.stringify({ ...(error as object), message: (error as Error).message }),
     ).not.toContain('LEAK');
+  });
+
+  it('refuses an authorization server whose DNS name resolves to a private address (guard)', async () => {
+    const resolved: string[] = [];
+    const fetch = createGuardedFetch({
+      allowNonPublic: (_target, address) => address.address === '127.0.0.1',
+      allowHttpLoopback: true,
+      resolver: async (hostname) => {
+        resolved.push(hostname);
+        return [{ address: '10.0.0.5', family: 4 }];
+      },
+    });
+    server.prm.authorization_servers = ['https://internal.example'];
+    const error = await start({ fetch }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'OAUTH_TRANSPORT_FAILED', reason: 'blocked' });
+    expect(resolved).toEqual(['internal.example']);
   });
 
   it('refuses a pre-registered client without an issuer before any request', async () => {
