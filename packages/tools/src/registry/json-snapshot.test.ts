@@ -144,6 +144,13 @@ describe('snapshotJsonObject', () => {
     const bytes = resolveSnapshotLimits({ maxBytes: 20 });
     expect(reasonOf(() => snapshotJsonObject({ a: 'x'.repeat(10) }, bytes))).toBe('accepted');
     expect(reasonOf(() => snapshotJsonObject({ a: 'x'.repeat(20) }, bytes))).toBe('bytes');
+    // Short strings: ASCII within the limit passes although three bytes per unit would not...
+    const hundred = resolveSnapshotLimits({ maxBytes: 100 });
+    expect(reasonOf(() => snapshotJsonObject({ a: 'x'.repeat(60) }, hundred))).toBe('accepted');
+    // ...and multi-byte text over the limit fails although one byte per unit would pass.
+    expect(reasonOf(() => snapshotJsonObject({ a: 'é'.repeat(60) }, hundred))).toBe('bytes');
+    expect(reasonOf(() => snapshotJsonObject({ a: '😀'.repeat(30) }, hundred))).toBe('bytes');
+    expect(reasonOf(() => snapshotJsonObject({ a: '😀'.repeat(20) }, hundred))).toBe('accepted');
   });
 
   it.each([

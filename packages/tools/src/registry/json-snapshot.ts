@@ -46,7 +46,10 @@ export function resolveSnapshotLimits(
 interface Walk {
   readonly limits: JsonSnapshotLimits;
   nodes: number;
+  /** Bytes so far, counting short strings at one byte per UTF-16 unit (a lower bound). */
   bytes: number;
+  /** Bytes so far, counting short strings at three bytes per UTF-16 unit (an upper bound). */
+  upper: number;
   /** Containers being copied, root first (for cycle detection; at most `maxDepth` long). */
   readonly ancestors: object[];
   /** Keys and indexes from the root to the value being copied (for error paths only). */
@@ -87,7 +90,9 @@ export function snapshotJsonValue(
 function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
   const walk = newWalk(limits);
   try {
-    return copy(value, walk, 1);
+    const snapshot = copy(value, walk, 1);
+    if (walk.upper > limits.maxBytes) checkExactBytes(snapshot, limits);
+    return snapshot;
   } catch (error) {
     if (ToolInputError.isInstance(error)) throw error;
     const failed = failure('not-json', walk.keys, 'reading the value threw');
@@ -96,7 +101,7 @@ function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
 }
 
 function newWalk(limits: JsonSnapshotLimits): Walk {
-  return { limits, nodes: 0, bytes: 0, ancestors: [], keys: [] };
+  return { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [], keys: [] };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -112,7 +117,7 @@ function copy(value: unknown, walk: Walk, depth: number): JsonValue {
   }
   switch (typeof value) {
     case 'string':
-      addBytes(walk, utf8Length(value) + 2);
+      addText(walk, value, 2);
       return value;
     case 'number':
       if (!Number.isFinite(value)) {
@@ -177,7 +182,7 @@ function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   const keys = walk.keys;
   for (const key of Object.keys(source)) {
     keys.push(key);
-    addBytes(walk, utf8Length(key) + 4);
+    addText(walk, key, 4);
     const child = copy(source[key], walk, depth + 1);
     if (key === '__proto__') {
       Object.defineProperty(out, key, {
@@ -194,6 +199,39 @@ function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   return Object.freeze(out);
 }
 
+/** Recounts a finished (frozen) snapshot with exact UTF-8 sizes, failing where it crosses the limit. */
+function checkExactBytes(snapshot: JsonValue, limits: JsonSnapshotLimits): void {
+  const walk: Walk = { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [], keys: [] };
+  const count = (value: JsonValue): void => {
+    if (typeof value === 'string') {
+      addBytes(walk, utf8Length(value) + 2);
+    } else if (typeof value === 'number') {
+      addBytes(walk, 8);
+    } else if (typeof value === 'boolean') {
+      addBytes(walk, 5);
+    } else if (value === null) {
+      addBytes(walk, 4);
+    } else if (Array.isArray(value)) {
+      addBytes(walk, 2 + value.length);
+      for (let index = 0; index < value.length; index += 1) {
+        walk.keys.push(index);
+        count(value[index] as JsonValue);
+        walk.keys.pop();
+      }
+    } else {
+      addBytes(walk, 2);
+      const object = value as JsonObject;
+      for (const key of Object.keys(object)) {
+        walk.keys.push(key);
+        addBytes(walk, utf8Length(key) + 4);
+        count(object[key] as JsonValue);
+        walk.keys.pop();
+      }
+    }
+  };
+  count(snapshot);
+}
+
 function utf8Length(text: string): number {
   if (text.length > 256) return Buffer.byteLength(text, 'utf8');
   let bytes = text.length;
@@ -205,8 +243,24 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
+/**
+ * Counts a string: exactly when long, else between a lower and an upper bound (counting UTF-8
+ * of every short string is the single largest cost of a snapshot). When the upper bound ends
+ * over the limit, {@link checkExactBytes} recounts the finished snapshot exactly.
+ */
+function addText(walk: Walk, text: string, overhead: number): void {
+  const length = text.length;
+  if (length > 256) {
+    addBytes(walk, Buffer.byteLength(text, 'utf8') + overhead);
+    return;
+  }
+  walk.upper += 2 * length;
+  addBytes(walk, length + overhead);
+}
+
 function addBytes(walk: Walk, bytes: number): void {
   walk.bytes += bytes;
+  walk.upper += bytes;
   if (walk.bytes > walk.limits.maxBytes) {
     throw failure('bytes', walk.keys, 'the arguments are too large', walk.limits.maxBytes);
   }
