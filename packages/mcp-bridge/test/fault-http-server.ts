@@ -179,7 +179,7 @@ export async function startFaultHttpServer(
       return;
     }
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
-    if (sessionId !== undefined && state.expireNext > 0) {
+    if (sessionId !== undefined && req.method === 'POST' && state.expireNext > 0) {
       state.expireNext--;
       sessions.delete(sessionId);
       res.writeHead(404).end();
