@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { getGlobalDispatcher, request } from 'undici';
@@ -266,6 +267,40 @@ describe('createGuardedDispatcher: connections', () => {
       request(`https://pinned.test:${tlsServer.port}/`, { dispatcher }),
     );
     expect(String((error as { code?: string }).code)).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY/);
+    await dispatcher.close();
+  });
+
+  it('gives up a connection attempt after connectTimeoutMs', async () => {
+    // Accepts TCP but never answers the TLS handshake.
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => {
+      sockets.push(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as AddressInfo).port;
+    const dispatcher = createGuardedDispatcher({
+      resolver: fixedResolver({ 'pinned.test': ['127.0.0.1'] }),
+      allowNonPublic: approveLoopback,
+      connectTimeoutMs: 150,
+    });
+    try {
+      const error = await rejection(request(`https://pinned.test:${silentPort}/`, { dispatcher }));
+      expect((error as { code?: string }).code).toBe('UND_ERR_CONNECT_TIMEOUT');
+    } finally {
+      await dispatcher.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it('considers only the first maxAddresses answers', async () => {
+    const dispatcher = createGuardedDispatcher({
+      resolver: fixedResolver({ 'svc.test': ['127.0.0.1', '10.0.0.1'] }),
+      allowNonPublic: approveLoopback,
+      maxAddresses: 1,
+    });
+    const response = await request(`http://svc.test:${server.port}/`, { dispatcher });
+    expect(await response.body.text()).toBe('hello');
     await dispatcher.close();
   });
 
