@@ -33,6 +33,9 @@ export interface FaultState {
   firstByteDelayMs: number;
   /** Raw tool entries appended to the listing (answered like `echo`). */
   extraTools: Record<string, unknown>[];
+  /** tools/call handlers running now, and the most seen at once. */
+  inFlight: number;
+  maxInFlight: number;
 }
 
 export interface FaultHttpServer {
@@ -109,6 +112,8 @@ export async function startFaultHttpServer(
     httpMethods: [],
     firstByteDelayMs: 0,
     extraTools: [],
+    inFlight: 0,
+    maxInFlight: 0,
     ...init,
   };
   const calls = new Map<string, number>();
@@ -149,7 +154,10 @@ export async function startFaultHttpServer(
         case 'many-tokens':
           return { content: [], structuredContent: { list: Array(25_000).fill(1) } };
         case 'slow':
+          state.inFlight++;
+          state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
           await new Promise((resolve) => setTimeout(resolve, args.bytes ?? 3000));
+          state.inFlight--;
           return { content: [{ type: 'text', text: 'slow done' }] };
         default:
           if (name.startsWith('tool_')) {

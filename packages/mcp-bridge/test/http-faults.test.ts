@@ -57,6 +57,7 @@ describe.each([
       methods: [],
       httpMethods: [],
       firstByteDelayMs: 0,
+      maxInFlight: 0,
     });
   });
   afterAll(async () => {
@@ -211,6 +212,17 @@ describe.each([
     await quiet.connect();
     await quiet.close();
     expect(server.state.httpMethods).not.toContain('DELETE');
+  });
+
+  it.each([
+    ['serializes requests by default', {}, 1],
+    ['runs two at once when the host allows it', { maxConcurrentRequests: 2 }, 2],
+  ])('%s', async (_name, options, expected) => {
+    const mcp = client(options);
+    await mcp.connect();
+    await Promise.all([mcp.callTool('slow', { bytes: 100 }), mcp.callTool('slow', { bytes: 100 })]);
+    expect(server.state.maxInFlight).toBe(expected);
+    expect(server.calls.get('slow')).toBe(2);
   });
 
   it('sends the protocol headers and asks for identity encoding', async () => {

@@ -7,6 +7,7 @@ import {
   MemoryConnectionStore,
   OAuthStepUpLimitError,
   OAuthTokenProvider,
+  refreshConnection,
   startOAuth,
 } from '../src/index.js';
 import {
@@ -72,6 +73,25 @@ describe('stored connections on a scripted authorization server', () => {
     } finally {
       await second.close();
     }
+  });
+
+  it('drops a registration the server answers invalid_client for, keeping the tokens', async () => {
+    await authorized();
+    server.routes.set('POST /token', (_q, response) =>
+      sendJson(response, 401, { error: 'invalid_client', error_description: 'unknown client' }),
+    );
+    const error = await refreshConnection(store, 'c', { allowNonPublic: loopback }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ code: 'OAUTH_AUTHORIZATION_REQUIRED', reason: 'refresh-failed' });
+    const record = await store.get('c');
+    expect(record?.clientId).toBeUndefined();
+    expect(record?.accessToken).toBe('access-1');
+    const registrations = server.requests.filter((line) => line === 'POST /register').length;
+    await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
+    expect(server.requests.filter((line) => line === 'POST /register').length).toBe(
+      registrations + 1,
+    );
   });
 
   it('reuses the registered client for the next flow at the same issuer', async () => {

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { TransportConfigurationError } from '../transport/errors.js';
+import { ClientConfigurationError } from './errors.js';
+import { McpClient, type McpClientOptions } from './mcp-client.js';
+
+const loopback = (_target: unknown, address: { readonly range: string }): boolean =>
+  address.range === 'loopback';
+const URL_OK = 'http://127.0.0.1:1/mcp';
+
+describe('McpClient options', () => {
+  it.each([
+    ['neither url nor command', {}],
+    ['both url and command', { url: URL_OK, command: ['node'] }],
+    ['token and authProvider', { url: URL_OK, token: 't', authProvider: { token: () => 't' } }],
+    ['an empty token', { url: URL_OK, token: '' }],
+    ['a token for stdio', { command: ['node'], token: 't' }],
+    ['a bearer token to a non-loopback plain-HTTP URL', { url: 'http://10.0.0.1/mcp', token: 't' }],
+    ['a URL with credentials', { url: 'https://user:pass@example.com/mcp' }],
+    ['a non-http URL', { url: 'file:///etc/passwd' }],
+    ['plain HTTP to a public host', { url: 'http://example.com/mcp' }],
+    ['a boolean maxConcurrentRequests', { url: URL_OK, maxConcurrentRequests: true }],
+    ['zero maxConcurrentRequests', { url: URL_OK, maxConcurrentRequests: 0 }],
+    ['roots that are not file URLs', { command: ['node'], roots: [{ uri: 'https://x.test' }] }],
+  ])('refuses %s', (_name, options) => {
+    expect(
+      () => new McpClient({ allowNonPublic: loopback, ...options } as McpClientOptions),
+    ).toThrow(ClientConfigurationError);
+  });
+
+  it.each([
+    ['a string readTimeout', { readTimeout: '10' }],
+    ['a boolean openTimeout', { openTimeout: true }],
+    ['a negative maxRecordBytes', { maxRecordBytes: -1 }],
+    ['a fractional maxRecordTokens', { maxRecordTokens: 1.5 }],
+    ['a boolean maxToolPages', { maxToolPages: false }],
+    ['zero maxTools', { maxTools: 0 }],
+    ['the authorization header', { headers: { Authorization: 'Bearer x' } }],
+    ['the session header', { headers: { 'Mcp-Session-Id': 'x' } }],
+    ['the protocol-version header', { headers: { 'mcp-protocol-version': '1' } }],
+    ['a framing header', { headers: { 'Transfer-Encoding': 'chunked' } }],
+    ['a hop-by-hop header', { headers: { Connection: 'close' } }],
+    ['accept-encoding', { headers: { 'accept-encoding': 'gzip' } }],
+    ['a CRLF in a value', { headers: { 'x-a': 'b\r\nx-evil: 1' } }],
+    ['a NUL in a value', { headers: { 'x-a': 'b\u0000' } }],
+    ['an invalid header name', { headers: { 'x a': 'b' } }],
+  ])('refuses %s', (_name, options) => {
+    expect(
+      () =>
+        new McpClient({ url: URL_OK, allowNonPublic: loopback, ...options } as McpClientOptions),
+    ).toThrow(TransportConfigurationError);
+  });
+
+  it('accepts a bearer token to loopback plain HTTP and ordinary extra headers', () => {
+    expect(
+      () =>
+        new McpClient({
+          url: URL_OK,
+          allowNonPublic: loopback,
+          token: async () => 'secret',
+          headers: { 'x-tenant': 'acme' },
+        }),
+    ).not.toThrow();
+  });
+});
