@@ -174,7 +174,7 @@ export async function completeConnection(
       details: { connectionId },
     });
   }
-  const tokens = await completeOAuth({
+  const exchange = {
     ...options,
     code: parsed.code,
     iss: parsed.iss,
@@ -185,7 +185,10 @@ export async function completeConnection(
     tokenAuthMethod: record.tokenAuthMethod,
     issuer: record.issuer,
     resource: record.resource,
-  });
+  };
+  const tokens = await forgetClientOnInvalidClient(store, connectionId, exchange.clientId, () =>
+    completeOAuth(exchange),
+  );
   const stored = await store.update(connectionId, (current) => ({
     ...(current ?? record),
     pending: undefined,
@@ -231,7 +234,7 @@ export function refreshConnection(
     }
     let tokens: Awaited<ReturnType<typeof refreshOAuth>>;
     try {
-      tokens = await refreshOAuth({
+      const refresh = {
         ...options,
         refreshToken: used,
         clientId: record.clientId,
@@ -240,7 +243,10 @@ export function refreshConnection(
         issuer: record.issuer,
         resource: record.resource,
         scope: record.scope,
-      });
+      };
+      tokens = await forgetClientOnInvalidClient(store, connectionId, refresh.clientId, () =>
+        refreshOAuth(refresh),
+      );
     } catch (error) {
       if (
         OAuthError.isInstance(error) &&
@@ -277,4 +283,29 @@ export function widenScope(
   scope: string | undefined,
 ): string | undefined {
   return joinScopes(record?.scope, record?.pending?.scope, scope);
+}
+
+/**
+ * Runs a token request; on `invalid_client` (a registration the server no longer knows, or an
+ * expired secret) the stored client registration is dropped, so the next `authorizeConnection`
+ * registers afresh. Tokens are kept.
+ */
+async function forgetClientOnInvalidClient<T>(
+  store: ConnectionStore,
+  connectionId: string,
+  clientId: string,
+  request: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    if (OAuthError.isInstance(error) && error.error === 'invalid_client') {
+      await store.update(connectionId, (current) =>
+        current?.clientId === clientId
+          ? { ...current, clientId: undefined, clientSecret: undefined, tokenAuthMethod: undefined }
+          : undefined,
+      );
+    }
+    throw error;
+  }
 }
