@@ -38,9 +38,9 @@ describe('McpClient with server-filesystem (stdio)', () => {
       const inside = await read?.invoke({ path: join(allowed, 'inside.txt') }, context);
       expect(inside?.isError).not.toBe(true);
       expect(JSON.stringify(inside?.content)).toContain('inside');
-      const escape = await read?.invoke({ path: join(outside, 'secret.txt') }, context);
-      expect(escape?.isError).toBe(true);
-      expect(JSON.stringify(escape?.content)).not.toContain('secret"');
+      const escaped = await read?.invoke({ path: join(outside, 'secret.txt') }, context);
+      expect(escaped?.isError).toBe(true);
+      expect(JSON.stringify(escaped?.content)).not.toContain('secret"');
       // write_file declares no tool-contract (only MCP hints), so the risk default leaves it
       // ungated; `gates` or `needsApproval` would gate it.
       expect(tools.find((tool) => tool.remoteName === 'write_file')?.needsApproval).toBe(false);
