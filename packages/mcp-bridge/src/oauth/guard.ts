@@ -51,6 +51,9 @@ export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunct
   const guard = {
     dispatcher,
     allowHttpLoopback: allowNonPublic !== undefined,
+    // Like McpClient: any port (authorization servers often listen on 8443); addresses are
+    // still checked on every connection.
+    allowedPorts: 'any' as const,
     maxResponseBytes: options.maxResponseBytes,
     timeoutMs: Math.ceil(options.timeoutSeconds * 1000),
   };
@@ -64,5 +67,6 @@ export function checkOAuthUrl(url: string, allow: AllowNonPublic): URL {
   return checkUrl(url, {
     ...(allowNonPublic === undefined ? {} : { allowNonPublic }),
     allowHttpLoopback: allowNonPublic !== undefined,
+    allowedPorts: 'any',
   });
 }
