@@ -195,6 +195,23 @@ describe.each([
     expect(server.calls.get('slow-first-byte')).toBe(1);
   });
 
+  it('reports a call aborted in flight as ambiguous and one aborted before sending as not run', async () => {
+    const mcp = client();
+    await mcp.connect();
+    const controller = new AbortController();
+    const pending = mcp.callTool('slow', { bytes: 300 }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    const error = await caught(pending);
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('aborted');
+    expect(
+      await caught(mcp.callTool('echo', {}, { signal: controller.signal })),
+    ).not.toBeInstanceOf(AmbiguousDeliveryError);
+    expect(server.calls.get('echo')).toBeUndefined();
+    // let the server finish the aborted handler before the next test counts concurrency
+    while (server.state.inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
   it('raises a not-sent error when the connection fails before any byte was written', async () => {
     const mcp = new McpClient({ url: 'http://127.0.0.1:9/mcp', allowNonPublic: allowLoopback });
     clients.push(mcp);

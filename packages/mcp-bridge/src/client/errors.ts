@@ -8,6 +8,7 @@ export type AmbiguityReason =
   | 'response-too-complex'
   | 'invalid-response'
   | 'server-error-status'
+  | 'aborted'
   | 'closed';
 
 /**

@@ -328,6 +328,9 @@ export class McpClient {
             reinitialized = true;
             continue;
           }
+          if (options.signal?.aborted === true && !(error instanceof RequestNotSentError)) {
+            throw new AmbiguousDeliveryError('aborted', { cause: error });
+          }
           throw this.#callFailure(error, session);
         }
       }
@@ -360,7 +363,7 @@ export class McpClient {
     }
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
       if (error.code === ErrorCode.RequestTimeout) {
-        this.#dropSession(session);
+        // The SDK sent notifications/cancelled; a late answer is ignored. The session stays.
         return new AmbiguousDeliveryError('timeout', { cause: error });
       }
       return new ServerRpcError(error.code, { cause: error });
@@ -431,7 +434,6 @@ export class McpClient {
   #readFailure(error: unknown, failure: unknown, session: Session): Error {
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
       if (error.code === ErrorCode.RequestTimeout) {
-        this.#dropSession(session);
         return new RequestFailedError('The MCP server did not answer within readTimeout', {
           cause: error,
         });

@@ -178,13 +178,18 @@ export class StdioTransport implements Transport {
       throw new RequestNotSentError('The MCP server process is not running; nothing was sent');
     }
     const line = `${JSON.stringify(message)}\n`;
+    // Once handed to the pipe, the bytes may reach the server: a later failure is ambiguous.
+    // A failed write surfaces through the 'error' handler, which closes the transport and
+    // rejects every pending request.
+    if (stdin.write(line)) return;
     await new Promise<void>((resolve) => {
-      // Once handed to the pipe, the bytes may reach the server: a later failure is ambiguous.
-      if (stdin.write(line)) resolve();
-      else stdin.once('drain', resolve);
-      // A failed write surfaces through the 'error' handler, which closes the transport and
-      // rejects every pending request.
-      stdin.once('close', resolve);
+      const done = (): void => {
+        stdin.off('drain', done);
+        stdin.off('close', done);
+        resolve();
+      };
+      stdin.once('drain', done);
+      stdin.once('close', done);
     });
   }
 
