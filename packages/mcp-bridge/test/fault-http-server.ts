@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
@@ -36,6 +37,10 @@ export interface FaultState {
   /** tools/call handlers running now, and the most seen at once. */
   inFlight: number;
   maxInFlight: number;
+  /** Keep an event store and send `retry:` (milliseconds) so streams can be resumed. */
+  resumableRetryMs: number | undefined;
+  /** `Last-Event-ID` headers seen on GET requests. */
+  lastEventIds: string[];
 }
 
 export interface FaultHttpServer {
@@ -82,6 +87,7 @@ const FIXED_TOOLS: Tool[] = [
   'slow-first-byte',
   'trickle',
   'malformed',
+  'close-stream',
 ].map((name) => ({
   name,
   description: `fault tool ${name}`,
@@ -114,6 +120,8 @@ export async function startFaultHttpServer(
     extraTools: [],
     inFlight: 0,
     maxInFlight: 0,
+    resumableRetryMs: undefined,
+    lastEventIds: [],
     ...init,
   };
   const calls = new Map<string, number>();
@@ -134,7 +142,7 @@ export async function startFaultHttpServer(
       const next = start + state.pageSize < all.length ? String(start + state.pageSize) : undefined;
       return { tools: page, ...(next === undefined ? {} : { nextCursor: next }) };
     });
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const name = request.params.name;
       calls.set(name, (calls.get(name) ?? 0) + 1);
       const args = (request.params.arguments ?? {}) as { text?: string; bytes?: number };
@@ -144,6 +152,11 @@ export async function startFaultHttpServer(
           await new Promise((resolve) => setTimeout(resolve, 50));
           return { content: [{ type: 'text', text: 'never seen' }] };
         }
+        case 'close-stream':
+          // End the SSE stream mid-call (SEP-1699 polling); the client resumes with Last-Event-ID.
+          extra.closeSSEStream?.();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return { content: [{ type: 'text', text: 'resumed' }] };
         case 'huge':
           return { content: [{ type: 'text', text: 'x'.repeat(args.bytes ?? 1024) }] };
         case 'complex': {
@@ -174,6 +187,8 @@ export async function startFaultHttpServer(
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     state.httpMethods.push(req.method ?? '');
+    const lastEventId = req.headers['last-event-id'];
+    if (typeof lastEventId === 'string') state.lastEventIds.push(lastEventId);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -215,6 +230,9 @@ export async function startFaultHttpServer(
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         enableJsonResponse: state.json,
+        ...(state.resumableRetryMs === undefined
+          ? {}
+          : { eventStore: new InMemoryEventStore(), retryInterval: state.resumableRetryMs }),
         onsessioninitialized: (id) => {
           sessions.set(id, created);
         },

@@ -249,6 +249,23 @@ describe.each([
   });
 });
 
+describe('McpClient SSE resumption', () => {
+  it('resumes a closed stream with Last-Event-ID after the server-sent retry delay', async () => {
+    const server = await startFaultHttpServer({ resumableRetryMs: 150 });
+    const mcp = new McpClient({ url: server.url, allowNonPublic: allowLoopback });
+    try {
+      const result = await mcp.callTool('close-stream');
+      expect(result.content).toEqual([{ type: 'text', text: 'resumed' }]);
+      expect(server.calls.get('close-stream')).toBe(1);
+      expect(server.state.lastEventIds.length).toBeGreaterThanOrEqual(1);
+      expect(server.state.methods.filter((method) => method === 'tools/call')).toHaveLength(1);
+    } finally {
+      await mcp.close();
+      await server.close();
+    }
+  });
+});
+
 describe('McpClient streaming faults (SSE)', () => {
   let server: FaultHttpServer;
   beforeAll(async () => {
