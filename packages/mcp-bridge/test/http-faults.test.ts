@@ -1,6 +1,6 @@
 import { McpLimitError, McpProtocolError } from '@toolfence/tools';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AmbiguousDeliveryError } from '../src/client/errors.js';
+import { AmbiguousDeliveryError, ClientConfigurationError } from '../src/client/errors.js';
 import { McpClient, type McpClientOptions } from '../src/client/mcp-client.js';
 import {
   RequestNotSentError,
@@ -147,6 +147,37 @@ describe.each([
     expect(server.calls.get('echo')).toBe(1);
   });
 
+  it('lets an authProvider answer a challenge, and passes its own error through unchanged', async () => {
+    server.state.validToken = 'fresh';
+    let current = 'stale';
+    const challenges: number[] = [];
+    const mcp = client({
+      authProvider: {
+        token: () => current,
+        onChallenge: (challenge) => {
+          challenges.push(challenge.status);
+          current = 'fresh';
+          return true;
+        },
+      },
+    });
+    expect((await mcp.callTool('echo', { text: 'ok' })).content).toEqual([
+      { type: 'text', text: 'echo:ok' },
+    ]);
+    expect(challenges).toEqual([401]);
+    const stepUp = new ClientConfigurationError('authorization required (test)');
+    const refusing = client({
+      authProvider: {
+        token: () => 'stale',
+        onChallenge: () => {
+          throw stepUp;
+        },
+      },
+    });
+    expect(await caught(refusing.callTool('echo'))).toBe(stepUp);
+    expect(server.calls.get('echo')).toBe(1);
+  });
+
   it('raises on a 401 with a static token without retrying', async () => {
     server.state.validToken = 'right';
     const error = await caught(client({ token: 'wrong' }).callTool('echo'));
@@ -167,11 +198,11 @@ describe.each([
     server.state.pageSize = 50;
     const mcp = client();
     const tools = await mcp.tools();
-    expect(tools).toHaveLength(260);
+    expect(tools).toHaveLength(261);
     expect(await mcp.tools()).toBe(tools);
     expect(server.state.methods.filter((method) => method === 'tools/list')).toHaveLength(6);
     const refreshed = await mcp.tools({ refresh: true });
-    expect(refreshed).toHaveLength(260);
+    expect(refreshed).toHaveLength(261);
   });
 
   it.each([

@@ -29,7 +29,7 @@ import {
   resolveRecordLimits,
 } from '../transport/record-limits.js';
 import { StdioTransport } from '../transport/stdio-transport.js';
-import { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
+import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
 import type { McpAuthProvider, McpTokenSource } from './auth-provider.js';
 import {
@@ -70,6 +70,8 @@ export interface McpClientOptions {
   readonly allowNonPublic?: AllowNonPublic;
   /** HTTP: send DELETE for the session on close. Default true. */
   readonly deleteSessionOnClose?: boolean;
+  /** HTTP: open the optional GET stream for server-initiated requests after the handshake. Default true. */
+  readonly standaloneStream?: boolean;
   /** `clientInfo.name`. Default `toolfence-mcp-bridge`. */
   readonly clientName?: string;
   /** `clientInfo.version`. Default this package's version. */
@@ -357,9 +359,10 @@ export class McpClient {
     if (
       error instanceof RequestNotSentError ||
       error instanceof TransportUnauthorizedError ||
-      error instanceof ClientConfigurationError
+      error instanceof ClientConfigurationError ||
+      isAuthRefusal(error)
     ) {
-      return error;
+      return error as Error;
     }
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
       if (error.code === ErrorCode.RequestTimeout) {
@@ -443,6 +446,7 @@ export class McpClient {
     if (error instanceof z.ZodError) {
       return new RequestFailedError('The MCP server sent a malformed answer', { cause: error });
     }
+    if (isAuthRefusal(error) || error instanceof TransportUnauthorizedError) return error as Error;
     this.#dropSession(session);
     if (failure instanceof Error) return failure;
     return new TransportError('The MCP connection failed', { cause: error });
@@ -501,6 +505,7 @@ export class McpClient {
             (failure instanceof TransportError && !(failure instanceof TransportTimeoutError)));
         if (retryable) continue;
         if (
+          isAuthRefusal(failure) ||
           failure instanceof TransportUnauthorizedError ||
           failure instanceof SessionExpiredError ||
           failure instanceof RequestNotSentError ||
@@ -584,6 +589,9 @@ export class McpClient {
       ...(options.deleteSessionOnClose === undefined
         ? {}
         : { deleteSessionOnClose: options.deleteSessionOnClose }),
+      ...(options.standaloneStream === undefined
+        ? {}
+        : { standaloneStream: options.standaloneStream }),
     });
   }
 }

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Dispatcher, request } from 'undici';
 import type { McpAuthProvider } from '../client/auth-provider.js';
+import { McpBridgeError } from '../mcp-bridge-error.js';
 import { decodeRecord } from './decode-record.js';
 import {
   RequestNotSentError,
@@ -70,6 +71,16 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'SELF_SIGNED_CERT_IN_CHAIN',
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
+
+const REFUSALS = new WeakSet<object>();
+
+/**
+ * True for an error an `authProvider` raised while answering a 401/403: the server refused the
+ * request, so it did not run.
+ */
+export function isAuthRefusal(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && REFUSALS.has(error);
+}
 
 /** True when an error from undici proves no request byte reached the server. */
 export function isConnectPhaseError(error: unknown): boolean {
@@ -304,6 +315,12 @@ export class StreamableHttpTransport implements Transport {
         })) === true
       );
     } catch (error) {
+      // The provider's own error (for example OAuth's AuthorizationRequiredError with a widened
+      // scope) reaches the caller unchanged; the server refused the request, so it did not run.
+      if (McpBridgeError.isInstance(error)) {
+        REFUSALS.add(error);
+        throw error;
+      }
       throw new TransportUnauthorizedError(status, { cause: error });
     }
   }
