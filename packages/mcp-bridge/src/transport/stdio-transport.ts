@@ -155,7 +155,8 @@ export class StdioTransport implements Transport {
     );
     child.stdout?.on('data', (chunk: Buffer) => this.#onStdout(chunk));
     child.stderr?.on('data', (chunk: Buffer) => this.#onStderr(chunk));
-    child.once('exit', (code, signal) => {
+    // 'close' (not 'exit'): stdout is drained first, so a last answer is still delivered.
+    child.once('close', (code, signal) => {
       if (!this.#closed) {
         this.#fail(
           new TransportError('The MCP server process exited', {
