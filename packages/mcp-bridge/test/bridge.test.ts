@@ -75,6 +75,10 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
         { name: 'wipe', inputSchema: { type: 'object' }, annotations: destructive },
         { name: 'no-args' },
         {
+          name: 'bad-schema',
+          inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } },
+        },
+        {
           name: 'remote-ref',
           inputSchema: {
             type: 'object',
@@ -165,6 +169,12 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     await expect(
       bridgeTools(client, { prefix: 'fs', allow: ['remote-ref'], validator: permissive }),
     ).rejects.toBeInstanceOf(BridgeSchemaError);
+  });
+
+  it('compiles schemas lazily and refuses one that cannot compile before the server sees the call', async () => {
+    const [bad] = await bridgeTools(client, { prefix: 'fs', allow: ['bad-schema'] });
+    await expect(bad?.invoke({}, context)).rejects.toBeInstanceOf(BridgeSchemaError);
+    expect(server.calls.get('bad-schema')).toBeUndefined();
   });
 
   it('validates arguments in full (JSON Schema 2020-12 keywords such as pattern)', async () => {

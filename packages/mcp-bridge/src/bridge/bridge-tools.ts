@@ -189,15 +189,9 @@ function bridgeOne(
     info.outputSchema === undefined
       ? undefined
       : authoritativeSchema(remoteName, 'outputSchema', info.outputSchema, options.mode);
+  // Schemas compile lazily, on first use (a registry compiles the input schema when the tool is
+  // registered); listing 1,000 tools compiles nothing.
   const { validator } = options;
-  try {
-    validator.prepare(inputSchema);
-  } catch (error) {
-    throw new BridgeSchemaError('The inputSchema of a server tool cannot be compiled', {
-      cause: error,
-      details: { tool: remoteName, schema: 'inputSchema' },
-    });
-  }
   const annotations = info.annotations as JsonObject | undefined;
   const reading = readMcpToolContract({
     name: remoteName,
@@ -229,7 +223,15 @@ function bridgeOne(
   let outputChecked = false;
 
   async function invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
-    const verdict = validator.validate(inputSchema, args);
+    let verdict: ReturnType<SchemaValidator['validate']>;
+    try {
+      verdict = validator.validate(inputSchema, args);
+    } catch (error) {
+      throw new BridgeSchemaError('The inputSchema of a server tool cannot be compiled', {
+        cause: error,
+        details: { tool: remoteName, schema: 'inputSchema' },
+      });
+    }
     if (!verdict.valid) {
       return errorResult(`The arguments do not match the schema of ${localName}`, {
         metadata: { code: 'BRIDGE_INVALID_ARGUMENTS', issues: verdict.issues.length },
