@@ -68,6 +68,27 @@ export interface BridgedTool extends Tool {
   readonly needsApproval: boolean;
 }
 
+const STANDARD_HINTS: ReadonlySet<string> = new Set([
+  'title',
+  'readOnlyHint',
+  'destructiveHint',
+  'idempotentHint',
+  'openWorldHint',
+]);
+
+const UNDECLARED = Object.freeze({
+  contract: undefined,
+  effect: Object.freeze({ default: 'unknown' as const }),
+});
+
+function mayDeclareContract(annotations: JsonObject | undefined): boolean {
+  if (annotations === undefined) return false;
+  for (const key in annotations) {
+    if (!STANDARD_HINTS.has(key)) return true;
+  }
+  return false;
+}
+
 const AMBIGUOUS_TEXT =
   'The call may have completed, but its outcome is unknown (the connection failed after the request was sent). Verify external state before retrying; it was not retried.';
 
@@ -193,11 +214,15 @@ function bridgeOne(
   // registered); listing 1,000 tools compiles nothing.
   const { validator } = options;
   const annotations = info.annotations as JsonObject | undefined;
-  const reading = readMcpToolContract({
-    name: remoteName,
-    ...(info.description === undefined ? {} : { description: info.description }),
-    ...(annotations === undefined ? {} : { annotations }),
-  });
+  // A declared contract needs tool-contract's keys; annotations with only MCP's standard hints
+  // (or none) cannot declare one, so the reading (and its name heuristic) is skipped.
+  const reading = mayDeclareContract(annotations)
+    ? readMcpToolContract({
+        name: remoteName,
+        ...(info.description === undefined ? {} : { description: info.description }),
+        ...(annotations === undefined ? {} : { annotations }),
+      })
+    : UNDECLARED;
   const contract = reading.contract;
   let reason: BridgeApprovalRequest['reason'] | undefined;
   const gate = Object.hasOwn(options.gates, remoteName) ? options.gates[remoteName] : undefined;

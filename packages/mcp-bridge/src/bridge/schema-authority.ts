@@ -98,7 +98,8 @@ function checkNode(
   if (!isRecord(node)) return;
   for (const keyword of REF_KEYWORDS) {
     const ref = node[keyword];
-    if (ref !== undefined && (typeof ref !== 'string' || !ref.startsWith('#'))) {
+    if (ref === undefined) continue;
+    if (typeof ref !== 'string' || !ref.startsWith('#')) {
       throw new BridgeSchemaError('A server tool schema has a $ref that leaves the document', {
         details: { ...details, reason: 'external-ref' },
       });
@@ -125,9 +126,10 @@ function checkNode(
       );
     }
   }
-  for (const [key, value] of Object.entries(node)) {
+  for (const key in node) {
     // `properties`, `$defs` etc. hold schemas by name; `enum`/`const`/`default`/`examples` hold data.
     if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') continue;
+    const value = node[key];
     if (typeof value === 'object' && value !== null) checkNode(value, depth + 1, legacy, details);
   }
 }
