@@ -2,9 +2,12 @@
 // `pnpm check`: lint, typecheck, build, package checks, release-flow check, then the tests.
 // Stops at the first failing step; the tests run last so vitest's summary closes the output.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const pnpm = ['npx', '-y', 'pnpm@12.4.2'];
+const summaryFile = join(tmpdir(), `toolfence-vitest-${process.pid}.json`);
 const steps = [
   ['lint', ['npx', 'biome', 'ci', '.']],
   ['build', [...pnpm, 'exec', 'turbo', 'run', 'build']],
@@ -13,7 +16,18 @@ const steps = [
   ['error codes', ['node', 'scripts/check-error-codes.mjs']],
   ['package checks', ['node', 'scripts/check-packages.mjs']],
   ['release flow', ['node', 'scripts/check-release.mjs']],
-  ['tests', [...pnpm, 'exec', 'vitest', 'run']],
+  [
+    'tests',
+    [
+      ...pnpm,
+      'exec',
+      'vitest',
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${summaryFile}`,
+    ],
+  ],
 ];
 
 const only = process.argv.slice(2);
@@ -22,6 +36,15 @@ for (const [name, command] of steps) {
   if (command[0] === 'node' && !existsSync(command[1])) continue;
   console.log(`\n== ${name}: ${command.join(' ')}`);
   const result = spawnSync(command[0], command.slice(1), { stdio: 'inherit' });
+  if (name === 'tests' && existsSync(summaryFile)) {
+    // vitest's summary is above; this plain line is the one CI reads.
+    const report = JSON.parse(readFileSync(summaryFile, 'utf8'));
+    rmSync(summaryFile, { force: true });
+    const skipped = report.numPendingTests + report.numTodoTests;
+    console.log(
+      `\ntests: ${report.numPassedTests} passed, ${report.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`,
+    );
+  }
   if (result.status !== 0) {
     console.error(`\n== ${name} failed (exit ${result.status ?? result.signal})`);
     process.exit(result.status ?? 1);
