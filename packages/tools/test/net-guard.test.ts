@@ -83,6 +83,11 @@ beforeAll(async () => {
       response.write('partial');
       return;
     }
+    if (url.pathname === '/large-sized') {
+      response.writeHead(200, { 'content-length': '2000000' });
+      response.end(Buffer.alloc(2_000_000, 1));
+      return;
+    }
     if (url.pathname === '/stall-sized-body') {
       response.writeHead(200, { 'content-length': '100' });
       response.write('partial');
@@ -541,13 +546,20 @@ describe('guardedFetch', () => {
   });
 
   it('enforces the total time limit while reading a body with Content-Length', async () => {
-    const response = await guardedFetch(`${server.origin}/stall-sized-body`, {
-      guard: { ...loopback(), timeoutMs: 200 },
+    const error = await rejection(
+      guardedFetch(`${server.origin}/stall-sized-body`, {
+        guard: { ...loopback(), timeoutMs: 200 },
+      }).then((response) => response.text()),
+    );
+    expect(NetworkLimitError.isInstance(error)).toBe(true);
+    expect((error as NetworkLimitError).limit).toBe('timeout');
+  });
+
+  it('streams a large body with Content-Length and still enforces the limit', async () => {
+    const response = await guardedFetch(`${server.origin}/large-sized`, {
+      guard: { ...loopback(), maxResponseBytes: 3_000_000 },
     });
-    const error = await rejection(response.text());
-    expect(
-      NetworkLimitError.isInstance(error) || NetworkLimitError.isInstance((error as Error).cause),
-    ).toBe(true);
+    expect((await response.arrayBuffer()).byteLength).toBe(2_000_000);
   });
 
   it('counts decoded bytes when a server compresses despite Accept-Encoding identity', async () => {

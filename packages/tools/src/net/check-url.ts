@@ -1,5 +1,9 @@
-import ipaddr from 'ipaddr.js';
-import { classifyAddress, isLoopbackAddress, parseAddressBytes } from './classify-address.js';
+import {
+  classifyAddress,
+  DOTTED_QUAD,
+  isLoopbackAddress,
+  parseAddressBytes,
+} from './classify-address.js';
 import { NetworkOptionsError } from './network-options-error.js';
 import { NetworkPolicyError } from './network-policy-error.js';
 
@@ -130,6 +134,11 @@ export function literalFamily(hostname: string): 4 | 6 | undefined {
  */
 export function checkUrl(url: string | URL, policy: UrlPolicy = {}): URL {
   validateUrlPolicy(policy);
+  return checkUrlWithValidPolicy(url, policy);
+}
+
+/** {@link checkUrl} for a policy the caller already validated (internal hot path). */
+export function checkUrlWithValidPolicy(url: string | URL, policy: UrlPolicy): URL {
   const text = url instanceof URL ? url.href : url;
   if (typeof text !== 'string' || text.length === 0 || text.length > MAX_URL_LENGTH) {
     deny('The URL is missing or too long.', 'invalid-url');
@@ -146,14 +155,14 @@ export function checkUrl(url: string | URL, policy: UrlPolicy = {}): URL {
   }
   const raw = rawHost(text);
   if (raw === undefined) deny('The URL has no authority.', 'invalid-url');
-  if (parsed.username !== '' || parsed.password !== '' || raw.hadAt) {
+  if (raw.hadAt || parsed.username !== '' || parsed.password !== '') {
     deny('URLs with credentials (userinfo) are refused.', 'userinfo');
   }
   let hostname = parsed.hostname;
   if (hostname.length === 0) deny('The URL has no host.', 'hostname');
   const bracketed = hostname.startsWith('[');
   if (bracketed) hostname = hostname.slice(1, -1);
-  const family = bracketed ? 6 : ipaddr.IPv4.isValidFourPartDecimal(hostname) ? 4 : undefined;
+  const family = bracketed ? 6 : DOTTED_QUAD.test(hostname) ? 4 : undefined;
   if (family === 4 && raw.host !== hostname) {
     deny('IPv4 addresses must be written in dotted-decimal form.', 'hostname');
   }
@@ -173,7 +182,8 @@ export function checkUrl(url: string | URL, policy: UrlPolicy = {}): URL {
   const port = parsed.port === '' ? defaultPort : Number(parsed.port);
   if (!Number.isInteger(port) || port < 1 || port > 65535) deny('The port is invalid.', 'port');
   const loopbackHost =
-    hostname === 'localhost' || (family !== undefined && isLoopbackAddress(hostname));
+    protocol === 'http:' &&
+    (hostname === 'localhost' || (family !== undefined && isLoopbackAddress(hostname)));
   if (protocol === 'http:') {
     if (policy.allowHttpLoopback !== true || !loopbackHost) {
       deny('Only https URLs are allowed.', 'scheme');
@@ -196,9 +206,6 @@ export function checkUrl(url: string | URL, policy: UrlPolicy = {}): URL {
         ...(verdict.embedded === undefined ? {} : { embedded: verdict.embedded }),
       });
     if (!approved) deny('The address is not publicly routable.', 'address');
-    if (protocol === 'http:' && !isLoopbackAddress(hostname)) {
-      deny('Only https URLs are allowed.', 'scheme');
-    }
   }
   // `http://localhost` is resolved and checked (loopback and approved) when connecting.
   return parsed;

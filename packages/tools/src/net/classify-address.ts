@@ -80,12 +80,7 @@ export function parseAddressBytes(address: string): readonly number[] | 'zone-id
     if (!ipaddr.IPv6.isValid(canonical)) return undefined;
     return ipaddr.IPv6.parse(canonical).toByteArray();
   }
-  if (
-    /^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(text) &&
-    ipaddr.IPv4.isValidFourPartDecimal(text)
-  ) {
-    return ipaddr.IPv4.parse(text).toByteArray();
-  }
+  if (DOTTED_QUAD.test(text)) return dottedQuadBytes(text);
   if (!/^[0-9a-fA-FxX.]+$/.test(text)) return undefined;
   let hostname: string;
   try {
@@ -93,8 +88,15 @@ export function parseAddressBytes(address: string): readonly number[] | 'zone-id
   } catch {
     return undefined;
   }
-  if (!ipaddr.IPv4.isValidFourPartDecimal(hostname)) return undefined;
-  return ipaddr.IPv4.parse(hostname).toByteArray();
+  return DOTTED_QUAD.test(hostname) ? dottedQuadBytes(hostname) : undefined;
+}
+
+/** Canonical dotted-decimal IPv4 (what the URL parser serialises): 0-255, no leading zeros. */
+export const DOTTED_QUAD: RegExp =
+  /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+function dottedQuadBytes(text: string): readonly number[] {
+  return text.split('.').map(Number);
 }
 
 function classifyIpv4(bytes: readonly number[]): AddressClassification {

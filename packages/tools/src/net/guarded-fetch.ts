@@ -7,7 +7,7 @@ import {
   fetch as undiciFetch,
 } from 'undici';
 import { ToolsError } from '../tools-error.js';
-import { checkUrl, type UrlPolicy } from './check-url.js';
+import { checkUrlWithValidPolicy, type UrlPolicy, validateUrlPolicy } from './check-url.js';
 import {
   createGuardedDispatcher,
   type GuardedDispatcherOptions,
@@ -81,6 +81,9 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
   return value;
 }
 
+const IDENTITY_ONLY: Readonly<Record<string, string>> = Object.freeze({
+  'accept-encoding': 'identity',
+});
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 const CROSS_ORIGIN_DROPPED = ['authorization', 'cookie', 'proxy-authorization'];
@@ -167,7 +170,8 @@ export async function guardedFetch(
     ...(guard.allowedPorts === undefined ? {} : { allowedPorts: guard.allowedPorts }),
     ...(facts.allowNonPublic === undefined ? {} : { allowNonPublic: facts.allowNonPublic }),
   };
-  let url = checkUrl(input, policy);
+  validateUrlPolicy(policy);
+  let url = checkUrlWithValidPolicy(input, policy);
 
   const controller = new AbortController();
   const timer = setTimeout(() => {
@@ -183,10 +187,14 @@ export async function guardedFetch(
       ? controller.signal
       : AbortSignal.any([requestInit.signal as AbortSignal, controller.signal]);
 
-  const headers = new UndiciHeaders(requestInit.headers as UndiciHeadersInit | undefined);
-  headers.delete('host');
-  headers.delete('proxy-authorization');
-  headers.set('accept-encoding', 'identity');
+  // Without caller headers, a constant record avoids building a Headers object per request.
+  let headers: UndiciHeaders | undefined;
+  if (requestInit.headers !== undefined && requestInit.headers !== null) {
+    headers = new UndiciHeaders(requestInit.headers as UndiciHeadersInit);
+    headers.delete('host');
+    headers.delete('proxy-authorization');
+    headers.set('accept-encoding', 'identity');
+  }
   let method = (requestInit.method ?? 'GET').toUpperCase();
   let body = requestInit.body;
 
@@ -195,7 +203,7 @@ export async function guardedFetch(
       const response = await undiciFetch(url, {
         ...(requestInit as unknown as UndiciRequestInit),
         method,
-        headers,
+        headers: headers ?? IDENTITY_ONLY,
         body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
         redirect: 'manual',
         dispatcher,
@@ -228,7 +236,7 @@ export async function guardedFetch(
       }
       let next: URL;
       try {
-        next = checkUrl(new URL(location, url), policy);
+        next = checkUrlWithValidPolicy(new URL(location, url), policy);
       } catch (error) {
         throw NetworkPolicyError.isInstance(error)
           ? new NetworkPolicyError(`A redirect was refused: ${error.message}`, 'redirect', {
@@ -249,6 +257,7 @@ export async function guardedFetch(
           });
         }
       }
+      headers ??= new UndiciHeaders(IDENTITY_ONLY);
       if (next.origin !== url.origin) {
         for (const name of CROSS_ORIGIN_DROPPED) headers.delete(name);
       }
@@ -305,9 +314,10 @@ function limitResponse(
   ) {
     // Without a content coding, undici never delivers more than Content-Length bytes, so the
     // declared size (checked above) bounds the body; the request's signal still enforces the
-    // total time limit while it is read.
-    if (redirected)
+    // total time limit while it is read (the unref'd timer lapses harmlessly afterwards).
+    if (redirected) {
       Object.defineProperty(response, 'redirected', { value: true, enumerable: true });
+    }
     return response;
   }
   let wrapped: UndiciResponse;
