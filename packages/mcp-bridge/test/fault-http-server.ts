@@ -41,6 +41,8 @@ export interface FaultState {
   resumableRetryMs: number | undefined;
   /** `Last-Event-ID` headers seen on GET requests. */
   lastEventIds: string[];
+  /** Request headers of the last tools/call. */
+  callHeaders: Record<string, string | string[] | undefined>;
 }
 
 export interface FaultHttpServer {
@@ -88,6 +90,7 @@ const FIXED_TOOLS: Tool[] = [
   'trickle',
   'malformed',
   'close-stream',
+  'declared-huge',
 ].map((name) => ({
   name,
   description: `fault tool ${name}`,
@@ -96,6 +99,9 @@ const FIXED_TOOLS: Tool[] = [
     properties: { text: { type: 'string' }, bytes: { type: 'integer' } },
   },
 }));
+
+/** How many fixed fault tools every listing starts with. */
+export const FIXED_TOOL_COUNT: number = FIXED_TOOLS.length;
 
 /**
  * A fault-injecting MCP server: the SDK's low-level `Server` behind the SDK's Streamable HTTP
@@ -122,6 +128,7 @@ export async function startFaultHttpServer(
     maxInFlight: 0,
     resumableRetryMs: undefined,
     lastEventIds: [],
+    callHeaders: {},
     ...init,
   };
   const calls = new Map<string, number>();
@@ -209,10 +216,20 @@ export async function startFaultHttpServer(
       return;
     }
     const tool: string | undefined = method === 'tools/call' ? body.params?.name : undefined;
+    if (tool !== undefined) state.callHeaders = { ...req.headers };
     if (tool === 'slow-first-byte') {
       calls.set(tool, (calls.get(tool) ?? 0) + 1);
       await new Promise((resolve) => setTimeout(resolve, state.firstByteDelayMs));
       if (res.destroyed) return;
+    }
+    if (tool === 'declared-huge') {
+      calls.set(tool, (calls.get(tool) ?? 0) + 1);
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': String(100 * 1024 * 1024),
+      });
+      res.write('{'); // and nothing more: the client must refuse on the header alone
+      return;
     }
     if (tool === 'malformed') {
       calls.set(tool, (calls.get(tool) ?? 0) + 1);

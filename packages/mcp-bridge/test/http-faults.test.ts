@@ -14,6 +14,7 @@ import {
 import {
   type FaultHttpServer,
   type FaultState,
+  FIXED_TOOL_COUNT,
   startFaultHttpServer,
 } from './fault-http-server.js';
 import { allowLoopback } from './helpers.js';
@@ -102,6 +103,16 @@ describe.each([
     // the session was reset: the next call handshakes again and works
     await mcp.callTool('huge', { bytes: 10 });
     expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+  });
+
+  it('refuses a declared Content-Length over the limit before reading the body', async () => {
+    const error = await caught(client().callTool('declared-huge'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    const cause = (error as Error).cause as ResponseTooLargeError;
+    expect(cause).toBeInstanceOf(ResponseTooLargeError);
+    expect(cause.kind).toBe('content-length');
+    expect(cause.limit).toBe(8 * 1024 * 1024);
+    expect(server.calls.get('declared-huge')).toBe(1);
   });
 
   it.each([
@@ -198,11 +209,11 @@ describe.each([
     server.state.pageSize = 50;
     const mcp = client();
     const tools = await mcp.tools();
-    expect(tools).toHaveLength(261);
+    expect(tools).toHaveLength(250 + FIXED_TOOL_COUNT);
     expect(await mcp.tools()).toBe(tools);
     expect(server.state.methods.filter((method) => method === 'tools/list')).toHaveLength(6);
     const refreshed = await mcp.tools({ refresh: true });
-    expect(refreshed).toHaveLength(261);
+    expect(refreshed).toHaveLength(250 + FIXED_TOOL_COUNT);
   });
 
   it.each([
@@ -274,9 +285,15 @@ describe.each([
   });
 
   it('sends the protocol headers and asks for identity encoding', async () => {
-    const mcp = client({ headers: { 'x-tenant': 'acme' } });
+    const mcp = client({ headers: { 'X-Tenant': 'acme' }, token: 'secret-token' });
     await mcp.callTool('echo');
-    expect(server.state.methods).toContain('tools/call');
+    const headers = server.state.callHeaders;
+    expect(headers['accept-encoding']).toBe('identity');
+    expect(headers.accept).toBe('application/json, text/event-stream');
+    expect(headers['mcp-protocol-version']).toBe('2025-11-25');
+    expect(typeof headers['mcp-session-id']).toBe('string');
+    expect(headers['x-tenant']).toBe('acme');
+    expect(headers.authorization).toBe('Bearer secret-token');
   });
 });
 
