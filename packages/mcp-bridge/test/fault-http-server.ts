@@ -91,6 +91,7 @@ const FIXED_TOOLS: Tool[] = [
   'malformed',
   'close-stream',
   'declared-huge',
+  'redirect',
 ].map((name) => ({
   name,
   description: `fault tool ${name}`,
@@ -221,6 +222,11 @@ export async function startFaultHttpServer(
       calls.set(tool, (calls.get(tool) ?? 0) + 1);
       await new Promise((resolve) => setTimeout(resolve, state.firstByteDelayMs));
       if (res.destroyed) return;
+    }
+    if (tool === 'redirect') {
+      calls.set(tool, (calls.get(tool) ?? 0) + 1);
+      res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }).end();
+      return;
     }
     if (tool === 'declared-huge') {
       calls.set(tool, (calls.get(tool) ?? 0) + 1);

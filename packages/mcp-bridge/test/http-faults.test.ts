@@ -7,6 +7,7 @@ import {
   ResponseTooComplexError,
   ResponseTooLargeError,
   SessionExpiredError,
+  TransportHttpError,
   TransportProtocolError,
   TransportTimeoutError,
   TransportUnauthorizedError,
@@ -103,6 +104,13 @@ describe.each([
     // the session was reset: the next call handshakes again and works
     await mcp.callTool('huge', { bytes: 10 });
     expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+  });
+
+  it('never follows a redirect', async () => {
+    const error = await caught(client().callTool('redirect'));
+    expect(error).toBeInstanceOf(TransportHttpError);
+    expect((error as TransportHttpError).status).toBe(307);
+    expect(server.calls.get('redirect')).toBe(1);
   });
 
   it('refuses a declared Content-Length over the limit before reading the body', async () => {
