@@ -301,6 +301,9 @@ describe('FileSystemTool: reading is confined', () => {
 
   it('answers exists and stat for real paths', async () => {
     expect(
+      structured(await call(readTool, { operation: 'exists', path: 'missing/deeper/file' })),
+    ).toMatchObject({ exists: false });
+    expect(
       structured(await call(readTool, { operation: 'exists', path: 'missing' })),
     ).toMatchObject({ exists: false });
     expect(structured(await call(readTool, { operation: 'exists', path: 'dir' }))).toMatchObject({
@@ -592,6 +595,25 @@ describe('FileSystemTool: swap-for-symlink races', () => {
         );
         const listing = await call(readTool, { operation: 'list', path: 'race2/d' });
         expect(JSON.stringify(listing)).not.toContain('"secret.txt"');
+      }
+    } finally {
+      flipper.kill('SIGKILL');
+    }
+  });
+
+  it('never globs into a folder swapped for an outside link', async () => {
+    const race = join(root, 'race4');
+    mkdirSync(join(race, 'real', 'deep'), { recursive: true });
+    writeFileSync(join(race, 'real', 'deep', 'inner.txt'), 'INSIDE');
+    const flipper = startFlipper(`
+      const fs = require('fs'); const d = ${JSON.stringify(race)}; const o = ${JSON.stringify(outside)};
+      fs.renameSync(d + '/real', d + '/d');
+      for (;;) { try { fs.renameSync(d + '/d', d + '/real'); fs.symlinkSync(o, d + '/d');
+        fs.unlinkSync(d + '/d'); fs.renameSync(d + '/real', d + '/d'); } catch {} }`);
+    try {
+      for (let round = 0; round < 200; round += 1) {
+        const result = await call(readTool, { operation: 'glob', path: 'race4', pattern: '**' });
+        expect(JSON.stringify(result)).not.toContain('secret.txt');
       }
     } finally {
       flipper.kill('SIGKILL');

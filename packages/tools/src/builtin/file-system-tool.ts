@@ -384,7 +384,15 @@ export class FileSystemTool implements Tool {
   }
 
   async #exists(path: string): Promise<JsonObject> {
-    const resolved = await this.#resolve(path, true);
+    let resolved: ResolvedPath;
+    try {
+      resolved = await this.#resolve(path, true);
+    } catch (error) {
+      if (FileSystemAccessError.isInstance(error) && error.code === 'FS_NOT_FOUND') {
+        return { path, exists: false };
+      }
+      throw error;
+    }
     return {
       path: resolved.relative,
       exists: resolved.stat !== undefined,
@@ -408,58 +416,56 @@ export class FileSystemTool implements Tool {
   async #glob(path: string, pattern: string): Promise<JsonObject> {
     const matches = compileGlob(pattern);
     const { resolved, folder: start } = await this.#openFolder(path);
-    const results: string[] = [];
-    let visited = 0;
-    let truncated = false;
-    const queue: { folder: VerifiedDirectory; relative: string; absolute: string }[] = [
-      { folder: start, relative: '', absolute: resolved.absolute },
-    ];
-    try {
-      while (queue.length > 0 && !truncated) {
-        const current = queue.shift() as (typeof queue)[number];
+    const state = { results: [] as string[], visited: 0, truncated: false };
+    // Depth first, so at most one open descriptor per level; every child folder is reached
+    // through its parent's descriptor and checked (device and inode) before it is read.
+    const walk = async (folder: VerifiedDirectory, relative: string): Promise<void> => {
+      const names: { name: string; directory: boolean }[] = [];
+      const directory = await opendir(folder.self);
+      for await (const entry of directory) {
+        state.visited += 1;
+        if (state.visited > this.#maxGlobVisited) {
+          state.truncated = true;
+          break;
+        }
+        if (entry.isSymbolicLink() || (!entry.isFile() && !entry.isDirectory())) continue;
+        names.push({ name: entry.name, directory: entry.isDirectory() });
+      }
+      names.sort((left, right) => (left.name < right.name ? -1 : 1));
+      for (const entry of names) {
+        if (state.truncated) return;
+        const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
+        if (matches(child)) {
+          if (state.results.length >= this.#maxGlobResults) {
+            state.truncated = true;
+            return;
+          }
+          state.results.push(child);
+        }
+        if (!entry.directory) continue;
+        const location = folder.entry(entry.name);
+        const stat = await lstat(location);
+        if (!stat.isDirectory()) continue;
+        const inner = await openVerifiedDirectory(location, stat);
         try {
-          const directory = await opendir(current.folder.self);
-          const names: { name: string; directory: boolean }[] = [];
-          for await (const entry of directory) {
-            visited += 1;
-            if (visited > this.#maxGlobVisited) {
-              truncated = true;
-              break;
-            }
-            if (entry.isSymbolicLink() || (!entry.isFile() && !entry.isDirectory())) continue;
-            names.push({ name: entry.name, directory: entry.isDirectory() });
-          }
-          names.sort((left, right) => (left.name < right.name ? -1 : 1));
-          for (const entry of names) {
-            const relative =
-              current.relative === '' ? entry.name : `${current.relative}/${entry.name}`;
-            if (matches(relative)) {
-              if (results.length >= this.#maxGlobResults) {
-                truncated = true;
-                break;
-              }
-              results.push(relative);
-            }
-            if (entry.directory && !truncated) {
-              const absolute = `${current.absolute}/${entry.name}`;
-              const stat = await lstat(absolute);
-              if (!stat.isDirectory()) continue;
-              queue.push({
-                folder: await openVerifiedDirectory(absolute, stat),
-                relative,
-                absolute,
-              });
-            }
-          }
+          await walk(inner, child);
         } finally {
-          await current.folder.close();
+          await inner.close();
         }
       }
+    };
+    try {
+      await walk(start, '');
     } finally {
-      for (const pending of queue) await pending.folder.close();
+      await start.close();
     }
-    results.sort();
-    return { path: resolved.relative, pattern, matches: results, truncated };
+    state.results.sort();
+    return {
+      path: resolved.relative,
+      pattern,
+      matches: state.results,
+      truncated: state.truncated,
+    };
   }
 
   #decode(content: string, encoding: string): Buffer {

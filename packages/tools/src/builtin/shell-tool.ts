@@ -11,7 +11,7 @@ import { ShellToolOptionsError } from './shell-tool-options-error.js';
 export interface ShellToolOptions {
   /** Folder commands run in (and, with `BubblewrapSandbox`, the only writable one). Its real path is taken once. */
   readonly workspace: string;
-  /** Bare program names (no `/`), each resolved once, at construction, to an absolute path. */
+  /** Bare program names (no `/`), each resolved once, at construction, to the absolute path found in `searchPath`. */
   readonly allowedCommands: readonly string[];
   /** Runs the process. Default `new LocalProcessSandbox()` (limits, not isolation). */
   readonly sandbox?: Sandbox;
@@ -41,10 +41,11 @@ function resolveProgram(name: string, searchPath: string): string {
     if (!folder.startsWith('/')) continue;
     const candidate = `${folder.replace(/\/+$/, '')}/${name}`;
     try {
-      const real = realpathSync(candidate);
-      if (statSync(real).isFile()) {
-        accessSync(real, constants.X_OK);
-        return real;
+      // Keep the path found (not its real path): multi-call programs such as busybox choose
+      // what to do from the name they are started as.
+      if (statSync(realpathSync(candidate)).isFile()) {
+        accessSync(candidate, constants.X_OK);
+        return candidate;
       }
     } catch {
       // Not here.
