@@ -182,6 +182,13 @@ describe('HttpTool', () => {
     expect(server.seen.length).toBe(before);
   });
 
+  it('refuses plain http by default (requireHttps)', async () => {
+    const tool = new HttpTool({ allowedHosts: ['127.0.0.1'] });
+    const result = await call(tool, { url: `${server.origin}/` });
+    expect(result.metadata).toMatchObject({ code: 'HTTP_TOOL_BLOCKED', reason: 'scheme' });
+    await tool.close();
+  });
+
   it('blocks private and loopback addresses with its default dispatcher', async () => {
     const tool = new HttpTool({ allowedHosts: ['127.0.0.1'], allowedPorts: 'any' });
     const result = await call(tool, { url: `https://127.0.0.1:${server.port}/` });
