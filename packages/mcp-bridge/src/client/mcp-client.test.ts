@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TransportConfigurationError } from '../transport/errors.js';
+import { RequestNotSentError, TransportConfigurationError } from '../transport/errors.js';
 import { ClientConfigurationError } from './errors.js';
 import { McpClient, type McpClientOptions } from './mcp-client.js';
 
@@ -25,6 +25,19 @@ describe('McpClient options', () => {
     expect(
       () => new McpClient({ allowNonPublic: loopback, ...options } as McpClientOptions),
     ).toThrow(ClientConfigurationError);
+  });
+
+  it('refuses a loopback literal the host did not approve', () => {
+    expect(() => new McpClient({ url: URL_OK })).toThrow(ClientConfigurationError);
+  });
+
+  it('refuses at connect time, as not sent, a host name that resolves to a non-public address', async () => {
+    const client = new McpClient({ url: 'https://localhost:1/mcp' });
+    try {
+      await expect(client.tools()).rejects.toBeInstanceOf(RequestNotSentError);
+    } finally {
+      await client.close();
+    }
   });
 
   it.each([
