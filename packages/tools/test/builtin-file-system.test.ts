@@ -454,6 +454,13 @@ describe('FileSystemTool: writing is confined and atomic', () => {
     expect(readFileSync(join(root, 'private.txt'), 'utf8')).toBe('new');
   });
 
+  it('drops setuid and setgid bits when it replaces a file', async () => {
+    writeFileSync(join(root, 'suid.bin'), 'old');
+    chmodSync(join(root, 'suid.bin'), 0o6755);
+    structured(await call(writeTool, { operation: 'write', path: 'suid.bin', content: 'new' }));
+    expect(statSync(join(root, 'suid.bin')).mode & 0o7777).toBe(0o755);
+  });
+
   it('replaces a hard link with a new file instead of changing the outside file', async () => {
     writeFileSync(join(base, 'linked-outside.txt'), 'OUTSIDE');
     linkSync(join(base, 'linked-outside.txt'), join(root, 'hard2'));

@@ -514,7 +514,7 @@ export class FileSystemTool implements Tool {
         const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
         offset += bytesWritten;
       }
-      await handle.chmod(existing === undefined ? 0o644 : existing.mode & 0o7777);
+      await handle.chmod(existing === undefined ? 0o644 : existing.mode & 0o777);
       await handle.sync();
       await handle.close();
       handle = undefined;
