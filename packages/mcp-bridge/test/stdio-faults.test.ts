@@ -152,6 +152,36 @@ describe('McpClient over stdio against the fault-injecting server', () => {
     expect(alive(pid)).toBe(false);
   });
 
+  it('skips and reports a malformed tool without hiding the others', async () => {
+    const warnings: unknown[] = [];
+    const mcp = client({ logger: { warn: (_message, details) => warnings.push(details) } });
+    const listing = await mcp.listing();
+    expect(listing.tools.map((tool) => tool.name)).toContain('echo');
+    expect(listing.tools.map((tool) => tool.name)).not.toContain('bad-schema-type');
+    expect(listing.problems).toHaveLength(2);
+    expect(listing.problems.map((problem) => problem.reason)).toEqual([
+      expect.stringMatching(/name/),
+      expect.stringMatching(/inputSchema/),
+    ]);
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('reconnects once for a listing whose wire failed before any response began', async () => {
+    const mcp = client({ env: { ...CHILD_ENV, COUNT_FILE: countFile, EXIT_ON_FIRST_LIST: '1' } });
+    const tools = await mcp.tools();
+    expect(tools.map((tool) => tool.name)).toContain('echo');
+    expect(await calls('list')).toBe(2);
+  });
+
+  it('sends SIGKILL after killGrace to a server that ignores SIGTERM', async () => {
+    const mcp = client({ killGrace: 0.3 });
+    const result = await mcp.callTool('ignore-term');
+    const pid = Number((result.content[0] as { text: string }).text);
+    expect(alive(pid)).toBe(true);
+    await mcp.close();
+    expect(alive(pid)).toBe(false);
+  });
+
   it.each([
     ['a shell string', 'node server.js'],
     ['an empty argv', []],
