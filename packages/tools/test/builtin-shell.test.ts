@@ -246,6 +246,14 @@ describe('ShellTool options', () => {
     expect(() => tool(options as never)).toThrow(ShellToolOptionsError);
   });
 
+  it('verifies a working sandbox on start and refuses a broken one', async () => {
+    await expect(tool({ sandbox: new BubblewrapSandbox() }).start()).resolves.toBeUndefined();
+    const broken = new BubblewrapSandbox({ bwrapPath: '/usr/bin/false' });
+    await expect(tool({ sandbox: broken }).start()).rejects.toSatisfy((error) =>
+      SandboxUnavailableError.isInstance(error),
+    );
+  });
+
   it('fails clearly when bwrap is missing', () => {
     expect(() => new BubblewrapSandbox({ bwrapPath: '/nonexistent/bwrap' })).toThrow(
       SandboxUnavailableError,

@@ -1,4 +1,7 @@
 import { accessSync, constants, lstatSync, readlinkSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runProcess } from './run-process.js';
 import type { Sandbox, SandboxRunRequest, SandboxRunResult } from './sandbox.js';
 import { SandboxUnavailableError } from './sandbox-unavailable-error.js';
@@ -140,6 +143,37 @@ export class BubblewrapSandbox implements Sandbox {
     for (const [key, value] of Object.entries(request.env)) argv.push('--setenv', key, value);
     argv.push('--', request.program, ...request.args);
     return argv;
+  }
+
+  /**
+   * Runs `true` inside a sandbox built like every other one; rejects with
+   * {@link SandboxUnavailableError} when bubblewrap cannot create it here (for example when
+   * user namespaces are disabled).
+   */
+  async verify(): Promise<void> {
+    const program = findExecutable('true', '/usr/bin:/bin');
+    if (program === undefined)
+      throw new SandboxUnavailableError('`true` was not found to check the sandbox.');
+    const workspace = await mkdtemp(join(tmpdir(), 'toolfence-bwrap-check-'));
+    try {
+      const result = await this.run({
+        program,
+        args: [],
+        cwd: workspace,
+        env: {},
+        workspace,
+        timeoutMs: 10_000,
+        maxOutputBytes: 4096,
+      });
+      if (result.exitCode !== 0) {
+        throw new SandboxUnavailableError(
+          'bubblewrap could not create a sandbox here (are user namespaces allowed?).',
+          { details: { exitCode: result.exitCode, signal: result.signal } },
+        );
+      }
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
   }
 
   run(request: SandboxRunRequest): Promise<SandboxRunResult> {

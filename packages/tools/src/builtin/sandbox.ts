@@ -34,4 +34,6 @@ export interface Sandbox {
   /** Short name for logs and results (`local`, `bubblewrap`). */
   readonly name: string;
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
+  /** Checks that the sandbox works here; `ShellTool.start()` calls it. Rejects when it does not. */
+  verify?(): Promise<void>;
 }

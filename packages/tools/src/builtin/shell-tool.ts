@@ -84,7 +84,7 @@ export class ShellTool implements Tool {
     const {
       workspace,
       allowedCommands,
-      sandbox = new LocalProcessSandbox(),
+      sandbox = new LocalProcessSandbox() as Sandbox,
       baseEnvironment = process.env,
       allowedEnvironment = ['PATH', 'LANG', 'LC_ALL', 'TZ'],
       maxTimeoutSeconds = 60,
@@ -118,7 +118,12 @@ export class ShellTool implements Tool {
     }
     if (typeof searchPath !== 'string')
       throw new ShellToolOptionsError('searchPath must be a string.');
-    if (typeof sandbox !== 'object' || sandbox === null || typeof sandbox.run !== 'function') {
+    if (
+      typeof sandbox !== 'object' ||
+      sandbox === null ||
+      typeof sandbox.run !== 'function' ||
+      (sandbox.verify !== undefined && typeof sandbox.verify !== 'function')
+    ) {
       throw new ShellToolOptionsError('sandbox must implement run().');
     }
     if (
@@ -185,6 +190,11 @@ export class ShellTool implements Tool {
       operationArgument: 'command',
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
     });
+  }
+
+  /** Checks the sandbox (a registry runs this before the tool takes calls). */
+  async start(): Promise<void> {
+    await this.#sandbox.verify?.();
   }
 
   /** The workspace's real path. */
