@@ -2,15 +2,39 @@
 // The MCP conformance suite's client under test, built on McpClient from the built package.
 // The harness appends the server URL as the last argument and names the scenario in
 // MCP_CONFORMANCE_SCENARIO. Only loopback addresses are approved (the harness runs on localhost).
-import { McpClient } from '../dist/index.js';
+import {
+  AuthorizationRequiredError,
+  authorizeConnection,
+  completeConnection,
+  McpClient,
+  MemoryConnectionStore,
+  OAuthTokenProvider,
+} from '../dist/index.js';
 
 const url = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
 const allowLoopback = (_target, address) => address.range === 'loopback';
+const context = process.env.MCP_CONFORMANCE_CONTEXT
+  ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT)
+  : {};
+const auth = scenario.startsWith('auth/');
+const store = new MemoryConnectionStore();
+const CONNECTION = 'conformance';
+const REDIRECT_URI = 'http://localhost:3000/callback';
 
 const client = new McpClient({
   url,
   allowNonPublic: allowLoopback,
+  ...(auth
+    ? {
+        authProvider: new OAuthTokenProvider({
+          store,
+          connectionId: CONNECTION,
+          url,
+          allowNonPublic: allowLoopback,
+        }),
+      }
+    : {}),
   clientName: 'toolfence-conformance-client',
   readTimeout: 20,
   logger: process.env.CONFORMANCE_DEBUG
@@ -56,8 +80,43 @@ async function run() {
   }
 }
 
+/** Headless authorization: the mock authorization server redirects straight to the callback. */
+async function authorize(required) {
+  const { authorizeUrl } = await authorizeConnection(store, CONNECTION, {
+    url,
+    redirectUri: REDIRECT_URI,
+    allowNonPublic: allowLoopback,
+    ...(required.scope ? { scope: required.scope } : {}),
+    ...(context.client_id ? { clientId: context.client_id } : {}),
+    ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+    ...(context.issuer ? { issuer: context.issuer } : {}),
+  });
+  const response = await fetch(authorizeUrl, { redirect: 'manual' });
+  const location = response.headers.get('location');
+  if (!location) throw new Error('the authorization server did not redirect');
+  await completeConnection(store, CONNECTION, new URL(location, authorizeUrl).href, {
+    allowNonPublic: allowLoopback,
+  });
+}
+
+async function runWithAuthorization() {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const required = AuthorizationRequiredError.isInstance(error)
+        ? error
+        : AuthorizationRequiredError.isInstance(error?.cause)
+          ? error.cause
+          : undefined;
+      if (!auth || required === undefined || attempt >= 3) throw error;
+      await authorize(required);
+    }
+  }
+}
+
 try {
-  await run();
+  await runWithAuthorization();
   await client.close();
   process.exit(0);
 } catch (error) {

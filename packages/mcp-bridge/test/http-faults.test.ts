@@ -194,6 +194,23 @@ describe.each([
       },
     });
     expect(await caught(refusing.callTool('echo'))).toBe(stepUp);
+    const missing = new ClientConfigurationError('no token yet (test)');
+    const tokenless = client({
+      authProvider: {
+        token: () => {
+          throw missing;
+        },
+      },
+    });
+    expect(await caught(tokenless.callTool('echo'))).toBe(missing);
+    const broken = client({
+      authProvider: {
+        token: () => {
+          throw new Error('vault down');
+        },
+      },
+    });
+    expect(await caught(broken.callTool('echo'))).toBeInstanceOf(RequestNotSentError);
     expect(server.calls.get('echo')).toBe(1);
   });
 

@@ -358,6 +358,12 @@ export class StreamableHttpTransport implements Transport {
       try {
         token = await this.#authProvider.token();
       } catch (error) {
+        // The provider's own error (for example OAuth's AuthorizationRequiredError) reaches the
+        // caller unchanged; nothing was sent.
+        if (McpBridgeError.isInstance(error)) {
+          REFUSALS.add(error);
+          throw error;
+        }
         throw new RequestNotSentError('The token could not be resolved; nothing was sent', {
           cause: error,
         });
