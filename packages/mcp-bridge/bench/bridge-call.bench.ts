@@ -18,6 +18,7 @@ import {
   figure,
   formatMs,
   interleave,
+  pairedRatio,
   printTable,
   SERVER_SCRIPT,
   startHttpServer,
@@ -29,9 +30,9 @@ type Mode = 'stdio' | 'http' | 'http-json';
 
 const WARMUP = 300;
 const SETTINGS: Record<Mode, { rounds: number; perRound: number }> = {
-  stdio: { rounds: 15, perRound: 200 },
-  http: { rounds: 9, perRound: 80 },
-  'http-json': { rounds: 9, perRound: 80 },
+  stdio: { rounds: 30, perRound: 100 },
+  http: { rounds: 15, perRound: 50 },
+  'http-json': { rounds: 15, perRound: 50 },
 };
 const ARGS = { text: 'hello from the benchmark' };
 
@@ -42,7 +43,22 @@ interface Setup {
 
 async function setUp(mode: Mode, url: string | undefined): Promise<Setup> {
   const closers: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => undefined);
+  };
+  try {
+    return { contenders: await build(mode, url, closers), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 
+async function build(
+  mode: Mode,
+  url: string | undefined,
+  closers: (() => Promise<unknown>)[],
+): Promise<Contender[]> {
   // ours: one McpClient for the bridged path, one for the bare client (separate connections,
   // so each gets its own server process over stdio, like every other contender)
   const makeOurs = () =>
@@ -127,12 +143,7 @@ async function setUp(mode: Mode, url: string | undefined): Promise<Setup> {
       throw new Error(`${contender.name} (${mode}) did not echo: ${text.slice(0, 200)}`);
     }
   }
-  return {
-    contenders,
-    close: async () => {
-      for (const close of closers.reverse()) await close().catch(() => undefined);
-    },
-  };
+  return contenders;
 }
 
 const LABEL: Record<Mode, string> = {
@@ -167,11 +178,12 @@ async function measure(mode: Mode): Promise<void> {
       formatMs(value),
       `${formatMs(sorted[0] as number)}-${formatMs(sorted.at(-1) as number)}`,
       (value / sdk).toFixed(2),
+      pairedRatio(result, results.get('sdk')).toFixed(2),
     ];
   });
   printTable(
     `tools/call echo over ${LABEL[mode]}: ${WARMUP} warm-up calls per client, ${rounds} interleaved rounds x ${perRound} calls, median of round medians (${seconds} s)`,
-    ['client', 'median ms/call', 'round range', 'x SDK Client'],
+    ['client', 'median ms/call', 'round range', 'x SDK Client', 'paired x SDK'],
     rows,
   );
   const how = `${WARMUP} warm-up calls each, ${rounds} interleaved rounds x ${perRound} sequential calls, median of round medians`;
@@ -179,20 +191,21 @@ async function measure(mode: Mode): Promise<void> {
   const bare = figure(results.get('mcp-client'));
   const aiSdk = figure(results.get('ai-sdk'));
   const langchain = figure(results.get('langchain'));
+  const paired = (name: string) => pairedRatio(results.get(name), results.get('sdk')).toFixed(2);
   const id = mode === 'stdio' ? 'stdio' : mode === 'http' ? 'http' : 'http-json';
   bench({
     id: `mcp-bridge.call-${id}-bridge`,
     label: `tools/call over ${LABEL[mode]}: bridgeTools + ToolRegistry.invoke vs SDK Client`,
     ratio: bridge / sdk,
     target: 1.1,
-    detail: `bridge ${formatMs(bridge)} ms vs SDK Client ${formatMs(sdk)} ms per call; ${how}`,
+    detail: `bridge ${formatMs(bridge)} ms vs SDK Client ${formatMs(sdk)} ms per call (per-round paired ratio ${paired('bridge')}); ${how}`,
   });
   bench({
     id: `mcp-bridge.call-${id}-client`,
     label: `tools/call over ${LABEL[mode]}: McpClient.callTool vs SDK Client`,
     ratio: bare / sdk,
     target: 1.1,
-    detail: `McpClient ${formatMs(bare)} ms vs SDK Client ${formatMs(sdk)} ms per call; ${how}`,
+    detail: `McpClient ${formatMs(bare)} ms vs SDK Client ${formatMs(sdk)} ms per call (per-round paired ratio ${paired('mcp-client')}); ${how}`,
   });
   bench({
     id: `mcp-bridge.call-${id}-vs-ai-sdk`,
