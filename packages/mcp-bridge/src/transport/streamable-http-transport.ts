@@ -74,6 +74,9 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
 
 const REFUSALS = new WeakSet<object>();
 
+/** How long a request's SSE stream may stay open after its answer arrived. */
+const ANSWERED_STREAM_LINGER_MS = 2000;
+
 /**
  * True for an error an `authProvider` raised while answering a 401/403: the server refused the
  * request, so it did not run.
@@ -458,9 +461,19 @@ export class StreamableHttpTransport implements Transport {
     });
     let failure: Error | undefined;
     try {
-      for await (const chunk of body) {
-        if (this.#closed) break;
-        parser.push(chunk as Buffer);
+      let linger: NodeJS.Timeout | undefined;
+      try {
+        for await (const chunk of body) {
+          if (this.#closed) break;
+          parser.push(chunk as Buffer);
+          // The answer is in: a server that keeps the stream open gets a short grace to end it
+          // (so the connection can be reused), then the stream is dropped.
+          if (context.requestId !== undefined && context.answered && linger === undefined) {
+            linger = setTimeout(() => body.destroy(), ANSWERED_STREAM_LINGER_MS);
+          }
+        }
+      } finally {
+        clearTimeout(linger);
       }
     } catch (error) {
       failure =
