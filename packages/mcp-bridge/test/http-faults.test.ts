@@ -310,8 +310,12 @@ describe.each([
   });
 
   it('sends the protocol headers and asks for identity encoding', async () => {
-    const mcp = client({ headers: { 'X-Tenant': 'acme' }, token: 'secret-token' });
+    const fixed: Record<string, string> = { 'X-Tenant': 'acme' };
+    const mcp = client({ headers: fixed, token: 'secret-token' });
+    fixed['X-Tenant'] = 'changed later'; // headers are copied at construction
+    fixed['x-added'] = 'later';
     await mcp.callTool('echo');
+    expect(server.state.callHeaders['x-added']).toBeUndefined();
     const headers = server.state.callHeaders;
     expect(headers['accept-encoding']).toBe('identity');
     expect(headers.accept).toBe('application/json, text/event-stream');
