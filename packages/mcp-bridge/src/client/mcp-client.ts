@@ -22,6 +22,7 @@ import {
   TransportTimeoutError,
   TransportUnauthorizedError,
 } from '../transport/errors.js';
+import { copyFixedHeaders } from '../transport/header-rules.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import {
   positiveInteger,
@@ -230,7 +231,16 @@ export class McpClient {
       throw new ClientConfigurationError('token and authProvider apply to url connections only');
     }
     this.#authProvider = toAuthProvider(options);
-    this.#options = { ...options };
+    // Copy everything the sessions use later, so a caller's later mutation changes nothing.
+    this.#options = Object.freeze({
+      ...options,
+      ...(options.headers === undefined ? {} : { headers: copyFixedHeaders(options.headers) }),
+      ...(options.env === undefined ? {} : { env: Object.freeze({ ...options.env }) }),
+      ...(Array.isArray(options.command) ? { command: Object.freeze([...options.command]) } : {}),
+      ...(options.roots === undefined
+        ? {}
+        : { roots: Object.freeze(options.roots.map((root) => Object.freeze({ ...root }))) }),
+    });
     // Construct a throwaway transport now so header and command errors surface at construction.
     this.#makeTransport(true);
   }
