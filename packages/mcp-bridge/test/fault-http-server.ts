@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 
 /** Pagination behaviours of the fault server's tools/list. */
-export type PagingMode = 'normal' | 'repeat' | 'endless';
+export type PagingMode = 'normal' | 'repeat' | 'endless' | 'malformed';
 
 /** Knobs a test turns before a request. */
 export interface FaultState {
@@ -142,6 +142,7 @@ export async function startFaultHttpServer(
       const all = [...FIXED_TOOLS, ...(state.extraTools as Tool[]), ...toolList(state)];
       const cursor = request.params?.cursor;
       if (state.paging === 'repeat') return { tools: [], nextCursor: 'same' };
+      if (state.paging === 'malformed') return { tools: 'not-an-array' } as never;
       if (state.paging === 'endless') {
         return { tools: [], nextCursor: `c${Number((cursor ?? 'c0').slice(1)) + 1}` };
       }

@@ -243,6 +243,7 @@ describe.each([
 
   it.each([
     ['a repeating cursor', { paging: 'repeat' }, {}, McpProtocolError],
+    ['a malformed page', { paging: 'malformed' }, {}, McpProtocolError],
     ['endless pages', { paging: 'endless' }, { maxToolPages: 5 }, McpLimitError],
     ['too many pages', { toolCount: 500, pageSize: 10 }, { maxToolPages: 20 }, McpLimitError],
     ['too many tools', { toolCount: 500 }, { maxTools: 100 }, McpLimitError],
