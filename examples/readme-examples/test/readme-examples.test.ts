@@ -18,7 +18,7 @@ const generated = join(root, 'generated');
 const require = createRequire(import.meta.url);
 
 /** Packages whose example runs to completion on its own (others start a server and wait). */
-const RUNNABLE = new Set(['tool-contract', 'tools']);
+const RUNNABLE = new Set(['tool-contract', 'tools', 'mcp-bridge']);
 const PACKAGES = ['tool-contract', 'host-config', 'tools', 'mcp-bridge'] as const;
 
 function firstTypeScriptBlock(markdown: string): string | undefined {
