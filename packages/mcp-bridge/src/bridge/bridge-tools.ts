@@ -1,4 +1,4 @@
-import { RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
+import { CONTRACT_META_KEY, RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
 import {
   AjvSchemaValidator,
   DEFAULT_MCP_LIMITS,
@@ -81,7 +81,12 @@ const UNDECLARED = Object.freeze({
   effect: Object.freeze({ default: 'unknown' as const }),
 });
 
-function mayDeclareContract(annotations: JsonObject | undefined): boolean {
+function mayDeclareContract(
+  annotations: JsonObject | undefined,
+  meta: Readonly<Record<string, unknown>> | undefined,
+): boolean {
+  // tool-contract's copy in `_meta` survives clients that strip unknown annotation keys.
+  if (meta !== undefined && Object.hasOwn(meta, CONTRACT_META_KEY)) return true;
   if (annotations === undefined) return false;
   for (const key in annotations) {
     if (!STANDARD_HINTS.has(key)) return true;
@@ -100,6 +105,18 @@ function checkNameList(name: string, value: unknown): ReadonlySet<string> | unde
     });
   }
   return new Set(value);
+}
+
+let defaultValidator: AjvSchemaValidator | undefined;
+
+/**
+ * One default validator for every bridge in the process: a new Ajv instance compiles the 2020-12
+ * meta-schema on first use (tens of milliseconds), and compiled schemas are cached by content
+ * (bounded LRU), so sharing it costs nothing and saves that start-up on every client.
+ */
+function sharedValidator(): AjvSchemaValidator {
+  defaultValidator ??= new AjvSchemaValidator();
+  return defaultValidator;
 }
 
 /**
@@ -140,7 +157,7 @@ export async function bridgeTools(
   if (mode !== 'compatible' && mode !== 'strict') {
     throw new BridgeConfigurationError("schemaDialects must be 'compatible' or 'strict'");
   }
-  const validator = options.validator ?? new AjvSchemaValidator();
+  const validator = options.validator ?? sharedValidator();
   const limits = options.resultLimits ?? DEFAULT_MCP_LIMITS;
   const prefix = options.prefix;
   // Validates the prefix (mcpToolName refuses an invalid namespace).
@@ -214,13 +231,14 @@ function bridgeOne(
   // registered); listing 1,000 tools compiles nothing.
   const { validator } = options;
   const annotations = info.annotations as JsonObject | undefined;
-  // A declared contract needs tool-contract's keys; annotations with only MCP's standard hints
-  // (or none) cannot declare one, so the reading (and its name heuristic) is skipped.
-  const reading = mayDeclareContract(annotations)
+  // A declared contract needs tool-contract's keys (in annotations or in `_meta`); annotations
+  // with only MCP's standard hints (or none) cannot declare one, so the reading is skipped.
+  const reading = mayDeclareContract(annotations, info._meta)
     ? readMcpToolContract({
         name: remoteName,
         ...(info.description === undefined ? {} : { description: info.description }),
         ...(annotations === undefined ? {} : { annotations }),
+        ...(info._meta === undefined ? {} : { _meta: info._meta }),
       })
     : UNDECLARED;
   const contract = reading.contract;
