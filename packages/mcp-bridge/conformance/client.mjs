@@ -80,22 +80,54 @@ async function run() {
   }
 }
 
+/**
+ * Host policy, not library behaviour: the OAuth module requires a pre-registered client's exact
+ * issuer. A host that holds credentials for a server pins the issuer they were issued by; 0.1.16
+ * hands out credentials without one, so this client pins the single authorization server the
+ * server's RFC 9728 metadata lists (path-specific well-known URL, then the root one; loopback
+ * only, no redirects). The library still checks that metadata (exact resource, exact issuer).
+ */
+async function listedIssuer() {
+  const target = new URL(url);
+  const path = target.pathname.replace(/\/$/, '');
+  for (const candidate of [
+    `/.well-known/oauth-protected-resource${path}`,
+    '/.well-known/oauth-protected-resource',
+  ]) {
+    const response = await fetch(new URL(candidate, target.origin), { redirect: 'manual' });
+    if (response.status !== 200) continue;
+    const servers = (await response.json())?.authorization_servers;
+    return Array.isArray(servers) && servers.length === 1 ? servers[0] : undefined;
+  }
+  return undefined;
+}
+
+async function pinnedIssuer() {
+  if (context.issuer) return context.issuer;
+  return context.client_id ? await listedIssuer() : undefined;
+}
+
 /** Headless authorization: the mock authorization server redirects straight to the callback. */
 async function authorize(required) {
+  const issuer = await pinnedIssuer();
   const { authorizeUrl } = await authorizeConnection(store, CONNECTION, {
     url,
     redirectUri: REDIRECT_URI,
     allowNonPublic: allowLoopback,
+    // This host opts in to the MCP 2025-03-26 fallback (servers without RFC 9728 metadata);
+    // the library refuses such servers by default.
+    legacyAuthorizationServer: true,
     ...(required.scope ? { scope: required.scope } : {}),
     ...(context.client_id ? { clientId: context.client_id } : {}),
     ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
-    ...(context.issuer ? { issuer: context.issuer } : {}),
+    ...(issuer ? { issuer } : {}),
   });
   const response = await fetch(authorizeUrl, { redirect: 'manual' });
   const location = response.headers.get('location');
   if (!location) throw new Error('the authorization server did not redirect');
   await completeConnection(store, CONNECTION, new URL(location, authorizeUrl).href, {
     allowNonPublic: allowLoopback,
+    legacyAuthorizationServer: true,
   });
 }
 

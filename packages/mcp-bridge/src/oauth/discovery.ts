@@ -19,6 +19,7 @@ export interface ProtectedResourceMetadata {
 /** RFC 8414 authorization-server metadata, validated; `raw` is what oauth4webapi receives. */
 export interface AuthorizationServerMetadata {
   readonly issuer: string;
+  /** Empty when the flow does not need it (client credentials) and the server names none. */
   readonly authorizationEndpoint: string;
   readonly tokenEndpoint: string;
   readonly registrationEndpoint: string | undefined;
@@ -71,12 +72,14 @@ function checkEndpointUrlAsConfig(value: string | URL, name: string, http: OAuth
   }
 }
 
-interface JsonAnswer {
+/** A JSON object answer (`json` undefined unless the status is 200). */
+export interface JsonAnswer {
   readonly status: number;
   readonly json: unknown;
 }
 
-async function getJson(http: OAuthHttp, url: URL, what: string): Promise<JsonAnswer> {
+/** GETs a JSON object (bounded, guarded); non-200 answers return their status only. */
+export async function getJson(http: OAuthHttp, url: URL, what: string): Promise<JsonAnswer> {
   const response = await http.fetch(url.href, {
     method: 'GET',
     headers: { accept: 'application/json' },
@@ -143,7 +146,7 @@ export async function discoverProtectedResource(
   }
   if (found === undefined) {
     throw new OAuthDiscoveryError('the MCP server publishes no protected-resource metadata', {
-      details: { origin: resource.origin },
+      details: { origin: resource.origin, reason: 'no-metadata' },
     });
   }
   const declared = found.resource;
@@ -232,6 +235,7 @@ export function authorizationServerMetadataUrls(issuer: URL): URL[] {
 export async function discoverAuthorizationServer(
   http: OAuthHttp,
   issuer: string,
+  requirements: AuthorizationServerRequirements = {},
 ): Promise<AuthorizationServerMetadata> {
   const issuerUrl = checkEndpointUrl(issuer, 'issuer', http);
   let found: Record<string, unknown> | undefined;
@@ -249,20 +253,39 @@ export async function discoverAuthorizationServer(
   }
   if (found === undefined) {
     throw new OAuthDiscoveryError('the authorization server publishes no metadata', {
-      details: { origin: issuerUrl.origin },
+      details: { origin: issuerUrl.origin, reason: 'no-metadata' },
     });
   }
+  return readAuthorizationServerMetadata(found, issuer, http, requirements);
+}
+
+/** What a flow needs from the authorization server beyond valid endpoints. */
+export interface AuthorizationServerRequirements {
+  /** Require S256 PKCE and the code flow (authorization code flows). Default true. */
+  readonly authorizationCode?: boolean | undefined;
+}
+
+/**
+ * Validates fetched authorization-server metadata: `issuer` identical to `issuer`, endpoints
+ * present and policy-checked, and (for the code flow) S256 PKCE supported.
+ */
+export function readAuthorizationServerMetadata(
+  found: Record<string, unknown>,
+  issuer: string,
+  http: OAuthHttp,
+  requirements: AuthorizationServerRequirements = {},
+): AuthorizationServerMetadata {
+  const codeFlow = requirements.authorizationCode !== false;
   if (found.issuer !== issuer) {
     throw new OAuthIssuerMismatchError(
       'authorization-server metadata names another issuer than the one it was fetched for',
       { details: { expected: issuer } },
     );
   }
-  const authorizationEndpoint = checkEndpointUrl(
-    found.authorization_endpoint,
-    'authorization_endpoint',
-    http,
-  );
+  const authorizationEndpoint =
+    codeFlow || found.authorization_endpoint !== undefined
+      ? checkEndpointUrl(found.authorization_endpoint, 'authorization_endpoint', http)
+      : undefined;
   const tokenEndpoint = checkEndpointUrl(found.token_endpoint, 'token_endpoint', http);
   const registrationEndpoint =
     found.registration_endpoint === undefined
@@ -272,14 +295,14 @@ export async function discoverAuthorizationServer(
     found.code_challenge_methods_supported,
     'code_challenge_methods_supported',
   );
-  if (methods === undefined || !methods.includes('S256')) {
+  if (codeFlow && (methods === undefined || !methods.includes('S256'))) {
     throw new OAuthUnsupportedServerError(
       'the authorization server does not advertise S256 PKCE support',
       { details: { issuer } },
     );
   }
   const responseTypes = stringList(found.response_types_supported, 'response_types_supported');
-  if (responseTypes !== undefined && !responseTypes.includes('code')) {
+  if (codeFlow && responseTypes !== undefined && !responseTypes.includes('code')) {
     throw new OAuthUnsupportedServerError(
       'the authorization server does not support the authorization code flow',
       { details: { issuer } },
@@ -287,7 +310,7 @@ export async function discoverAuthorizationServer(
   }
   return {
     issuer,
-    authorizationEndpoint: authorizationEndpoint.href,
+    authorizationEndpoint: authorizationEndpoint?.href ?? '',
     tokenEndpoint: tokenEndpoint.href,
     registrationEndpoint: registrationEndpoint?.href,
     tokenEndpointAuthMethodsSupported: stringList(

@@ -10,9 +10,11 @@ import {
   chooseScope,
   discoverAuthorizationServer,
   discoverProtectedResource,
+  type ProtectedResourceMetadata,
 } from './discovery.js';
 import {
   OAuthConfigurationError,
+  OAuthDiscoveryError,
   OAuthError,
   OAuthIssuerMismatchError,
   OAuthResponseError,
@@ -21,6 +23,7 @@ import {
   standardOAuthError,
 } from './errors.js';
 import { type OAuthHttp, type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
+import { discoverLegacyAuthorizationServer } from './legacy-discovery.js';
 
 /** How the client authenticates at the token endpoint. */
 export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
@@ -49,6 +52,14 @@ export interface StartOAuthOptions extends OAuthNetworkOptions {
   readonly tokenAuthMethod?: TokenAuthMethod | undefined;
   /** The authorization server to use; must be listed by the protected resource. */
   readonly issuer?: string | undefined;
+  /**
+   * Opt in to the MCP 2025-03-26 fallback for servers that publish no RFC 9728 metadata (and
+   * name none in their challenge): authorization-server metadata at the MCP server's origin,
+   * else the default endpoints `/authorize`, `/token`, `/register` there. Weaker: the MCP
+   * server names its own authorization server. Default `false` (such servers are refused).
+   * Pass the same value to `completeOAuth`/`refreshOAuth`.
+   */
+  readonly legacyAuthorizationServer?: boolean | undefined;
 }
 
 /** What {@link startOAuth} returns: everything the host must persist until the callback. */
@@ -92,6 +103,8 @@ export interface OAuthClientOptions extends OAuthNetworkOptions {
   readonly issuer: string;
   /** The RFC 8707 resource; always sent. */
   readonly resource: string;
+  /** As given to `startOAuth` (the 2025-03-26 fallback). Default `false`. */
+  readonly legacyAuthorizationServer?: boolean | undefined;
 }
 
 /** Options of {@link completeOAuth}. */
@@ -117,7 +130,8 @@ export interface AuthorizationCallback {
   readonly iss: string | undefined;
 }
 
-function requireString(value: unknown, name: string, optional = false): string | undefined {
+/** Validates a string option (non-empty, at most 4096 characters). */
+export function requireString(value: unknown, name: string, optional = false): string | undefined {
   if (value === undefined && optional) return undefined;
   if (typeof value !== 'string' || value.length === 0 || value.length > 4096) {
     throw new OAuthConfigurationError(`${name} must be a non-empty string`, {
@@ -177,7 +191,8 @@ function checkRedirectUri(value: unknown): string {
   return text;
 }
 
-function requestOptions(http: OAuthHttp): {
+/** oauth4webapi request options: the bounded, guarded fetch. */
+export function requestOptions(http: OAuthHttp): {
   [oauth.customFetch]: (url: string, init: unknown) => Promise<Response>;
   [oauth.allowInsecureRequests]: boolean;
 } {
@@ -191,7 +206,7 @@ function requestOptions(http: OAuthHttp): {
  * Turns an error thrown inside oauth4webapi into one of ours. The server's `error_description`,
  * `error_uri` and response body are never copied, not even as `cause`.
  */
-function translate(error: unknown, step: string): McpBridgeError {
+export function translate(error: unknown, step: string): McpBridgeError {
   if (McpBridgeError.isInstance(error)) return error;
   if (error instanceof oauth.ResponseBodyError) {
     return new OAuthError(`the authorization server refused the ${step}`, {
@@ -223,7 +238,7 @@ function translate(error: unknown, step: string): McpBridgeError {
  * RFC 6749 §2.3.1 Basic authentication with `application/x-www-form-urlencoded` id and secret
  * (oauth4webapi also escapes `-._~`, which servers that do not decode reject).
  */
-function basicAuth(secret: string): oauth.ClientAuth {
+export function basicAuth(secret: string): oauth.ClientAuth {
   const encode = (value: string): string => new URLSearchParams({ v: value }).toString().slice(2);
   return (_as, client, _body, headers) => {
     const credentials = `${encode(client.client_id)}:${encode(secret)}`;
@@ -242,7 +257,8 @@ function clientAuth(method: TokenAuthMethod, secret: string | undefined): oauth.
   }
 }
 
-async function probe(
+/** Unauthenticated `initialize` POST; on 401 reads the Bearer challenge. */
+export async function probe(
   http: OAuthHttp,
   resource: URL,
 ): Promise<{ resourceMetadata: string | undefined; scope: string | undefined }> {
@@ -427,6 +443,7 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   const scopeOption = options.scope === undefined ? undefined : String(options.scope);
   const clientName = requireString(options.clientName ?? 'toolfence', 'clientName') as string;
   const requestedMethod = checkMethod(options.tokenAuthMethod);
+  const legacy = checkLegacyOption(options.legacyAuthorizationServer);
   if (clientId !== undefined && issuerOption === undefined) {
     throw new OAuthConfigurationError('a pre-registered clientId requires the exact issuer', {
       details: { option: 'issuer' },
@@ -440,10 +457,30 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   const resource = canonicalResource(options.url, http);
 
   const challenge = await probe(http, resource);
-  const prm = await discoverProtectedResource(http, resource, challenge.resourceMetadata);
-  const issuer = chooseIssuer(prm.authorizationServers, issuerOption, http);
-  const metadata = await discoverAuthorizationServer(http, issuer);
-  const scope = chooseScope(scopeOption, challenge.scope, prm.scopesSupported);
+  let prm: ProtectedResourceMetadata | undefined;
+  try {
+    prm = await discoverProtectedResource(http, resource, challenge.resourceMetadata);
+  } catch (error) {
+    // The 2025-03-26 fallback applies only when opted in and the server names no metadata at all.
+    if (!legacy || challenge.resourceMetadata !== undefined || !isNoMetadata(error)) throw error;
+  }
+  let issuer: string;
+  let metadata: AuthorizationServerMetadata;
+  if (prm === undefined) {
+    metadata = await discoverLegacyAuthorizationServer(http, resource);
+    issuer = metadata.issuer;
+    if (issuerOption !== undefined && issuerOption !== issuer) {
+      throw new OAuthIssuerMismatchError(
+        'the MCP server names another authorization server than the configured issuer',
+        { details: { expected: issuerOption } },
+      );
+    }
+  } else {
+    issuer = chooseIssuer(prm.authorizationServers, issuerOption, http);
+    metadata = await discoverAuthorizationServer(http, issuer);
+  }
+  const resourceValue = prm?.resource ?? resource.href;
+  const scope = chooseScope(scopeOption, challenge.scope, prm?.scopesSupported);
 
   let client: {
     clientId: string;
@@ -471,7 +508,7 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   authorizeUrl.searchParams.set('code_challenge', codeChallenge);
   authorizeUrl.searchParams.set('code_challenge_method', 'S256');
   if (scope !== undefined) authorizeUrl.searchParams.set('scope', scope);
-  authorizeUrl.searchParams.set('resource', prm.resource);
+  authorizeUrl.searchParams.set('resource', resourceValue);
 
   return {
     authorizeUrl: authorizeUrl.href,
@@ -481,7 +518,7 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
     clientSecret: client.clientSecret,
     tokenAuthMethod: client.tokenAuthMethod,
     issuer,
-    resource: prm.resource,
+    resource: resourceValue,
     redirectUri,
     scope,
   };
@@ -544,6 +581,46 @@ export function parseAuthorizationCallback(
   return { code, iss: single(parameters, 'iss') };
 }
 
+function checkLegacyOption(value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') {
+    throw new OAuthConfigurationError('legacyAuthorizationServer must be a boolean', {
+      details: { option: 'legacyAuthorizationServer' },
+    });
+  }
+  return value;
+}
+
+function isNoMetadata(error: unknown): boolean {
+  return OAuthDiscoveryError.isInstance(error) && error.details?.reason === 'no-metadata';
+}
+
+/**
+ * The token endpoint comes from the stored issuer's metadata. With the 2025-03-26 fallback, an
+ * issuer that publishes no metadata of its own is looked up at the MCP server's origin again,
+ * and must still be the identical issuer.
+ */
+async function rediscover(
+  http: OAuthHttp,
+  issuer: string,
+  resource: URL,
+  legacy: boolean,
+): Promise<AuthorizationServerMetadata> {
+  try {
+    return await discoverAuthorizationServer(http, issuer);
+  } catch (error) {
+    if (!legacy || !isNoMetadata(error)) throw error;
+  }
+  const metadata = await discoverLegacyAuthorizationServer(http, resource);
+  if (metadata.issuer !== issuer) {
+    throw new OAuthIssuerMismatchError(
+      'the MCP server now names another authorization server than the stored issuer',
+      { details: { expected: issuer } },
+    );
+  }
+  return metadata;
+}
+
 interface TokenContext {
   readonly http: OAuthHttp;
   readonly metadata: AuthorizationServerMetadata;
@@ -565,8 +642,13 @@ async function tokenContext(options: OAuthClientOptions): Promise<TokenContext> 
     });
   }
   checkSecretConsistency(method, clientSecret);
-  checkEndpointUrl(resource, 'resource', http);
-  const metadata = await discoverAuthorizationServer(http, issuer);
+  const resourceUrl = checkEndpointUrl(resource, 'resource', http);
+  const metadata = await rediscover(
+    http,
+    issuer,
+    resourceUrl,
+    checkLegacyOption(options.legacyAuthorizationServer),
+  );
   return {
     http,
     metadata,
@@ -576,7 +658,8 @@ async function tokenContext(options: OAuthClientOptions): Promise<TokenContext> 
   };
 }
 
-function readTokens(result: oauth.TokenEndpointResponse, now: number): OAuthTokens {
+/** Reads a token endpoint answer: non-empty Bearer access token, expiry, scope. */
+export function readTokens(result: oauth.TokenEndpointResponse, now: number): OAuthTokens {
   const accessToken = result.access_token;
   if (typeof accessToken !== 'string' || accessToken.length === 0) {
     throw new OAuthResponseError('the token response has no access token', {
