@@ -2,9 +2,11 @@
 // The MCP conformance suite's client under test, built on McpClient from the built package.
 // The harness appends the server URL as the last argument and names the scenario in
 // MCP_CONFORMANCE_SCENARIO. Only loopback addresses are approved (the harness runs on localhost).
+import { createPrivateKey } from 'node:crypto';
 import {
   AuthorizationRequiredError,
   authorizeConnection,
+  clientCredentialsOAuth,
   completeConnection,
   McpClient,
   MemoryConnectionStore,
@@ -21,11 +23,32 @@ const auth = scenario.startsWith('auth/');
 const store = new MemoryConnectionStore();
 const CONNECTION = 'conformance';
 const REDIRECT_URI = 'http://localhost:3000/callback';
+// A machine client (SEP-1046): the host configures the client-credentials grant for this server.
+const machine = scenario.startsWith('auth/client-credentials');
+
+let machineTokens;
+/** McpClient's `token` function: a client-credentials token, fetched again when it expires. */
+async function machineToken() {
+  if (machineTokens === undefined || (machineTokens.expiresAt ?? Infinity) <= Date.now() + 5000) {
+    machineTokens = await clientCredentialsOAuth({
+      url,
+      clientId: context.client_id,
+      ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+      ...(context.private_key_pem
+        ? { privateKeyJwk: createPrivateKey(context.private_key_pem).export({ format: 'jwk' }) }
+        : {}),
+      issuer: await pinnedIssuer(),
+      allowNonPublic: allowLoopback,
+    });
+  }
+  return machineTokens.accessToken;
+}
 
 const client = new McpClient({
   url,
   allowNonPublic: allowLoopback,
-  ...(auth
+  ...(machine ? { token: machineToken } : {}),
+  ...(auth && !machine
     ? {
         authProvider: new OAuthTokenProvider({
           store,

@@ -65,6 +65,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'StoreRecordError',
         'StoreSchemaError',
         'authorizeConnection',
+        'clientCredentialsOAuth',
         'completeConnection',
         'completeOAuth',
         'findAuthorizationRequired',

@@ -41,6 +41,12 @@ export { McpBridgeError, type McpBridgeErrorOptions } from './mcp-bridge-error.j
 // token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath.
 export { type BearerChallenge, parseBearerChallenge } from './oauth/challenge.js';
 export {
+  type ClientCredentialsAuthMethod,
+  type ClientCredentialsOAuthOptions,
+  type ClientCredentialsTokens,
+  clientCredentialsOAuth,
+} from './oauth/client-credentials.js';
+export {
   type AuthorizeConnectionOptions,
   authorizeConnection,
   type CompleteConnectionOptions,
