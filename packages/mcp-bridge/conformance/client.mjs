@@ -23,6 +23,7 @@ const auth = scenario.startsWith('auth/');
 const store = new MemoryConnectionStore();
 const CONNECTION = 'conformance';
 const REDIRECT_URI = 'http://localhost:3000/callback';
+const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
 // A machine client (SEP-1046): the host configures the client-credentials grant for this server.
 const machine = scenario.startsWith('auth/client-credentials');
 
@@ -140,6 +141,9 @@ async function authorize(required) {
     // This host opts in to the MCP 2025-03-26 fallback (servers without RFC 9728 metadata);
     // the library refuses such servers by default.
     legacyAuthorizationServer: true,
+    // The scenario's own (fictional) client ID metadata document; used only where the scenario
+    // expects it, since other scenarios' harness would then try to fetch that non-loopback URL.
+    ...(scenario === 'auth/basic-cimd' ? { clientMetadataUrl: CIMD_URL } : {}),
     ...(required.scope ? { scope: required.scope } : {}),
     ...(context.client_id ? { clientId: context.client_id } : {}),
     ...(context.client_secret ? { clientSecret: context.client_secret } : {}),

@@ -60,6 +60,13 @@ export interface StartOAuthOptions extends OAuthNetworkOptions {
    * Pass the same value to `completeOAuth`/`refreshOAuth`.
    */
   readonly legacyAuthorizationServer?: boolean | undefined;
+  /**
+   * The https URL of your client ID metadata document (CIMD, SEP-991). When the authorization
+   * server advertises `client_id_metadata_document_supported`, this URL is the `client_id`
+   * (a public client, `none`) and no registration runs; otherwise RFC 7591 registration runs as
+   * usual. The document must list `redirectUri`. Not with `clientId`. Default: none.
+   */
+  readonly clientMetadataUrl?: string | undefined;
 }
 
 /** What {@link startOAuth} returns: everything the host must persist until the callback. */
@@ -163,6 +170,38 @@ function checkSecretConsistency(method: TokenAuthMethod, secret: string | undefi
       details: { option: 'clientSecret' },
     });
   }
+}
+
+function checkClientMetadataUrl(value: unknown): string | undefined {
+  const text = requireString(value, 'clientMetadataUrl', true);
+  if (text === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  // draft-ietf-oauth-client-id-metadata-document: https, a path, no fragment, no credentials,
+  // no dot segments.
+  const segments = url?.pathname.split('/') ?? [];
+  if (
+    url === undefined ||
+    url.protocol !== 'https:' ||
+    url.pathname === '/' ||
+    url.hash !== '' ||
+    text.includes('#') ||
+    url.username !== '' ||
+    url.password !== '' ||
+    text !== url.href ||
+    segments.includes('.') ||
+    segments.includes('..')
+  ) {
+    throw new OAuthConfigurationError(
+      'clientMetadataUrl must be a normalized https URL with a path, without fragment or credentials',
+      { details: { option: 'clientMetadataUrl' } },
+    );
+  }
+  return text;
 }
 
 function checkRedirectUri(value: unknown): string {
@@ -444,6 +483,21 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   const clientName = requireString(options.clientName ?? 'toolfence', 'clientName') as string;
   const requestedMethod = checkMethod(options.tokenAuthMethod);
   const legacy = checkLegacyOption(options.legacyAuthorizationServer);
+  const clientMetadataUrl = checkClientMetadataUrl(options.clientMetadataUrl);
+  if (clientMetadataUrl !== undefined && clientId !== undefined) {
+    throw new OAuthConfigurationError('pass either clientId or clientMetadataUrl, not both', {
+      details: { option: 'clientMetadataUrl' },
+    });
+  }
+  if (
+    clientMetadataUrl !== undefined &&
+    requestedMethod !== undefined &&
+    requestedMethod !== 'none'
+  ) {
+    throw new OAuthConfigurationError('a client ID metadata document client uses "none"', {
+      details: { option: 'tokenAuthMethod' },
+    });
+  }
   if (clientId !== undefined && issuerOption === undefined) {
     throw new OAuthConfigurationError('a pre-registered clientId requires the exact issuer', {
       details: { option: 'issuer' },
@@ -491,6 +545,12 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
     const method = requestedMethod ?? (clientSecret === undefined ? 'none' : 'client_secret_basic');
     checkSecretConsistency(method, clientSecret);
     client = { clientId, clientSecret, tokenAuthMethod: method };
+  } else if (
+    clientMetadataUrl !== undefined &&
+    metadata.raw.client_id_metadata_document_supported === true
+  ) {
+    // CIMD: the URL is the client id; the authorization server fetches the document itself.
+    client = { clientId: clientMetadataUrl, clientSecret: undefined, tokenAuthMethod: 'none' };
   } else {
     const method = selectRegistrationMethod(metadata, requestedMethod);
     client = await register(http, metadata, method, redirectUri, clientName);
