@@ -8,6 +8,7 @@ import {
   authorizeConnection,
   clientCredentialsOAuth,
   completeConnection,
+  crossAppAccessOAuth,
   McpClient,
   MemoryConnectionStore,
   OAuthTokenProvider,
@@ -24,23 +25,36 @@ const store = new MemoryConnectionStore();
 const CONNECTION = 'conformance';
 const REDIRECT_URI = 'http://localhost:3000/callback';
 const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
-// A machine client (SEP-1046): the host configures the client-credentials grant for this server.
-const machine = scenario.startsWith('auth/client-credentials');
+// Grants without a user redirect, configured per server by the host: client credentials
+// (SEP-1046) and enterprise-managed cross-app access (SEP-990).
+const crossApp = scenario === 'auth/cross-app-access-complete-flow';
+const machine = scenario.startsWith('auth/client-credentials') || crossApp;
 
 let machineTokens;
 /** McpClient's `token` function: a client-credentials token, fetched again when it expires. */
 async function machineToken() {
   if (machineTokens === undefined || (machineTokens.expiresAt ?? Infinity) <= Date.now() + 5000) {
-    machineTokens = await clientCredentialsOAuth({
-      url,
-      clientId: context.client_id,
-      ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
-      ...(context.private_key_pem
-        ? { privateKeyJwk: createPrivateKey(context.private_key_pem).export({ format: 'jwk' }) }
-        : {}),
-      issuer: await pinnedIssuer(),
-      allowNonPublic: allowLoopback,
-    });
+    machineTokens = crossApp
+      ? await crossAppAccessOAuth({
+          url,
+          idToken: context.idp_id_token,
+          idpIssuer: context.idp_issuer,
+          idpClientId: context.idp_client_id,
+          clientId: context.client_id,
+          clientSecret: context.client_secret,
+          issuer: await pinnedIssuer(),
+          allowNonPublic: allowLoopback,
+        })
+      : await clientCredentialsOAuth({
+          url,
+          clientId: context.client_id,
+          ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+          ...(context.private_key_pem
+            ? { privateKeyJwk: createPrivateKey(context.private_key_pem).export({ format: 'jwk' }) }
+            : {}),
+          issuer: await pinnedIssuer(),
+          allowNonPublic: allowLoopback,
+        });
   }
   return machineTokens.accessToken;
 }

@@ -66,6 +66,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'StoreSchemaError',
         'authorizeConnection',
         'clientCredentialsOAuth',
+        'crossAppAccessOAuth',
         'completeConnection',
         'completeOAuth',
         'findAuthorizationRequired',

@@ -64,6 +64,11 @@ export {
   type PendingAuthorization,
 } from './oauth/connection-store.js';
 export {
+  type CrossAppAccessOAuthOptions,
+  type CrossAppAccessTokens,
+  crossAppAccessOAuth,
+} from './oauth/cross-app-access.js';
+export {
   AuthorizationRequiredError,
   type AuthorizationRequiredErrorOptions,
   type AuthorizationRequiredReason,
