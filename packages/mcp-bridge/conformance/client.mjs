@@ -27,7 +27,10 @@ const REDIRECT_URI = 'http://localhost:3000/callback';
 const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
 // Grants without a user redirect, configured per server by the host: client credentials
 // (SEP-1046) and enterprise-managed cross-app access (SEP-990).
-const crossApp = scenario === 'auth/cross-app-access-complete-flow';
+// (0.2.0-alpha names the SEP-990 scenario auth/enterprise-managed-authorization.)
+const crossApp =
+  scenario === 'auth/cross-app-access-complete-flow' ||
+  scenario === 'auth/enterprise-managed-authorization';
 const machine = scenario.startsWith('auth/client-credentials') || crossApp;
 
 let machineTokens;

@@ -125,6 +125,8 @@ export async function authorizeConnection(
 export interface CompleteConnectionOptions extends OAuthNetworkOptions {
   /** How long a started authorization stays valid, in seconds. Default 600. */
   readonly pendingAuthorizationSeconds?: number | undefined;
+  /** As given to `authorizeConnection` (the MCP 2025-03-26 fallback). Default `false`. */
+  readonly legacyAuthorizationServer?: boolean | undefined;
 }
 
 /**
