@@ -219,3 +219,47 @@ describe('clientCredentialsOAuth', () => {
     expect((error as { code?: string }).code).toBe('OAUTH_RESPONSE_INVALID');
   });
 });
+
+describe('clientCredentialsOAuth against oidc-provider', () => {
+  it('gets a token for the MCP resource that the MCP server accepts for a tool call', async () => {
+    const { startOAuthPeer } = await import('./fixtures/oauth-peer.js');
+    const { McpClient } = await import('../src/index.js');
+    const peer = await startOAuthPeer({
+      clients: [
+        {
+          client_id: 'machine-1',
+          client_secret: 'machine-secret-0123456789',
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_basic',
+        },
+      ],
+    });
+    try {
+      const tokens = await clientCredentialsOAuth({
+        url: peer.mcpUrl,
+        clientId: 'machine-1',
+        clientSecret: 'machine-secret-0123456789',
+        issuer: peer.issuer,
+        allowNonPublic: loopback,
+      });
+      expect(tokens.resource).toBe(peer.mcpUrl);
+      expect(tokens.scope).toBe('mcp:tools');
+      const client = new McpClient({
+        url: peer.mcpUrl,
+        token: tokens.accessToken,
+        allowNonPublic: (_target, address) => address.range === 'loopback',
+      });
+      try {
+        await client.tools();
+        await client.callTool('echo', { text: 'hi' });
+      } finally {
+        await client.close();
+      }
+      expect(peer.toolCalls).toEqual(['echo']);
+    } finally {
+      await peer.close();
+    }
+  });
+});
