@@ -81,4 +81,46 @@ describe('McpClient with the OAuth token provider against oidc-provider', () => 
       await client.close();
     }
   });
+
+  it('takes oauth: { store, connectionId } directly', async () => {
+    const store = new MemoryConnectionStore();
+    const { authorizeUrl } = await authorizeConnection(store, 'direct', {
+      url: peer.mcpUrl,
+      redirectUri: peer.redirectUri,
+      allowNonPublic: loopback,
+    });
+    await completeConnection(store, 'direct', await peer.authorize(authorizeUrl), {
+      allowNonPublic: loopback,
+    });
+    const client = new McpClient({
+      url: peer.mcpUrl,
+      oauth: { store, connectionId: 'direct' },
+      allowNonPublic: loopback,
+    });
+    try {
+      const echoed = await client.callTool('echo', { text: 'direct' });
+      expect(echoed.content).toEqual([{ type: 'text', text: 'direct' }]);
+      const stepUp = await client.callTool('admin', {}).catch((error: unknown) => error);
+      expect(findAuthorizationRequired(stepUp)?.reason).toBe('insufficient-scope');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it.each([
+    ['oauth with token', { url: 'https://mcp.example/mcp', token: 't' }],
+    [
+      'oauth with authProvider',
+      { url: 'https://mcp.example/mcp', authProvider: { token: () => 't' } },
+    ],
+    ['oauth for a stdio server', { command: ['node', '-e', '0'] }],
+  ])('refuses %s', (_name, options) => {
+    expect(
+      () =>
+        new McpClient({
+          ...(options as object),
+          oauth: { store: new MemoryConnectionStore(), connectionId: 'c' },
+        }),
+    ).toThrow(expect.objectContaining({ code: expect.stringMatching(/CONFIGURATION/) }));
+  });
 });

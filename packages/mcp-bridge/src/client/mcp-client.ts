@@ -11,6 +11,7 @@ import {
 import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
 import {
   RequestNotSentError,
   ResponseTooComplexError,
@@ -65,6 +66,13 @@ export interface McpClientOptions {
   readonly token?: McpTokenSource;
   /** HTTP: an auth implementation (for example OAuth) instead of `token`. */
   readonly authProvider?: McpAuthProvider;
+  /**
+   * HTTP: OAuth from a connection store instead of `token`/`authProvider` (an
+   * `OAuthTokenProvider`; `allowNonPublic` applies to its OAuth requests too). When the user
+   * must authorize, requests fail with an `AuthorizationRequiredError` in their `cause` chain
+   * (`findAuthorizationRequired`).
+   */
+  readonly oauth?: Omit<OAuthConnectionOptions, 'url'>;
   /** HTTP: fixed extra headers (copied; transport-owned names refused). */
   readonly headers?: Readonly<Record<string, string>>;
   /** HTTP: approves a non-public address (for example an internal host or loopback). Default: none. */
@@ -173,6 +181,15 @@ export class McpClient {
       throw new ClientConfigurationError('Give at most one of token and authProvider');
     }
     if (
+      options.oauth !== undefined &&
+      (options.token !== undefined || options.authProvider !== undefined)
+    ) {
+      throw new ClientConfigurationError('Give at most one of token, authProvider and oauth');
+    }
+    if (options.oauth !== undefined && !hasUrl) {
+      throw new ClientConfigurationError('oauth applies to url connections only');
+    }
+    if (
       options.token !== undefined &&
       !(typeof options.token === 'string' && options.token !== '') &&
       typeof options.token !== 'function'
@@ -220,7 +237,9 @@ export class McpClient {
       if (
         url.protocol === 'http:' &&
         !isLoopbackHost(url.hostname) &&
-        (options.token !== undefined || options.authProvider !== undefined)
+        (options.token !== undefined ||
+          options.authProvider !== undefined ||
+          options.oauth !== undefined)
       ) {
         throw new ClientConfigurationError(
           'A bearer token is never sent over plain HTTP to a non-loopback host',
@@ -611,6 +630,13 @@ const PROBE_DISPATCHER = {} as Dispatcher;
 
 function toAuthProvider(options: McpClientOptions): McpAuthProvider | undefined {
   if (options.authProvider !== undefined) return options.authProvider;
+  if (options.oauth !== undefined) {
+    return new OAuthTokenProvider({
+      ...(options.allowNonPublic === undefined ? {} : { allowNonPublic: options.allowNonPublic }),
+      ...options.oauth,
+      url: options.url instanceof URL ? options.url.href : String(options.url),
+    });
+  }
   const token = options.token;
   if (token === undefined) return undefined;
   if (typeof token === 'string') return { token: () => token, maxChallengesPerRequest: 0 };
