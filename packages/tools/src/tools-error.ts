@@ -26,6 +26,7 @@ export class ToolsError extends Error {
   /** Structured, log-safe details. */
   readonly details: Readonly<Record<string, unknown>> | undefined;
 
+  /** Creates the error with a log-safe `message`; `options` sets the code, details and cause. */
   constructor(message: string, options: ToolsErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     const errorClass = new.target as typeof ToolsError;

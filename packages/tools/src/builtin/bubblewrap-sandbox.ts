@@ -66,6 +66,10 @@ export class BubblewrapSandbox implements Sandbox {
   readonly #bwrap: string;
   readonly #readOnlyPaths: readonly string[];
 
+  /**
+   * Finds `bwrap` and checks the options. Throws {@link ShellToolOptionsError} for an invalid
+   * option and {@link SandboxUnavailableError} off Linux or when `bwrap` is not found.
+   */
   constructor(options: BubblewrapSandboxOptions = {}) {
     if (typeof options !== 'object' || options === null) {
       throw new ShellToolOptionsError('BubblewrapSandbox options must be an object.');
@@ -176,6 +180,7 @@ export class BubblewrapSandbox implements Sandbox {
     }
   }
 
+  /** Runs the request inside a fresh bubblewrap sandbox (see {@link BubblewrapSandbox.argv}). */
   run(request: SandboxRunRequest): Promise<SandboxRunResult> {
     return runProcess(this.#bwrap, this.argv(request), {
       cwd: request.cwd,

@@ -24,6 +24,7 @@ export class FileSystemAccessError extends ToolsError {
   static override readonly code: string = 'FS_ACCESS_DENIED';
   static override readonly brand: symbol = Symbol.for('@toolfence/tools/FileSystemAccessError');
 
+  /** Creates the error with the specific `FS_*` `code`, which replaces the class default. */
   constructor(
     message: string,
     code: FileSystemErrorCode,

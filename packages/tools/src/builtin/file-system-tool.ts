@@ -129,6 +129,7 @@ function stringArgument(args: JsonObject, key: string, fallback?: string): strin
  * model and its limits.
  */
 export class FileSystemTool implements Tool {
+  /** Name, description, input schema and risk of the tool as the registry and models see it. */
   readonly spec: ToolSpec;
   readonly #root: string;
   readonly #rootStat: Stats;
@@ -140,6 +141,10 @@ export class FileSystemTool implements Tool {
   readonly #maxGlobResults: number;
   readonly #maxGlobVisited: number;
 
+  /**
+   * Resolves `root` (following symlinks once, here) and checks the options. Throws
+   * {@link FileSystemToolOptionsError} for an invalid option or a `root` that is not a folder.
+   */
   constructor(options: FileSystemToolOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new FileSystemToolOptionsError('FileSystemTool needs an options object.');

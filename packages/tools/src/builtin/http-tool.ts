@@ -108,6 +108,7 @@ function refuse(message: string, code: string): never {
  * operation.
  */
 export class HttpTool implements Tool {
+  /** Name, description, input schema and risk of the tool as the registry and models see it. */
   readonly spec: ToolSpec;
   readonly #hosts: ReadonlySet<string>;
   readonly #methods: ReadonlySet<string>;
@@ -123,6 +124,10 @@ export class HttpTool implements Tool {
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
 
+  /**
+   * Checks the options and, without `dispatcher`, creates a guarded one the tool owns. Throws
+   * {@link HttpToolOptionsError} for an invalid option.
+   */
   constructor(options: HttpToolOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new HttpToolOptionsError('HttpTool needs an options object.');

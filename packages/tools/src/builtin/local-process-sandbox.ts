@@ -9,6 +9,7 @@ import type { Sandbox, SandboxRunRequest, SandboxRunResult } from './sandbox.js'
 export class LocalProcessSandbox implements Sandbox {
   readonly name: string = 'local';
 
+  /** Runs the program as a direct child in its own process group, with only `request.env`. */
   run(request: SandboxRunRequest): Promise<SandboxRunResult> {
     return runProcess(request.program, request.args, {
       cwd: request.cwd,

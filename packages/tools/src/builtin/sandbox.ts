@@ -2,6 +2,7 @@
 export interface SandboxRunRequest {
   /** Absolute path of the program (resolved by the caller). */
   readonly program: string;
+  /** Arguments passed to `program` as-is (argv, no shell parsing or expansion). */
   readonly args: readonly string[];
   /** Absolute working folder (inside the workspace). */
   readonly cwd: string;
@@ -9,9 +10,11 @@ export interface SandboxRunRequest {
   readonly env: Readonly<Record<string, string>>;
   /** The workspace folder (bound read-write by isolating sandboxes). */
   readonly workspace: string;
+  /** Wall-clock limit of the run in milliseconds; on expiry the process group is killed. */
   readonly timeoutMs: number;
   /** Shared byte budget of stdout and stderr together. */
   readonly maxOutputBytes: number;
+  /** Aborts the run: the process group is killed when it fires. */
   readonly signal?: AbortSignal;
 }
 
@@ -21,7 +24,9 @@ export interface SandboxRunResult {
   readonly exitCode: number | null;
   /** The signal that ended the process, or `null`. */
   readonly signal: string | null;
+  /** Standard output decoded as UTF-8, cut at the output budget. */
   readonly stdout: string;
+  /** Standard error decoded as UTF-8, cut at the output budget. */
   readonly stderr: string;
   /** The time limit was reached and the process group was killed. */
   readonly timedOut: boolean;
@@ -33,6 +38,7 @@ export interface SandboxRunResult {
 export interface Sandbox {
   /** Short name for logs and results (`local`, `bubblewrap`). */
   readonly name: string;
+  /** Runs one process as `request` describes; resolves with its outcome, rejects if it cannot start. */
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
   /** Checks that the sandbox works here; `ShellTool.start()` calls it. Rejects when it does not. */
   verify?(): Promise<void>;

@@ -68,6 +68,7 @@ function fail(message: string, code: string): never {
  * exit, a signal or a timeout.
  */
 export class ShellTool implements Tool {
+  /** Name, description, input schema and risk of the tool as the registry and models see it. */
   readonly spec: ToolSpec;
   readonly #workspace: string;
   readonly #workspaceStat: Stats;
@@ -77,6 +78,10 @@ export class ShellTool implements Tool {
   readonly #maxTimeoutSeconds: number;
   readonly #maxOutputBytes: number;
 
+  /**
+   * Resolves the workspace and each allowed command to a program path and checks the options.
+   * Throws {@link ShellToolOptionsError} for an invalid option or a command that is not found.
+   */
   constructor(options: ShellToolOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new ShellToolOptionsError('ShellTool needs an options object.');

@@ -11,6 +11,7 @@ export class NetworkLimitError extends ToolsError {
   /** The limit that was exceeded. */
   readonly limit: NetworkLimit;
 
+  /** Creates the error; `limit` is stored on the instance and in `details.limit`. */
   constructor(message: string, limit: NetworkLimit, options: Omit<ToolsErrorOptions, 'code'> = {}) {
     super(message, { ...options, details: { limit, ...options.details } });
     this.limit = limit;

@@ -25,6 +25,7 @@ export class NetworkPolicyError extends ToolsError {
   /** The rule that refused the request. */
   readonly reason: NetworkPolicyReason;
 
+  /** Creates the error; `reason` is stored on the instance and in `details.reason`. */
   constructor(
     message: string,
     reason: NetworkPolicyReason,

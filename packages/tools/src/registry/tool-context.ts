@@ -6,10 +6,15 @@ const created = new WeakSet<object>();
 
 /** What `createToolContext` accepts. */
 export interface ToolContextInit {
+  /** Identifies the agent run; must be a non-empty string. */
   readonly runId: string;
+  /** Identifies the step within the run, when the host tracks steps. */
   readonly stepId?: string;
+  /** Log-safe JSON facts for tools and policies; snapshotted and deep-frozen. Default `{}`. */
   readonly metadata?: JsonObject;
+  /** What the call may do; `read-only` denies non-`read` effects. Default `full`. */
   readonly accessScope?: AccessScope;
+  /** Passed to the tool; aborting it asks the tool to stop. */
   readonly signal?: AbortSignal;
 }
 

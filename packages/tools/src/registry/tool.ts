@@ -31,6 +31,7 @@ export interface EffectDescriptor {
 export interface ToolSpec {
   /** Unique name in a registry. */
   readonly name: string;
+  /** What the tool does and when to use it, shown to the model. */
   readonly description: string;
   /** JSON Schema 2020-12 of the arguments object. */
   readonly inputSchema: JsonObject;
@@ -48,23 +49,58 @@ export interface ToolSpec {
 
 /** A block of tool output. */
 export type ContentBlock =
-  | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'json'; readonly json: JsonValue }
-  | { readonly type: 'image'; readonly data: string; readonly mimeType: string }
-  | { readonly type: 'audio'; readonly data: string; readonly mimeType: string }
   | {
+      /** Marks a plain-text block. */
+      readonly type: 'text';
+      /** Text for the model to read. */
+      readonly text: string;
+    }
+  | {
+      /** Marks a JSON block. */
+      readonly type: 'json';
+      /** The JSON value the tool returned. */
+      readonly json: JsonValue;
+    }
+  | {
+      /** Marks an image block. */
+      readonly type: 'image';
+      /** Base64-encoded image bytes. */
+      readonly data: string;
+      /** Media type of the image, for example `image/png`. */
+      readonly mimeType: string;
+    }
+  | {
+      /** Marks an audio block. */
+      readonly type: 'audio';
+      /** Base64-encoded audio bytes. */
+      readonly data: string;
+      /** Media type of the audio, for example `audio/wav`. */
+      readonly mimeType: string;
+    }
+  | {
+      /** Marks a link to a resource the client may fetch; its content is not included. */
       readonly type: 'resource_link';
+      /** URI of the linked resource. */
       readonly uri: string;
+      /** Programmatic name of the resource. */
       readonly name?: string;
+      /** Human-readable title of the resource. */
       readonly title?: string;
+      /** What the resource contains. */
       readonly description?: string;
+      /** Media type of the resource, when known. */
       readonly mimeType?: string;
     }
   | {
+      /** Marks a resource embedded with its content. */
       readonly type: 'resource';
+      /** The embedded resource: its URI and either `text` or base64 `blob`. */
       readonly resource: {
+        /** URI that identifies the resource. */
         readonly uri: string;
+        /** Media type of the content, when known. */
         readonly mimeType?: string;
+        /** Content as text, for textual resources. */
         readonly text?: string;
         /** Base64 bytes. */
         readonly blob?: string;
@@ -73,7 +109,9 @@ export type ContentBlock =
 
 /** What a tool call returns. */
 export interface ToolResult {
+  /** Output blocks in order, as the model sees them. */
   readonly content: readonly ContentBlock[];
+  /** Machine-readable result object; matches `spec.outputSchema` when the tool declares one. */
   readonly structuredContent?: JsonObject;
   /** True when the tool ran but reports a failure the model should see. */
   readonly isError?: boolean;
@@ -88,9 +126,11 @@ export type AccessScope = 'full' | 'read-only';
 export interface ToolContext {
   /** Identifies the agent run; required and non-empty. */
   readonly runId: string;
+  /** Identifies the step of the run the call belongs to, when the host tracks steps. */
   readonly stepId?: string;
   /** JSON values only, deep-snapshotted and frozen. */
   readonly metadata: JsonObject;
+  /** What the call may do; `read-only` denies calls whose effect is not `read`. */
   readonly accessScope: AccessScope;
   /** Reaches the tool; aborting it asks the tool to stop. */
   readonly signal?: AbortSignal;
@@ -98,6 +138,7 @@ export interface ToolContext {
 
 /** A tool: its spec, how to call it, and optional lifecycle. */
 export interface Tool {
+  /** Static description: name, description, schemas, annotations and effect. */
   readonly spec: ToolSpec;
   /** Runs one call with validated, frozen arguments. */
   invoke(args: JsonObject, context: ToolContext): Promise<ToolResult>;
