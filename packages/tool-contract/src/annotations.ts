@@ -8,8 +8,11 @@ import type { ContentTrustLevel, RiskLevel, ToolContract } from './taxonomy.js';
  * hints are the standard MCP tool annotations, derived from the contract (never set by hand).
  */
 export interface ContractAnnotations {
+  /** The contract's `risk`. */
   readonly risk_level: RiskLevel;
+  /** The contract's `contentTrust`. */
   readonly content_trust_risk: ContentTrustLevel;
+  /** The contract's `version` (semver). */
   readonly version: string;
   /** Present only when the contract has `deprecatedSince`. */
   readonly deprecated_since?: string;
@@ -71,6 +74,7 @@ function asContract(value: unknown): ToolContract {
  * @throws {ContractDefinitionError} `CONTRACT_INVALID_HANDLER` when `handler` is not a function
  *   or cannot take a property (frozen), `CONTRACT_ALREADY_ATTACHED` when it already carries a
  *   different contract, or a validation code when `contract` is invalid.
+ * @typeParam F - The handler's own function type, returned unchanged.
  */
 export function withContract<F extends (...args: never[]) => unknown>(
   contract: ToolContract,

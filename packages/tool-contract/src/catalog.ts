@@ -4,7 +4,10 @@ import type { ToolListEntry } from './read-contract.js';
 /** A `tools/list` snapshot: the array of tools, or the whole `{ tools }` result. */
 export type CatalogSnapshot =
   | readonly ToolListEntry[]
-  | { readonly tools: readonly ToolListEntry[] };
+  | {
+      /** The tools of a whole `tools/list` result. */
+      readonly tools: readonly ToolListEntry[];
+    };
 
 /** The tools of a snapshot, after checking its shape. */
 export function catalogTools(catalog: CatalogSnapshot, what: string): readonly ToolListEntry[] {

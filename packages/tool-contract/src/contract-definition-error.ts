@@ -21,6 +21,7 @@ export class ContractDefinitionError extends ToolContractError {
   /** The field that failed validation, or `undefined` for the input as a whole. */
   readonly field: string | undefined;
 
+  /** Creates the error; `options.field` names the failing field. `message` must not echo the rejected value. */
   constructor(message: string, options: ContractDefinitionErrorOptions = {}) {
     super(message, options);
     this.field = options.field;

@@ -19,6 +19,7 @@ export class ContractReadError extends ToolContractError {
   /** The problems found, in the order they were found. */
   readonly problems: readonly ContractProblem[];
 
+  /** Creates the error; the codes of `options.problems` are also copied into `details.problemCodes`. */
   constructor(message: string, options: ContractReadErrorOptions = {}) {
     const problems = Object.freeze([...(options.problems ?? [])]);
     super(message, {

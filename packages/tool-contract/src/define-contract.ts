@@ -41,8 +41,11 @@ export interface ContractInput {
 
 /** Defaults {@link defineContract} applies to omitted fields. */
 export const CONTRACT_DEFAULTS: {
+  /** Applied when `contentTrust` is omitted: `'trusted'`. */
   readonly contentTrust: ContentTrustLevel;
+  /** Applied when `idempotent` is omitted: `false`. */
   readonly idempotent: boolean;
+  /** Applied when `version` is omitted: `'1.0.0'`. */
   readonly version: string;
 } = Object.freeze({ contentTrust: 'trusted', idempotent: false, version: '1.0.0' });
 

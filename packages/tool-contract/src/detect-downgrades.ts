@@ -23,8 +23,11 @@ export type DowngradeReason = 'risk-lowered' | 'content-trust-lowered' | 'declar
 
 /** The facts of one tool in one snapshot, as {@link detectDowngrades} compared them. */
 export interface DowngradeFacts {
+  /** Which layer decided these facts: an override, the tool's declaration or the heuristic. */
   readonly source: EffectiveSource;
+  /** The effective risk level in this snapshot. */
   readonly risk: RiskLevel;
+  /** The effective content-trust level in this snapshot. */
   readonly contentTrust: ContentTrustLevel;
   /** The tool itself declared a (readable) contract. */
   readonly declared: boolean;
@@ -32,10 +35,13 @@ export interface DowngradeFacts {
 
 /** One tool whose effective facts weakened between two snapshots. */
 export interface DowngradeFinding {
+  /** Name of the tool, as listed in the snapshots. */
   readonly tool: string;
   /** Every way it weakened, in the order `risk-lowered`, `content-trust-lowered`, `declaration-removed`. */
   readonly reasons: readonly DowngradeReason[];
+  /** The tool's facts in the earlier snapshot. */
   readonly previous: DowngradeFacts;
+  /** The tool's facts in the later snapshot. */
   readonly next: DowngradeFacts;
 }
 

@@ -17,8 +17,11 @@ export interface ContractOverride {
   readonly veto?: boolean;
   /** Why the override exists (kept for audit logs and status pages). */
   readonly reason?: string;
+  /** Risk level to use instead of the declared or heuristic one. */
   readonly risk?: RiskLevel;
+  /** Content-trust level to use instead of the declared or heuristic one. */
   readonly contentTrust?: ContentTrustLevel;
+  /** Idempotence to use instead of the declared or heuristic value. */
   readonly idempotent?: boolean;
 }
 

@@ -3,6 +3,7 @@ import type { ContentTrustLevel, RiskLevel, ToolContract } from './taxonomy.js';
 
 /** One row of the name/description keyword table {@link heuristicContract} applies. */
 export interface HeuristicRiskRule {
+  /** The risk level the tool gets when this is the first row with a matching word. */
   readonly risk: RiskLevel;
   /** Words that set this level when they appear in the tool's name. */
   readonly nameWords: readonly string[];
@@ -12,8 +13,11 @@ export interface HeuristicRiskRule {
 
 /** One row of the content-trust keyword table {@link heuristicContract} applies. */
 export interface HeuristicTrustRule {
+  /** The content-trust level the tool gets when this is the first row with a matching word. */
   readonly contentTrust: ContentTrustLevel;
+  /** Words that set this level when they appear in the tool's name. */
   readonly nameWords: readonly string[];
+  /** Words that set this level when they appear in the tool's description. */
   readonly descriptionWords: readonly string[];
 }
 

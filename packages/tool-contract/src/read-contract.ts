@@ -17,14 +17,23 @@ import {
  * type is assignable to it; so is the raw JSON of the wire.
  */
 export interface ToolListEntry {
+  /** The tool's MCP name: identifies it in problems and findings, and feeds the heuristic. */
   readonly name: string;
+  /** Human-readable display name; not read for the contract. */
   readonly title?: string | undefined;
+  /** Free-text description; the heuristic reads its words when no contract is declared. */
   readonly description?: string | undefined;
+  /** JSON Schema of the arguments; not read for the contract. */
   readonly inputSchema?: unknown;
+  /** JSON Schema of structured results; not read for the contract. */
   readonly outputSchema?: unknown;
+  /** MCP tool annotations, where a declared contract's keys are looked for. */
   readonly annotations?: unknown;
+  /** MCP execution hints (e.g. task support); not read for the contract. */
   readonly execution?: unknown;
+  /** Icons for display; not read for the contract. */
   readonly icons?: unknown;
+  /** MCP metadata; its `CONTRACT_META_KEY` entry carries a copy of the contract's annotations. */
   readonly _meta?: unknown;
 }
 

@@ -44,8 +44,11 @@ export type ContentTrustLevel = (typeof CONTENT_TRUST_LEVELS)[number];
 
 /** The facts a tool's author declares, frozen by `defineContract`. */
 export interface ToolContract {
+  /** How much harm a call can do; policies compare it by its rank in {@link RISK_LEVELS}. */
   readonly risk: RiskLevel;
+  /** How far the tool's output can be trusted; see {@link CONTENT_TRUST_LEVELS}. */
   readonly contentTrust: ContentTrustLevel;
+  /** True when repeating a call with the same arguments has no further effect, so it is safe to retry. */
   readonly idempotent: boolean;
   /** Semver of the tool's contract. */
   readonly version: string;
