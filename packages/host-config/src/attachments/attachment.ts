@@ -16,18 +16,39 @@ export interface Attachment {
 
 /** JSON Schema (draft 2020-12 compatible) of one {@link Attachment}, for a tool's `inputSchema`. */
 export interface AttachmentJsonSchema {
+  /** An attachment is a JSON object. */
   readonly type: 'object';
+  /** Tells the model how to give a local file (as a `file:///` URL the hook inlines). */
   readonly description: string;
+  /** The attachment's known fields. */
   readonly properties: {
+    /** Where the content comes from: a `file:///` absolute path, a `data:` URL or an `https:` URL. */
     readonly source: {
+      /** The source is a string. */
       readonly type: 'string';
+      /** The source must not be empty. */
       readonly minLength: 1;
+      /** Tells the model which source forms are accepted. */
       readonly description: string;
     };
-    readonly filename: { readonly type: 'string'; readonly description: string };
-    readonly mime_type: { readonly type: 'string'; readonly description: string };
+    /** Optional file name, filled in from the path when omitted. */
+    readonly filename: {
+      /** The file name is a string. */
+      readonly type: 'string';
+      /** Tells the model the name is optional. */
+      readonly description: string;
+    };
+    /** Optional MIME type, detected when omitted. */
+    readonly mime_type: {
+      /** The MIME type is a string. */
+      readonly type: 'string';
+      /** Tells the model the type is optional. */
+      readonly description: string;
+    };
   };
+  /** Only `source` is required. */
   readonly required: readonly ['source'];
+  /** Extra fields are allowed, so toolkits can spread the schema and add their own. */
   readonly additionalProperties: true;
 }
 
@@ -64,9 +85,13 @@ export const ATTACHMENT_JSON_SCHEMA: AttachmentJsonSchema = deepFreeze({
 
 /** What kind of source an attachment carries. */
 export const AttachmentSourceScheme: {
+  /** A `file:` URL: the hook did not inline it (not installed, or too old). */
   readonly FILE: 'file';
+  /** An `http:` or `https:` URL, whether or not the toolkit can fetch it. */
   readonly URL: 'url';
+  /** A `data:` URL carrying the content inline. */
   readonly DATA: 'data';
+  /** Any other scheme, no scheme, or a non-string source. */
   readonly UNSUPPORTED: 'unsupported';
 } = Object.freeze({ FILE: 'file', URL: 'url', DATA: 'data', UNSUPPORTED: 'unsupported' } as const);
 

@@ -86,7 +86,9 @@ export interface HookConfigFormat {
 
 /** Everything needed to set the hook up for one client at one scope. */
 export interface HookSetup {
+  /** The client (agent host) this setup is for. */
   readonly client: HookClient;
+  /** Whether the hook is installed for the user (all projects) or for one project. */
   readonly scope: HookScope;
   /** Where the script file goes. */
   readonly scriptPath: string;
@@ -100,7 +102,9 @@ export interface HookSetup {
   readonly entry: Readonly<Record<string, unknown>>;
   /** The whole block to merge into the config file. */
   readonly registration: Readonly<Record<string, unknown>>;
+  /** How this client's config file stores hooks, for merging and removing the registration. */
   readonly format: HookConfigFormat;
+  /** The oldest client version that applies the hook's rewrite. */
   readonly minVersion: ClientMinVersion;
   /** Things the user must know or do (trust steps, reload, caveats). */
   readonly notes: readonly string[];

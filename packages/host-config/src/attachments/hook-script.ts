@@ -40,10 +40,15 @@ export const MAX_HOOK_INPUT_BYTES: number = 64 * 1024 * 1024;
 
 /** Environment variables the hook reads (all optional). */
 export const HOOK_ENVIRONMENT: Readonly<{
+  /** Absolute directories the hook may read from, separated by `path.delimiter`; unset: any readable file. */
   readonly allowedRoots: 'TOOLFENCE_HOOK_ALLOWED_ROOTS';
+  /** Largest single file inlined, in bytes; default {@link MAX_BYTES}. */
   readonly maxBytes: 'TOOLFENCE_HOOK_MAX_BYTES';
+  /** Per-call budget for all inlined files, in bytes; default {@link MAX_TOTAL_BYTES}. */
   readonly maxTotalBytes: 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES';
+  /** Largest hook event read from stdin, in bytes; default {@link MAX_HOOK_INPUT_BYTES}. */
   readonly maxInputBytes: 'TOOLFENCE_HOOK_MAX_INPUT_BYTES';
+  /** Path of the hook's config file (must exist when set); default: the config file beside the script. */
   readonly config: 'TOOLFENCE_HOOK_CONFIG';
 }> = Object.freeze({
   allowedRoots: 'TOOLFENCE_HOOK_ALLOWED_ROOTS',

@@ -19,9 +19,11 @@ export interface MissingHookPayloadOptions {
 
 /** The lean, machine-readable part of the payload. */
 export interface MissingHookExtra {
+  /** File name the hook script is installed under ({@link HOOK_SCRIPT_FILENAME}). */
   readonly hook_filename: string;
   /** The minimum hook protocol version the server needs. */
   readonly min_version: number;
+  /** The toolkit's attachment documentation (`docsUrl` of the options). */
   readonly docs_url: string;
 }
 
@@ -31,6 +33,7 @@ export interface MissingHookPayload {
   readonly message: string;
   /** One paragraph for logs and developers. */
   readonly developerMessage: string;
+  /** The lean, machine-readable facts, also sent in the tool result's `_meta`. */
   readonly extra: MissingHookExtra;
 }
 
@@ -39,10 +42,24 @@ export interface MissingHookPayload {
  * alias with mutable arrays, so it is assignable to the SDK's `CallToolResult`.
  */
 export type MissingHookToolResult = {
-  content: [{ type: 'text'; text: string }];
+  /** A single text block holding the payload's `message`. */
+  content: [
+    {
+      /** Always a text block. */
+      type: 'text';
+      /** The payload's `message`: the self-sufficient JSON text for the model. */
+      text: string;
+    },
+  ];
+  /** Always true: the call failed and must be retried once the hook is installed. */
   isError: true;
+  /** Result metadata carrying the lean payload. */
   _meta: {
-    'dev.toolfence/missing-hook': MissingHookExtra & { readonly developer_message: string };
+    /** The payload's `extra`, under {@link MISSING_HOOK_META_KEY}. */
+    'dev.toolfence/missing-hook': MissingHookExtra & {
+      /** The payload's `developerMessage`. */
+      readonly developer_message: string;
+    };
   };
 };
 

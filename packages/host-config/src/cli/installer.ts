@@ -55,8 +55,11 @@ export interface HookInstallOptions {
 
 /** One file the installer creates, updates or deletes. */
 export interface HookFileChange {
+  /** Absolute path of the file. */
   readonly path: string;
+  /** Which file: the hook script, the client's config, or the hook's own config (`allowedRoots`). */
   readonly kind: 'script' | 'config' | 'hook-config';
+  /** What happened (or, in a dry run, would happen) to the file. */
   readonly action: 'create' | 'update' | 'delete' | 'unchanged';
   /** Text before the change (undefined when the file did not exist). */
   readonly before: string | undefined;
@@ -68,18 +71,25 @@ export interface HookFileChange {
 
 /** What an install or uninstall did (or, with `dryRun`, would do). */
 export interface HookInstallResult {
+  /** The client setup the installer applied. */
   readonly setup: HookSetup;
+  /** Every file touched or checked, including unchanged ones. */
   readonly changes: readonly HookFileChange[];
   /** True when at least one file was (or would be) written or deleted. */
   readonly changed: boolean;
+  /** True when nothing was written: `changes` only describe what would happen. */
   readonly dryRun: boolean;
 }
 
 /** Whether the hook is installed for one client and scope. */
 export interface HookStatus {
+  /** The client checked. */
   readonly client: HookClient;
+  /** The scope checked: the user's or the project's installation. */
   readonly scope: HookScope;
+  /** Where the hook script is (or would be) installed. */
   readonly scriptPath: string;
+  /** The client config file the hook is registered in. */
   readonly configPath: string;
   /** The script file exists. */
   readonly scriptInstalled: boolean;

@@ -22,8 +22,11 @@ export interface CliWriter {
 
 /** Environment the CLI reads (paths only). */
 export interface CliEnvironment {
+  /** The user's home folder, used unless `--home` is given. Default: the installer's (`os.homedir()`). */
   readonly home?: string;
+  /** The project folder for `--scope project`, used unless `--project` is given. Default `process.cwd()`. */
   readonly cwd?: string;
+  /** Codex's home. Default: the installer's (`$CODEX_HOME`, else `<home>/.codex`). */
   readonly codexHome?: string;
 }
 
