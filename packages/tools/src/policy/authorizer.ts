@@ -9,6 +9,7 @@ export type PermissionVerdict = (typeof PERMISSION_VERDICTS)[number];
 
 /** An authorizer's answer: allow, deny, or ask a human (through the registry's `approval`). */
 export interface PermissionDecision {
+  /** `allow` runs the call, `deny` refuses it, `ask` defers to the registry's `approval`. */
   readonly verdict: PermissionVerdict;
   /** A short, log-safe reason (never argument values); reaches errors' `details.reason`. */
   readonly reason?: string;
@@ -16,9 +17,11 @@ export interface PermissionDecision {
 
 /** Everything an authorizer may look at for one call. Arguments and context are frozen. */
 export interface AuthorizationRequest {
+  /** Registry name of the tool being called. */
   readonly toolName: string;
   /** The call's frozen argument snapshot (already validated against the input schema). */
   readonly args: JsonObject;
+  /** The frozen per-call context (run, step, metadata, access scope, signal). */
   readonly context: ToolContext;
   /** The spec of the leased tool instance that will run if the call is allowed. */
   readonly spec: ToolSpec;
@@ -30,6 +33,7 @@ export interface AuthorizationRequest {
 
 /** Decides whether one call may run. It may be async; throwing denies the call. */
 export interface Authorizer {
+  /** Returns the verdict for one call; a throw, rejection or malformed answer counts as deny. */
   authorize(request: AuthorizationRequest): PermissionDecision | Promise<PermissionDecision>;
 }
 
@@ -45,6 +49,7 @@ const ALLOW_ALL: PermissionDecision = permission('allow', 'allow-all');
  * For tests and local experiments only: never for production.
  */
 export class AllowAllAuthorizer implements Authorizer {
+  /** Always returns the frozen `allow` decision with reason `allow-all`. */
   authorize(): PermissionDecision {
     return ALLOW_ALL;
   }

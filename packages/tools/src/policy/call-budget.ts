@@ -14,13 +14,17 @@ export interface BudgetLimits {
 export interface BudgetScope {
   /** Identifies the scope; calls resolving to the same key share its counters. */
   readonly key: string;
+  /** Limits of this scope; an omitted limit is unlimited. */
   readonly limits: BudgetLimits;
 }
 
 /** What a budget sees of a call. */
 export interface BudgetRequest {
+  /** Registry name of the tool being called. */
   readonly toolName: string;
+  /** The call's arguments. */
   readonly args: JsonObject;
+  /** The call's context; `context.runId` selects the per-run counters. */
   readonly context: ToolContext;
 }
 
@@ -40,7 +44,9 @@ export interface BudgetReservation {
 
 /** Current counters of a scope. */
 export interface BudgetUsage {
+  /** Calls started and not refunded (a call settled as not consumed is refunded). */
   readonly calls: number;
+  /** Calls reserved and not yet settled, i.e. running now. */
   readonly active: number;
 }
 
@@ -68,6 +74,10 @@ export class CallBudget {
   readonly #scopes: ((request: BudgetRequest) => readonly BudgetScope[]) | undefined;
   readonly #counters = new Map<string, Counter>();
 
+  /**
+   * Checks the options; throws {@link ConfigurationError} when `scopes` is not a function or a
+   * `perRun` limit is not a non-negative integer.
+   */
   constructor(options: CallBudgetOptions = {}) {
     if (options.perRun !== undefined) checkLimits(options.perRun, 'perRun');
     if (options.scopes !== undefined && typeof options.scopes !== 'function') {
@@ -209,6 +219,7 @@ function checkLimits(limits: BudgetLimits, option: string): void {
 
 /** A tool wrapped by {@link withBudget}; `inner` is the wrapped tool. */
 export interface BudgetedTool extends Tool {
+  /** The wrapped tool, whose calls are budgeted. */
   readonly inner: Tool;
 }
 

@@ -24,7 +24,9 @@ import {
 
 /** Thresholds on one ordered scale: up to `allowUpTo` allow, up to `askUpTo` ask, above deny. */
 export interface RiskThresholds<Level extends string> {
+  /** Highest level that is allowed without asking. */
   readonly allowUpTo?: Level;
+  /** Highest level that asks for approval (not below `allowUpTo`); anything above is denied. */
   readonly askUpTo?: Level;
 }
 
@@ -78,6 +80,7 @@ export class RiskPolicy implements Authorizer {
   readonly #readEffectIsReadOnly: boolean;
   readonly #overrides: ReadonlyMap<string, ContractOverride>;
 
+  /** Merges the options with the defaults and checks them; throws {@link ConfigurationError}. */
   constructor(options: RiskPolicyOptions = {}) {
     this.#risk = checkThresholds(
       { ...DEFAULT_RISK_THRESHOLDS, ...options.risk },
@@ -129,6 +132,10 @@ export class RiskPolicy implements Authorizer {
     this.#overrides = overrides;
   }
 
+  /**
+   * Returns the stricter of the risk and content-trust verdicts for the call's effective contract
+   * (override, else declaration, else heuristic); a vetoed tool is denied.
+   */
   authorize(request: AuthorizationRequest): PermissionDecision {
     const declared = request.contract;
     const override = this.#overrides.get(request.toolName);

@@ -19,6 +19,7 @@ export interface PolicyRule {
   readonly operation?: string | readonly string[];
   /** A further condition on the call (its context, arguments, effect). Throwing denies. */
   readonly when?: (request: AuthorizationRequest) => boolean;
+  /** The verdict when this rule is the first to match. */
   readonly decision: PermissionVerdict;
   /** Log-safe reason carried by the decision. Default `rule <index>`. */
   readonly reason?: string;
@@ -51,6 +52,7 @@ export class RuleBasedPolicy implements Authorizer {
   readonly #default: PermissionDecision;
   readonly #operationArguments: ReadonlyMap<string, string>;
 
+  /** Compiles the rules in order; throws {@link ConfigurationError} for a bad rule or option. */
   constructor(rules: readonly PolicyRule[], options: RuleBasedPolicyOptions = {}) {
     if (!Array.isArray(rules)) {
       throw new ConfigurationError('RuleBasedPolicy needs an array of rules', {
@@ -77,6 +79,7 @@ export class RuleBasedPolicy implements Authorizer {
     this.#operationArguments = operationArguments;
   }
 
+  /** Returns the first matching rule's decision (`deny` if its predicate throws), else the default. */
   authorize(request: AuthorizationRequest): PermissionDecision {
     let operation: string | undefined;
     let operationRead = false;

@@ -12,6 +12,7 @@ export interface SkillAccessPolicyOptions {
  * skill. Content longer than `maxContentChars` raises rather than being cut.
  */
 export class SkillAccessPolicy {
+  /** Longest skill content handed out, in characters (default 64,000); longer content raises. */
   readonly maxContentChars: number;
   readonly #allowed: ReadonlySet<string>;
 
@@ -57,6 +58,7 @@ export class SkillAccessPolicy {
     return [...this.#allowed].sort();
   }
 
+  /** True when `name` is on the allowlist. */
   allows(name: string): boolean {
     return this.#allowed.has(name);
   }

@@ -22,14 +22,19 @@ export function isValidSkillName(name: unknown): name is string {
 
 /** One loaded SKILL.md: reference text, never executed. */
 export interface SkillDocument {
+  /** Skill name: the folder name, which the front matter `name` must equal. */
   readonly name: string;
   /** From the front matter, else the body's first paragraph (at most 500 characters). */
   readonly description: string;
+  /** The front matter `version`, when present. */
   readonly version?: string;
+  /** The front matter `license`, when present. */
   readonly license?: string;
+  /** The front matter `compatibility` note (environment requirements), when present. */
   readonly compatibility?: string;
   /** The Agent Skills `allowed-tools` value, kept as text; toolfence grants nothing from it. */
   readonly allowedTools?: string;
+  /** The front matter `metadata` map (flat string keys and values); `{}` when absent. */
   readonly metadata: Readonly<Record<string, string>>;
   /** The document body after the front matter. */
   readonly content: string;
@@ -73,11 +78,17 @@ function positiveInteger(value: unknown, fallback: number, option: string): numb
  * that is wrong fails the whole load (so `SkillRegistry.refresh` keeps its old set).
  */
 export class SkillLoader {
+  /** Absolute, resolved skills folder the loader reads. */
   readonly root: string;
+  /** Largest SKILL.md in bytes (default 256,000). */
   readonly maxFileBytes: number;
+  /** Most skills loaded (default 128). */
   readonly maxSkills: number;
+  /** Most front matter lines (default 32). */
   readonly maxFrontmatterLines: number;
+  /** Most entries in the root folder (default 1,024). */
   readonly maxScanEntries: number;
+  /** Checks the options without reading anything; throws {@link SkillConfigurationError}. */
   constructor(options: SkillLoaderOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new SkillConfigurationError('SkillLoader options must be an object');

@@ -3,6 +3,7 @@ import type { SkillDocument, SkillLoader } from './skill-loader.js';
 
 /** Something that loads a whole set of skills ({@link SkillLoader} or a stand-in). */
 export interface SkillSource {
+  /** Loads every skill document; rejects when any fails, so the registry keeps its old set. */
   load(): Promise<readonly SkillDocument[]>;
 }
 
@@ -47,6 +48,7 @@ export class SkillRegistry {
     return this.names().map((name) => this.#skills.get(name) as SkillDocument);
   }
 
+  /** True when a skill named `name` is in the current set. */
   has(name: string): boolean {
     return this.#skills.has(name);
   }
@@ -60,6 +62,7 @@ export class SkillRegistry {
     return skill;
   }
 
+  /** Number of skills in the current set. */
   get size(): number {
     return this.#skills.size;
   }

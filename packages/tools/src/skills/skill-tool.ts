@@ -14,17 +14,24 @@ import type { SkillRegistry } from './skill-registry.js';
 
 /** One entry of the `list` operation. */
 export interface SkillSummary {
+  /** Skill name, usable as the `name` of a `get` call. */
   readonly name: string;
+  /** What the skill covers, from its front matter or first paragraph. */
   readonly description: string;
+  /** The skill's front matter `version`, when present. */
   readonly version?: string;
+  /** Hex SHA-256 of the skill's content, to pin or compare versions. */
   readonly sha256: string;
 }
 
 /** Joins a {@link SkillRegistry} and a {@link SkillAccessPolicy}: what a skill tool may see. */
 export class SkillAdapter {
+  /** The loaded skills the adapter reads from. */
   readonly registry: SkillRegistry;
+  /** Decides which skills may be listed and read, and their content limit. */
   readonly policy: SkillAccessPolicy;
 
+  /** Joins a registry and a policy; throws {@link SkillConfigurationError} if either is missing. */
   constructor(options: { readonly registry: SkillRegistry; readonly policy: SkillAccessPolicy }) {
     if (typeof options !== 'object' || options === null || !options.registry || !options.policy) {
       throw new SkillConfigurationError('SkillAdapter needs a registry and a policy');
@@ -60,6 +67,7 @@ export class SkillAdapter {
 
 /** Options of {@link SkillTool}. */
 export interface SkillToolOptions {
+  /** The registry and policy the tool serves skills from. */
   readonly adapter: SkillAdapter;
   /** Tool name. Default `skill_reference`. */
   readonly name?: string;
@@ -83,9 +91,11 @@ export const SKILL_TOOL_CONTRACT: ToolContract = Object.freeze({
  * It never runs anything a skill mentions. Unknown arguments are refused.
  */
 export class SkillTool implements Tool {
+  /** The tool's name, description, input schema, read-only contract and `read` effect. */
   readonly spec: ToolSpec;
   readonly #adapter: SkillAdapter;
 
+  /** Checks the options; throws {@link SkillConfigurationError} for a missing adapter or bad name. */
   constructor(options: SkillToolOptions) {
     if (
       typeof options !== 'object' ||
