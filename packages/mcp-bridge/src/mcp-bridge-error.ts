@@ -26,6 +26,7 @@ export class McpBridgeError extends Error {
   /** Structured, log-safe details. */
   readonly details: Readonly<Record<string, unknown>> | undefined;
 
+  /** Creates the error; `message` must be log-safe, the code defaults to the class's static `code`. */
   constructor(message: string, options: McpBridgeErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     const errorClass = new.target as typeof McpBridgeError;

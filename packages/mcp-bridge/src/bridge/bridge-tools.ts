@@ -29,6 +29,7 @@ export interface BridgeApprovalRequest {
   readonly remoteName: string;
   /** The validated, frozen arguments. */
   readonly args: JsonObject;
+  /** The caller's context (run, step, access scope, abort signal) the call would run with. */
   readonly context: ToolContext;
   /** Why approval is needed: `needsApproval`, `gate`, or `risk`. */
   readonly reason: 'needsApproval' | 'gate' | 'risk';

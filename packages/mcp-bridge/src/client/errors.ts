@@ -23,6 +23,7 @@ export class AmbiguousDeliveryError extends McpBridgeError {
   /** Why the outcome is unknown. */
   readonly reason: AmbiguityReason;
 
+  /** Creates the error with a fixed message; `reason` is also recorded in `details.reason`. */
   constructor(reason: AmbiguityReason, options: McpBridgeErrorOptions = {}) {
     super(
       'The tool call may have completed; verify external state before retrying (its outcome is unknown)',
@@ -39,6 +40,7 @@ export class ServerRpcError extends McpBridgeError {
   /** The JSON-RPC error code. */
   readonly rpcCode: number;
 
+  /** Creates the error for JSON-RPC error `rpcCode` (also in `details.rpcCode`); the server's message is not kept. */
   constructor(rpcCode: number, options: McpBridgeErrorOptions = {}) {
     super(`The MCP server answered with JSON-RPC error ${rpcCode}`, {
       ...options,

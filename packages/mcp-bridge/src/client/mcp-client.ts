@@ -168,6 +168,13 @@ export class McpClient {
   #toolCache: McpToolListing | undefined;
   #generation = 0;
 
+  /**
+   * Validates `options` and builds a throwaway transport so bad headers or commands fail now; does
+   * not connect (the first request opens the session).
+   * @throws {ClientConfigurationError} for missing, conflicting or invalid options, or a URL the
+   *   network policy refuses.
+   * @throws {TransportConfigurationError} when the transport rejects its options.
+   */
   constructor(options: McpClientOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new ClientConfigurationError('McpClient options must be an object');
@@ -265,7 +272,14 @@ export class McpClient {
   }
 
   /** The server's `serverInfo` from the last handshake. */
-  get serverVersion(): { readonly name: string; readonly version: string } | undefined {
+  get serverVersion():
+    | {
+        /** The server's implementation name, as it reported it (untrusted text). */
+        readonly name: string;
+        /** The server's implementation version, as it reported it (untrusted text). */
+        readonly version: string;
+      }
+    | undefined {
     return this.#session?.client.getServerVersion();
   }
 

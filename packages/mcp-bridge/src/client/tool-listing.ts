@@ -2,21 +2,31 @@ import { collectPages, type McpListingProblem } from '@toolfence/tools';
 
 /** One tool as the server listed it (untrusted; schemas are checked when bridged). */
 export interface McpToolInfo {
+  /** The tool's name on the server: non-empty, at most 256 characters. */
   readonly name: string;
+  /** Display name the server gave, if any (untrusted text). */
   readonly title?: string;
+  /** Description the server gave, if any (untrusted text, may carry injected instructions). */
   readonly description?: string;
   /** As sent: absent, `null`, or an object (the bridge decides what is acceptable). */
   readonly inputSchema?: unknown;
+  /** JSON Schema of the structured result, as sent. */
   readonly outputSchema?: Readonly<Record<string, unknown>>;
+  /** MCP tool annotations (hints and any declared contract), as sent. */
   readonly annotations?: Readonly<Record<string, unknown>>;
+  /** MCP execution hints (e.g. task support), as sent. */
   readonly execution?: Readonly<Record<string, unknown>>;
+  /** The tool's `_meta` object, as sent. */
   readonly _meta?: Readonly<Record<string, unknown>>;
 }
 
 /** What a listing returns: the tools and the skipped ones' problems. */
 export interface McpToolListing {
+  /** The tools that passed the shape check, in listing order. */
   readonly tools: readonly McpToolInfo[];
+  /** Why each skipped entry was left out. */
   readonly problems: readonly McpListingProblem[];
+  /** How many `tools/list` pages were fetched. */
   readonly pages: number;
 }
 

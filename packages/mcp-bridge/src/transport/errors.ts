@@ -20,6 +20,7 @@ export class ResponseTooLargeError extends McpBridgeError {
   /** The limit in bytes. */
   readonly limit: number;
 
+  /** Creates the error for a `kind` record over `limit` bytes (both also in `details`). */
   constructor(kind: RecordSizeKind, limit: number, options: McpBridgeErrorOptions = {}) {
     super(`A ${kind} record from the MCP server exceeded the limit of ${limit} bytes`, {
       ...options,
@@ -44,6 +45,7 @@ export class ResponseTooComplexError extends McpBridgeError {
   /** The limit's value. */
   readonly limit: number;
 
+  /** Creates the error for exceeding the `kind` structure limit `limit` (both also in `details`). */
   constructor(kind: RecordComplexityKind, limit: number, options: McpBridgeErrorOptions = {}) {
     super(`A record from the MCP server exceeded the ${kind} limit of ${limit}`, {
       ...options,
@@ -83,6 +85,7 @@ export class TransportHttpError extends McpBridgeError {
   /** The HTTP status. */
   readonly status: number;
 
+  /** Creates the error for HTTP `status` (also in `details.status`); the body is not kept. */
   constructor(status: number, options: McpBridgeErrorOptions = {}) {
     super(`The MCP server answered with HTTP status ${status}`, {
       ...options,
@@ -118,6 +121,7 @@ export class TransportUnauthorizedError extends McpBridgeError {
   /** 401 or 403. */
   readonly status: number;
 
+  /** Creates the error for HTTP `status` 401 or 403 (also in `details.status`). */
   constructor(status: number, options: McpBridgeErrorOptions = {}) {
     super(`The MCP server refused the credentials (HTTP ${status})`, {
       ...options,

@@ -74,6 +74,11 @@ export class StdioTransport implements Transport {
   #closed = false;
   #exited: Promise<void> | undefined;
 
+  /**
+   * Validates `options`; the process is spawned by `start()`.
+   * @throws {TransportConfigurationError} for a bad `command` (not a non-empty argv array) or
+   *   `env`.
+   */
   constructor(options: StdioTransportOptions) {
     const command = options.command;
     if (

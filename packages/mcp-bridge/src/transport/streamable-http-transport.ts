@@ -142,6 +142,11 @@ export class StreamableHttpTransport implements Transport {
   #closed = false;
   #started = false;
 
+  /**
+   * Validates `options`; nothing is sent before `start()`.
+   * @throws {TransportConfigurationError} for an invalid or non-https (except loopback) URL, a URL
+   *   with credentials, or a bad option.
+   */
   constructor(options: StreamableHttpTransportOptions) {
     let url: URL;
     try {
