@@ -14,26 +14,39 @@ import { ToolInputError } from './tool-input-error.js';
 
 /** Fields of {@link defineTool} besides `input` and `run`. */
 export interface DefineToolBase {
+  /** Tool name, unique within a registry; must be a non-empty string. */
   readonly name: string;
+  /** What the tool does and when to use it, shown to the model. */
   readonly description: string;
+  /** The author's declared risk and content-trust contract; copied to `spec.contract`. */
   readonly contract?: ToolContract;
+  /** How each call's effect is found; copied to `spec.effect`. Default: from the contract. */
   readonly effect?: EffectDescriptor;
+  /** Argument rule policies read as the operation; copied to `spec.operationArgument`. */
   readonly operationArgument?: string;
+  /** MCP-style annotations; copied to `spec.annotations`. */
   readonly annotations?: JsonObject;
+  /** JSON Schema 2020-12 of the `structuredContent` the tool returns; copied to the spec. */
   readonly outputSchema?: JsonObject;
+  /** Becomes the tool's `start`: prepares it before a registry routes calls to it. */
   readonly start?: () => Promise<void>;
+  /** Becomes the tool's `close`: releases what it holds; a registry calls it exactly once. */
   readonly close?: () => Promise<void>;
 }
 
 /** {@link defineTool} with a zod 4 schema: `run` gets the parsed (typed) arguments. */
 export interface DefineZodToolOptions<Schema extends z.ZodType> extends DefineToolBase {
+  /** zod 4 schema of the arguments; exported as the spec's `inputSchema` and parsed per call. */
   readonly input: Schema;
+  /** Runs one call with the zod-parsed arguments (defaults and transforms applied). */
   readonly run: (args: z.output<Schema>, context: ToolContext) => ToolResult | Promise<ToolResult>;
 }
 
 /** {@link defineTool} with a JSON Schema 2020-12 object: `run` gets the validated JSON object. */
 export interface DefineJsonSchemaToolOptions extends DefineToolBase {
+  /** JSON Schema 2020-12 object schema of the arguments, used as the spec's `inputSchema`. */
   readonly input: JsonObject;
+  /** Runs one call with the arguments the registry validated against `input`. */
   readonly run: (args: JsonObject, context: ToolContext) => ToolResult | Promise<ToolResult>;
 }
 

@@ -9,14 +9,24 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 
 /** One reason a value failed validation: where (a JSON path such as `$.items[2].name`) and what. */
 export interface ValidationIssue {
+  /** JSON path of the offending value, from `$` (for example `$.items[2].name`). */
   readonly path: string;
+  /** What is wrong, from the schema side; never contains the value itself. */
   readonly message: string;
 }
 
 /** The outcome of validating one value. */
 export type ValidationResult =
-  | { readonly valid: true }
-  | { readonly valid: false; readonly issues: readonly ValidationIssue[] };
+  | {
+      /** The value satisfies the schema. */
+      readonly valid: true;
+    }
+  | {
+      /** The value does not satisfy the schema. */
+      readonly valid: false;
+      /** Why it failed, at most the validator's issue limit. */
+      readonly issues: readonly ValidationIssue[];
+    };
 
 /**
  * Validates JSON values against JSON Schema 2020-12 objects. The registry calls `prepare` when a
@@ -65,6 +75,7 @@ export class AjvSchemaValidator implements SchemaValidator {
   readonly #byContent = new Map<string, ValidateFunction>();
   readonly #maxCachedSchemas: number;
 
+  /** Sets up ajv with the options; throws {@link ConfigurationError} for an invalid option. */
   constructor(options: AjvSchemaValidatorOptions = {}) {
     const maxIssues: unknown = options.maxIssues ?? DEFAULT_MAX_VALIDATION_ISSUES;
     if (typeof maxIssues !== 'number' || !Number.isSafeInteger(maxIssues) || maxIssues < 1) {

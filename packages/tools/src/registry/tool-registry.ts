@@ -32,8 +32,11 @@ import { ToolStartError } from './tool-start-error.js';
 export interface ToolCall {
   /** Unique within the registry, for correlating events and traces. */
   readonly callId: string;
+  /** Name the caller asked for (it may not be registered: middleware sees not-found calls). */
   readonly toolName: string;
+  /** Frozen snapshot of the call's arguments, not yet validated against the input schema. */
   readonly args: JsonObject;
+  /** The call's frozen context. */
   readonly context: ToolContext;
 }
 
@@ -51,6 +54,7 @@ export type ToolMiddleware = (
 export interface ApprovalRequest extends AuthorizationRequest {
   /** The authorizer's reason for asking. */
   readonly reason: string | undefined;
+  /** Aborts when the approval times out or the call is aborted; stop waiting for a human then. */
   readonly signal: AbortSignal;
 }
 
@@ -59,9 +63,13 @@ export type ApprovalCallback = (request: ApprovalRequest) => boolean | Promise<b
 
 /** Fields every audit event carries. */
 export interface ToolEventBase {
+  /** The call's registry-unique ID; all events of one call share it. */
   readonly callId: string;
+  /** Name of the tool the call asked for. */
   readonly toolName: string;
+  /** `runId` of the call's context. */
   readonly runId: string;
+  /** `stepId` of the call's context, if it has one. */
   readonly stepId: string | undefined;
   /** `sha256:<hex>` of the canonical JSON (sorted keys) of the argument snapshot. */
   readonly argsDigest: string;
@@ -73,26 +81,40 @@ export interface ToolEventBase {
 
 /** A structured audit event. Raw arguments are never included unless asked for. */
 export type ToolEvent =
-  | (ToolEventBase & { readonly type: 'started' })
   | (ToolEventBase & {
+      /** The call entered the registry (before lookup, validation and authorization). */
+      readonly type: 'started';
+    })
+  | (ToolEventBase & {
+      /** The call was refused by a permission decision or a budget. */
       readonly type: 'denied';
+      /** Error code of the refusal, for example `POLICY_BUDGET_EXCEEDED`. */
       readonly code: string;
+      /** Log-safe reason from the decision or budget, if any. */
       readonly reason: string | undefined;
+      /** Milliseconds from `started` to the refusal. */
       readonly durationMs: number;
     })
   | (ToolEventBase & {
+      /** The call threw for any other reason (not found, invalid input, tool error, ...). */
       readonly type: 'failed';
+      /** Error code of the thrown error (`REGISTRY_TOOL_FAILED` for a foreign error). */
       readonly code: string;
+      /** Milliseconds from `started` to the failure. */
       readonly durationMs: number;
     })
   | (ToolEventBase & {
+      /** The tool returned a result. */
       readonly type: 'completed';
+      /** The result's `isError`: the tool ran but reported a failure. */
       readonly isError: boolean;
+      /** Milliseconds from `started` to the result. */
       readonly durationMs: number;
     });
 
 /** Where diagnostics go (for example a failed deferred close). Default: nowhere. */
 export interface RegistryLogger {
+  /** Reports a problem the registry worked around; `details` are log-safe. */
   warn(message: string, details?: Readonly<Record<string, unknown>>): void;
 }
 
@@ -124,9 +146,13 @@ export interface ToolRegistryOptions {
 
 /** What {@link ToolRegistry.diagnostics} reports. */
 export interface RegistryDiagnostics {
+  /** Tools currently registered. */
   readonly tools: number;
+  /** Calls running now, on current and retiring tool instances. */
   readonly activeCalls: number;
+  /** Replaced or removed instances still finishing calls before they are closed. */
   readonly retiringTools: number;
+  /** Tool names with queued or running register/remove operations. */
   readonly pendingChanges: number;
 }
 
@@ -180,6 +206,10 @@ export class ToolRegistry {
   #closing = false;
   #closed: Promise<void> | undefined;
 
+  /**
+   * Checks the options and installs `options.tools` (their `start()` runs in the background).
+   * Throws {@link ConfigurationError} for an invalid option or two tools with the same name.
+   */
   constructor(options: ToolRegistryOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new ConfigurationError('ToolRegistry needs an options object', {
