@@ -59,6 +59,7 @@ export interface ClientCredentialsOAuthOptions extends OAuthNetworkOptions {
 
 /** Tokens of a client-credentials grant, with the issuer and resource they are for. */
 export interface ClientCredentialsTokens extends OAuthTokens {
+  /** Issuer identifier of the authorization server that issued the token. */
   readonly issuer: string;
   /** The RFC 8707 resource (the MCP server URL as its metadata declares it). */
   readonly resource: string;

@@ -31,7 +31,9 @@ export interface AuthorizeConnectionOptions extends Omit<StartOAuthOptions, 'url
 
 /** What the host needs to send the user on: the authorize URL. */
 export interface ConnectionAuthorization {
+  /** The connection the flow was started for; pass it to {@link completeConnection} at the callback. */
   readonly connectionId: string;
+  /** Send the user's browser here to authorize (carries PKCE, `state` and the resource). */
   readonly authorizeUrl: string;
 }
 

@@ -3,9 +3,13 @@ import { StoreRecordError } from './store-errors.js';
 
 /** An authorization flow started for a connection and not yet completed. Secret fields. */
 export interface PendingAuthorization {
+  /** The `state` sent in the authorize URL; the callback's `state` must equal it. */
   readonly state: string;
+  /** The PKCE (S256) verifier sent with the code exchange. */
   readonly codeVerifier: string;
+  /** The redirect URI of the authorize request; the code exchange repeats it. */
   readonly redirectUri: string;
+  /** The scope requested, if any. */
   readonly scope?: string | undefined;
   /** Epoch milliseconds. */
   readonly createdAt: number;
@@ -16,23 +20,37 @@ export interface PendingAuthorization {
  * `pending` are secrets: a persistent store must encrypt them.
  */
 export interface ConnectionRecord {
+  /** The host's connection id (1 to 256 characters): the store's key. */
   readonly id: string;
   /** The MCP server URL. */
   readonly url: string;
+  /** Issuer identifier of the authorization server the client is registered with. */
   readonly issuer?: string | undefined;
+  /** The RFC 8707 resource tokens are requested for (the server URL as its metadata declares it). */
   readonly resource?: string | undefined;
+  /** The OAuth client id at `issuer` (given, registered, or a client metadata URL). */
   readonly clientId?: string | undefined;
+  /** The client secret, for a confidential client. Secret. */
   readonly clientSecret?: string | undefined;
+  /** How the client authenticates at the token endpoint. */
   readonly tokenAuthMethod?: TokenAuthMethod | undefined;
+  /** The redirect URI the client uses (the host's callback route). */
   readonly redirectUri?: string | undefined;
+  /** The current access token. Secret. */
   readonly accessToken?: string | undefined;
+  /** The refresh token, when the server issued one. Secret. */
   readonly refreshToken?: string | undefined;
   /** Access-token expiry, epoch milliseconds. */
   readonly expiresAt?: number | undefined;
   /** Granted scope. */
   readonly scope?: string | undefined;
+  /** The authorization flow started and awaiting its callback, if any. Secret. */
   readonly pending?: PendingAuthorization | undefined;
-  /** Authorization flows started in a row (see {@link recentAuthorizationAttempts}). */
+  /**
+   * Authorization flows started in a row: the series resets to 0 once no flow has started
+   * within the authorization window (`authorizationWindowSeconds`, default 600 s) of
+   * `lastAuthorizationAt`.
+   */
   readonly authorizationAttempts?: number | undefined;
   /** Epoch milliseconds when the last authorization flow started. */
   readonly lastAuthorizationAt?: number | undefined;
@@ -47,11 +65,18 @@ export type ConnectionChange = (
 
 /** Where connection records live. Implementations must make `update` atomic. */
 export interface ConnectionStore {
+  /** Reads the record of connection `id`; `undefined` when there is none. */
   get(id: string): Promise<ConnectionRecord | undefined>;
+  /**
+   * Validates and stores `record` (replacing any with its id), stamping `updatedAt`.
+   * @throws {StoreRecordError} when the record has no valid `id` or `url`.
+   */
   put(record: ConnectionRecord): Promise<void>;
   /** Atomic read-modify-write; `change` must be synchronous. Returns the resulting record. */
   update(id: string, change: ConnectionChange): Promise<ConnectionRecord | undefined>;
+  /** Removes the record of connection `id`; true when there was one. */
   delete(id: string): Promise<boolean>;
+  /** The ids of all stored connections, sorted. */
   list(): Promise<string[]>;
   /** Runs `task` once per key at a time in this process; concurrent callers share its result. */
   singleFlight<T>(key: string, task: () => Promise<T>): Promise<T>;

@@ -51,7 +51,9 @@ export interface CrossAppAccessOAuthOptions extends OAuthNetworkOptions {
 
 /** Tokens of the cross-app access flow, with the issuer and resource they are for. */
 export interface CrossAppAccessTokens extends OAuthTokens {
+  /** Issuer identifier of the MCP server's authorization server that issued the access token. */
   readonly issuer: string;
+  /** The RFC 8707 resource (the MCP server URL as its metadata declares it). */
   readonly resource: string;
 }
 

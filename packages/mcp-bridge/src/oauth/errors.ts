@@ -57,6 +57,10 @@ export class OAuthError extends McpBridgeError {
   /** HTTP status of the answer, when there was one. */
   readonly status: number | undefined;
 
+  /**
+   * Creates the error; `options.error` is reduced to a standard code (else
+   * `unrecognized_error`), appended to `message` and recorded in `details` with the status.
+   */
   constructor(message: string, options: OAuthErrorOptions) {
     const error = standardOAuthError(options.error);
     super(`${message} (${error})`, {
@@ -128,9 +132,13 @@ export class OAuthTransportError extends McpBridgeError {
   /** What went wrong. */
   readonly reason: OAuthTransportFailure;
 
+  /** Creates the error; `options.reason` is also recorded in `details.reason`. */
   constructor(
     message: string,
-    options: McpBridgeErrorOptions & { readonly reason: OAuthTransportFailure },
+    options: McpBridgeErrorOptions & {
+      /** What went wrong with the exchange. */
+      readonly reason: OAuthTransportFailure;
+    },
   ) {
     super(message, { ...options, details: { ...options.details, reason: options.reason } });
     this.reason = options.reason;
@@ -162,11 +170,17 @@ export type AuthorizationRequiredReason =
 
 /** Options of {@link AuthorizationRequiredError}. */
 export interface AuthorizationRequiredErrorOptions extends McpBridgeErrorOptions {
+  /** The store's connection id (also recorded in `details`). */
   readonly connectionId: string;
+  /** The MCP server URL to authorize for. */
   readonly url: string;
+  /** Why authorization is needed (also recorded in `details`). */
   readonly reason: AuthorizationRequiredReason;
+  /** The scope to request, already widened for a step-up. */
   readonly scope?: string | undefined;
+  /** The issuer used so far, if known. */
   readonly issuer?: string | undefined;
+  /** The 1-based step-up attempt for `insufficient-scope` (also recorded in `details`). */
   readonly attempt?: number | undefined;
 }
 
@@ -192,6 +206,7 @@ export class AuthorizationRequiredError extends McpBridgeError {
   /** The step-up attempt number (1-based) for `insufficient-scope`. */
   readonly attempt: number | undefined;
 
+  /** Creates the error; `connectionId`, `reason` and `attempt` are also recorded in `details`. */
   constructor(message: string, options: AuthorizationRequiredErrorOptions) {
     super(message, {
       ...options,

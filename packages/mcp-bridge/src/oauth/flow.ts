@@ -77,13 +77,17 @@ export interface OAuthStart {
   readonly state: string;
   /** The PKCE verifier (S256). Secret. */
   readonly codeVerifier: string;
+  /** The client id used: the given one, the client metadata URL, or the one just registered. */
   readonly clientId: string;
   /** Secret, when the client is confidential. */
   readonly clientSecret: string | undefined;
+  /** How the client authenticates at the token endpoint (as registered or given). */
   readonly tokenAuthMethod: TokenAuthMethod;
+  /** The chosen authorization server's issuer identifier; token requests rediscover from it. */
   readonly issuer: string;
   /** The RFC 8707 resource (the MCP server URL as its metadata declares it). */
   readonly resource: string;
+  /** The redirect URI sent in the authorize URL; the code exchange must send the same. */
   readonly redirectUri: string;
   /** The scope requested, if any. */
   readonly scope: string | undefined;
@@ -91,7 +95,9 @@ export interface OAuthStart {
 
 /** Tokens from the token endpoint. */
 export interface OAuthTokens {
+  /** The access token to send as `Authorization: Bearer`. Secret. */
   readonly accessToken: string;
+  /** Always `Bearer`: a response with any other token type is refused. */
   readonly tokenType: 'Bearer';
   /** `undefined` when the server issued none (after a refresh: keep the stored one). */
   readonly refreshToken: string | undefined;
@@ -103,8 +109,11 @@ export interface OAuthTokens {
 
 /** The client registration + issuer every token request needs. */
 export interface OAuthClientOptions extends OAuthNetworkOptions {
+  /** The client id from {@link OAuthStart.clientId}. */
   readonly clientId: string;
+  /** The client secret, for a confidential client. Secret. */
   readonly clientSecret?: string | undefined;
+  /** How to authenticate at the token endpoint, from {@link OAuthStart.tokenAuthMethod}. */
   readonly tokenAuthMethod: TokenAuthMethod;
   /** The issuer chosen at start; the token endpoint is rediscovered from it every time. */
   readonly issuer: string;
@@ -120,12 +129,15 @@ export interface CompleteOAuthOptions extends OAuthClientOptions {
   readonly code: string;
   /** The RFC 9207 `iss` from the callback, if present. */
   readonly iss?: string | undefined;
+  /** The PKCE verifier from {@link OAuthStart.codeVerifier}. Secret. */
   readonly codeVerifier: string;
+  /** The redirect URI from {@link OAuthStart.redirectUri}; must match the authorize request. */
   readonly redirectUri: string;
 }
 
 /** Options of {@link refreshOAuth}. */
 export interface RefreshOAuthOptions extends OAuthClientOptions {
+  /** The stored refresh token to exchange. Secret. */
   readonly refreshToken: string;
   /** The scope granted so far; a refresh answer may not widen it. */
   readonly scope?: string | undefined;
@@ -133,7 +145,9 @@ export interface RefreshOAuthOptions extends OAuthClientOptions {
 
 /** The parsed authorization response of the callback route. */
 export interface AuthorizationCallback {
+  /** The authorization code to pass to {@link completeOAuth}. Secret. */
   readonly code: string;
+  /** The RFC 9207 `iss` parameter, when the server sent one; checked by {@link completeOAuth}. */
   readonly iss: string | undefined;
 }
 

@@ -14,7 +14,9 @@ import type { OAuthNetworkOptions } from './http.js';
 
 /** Options of {@link OAuthTokenProvider} (and McpClient's `oauth` option). */
 export interface OAuthConnectionOptions extends OAuthNetworkOptions {
+  /** Where the connection's record (client, tokens) is read and rotated tokens are written. */
   readonly store: ConnectionStore;
+  /** Id of the connection's record in `store`, as given to {@link authorizeConnection}. */
   readonly connectionId: string;
   /** The MCP server URL, reported in errors when the store has no record yet. */
   readonly url?: string | undefined;
@@ -44,6 +46,11 @@ export class OAuthTokenProvider {
   readonly #maxAttempts: number;
   readonly #windowMs: number;
 
+  /**
+   * Validates `options`; reads nothing from the store until a token is asked for.
+   * @throws {OAuthConfigurationError} when `store` is not a ConnectionStore, `connectionId` is
+   *   empty, or a limit is not a valid number.
+   */
   constructor(options: OAuthConnectionOptions) {
     if (
       typeof options?.store?.get !== 'function' ||
