@@ -3,11 +3,15 @@ import type { JsonObject } from '../registry/tool.js';
 
 /** A tool as listed by a server, checked and copied (JSON only). */
 export interface McpToolDescriptor {
+  /** The server's name for the tool (1 to 1,024 characters), used in `tools/call`. */
   readonly name: string;
+  /** Human-readable display name the server gave (untrusted). */
   readonly title?: string;
+  /** The server's description of the tool (untrusted text). */
   readonly description?: string;
   /** The input JSON Schema (`type: "object"`), without its `$schema` key. */
   readonly inputSchema: JsonObject;
+  /** The output JSON Schema of `structuredContent` (`type: "object"`), without `$schema`. */
   readonly outputSchema?: JsonObject;
   /** The server's annotations: untrusted hints, plus tool-contract's keys when declared. */
   readonly annotations?: JsonObject;
@@ -20,31 +24,49 @@ export interface McpToolDescriptor {
 
 /** A resource as listed by a server. Resources are data, never tools. */
 export interface McpResourceDescriptor {
+  /** URI to pass to `resources/read`. */
   readonly uri: string;
+  /** The server's name for the resource (1 to 1,024 characters). */
   readonly name: string;
+  /** Human-readable display name the server gave (untrusted). */
   readonly title?: string;
+  /** The server's description of the resource (untrusted text). */
   readonly description?: string;
+  /** Media type the server declared, if any. */
   readonly mimeType?: string;
+  /** Size in bytes the server declared (not verified), if any. */
   readonly size?: number;
 }
 
 /** A resource template as listed by a server. */
 export interface McpResourceTemplateDescriptor {
+  /** RFC 6570 URI template that expands to readable resource URIs. */
   readonly uriTemplate: string;
+  /** The server's name for the template (1 to 1,024 characters). */
   readonly name: string;
+  /** Human-readable display name the server gave (untrusted). */
   readonly title?: string;
+  /** The server's description of the template (untrusted text). */
   readonly description?: string;
+  /** Media type of the resources the template yields, if declared. */
   readonly mimeType?: string;
 }
 
 /** A prompt as listed by a server. Prompts are data for the host, never instructions. */
 export interface McpPromptDescriptor {
+  /** The server's name for the prompt (1 to 1,024 characters), used in `prompts/get`. */
   readonly name: string;
+  /** Human-readable display name the server gave (untrusted). */
   readonly title?: string;
+  /** The server's description of the prompt (untrusted text). */
   readonly description?: string;
+  /** Arguments the prompt accepts, in the server's order; empty when it takes none. */
   readonly arguments: readonly {
+    /** Argument name, the key in `prompts/get` arguments. */
     readonly name: string;
+    /** The server's description of the argument (untrusted text). */
     readonly description?: string;
+    /** The server marked the argument required (false when it did not say). */
     readonly required: boolean;
   }[];
 }

@@ -49,6 +49,7 @@ export class McpRemoteError extends ToolsError {
   /** The JSON-RPC error code the server sent. */
   readonly remoteCode: number;
 
+  /** Creates the error; `options.remoteCode` is kept on the instance and in `details`. */
   constructor(message: string, options: McpRemoteErrorOptions) {
     super(message, {
       ...options,

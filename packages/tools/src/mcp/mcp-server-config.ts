@@ -18,11 +18,13 @@ export interface McpServerConfigInit {
   readonly name: string;
   /** Namespace of its tools (`mcp__<namespace>__<tool>`); defaults to `name` when that is valid. */
   readonly toolNamespace?: string;
+  /** Overrides of the page, item, content and time limits; the rest keep their defaults. */
   readonly limits?: Partial<McpLimits>;
   /** Run `initialize` when the connection is registered. Default `true`. */
   readonly initializeOnStart?: boolean;
   /** Close the session when the connection is retired. Default `false` (the host owns it). */
   readonly ownsSession?: boolean;
+  /** Reaction to `notifications/tools/list_changed`. Default: mark stale, do not rediscover. */
   readonly listChanged?: McpListChangedOptions;
 }
 
@@ -48,13 +50,20 @@ function durationOption(value: unknown, fallback: number, option: string): numbe
 
 /** Validated, frozen configuration of one MCP server connection. */
 export class McpServerConfig {
+  /** Server name in the registry (1 to 64 of `[A-Za-z0-9_.-]`, starting alphanumeric). */
   readonly name: string;
+  /** Namespace of the server's tools in the registry (`mcp__<namespace>__<tool>`). */
   readonly toolNamespace: string;
+  /** The complete limits: the given overrides merged with the defaults. */
   readonly limits: McpLimits;
+  /** Whether `initialize` runs when the connection is registered (default `true`). */
   readonly initializeOnStart: boolean;
+  /** Whether the connection closes the session when retired (default `false`). */
   readonly ownsSession: boolean;
+  /** List-change handling with every default filled in (rediscover, debounce, interval). */
   readonly listChanged: Required<McpListChangedOptions>;
 
+  /** Validates and freezes `init`; throws {@link McpConfigurationError} for an invalid field. */
   constructor(init: McpServerConfigInit) {
     if (typeof init !== 'object' || init === null) {
       throw new McpConfigurationError('MCP server config must be an object');

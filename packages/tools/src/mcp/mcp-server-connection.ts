@@ -46,26 +46,54 @@ export type McpRetireReason = 'replaced' | 'unregistered' | 'closed';
 
 /** Events a connection reports (through `McpServerRegistry`'s `onEvent`). */
 export type McpServerEvent =
-  | { readonly type: 'tools_list_changed'; readonly server: string }
   | {
-      readonly type: 'tools_rediscovered';
+      /** The server sent `notifications/tools/list_changed`; the catalog is now stale. */
+      readonly type: 'tools_list_changed';
+      /** Name of the server that sent it. */
       readonly server: string;
+    }
+  | {
+      /** The tools were listed again after a change notification. */
+      readonly type: 'tools_rediscovered';
+      /** Name of the server whose tools were listed. */
+      readonly server: string;
+      /** True when the tool list differs from before (a new catalog generation began). */
       readonly changed: boolean;
+      /** Number of well-formed tools in the new listing. */
       readonly toolCount: number;
+      /** Tools skipped as malformed in that listing. */
       readonly problems: readonly McpListingProblem[];
     }
-  | { readonly type: 'rediscovery_failed'; readonly server: string; readonly code: string }
-  | { readonly type: 'close_failed'; readonly server: string; readonly code: string };
+  | {
+      /** Listing the tools after a change notification failed; the catalog stays stale. */
+      readonly type: 'rediscovery_failed';
+      /** Name of the server that failed. */
+      readonly server: string;
+      /** Error code of the failure. */
+      readonly code: string;
+    }
+  | {
+      /** Closing the session of a retired connection failed. */
+      readonly type: 'close_failed';
+      /** Name of the server whose session failed to close. */
+      readonly server: string;
+      /** Error code of the failure. */
+      readonly code: string;
+    };
 
 /** A listing with the items that were skipped as malformed. */
 export interface McpListing<T> {
+  /** The well-formed items of all pages, in server order. */
   readonly items: readonly T[];
+  /** One entry per item skipped as malformed. */
   readonly problems: readonly McpListingProblem[];
 }
 
 /** What {@link McpServerConnection} accepts. */
 export interface McpServerConnectionInit {
+  /** The host's connected session to the server; it must have every required method. */
   readonly session: McpSession;
+  /** The server's configuration; a plain init object is validated into an McpServerConfig. */
   readonly config: McpServerConfig | McpServerConfigInit;
   /** Maps raw `tools/call` results; default {@link mapCallToolResult}. */
   readonly mapper?: McpResultMapper;
@@ -73,7 +101,9 @@ export interface McpServerConnectionInit {
 
 /** A held lease: the connection stays open until every lease is released. */
 export interface McpConnectionLease {
+  /** The connection the lease keeps open. */
   readonly connection: McpServerConnection;
+  /** Ends the lease; the last release lets a retired connection close. Extra calls do nothing. */
   release(): void;
 }
 
@@ -89,8 +119,11 @@ interface CatalogState {
  * `McpServerRegistry`; its methods can also be used directly.
  */
 export class McpServerConnection {
+  /** The host-injected session requests go through. */
   readonly session: McpSession;
+  /** The validated configuration (name, namespace, limits, lifecycle options). */
   readonly config: McpServerConfig;
+  /** Maps raw `tools/call` results into tool results; default {@link mapCallToolResult}. */
   readonly mapper: McpResultMapper;
   #state: McpConnectionState = 'new';
   #retireReason: McpRetireReason | undefined;
@@ -108,6 +141,7 @@ export class McpServerConnection {
   #listChanges = 0;
   #rediscoverAgain = false;
 
+  /** Checks the session and config; throws {@link McpConfigurationError} if either is unusable. */
   constructor(init: McpServerConnectionInit) {
     if (typeof init !== 'object' || init === null || typeof init.session !== 'object') {
       throw new McpConfigurationError('McpServerConnection needs a session and a config');
@@ -143,10 +177,12 @@ export class McpServerConnection {
     return this.config.name;
   }
 
+  /** The connection's limits (`config.limits`): pages, items, content and request time. */
   get limits(): McpLimits {
     return this.config.limits;
   }
 
+  /** Lifecycle state: `new` until initialized, then `ready`, then `retired` and `closed`. */
   get state(): McpConnectionState {
     return this.#state;
   }
@@ -279,6 +315,10 @@ export class McpServerConnection {
     );
   }
 
+  /**
+   * Lists every resource (all pages), skipping malformed ones. Throws
+   * {@link McpCapabilityError} when the server lacks `resources`.
+   */
   async listResources(): Promise<McpListing<McpResourceDescriptor>> {
     this.#requireCapability('resources');
     return this.#list(
@@ -288,6 +328,10 @@ export class McpServerConnection {
     );
   }
 
+  /**
+   * Lists every resource template (all pages), skipping malformed ones. Throws
+   * {@link McpCapabilityError} when the server lacks `resources`.
+   */
   async listResourceTemplates(): Promise<McpListing<McpResourceTemplateDescriptor>> {
     this.#requireCapability('resources');
     return this.#list(
@@ -297,6 +341,10 @@ export class McpServerConnection {
     );
   }
 
+  /**
+   * Lists every prompt (all pages), skipping malformed ones. Throws {@link McpCapabilityError}
+   * when the server lacks `prompts`.
+   */
   async listPrompts(): Promise<McpListing<McpPromptDescriptor>> {
     this.#requireCapability('prompts');
     return this.#list(
@@ -319,9 +367,13 @@ export class McpServerConnection {
    * clears a stale mark); different tools start a new generation, making older adapters stale.
    */
   async discoverToolDescriptors(): Promise<{
+    /** The well-formed tools, in server order. */
     readonly tools: readonly McpToolDescriptor[];
+    /** Tools skipped as malformed. */
     readonly problems: readonly McpListingProblem[];
+    /** Catalog generation after this discovery. */
     readonly generation: number;
+    /** True when the tools differ from the previous discovery (the generation was bumped). */
     readonly changed: boolean;
   }> {
     let changesBefore = this.#listChanges;
@@ -366,6 +418,10 @@ export class McpServerConnection {
     return this.mapper(raw, { server: this.name, tool: name, limits: this.limits });
   }
 
+  /**
+   * Reads the resource at `uri` (within `requestTimeoutMs`) and maps its contents, bounded and
+   * marked untrusted. Throws {@link McpConfigurationError} for an empty URI.
+   */
   async readResource(uri: string, signal?: AbortSignal): Promise<McpResourceReadResult> {
     if (typeof uri !== 'string' || uri.length === 0) {
       throw new McpConfigurationError('MCP resource URI must be a non-empty string');
@@ -380,6 +436,10 @@ export class McpServerConnection {
     return mapReadResourceResult(raw, { server: this.name, uri, limits: this.limits });
   }
 
+  /**
+   * Fetches prompt `name` with string `args` (within `requestTimeoutMs`) and maps its messages,
+   * bounded and marked untrusted. Throws {@link McpConfigurationError} for a bad name or args.
+   */
   async getPrompt(
     name: string,
     args?: Readonly<Record<string, string>>,

@@ -17,8 +17,11 @@ import { assignMcpToolNames } from './tool-name.js';
 
 /** Tools discovered from one server: adapters ready for a `ToolRegistry`, and skipped items. */
 export interface McpToolDiscovery {
+  /** Name of the server the tools came from. */
   readonly server: string;
+  /** One adapter per valid tool, named `mcp__<namespace>__<tool>`, ready to register. */
   readonly tools: readonly McpToolAdapter[];
+  /** Tools skipped as malformed. */
   readonly problems: readonly McpListingProblem[];
   /** Catalog generation the adapters belong to. */
   readonly generation: number;
@@ -26,8 +29,11 @@ export interface McpToolDiscovery {
 
 /** Everything a server offers, listed under one lease (so all from the same session). */
 export interface McpCatalog extends McpToolDiscovery {
+  /** The server's resources (data, never tools); empty when it lacks `resources`. */
   readonly resources: readonly McpResourceDescriptor[];
+  /** The server's resource templates; empty when it lacks `resources`. */
   readonly resourceTemplates: readonly McpResourceTemplateDescriptor[];
+  /** The server's prompts (data for the host); empty when it lacks `prompts`. */
   readonly prompts: readonly McpPromptDescriptor[];
 }
 
@@ -54,6 +60,7 @@ export class McpServerRegistry {
   readonly #onEvent: ((event: McpServerEvent) => void) | undefined;
   #closed: Promise<void> | undefined;
 
+  /** Creates an empty registry; throws {@link McpConfigurationError} for a bad `onEvent`. */
   constructor(options: McpServerRegistryOptions = {}) {
     if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
       throw new McpConfigurationError('McpServerRegistry onEvent must be a function');
@@ -191,10 +198,20 @@ export class McpServerRegistry {
     });
   }
 
+  /**
+   * Lists the resources of server `name` (all pages) under one lease. Throws
+   * {@link McpLifecycleError} for an unregistered server, {@link McpCapabilityError} when the
+   * server lacks the capability.
+   */
   async listResources(name: string): Promise<McpListing<McpResourceDescriptor>> {
     return this.#withLease(name, ({ connection }) => connection.listResources());
   }
 
+  /**
+   * Lists the resource templates of server `name` (all pages) under one lease. Throws
+   * {@link McpLifecycleError} for an unregistered server, {@link McpCapabilityError} when the
+   * server lacks the capability.
+   */
   async listResourceTemplates(name: string): Promise<McpListing<McpResourceTemplateDescriptor>> {
     return this.#withLease(name, ({ connection }) => connection.listResourceTemplates());
   }
@@ -208,6 +225,11 @@ export class McpServerRegistry {
     return this.#withLease(name, ({ connection }) => connection.readResource(uri, options.signal));
   }
 
+  /**
+   * Lists the prompts of server `name` (all pages) under one lease. Throws
+   * {@link McpLifecycleError} for an unregistered server, {@link McpCapabilityError} when the
+   * server lacks the capability.
+   */
   async listPrompts(name: string): Promise<McpListing<McpPromptDescriptor>> {
     return this.#withLease(name, ({ connection }) => connection.listPrompts());
   }

@@ -10,19 +10,30 @@ export interface McpRequestOptions {
 export interface McpInitializeResult {
   /** The server's declared capabilities; `undefined` when unknown. */
   readonly capabilities?: Readonly<Record<string, unknown>>;
-  readonly serverInfo?: { readonly name?: string; readonly version?: string };
+  /** The server's self-description from `initialize` (untrusted, for display and logs). */
+  readonly serverInfo?: {
+    /** The server's implementation name. */
+    readonly name?: string;
+    /** The server's implementation version. */
+    readonly version?: string;
+  };
+  /** The MCP protocol version the session negotiated, for example `2025-06-18`. */
   readonly protocolVersion?: string;
 }
 
 /** Parameters of `tools/call`. */
 export interface McpCallToolParams {
+  /** The server's name for the tool (not the namespaced registry name). */
   readonly name: string;
+  /** The validated argument object sent to the server. */
   readonly arguments: Readonly<Record<string, unknown>>;
 }
 
 /** Parameters of `prompts/get`. */
 export interface McpGetPromptParams {
+  /** The server's name for the prompt. */
   readonly name: string;
+  /** Values of the prompt's arguments, by argument name (MCP prompt arguments are strings). */
   readonly arguments?: Readonly<Record<string, string>>;
 }
 
@@ -42,12 +53,19 @@ export interface McpGetPromptParams {
 export interface McpSession {
   /** Returns the server's capabilities (an already connected session just reports them). */
   initialize(options?: McpRequestOptions): Promise<McpInitializeResult>;
+  /** Sends `tools/list` for the page at `cursor` (first page if none); resolves the raw result. */
   listTools(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown>;
+  /** Sends `resources/list` for the page at `cursor`; resolves with the raw result. */
   listResources(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown>;
+  /** Sends `resources/templates/list` for the page at `cursor`; resolves with the raw result. */
   listResourceTemplates(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown>;
+  /** Sends `prompts/list` for the page at `cursor`; resolves with the raw result. */
   listPrompts(cursor: string | undefined, options?: McpRequestOptions): Promise<unknown>;
+  /** Sends `tools/call`; resolves with the raw result (an `isError` result is not a throw). */
   callTool(params: McpCallToolParams, options?: McpRequestOptions): Promise<unknown>;
+  /** Sends `resources/read` for `params.uri`; resolves with the raw result. */
   readResource(params: { readonly uri: string }, options?: McpRequestOptions): Promise<unknown>;
+  /** Sends `prompts/get`; resolves with the raw result. */
   getPrompt(params: McpGetPromptParams, options?: McpRequestOptions): Promise<unknown>;
   /** Releases the session. Called only when the connection owns it (`ownsSession`). */
   close(): Promise<void>;

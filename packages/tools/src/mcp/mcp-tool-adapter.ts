@@ -15,6 +15,7 @@ import type { McpServerConnection } from './mcp-server-connection.js';
  * `McpCatalogStaleError` (rediscover). A call already running finishes on the old session.
  */
 export class McpToolAdapter implements Tool {
+  /** Registry name, the server's description and schemas, and the contract from annotations. */
   readonly spec: ToolSpec;
   /** The tool's name on the server. */
   readonly serverToolName: string;
@@ -25,6 +26,10 @@ export class McpToolAdapter implements Tool {
   readonly #connection: McpServerConnection;
   readonly #generation: number;
 
+  /**
+   * Adapts `descriptor` of `connection`'s catalog `generation` under `registryName`; usually
+   * created by `McpServerRegistry.discoverTools`, which assigns the names.
+   */
   constructor(
     connection: McpServerConnection,
     descriptor: McpToolDescriptor,

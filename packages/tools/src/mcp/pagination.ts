@@ -16,9 +16,11 @@ export interface McpListingProblem {
 
 /** What {@link collectPages} returns. */
 export interface McpCollectedPages<T> {
+  /** The parsed items of all pages, in server order, malformed ones left out. */
   readonly items: readonly T[];
   /** One entry per item that was malformed and skipped. */
   readonly problems: readonly McpListingProblem[];
+  /** Number of pages fetched. */
   readonly pages: number;
 }
 
@@ -32,9 +34,19 @@ export interface McpCollectPagesOptions<T> {
    * Maps one raw item. Return `{ ok: false, reason }` (or throw) to skip it as malformed; the
    * reason must be a fixed, log-safe string.
    */
-  readonly parseItem: (
-    raw: unknown,
-  ) => { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+  readonly parseItem: (raw: unknown) =>
+    | {
+        /** The item is well formed. */
+        readonly ok: true;
+        /** The mapped item. */
+        readonly value: T;
+      }
+    | {
+        /** The item is malformed and is skipped. */
+        readonly ok: false;
+        /** Fixed, log-safe reason, reported in `problems`. */
+        readonly reason: string;
+      };
   /** Pages followed at most (`McpLimits.maxPages`). */
   readonly maxPages: number;
   /** Items over all pages at most (`McpLimits.maxItems`). */

@@ -279,13 +279,17 @@ export function mapReadResourceResult(
 
 /** One prompt message: data for the host to inspect, never an instruction. */
 export interface McpPromptMessage {
+  /** Who the message is attributed to in the prompt's conversation. */
   readonly role: 'user' | 'assistant';
+  /** The message's mapped, bounded content block. */
   readonly content: ContentBlock;
 }
 
 /** A prompt fetched from a server, mapped and bounded, marked untrusted. */
 export interface McpPromptResult {
+  /** The server's description of the prompt result (untrusted text), if any. */
   readonly description?: string;
+  /** The prompt's messages in order; data for the host, never instructions to follow. */
   readonly messages: readonly McpPromptMessage[];
   /** Server, prompt, counts, truncation and `trust: 'untrusted'`. */
   readonly metadata: JsonObject;
