@@ -9,6 +9,12 @@ export interface HostConfigErrorOptions {
 }
 
 /**
+ * The constructor of {@link HostConfigError} or of any subclass, whatever its parameters: what
+ * `isInstance` is called on, so it narrows to that class.
+ */
+export type HostConfigErrorClass = abstract new (...args: never[]) => HostConfigError;
+
+/**
  * Base class of every error `@toolfence/host-config` throws.
  *
  * Each class in the hierarchy declares a static `code` (stable, UPPER_SNAKE) and a static
@@ -46,7 +52,7 @@ export class HostConfigError extends Error {
   }
 
   /** True for an instance of this class (or a subclass), even from another copy of the package. */
-  static isInstance<T extends abstract new (...args: never[]) => HostConfigError>(
+  static isInstance<T extends HostConfigErrorClass>(
     this: T & { readonly brand: symbol },
     value: unknown,
   ): value is InstanceType<T> {

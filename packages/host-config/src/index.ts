@@ -74,5 +74,9 @@ export {
 } from './cli/installer.js';
 export { type CliEnvironment, type CliWriter, runCli } from './cli/run-cli.js';
 // Errors
-export { HostConfigError, type HostConfigErrorOptions } from './host-config-error.js';
+export {
+  HostConfigError,
+  type HostConfigErrorClass,
+  type HostConfigErrorOptions,
+} from './host-config-error.js';
 export { VERSION } from './version.js';

@@ -36,7 +36,11 @@ export {
 } from './client/mcp-client.js';
 export type { McpToolInfo, McpToolListing } from './client/tool-listing.js';
 // Errors
-export { McpBridgeError, type McpBridgeErrorOptions } from './mcp-bridge-error.js';
+export {
+  McpBridgeError,
+  type McpBridgeErrorClass,
+  type McpBridgeErrorOptions,
+} from './mcp-bridge-error.js';
 // OAuth: flow (startOAuth / completeOAuth / refreshOAuth), callback helpers, connection stores,
 // token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath.
 export { type BearerChallenge, parseBearerChallenge } from './oauth/challenge.js';

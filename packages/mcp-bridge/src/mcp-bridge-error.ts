@@ -9,6 +9,12 @@ export interface McpBridgeErrorOptions {
 }
 
 /**
+ * The constructor of {@link McpBridgeError} or of any subclass, whatever its parameters: what
+ * `isInstance` is called on, so it narrows to that class.
+ */
+export type McpBridgeErrorClass = abstract new (...args: never[]) => McpBridgeError;
+
+/**
  * Base class of every error `@toolfence/mcp-bridge` throws.
  *
  * Each class in the hierarchy declares a static `code` (stable, UPPER_SNAKE) and a static
@@ -46,7 +52,7 @@ export class McpBridgeError extends Error {
   }
 
   /** True for an instance of this class (or a subclass), even from another copy of the package. */
-  static isInstance<T extends abstract new (...args: never[]) => McpBridgeError>(
+  static isInstance<T extends McpBridgeErrorClass>(
     this: T & { readonly brand: symbol },
     value: unknown,
   ): value is InstanceType<T> {

@@ -101,4 +101,8 @@ export {
   type ContractDefinitionErrorOptions,
 } from './contract-definition-error.js';
 export { ContractReadError, type ContractReadErrorOptions } from './contract-read-error.js';
-export { ToolContractError, type ToolContractErrorOptions } from './tool-contract-error.js';
+export {
+  ToolContractError,
+  type ToolContractErrorClass,
+  type ToolContractErrorOptions,
+} from './tool-contract-error.js';

@@ -9,6 +9,12 @@ export interface ToolContractErrorOptions {
 }
 
 /**
+ * The constructor of {@link ToolContractError} or of any subclass, whatever its parameters: what
+ * `isInstance` is called on, so it narrows to that class.
+ */
+export type ToolContractErrorClass = abstract new (...args: never[]) => ToolContractError;
+
+/**
  * Base class of every error `@toolfence/tool-contract` throws.
  *
  * Each class in the hierarchy declares a static `code` (stable, UPPER_SNAKE) and a static
@@ -46,7 +52,7 @@ export class ToolContractError extends Error {
   }
 
   /** True for an instance of this class (or a subclass), even from another copy of the package. */
-  static isInstance<T extends abstract new (...args: never[]) => ToolContractError>(
+  static isInstance<T extends ToolContractErrorClass>(
     this: T & { readonly brand: symbol },
     value: unknown,
   ): value is InstanceType<T> {

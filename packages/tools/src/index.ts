@@ -22,7 +22,7 @@ export { createToolContext, type ToolContextInit } from './registry/tool-context
 
 // Errors
 
-export { ToolsError, type ToolsErrorOptions } from './tools-error.js';
+export { ToolsError, type ToolsErrorClass, type ToolsErrorOptions } from './tools-error.js';
 export { VERSION } from './version.js';
 
 // Registry, snapshots, validation (src/registry) — issue 4

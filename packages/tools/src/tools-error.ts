@@ -9,6 +9,12 @@ export interface ToolsErrorOptions {
 }
 
 /**
+ * The constructor of {@link ToolsError} or of any subclass, whatever its parameters: what
+ * `isInstance` is called on, so it narrows to that class.
+ */
+export type ToolsErrorClass = abstract new (...args: never[]) => ToolsError;
+
+/**
  * Base class of every error `@toolfence/tools` throws.
  *
  * Each class in the hierarchy declares a static `code` (stable, UPPER_SNAKE) and a static
@@ -46,7 +52,7 @@ export class ToolsError extends Error {
   }
 
   /** True for an instance of this class (or a subclass), even from another copy of the package. */
-  static isInstance<T extends abstract new (...args: never[]) => ToolsError>(
+  static isInstance<T extends ToolsErrorClass>(
     this: T & { readonly brand: symbol },
     value: unknown,
   ): value is InstanceType<T> {
