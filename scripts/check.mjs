@@ -16,6 +16,8 @@ const steps = [
   ['error codes', ['node', 'scripts/check-error-codes.mjs']],
   ['package checks', ['node', 'scripts/check-packages.mjs']],
   ['release flow', ['node', 'scripts/check-release.mjs']],
+  // API reference: fails on any undocumented export or member (warnings are errors).
+  ['api docs', ['npx', 'typedoc', '--logLevel', 'Warn']],
   [
     'tests',
     [
