@@ -44,6 +44,8 @@ describe('MCP conformance suite (0.1.16) against a client built on McpClient', (
     const failed = [...suite.output.matchAll(/✗ ([\w./-]+):/g)]
       .map((match) => match[1] as string)
       .filter((scenario) => !expected.has(scenario));
+    // A non-zero exit that names no failed scenario (a crash, a harness error) is a failure too.
+    expect(failed.length, suite.output.slice(-3000)).toBeGreaterThan(0);
     const stale = /stale|now pass/i.test(suite.output);
     expect(stale, suite.output.slice(-3000)).toBe(false);
     const unexpected: string[] = [];
