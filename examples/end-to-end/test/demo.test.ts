@@ -55,6 +55,9 @@ describe('pnpm demo', () => {
     expect(stdout).toMatch(
       /export_report \(2 MiB reply\) → stopped at the 1 MiB record limit .*response-too-large/,
     );
+    expect(stdout).toContain(
+      "the model is told: The call may have completed, but its outcome is unknown (the server's reply was over the size limit and was refused).",
+    );
     expect(stdout).toContain('the next call handshakes again and works: {"ids":["roadmap"]}');
     expect(stdout.trimEnd().endsWith('done')).toBe(true);
   });

@@ -15,7 +15,7 @@ import {
   type ToolResult,
   type ToolSpec,
 } from '@toolfence/tools';
-import { AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
+import { type AmbiguityReason, AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
 import type { McpClient } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { BridgeApprovalError, BridgeConfigurationError, BridgeSchemaError } from './errors.js';
@@ -95,8 +95,21 @@ function mayDeclareContract(
   return false;
 }
 
-const AMBIGUOUS_TEXT =
-  'The call may have completed, but its outcome is unknown (the connection failed after the request was sent). Verify external state before retrying; it was not retried.';
+/** Why the outcome is unknown, in words the model can act on (never the server's own text). */
+const AMBIGUITY_CAUSES: Readonly<Record<AmbiguityReason, string>> = {
+  'wire-failed': 'the connection failed after the request was sent',
+  timeout: 'no answer arrived in time',
+  'response-too-large': "the server's reply was over the size limit and was refused",
+  'response-too-complex': "the server's reply was over the structure limits and was refused",
+  'invalid-response': "the server's reply was not valid",
+  'server-error-status': 'the server answered with an error status after receiving the request',
+  aborted: 'the call was cancelled after the request was sent',
+  closed: 'the connection was closed before an answer arrived',
+};
+
+function ambiguousText(reason: AmbiguityReason): string {
+  return `The call may have completed, but its outcome is unknown (${AMBIGUITY_CAUSES[reason]}). Verify external state before retrying; it was not retried.`;
+}
 
 function checkNameList(name: string, value: unknown): ReadonlySet<string> | undefined {
   if (value === undefined) return undefined;
@@ -312,7 +325,7 @@ function bridgeOne(
       });
     } catch (error) {
       if (error instanceof AmbiguousDeliveryError) {
-        return errorResult(AMBIGUOUS_TEXT, {
+        return errorResult(ambiguousText(error.reason), {
           metadata: { code: AmbiguousDeliveryError.code, ambiguous: true, reason: error.reason },
         });
       }
