@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpAuthProvider } from '../src/client/auth-provider.js';
 import {
+  AuthorizationRequiredError,
   authorizeConnection,
   completeConnection,
   findAuthorizationRequired,
@@ -37,6 +38,8 @@ describe('McpClient with the OAuth token provider against oidc-provider', () => 
     const refused = await first.tools().catch((error: unknown) => error);
     await first.close();
     const required = findAuthorizationRequired(refused);
+    // The provider's error reaches the host as is, not wrapped by the transport.
+    expect(AuthorizationRequiredError.isInstance(refused)).toBe(true);
     expect(required?.reason).toBe('no-token');
     expect(required?.url).toBe(peer.mcpUrl);
 
