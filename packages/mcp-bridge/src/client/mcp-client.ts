@@ -362,14 +362,7 @@ export class McpClient {
           );
           return { content: [], ...result } as McpCallToolResult;
         } catch (error) {
-          const failure = session.transport.failure;
-          if (error instanceof SessionExpiredError || failure instanceof SessionExpiredError) {
-            this.#dropSession(session);
-            if (reinitialized) {
-              throw new SessionExpiredError('The MCP session expired twice in a row', {
-                cause: error,
-              });
-            }
+          if (this.#sessionExpired(session, error, session.transport.failure, reinitialized)) {
             reinitialized = true;
             continue;
           }
@@ -451,13 +444,7 @@ export class McpClient {
           return await operation(session);
         } catch (error) {
           const failure = session.transport.failure ?? error;
-          if (error instanceof SessionExpiredError || failure instanceof SessionExpiredError) {
-            this.#dropSession(session);
-            if (reinitialized) {
-              throw new SessionExpiredError('The MCP session expired twice in a row', {
-                cause: error,
-              });
-            }
+          if (this.#sessionExpired(session, error, failure, reinitialized)) {
             reinitialized = true;
             continue;
           }
@@ -493,6 +480,26 @@ export class McpClient {
     this.#dropSession(session);
     if (failure instanceof Error) return failure;
     return new TransportError('The MCP connection failed', { cause: error });
+  }
+
+  /**
+   * True when the server answered 404 for an expired session (it ran nothing): the session is
+   * dropped so the caller handshakes again. A second expiry in a row raises instead.
+   */
+  #sessionExpired(
+    session: Session,
+    error: unknown,
+    failure: unknown,
+    alreadyReinitialized: boolean,
+  ): boolean {
+    if (!(error instanceof SessionExpiredError || failure instanceof SessionExpiredError)) {
+      return false;
+    }
+    this.#dropSession(session);
+    if (alreadyReinitialized) {
+      throw new SessionExpiredError('The MCP session expired twice in a row', { cause: error });
+    }
+    return true;
   }
 
   #dropSession(session: Session): void {

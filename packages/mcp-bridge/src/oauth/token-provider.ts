@@ -1,6 +1,7 @@
 import { parseBearerChallenge } from './challenge.js';
 import { refreshConnection, widenScope } from './connection-oauth.js';
 import {
+  type ConnectionRecord,
   type ConnectionStore,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
   recentAuthorizationAttempts,
@@ -134,6 +135,11 @@ export class OAuthTokenProvider {
       (record.expiresAt === undefined || record.expiresAt - this.#skew(record) > Date.now());
     if (fresh) return record.accessToken as string;
     if (record.refreshToken === undefined) throw this.#required('no-token', record);
+    return this.#refresh(record);
+  }
+
+  /** Refreshes the stored tokens (single-flight per connection) and returns the new access token. */
+  async #refresh(record: ConnectionRecord): Promise<string> {
     const refreshed = await refreshConnection(
       this.#options.store,
       this.#options.connectionId,
@@ -163,13 +169,7 @@ export class OAuthTokenProvider {
     if (record.refreshToken === undefined) {
       throw this.#required('unauthorized', record, widenScope(record, challenge?.scope));
     }
-    const refreshed = await refreshConnection(
-      this.#options.store,
-      this.#options.connectionId,
-      this.#network,
-    );
-    if (refreshed?.accessToken === undefined) throw this.#required('refresh-failed', record);
-    return refreshed.accessToken;
+    return this.#refresh(record);
   }
 
   /**

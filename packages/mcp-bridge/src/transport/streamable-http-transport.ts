@@ -511,22 +511,12 @@ export class StreamableHttpTransport implements Transport {
     if (this.#closed) return;
     let response: Dispatcher.ResponseData;
     try {
-      const headers = await this.#requestHeaders({ accept: 'text/event-stream' });
-      headers['last-event-id'] = context.lastEventId as string;
-      response = await request(this.#url, {
-        method: 'GET',
-        headers,
-        dispatcher: this.#dispatcher,
-        signal: this.#abort.signal,
-        headersTimeout: this.#readTimeoutMs,
-        bodyTimeout: 0,
-      });
+      response = await this.#getEventStream(context.lastEventId);
     } catch (error) {
       this.#fail(new TransportError('Resuming the SSE stream failed', { cause: error }));
       return;
     }
-    const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
-    if (response.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+    if (!isEventStream(response)) {
       await discard(response.body);
       this.#fail(new TransportHttpError(response.statusCode, { details: { phase: 'resume' } }));
       return;
@@ -542,23 +532,14 @@ export class StreamableHttpTransport implements Transport {
   async #openStandaloneStream(): Promise<void> {
     let response: Dispatcher.ResponseData;
     try {
-      const headers = await this.#requestHeaders({ accept: 'text/event-stream' });
-      response = await request(this.#url, {
-        method: 'GET',
-        headers,
-        dispatcher: this.#dispatcher,
-        signal: this.#abort.signal,
-        headersTimeout: this.#readTimeoutMs,
-        bodyTimeout: 0,
-      });
+      response = await this.#getEventStream(undefined);
     } catch (error) {
       this.#logger?.debug?.('The standalone SSE stream could not be opened', {
         code: errorCode(error),
       });
       return;
     }
-    const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
-    if (response.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+    if (!isEventStream(response)) {
       await discard(response.body);
       return;
     }
@@ -569,6 +550,20 @@ export class StreamableHttpTransport implements Transport {
       retryMs: undefined,
     };
     await this.#consumeStream(response.body, context, 0);
+  }
+
+  /** A GET for an SSE stream (resuming after `lastEventId` when given); the body is unbounded in time, not in bytes. */
+  async #getEventStream(lastEventId: string | undefined): Promise<Dispatcher.ResponseData> {
+    const headers = await this.#requestHeaders({ accept: 'text/event-stream' });
+    if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+    return request(this.#url, {
+      method: 'GET',
+      headers,
+      dispatcher: this.#dispatcher,
+      signal: this.#abort.signal,
+      headersTimeout: this.#readTimeoutMs,
+      bodyTimeout: 0,
+    });
   }
 
   #dispatchAll(messages: readonly JSONRPCMessage[]): void {
@@ -635,4 +630,10 @@ async function discard(body: Dispatcher.ResponseData['body']): Promise<void> {
   } catch {
     // nothing to keep
   }
+}
+
+/** A 200 answer whose content type is `text/event-stream`. */
+function isEventStream(response: Dispatcher.ResponseData): boolean {
+  const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
+  return response.statusCode === 200 && contentType.startsWith('text/event-stream');
 }
