@@ -188,22 +188,7 @@ function readText(path: string): string | undefined {
 }
 
 function parseConfig(text: string | undefined, setup: HookSetup): JsonObject {
-  if (text === undefined || text.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new InstallConfigMalformedError(
-      'the client config file is not valid JSON; fix it or move it away, then retry (nothing was written)',
-      { details: { path: setup.configPath }, cause: error },
-    );
-  }
-  if (!isObject(parsed)) {
-    throw new InstallConfigMalformedError(
-      'the client config file does not hold a JSON object (nothing was written)',
-      { details: { path: setup.configPath } },
-    );
-  }
+  const parsed = parseJsonObject(text, setup.configPath, 'client config');
   const hooks = parsed.hooks;
   if (hooks !== undefined && !isObject(hooks)) {
     throw new InstallConfigMalformedError(
@@ -448,19 +433,24 @@ function checkRoots(roots: unknown): string[] {
 }
 
 function parseHookConfig(text: string | undefined, path: string): JsonObject {
+  return parseJsonObject(text, path, 'hook config');
+}
+
+/** Parses a config file that must hold a JSON object; empty or missing is `{}`. */
+function parseJsonObject(text: string | undefined, path: string, what: string): JsonObject {
   if (text === undefined || text.trim() === '') return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
     throw new InstallConfigMalformedError(
-      'the hook config file is not valid JSON; fix it or move it away, then retry (nothing was written)',
+      `the ${what} file is not valid JSON; fix it or move it away, then retry (nothing was written)`,
       { details: { path }, cause: error },
     );
   }
   if (!isObject(parsed)) {
     throw new InstallConfigMalformedError(
-      'the hook config file does not hold a JSON object (nothing was written)',
+      `the ${what} file does not hold a JSON object (nothing was written)`,
       { details: { path } },
     );
   }
