@@ -1,9 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ApprovalRequiredError } from '../policy/approval-required-error.js';
-import { AllowAllAuthorizer, type AuthorizationRequest, permission } from '../policy/authorizer.js';
-import { PermissionDeniedError } from '../policy/permission-denied-error.js';
+import { AllowAllAuthorizer } from '../policy/authorizer.js';
 import { RuleBasedPolicy } from '../policy/rule-based-policy.js';
+import { ApprovalRequiredError } from './approval-required-error.js';
+import { type AuthorizationRequest, permission } from './authorization.js';
 import { ConfigurationError } from './configuration-error.js';
+import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
 import { type JsonObject, type Tool, type ToolResult, textResult } from './tool.js';
 import { ToolCloseError } from './tool-close-error.js';

@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
-import { ApprovalRequiredError } from '../policy/approval-required-error.js';
+import { ToolsError } from '../tools-error.js';
+import { ApprovalRequiredError } from './approval-required-error.js';
 import {
   type AuthorizationRequest,
   type Authorizer,
   isPermissionDecision,
   type PermissionDecision,
-} from '../policy/authorizer.js';
-import { BudgetExceededError } from '../policy/budget-exceeded-error.js';
-import type { BudgetReservation, CallBudget } from '../policy/call-budget.js';
-import { PermissionDeniedError } from '../policy/permission-denied-error.js';
-import { ToolsError } from '../tools-error.js';
+} from './authorization.js';
+import type { BudgetReservation, BudgetReserver } from './budget.js';
+import { BudgetExceededError } from './budget-exceeded-error.js';
 import { ConfigurationError } from './configuration-error.js';
 import { contractOf } from './contract-of.js';
 import { checkEffectDescriptor, resolveEffect } from './effect.js';
@@ -18,6 +17,7 @@ import {
   resolveSnapshotLimits,
   snapshotJsonObject,
 } from './json-snapshot.js';
+import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
 import { AjvSchemaValidator, type SchemaValidator } from './schema-validator.js';
 import type { JsonObject, JsonValue, Tool, ToolContext, ToolResult, ToolSpec } from './tool.js';
@@ -139,7 +139,7 @@ export interface ToolRegistryOptions {
   /** How long an approval may take before the call is denied. Default 120,000 ms. */
   readonly approvalTimeoutMs?: number;
   /** Call budgets, reserved after authorization and before the tool runs. Default none. */
-  readonly budget?: CallBudget;
+  readonly budget?: BudgetReserver;
   /** Default none. */
   readonly logger?: RegistryLogger;
 }
@@ -199,7 +199,7 @@ export class ToolRegistry {
   readonly #eventArguments: 'digest' | 'snapshot';
   readonly #approval: ApprovalCallback | undefined;
   readonly #approvalTimeoutMs: number;
-  readonly #budget: CallBudget | undefined;
+  readonly #budget: BudgetReserver | undefined;
   readonly #logger: RegistryLogger | undefined;
   readonly #pipeline: (call: ToolCall) => Promise<ToolResult>;
   readonly #initialStarts: Promise<void>[] = [];
