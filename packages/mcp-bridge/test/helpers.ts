@@ -94,3 +94,62 @@ export async function startEverythingHttp(): Promise<EverythingHttp> {
     },
   };
 }
+
+/** The SDK v2 test server (test/fixtures/v2-server.mjs). */
+export const V2_SERVER: string = fileURLToPath(
+  new URL('./fixtures/v2-server.mjs', import.meta.url),
+);
+
+/** A JSON-RPC message as a test server received it. */
+export interface RecordedBody {
+  readonly method?: string;
+  readonly id?: unknown;
+  readonly params?: {
+    readonly _meta?: Readonly<Record<string, unknown>>;
+    readonly protocolVersion?: string;
+    readonly [key: string]: unknown;
+  };
+}
+
+/** One request the v2 test server received over HTTP. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: RecordedBody | undefined;
+}
+
+/** A running SDK v2 test server over HTTP (`http`, `http-dual` or `http-legacy` mode). */
+export interface V2Http {
+  readonly url: string;
+  /** Every request it received so far, in order. */
+  log(): Promise<readonly RecordedRequest[]>;
+  close(): Promise<void>;
+}
+
+export async function startV2Http(mode: 'http' | 'http-dual' | 'http-legacy'): Promise<V2Http> {
+  const child = spawn(process.execPath, [V2_SERVER, mode], {
+    env: { ...CHILD_ENV },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the v2 server did not start')), 8000);
+    child.stdout?.once('data', (chunk: Buffer) => {
+      clearTimeout(timer);
+      resolve((JSON.parse(chunk.toString()) as { url: string }).url);
+    });
+    child.once('exit', () => reject(new Error('the v2 server exited')));
+  });
+  return {
+    url,
+    async log() {
+      const response = await fetch(url.replace(/\/mcp$/, '/__log'));
+      return (await response.json()) as RecordedRequest[];
+    },
+    async close() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
