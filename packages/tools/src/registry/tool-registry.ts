@@ -198,10 +198,9 @@ function checkRegisterOptions(options: RegisterOptions): void {
   }
   for (const key of Object.keys(options)) {
     if (!REGISTER_OPTION_KEYS.has(key)) {
-      throw new ConfigurationError(
-        `Unknown register option ${quote(key)} (accepted: replace)`,
-        { details: { option: key } },
-      );
+      throw new ConfigurationError(`Unknown register option ${quote(key)} (accepted: replace)`, {
+        details: { option: key },
+      });
     }
   }
   if (options.replace !== undefined && typeof options.replace !== 'boolean') {
