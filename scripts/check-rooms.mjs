@@ -69,7 +69,9 @@ for (const packageName of readdirSync('packages')) {
   for (const file of sourceFiles(srcFolder)) {
     const room = roomOf(srcFolder, file);
     if (!(room in packageRanks)) {
-      problems.push(`${file}: room src/${room}/ has no rank (add it to scripts/check-rooms.mjs and DESIGN.md)`);
+      problems.push(
+        `${file}: room src/${room}/ has no rank (add it to scripts/check-rooms.mjs and DESIGN.md)`,
+      );
       continue;
     }
     const targets = [];

@@ -251,7 +251,7 @@ export {
   SkillReadError,
   SkillUnsafeFileError,
 } from './skills/errors.js';
-export { SKILL_FRONT_MATTER_KEYS } from './skills/front-matter.js';
+export { SKILL_FRONT_MATTER_KEYS, type SkillFrontMatterValue } from './skills/front-matter.js';
 export { SkillAccessPolicy, type SkillAccessPolicyOptions } from './skills/skill-access-policy.js';
 export {
   isValidSkillName,
@@ -259,6 +259,8 @@ export {
   type SkillDocument,
   SkillLoader,
   type SkillLoaderOptions,
+  type SkillProblem,
+  type SkillScan,
 } from './skills/skill-loader.js';
 export { SkillRegistry, type SkillSource } from './skills/skill-registry.js';
 export {
