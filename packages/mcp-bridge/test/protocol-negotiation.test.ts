@@ -93,7 +93,9 @@ describe('modern mode against an SDK v2 server (stateless Streamable HTTP)', () 
       allowNonPublic: allowLoopback,
       protocolVersions: ['2025-11-25'],
     });
-    await expect(client.connect()).rejects.toThrow();
+    const error = await client.connect().catch((caught: unknown) => caught);
+    expect(UnsupportedProtocolVersionError.isInstance(error)).toBe(true);
+    expect((error as UnsupportedProtocolVersionError).supported).toContain(MODERN);
     await client.close();
   });
 });

@@ -388,10 +388,11 @@ export class McpClient {
             timeoutMs: this.#readTimeoutMs,
           });
         }),
-      // A modern tool whose x-mcp-header annotations break the rules is skipped like any
-      // malformed tool; the others stay callable.
+      // Over modern Streamable HTTP, a tool whose x-mcp-header annotations break the rules is
+      // skipped like any malformed tool; the others stay callable. (Headers are an HTTP matter:
+      // stdio and legacy listings keep such tools.)
       checkTool: (tool) => {
-        if (!modern) return undefined;
+        if (!modern || this.#url === undefined) return undefined;
         const scan = scanParamHeaders(tool.inputSchema);
         if (!scan.ok) return scan.reason;
         if (scan.declarations.length > 0) paramHeaders.set(tool.name, scan.declarations);

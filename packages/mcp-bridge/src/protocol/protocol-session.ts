@@ -369,18 +369,32 @@ export class ProtocolSession {
   async #initialize(legacy: readonly string[]): Promise<McpServerDescription> {
     this.#setEra('legacy', undefined);
     const offered = legacy[0] as string;
-    const result = await this.#peer.request(
-      {
-        method: 'initialize',
-        params: {
-          protocolVersion: offered,
-          capabilities: this.#options.capabilities,
-          clientInfo: this.#options.clientInfo,
+    let result: Record<string, unknown>;
+    try {
+      result = await this.#peer.request(
+        {
+          method: 'initialize',
+          params: {
+            protocolVersion: offered,
+            capabilities: this.#options.capabilities,
+            clientInfo: this.#options.clientInfo,
+          },
         },
-      },
-      LooseResultSchema,
-      { timeout: this.#options.openTimeoutMs },
-    );
+        LooseResultSchema,
+        { timeout: this.#options.openTimeoutMs },
+      );
+    } catch (error) {
+      // A modern-only server refuses the handshake with the versions it speaks.
+      if (error instanceof McpError && error.code === UNSUPPORTED_PROTOCOL_VERSION) {
+        const data = isRecord(error.data) ? error.data : {};
+        throw new UnsupportedProtocolVersionError(
+          this.#options.protocolVersions,
+          versionList(data.supported ?? data.supportedVersions) ?? [],
+          { cause: error },
+        );
+      }
+      throw error;
+    }
     const version = result.protocolVersion;
     if (typeof version !== 'string' || !legacy.includes(version)) {
       throw new UnsupportedProtocolVersionError(

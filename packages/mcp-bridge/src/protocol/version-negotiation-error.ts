@@ -6,8 +6,6 @@ export type NegotiationFailureReason =
   | 'pinned-version-refused'
   /** The host offered only modern versions and the server is legacy (or showed no modern sign). */
   | 'no-legacy-fallback'
-  /** The host offered only legacy versions and the server is modern-only. */
-  | 'legacy-refused'
   /** The server answered the `server/discover` probe with a malformed result. */
   | 'invalid-discover-result'
   /** The server asked for a version retry a second time (retries are never looped). */

@@ -332,13 +332,11 @@ export class StreamableHttpTransport implements Transport {
       this.responseStarted = true;
       const status = response.statusCode;
       if (status >= 200 && status < 300) return response;
-      if (
-        this.era === 'modern' &&
-        status >= 400 &&
-        status < 500 &&
-        status !== 401 &&
-        status !== 403
-      ) {
+      // In modern mode (and for a legacy handshake, which a modern-only server refuses with the
+      // versions it speaks) a 4xx JSON-RPC error body is the answer to the request.
+      const readsRpcError =
+        this.era === 'modern' || (isJSONRPCRequest(message) && message.method === 'initialize');
+      if (readsRpcError && status >= 400 && status < 500 && status !== 401 && status !== 403) {
         const rpcError = await readRpcError(response, this.#limits);
         if (rpcError !== undefined) return { rpcError };
         throw new TransportHttpError(status);
