@@ -28,6 +28,7 @@ export function allowLoopback(_target: unknown, address: { readonly range: strin
 }
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -151,5 +152,46 @@ export async function startV2Http(mode: 'http' | 'http-dual' | 'http-legacy'): P
       child.kill('SIGTERM');
       await exited;
     },
+  };
+}
+
+/** A scripted HTTP MCP endpoint: `answer` decides each reply; every request is recorded. */
+export async function scripted(
+  answer: (
+    body: RecordedBody,
+    headers: IncomingHttpHeaders,
+    index: number,
+  ) => { status: number; body?: unknown },
+): Promise<{
+  url: string;
+  requests: { body: RecordedBody; headers: IncomingHttpHeaders }[];
+  close(): Promise<void>;
+}> {
+  const requests: { body: RecordedBody; headers: IncomingHttpHeaders }[] = [];
+  const server: Server = createHttpServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    req.on('end', () => {
+      const body = text === '' ? undefined : JSON.parse(text);
+      requests.push({ body, headers: req.headers });
+      const reply = answer(body, req.headers, requests.length - 1);
+      if (reply.body === undefined) {
+        res.writeHead(reply.status);
+        res.end();
+        return;
+      }
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(reply.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

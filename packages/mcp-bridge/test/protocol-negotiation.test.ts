@@ -1,5 +1,4 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -16,6 +15,7 @@ import {
   type EverythingHttp,
   type RecordedBody,
   type RecordedRequest,
+  scripted,
   startEverythingHttp,
   startV2Http,
   V2_SERVER,
@@ -225,47 +225,6 @@ describe('modern mode against an SDK v2 server over stdio', () => {
     }
   });
 });
-
-/** A scripted HTTP MCP endpoint: `answer` decides each reply; every request is recorded. */
-async function scripted(
-  answer: (
-    body: RecordedBody,
-    headers: IncomingHttpHeaders,
-    index: number,
-  ) => { status: number; body?: unknown },
-): Promise<{
-  url: string;
-  requests: { body: RecordedBody; headers: IncomingHttpHeaders }[];
-  close(): Promise<void>;
-}> {
-  const requests: { body: RecordedBody; headers: IncomingHttpHeaders }[] = [];
-  const server: Server = createServer((req, res) => {
-    let text = '';
-    req.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-    });
-    req.on('end', () => {
-      const body = text === '' ? undefined : JSON.parse(text);
-      requests.push({ body, headers: req.headers });
-      const reply = answer(body, req.headers, requests.length - 1);
-      if (reply.body === undefined) {
-        res.writeHead(reply.status);
-        res.end();
-        return;
-      }
-      res.writeHead(reply.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(reply.body));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 const unsupported = (id: unknown, supported: unknown) => ({
   status: 400,

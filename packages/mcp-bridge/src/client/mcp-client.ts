@@ -137,6 +137,11 @@ export interface McpClientOptions {
   readonly protocolVersions?: readonly string[];
   /** `input_required` results one request may answer before it fails (modern mode). Default 8. */
   readonly maxInputRounds?: number;
+  /**
+   * Seconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`, SEP-2549);
+   * `0` relists every time. Default 300. Listings without a TTL are kept until `refresh`.
+   */
+  readonly maxListingTtl?: number;
   /** Stdio: seconds between SIGTERM and SIGKILL on close. Default 2. */
   readonly killGrace?: number;
   /** Diagnostics (stderr lines at debug, failures at warn). Nothing goes to the console. */
@@ -198,6 +203,9 @@ export class McpClient {
   #session: Session | undefined;
   #opening: Promise<Session> | undefined;
   #toolCache: McpToolListing | undefined;
+  /** When the cached listing goes stale (a modern server's `ttlMs`); undefined: at `refresh`. */
+  #toolCacheExpires: number | undefined;
+  readonly #maxListingTtlMs: number;
   #generation = 0;
 
   /**
@@ -257,6 +265,10 @@ export class McpClient {
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
     this.#maxTools = positiveInteger('maxTools', options.maxTools, 10_000);
     this.#maxInputRounds = positiveInteger('maxInputRounds', options.maxInputRounds, 8);
+    this.#maxListingTtlMs =
+      options.maxListingTtl === 0
+        ? 0
+        : positiveNumber('maxListingTtl', options.maxListingTtl, 300) * 1000;
     this.#protocolVersions = resolveProtocolVersions(
       options.protocolVersions,
       (message) => new ClientConfigurationError(message),
@@ -367,7 +379,8 @@ export class McpClient {
 
   /**
    * Lists the server's tools: follows `tools/list` pagination once (page, item and repeated-cursor
-   * limits), skips and reports malformed tools, and caches the result until `refresh`.
+   * limits), skips and reports malformed tools, and caches the result until `refresh`, or, when a
+   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtl`.
    */
   async tools(options: { readonly refresh?: boolean } = {}): Promise<readonly McpToolInfo[]> {
     return (await this.listing(options)).tools;
@@ -375,7 +388,14 @@ export class McpClient {
 
   /** Like {@link tools}, with the skipped tools' problems. */
   async listing(options: { readonly refresh?: boolean } = {}): Promise<McpToolListing> {
-    if (this.#toolCache !== undefined && options.refresh !== true) return this.#toolCache;
+    if (
+      this.#toolCache !== undefined &&
+      options.refresh !== true &&
+      (this.#toolCacheExpires === undefined || Date.now() < this.#toolCacheExpires)
+    ) {
+      return this.#toolCache;
+    }
+    let ttlMs: number | undefined;
     const paramHeaders = new Map<string, readonly ParamHeaderDeclaration[]>();
     let modern = false;
     const listing = await listTools({
@@ -384,9 +404,17 @@ export class McpClient {
       fetchPage: (cursor) =>
         this.#read((session) => {
           modern = session.protocol.description?.era === 'modern';
-          return session.protocol.request('tools/list', cursor === undefined ? {} : { cursor }, {
-            timeoutMs: this.#readTimeoutMs,
-          });
+          return session.protocol
+            .request('tools/list', cursor === undefined ? {} : { cursor }, {
+              timeoutMs: this.#readTimeoutMs,
+            })
+            .then((page) => {
+              // SEP-2549: the first page's ttlMs says how long the listing stays valid.
+              if (cursor === undefined && modern && typeof page.ttlMs === 'number') {
+                ttlMs = Number.isFinite(page.ttlMs) ? Math.max(0, page.ttlMs) : undefined;
+              }
+              return page;
+            });
         }),
       // Over modern Streamable HTTP, a tool whose x-mcp-header annotations break the rules is
       // skipped like any malformed tool; the others stay callable. (Headers are an HTTP matter:
@@ -404,6 +432,8 @@ export class McpClient {
       this.#options.logger?.warn?.('Skipped a malformed MCP tool', { ...problem });
     }
     this.#toolCache = listing;
+    this.#toolCacheExpires =
+      ttlMs === undefined ? undefined : Date.now() + Math.min(ttlMs, this.#maxListingTtlMs);
     return listing;
   }
 
