@@ -100,3 +100,58 @@ describe('list TTL (SEP-2549)', () => {
     ).toThrow(/maxListingTtl/);
   });
 });
+
+describe('notifications/tools/list_changed', () => {
+  it.each([
+    ['modern', true],
+    ['legacy', false],
+  ])('marks the cached listing stale (%s)', async (_era, modern) => {
+    const endpoint = await scripted((body: RecordedBody) => {
+      const reply = (result: unknown) => ({
+        status: 200,
+        body: { jsonrpc: '2.0', id: body.id, result },
+      });
+      if (body.method === 'server/discover') {
+        return modern
+          ? reply({ supportedVersions: [MODERN], capabilities: { tools: { listChanged: true } } })
+          : { status: 404 };
+      }
+      if (body.method === 'initialize') {
+        return reply({
+          protocolVersion: '2025-11-25',
+          capabilities: { tools: {} },
+          serverInfo: { name: 's', version: '1' },
+        });
+      }
+      if (body.method === 'tools/call') {
+        // A batch: the change notification, then the call's result.
+        return {
+          status: 200,
+          body: [
+            { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
+            { jsonrpc: '2.0', id: body.id, result: { content: [] } },
+          ],
+        };
+      }
+      if (body.method === 'tools/list') return reply({ tools: [{ name: 'a' }] });
+      return { status: 202 };
+    });
+    const client = new McpClient({
+      url: endpoint.url,
+      allowNonPublic: allowLoopback,
+      standaloneStream: false,
+    });
+    try {
+      await client.tools();
+      await client.tools();
+      await client.callTool('a', {});
+      await client.tools();
+      const lists = endpoint.requests.filter((request) => request.body?.method === 'tools/list');
+      expect(lists).toHaveLength(2);
+      expect(client.protocolVersion).toBe(modern ? MODERN : '2025-11-25');
+    } finally {
+      await client.close();
+      await endpoint.close();
+    }
+  });
+});

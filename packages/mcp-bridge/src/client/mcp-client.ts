@@ -680,6 +680,10 @@ export class McpClient {
         onError: (error) => {
           this.#options.logger?.debug?.('MCP client error', { name: error.name });
         },
+        // The server's tool list changed: the next tools() lists again.
+        onToolsListChanged: () => {
+          if (this.#toolCache !== undefined) this.#toolCacheExpires = 0;
+        },
       });
       const session: Session = {
         protocol,

@@ -11,6 +11,7 @@ import {
   type Notification,
   type Request,
   type Result,
+  ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { TransportHttpError } from '../transport/errors.js';
@@ -67,6 +68,8 @@ export interface ProtocolSessionOptions {
   readonly onClose: () => void;
   /** Called for an error the JSON-RPC layer reports outside a request. */
   readonly onError: (error: Error) => void;
+  /** Called for `notifications/tools/list_changed`, in either era and on any stream. */
+  readonly onToolsListChanged?: () => void;
 }
 
 /** Per-request options of {@link ProtocolSession.request}. */
@@ -241,6 +244,10 @@ export class ProtocolSession {
       if (this.#peer === peer) this.#options.onClose();
     };
     peer.onerror = (error) => this.#options.onError(error);
+    const onToolsListChanged = this.#options.onToolsListChanged;
+    if (onToolsListChanged !== undefined) {
+      peer.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsListChanged());
+    }
     const transport = this.#transport;
     if ('messageHeaders' in transport) {
       transport.messageHeaders = (message) =>
