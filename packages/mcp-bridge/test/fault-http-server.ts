@@ -280,10 +280,8 @@ export async function startFaultHttpServer(
           req.rawHeaders[index + 1] = '2025-11-25';
         }
       }
-      const stateless = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: state.json,
-      });
+      // No sessionIdGenerator: the SDK's stateless mode.
+      const stateless = new StreamableHTTPServerTransport({ enableJsonResponse: state.json });
       await makeServer().connect(stateless);
       currentResponse = res;
       await stateless.handleRequest(req, res, body);
