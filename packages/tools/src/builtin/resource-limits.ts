@@ -1,0 +1,136 @@
+import { ShellToolOptionsError } from './shell-tool-options-error.js';
+
+/**
+ * Per-process kernel resource limits (`setrlimit`) a sandbox applies to the program it runs,
+ * through util-linux `prlimit`, which sets them and then `exec`s the program. `null` leaves a
+ * limit as the host has it.
+ */
+export interface ProcessResourceLimits {
+  /**
+   * Address space of each process in bytes (`RLIMIT_AS`): an allocation beyond it fails with
+   * `ENOMEM`. Per process, not a total.
+   */
+  readonly maxMemoryBytes?: number | null;
+  /** Largest file a process may write, in bytes (`RLIMIT_FSIZE`): a bigger write gets `SIGXFSZ` / `EFBIG`. */
+  readonly maxFileSizeBytes?: number | null;
+  /** Open file descriptors per process (`RLIMIT_NOFILE`). */
+  readonly maxOpenFiles?: number | null;
+}
+
+/** Defaults of {@link ProcessResourceLimits}: 2 GiB address space, 128 MiB files, 1024 descriptors. */
+export const DEFAULT_PROCESS_RESOURCE_LIMITS: {
+  /** `2147483648` (2 GiB). */
+  readonly maxMemoryBytes: number;
+  /** `134217728` (128 MiB). */
+  readonly maxFileSizeBytes: number;
+  /** `1024`. */
+  readonly maxOpenFiles: number;
+} = Object.freeze({
+  maxMemoryBytes: 2_147_483_648,
+  maxFileSizeBytes: 134_217_728,
+  maxOpenFiles: 1024,
+});
+
+/** Which limit a run most likely ran into (see `SandboxRunResult.limit`). */
+export const SANDBOX_LIMITS = [
+  'processes',
+  'memory',
+  'file-size',
+  'open-files',
+  'disk-space',
+] as const;
+
+/** One of {@link SANDBOX_LIMITS}. */
+export type SandboxLimit = (typeof SANDBOX_LIMITS)[number];
+
+/** Checked, resolved limits (a number, or `null` for "not applied"). */
+export interface AppliedResourceLimits {
+  readonly maxMemoryBytes: number | null;
+  readonly maxFileSizeBytes: number | null;
+  readonly maxOpenFiles: number | null;
+}
+
+/** Reads one limit option: `undefined` takes the default, `null` turns it off, else a positive safe integer. */
+export function limitOption(
+  value: unknown,
+  name: string,
+  fallback: number | null,
+  minimum = 1,
+): number | null {
+  if (value === undefined) return fallback;
+  if (value === null) return null;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < minimum) {
+    throw new ShellToolOptionsError(
+      `${name} must be an integer of at least ${minimum}, or null to leave the host's limit.`,
+      { details: { option: name } },
+    );
+  }
+  return value;
+}
+
+/** Resolves {@link ProcessResourceLimits} against `defaults`; throws {@link ShellToolOptionsError}. */
+export function resolveProcessLimits(
+  options: ProcessResourceLimits,
+  defaults: AppliedResourceLimits,
+): AppliedResourceLimits {
+  return {
+    // Below a few MiB nothing (not even the loader) starts; refuse such a value outright.
+    maxMemoryBytes: limitOption(
+      options.maxMemoryBytes,
+      'maxMemoryBytes',
+      defaults.maxMemoryBytes,
+      16_777_216,
+    ),
+    maxFileSizeBytes: limitOption(
+      options.maxFileSizeBytes,
+      'maxFileSizeBytes',
+      defaults.maxFileSizeBytes,
+    ),
+    maxOpenFiles: limitOption(options.maxOpenFiles, 'maxOpenFiles', defaults.maxOpenFiles, 8),
+  };
+}
+
+/**
+ * `prlimit` arguments (before `--`) for the limits; soft and hard limit are the same, so the
+ * program cannot raise them again.
+ */
+export function prlimitArguments(
+  limits: AppliedResourceLimits,
+  maxProcesses: number | null = null,
+): string[] {
+  const argv: string[] = [];
+  if (maxProcesses !== null) argv.push(`--nproc=${maxProcesses}:${maxProcesses}`);
+  if (limits.maxMemoryBytes !== null) {
+    argv.push(`--as=${limits.maxMemoryBytes}:${limits.maxMemoryBytes}`);
+  }
+  if (limits.maxFileSizeBytes !== null) {
+    argv.push(`--fsize=${limits.maxFileSizeBytes}:${limits.maxFileSizeBytes}`);
+  }
+  if (limits.maxOpenFiles !== null) {
+    argv.push(`--nofile=${limits.maxOpenFiles}:${limits.maxOpenFiles}`);
+  }
+  return argv;
+}
+
+// The C-locale texts of the errno values a limit produces (glibc strerror, dash and bash).
+const LIMIT_TEXTS: readonly (readonly [SandboxLimit, RegExp])[] = [
+  ['disk-space', /No space left on device/],
+  ['file-size', /File too large|File size limit exceeded/],
+  ['open-files', /Too many open files/],
+  [
+    'processes',
+    /Cannot fork|can't fork|fork: retry|fork: Resource temporarily unavailable|spawn EAGAIN/,
+  ],
+  ['memory', /Cannot allocate memory|out of memory/i],
+];
+
+/**
+ * Best-effort guess of the limit a finished run ran into: `SIGXFSZ` is the file-size limit;
+ * otherwise the first C-locale errno text of a limit in stderr. The kernel enforces the limits
+ * either way; this only names the likely cause (a program can print these words itself).
+ */
+export function classifyLimit(signal: string | null, stderr: string): SandboxLimit | undefined {
+  if (signal === 'SIGXFSZ') return 'file-size';
+  for (const [limit, pattern] of LIMIT_TEXTS) if (pattern.test(stderr)) return limit;
+  return undefined;
+}
