@@ -217,8 +217,15 @@ export class BubblewrapSandbox implements Sandbox {
       throw new ShellToolOptionsError('readOnlyPaths must be absolute paths.');
     }
     this.#readOnlyPaths = Object.freeze([...(readOnlyPaths ?? DEFAULT_BUBBLEWRAP_READ_ONLY_PATHS)]);
-    const tmpSizeBytes = options.tmpSizeBytes ?? DEFAULT_BUBBLEWRAP_LIMITS.tmpSizeBytes;
-    if (!Number.isSafeInteger(tmpSizeBytes) || tmpSizeBytes < 1_048_576) {
+    const tmpSizeBytes: unknown =
+      options.tmpSizeBytes === undefined
+        ? DEFAULT_BUBBLEWRAP_LIMITS.tmpSizeBytes
+        : options.tmpSizeBytes;
+    if (
+      typeof tmpSizeBytes !== 'number' ||
+      !Number.isSafeInteger(tmpSizeBytes) ||
+      tmpSizeBytes < 1_048_576
+    ) {
       throw new ShellToolOptionsError(
         'tmpSizeBytes must be an integer number of bytes, 1 MiB or more.',
         {
@@ -408,7 +415,7 @@ export class BubblewrapSandbox implements Sandbox {
       ...(this.#user === undefined ? {} : { uid: this.#user.uid, gid: this.#user.gid }),
     });
     if (result.exitCode === 0 && !result.timedOut) return result;
-    const limit = classifyLimit(result.signal, result.stderr);
+    const limit = classifyLimit(result.signal, result.stderr, result.exitCode);
     return limit === undefined ? result : { ...result, limit };
   }
 }

@@ -125,7 +125,7 @@ export class LocalProcessSandbox implements Sandbox {
       options,
     );
     if (result.exitCode === 0 && !result.timedOut) return result;
-    const limit = classifyLimit(result.signal, result.stderr);
+    const limit = classifyLimit(result.signal, result.stderr, result.exitCode);
     return limit === undefined ? result : { ...result, limit };
   }
 }

@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { ShellToolOptionsError } from './shell-tool-options-error.js';
 
 /**
@@ -116,21 +117,28 @@ export function prlimitArguments(
 const LIMIT_TEXTS: readonly (readonly [SandboxLimit, RegExp])[] = [
   ['disk-space', /No space left on device/],
   ['file-size', /File too large|File size limit exceeded/],
-  ['open-files', /Too many open files/],
+  ['open-files', /Too many open files/i],
   [
     'processes',
     /Cannot fork|can't fork|fork: retry|fork: Resource temporarily unavailable|spawn EAGAIN/,
   ],
-  ['memory', /Cannot allocate memory|out of memory/i],
+  ['memory', /Cannot allocate memory|out of memory|allocation failed/i],
 ];
 
 /**
- * Best-effort guess of the limit a finished run ran into: `SIGXFSZ` is the file-size limit;
- * otherwise the first C-locale errno text of a limit in stderr. The kernel enforces the limits
- * either way; this only names the likely cause (a program can print these words itself).
+ * Best-effort guess of the limit a finished run ran into: `SIGXFSZ` (or exit status 128 +
+ * `SIGXFSZ`, as bubblewrap reports a child killed by it) is the file-size limit; otherwise the
+ * first C-locale errno text of a limit in stderr. The kernel enforces the limits either way;
+ * this only names the likely cause (a program can print these words itself).
  */
-export function classifyLimit(signal: string | null, stderr: string): SandboxLimit | undefined {
+export function classifyLimit(
+  signal: string | null,
+  stderr: string,
+  exitCode: number | null = null,
+): SandboxLimit | undefined {
   if (signal === 'SIGXFSZ') return 'file-size';
+  const xfsz = constants.signals.SIGXFSZ as number | undefined;
+  if (xfsz !== undefined && exitCode === 128 + xfsz) return 'file-size';
   for (const [limit, pattern] of LIMIT_TEXTS) if (pattern.test(stderr)) return limit;
   return undefined;
 }
