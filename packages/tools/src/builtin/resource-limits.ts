@@ -44,10 +44,13 @@ export const SANDBOX_LIMITS = [
 /** One of {@link SANDBOX_LIMITS}. */
 export type SandboxLimit = (typeof SANDBOX_LIMITS)[number];
 
-/** Checked, resolved limits (a number, or `null` for "not applied"). */
+/** The limits a sandbox applies, checked and resolved (a number, or `null` for "not applied"). */
 export interface AppliedResourceLimits {
+  /** Address space per process in bytes (`RLIMIT_AS`), or `null`. */
   readonly maxMemoryBytes: number | null;
+  /** Largest file written in bytes (`RLIMIT_FSIZE`), or `null`. */
   readonly maxFileSizeBytes: number | null;
+  /** Open descriptors per process (`RLIMIT_NOFILE`), or `null`. */
   readonly maxOpenFiles: number | null;
 }
 
