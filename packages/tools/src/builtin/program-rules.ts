@@ -37,6 +37,11 @@ export interface ProgramRule {
   readonly globalOptions?: readonly string[];
   /** Subcommands refused: the first argument that does not start with `-`. */
   readonly subcommands?: readonly string[];
+  /**
+   * Options refused only after a given subcommand, matched like {@link ProgramRule.options}
+   * (`git clone -u <program>`, while `git add -u` stays allowed).
+   */
+  readonly subcommandOptions?: Readonly<Record<string, readonly string[]>>;
   /** Arguments put before the caller's (for example GNU sed's `--sandbox`). */
   readonly prependArguments?: readonly string[];
 }
@@ -94,13 +99,19 @@ const GIT: ProgramRule = Object.freeze({
     '--upload-pack',
     '--receive-pack',
     '--exec',
-    '-x',
     '--extcmd',
     '--tool',
     '--ext-diff',
     '--template',
     '--separate-git-dir',
+    '--open-files-in-pager',
   ]),
+  subcommandOptions: Object.freeze({
+    rebase: Object.freeze(['-x']),
+    clone: Object.freeze(['-u']),
+    'ls-remote': Object.freeze(['-u']),
+    grep: Object.freeze(['-O']),
+  }),
   subcommands: Object.freeze([
     'config',
     'submodule',
@@ -121,6 +132,8 @@ const GIT: ProgramRule = Object.freeze({
     'credential',
     'hook',
     'run-command',
+    'send-email',
+    'imap-send',
   ]),
 });
 
@@ -292,6 +305,17 @@ export function refusedArgument(
     }
     for (const option of rule.options ?? []) {
       if (refusesOption(argument, option)) return argument;
+    }
+    const table = rule.subcommandOptions;
+    if (
+      table !== undefined &&
+      subcommand !== undefined &&
+      index > subcommandIndex &&
+      Object.hasOwn(table, subcommand)
+    ) {
+      for (const option of table[subcommand] ?? []) {
+        if (refusesOption(argument, option)) return argument;
+      }
     }
     if (rule.shortLetters !== undefined) {
       const valueLetters = rule.valueLetters ?? '';

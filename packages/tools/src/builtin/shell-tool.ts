@@ -87,6 +87,7 @@ const RULE_KEYS: ReadonlySet<string> = new Set([
   'valueLetters',
   'oldStyleClusters',
   'subcommands',
+  'subcommandOptions',
   'prependArguments',
 ]);
 
@@ -94,7 +95,7 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
   if (rule === 'unrestricted') return undefined;
   const fail = (what: string): never => {
     throw new ShellToolOptionsError(
-      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, oldStyleClusters?, subcommands?, prependArguments? }.`,
+      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, oldStyleClusters?, subcommands?, subcommandOptions?, prependArguments? }.`,
       { details: { option: 'programRules', command } },
     );
   };
@@ -114,6 +115,21 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
       (typeof record[key] !== 'string' || !/^[A-Za-z0-9]*$/.test(record[key]))
     ) {
       fail(`${key} must be a string of letters`);
+    }
+  }
+  if (record.subcommandOptions !== undefined) {
+    const table = record.subcommandOptions;
+    if (
+      typeof table !== 'object' ||
+      table === null ||
+      Array.isArray(table) ||
+      Object.values(table).some(
+        (list) =>
+          !Array.isArray(list) ||
+          list.some((item) => typeof item !== 'string' || item === '' || item.includes('\0')),
+      )
+    ) {
+      fail('subcommandOptions must map subcommands to arrays of non-empty strings');
     }
   }
   for (const key of ['options', 'globalOptions', 'subcommands', 'prependArguments']) {
