@@ -282,6 +282,13 @@ describe('BubblewrapSandbox limits', () => {
     expect(argv.slice(-2)).toEqual(['--', '/usr/bin/true']);
   });
 
+  it('verifies itself without a workspace (its own temporary one), limits included', async () => {
+    await expect(new BubblewrapSandbox().verify()).resolves.toBeUndefined();
+    await expect(new BubblewrapSandbox({ bwrapPath: '/usr/bin/false' }).verify()).rejects.toSatisfy(
+      (error) => SandboxUnavailableError.isInstance(error),
+    );
+  });
+
   it('refuses on start a workspace the sandbox user cannot reach', async () => {
     const closed = mkdtempSync(join(base, 'closed-'));
     chmodSync(closed, 0o700);
