@@ -142,7 +142,19 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
       fail(`${key} must be an array of non-empty strings`);
     }
   }
-  return Object.freeze({ ...(record as unknown as ProgramRule) });
+  // A frozen deep copy: changing the host's object later changes nothing.
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (Array.isArray(value)) copy[key] = Object.freeze([...value]);
+    else if (key === 'subcommandOptions') {
+      const table: Record<string, readonly string[]> = {};
+      for (const [subcommand, list] of Object.entries(value as Record<string, string[]>)) {
+        table[subcommand] = Object.freeze([...list]);
+      }
+      copy[key] = Object.freeze(table);
+    } else copy[key] = value;
+  }
+  return Object.freeze(copy) as unknown as ProgramRule;
 }
 
 function ruleFor(
@@ -387,7 +399,11 @@ export class ShellTool implements Tool {
           : { default: 'unknown' as const, argument: 'command', byValue: Object.freeze(byValue) },
       ),
       operationArgument: 'command',
-      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: risk === 'destructive',
+        openWorldHint: true,
+      },
     });
   }
 
