@@ -2,6 +2,7 @@ import { accessSync, chmodSync, constants, lstatSync, readlinkSync, statSync } f
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import {
   type AppliedResourceLimits,
   classifyLimit,
@@ -82,7 +83,10 @@ export const DEFAULT_BUBBLEWRAP_LIMITS: {
   rootCallerUser: Object.freeze({ uid: 65_534, gid: 65_534 }),
 });
 
-const OPTION_KEYS: ReadonlySet<string> = new Set([
+const optionError = (message: string, option: string): Error =>
+  new ShellToolOptionsError(message, { details: { option } });
+
+const OPTION_KEYS: readonly string[] = Object.freeze([
   'bwrapPath',
   'prlimitPath',
   'searchPath',
@@ -177,14 +181,7 @@ export class BubblewrapSandbox implements Sandbox {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
       throw new ShellToolOptionsError('BubblewrapSandbox options must be an object.');
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) {
-        throw new ShellToolOptionsError(
-          `BubblewrapSandbox has no option ${JSON.stringify(key.slice(0, 64))}; known options: ${[...OPTION_KEYS].join(', ')}.`,
-          { details: { option: key.slice(0, 64) } },
-        );
-      }
-    }
+    checkOptionKeys(options, OPTION_KEYS, 'BubblewrapSandbox', optionError);
     if (process.platform !== 'linux') {
       throw new SandboxUnavailableError('BubblewrapSandbox needs Linux.');
     }

@@ -4,6 +4,7 @@ import { createGuardedDispatcher, guardedDispatcherFacts } from '../net/guarded-
 import { guardedFetch } from '../net/guarded-fetch.js';
 import { NetworkLimitError } from '../net/network-limit-error.js';
 import { NetworkPolicyError } from '../net/network-policy-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type {
   JsonObject,
   Tool,
@@ -64,7 +65,10 @@ export interface HttpToolOptions {
   readonly name?: string;
 }
 
-const OPTION_KEYS: ReadonlySet<string> = new Set([
+const optionError = (message: string, option: string): Error =>
+  new HttpToolOptionsError(message, { details: { option } });
+
+const OPTION_KEYS: readonly string[] = Object.freeze([
   'allowedHosts',
   'allowedMethods',
   'requireHttps',
@@ -188,14 +192,7 @@ export class HttpTool implements Tool {
     if (typeof options !== 'object' || options === null) {
       throw new HttpToolOptionsError('HttpTool needs an options object.');
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) {
-        throw new HttpToolOptionsError(
-          `HttpTool has no option ${JSON.stringify(key.slice(0, 64))}; known options: ${[...OPTION_KEYS].join(', ')}.`,
-          { details: { option: key.slice(0, 64) } },
-        );
-      }
-    }
+    checkOptionKeys(options, OPTION_KEYS, 'HttpTool', optionError);
     const {
       allowedHosts,
       allowedMethods = ['GET'],

@@ -1,4 +1,5 @@
 import { accessSync, constants, statSync } from 'node:fs';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import {
   type AppliedResourceLimits,
   classifyLimit,
@@ -18,7 +19,10 @@ export interface LocalProcessSandboxOptions extends ProcessResourceLimits {
   readonly prlimitPath?: string;
 }
 
-const OPTION_KEYS: ReadonlySet<string> = new Set([
+const optionError = (message: string, option: string): Error =>
+  new ShellToolOptionsError(message, { details: { option } });
+
+const OPTION_KEYS: readonly string[] = Object.freeze([
   'prlimitPath',
   'maxMemoryBytes',
   'maxFileSizeBytes',
@@ -63,14 +67,7 @@ export class LocalProcessSandbox implements Sandbox {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
       throw new ShellToolOptionsError('LocalProcessSandbox options must be an object.');
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) {
-        throw new ShellToolOptionsError(
-          `LocalProcessSandbox has no option ${JSON.stringify(key.slice(0, 64))}; known options: ${[...OPTION_KEYS].join(', ')}.`,
-          { details: { option: key.slice(0, 64) } },
-        );
-      }
-    }
+    checkOptionKeys(options, OPTION_KEYS, 'LocalProcessSandbox', optionError);
     const { prlimitPath } = options;
     if (
       prlimitPath !== undefined &&

@@ -1,6 +1,7 @@
 import { accessSync, constants, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { defineContract, isRiskLevel, RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
 import { parseRelativePath, resolveInside } from './confined-path.js';
@@ -62,7 +63,10 @@ export const MAX_SHELL_ARGUMENT_BYTES = 131_072;
 
 const COMMAND_NAME = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,127}$/;
 
-const OPTION_KEYS: ReadonlySet<string> = new Set([
+const optionError = (message: string, option: string): Error =>
+  new ShellToolOptionsError(message, { details: { option } });
+
+const OPTION_KEYS: readonly string[] = Object.freeze([
   'workspace',
   'allowedCommands',
   'sandbox',
@@ -234,14 +238,7 @@ export class ShellTool implements Tool {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
       throw new ShellToolOptionsError('ShellTool needs an options object.');
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) {
-        throw new ShellToolOptionsError(
-          `ShellTool has no option ${JSON.stringify(key.slice(0, 64))}; known options: ${[...OPTION_KEYS].join(', ')}.`,
-          { details: { option: key.slice(0, 64) } },
-        );
-      }
-    }
+    checkOptionKeys(options, OPTION_KEYS, 'ShellTool', optionError);
     const {
       workspace,
       allowedCommands,
