@@ -40,6 +40,26 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     ['git grep --open-files-in-pager', 'git', ['grep', '--open-files-in-pager=id', 'x']],
     ['git send-email', 'git', ['send-email', '--smtp-server=/tmp/x', 'p.patch']],
     [
+      'git clone -c (applied before checkout)',
+      'git',
+      ['clone', '-c', 'core.fsmonitor=id', 'a', 'b'],
+    ],
+    ['git clone --config', 'git', ['clone', '--config=core.hooksPath=/x', 'a', 'b']],
+    ['git remote-ext', 'git', ['remote-ext', 'origin', 'sh -c id']],
+    ['sort --compress-program', 'sort', ['--compress-program=id', 'f']],
+    ['sort abbreviated --compress', 'sort', ['--compress=id', 'f']],
+    ['diff3 --diff-program', 'diff3', ['--diff-program=id', 'a', 'b', 'c']],
+    ['scp -S', 'scp', ['-S', '/tmp/x', 'a', 'h:b']],
+    ['scp -oProxyCommand', 'scp', ['-oProxyCommand=id', 'a', 'h:b']],
+    ['rsync -e', 'rsync', ['-e', 'id', 'a', 'h:b']],
+    ['rsync -e in a cluster', 'rsync', ['-avze', 'id', 'a', 'h:b']],
+    ['rsync --rsync-path', 'rsync', ['--rsync-path=id', 'a', 'h:b']],
+    ['zip -TT', 'zip', ['-T', '-TT', 'id', 'a.zip', 'f']],
+    ['wget --use-askpass', 'wget', ['--use-askpass=id', 'https://x']],
+    ['wget -e', 'wget', ['-e', 'use_askpass=id', 'https://x']],
+    ['openssl -engine', 'openssl', ['dgst', '-engine', '/tmp/x.so', 'f']],
+    ['man -P', 'man', ['-P', 'id', 'ls']],
+    [
       'tar --checkpoint-action',
       'tar',
       ['-cf', '/dev/null', '--checkpoint=1', '--checkpoint-action=exec=id', '.'],
@@ -89,6 +109,10 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     ['sed script with i in an -e value', 'sed', ['-e', 'i\\x', 'f']],
     ['sed -E cluster', 'sed', ['-nE', 's/a/b/p', 'f']],
     ['env alone', 'env', []],
+    ['sort -u', 'sort', ['-u', 'f']],
+    ['rsync -av locally', 'rsync', ['-av', 'a/', 'b/']],
+    ['git clone plain', 'git', ['clone', '--depth', '1', 'a', 'b']],
+    ['git log -c (combined diff, after the subcommand)', 'git', ['log', '-c']],
   ] as const)('allows %s', (_name, program, args) => {
     expect(refusedArgument(rule(program), args)).toBeUndefined();
   });

@@ -108,7 +108,8 @@ const GIT: ProgramRule = Object.freeze({
   ]),
   subcommandOptions: Object.freeze({
     rebase: Object.freeze(['-x']),
-    clone: Object.freeze(['-u']),
+    // `clone -c core.fsmonitor=…` takes effect before the checkout runs.
+    clone: Object.freeze(['-u', '-c', '--config']),
     'ls-remote': Object.freeze(['-u']),
     grep: Object.freeze(['-O']),
   }),
@@ -134,6 +135,8 @@ const GIT: ProgramRule = Object.freeze({
     'run-command',
     'send-email',
     'imap-send',
+    'remote-ext',
+    'remote-fd',
   ]),
 });
 
@@ -174,6 +177,21 @@ const ENV: ProgramRule = Object.freeze({
 
 const PACKAGE_MANAGER = 'runs package scripts and installs code';
 
+const SORT: ProgramRule = Object.freeze({
+  reason: 'sort --compress-program runs a program',
+  options: Object.freeze(['--compress-program']),
+});
+
+const DIFF_PROGRAM: ProgramRule = Object.freeze({
+  reason: '--diff-program runs a program',
+  options: Object.freeze(['--diff-program']),
+});
+
+const REMOTE_COPY: ProgramRule = Object.freeze({
+  reason: 'options that choose the remote shell or an ssh configuration run programs',
+  options: Object.freeze(['-S', '-o', '-F', '-J']),
+});
+
 /**
  * The default table of code-running programs and options `ShellTool` refuses, by program name
  * (the allowlisted name, else the resolved program's file name, else that name without a
@@ -191,6 +209,34 @@ export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Obje
   sed: SED,
   gsed: SED,
   env: ENV,
+  sort: SORT,
+  diff3: DIFF_PROGRAM,
+  sdiff: DIFF_PROGRAM,
+  scp: REMOTE_COPY,
+  sftp: REMOTE_COPY,
+  rsync: Object.freeze({
+    reason: 'rsync options that choose the remote shell or program run programs',
+    options: Object.freeze(['--rsh', '--rsync-path', '-e', '--daemon', '--config']),
+    shortLetters: 'e',
+    valueLetters: 'BfTM',
+  }),
+  zip: Object.freeze({
+    reason: 'zip -TT runs the given test command',
+    options: Object.freeze(['-TT', '--unzip-command']),
+  }),
+  wget: Object.freeze({
+    reason: 'wget options that run commands or read startup commands',
+    options: Object.freeze(['--use-askpass', '-e', '--execute', '--config']),
+  }),
+  openssl: Object.freeze({
+    reason: 'openssl engines and providers load code',
+    options: Object.freeze(['-engine', '-provider', '-provider-path']),
+    subcommands: Object.freeze(['engine']),
+  }),
+  man: Object.freeze({
+    reason: 'man options that choose a pager, browser or preprocessor run programs',
+    options: Object.freeze(['-P', '--pager', '-H', '--html', '-p', '--preprocessor']),
+  }),
   awk: AWK,
   gawk: AWK,
   mawk: AWK,
