@@ -110,7 +110,7 @@ describe('BubblewrapSandbox limits', () => {
     expect(text).toContain(`--size ${64 * MIB} --tmpfs /tmp`);
     expect(text).toContain(`--dev /dev --size ${64 * MIB} --tmpfs /dev/shm --remount-ro /dev`);
     expect(text).toMatch(
-      /-- \/\S*prlimit --nproc=128:128 --as=2147483648:2147483648 --fsize=134217728:134217728 --nofile=1024:1024 -- \/usr\/bin\/true x$/,
+      /-- \/\S*prlimit --nproc=128:128 --as=2147483648:2147483648 --fsize=134217728:134217728 --nofile=1024:1024 --core=0:0 -- \/usr\/bin\/true x$/,
     );
     expect(sandbox.user).toEqual(root ? { uid: 65_534, gid: 65_534 } : undefined);
   });
@@ -129,6 +129,7 @@ describe('BubblewrapSandbox limits', () => {
       'Max address space': String(1024 * MIB),
       'Max file size': String(4 * MIB),
       'Max open files': '64',
+      'Max core file size': '0',
     });
     const id = await run(shell(sandbox), { command: 'sh', args: ['-c', 'id -u'] });
     expect(out(id).stdout).toBe(root ? '65534\n' : `${process.getuid?.()}\n`);

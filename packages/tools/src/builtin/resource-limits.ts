@@ -96,7 +96,8 @@ export function resolveProcessLimits(
 
 /**
  * `prlimit` arguments (before `--`) for the limits; soft and hard limit are the same, so the
- * program cannot raise them again.
+ * program cannot raise them again. With any limit, core dumps are turned off too (a crash
+ * would otherwise write the process's memory into the workspace).
  */
 export function prlimitArguments(
   limits: AppliedResourceLimits,
@@ -113,6 +114,7 @@ export function prlimitArguments(
   if (limits.maxOpenFiles !== null) {
     argv.push(`--nofile=${limits.maxOpenFiles}:${limits.maxOpenFiles}`);
   }
+  if (argv.length > 0) argv.push('--core=0:0');
   return argv;
 }
 
