@@ -299,10 +299,13 @@ describe('HttpTool', () => {
     );
   });
 
-  it('canonicalises the host allowlist (case, trailing dot, IDNA)', async () => {
-    const tool = new HttpTool({ allowedHosts: ['EXAMPLE.com.', 'bücher.example'] });
+  it('canonicalises the host allowlist (case, trailing dot, IDNA), wildcards too', async () => {
+    const tool = new HttpTool({
+      allowedHosts: ['EXAMPLE.com.', 'bücher.example', '*.Bücher.Example.'],
+    });
     expect(tool.spec.description).toContain('example.com');
     expect(tool.spec.description).toContain('xn--bcher-kva.example');
+    expect(tool.spec.description).toContain('*.xn--bcher-kva.example');
     await tool.close();
   });
 
