@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -281,6 +282,37 @@ describe('BubblewrapSandbox limits', () => {
       maxOutputBytes: 10,
     });
     expect(argv.slice(-2)).toEqual(['--', '/usr/bin/true']);
+  });
+
+  it('lowers a limit above the host hard limit to it, so runs still start', () => {
+    // A child agent whose hard limits are below the defaults: the sandbox cannot raise them.
+    const script = `
+      import { BubblewrapSandbox } from '@toolfence/tools';
+      const sandbox = new BubblewrapSandbox();
+      const result = await sandbox.run({ program: '/usr/bin/cat', args: ['/proc/self/limits'],
+        cwd: ${JSON.stringify(workspace)}, env: {}, workspace: ${JSON.stringify(workspace)},
+        timeoutMs: 10000, maxOutputBytes: 100000 });
+      console.log(JSON.stringify(result));`;
+    const output = execFileSync(
+      '/usr/bin/prlimit',
+      [
+        '--nofile=100:100',
+        '--fsize=1000000:1000000',
+        '--',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { cwd: join(import.meta.dirname, '..'), encoding: 'utf8' },
+    );
+    const result = JSON.parse(output) as { exitCode: number; stdout: string; stderr: string };
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(limitsOf(result.stdout)).toMatchObject({
+      'Max open files': '100',
+      'Max file size': '1000000',
+      'Max processes': '128',
+    });
   });
 
   it('verifies itself without a workspace (its own temporary one), limits included', async () => {

@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import {
   type AppliedResourceLimits,
+  clampToHost,
   classifyLimit,
   DEFAULT_PROCESS_RESOURCE_LIMITS,
+  hostHardLimits,
   limitOption,
   type ProcessResourceLimits,
   prlimitArguments,
@@ -231,11 +233,9 @@ export class BubblewrapSandbox implements Sandbox {
       );
     }
     this.#tmpSizeBytes = tmpSizeBytes;
-    this.#maxProcesses = limitOption(
-      options.maxProcesses,
-      'maxProcesses',
-      DEFAULT_BUBBLEWRAP_LIMITS.maxProcesses,
-      4,
+    this.#maxProcesses = clampToHost(
+      limitOption(options.maxProcesses, 'maxProcesses', DEFAULT_BUBBLEWRAP_LIMITS.maxProcesses, 4),
+      hostHardLimits().processes,
     );
     this.#limits = resolveProcessLimits(options, DEFAULT_PROCESS_RESOURCE_LIMITS);
     this.#user = this.#chooseUser(options.user);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { ShellToolOptionsError } from './shell-tool-options-error.js';
 
@@ -72,26 +73,64 @@ export function limitOption(
   return value;
 }
 
+const LIMIT_NAMES = {
+  processes: 'Max processes',
+  memory: 'Max address space',
+  fileSize: 'Max file size',
+  openFiles: 'Max open files',
+} as const;
+
+/**
+ * The hard limits of this process (Linux `/proc/self/limits`; `undefined` where unlimited or
+ * unknown). A sandbox cannot raise a hard limit, so a requested limit above it is lowered to it
+ * (otherwise `prlimit` would fail every run).
+ */
+export function hostHardLimits(): Readonly<Record<keyof typeof LIMIT_NAMES, number | undefined>> {
+  let text = '';
+  try {
+    text = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    // Not Linux, or no /proc: nothing known.
+  }
+  const hard = (name: string): number | undefined => {
+    const line = text.split('\n').find((candidate) => candidate.startsWith(name));
+    const value = line?.slice(26).trim().split(/\s+/)[1];
+    return value === undefined || !/^[0-9]+$/.test(value) ? undefined : Number(value);
+  };
+  return {
+    processes: hard(LIMIT_NAMES.processes),
+    memory: hard(LIMIT_NAMES.memory),
+    fileSize: hard(LIMIT_NAMES.fileSize),
+    openFiles: hard(LIMIT_NAMES.openFiles),
+  };
+}
+
+/** `requested`, lowered to the host's hard limit when that is smaller. */
+export function clampToHost(requested: number | null, hard: number | undefined): number | null {
+  return requested === null || hard === undefined ? requested : Math.min(requested, hard);
+}
+
 /** Resolves {@link ProcessResourceLimits} against `defaults`; throws {@link ShellToolOptionsError}. */
 export function resolveProcessLimits(
   options: ProcessResourceLimits,
   defaults: AppliedResourceLimits,
 ): AppliedResourceLimits {
-  return {
+  const hard = hostHardLimits();
+  return Object.freeze({
     // Below a few MiB nothing (not even the loader) starts; refuse such a value outright.
-    maxMemoryBytes: limitOption(
-      options.maxMemoryBytes,
-      'maxMemoryBytes',
-      defaults.maxMemoryBytes,
-      16_777_216,
+    maxMemoryBytes: clampToHost(
+      limitOption(options.maxMemoryBytes, 'maxMemoryBytes', defaults.maxMemoryBytes, 16_777_216),
+      hard.memory,
     ),
-    maxFileSizeBytes: limitOption(
-      options.maxFileSizeBytes,
-      'maxFileSizeBytes',
-      defaults.maxFileSizeBytes,
+    maxFileSizeBytes: clampToHost(
+      limitOption(options.maxFileSizeBytes, 'maxFileSizeBytes', defaults.maxFileSizeBytes),
+      hard.fileSize,
     ),
-    maxOpenFiles: limitOption(options.maxOpenFiles, 'maxOpenFiles', defaults.maxOpenFiles, 8),
-  };
+    maxOpenFiles: clampToHost(
+      limitOption(options.maxOpenFiles, 'maxOpenFiles', defaults.maxOpenFiles, 8),
+      hard.openFiles,
+    ),
+  });
 }
 
 /**
