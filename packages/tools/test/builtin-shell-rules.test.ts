@@ -196,6 +196,14 @@ describe('ShellTool program rules', () => {
     ['a rule with non-string options', { programRules: { find: { reason: 'x', options: [1] } } }],
     ['a rule with a bad letter set', { programRules: { tar: { reason: 'x', shortLetters: '-' } } }],
     ['readOnlyCommands not allowlisted', { readOnlyCommands: ['rm'] }],
+    [
+      'an interpreter declared read-only',
+      {
+        allowedCommands: ['ls', 'sh'],
+        programRules: { sh: 'unrestricted' },
+        readOnlyCommands: ['ls', 'sh'],
+      },
+    ],
     ['an unknown risk', { risk: 'harmless' }],
   ])('refuses %s', (_name, options) => {
     expect(() => tool(options as never)).toThrow(ShellToolOptionsError);

@@ -167,6 +167,10 @@ function ruleFor(
   rules: Readonly<Record<string, unknown>>,
 ): ProgramRule | undefined {
   if (Object.hasOwn(rules, command)) return checkRule(command, rules[command]);
+  return defaultRuleFor(command, program);
+}
+
+function defaultRuleFor(command: string, program: string): ProgramRule | undefined {
   let real = program;
   try {
     real = realpathSync(program);
@@ -356,6 +360,13 @@ export class ShellTool implements Tool {
         );
       }
       if (rule !== undefined) rules.set(command, rule);
+      const builtIn = defaultRuleFor(command, program);
+      if (readOnlyCommands.includes(command) && builtIn?.refuseProgram === true) {
+        throw new ShellToolOptionsError(
+          `${command} cannot be declared read-only: ${builtIn.reason}.`,
+          { details: { option: 'readOnlyCommands', command } },
+        );
+      }
     }
     const environment: Record<string, string> = {};
     for (const key of allowedEnvironment) {
