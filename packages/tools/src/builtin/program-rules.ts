@@ -1,6 +1,6 @@
 /**
- * What `ShellTool` refuses in the arguments of one program before spawning it. Every field is
- * optional; an empty rule refuses nothing.
+ * What `ShellTool` refuses in the arguments of one program before spawning it. Every field but
+ * `reason` is optional; a rule with only a reason refuses nothing.
  */
 export interface ProgramRule {
   /** Why, shown to the model in the error result (for example `runs other programs`). */
@@ -15,8 +15,8 @@ export interface ProgramRule {
   /**
    * Options refused wherever they appear. A `--long` option is refused exactly, as
    * `--long=value`, and as any abbreviation of it that GNU-style parsers accept (`--to-com`
-   * for `--to-command`). A single-dash option (`-exec`, `-c`) is refused exactly and with a
-   * value attached (`-cname=value`).
+   * for `--to-command`). A single-dash option is refused exactly (`-exec`); a two-character
+   * one also with a value attached (`-cname=value`).
    */
   readonly options?: readonly string[];
   /**
