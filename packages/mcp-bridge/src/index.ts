@@ -130,6 +130,8 @@ export {
 // Bounded transports, record limits, structural scan (src/transport) — issue 7
 export {
   type RecordComplexityKind,
+  RecordEncodingError,
+  type RecordEncodingKind,
   type RecordSizeKind,
   RequestNotSentError,
   ResponseTooComplexError,
