@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startFaultHttpServer } from './fault-http-server.js';
@@ -16,8 +19,8 @@ interface Outcome {
   readonly exitAfterCloseMs: number | undefined;
 }
 
-async function runClient(mode: string, target: string): Promise<Outcome> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLIENT, mode, target], {
+async function runClient(mode: string, ...args: string[]): Promise<Outcome> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLIENT, mode, ...args], {
     env: { ...CHILD_ENV },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -62,8 +65,13 @@ describe('close() leaves no timer behind', () => {
   }, 60_000);
 
   it('a process with a stdio record in flight exits at once after close', async () => {
-    const outcome = await runClient('stdio', STDIO_SERVER);
-    expect(outcome.output).toContain('closed CLIENT_AMBIGUOUS_DELIVERY');
-    expect(outcome.exitAfterCloseMs).toBeDefined();
+    const dir = await mkdtemp(join(tmpdir(), 'mcp-bridge-close-'));
+    try {
+      const outcome = await runClient('stdio', STDIO_SERVER, join(dir, 'calls.txt'));
+      expect(outcome.output).toContain('closed CLIENT_AMBIGUOUS_DELIVERY');
+      expect(outcome.exitAfterCloseMs).toBeDefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
