@@ -13,14 +13,14 @@ import {
   type RiskLevel,
   type ToolContract,
 } from '@toolfence/tool-contract';
-import { ConfigurationError } from '../registry/configuration-error.js';
 import {
   type AuthorizationRequest,
   type Authorizer,
   type PermissionDecision,
   type PermissionVerdict,
   permission,
-} from './authorizer.js';
+} from '../registry/authorization.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
 
 /** Thresholds on one ordered scale: up to `allowUpTo` allow, up to `askUpTo` ask, above deny. */
 export interface RiskThresholds<Level extends string> {

@@ -1,4 +1,3 @@
-import { ConfigurationError } from '../registry/configuration-error.js';
 import {
   type AuthorizationRequest,
   type Authorizer,
@@ -6,7 +5,8 @@ import {
   type PermissionDecision,
   type PermissionVerdict,
   permission,
-} from './authorizer.js';
+} from '../registry/authorization.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
 
 /** One rule of a {@link RuleBasedPolicy}. A rule matches when every given condition holds. */
 export interface PolicyRule {
