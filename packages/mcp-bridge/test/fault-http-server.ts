@@ -111,6 +111,10 @@ const FRAMING_FAULTS: Record<
     ]);
     return json ? [body] : [Buffer.from('data: '), body, Buffer.from('\n\n')];
   },
+  // A byte-order mark before the body: allowed at the start of an SSE stream, not before JSON.
+  'bom-first': (response, json) => [
+    Buffer.from(json ? `\uFEFF${response}` : `\uFEFFdata: ${response}\n\n`),
+  ],
   // An empty batch instead of the answer.
   'empty-batch': (_response, json) => [Buffer.from(json ? '[]' : 'data: []\n\n')],
 };

@@ -118,6 +118,30 @@ describe.each([
     expect(server.calls.get('invalid-utf8')).toBe(1);
   });
 
+  it(
+    json
+      ? 'refuses a JSON body that starts with a byte-order mark'
+      : 'accepts an SSE stream that starts with a byte-order mark',
+    async () => {
+      const outcome = client()
+        .callTool('bom-first')
+        .then(
+          (result) => result,
+          (error: unknown) => error,
+        );
+      if (json) {
+        const error = await outcome;
+        expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+        expect((error as Error).cause).toBeInstanceOf(TransportProtocolError);
+      } else {
+        expect(await outcome).toMatchObject({
+          content: [{ type: 'text', text: 'framed:bom-first' }],
+        });
+      }
+      expect(server.calls.get('bom-first')).toBe(1);
+    },
+  );
+
   it('refuses an empty batch ([]) as a protocol error', async () => {
     // readTimeout bounds the wait for an answer that an accepted empty batch would never give
     const error = await caught(client({ readTimeout: 3 }).callTool('empty-batch'));
