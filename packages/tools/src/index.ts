@@ -43,6 +43,7 @@ export {
   snapshotJsonObject,
   snapshotJsonValue,
 } from './registry/json-snapshot.js';
+export { checkOptionKeys, type OptionErrorFactory } from './registry/option-keys.js';
 export { RegistryClosedError } from './registry/registry-closed-error.js';
 export {
   AjvSchemaValidator,
