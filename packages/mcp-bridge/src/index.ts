@@ -128,6 +128,8 @@ export type {
 // Bounded transports, record limits, structural scan (src/transport) — issue 7
 export {
   type RecordComplexityKind,
+  RecordEncodingError,
+  type RecordEncodingKind,
   type RecordSizeKind,
   RequestNotSentError,
   ResponseTooComplexError,
