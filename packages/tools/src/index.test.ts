@@ -38,6 +38,7 @@ describe('public surface of @toolfence/tools', () => {
         'NetworkLimitError',
         'NetworkOptionsError',
         'NetworkPolicyError',
+        'NetworkResolutionError',
         // Registry and policies (issue 4)
         'ConfigurationError',
         'defineTool',
