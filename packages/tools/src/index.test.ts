@@ -9,6 +9,7 @@ describe('public surface of @toolfence/tools', () => {
       [
         'TOOL_EFFECTS',
         'ToolsError',
+        'checkOptionKeys',
         'createToolContext',
         'errorResult',
         'jsonResult',
@@ -20,7 +21,11 @@ describe('public surface of @toolfence/tools', () => {
         'FileSystemTool',
         'FileSystemToolOptionsError',
         'BubblewrapSandbox',
+        'DEFAULT_BUBBLEWRAP_LIMITS',
         'DEFAULT_BUBBLEWRAP_READ_ONLY_PATHS',
+        'DEFAULT_PROCESS_RESOURCE_LIMITS',
+        'DEFAULT_PROGRAM_RULES',
+        'SANDBOX_LIMITS',
         'LocalProcessSandbox',
         'SandboxUnavailableError',
         'MAX_SHELL_ARGUMENT_BYTES',
@@ -33,6 +38,7 @@ describe('public surface of @toolfence/tools', () => {
         'NetworkLimitError',
         'NetworkOptionsError',
         'NetworkPolicyError',
+        'NetworkResolutionError',
         // Registry and policies (issue 4)
         'ConfigurationError',
         'defineTool',

@@ -1,6 +1,7 @@
 import type { BudgetRequest, BudgetReservation, BudgetReserver } from '../registry/budget.js';
 import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 
 /** Limits of one budget scope. An omitted limit is unlimited. */
@@ -64,6 +65,7 @@ export class CallBudget implements BudgetReserver {
    * `perRun` limit is not a non-negative integer.
    */
   constructor(options: CallBudgetOptions = {}) {
+    checkOptionKeys(options, ['perRun', 'scopes'], 'CallBudget');
     if (options.perRun !== undefined) checkLimits(options.perRun, 'perRun');
     if (options.scopes !== undefined && typeof options.scopes !== 'function') {
       throw new ConfigurationError('scopes must be a function', { details: { option: 'scopes' } });

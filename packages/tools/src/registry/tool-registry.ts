@@ -17,6 +17,7 @@ import {
   resolveSnapshotLimits,
   snapshotJsonObject,
 } from './json-snapshot.js';
+import { checkOptionKeys } from './option-keys.js';
 import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
 import { AjvSchemaValidator, type SchemaValidator } from './schema-validator.js';
@@ -239,6 +240,23 @@ export class ToolRegistry {
    * Throws {@link ConfigurationError} for an invalid option or two tools with the same name.
    */
   constructor(options: ToolRegistryOptions) {
+    checkOptionKeys(
+      options,
+      [
+        'authorizer',
+        'tools',
+        'middleware',
+        'validator',
+        'onEvent',
+        'eventArguments',
+        'limits',
+        'approval',
+        'approvalTimeoutMs',
+        'budget',
+        'logger',
+      ],
+      'ToolRegistry',
+    );
     if (typeof options !== 'object' || options === null) {
       throw new ConfigurationError('ToolRegistry needs an options object', {
         details: { option: 'options' },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import { ToolsError } from '../tools-error.js';
 import {
   SkillConfigurationError,
@@ -132,6 +133,12 @@ export class SkillLoader {
   readonly maxScanEntries: number;
   /** Checks the options without reading anything; throws {@link SkillConfigurationError}. */
   constructor(options: SkillLoaderOptions) {
+    checkOptionKeys(
+      options,
+      ['root', 'maxFileBytes', 'maxSkills', 'maxFrontmatterLines', 'maxScanEntries'],
+      'SkillLoader',
+      (message, option) => new SkillConfigurationError(message, { details: { option } }),
+    );
     if (typeof options !== 'object' || options === null) {
       throw new SkillConfigurationError('SkillLoader options must be an object');
     }
