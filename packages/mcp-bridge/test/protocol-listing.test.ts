@@ -1,4 +1,4 @@
-import { McpClient } from '@toolfence/mcp-bridge';
+import { AmbiguousDeliveryError, McpClient } from '@toolfence/mcp-bridge';
 import { describe, expect, it } from 'vitest';
 import { allowLoopback, type RecordedBody, scripted } from './helpers.js';
 
@@ -149,6 +149,36 @@ describe('notifications/tools/list_changed', () => {
       const lists = endpoint.requests.filter((request) => request.body?.method === 'tools/list');
       expect(lists).toHaveLength(2);
       expect(client.protocolVersion).toBe(modern ? MODERN : '2025-11-25');
+    } finally {
+      await client.close();
+      await endpoint.close();
+    }
+  });
+});
+
+describe('tools/call result shape', () => {
+  it.each([
+    ['content that is not an array', { content: 'x' }],
+    ['structuredContent that is an array', { content: [], structuredContent: [1] }],
+    ['isError that is not a boolean', { content: [], isError: 'yes' }],
+  ])('reports %s as ambiguous (invalid response)', async (_name, result) => {
+    const endpoint = await scripted((body: RecordedBody) =>
+      body.method === 'server/discover'
+        ? {
+            status: 200,
+            body: {
+              jsonrpc: '2.0',
+              id: body.id,
+              result: { supportedVersions: [MODERN], capabilities: { tools: {} } },
+            },
+          }
+        : { status: 200, body: { jsonrpc: '2.0', id: body.id, result } },
+    );
+    const client = new McpClient({ url: endpoint.url, allowNonPublic: allowLoopback });
+    try {
+      const error = await client.callTool('a', {}).catch((caught: unknown) => caught);
+      expect(AmbiguousDeliveryError.isInstance(error)).toBe(true);
+      expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
     } finally {
       await client.close();
       await endpoint.close();

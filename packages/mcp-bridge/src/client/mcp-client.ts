@@ -173,13 +173,24 @@ interface Session {
   alive: boolean;
 }
 
-const CallResultSchema = z
-  .object({
-    content: z.array(z.unknown()).optional(),
-    structuredContent: z.record(z.string(), z.unknown()).optional(),
-    isError: z.boolean().optional(),
-  })
-  .passthrough();
+/**
+ * Checks the shape of a `tools/call` result (one pass, no copy beyond the JSON-RPC layer's): a
+ * malformed one means the answer cannot be trusted, so the call is reported as ambiguous.
+ */
+function checkCallResult(result: Record<string, unknown>): Record<string, unknown> {
+  const { content, structuredContent, isError } = result;
+  if (
+    (content !== undefined && !Array.isArray(content)) ||
+    (structuredContent !== undefined &&
+      (typeof structuredContent !== 'object' ||
+        structuredContent === null ||
+        Array.isArray(structuredContent))) ||
+    (isError !== undefined && typeof isError !== 'boolean')
+  ) {
+    throw new TransportProtocolError('The MCP server sent a malformed tools/call result');
+  }
+  return result;
+}
 
 /** The raw `tools/call` result, as the server sent it (shape-checked, not mapped). */
 export type McpCallToolResult = CallToolResult;
@@ -471,7 +482,7 @@ export class McpClient {
         const session = await this.#ensureSession();
         this.#checkParamHeaders(session, name, args);
         try {
-          const result = CallResultSchema.parse(
+          const result = checkCallResult(
             await session.protocol.request(
               'tools/call',
               { name, arguments: { ...args } },
