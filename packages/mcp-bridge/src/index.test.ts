@@ -14,6 +14,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'ClientConfigurationError',
         'HandshakeError',
         'RequestFailedError',
+        'ResourceNotFoundError',
         'ServerRpcError',
         'McpClient',
         'RecordEncodingError',

@@ -19,6 +19,7 @@ export {
   ClientConfigurationError,
   HandshakeError,
   RequestFailedError,
+  ResourceNotFoundError,
   ServerRpcError,
 } from './client/errors.js';
 export {

@@ -3,6 +3,7 @@ import {
   McpClient,
   type McpClientOptions,
   ParameterHeaderError,
+  ResourceNotFoundError,
   ServerRpcError,
 } from '@toolfence/mcp-bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -237,6 +238,30 @@ describe('the same elicitation callback in legacy mode and over stdio', () => {
       expect((await client.tools()).map((tool) => tool.name)).toContain('bad_header');
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('resources/read and resource-not-found (SEP-2164)', () => {
+  it.each([
+    ['modern', 'http'],
+    ['legacy', 'http-legacy'],
+  ] as const)('reads a resource and types a missing one (%s)', async (_era, mode) => {
+    const server = await startV2Http(mode);
+    const client = new McpClient({ url: server.url, allowNonPublic: allowLoopback });
+    try {
+      expect(await client.readResource('test://readme')).toEqual([
+        { uri: 'test://readme', mimeType: 'text/plain', text: 'hello resource' },
+      ]);
+      const error = await client.readResource('test://missing').catch((caught: unknown) => caught);
+      expect(ResourceNotFoundError.isInstance(error)).toBe(true);
+      expect((error as ResourceNotFoundError).uri).toBe('test://missing');
+      expect((error as Error).message).not.toContain('missing');
+      const read = (await server.log()).find((entry) => entry.body?.method === 'resources/read');
+      if (mode === 'http') expect(read?.headers['mcp-name']).toBe('test://readme');
+    } finally {
+      await client.close();
+      await server.close();
     }
   });
 });

@@ -50,6 +50,7 @@ import {
   ClientConfigurationError,
   HandshakeError,
   RequestFailedError,
+  ResourceNotFoundError,
   ServerRpcError,
 } from './errors.js';
 import { Semaphore } from './semaphore.js';
@@ -171,6 +172,24 @@ interface Session {
   readonly protocol: ProtocolSession;
   readonly transport: BoundedTransport;
   alive: boolean;
+}
+
+/**
+ * SEP-2164: `-32602` whose data is exactly `{ uri }`, or the older `-32002` with a `uri`; the
+ * read failure arrives as a ServerRpcError whose cause is the JSON-RPC error.
+ */
+function isResourceNotFound(error: unknown): boolean {
+  const rpc = ServerRpcError.isInstance(error) ? error.cause : undefined;
+  if (!(rpc instanceof McpError)) return false;
+  const data = rpc.data;
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    typeof (data as { uri?: unknown }).uri !== 'string'
+  ) {
+    return false;
+  }
+  return rpc.code === -32002 || (rpc.code === -32602 && Object.keys(data).length === 1);
 }
 
 /**
@@ -402,6 +421,44 @@ export class McpClient {
    * limits), skips and reports malformed tools, and caches the result until `refresh`, or, when a
    * modern server gave the listing a TTL, for that TTL capped by `maxListingTtl`.
    */
+  /**
+   * Reads one resource (`resources/read`): a replayable read (one reconnect if the wire failed
+   * before any response began), bounded like every record. Returns the server's `contents`
+   * entries as sent (untrusted).
+   * @throws {ResourceNotFoundError} when the server has no such resource (SEP-2164).
+   */
+  async readResource(
+    uri: string,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<readonly Readonly<Record<string, unknown>>[]> {
+    if (typeof uri !== 'string' || uri === '') {
+      throw new ClientConfigurationError('The resource URI must be a non-empty string');
+    }
+    try {
+      const result = await this.#read((session) =>
+        session.protocol.request(
+          'resources/read',
+          { uri },
+          {
+            timeoutMs: this.#readTimeoutMs,
+            ...(options.signal === undefined ? {} : { signal: options.signal }),
+          },
+        ),
+      );
+      const contents = result.contents;
+      if (
+        !Array.isArray(contents) ||
+        !contents.every((entry) => typeof entry === 'object' && entry !== null)
+      ) {
+        throw new RequestFailedError('The MCP server sent a malformed resources/read answer');
+      }
+      return contents as Readonly<Record<string, unknown>>[];
+    } catch (error) {
+      if (isResourceNotFound(error)) throw new ResourceNotFoundError(uri, { cause: error });
+      throw error;
+    }
+  }
+
   async tools(options: { readonly refresh?: boolean } = {}): Promise<readonly McpToolInfo[]> {
     return (await this.listing(options)).tools;
   }
