@@ -170,6 +170,8 @@ export {
   type StdioTransportOptions,
 } from './transport/stdio-transport.js';
 export {
+  type HttpTransportEra,
+  type MessageHeaders,
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,
 } from './transport/streamable-http-transport.js';

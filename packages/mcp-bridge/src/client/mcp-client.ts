@@ -417,11 +417,6 @@ export class McpClient {
   }
 
   /**
-   * Lists the server's tools: follows `tools/list` pagination once (page, item and repeated-cursor
-   * limits), skips and reports malformed tools, and caches the result until `refresh`, or, when a
-   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtl`.
-   */
-  /**
    * Reads one resource (`resources/read`): a replayable read (one reconnect if the wire failed
    * before any response began), bounded like every record. Returns the server's `contents`
    * entries as sent (untrusted).
@@ -459,6 +454,11 @@ export class McpClient {
     }
   }
 
+  /**
+   * Lists the server's tools: follows `tools/list` pagination once (page, item and repeated-cursor
+   * limits), skips and reports malformed tools, and caches the result until `refresh`, or, when a
+   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtl`.
+   */
   async tools(options: { readonly refresh?: boolean } = {}): Promise<readonly McpToolInfo[]> {
     return (await this.listing(options)).tools;
   }

@@ -17,8 +17,18 @@ export interface ParamHeaderDeclaration {
  * fixed, log-safe reason that never quotes the schema).
  */
 export type ParamHeaderScan =
-  | { readonly ok: true; readonly declarations: readonly ParamHeaderDeclaration[] }
-  | { readonly ok: false; readonly reason: string };
+  | {
+      /** The annotations keep the rules. */
+      readonly ok: true;
+      /** Every annotation, in schema order (empty when there is none). */
+      readonly declarations: readonly ParamHeaderDeclaration[];
+    }
+  | {
+      /** An annotation breaks the rules: the tool is skipped. */
+      readonly ok: false;
+      /** Which rule, as a fixed, log-safe sentence. */
+      readonly reason: string;
+    };
 
 const ANNOTATION = 'x-mcp-header';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

@@ -39,7 +39,14 @@ export interface McpServerDescription {
   /** The revisions the server listed (`YYYY-MM-DD`-shaped entries only); legacy: the negotiated one. */
   readonly supportedVersions: readonly string[];
   /** The server's implementation name and version, as it reported them (untrusted text). */
-  readonly serverInfo: { readonly name: string; readonly version: string } | undefined;
+  readonly serverInfo:
+    | {
+        /** The implementation name (untrusted text). */
+        readonly name: string;
+        /** The implementation version (untrusted text; empty when the server gave none). */
+        readonly version: string;
+      }
+    | undefined;
   /** The server's capabilities, as it reported them. */
   readonly capabilities: Readonly<Record<string, unknown>>;
   /** The server's `instructions` (untrusted text). */
