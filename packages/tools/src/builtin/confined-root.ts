@@ -79,12 +79,10 @@ export interface WalkOptions {
 class OpenDirectory implements ConfinedDirectory {
   readonly self: string;
   readonly #handle: FileHandle | undefined;
-  readonly #rootFd: number;
 
-  constructor(self: string, handle: FileHandle | undefined, rootFd: number) {
+  constructor(self: string, handle: FileHandle | undefined) {
     this.self = self;
     this.#handle = handle;
-    this.#rootFd = rootFd;
   }
 
   entry(name: string): string {
@@ -96,8 +94,9 @@ class OpenDirectory implements ConfinedDirectory {
       await this.#handle.sync();
       return;
     }
-    // The root: fsync through a short-lived descriptor of the same folder.
-    const handle = await open(`/proc/self/fd/${this.#rootFd}`, constants.O_RDONLY);
+    // The root: fsync through a short-lived descriptor of the same folder (its descriptor path,
+    // or in by-path mode its path).
+    const handle = await open(this.self, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
       await handle.sync();
     } finally {
@@ -158,7 +157,7 @@ export class ConfinedRoot {
     const configured = resolvePath(root);
     this.spellings = configured === this.path ? [this.path] : [this.path, configured];
     const self = this.#mode === 'descriptor' ? `/proc/self/fd/${fd}` : this.path;
-    this.#root = new OpenDirectory(self, undefined, fd);
+    this.#root = new OpenDirectory(self, undefined);
   }
 
   #procWorks(): boolean {
@@ -214,7 +213,11 @@ export class ConfinedRoot {
    * {@link WalkOptions.followFinal}.
    */
   async walk(segments: readonly string[], options: WalkOptions): Promise<ConfinedLocation> {
-    const queue = [...segments];
+    // Each pending segment remembers the link it came from, so a refusal can name that link.
+    const queue: { segment: string; link: string | undefined }[] = segments.map((segment) => ({
+      segment,
+      link: undefined,
+    }));
     const requested = segments.join('/') || '.';
     let current: OpenDirectory = this.#root;
     // Real names from the root to `current`, with identities only where `..` may need them.
@@ -241,7 +244,6 @@ export class ConfinedRoot {
       const next = new OpenDirectory(
         this.#mode === 'descriptor' ? `/proc/self/fd/${handle.fd}` : path,
         handle,
-        this.#fd,
       );
       await closeCurrent();
       current = next;
@@ -252,6 +254,7 @@ export class ConfinedRoot {
       new FileSystemAccessError(message, code);
     const shown = (name: string): string => quoteForMessage([...names, name].join('/'));
     const followLink = async (name: string): Promise<void> => {
+      const link = [...names, name].join('/');
       hops += 1;
       if (hops > this.#maxHops) {
         throw fail(
@@ -284,7 +287,11 @@ export class ConfinedRoot {
         names.length = 0;
         identities.length = 1;
       }
-      queue.unshift(...parts.filter((part) => part !== '' && part !== '.'));
+      queue.unshift(
+        ...parts
+          .filter((part) => part !== '' && part !== '.')
+          .map((segment) => ({ segment, link })),
+      );
     };
     const refuseLink = (name: string): never => {
       throw fail(
@@ -296,9 +303,16 @@ export class ConfinedRoot {
     };
     try {
       while (queue.length > 0) {
-        const segment = queue.shift() as string;
+        const { segment, link } = queue.shift() as { segment: string; link: string | undefined };
         if (segment === '..') {
           if (names.length === 0) {
+            if (link !== undefined) {
+              throw fail(
+                `The symbolic link ${quoteForMessage(link)} points outside the workspace root; ` +
+                  'only links that stay inside are followed.',
+                'FS_SYMLINK_REFUSED',
+              );
+            }
             throw fail(
               `The path ${quoteForMessage(requested)} leaves the workspace root through "..".`,
               'FS_PATH_INVALID',
@@ -327,7 +341,6 @@ export class ConfinedRoot {
             current = new OpenDirectory(
               this.#mode === 'descriptor' ? `/proc/self/fd/${handle.fd}` : parentPath,
               handle,
-              this.#fd,
             );
           }
           continue;
@@ -463,7 +476,6 @@ export class ConfinedRoot {
     const directory = new OpenDirectory(
       this.#mode === 'descriptor' ? `/proc/self/fd/${handle.fd}` : path,
       handle,
-      this.#fd,
     );
     return { directory, close: () => handle.close() };
   }
