@@ -188,9 +188,12 @@ function report(label: string, outcome: RaceOutcome, escapes: Record<string, num
   );
 }
 
-function tools(root: string): { reader: FileSystemTool; writer: FileSystemTool } {
-  const reader = new FileSystemTool({ root });
-  const writer = new FileSystemTool({ root, allowWrite: true });
+function tools(
+  root: string,
+  symlinks: 'refuse' | 'follow-inside' = 'refuse',
+): { reader: FileSystemTool; writer: FileSystemTool } {
+  const reader = new FileSystemTool({ root, symlinks });
+  const writer = new FileSystemTool({ root, allowWrite: true, symlinks });
   cleanups.push(async () => {
     await reader.close();
     await writer.close();
@@ -200,9 +203,16 @@ function tools(root: string): { reader: FileSystemTool; writer: FileSystemTool }
 
 type Operation = 'read' | 'list' | 'stat' | 'write' | 'mkdir' | 'delete' | 'move';
 
-const cases: readonly (readonly [Operation, 1 | 2])[] = (
-  ['read', 'list', 'stat', 'write', 'mkdir', 'delete', 'move'] as const
-).flatMap((operation) => [[operation, 1] as const, [operation, 2] as const]);
+const cases: readonly (readonly [Operation, 1 | 2, 'refuse' | 'follow-inside'])[] = [
+  ...(['read', 'list', 'stat', 'write', 'mkdir', 'delete', 'move'] as const).flatMap(
+    (operation) => [[operation, 1, 'refuse'] as const, [operation, 2, 'refuse'] as const],
+  ),
+  // With follow-inside the walk follows links, so the outside link must be refused as it is met.
+  ['read', 1, 'follow-inside'],
+  ['list', 2, 'follow-inside'],
+  ['write', 2, 'follow-inside'],
+  ['delete', 1, 'follow-inside'],
+];
 
 function argsFor(operation: Operation, prefix: string, index: number, root: string): JsonObject {
   const slot = index % NAMES;
@@ -238,11 +248,11 @@ function argsFor(operation: Operation, prefix: string, index: number, root: stri
 
 describe('FileSystemTool: a folder swapped for an outside link (rename exchange)', () => {
   it.for(cases)(
-    '%s at depth %i returns, shows, creates, changes and removes nothing outside',
+    '%s at depth %i (symlinks: %s) returns, shows, creates, changes and removes nothing outside',
     { timeout: 60_000 },
-    async ([operation, depth]) => {
+    async ([operation, depth, symlinks]) => {
       const { root, outside, prefix } = fixture(depth);
-      const { reader, writer } = tools(root);
+      const { reader, writer } = tools(root, symlinks);
       const tool = ['read', 'list', 'stat'].includes(operation) ? reader : writer;
       const before = snapshot(outside);
       const escapes = { bytes: 0, entries: 0, stats: 0 };
@@ -259,7 +269,7 @@ describe('FileSystemTool: a folder swapped for an outside link (rename exchange)
         },
       );
       const changes = difference(before, snapshot(outside));
-      report(`${operation} depth ${depth}`, outcome, { ...escapes, ...changes });
+      report(`${operation} depth ${depth} ${symlinks}`, outcome, { ...escapes, ...changes });
       expect({ ...escapes, ...changes }).toEqual({
         bytes: 0,
         entries: 0,

@@ -52,7 +52,7 @@ export interface FileSystemToolOptions {
    * `'follow-inside'` follows a link through the descriptor walk only while every step stays
    * inside the root, at most `maxSymlinkHops` links per path.
    */
-  readonly symlinks?: SymlinkPolicy;
+  readonly symlinks?: 'refuse' | 'follow-inside';
   /** Most links one path may go through with `symlinks: 'follow-inside'`. Default 8. */
   readonly maxSymlinkHops?: number;
   /**
@@ -66,7 +66,7 @@ export interface FileSystemToolOptions {
    * other platforms: folders are reached by path and re-checked, so a concurrent swap of a folder
    * for a link can redirect an operation.
    */
-  readonly confinement?: ConfinementMode;
+  readonly confinement?: 'descriptor' | 'by-path';
 }
 
 /** Operations of {@link FileSystemTool}. */
