@@ -13,6 +13,7 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { defineContract, type ToolContract } from '@toolfence/tool-contract';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
 import { ACCEPTED_PATH_FORM, normalisePath, quoteForMessage } from './confined-path.js';
@@ -91,7 +92,7 @@ const READ_CHUNK = 1024 * 1024;
 const FILE_FLAGS =
   constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
-const OPTION_KEYS: ReadonlySet<string> = new Set([
+const OPTION_KEYS: readonly string[] = [
   'root',
   'name',
   'allowWrite',
@@ -105,7 +106,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   'maxSymlinkHops',
   'portableNames',
   'confinement',
-]);
+];
 
 function limit(
   options: FileSystemToolOptions,
@@ -235,16 +236,12 @@ export class FileSystemTool implements Tool {
     if (typeof options !== 'object' || options === null) {
       throw new FileSystemToolOptionsError('FileSystemTool needs an options object.');
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) {
-        throw new FileSystemToolOptionsError(
-          `Unknown FileSystemTool option ${quoteForMessage(key)}; the options are ${[
-            ...OPTION_KEYS,
-          ].join(', ')}.`,
-          { details: { option: key } },
-        );
-      }
-    }
+    checkOptionKeys(
+      options,
+      OPTION_KEYS,
+      'FileSystemTool',
+      (message, option) => new FileSystemToolOptionsError(message, { details: { option } }),
+    );
     if (typeof options.root !== 'string' || options.root === '' || options.root.includes('\0')) {
       throw new FileSystemToolOptionsError('root must be a non-empty path.', {
         details: { option: 'root' },
