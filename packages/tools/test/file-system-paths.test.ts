@@ -317,7 +317,11 @@ describe('FileSystemTool: portableNames refuses names Windows cannot hold', () =
 
 describe('FileSystemTool options are checked', () => {
   it.each([
-    ['a misspelled key', { allowWrites: true }, /Unknown FileSystemTool option "allowWrites"/],
+    [
+      'a misspelled key',
+      { allowWrites: true },
+      /Unknown FileSystemTool option "allowWrites" \(did you mean "allowWrite"\?\)/,
+    ],
     ['an unknown key', { readTimout: 5 }, /Unknown FileSystemTool option/],
     [
       'symlinks: follow',
