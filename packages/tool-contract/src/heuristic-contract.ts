@@ -366,8 +366,7 @@ function riskNameWords(name: string, readWords: ReadonlySet<string>): Set<string
   const first = list[0];
   const result = new Set<string>();
   const leadingRead =
-    first !== undefined &&
-    first.some((variant) => readWords.has(variant)) &&
+    first?.some((variant) => readWords.has(variant)) === true &&
     !list.some((variants) => CONJUNCTIONS.has(variants[0] as string));
   list.forEach((variants, index) => {
     if (index > 0 && leadingRead && variants.some((variant) => READ_OBJECTS.has(variant))) return;
