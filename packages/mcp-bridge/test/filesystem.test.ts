@@ -41,9 +41,10 @@ describe('McpClient with server-filesystem (stdio)', () => {
       const escaped = await read?.invoke({ path: join(outside, 'secret.txt') }, context);
       expect(escaped?.isError).toBe(true);
       expect(JSON.stringify(escaped?.content)).not.toContain('secret"');
-      // write_file declares no tool-contract (only MCP hints), so the risk default leaves it
-      // ungated; `gates` or `needsApproval` would gate it.
-      expect(tools.find((tool) => tool.remoteName === 'write_file')?.needsApproval).toBe(false);
+      // write_file declares no tool-contract, but its destructiveHint: true puts it at the
+      // destructive floor, above the default approvalRisk: it is gated (read_text_file is not).
+      expect(tools.find((tool) => tool.remoteName === 'write_file')?.needsApproval).toBe(true);
+      expect(read?.needsApproval).toBe(false);
     } finally {
       await client.close();
     }

@@ -59,6 +59,10 @@ describe('heuristicContract risk', () => {
     ['open_position', 'high-risk-write'],
     ['nodes_open', 'high-risk-write'],
     ['open_file_and_delete', 'destructive'],
+    ['mcp__memory__open_nodes', 'read-only'],
+    ['server-memory__open_nodes', 'read-only'],
+    ['gh__list_commits', 'read-only'],
+    ['delete__open_nodes', 'destructive'],
   ] as const)('reads open before a readable object: %s is %s', (name, risk) => {
     expect(heuristicContract(name).risk).toBe(risk);
   });

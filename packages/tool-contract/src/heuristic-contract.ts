@@ -362,9 +362,13 @@ const OPEN_OBJECTS: ReadonlySet<string> = new Set(HEURISTIC_OPEN_READ_OBJECTS);
 
 /** The name's words as the risk rules match them (see the two tables above). */
 function riskNameWords(name: string, readWords: ReadonlySet<string>): Set<string> {
-  const list = wordList(name);
+  // Position counts within the tool's own name: after the last `__` of a namespaced name
+  // (`mcp__memory__open_nodes`, a bridge's `memory__open_nodes`); the namespace still counts.
+  const cut = name.lastIndexOf('__');
+  const namespace = cut === -1 ? [] : wordList(name.slice(0, cut));
+  const list = wordList(cut === -1 ? name : name.slice(cut + 2));
   const first = list[0];
-  const result = new Set<string>();
+  const result = new Set<string>(namespace.flat());
   const leadingRead =
     first?.some((variant) => readWords.has(variant)) === true &&
     !list.some((variants) => CONJUNCTIONS.has(variants[0] as string));
@@ -419,7 +423,8 @@ function matches(found: Set<string>, table: ReadonlySet<string>): boolean {
  * with light stemming (`deletes`, `deleted`, `deleting` all match `delete`). After a leading
  * read-only word, the write words of {@link HEURISTIC_READ_OBJECT_WORDS} name the object read
  * (`list_commits` reads); `open` before a word of {@link HEURISTIC_OPEN_READ_OBJECTS} reads
- * (`open_nodes`).
+ * (`open_nodes`). "Leading" and "first" are counted after the last `__` of a namespaced name
+ * (`mcp__memory__open_nodes`).
  */
 export function heuristicContract(name: string, description?: string): ToolContract {
   if (typeof name !== 'string') {
