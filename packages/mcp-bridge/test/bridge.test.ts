@@ -286,7 +286,7 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     expect(server.calls.get('with-output')).toBeUndefined();
   });
 
-  it('checks structured results against the output schema, compiled when bridged', async () => {
+  it('checks structured results against the output schema, compiled on first use', async () => {
     const [tool] = await bridgeTools(client, { prefix: 'fs', allow: ['with-output'] });
     const result = await tool?.invoke({ text: 'abc' }, context);
     // the server answers like echo, with no structuredContent: nothing to check

@@ -65,9 +65,10 @@ export interface BridgeToolsOptions {
   /** Answers gated calls; without it a gated call is refused. */
   readonly approve?: (request: BridgeApprovalRequest) => boolean | Promise<boolean>;
   /**
-   * Compiles each tool's schemas when it is bridged and validates arguments before every call
-   * and structured results. Default a shared `AjvSchemaValidator` (each schema in its declared
-   * dialect, `format` as an annotation).
+   * Compiles each tool's input schema when it is bridged (output schemas on their first
+   * structured result) and validates arguments before every call and structured results.
+   * Default a shared `AjvSchemaValidator` (each schema in its declared dialect, `format` as an
+   * annotation).
    */
   readonly validator?: SchemaValidator;
   /**
@@ -179,8 +180,8 @@ function sharedValidator(): AjvSchemaValidator {
 }
 
 /**
- * Turns a server's tools into registry tools. Each tool's schemas are checked and compiled
- * here, in the dialect they declare; a tool whose schema cannot be given authority is left out
+ * Turns a server's tools into registry tools. Each tool's schemas are checked here and its input
+ * schema compiled, in the dialect it declares; a tool whose schema cannot be given authority is left out
  * and reported (`onSkip`, the client's logger) while the others are bridged. Each call validates
  * its arguments in full against the authoritative input schema, passes its approval gate, then
  * goes to the server once; the result is mapped by the MCP adapter's `mapCallToolResult`. An
@@ -298,7 +299,7 @@ function skippedTool(name: string, error: BridgeSchemaError): BridgeSkippedTool 
 function prepareSchema(
   validator: SchemaValidator,
   tool: string,
-  which: 'inputSchema' | 'outputSchema',
+  which: 'inputSchema',
   schema: JsonObject,
 ): void {
   try {
@@ -348,12 +349,12 @@ function bridgeOne(
     info.outputSchema === undefined
       ? undefined
       : authoritativeSchema(remoteName, 'outputSchema', info.outputSchema, options.mode);
-  // Both schemas compile now (cached by content in the validator), so a tool whose schema cannot
-  // compile is skipped and reported here instead of failing a registration or a call later.
+  // The input schema compiles now (cached by content in the validator; a registry compiles it
+  // at registration anyway), so a tool whose input schema cannot compile is skipped and reported
+  // here instead of failing a whole registration. The output schema compiles on the first
+  // structured result: a listing of 1,000 tools with distinct output schemas compiles none.
   const { validator } = options;
   prepareSchema(validator, remoteName, 'inputSchema', inputSchema);
-  if (outputSchema !== undefined)
-    prepareSchema(validator, remoteName, 'outputSchema', outputSchema);
   const annotations = info.annotations as JsonObject | undefined;
   // A declared contract needs tool-contract's keys (in annotations or in `_meta`); annotations
   // with only MCP's standard hints (or none) cannot declare one, so the reading is skipped.
@@ -467,7 +468,6 @@ function bridgeOne(
       try {
         check = validator.validate(outputSchema, result.structuredContent as JsonValue);
       } catch {
-        // Only a custom validator can get here: the schema was compiled when it was bridged.
         return errorResult(`The output schema of ${localName} cannot be compiled`, {
           metadata: { code: BridgeSchemaError.code },
         });
