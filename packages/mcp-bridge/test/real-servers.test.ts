@@ -80,8 +80,6 @@ describe('bridgeTools over 20 recorded real-server listings', () => {
           await bridgeTools(client, {
             prefix: prefixOf(name),
             onSkip: (tool) => left.push(tool),
-            // Gated tools (destructiveHint: true) are approved, so every call below can run.
-            approve: () => true,
           }),
         );
       }),
@@ -264,8 +262,20 @@ describe('bridgeTools over 20 recorded real-server listings', () => {
     for (const spy of printed) expect(spy).not.toHaveBeenCalled();
   });
 
-  it('gates undeclared destructiveHint tools by default, and only those (66 of 290)', () => {
-    const gated = [...bridged.values()].flat().filter((tool) => tool.needsApproval);
+  it('adds no bridge gate by default; with approvalRisk high-risk-write gates the 66 undeclared destructiveHint tools, and only those', async () => {
+    expect([...bridged.values()].flat().filter((tool) => tool.needsApproval)).toEqual([]);
+    const gated = (
+      await Promise.all(
+        NAMES.map((name) =>
+          bridgeTools(clients.get(name) as McpClient, {
+            prefix: prefixOf(name),
+            approvalRisk: 'high-risk-write',
+          }),
+        ),
+      )
+    )
+      .flat()
+      .filter((tool) => tool.needsApproval);
     expect(gated).toHaveLength(66);
     for (const tool of gated) expect(tool.spec.annotations?.destructiveHint).toBe(true);
     expect(gated.map((tool) => tool.spec.name)).toEqual(
@@ -302,5 +312,14 @@ describe('bridgeTools over 20 recorded real-server listings', () => {
     });
     // The memory server's open_nodes is a read (name heuristic), readOnlyHint: true agrees.
     expect(verdict('server-memory', 'open_nodes')).toMatchObject({ verdict: 'allow' });
+    // The four tools the name heuristic calls reads but whose hints claim a write.
+    for (const [server, tool] of [
+      ['chrome-devtools-mcp', 'get_network_request'],
+      ['desktop-commander', 'stop_search'],
+      ['notion-mcp-server', 'API-query-data-source'],
+      ['server-everything', 'simulate-research-query'],
+    ] as const) {
+      expect(verdict(server, tool)).toMatchObject({ verdict: 'ask' });
+    }
   });
 });

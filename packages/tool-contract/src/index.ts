@@ -45,7 +45,6 @@ export {
 // Reading a contract back from a tools/list entry (the gateway side)
 
 export {
-  type ContractProblem,
   type ContractSource,
   type ReadContractOptions,
   type ReadContractResult,
@@ -103,7 +102,11 @@ export {
   ContractDefinitionError,
   type ContractDefinitionErrorOptions,
 } from './contract-definition-error.js';
-export { ContractReadError, type ContractReadErrorOptions } from './contract-read-error.js';
+export {
+  type ContractProblem,
+  ContractReadError,
+  type ContractReadErrorOptions,
+} from './contract-read-error.js';
 export {
   ToolContractError,
   type ToolContractErrorClass,

@@ -1,5 +1,5 @@
 import { CONTRACT_META_KEY } from './annotations.js';
-import { ContractReadError } from './contract-read-error.js';
+import { type ContractProblem, ContractReadError } from './contract-read-error.js';
 import { heuristicContract } from './heuristic-contract.js';
 import { withHintFloor } from './hint-floor.js';
 import { isIsoDate, isSemver, isToolName } from './internal/rules.js';
@@ -36,16 +36,6 @@ export interface ToolListEntry {
   readonly icons?: unknown;
   /** MCP metadata; its `CONTRACT_META_KEY` entry carries a copy of the contract's annotations. */
   readonly _meta?: unknown;
-}
-
-/** Something wrong with a declared contract. Messages never echo the remote value. */
-export interface ContractProblem {
-  /** Stable code, the same one `defineContract` would throw for the same mistake. */
-  readonly code: string;
-  /** Where the problem is, such as `annotations.risk_level`. */
-  readonly field: string;
-  /** A short, log-safe explanation. */
-  readonly message: string;
 }
 
 /** Where the contract {@link readContract} returns comes from. */

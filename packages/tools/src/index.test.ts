@@ -9,6 +9,7 @@ describe('public surface of @toolfence/tools', () => {
       [
         'TOOL_EFFECTS',
         'ToolsError',
+        'checkOptionKeys',
         'createToolContext',
         'errorResult',
         'jsonResult',

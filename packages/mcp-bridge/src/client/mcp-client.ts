@@ -12,6 +12,7 @@ import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfen
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
+import type { McpAuthProvider, McpTokenSource } from '../transport/auth-provider.js';
 import {
   RequestNotSentError,
   ResponseTooComplexError,
@@ -33,7 +34,6 @@ import {
 import { StdioTransport } from '../transport/stdio-transport.js';
 import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
-import type { McpAuthProvider, McpTokenSource } from './auth-provider.js';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,

@@ -8,8 +8,8 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Dispatcher, request } from 'undici';
-import type { McpAuthProvider } from '../client/auth-provider.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
+import type { McpAuthProvider } from './auth-provider.js';
 import { decodeRecord } from './decode-record.js';
 import {
   RequestNotSentError,

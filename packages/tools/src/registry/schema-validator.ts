@@ -128,6 +128,7 @@ export class AjvSchemaValidator implements SchemaValidator {
   readonly #maxIssues: number;
   readonly #compiled = new WeakMap<object, ValidateFunction>();
   readonly #byContent = new Map<string, ValidateFunction>();
+  readonly #byText = new Map<string, ValidateFunction>();
   readonly #maxCachedSchemas: number;
 
   /** Checks the options; throws {@link ConfigurationError} for an invalid or unknown option. */
@@ -258,11 +259,20 @@ export class AjvSchemaValidator implements SchemaValidator {
     }
     const cached = this.#compiled.get(schema);
     if (cached !== undefined) return cached;
+    // The schema's JSON as written is tried first (native, no copies: a refreshed listing repeats
+    // its key order); its canonical form (sorted keys) second, so key order never costs a compile.
+    const text = this.#maxCachedSchemas > 0 ? plainKey(schema) : undefined;
+    const sameText = text === undefined ? undefined : this.#byText.get(text);
+    if (text !== undefined && sameText !== undefined) {
+      remember(this.#byText, text, sameText, this.#maxCachedSchemas);
+      this.#compiled.set(schema, sameText);
+      return sameText;
+    }
     const content = this.#maxCachedSchemas > 0 ? contentKey(schema) : undefined;
     const equal = content === undefined ? undefined : this.#byContent.get(content);
     if (content !== undefined && equal !== undefined) {
-      this.#byContent.delete(content);
-      this.#byContent.set(content, equal);
+      remember(this.#byContent, content, equal, this.#maxCachedSchemas);
+      if (text !== undefined) remember(this.#byText, text, equal, this.#maxCachedSchemas);
       this.#compiled.set(schema, equal);
       return equal;
     }
@@ -290,13 +300,8 @@ export class AjvSchemaValidator implements SchemaValidator {
       );
     }
     this.#compiled.set(schema, validate);
-    if (content !== undefined) {
-      this.#byContent.set(content, validate);
-      if (this.#byContent.size > this.#maxCachedSchemas) {
-        const oldest = this.#byContent.keys().next().value as string;
-        this.#byContent.delete(oldest);
-      }
-    }
+    if (content !== undefined) remember(this.#byContent, content, validate, this.#maxCachedSchemas);
+    if (text !== undefined) remember(this.#byText, text, validate, this.#maxCachedSchemas);
     return validate;
   }
 
@@ -335,6 +340,27 @@ function draft06MetaSchema(): AnySchemaObject {
     'ajv/dist/refs/json-schema-draft-06.json',
   ) as AnySchemaObject;
   return draft06;
+}
+
+/** Puts `key` last in an LRU map (most recent), dropping the oldest entry over `max`. */
+function remember(
+  map: Map<string, ValidateFunction>,
+  key: string,
+  validate: ValidateFunction,
+  max: number,
+): void {
+  map.delete(key);
+  map.set(key, validate);
+  if (map.size > max) map.delete(map.keys().next().value as string);
+}
+
+/** The schema's JSON in its own key order; undefined when it cannot be serialized. */
+function plainKey(schema: JsonObject): string | undefined {
+  try {
+    return JSON.stringify(schema);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Canonical JSON (sorted keys) of a schema; undefined when it cannot be serialized. */
