@@ -6,6 +6,7 @@ import AjvDraft04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
 import { ConfigurationError } from './configuration-error.js';
 import { appendPath } from './json-snapshot.js';
+import { checkOptionKeys } from './option-keys.js';
 import {
   DEFAULT_SCHEMA_DIALECT,
   declaredSchemaDialect,
@@ -90,13 +91,13 @@ export const DEFAULT_MAX_VALIDATION_ISSUES = 8;
 
 const VALID: ValidationResult = Object.freeze({ valid: true });
 
-const OPTION_KEYS: ReadonlySet<string> = new Set([
+const OPTION_KEYS: readonly string[] = [
   'maxIssues',
   'validateFormats',
   'formats',
   'maxCachedSchemas',
   'logger',
-]);
+];
 
 /** The longest ajv note passed to the logger. */
 const MAX_NOTE_LENGTH = 512;
@@ -133,19 +134,7 @@ export class AjvSchemaValidator implements SchemaValidator {
 
   /** Checks the options; throws {@link ConfigurationError} for an invalid or unknown option. */
   constructor(options: AjvSchemaValidatorOptions = {}) {
-    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-      throw new ConfigurationError('AjvSchemaValidator options must be an object', {
-        details: { option: 'options' },
-      });
-    }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) {
-        throw new ConfigurationError(
-          `AjvSchemaValidator has no option ${JSON.stringify(key.slice(0, 64))}; accepted: ${[...OPTION_KEYS].join(', ')}`,
-          { details: { option: key.slice(0, 64) } },
-        );
-      }
-    }
+    checkOptionKeys(options, OPTION_KEYS, 'AjvSchemaValidator');
     const maxIssues: unknown = options.maxIssues ?? DEFAULT_MAX_VALIDATION_ISSUES;
     if (typeof maxIssues !== 'number' || !Number.isSafeInteger(maxIssues) || maxIssues < 1) {
       throw new ConfigurationError('maxIssues must be a positive integer', {
