@@ -133,6 +133,8 @@ export type {
 // Bounded transports, record limits, structural scan (src/transport) — issue 7
 export {
   type RecordComplexityKind,
+  RecordEncodingError,
+  type RecordEncodingKind,
   type RecordSizeKind,
   RequestNotSentError,
   ResponseTooComplexError,

@@ -13,6 +13,7 @@ export {
   isRiskLevel,
   maxContentTrust,
   maxRisk,
+  RISK_LEVEL_ORDER,
   RISK_LEVELS,
   type RiskLevel,
   type ToolContract,
@@ -31,6 +32,13 @@ export {
 // Attaching a contract to a handler and publishing it as MCP annotations
 
 export {
+  ANNOTATION_ALIASES,
+  ANNOTATION_CONTENT_TRUST_RISK,
+  ANNOTATION_DEPRECATED_SINCE,
+  ANNOTATION_REPLACEMENT,
+  ANNOTATION_RISK_LEVEL,
+  ANNOTATION_SUNSET,
+  ANNOTATION_VERSION,
   type AnnotatedToolConfig,
   CONTRACT_META_KEY,
   type ContractAnnotations,

@@ -34,6 +34,7 @@ describe('public surface of @toolfence/tools', () => {
         'NetworkLimitError',
         'NetworkOptionsError',
         'NetworkPolicyError',
+        'NetworkResolutionError',
         // Registry and policies (issue 4)
         'ConfigurationError',
         'defineTool',

@@ -173,6 +173,10 @@ export { ShellToolOptionsError } from './builtin/shell-tool-options-error.js';
 export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';
 export { NetworkOptionsError } from './net/network-options-error.js';
 export { NetworkPolicyError, type NetworkPolicyReason } from './net/network-policy-error.js';
+export {
+  NetworkResolutionError,
+  type NetworkResolutionErrorOptions,
+} from './net/network-resolution-error.js';
 
 // MCP adapter (src/mcp) — issue 6
 

@@ -81,6 +81,10 @@ export interface McpClientOptions {
   readonly deleteSessionOnClose?: boolean;
   /** HTTP: open the optional GET stream for server-initiated requests after the handshake. Default true. */
   readonly standaloneStream?: boolean;
+  /** HTTP: milliseconds a server's SSE `retry:` may ask for at most (longer is cut). Default 30,000. */
+  readonly maxSseRetry?: number;
+  /** HTTP: bytes of SSE comment lines allowed between two blank lines. Default 64 KiB. */
+  readonly maxSseCommentBytes?: number;
   /** `clientInfo.name`. Default `toolfence-mcp-bridge`. */
   readonly clientName?: string;
   /** `clientInfo.version`. Default this package's version. */
@@ -651,6 +655,10 @@ export class McpClient {
       ...(options.standaloneStream === undefined
         ? {}
         : { standaloneStream: options.standaloneStream }),
+      ...(options.maxSseRetry === undefined ? {} : { maxSseRetry: options.maxSseRetry }),
+      ...(options.maxSseCommentBytes === undefined
+        ? {}
+        : { maxSseCommentBytes: options.maxSseCommentBytes }),
     });
   }
 }
