@@ -93,6 +93,10 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
           inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } },
         },
         {
+          name: 'bad\u001b[31mname',
+          inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.test/a' } } },
+        },
+        {
           name: 'remote-ref',
           inputSchema: {
             type: 'object',
@@ -264,6 +268,26 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
         ['Skipped an MCP tool whose schema cannot be bridged', skipped[1]],
       ]);
       expect(server.calls.get('bad-schema')).toBeUndefined();
+      // A name that is not a short, safe identifier never reaches the log (onSkip still gets it).
+      const unsafe: BridgeSkippedTool[] = [];
+      warnings.length = 0;
+      await bridgeTools(logged, {
+        prefix: 'fs',
+        allow: ['bad\u001b[31mname'],
+        onSkip: (tool) => unsafe.push(tool),
+      });
+      expect(unsafe.map((tool) => tool.name)).toEqual(['bad\u001b[31mname']);
+      expect(warnings).toEqual([
+        [
+          'Skipped an MCP tool whose schema cannot be bridged',
+          {
+            code: 'BRIDGE_SCHEMA',
+            schema: 'inputSchema',
+            reason: 'external-ref',
+            message: 'A server tool schema has a $ref that leaves the document',
+          },
+        ],
+      ]);
     } finally {
       await logged.close();
     }

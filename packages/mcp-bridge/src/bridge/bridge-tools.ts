@@ -92,7 +92,7 @@ export interface BridgeToolsOptions {
 
 /** A server tool {@link bridgeTools} left out, and why (log-safe). */
 export interface BridgeSkippedTool {
-  /** The tool's name on the server. */
+  /** The tool's name on the server (server text; the logger gets it only when it is a short, safe identifier). */
   readonly name: string;
   /** Always `BRIDGE_SCHEMA`. */
   readonly code: string;
@@ -165,6 +165,9 @@ function checkNameList(name: string, value: unknown): ReadonlySet<string> | unde
   }
   return new Set(value);
 }
+
+/** A server tool name that may go into a log as it is (the MCP adapter's rule for listings). */
+const SAFE_LOG_NAME = /^[A-Za-z0-9_.:/-]{1,128}$/;
 
 /** JSON-RPC's code for an internal error of the server. */
 const JSON_RPC_INTERNAL_ERROR = -32603;
@@ -268,7 +271,13 @@ export async function bridgeTools(
       if (!(error instanceof BridgeSchemaError)) throw error;
       const skipped = skippedTool(info.name, error);
       try {
-        logger?.warn?.('Skipped an MCP tool whose schema cannot be bridged', { ...skipped });
+        // The log gets the server's name only when it is a short, safe identifier (as for a
+        // malformed tool); onSkip always gets it, like BridgedTool.remoteName.
+        const { name, ...rest } = skipped;
+        logger?.warn?.('Skipped an MCP tool whose schema cannot be bridged', {
+          ...(SAFE_LOG_NAME.test(name) ? { name } : {}),
+          ...rest,
+        });
       } catch {
         // A logger that throws is ignored.
       }
