@@ -296,6 +296,18 @@ describe('validation in the declared JSON Schema dialect', () => {
     expect(declaredSchemaDialect({ $schema: uri })).toBe(dialect);
   });
 
+  it.each([
+    ['http://json-schema.org/draft/2020-12/schema#', { n: 10 }],
+    ['https://json-schema.org/draft/2019-09/schema#', { n: 10 }],
+    ['http://json-schema.org/draft-07/schema', { n: 'x' }],
+    ['https://json-schema.org/draft-06/schema', { n: 'x' }],
+    ['https://json-schema.org/draft-04/schema', { n: 'x' }],
+  ] as const)('compiles %s in its dialect (spelling variants of the URI)', (uri, invalid) => {
+    const schema: JsonObject = { $schema: uri, type: 'object', ...REF_SIBLING_MAXIMUM };
+    expect(validator.validate(schema, { n: 3 })).toEqual({ valid: true });
+    expect(validator.validate(schema, invalid).valid).toBe(false);
+  });
+
   it('refuses an unknown $schema instead of guessing its meaning', () => {
     try {
       validator.prepare({ $schema: 'http://json-schema.org/schema#', type: 'object' });
