@@ -4,6 +4,7 @@
 export {
   type BridgeApprovalRequest,
   type BridgedTool,
+  type BridgeSkippedTool,
   type BridgeToolsOptions,
   bridgeTools,
 } from './bridge/bridge-tools.js';
@@ -12,7 +13,11 @@ export {
   BridgeConfigurationError,
   BridgeSchemaError,
 } from './bridge/errors.js';
-export { NO_ARGUMENTS_SCHEMA, type SchemaDialectMode } from './bridge/schema-authority.js';
+export {
+  type BridgeSchemaReason,
+  NO_ARGUMENTS_SCHEMA,
+  type SchemaDialectMode,
+} from './bridge/schema-authority.js';
 export {
   type AmbiguityReason,
   AmbiguousDeliveryError,

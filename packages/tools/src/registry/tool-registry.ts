@@ -127,7 +127,10 @@ export interface ToolRegistryOptions {
   readonly tools?: readonly Tool[];
   /** Outermost first. Default none. */
   readonly middleware?: readonly ToolMiddleware[];
-  /** Default: a new {@link AjvSchemaValidator}. */
+  /**
+   * Default: a new {@link AjvSchemaValidator} (each schema in its declared dialect, `format` as an
+   * annotation, its notes sent to `logger`).
+   */
   readonly validator?: SchemaValidator;
   /** Receives audit events; errors it throws are logged and ignored. Default none. */
   readonly onEvent?: (event: ToolEvent) => void;
@@ -269,7 +272,10 @@ export class ToolRegistry {
       );
     }
     this.#authorizer = options.authorizer;
-    this.#validator = options.validator ?? new AjvSchemaValidator();
+    // The default validator's notes (an unknown format, say) go to the registry's logger.
+    this.#validator =
+      options.validator ??
+      new AjvSchemaValidator(options.logger === undefined ? {} : { logger: options.logger });
     if (
       typeof this.#validator.validate !== 'function' ||
       typeof this.#validator.prepare !== 'function'
