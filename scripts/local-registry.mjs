@@ -51,20 +51,28 @@ async function serve(dir) {
 
 /**
  * Starts verdaccio in a child process on 127.0.0.1 with its storage in `dir`, registers a user
- * and returns `{ url, token, stop }`. Its log goes to `dir/verdaccio.log`.
+ * and returns `{ url, token, stop }`. Its log goes to `dir/verdaccio.log`. `timeoutMs` (default
+ * 20 s) bounds the start; `proxy` is where proxy-aware code in it would send other hosts.
  */
-export async function startRegistry(dir, { timeoutMs = 20_000 } = {}) {
+export async function startRegistry(
+  dir,
+  { timeoutMs = 20_000, proxy = 'http://127.0.0.1:9' } = {},
+) {
   mkdirSync(dir, { recursive: true });
   const log = openSync(join(dir, 'verdaccio.log'), 'a');
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), dir], {
     stdio: ['ignore', log, log, 'ipc'],
-    // The registry itself never needs the network: point any proxy-aware code at a closed port.
+    // The registry itself never needs the network: proxy-aware code goes to `proxy` (by default
+    // a closed port) for any host but 127.0.0.1.
     env: {
       PATH: process.env.PATH ?? '',
       HOME: dir,
-      HTTP_PROXY: 'http://127.0.0.1:9',
-      HTTPS_PROXY: 'http://127.0.0.1:9',
+      HTTP_PROXY: proxy,
+      HTTPS_PROXY: proxy,
+      http_proxy: proxy,
+      https_proxy: proxy,
       NO_PROXY: '127.0.0.1',
+      no_proxy: '127.0.0.1',
     },
   });
   child.once('exit', (code, signal) => {
@@ -204,8 +212,10 @@ export async function mirrorInstalledPackages(packages, { url, token, workDir })
       const file = join(workDir, `${entry.name.replace('/', '__')}-${entry.version}.tgz`);
       // npm tarballs hold one top folder named `package`.
       await run('tar', [
-        '-czf',
+        '-cf',
         file,
+        // Fast rather than small: the tarballs only cross the loopback.
+        '--use-compress-program=gzip -1',
         '--owner=0',
         '--group=0',
         '--numeric-owner',
@@ -257,6 +267,10 @@ export async function mirrorInstalledPackages(packages, { url, token, workDir })
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (!process.argv[2]) {
+    console.error('usage: node scripts/local-registry.mjs <storage folder> (run by check-release)');
+    process.exit(2);
+  }
   serve(resolve(process.argv[2])).catch((error) => {
     console.error(error);
     process.exit(1);
