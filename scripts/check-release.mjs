@@ -6,13 +6,14 @@
 //    temporary folder and no uplinks. The third-party packages our packages (and the README
 //    examples) need are published to it from the local pnpm install, so installs resolve them
 //    from 127.0.0.1; anything else is a 404. Every npm and pnpm call of this step uses a
-//    userconfig, cache and HOME inside that folder (never ~/.npmrc), and a proxy on a closed
-//    loopback port for any host but 127.0.0.1.
+//    userconfig, cache and HOME inside that folder (never ~/.npmrc), and for any host but
+//    127.0.0.1 a proxy "trap" on 127.0.0.1 that refuses and records the request (the step fails
+//    if it saw any).
 // 2. Three releases, each `changeset version` with a test changeset, `scripts/sync-versions.mjs`,
-//    `pnpm exec turbo run build`, then `pnpm exec changeset publish` (release.yml's publish
-//    command; provenance off): a patch of every package, a patch of tool-contract alone, a minor
-//    of tool-contract. After each, the registry must hold exactly the expected versions, and no
-//    published manifest may hold a `workspace:` range.
+//    `pnpm run build` (turbo), then `pnpm exec changeset publish` (release.yml's publish command;
+//    provenance off): a patch of every package, a patch of tool-contract alone, a minor of
+//    tool-contract. After each, the registry must hold exactly the expected versions, tagged, and
+//    no published manifest may hold a `workspace:` range.
 // 3. Consumers, each a fresh npm project: mcp-bridge alone resolves tools and tool-contract by
 //    their ranges; host-config alone installs nothing else; every package README's first ```ts
 //    block (the rule examples/readme-examples uses) type-checks strictly against the installed
@@ -220,14 +221,21 @@ function copyRepository() {
 
 const git = (...args) => sh(`git ${args[0]}`, 'git', args);
 
-/** The pnpm binary `npx -y pnpm@12.4.2` runs, so that `changeset publish` finds `pnpm` on PATH. */
+/**
+ * The pnpm binary that `npx -y pnpm@<packageManager's version>` runs (the one release.yml uses),
+ * so that `changeset publish` finds `pnpm` on PATH; it is looked up with the caller's own npm
+ * setup, before this step's environment exists.
+ */
 function findPnpm() {
-  const result = spawnSync('npx', ['-y', '-p', 'pnpm@12.4.2', '-c', 'command -v pnpm'], {
+  const packageManager = readJson(join(repo, 'package.json')).packageManager;
+  const result = spawnSync('npx', ['-y', '-p', packageManager, '-c', 'command -v pnpm'], {
     cwd: repo,
     encoding: 'utf8',
   });
   const path = result.stdout?.trim().split('\n').pop();
-  if (result.status !== 0 || !path) throw new StepError(`cannot find pnpm: ${result.stderr}`);
+  if (result.status !== 0 || !path) {
+    throw new StepError(`cannot find ${packageManager}: ${result.stderr}`);
+  }
   return path;
 }
 
