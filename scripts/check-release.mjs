@@ -222,12 +222,19 @@ function copyRepository() {
 const git = (...args) => sh(`git ${args[0]}`, 'git', args);
 
 /**
- * The pnpm binary that `npx -y pnpm@<packageManager's version>` runs (the one release.yml uses),
- * so that `changeset publish` finds `pnpm` on PATH; it is looked up with the caller's own npm
- * setup, before this step's environment exists.
+ * The pnpm binary of packageManager's version (the one release.yml runs through npx), so that
+ * `changeset publish` finds `pnpm` on PATH: the caller's own when `pnpm check` runs this,
+ * otherwise the one `npx -y pnpm@<version>` runs, looked up with the caller's npm setup before
+ * this step's environment exists.
  */
 function findPnpm() {
   const packageManager = readJson(join(repo, 'package.json')).packageManager;
+  // biome-ignore lint/suspicious/noUndeclaredEnvVars: set by pnpm for its scripts; no turbo task reads it
+  const caller = process.env.npm_execpath;
+  if (caller && basename(caller) === 'pnpm') {
+    const version = spawnSync(caller, ['--version'], { encoding: 'utf8' }).stdout?.trim();
+    if (`pnpm@${version}` === packageManager) return caller;
+  }
   const result = spawnSync('npx', ['-y', '-p', packageManager, '-c', 'command -v pnpm'], {
     cwd: repo,
     encoding: 'utf8',
