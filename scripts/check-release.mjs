@@ -857,6 +857,15 @@ async function rehearse() {
       `the latest mcp-bridge installed ${JSON.stringify(latestCopies)}`,
     );
   });
+  if (verbose) {
+    // What the registry did not have. Expected: the probe, changesets' first `npm info`s, and the
+    // optional peers npm looks up but does not install (better-sqlite3, @cfworker/json-schema).
+    const missing = new Set();
+    for (const line of readFileSync(join(temp, 'registry', 'verdaccio.log'), 'utf8').split('\n')) {
+      if (line.includes('"status":404')) missing.add(JSON.parse(line).request?.url);
+    }
+    console.log(`  registry 404s: ${[...missing].join(' ')}`);
+  }
   check(
     trap.attempts.length === 0,
     `requests tried to leave 127.0.0.1: ${trap.attempts.join('; ')}`,
