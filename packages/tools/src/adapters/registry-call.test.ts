@@ -210,7 +210,7 @@ describe('callRegistry', () => {
       args: {},
       toolCallId: 'tc-1',
       signal: call.signal,
-      approved: false,
+      approved: () => false,
     });
     expect(seen).toMatchObject({ runId: 'run-7', stepId: 'tc-1' });
     expect(seen?.signal?.aborted).toBe(false);
@@ -238,7 +238,7 @@ describe('callRegistry', () => {
       args: {},
       toolCallId: undefined,
       signal: AbortSignal.abort(),
-      approved: false,
+      approved: () => false,
     });
     expect(outcome).toMatchObject({ kind: 'refused', code: 'REGISTRY_TOOL_FAILED' });
     expect(ran).toBe(false);
@@ -263,14 +263,14 @@ describe('callRegistry', () => {
       'letters-digits-underscore',
     );
     const base = { toolName: 'probe', args: {}, toolCallId: 'c', signal: undefined };
-    expect(await callRegistry(asking, { ...base, approved: false })).toMatchObject({
+    expect(await callRegistry(asking, { ...base, approved: () => false })).toMatchObject({
       kind: 'refused',
       code: 'APPROVAL_REQUIRED',
     });
-    expect(await callRegistry(asking, { ...base, approved: true })).toMatchObject({
+    expect(await callRegistry(asking, { ...base, approved: () => true })).toMatchObject({
       kind: 'result',
     });
-    expect(await callRegistry(denying, { ...base, approved: true })).toMatchObject({
+    expect(await callRegistry(denying, { ...base, approved: () => true })).toMatchObject({
       kind: 'refused',
       code: 'POLICY_PERMISSION_DENIED',
     });
@@ -278,6 +278,43 @@ describe('callRegistry', () => {
     expect(await needsApproval(asking, 'probe', {}, 'c')).toBe(true);
     expect(await needsApproval(denying, 'probe', {}, 'c')).toBe(false);
     expect(await needsApproval(asking, 'probe', { n: 'x' }, 'c')).toBe(false);
+  });
+
+  it('asks the framework about approval only when the preview did not rule it out', async () => {
+    const allowing = resolveAdapter(
+      't',
+      registryWith('allow', probeTool('probe')),
+      { context: { runId: 'r' } },
+      'letters-digits-underscore',
+    );
+    let lookups = 0;
+    const approved = () => {
+      lookups += 1;
+      return false;
+    };
+    expect(await needsApproval(allowing, 'probe', {}, 'seen')).toBe(false);
+    await callRegistry(allowing, {
+      toolName: 'probe',
+      args: {},
+      toolCallId: 'seen',
+      signal: undefined,
+      approved,
+    });
+    expect(lookups).toBe(0);
+    // Unknown to the preview (another process, or forgotten): the full path, looked up.
+    await callRegistry(allowing, {
+      toolName: 'probe',
+      args: {},
+      toolCallId: 'unseen',
+      signal: undefined,
+      approved,
+    });
+    expect(lookups).toBe(1);
+    // The memory is bounded: the oldest answers are forgotten.
+    for (let index = 0; index < 1100; index += 1)
+      await needsApproval(allowing, 'probe', {}, `c${index}`);
+    expect(allowing.previews.size).toBe(1024);
+    expect(allowing.previews.has('c0')).toBe(false);
   });
 
   it('throws programming errors: a closed registry, a middleware bug', async () => {
@@ -294,7 +331,7 @@ describe('callRegistry', () => {
       args: {},
       toolCallId: 'c',
       signal: undefined,
-      approved: false,
+      approved: () => false,
     };
     await expect(callRegistry(adapter, call)).rejects.toSatisfy((error: unknown) =>
       RegistryClosedError.isInstance(error),

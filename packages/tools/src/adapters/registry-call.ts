@@ -73,8 +73,11 @@ export interface AdapterCall {
   readonly toolCallId: string | undefined;
   /** The framework's abort signal for this call, if any. */
   readonly signal: AbortSignal | undefined;
-  /** True when the framework's own human-in-the-loop approved this exact call. */
-  readonly approved: boolean;
+  /**
+   * True when the framework's own human-in-the-loop approved this exact call. Asked only when the
+   * policy may ask about the call (not for a call the adapter's preview found not to ask).
+   */
+  readonly approved: () => boolean;
 }
 
 const OPTION_KEYS = new Set(['context', 'names']);
@@ -85,7 +88,17 @@ export interface ResolvedAdapter {
   readonly context: AdapterRunContext;
   /** Registry names in order, each with its model-facing name. */
   readonly tools: readonly { readonly registryName: string; readonly modelName: string }[];
+  /**
+   * The preview's answer by tool call id, from the framework's approval question to its
+   * `execute` (most recent {@link PREVIEW_MEMORY} only). A call the preview found not to ask
+   * skips the framework's approval lookup; a forgotten or unknown call takes the full path, so
+   * forgetting costs time, never safety.
+   */
+  readonly previews: Map<string, boolean>;
 }
+
+/** How many preview answers an adapter remembers (see {@link ResolvedAdapter.previews}). */
+const PREVIEW_MEMORY = 1024;
 
 /**
  * Checks an adapter's registry and options (unknown keys, the context, the names) and maps each
@@ -147,7 +160,12 @@ export function resolveAdapter(
     }
     names = [...new Set(options.names)];
   }
-  return { registry, context: options.context, tools: assignModelToolNames(names, nameStyle) };
+  return {
+    registry,
+    context: options.context,
+    tools: assignModelToolNames(names, nameStyle),
+    previews: new Map(),
+  };
 }
 
 /** Which characters a framework allows in tool names. */
@@ -231,14 +249,26 @@ export async function approvalNeed(
     args,
     toolCallId,
     signal: undefined,
-    approved: false,
+    approved: () => false,
   });
+  let need: ApprovalNeed | undefined;
   try {
     const authorization = await adapter.registry.authorize(toolName, args, context);
-    return authorization.verdict === 'ask' ? { reason: authorization.reason } : undefined;
+    need = authorization.verdict === 'ask' ? { reason: authorization.reason } : undefined;
   } catch (error) {
     if (isProgrammingError(error)) throw error;
-    return undefined;
+    need = undefined;
+  }
+  if (toolCallId !== undefined) remember(adapter.previews, toolCallId, need !== undefined);
+  return need;
+}
+
+function remember(previews: Map<string, boolean>, toolCallId: string, asks: boolean): void {
+  previews.delete(toolCallId);
+  previews.set(toolCallId, asks);
+  if (previews.size > PREVIEW_MEMORY) {
+    const oldest = previews.keys().next().value;
+    if (oldest !== undefined) previews.delete(oldest);
   }
 }
 
@@ -264,10 +294,15 @@ export async function callRegistry(
   call: AdapterCall,
 ): Promise<AdapterOutcome> {
   const { registry } = adapter;
+  let asks: boolean | undefined;
+  if (call.toolCallId !== undefined) {
+    asks = adapter.previews.get(call.toolCallId);
+    adapter.previews.delete(call.toolCallId);
+  }
   try {
     const context = callContext(adapter.context, call);
     let grant: ApprovalGrant | undefined;
-    if (call.approved) {
+    if (asks !== false && call.approved()) {
       const authorization = await registry.authorize(call.toolName, call.args, context);
       if (authorization.verdict === 'ask') grant = registry.grantApproval(authorization);
     }

@@ -63,7 +63,6 @@ describe('ToolRegistry.authorize and approval grants', () => {
       verdict: 'ask',
       reason: 'policy ask',
     });
-    expect(authorization.argsDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(Object.isFrozen(authorization)).toBe(true);
     expect(tool.calls).toEqual([]);
     expect(approvals).toBe(0);
@@ -112,6 +111,8 @@ describe('ToolRegistry.authorize and approval grants', () => {
     });
     const authorization = await registry.authorize('write_note', { text: 'a' }, context);
     const grant = registry.grantApproval(authorization);
+    expect(grant).toMatchObject({ toolName: 'write_note', runId: 'run-1' });
+    expect(grant.argsDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
     const result = await registry.invoke('write_note', { text: 'a' }, context, { approval: grant });
     expect(result.content).toEqual([{ type: 'text', text: 'written' }]);
     expect(tool.calls).toEqual([{ text: 'a' }]);

@@ -12,8 +12,6 @@ export interface CallAuthorization {
   readonly verdict: PermissionVerdict;
   /** The authorizer's log-safe reason, if it gave one. */
   readonly reason: string | undefined;
-  /** `sha256:<hex>` of the canonical JSON of the argument snapshot the verdict is about. */
-  readonly argsDigest: string;
 }
 
 /**
@@ -26,7 +24,7 @@ export interface CallAuthorization {
 export interface ApprovalGrant {
   /** The tool the approval is for. */
   readonly toolName: string;
-  /** The argument digest the approval is bound to. */
+  /** `sha256:<hex>` of the canonical JSON of the argument snapshot the approval is bound to. */
   readonly argsDigest: string;
   /** The run id the approval is bound to. */
   readonly runId: string;

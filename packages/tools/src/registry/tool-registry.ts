@@ -185,6 +185,8 @@ interface Entry {
 interface AuthorizationRecord {
   readonly spec: ToolSpec;
   readonly runId: string;
+  /** The frozen snapshot the verdict is about (digested only when granted). */
+  readonly args: JsonObject;
   granted: boolean;
 }
 
@@ -472,11 +474,11 @@ export class ToolRegistry {
       toolName: name,
       verdict: decision.verdict,
       reason: decision.reason,
-      argsDigest: digestJson(snapshot),
     });
     this.#authorizations.set(authorization, {
       spec: entry.spec,
       runId: frozenContext.runId,
+      args: snapshot,
       granted: false,
     });
     return authorization;
@@ -484,8 +486,8 @@ export class ToolRegistry {
 
   /**
    * Records a human's yes to an `ask` from {@link authorize} and returns the single-use grant to
-   * pass to {@link invoke}. The grant is bound to the tool instance, the run id and the argument
-   * digest of that authorization. Throws {@link ConfigurationError} for an authorization this
+   * pass to {@link invoke}. The grant is bound to the tool instance, the run id and the digest of
+   * the argument snapshot of that authorization. Throws {@link ConfigurationError} for an authorization this
    * registry did not issue, one whose verdict is not `ask`, or one already granted.
    */
   grantApproval(authorization: CallAuthorization): ApprovalGrant {
@@ -509,7 +511,7 @@ export class ToolRegistry {
     record.granted = true;
     const grant: ApprovalGrant = Object.freeze({
       toolName: authorization.toolName,
-      argsDigest: authorization.argsDigest,
+      argsDigest: digestJson(record.args),
       runId: record.runId,
     });
     this.#grants.set(grant, {

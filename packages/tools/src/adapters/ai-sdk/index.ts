@@ -71,7 +71,7 @@ export function aiSdkTools(registry: AdapterRegistry, options: AiSdkToolsOptions
             args: input,
             toolCallId,
             signal: abortSignal,
-            approved: approvedInMessages(messages, toolCallId),
+            approved: () => approvedInMessages(messages, toolCallId),
           }),
         ),
       toModelOutput: ({ output }) => toModelOutput(output),

@@ -137,7 +137,7 @@ class RegistryStructuredTool extends StructuredTool {
       args: input,
       toolCallId,
       signal: config?.signal,
-      approved,
+      approved: () => approved,
     });
     return this.#toContent(outcome, toolCallId);
   }

@@ -71,7 +71,7 @@ export function openAiAgentsTools(
         needsApproval(adapter, registryName, input, callId),
       execute: async (input: unknown, runContext?: RunContext, details?: AgentsCallDetails) => {
         const callId = details?.toolCall?.callId;
-        const approved =
+        const approved = (): boolean =>
           callId !== undefined &&
           runContext?.isToolApproved({ toolName: modelName, callId }) === true;
         return toOutput(
