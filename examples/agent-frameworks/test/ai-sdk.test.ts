@@ -2,7 +2,13 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aiSdkTools } from '@toolfence/tools/ai-sdk';
-import { generateText, type ModelMessage, stepCountIs } from 'ai';
+import {
+  generateText,
+  type ModelMessage,
+  simulateReadableStream,
+  stepCountIs,
+  streamText,
+} from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completedCalls, type Fixture, setup } from './setup.ts';
@@ -187,5 +193,64 @@ describe('AI SDK: generateText with registry tools', () => {
     expect(seen[0]).toContain('error-text');
     expect(seen[0]).toContain('Verify external state before retrying');
     expect(fixture.fault.calls.get('drop')).toBe(1);
+  });
+
+  it('streamText: an ask streams an approval request; the approved call runs once', async () => {
+    const before = completedCalls(fixture.events, 'filesystem');
+    let index = 0;
+    const finish = (unified: 'stop' | 'tool-calls') => ({
+      type: 'finish',
+      finishReason: { unified, raw: undefined },
+      usage,
+    });
+    const model = new MockLanguageModelV4({
+      doStream: async () => {
+        index += 1;
+        const chunks: unknown[] =
+          index === 1
+            ? [
+                {
+                  type: 'tool-call' as const,
+                  toolCallId: 'stream-1',
+                  toolName: 'filesystem',
+                  input: JSON.stringify({ operation: 'write', path: 'streamed.txt', content: 's' }),
+                },
+                finish('tool-calls'),
+              ]
+            : [
+                { type: 'text-start' as const, id: 't' },
+                { type: 'text-delta' as const, id: 't', delta: 'done' },
+                { type: 'text-end' as const, id: 't' },
+                finish('stop'),
+              ];
+        // The stream parts of the provider spec (LanguageModelV4StreamPart).
+        return { stream: simulateReadableStream({ chunks, chunkDelayInMs: null }) as never };
+      },
+    });
+    const tools = aiSdkTools(fixture.registry, { context: { runId: 'ai-stream' } });
+    const first = streamText({ model, tools, prompt: 'write', stopWhen: stepCountIs(6) });
+    const parts: string[] = [];
+    for await (const part of first.fullStream) parts.push(part.type);
+    expect(parts).toContain('tool-approval-request');
+    expect(existsSync(join(fixture.root, 'streamed.txt'))).toBe(false);
+    const request = (await first.content).find((part) => part.type === 'tool-approval-request');
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'write' },
+      ...(await first.response).messages,
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-approval-response',
+            approvalId: (request as { approvalId: string }).approvalId,
+            approved: true,
+          },
+        ],
+      },
+    ];
+    const second = streamText({ model, tools, messages, stopWhen: stepCountIs(6) });
+    expect(await second.text).toBe('done');
+    expect(await readFile(join(fixture.root, 'streamed.txt'), 'utf8')).toBe('s');
+    expect(completedCalls(fixture.events, 'filesystem') - before).toBe(1);
   });
 });
