@@ -8,7 +8,7 @@ import { type Tool, type ToolContext, type ToolResult, textResult } from '../reg
 import { ToolExecutionError } from '../registry/tool-execution-error.js';
 import { ToolInputError } from '../registry/tool-input-error.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
-import { isStrictCompatible } from './openai-agents/index.js';
+import { isStrictCompatible } from './openai-agents/open-ai-agents-tools.js';
 import {
   assignModelToolNames,
   callRegistry,
