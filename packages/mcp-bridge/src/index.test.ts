@@ -16,6 +16,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'RequestFailedError',
         'ServerRpcError',
         'McpClient',
+        'RecordEncodingError',
         'RequestNotSentError',
         'ResponseTooComplexError',
         'ResponseTooLargeError',

@@ -12,6 +12,7 @@ import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfen
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
+import type { McpAuthProvider, McpTokenSource } from '../transport/auth-provider.js';
 import {
   RequestNotSentError,
   ResponseTooComplexError,
@@ -33,7 +34,6 @@ import {
 import { StdioTransport } from '../transport/stdio-transport.js';
 import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
-import type { McpAuthProvider, McpTokenSource } from './auth-provider.js';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
@@ -81,6 +81,10 @@ export interface McpClientOptions {
   readonly deleteSessionOnClose?: boolean;
   /** HTTP: open the optional GET stream for server-initiated requests after the handshake. Default true. */
   readonly standaloneStream?: boolean;
+  /** HTTP: milliseconds a server's SSE `retry:` may ask for at most (longer is cut). Default 30,000. */
+  readonly maxSseRetry?: number;
+  /** HTTP: bytes of SSE comment lines allowed between two blank lines. Default 64 KiB. */
+  readonly maxSseCommentBytes?: number;
   /** `clientInfo.name`. Default `toolfence-mcp-bridge`. */
   readonly clientName?: string;
   /** `clientInfo.version`. Default this package's version. */
@@ -642,6 +646,10 @@ export class McpClient {
       ...(options.standaloneStream === undefined
         ? {}
         : { standaloneStream: options.standaloneStream }),
+      ...(options.maxSseRetry === undefined ? {} : { maxSseRetry: options.maxSseRetry }),
+      ...(options.maxSseCommentBytes === undefined
+        ? {}
+        : { maxSseCommentBytes: options.maxSseCommentBytes }),
     });
   }
 }

@@ -16,6 +16,7 @@ import {
   type RecordLimits,
   resolveRecordLimits,
 } from './record-limits.js';
+import { decodeUtf8 } from './utf8.js';
 
 /** Options of {@link StdioTransport}. */
 export interface StdioTransportOptions extends Partial<RecordLimits> {
@@ -36,13 +37,24 @@ export interface StdioTransportOptions extends Partial<RecordLimits> {
 }
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+const SPACE = 0x20;
+const TAB = 0x09;
+
+/** True for an empty line or one of spaces and tabs only (the lines a stdio server may send between records). */
+function isBlankLine(line: Buffer): boolean {
+  for (const byte of line) if (byte !== SPACE && byte !== TAB) return false;
+  return true;
+}
 
 /**
  * The SDK `Transport` over a child process's stdin/stdout, one JSON-RPC record per line.
  *
  * Each stdout line is bounded by `maxRecordBytes` as bytes arrive and by `readTimeout` from its
- * first byte to its newline, then scanned for structure before parsing. Any non-protocol line
- * is a fatal error. The child runs in its own process group; `close()` sends SIGTERM to the
+ * first byte to its newline (the CR of a CRLF ending is not counted), decoded as strict UTF-8,
+ * then scanned for structure before parsing. Empty lines and lines of only spaces and tabs are
+ * skipped; any other non-protocol line is a fatal error. A last record without a trailing
+ * newline is delivered when stdout ends. The child runs in its own process group; `close()` sends SIGTERM to the
  * group, then SIGKILL after `killGrace` seconds.
  */
 export class StdioTransport implements Transport {
@@ -159,6 +171,7 @@ export class StdioTransport implements Transport {
       this.#fail(new TransportError('Writing to the MCP server failed', { cause: error })),
     );
     child.stdout?.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    child.stdout?.once('end', () => this.#onStdoutEnd());
     child.stderr?.on('data', (chunk: Buffer) => this.#onStderr(chunk));
     // 'close' (not 'exit'): stdout is drained first, so a last answer is still delivered.
     child.once('close', (code, signal) => {
@@ -275,31 +288,39 @@ export class StdioTransport implements Transport {
           );
         }
         this.#pending += piece.length;
-        if (this.#pending > this.#limits.maxRecordBytes) {
+        // The CR of a CRLF ending is framing, not record: a trailing CR does not count (if more
+        // than a LF follows it, it becomes part of the record and the next byte is over).
+        const framing = piece[piece.length - 1] === CARRIAGE_RETURN ? 1 : 0;
+        if (this.#pending - framing > this.#limits.maxRecordBytes) {
           this.#fail(new ResponseTooLargeError('stdio', this.#limits.maxRecordBytes));
           return;
         }
         this.#chunks.push(piece);
       }
       if (newline === -1) return;
-      const line =
-        this.#chunks.length === 1
-          ? (this.#chunks[0] as Buffer).toString('utf8')
-          : Buffer.concat(this.#chunks).toString('utf8');
-      this.#chunks = [];
-      this.#pending = 0;
-      this.#clearRecordTimer();
       start = newline + 1;
-      this.#onLine(line);
+      this.#takeLine();
     }
   }
 
-  #onLine(line: string): void {
-    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
-    if (text.trim() === '') return;
+  /** The server closed its stdout: a last record without a trailing newline is still a record. */
+  #onStdoutEnd(): void {
+    if (!this.#closed && this.#chunks.length > 0) this.#takeLine();
+  }
+
+  #takeLine(): void {
+    const chunks = this.#chunks;
+    this.#chunks = [];
+    this.#pending = 0;
+    this.#clearRecordTimer();
+    let line = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    if (line[line.length - 1] === CARRIAGE_RETURN) line = line.subarray(0, line.length - 1);
+    // Only an empty line or one of spaces and tabs is skipped; anything else (NBSP, a BOM,
+    // U+2028, a stray word) must be a JSON-RPC record.
+    if (isBlankLine(line)) return;
     let messages: JSONRPCMessage[];
     try {
-      messages = decodeRecord(text, this.#limits);
+      messages = decodeRecord(decodeUtf8(line, 'stdio'), this.#limits);
     } catch (error) {
       this.#fail(error as Error);
       return;

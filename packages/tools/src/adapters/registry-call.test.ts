@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { permission } from '../policy/authorizer.js';
-import { BudgetExceededError } from '../policy/budget-exceeded-error.js';
-import { PermissionDeniedError } from '../policy/permission-denied-error.js';
+import { permission } from '../registry/authorization.js';
+import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
+import { PermissionDeniedError } from '../registry/permission-denied-error.js';
 import { RegistryClosedError } from '../registry/registry-closed-error.js';
 import { type Tool, type ToolContext, type ToolResult, textResult } from '../registry/tool.js';
 import { ToolExecutionError } from '../registry/tool-execution-error.js';

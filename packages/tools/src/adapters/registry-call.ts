@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { McpConfigurationError } from '../mcp/errors.js';
-import { BudgetExceededError } from '../policy/budget-exceeded-error.js';
-import { PermissionDeniedError } from '../policy/permission-denied-error.js';
 import type { ApprovalGrant } from '../registry/approval-grant.js';
+import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
+import { PermissionDeniedError } from '../registry/permission-denied-error.js';
 import { RegistryClosedError } from '../registry/registry-closed-error.js';
 import type {
   ContentBlock,
@@ -80,7 +81,7 @@ export interface AdapterCall {
   readonly approved: () => boolean;
 }
 
-const OPTION_KEYS = new Set(['context', 'names']);
+const OPTION_KEYS: readonly string[] = ['context', 'names'];
 
 /** The checked, resolved options an adapter works from. */
 export interface ResolvedAdapter {
@@ -121,19 +122,7 @@ export function resolveAdapter(
       details: { option: 'registry' },
     });
   }
-  if (typeof options !== 'object' || options === null) {
-    throw new ConfigurationError(`${adapter} needs options with a context`, {
-      details: { option: 'options' },
-    });
-  }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) {
-      throw new ConfigurationError(
-        `Unknown ${adapter} option ${JSON.stringify(key)} (accepted: context, names)`,
-        { details: { option: key } },
-      );
-    }
-  }
+  checkOptionKeys(options, OPTION_KEYS, adapter);
   // Checks the context once, up front (run id, metadata, scope, signal).
   createToolContext(options.context);
   let names: readonly string[];

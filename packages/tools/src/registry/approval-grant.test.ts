@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ApprovalRequiredError } from '../policy/approval-required-error.js';
-import { type AuthorizationRequest, type Authorizer, permission } from '../policy/authorizer.js';
 import { CallBudget } from '../policy/call-budget.js';
-import { PermissionDeniedError } from '../policy/permission-denied-error.js';
+import { ApprovalRequiredError } from './approval-required-error.js';
+import { type AuthorizationRequest, type Authorizer, permission } from './authorization.js';
 import { ConfigurationError } from './configuration-error.js';
+import { PermissionDeniedError } from './permission-denied-error.js';
 import { type JsonObject, type Tool, textResult } from './tool.js';
 import { createToolContext } from './tool-context.js';
 import { ToolInputError } from './tool-input-error.js';

@@ -1,4 +1,4 @@
-import type { PermissionVerdict } from '../policy/authorizer.js';
+import type { PermissionVerdict } from './authorization.js';
 
 /**
  * What {@link ToolRegistry.authorize} found for one call, without running it: the authorizer's
