@@ -125,7 +125,9 @@ describe('AI SDK: generateText with registry tools', () => {
         ],
       },
     ];
-    const second = await generateText({ model, tools, messages, stopWhen: stepCountIs(6) });
+    // The approval comes back in a new request: a new tools object, as a stateless server has.
+    const fresh = aiSdkTools(fixture.registry, { context: { runId: 'ai-approve' } });
+    const second = await generateText({ model, tools: fresh, messages, stopWhen: stepCountIs(6) });
     expect(second.text).toBe('done');
     expect(await readFile(join(fixture.root, 'approved.txt'), 'utf8')).toBe('yes');
     expect(completedCalls(fixture.events, 'filesystem') - before).toBe(1);

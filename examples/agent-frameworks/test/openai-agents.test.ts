@@ -7,6 +7,7 @@ import {
   type Model,
   type ModelRequest,
   type ModelResponse,
+  RunState,
   run,
   setTracingDisabled,
   Usage,
@@ -151,6 +152,31 @@ describe('OpenAI Agents SDK: run() of an Agent with registry tools', () => {
     expect(await readFile(join(fixture.root, 'agents-ok.txt'), 'utf8')).toBe('yes');
     expect(completedCalls(fixture.events, 'filesystem') - before).toBe(1);
     expect(model.seen.join('\n')).not.toContain('Error');
+  });
+
+  it('ask then approve across a serialized RunState and a new adapter: still exactly once', async () => {
+    const before = completedCalls(fixture.events, 'filesystem');
+    const { agent } = agentFor(
+      [
+        {
+          tool: 'filesystem',
+          args: { operation: 'write', path: 'agents-later.txt', content: 'z' },
+        },
+      ],
+      'agents-serialized',
+    );
+    const first = await run(agent, 'write');
+    const saved = first.state.toString();
+    // Later, elsewhere: the same agent definition with freshly built tools.
+    const later = agent.clone({
+      tools: openAiAgentsTools(fixture.registry, { context: { runId: 'agents-serialized' } }),
+    });
+    const state = await RunState.fromString(later, saved);
+    state.approve(state.getInterruptions()[0] as never);
+    const second = await run(later, state);
+    expect(second.finalOutput).toBe('done');
+    expect(await readFile(join(fixture.root, 'agents-later.txt'), 'utf8')).toBe('z');
+    expect(completedCalls(fixture.events, 'filesystem') - before).toBe(1);
   });
 
   it('ask then reject: state.reject keeps the tool unreached; the model reads the rejection', async () => {
