@@ -314,7 +314,8 @@ describe('callRegistry', () => {
     for (let index = 0; index < 1100; index += 1)
       await needsApproval(allowing, 'probe', {}, `c${index}`);
     expect(allowing.previews.size).toBe(1024);
-    expect(allowing.previews.has('c0')).toBe(false);
+    expect(allowing.previews.has('probe\u0000c0')).toBe(false);
+    expect(allowing.previews.has('probe\u0000c1099')).toBe(true);
   });
 
   it('throws programming errors: a closed registry, a middleware bug', async () => {

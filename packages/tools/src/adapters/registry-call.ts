@@ -58,7 +58,7 @@ export type AdapterOutcome =
   | {
       /** The registry refused the call or the tool failed: the model reads `text`. */
       readonly kind: 'refused';
-      /** The error code, for example `PERMISSION_DENIED`. */
+      /** The error code, for example `POLICY_PERMISSION_DENIED`. */
       readonly code: string;
       /** What the model reads: code, safe message and what to do. */
       readonly text: string;
@@ -248,13 +248,23 @@ export async function approvalNeed(
     if (isProgrammingError(error)) throw error;
     need = undefined;
   }
-  if (toolCallId !== undefined) remember(adapter.previews, toolCallId, need !== undefined);
+  if (toolCallId !== undefined) {
+    remember(adapter.previews, previewKey(toolName, toolCallId), need !== undefined);
+  }
   return need;
 }
 
-function remember(previews: Map<string, boolean>, toolCallId: string, asks: boolean): void {
-  previews.delete(toolCallId);
-  previews.set(toolCallId, asks);
+/**
+ * A preview is remembered by tool and call id. A stale answer (a call id a model reused) can only
+ * make the adapter skip the approval lookup, so the registry refuses the call: never a grant.
+ */
+function previewKey(toolName: string, toolCallId: string): string {
+  return `${toolName}\u0000${toolCallId}`;
+}
+
+function remember(previews: Map<string, boolean>, key: string, asks: boolean): void {
+  previews.delete(key);
+  previews.set(key, asks);
   if (previews.size > PREVIEW_MEMORY) {
     const oldest = previews.keys().next().value;
     if (oldest !== undefined) previews.delete(oldest);
@@ -285,8 +295,9 @@ export async function callRegistry(
   const { registry } = adapter;
   let asks: boolean | undefined;
   if (call.toolCallId !== undefined) {
-    asks = adapter.previews.get(call.toolCallId);
-    adapter.previews.delete(call.toolCallId);
+    const key = previewKey(call.toolName, call.toolCallId);
+    asks = adapter.previews.get(key);
+    adapter.previews.delete(key);
   }
   try {
     const context = callContext(adapter.context, call);

@@ -23,7 +23,7 @@ export interface AiSdkToolsOptions extends AdapterOptions {}
 export interface AiSdkToolOutput {
   /** True when the registry refused the call, the tool failed, or its result is an error. */
   readonly isError: boolean;
-  /** The refusal's error code (for example `PERMISSION_DENIED`), when the call was refused. */
+  /** The refusal's error code (for example `POLICY_PERMISSION_DENIED`), when the call was refused. */
   readonly code?: string;
   /** The whole result (or the refusal) as text. */
   readonly text: string;
