@@ -128,7 +128,8 @@ class RegistryStructuredTool extends StructuredTool {
           typeof message === 'string' && message !== ''
             ? message
             : 'The user rejected this tool call; it did not run. Do not retry it unless the user asks.';
-        return [this.#errorMessage(text, toolCallId), { truncated: false, code: 'USER_REJECTED' }];
+        const rejected: LangChainToolArtifact = { truncated: false, code: 'USER_REJECTED' };
+        return [this.#errorMessage(text, toolCallId, rejected), rejected];
       }
       approved = true;
     }
@@ -142,13 +143,19 @@ class RegistryStructuredTool extends StructuredTool {
     return this.#toContent(outcome, toolCallId);
   }
 
-  #errorMessage(text: string, toolCallId: string | undefined): string | ToolMessage {
+  /** An error `ToolMessage` (LangChain passes a returned message through, so it carries the artifact). */
+  #errorMessage(
+    text: string,
+    toolCallId: string | undefined,
+    artifact: LangChainToolArtifact,
+  ): string | ToolMessage {
     if (toolCallId === undefined) return text;
     return new ToolMessage({
       content: text,
       tool_call_id: toolCallId,
       name: this.name,
       status: 'error',
+      artifact,
     });
   }
 
@@ -157,10 +164,8 @@ class RegistryStructuredTool extends StructuredTool {
     toolCallId: string | undefined,
   ): [string | ContentBlock[] | ToolMessage, LangChainToolArtifact] {
     if (outcome.kind === 'refused') {
-      return [
-        this.#errorMessage(outcome.text, toolCallId),
-        { truncated: false, code: outcome.code },
-      ];
+      const refused: LangChainToolArtifact = { truncated: false, code: outcome.code };
+      return [this.#errorMessage(outcome.text, toolCallId, refused), refused];
     }
     const flat = flattenResult(outcome.result);
     const artifact: LangChainToolArtifact = {
@@ -170,7 +175,7 @@ class RegistryStructuredTool extends StructuredTool {
       truncated: flat.truncated,
     };
     if (flat.isError) {
-      return [this.#errorMessage(resultText(flat, true), toolCallId), artifact];
+      return [this.#errorMessage(resultText(flat, true), toolCallId, artifact), artifact];
     }
     if (!flat.parts.some((part) => part.type === 'media'))
       return [resultText(flat, true), artifact];
