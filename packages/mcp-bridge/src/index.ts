@@ -146,9 +146,50 @@ export { REFUSED_HEADER_NAMES } from './transport/header-rules.js';
 export { parseBoundedJson, scanJsonStructure } from './transport/json-scan.js';
 export type { McpBridgeLogger } from './transport/logger.js';
 export { DEFAULT_RECORD_LIMITS, type RecordLimits } from './transport/record-limits.js';
-export { StdioTransport, type StdioTransportOptions } from './transport/stdio-transport.js';
+export {
+  DEFAULT_INHERITED_ENV,
+  StdioTransport,
+  type StdioTransportOptions,
+} from './transport/stdio-transport.js';
 export {
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,
 } from './transport/streamable-http-transport.js';
 export { VERSION } from './version.js';
+
+// The gateway behind `toolfence-mcp serve` (src/gateway)
+
+export {
+  type AuditEntry,
+  type AuditLine,
+  AuditLog,
+  type AuditVerification,
+  verifyAuditLog,
+} from './gateway/audit-log.js';
+export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
+export {
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  DEFAULT_AUDIT_MAX_BYTES,
+  expandVariables,
+  type GatewayConfig,
+  type GatewayServerConfig,
+  type GatewaySettings,
+  parseGatewayConfig,
+} from './gateway/gateway-config.js';
+export {
+  type GatewayUpstreamStatus,
+  McpGateway,
+  type McpGatewayOptions,
+  serverIdentity,
+} from './gateway/mcp-gateway.js';
+export {
+  escapeInvisible,
+  hasInvisibleUnicode,
+  type PendingPin,
+  type PendingTool,
+  type PinReason,
+  type PinRecord,
+  type PinReview,
+  PinStore,
+  pinnedDefinition,
+} from './gateway/pin-store.js';
