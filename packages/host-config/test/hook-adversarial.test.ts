@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileUrl, runHook, stdinFor } from './support/run-hook.js';
+import { fileUrl, runHook, stdinFor, stdinShapes } from './support/run-hook.js';
 
 type Expectation =
   | { readonly deny: string }
@@ -51,6 +51,22 @@ const one = (source: string, extra: Record<string, unknown> = {}) => ({
   attachment: { source, ...extra },
 });
 const url = (name: string) => fileUrl(join(dir, name));
+
+/**
+ * A Claude Code event whose tool input holds an attachment beside `levels` nested lists. Built as
+ * text: JSON.stringify itself cannot serialise such a value.
+ */
+function deepEvent(source: string, levels: number): string {
+  return eventText(
+    `{"attachment":{"source":"${source}"},"nested":${'['.repeat(levels)}${']'.repeat(levels)}}`,
+  );
+}
+
+/** A Claude Code event around a tool input given as JSON text. */
+function eventText(toolInput: string): string {
+  const head = JSON.stringify({ ...stdinShapes['claude-code']({}), tool_input: undefined });
+  return `${head.slice(0, -1)},"tool_input":${toolInput}}\n`;
+}
 
 const rows: Row[] = [
   {
@@ -103,9 +119,76 @@ const rows: Row[] = [
     expect: { deny: 'HOOK_FILE_URL_HOST' },
   },
   {
-    name: 'file URL with localhost as host',
-    input: () => one('file://localhost/etc/hosts'),
+    name: 'file://localhost/path reads the local file (RFC 8089)',
+    input: () => one(`file://localhost${url('a.txt').slice('file://'.length)}`),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'file://LOCALHOST/path: the host is case-insensitive',
+    input: () => one(`file://LocalHost${url('a.txt').slice('file://'.length)}`),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'localhost with a port is a host, not this machine',
+    input: () => one(`file://localhost:80${url('a.txt').slice('file://'.length)}`),
     expect: { deny: 'HOOK_FILE_URL_HOST' },
+  },
+  {
+    name: 'a host that starts with localhost is a remote host',
+    input: () => one(`file://localhost.evil.example${url('a.txt').slice('file://'.length)}`),
+    expect: { deny: 'HOOK_FILE_URL_HOST' },
+  },
+  {
+    name: 'file://localhost with no path',
+    input: () => one('file://localhost'),
+    expect: { deny: 'HOOK_FILE_URL_HOST' },
+  },
+  {
+    name: 'input nested 5,000 levels deep (denied before any file is read)',
+    input: () => ({}),
+    raw: () => deepEvent(url('nope.txt'), 5000),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'input nested 200,000 levels deep',
+    input: () => ({}),
+    raw: () => deepEvent(url('nope.txt'), 200_000),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'deep nesting inside the attachment object itself',
+    input: () => ({}),
+    raw: () =>
+      eventText(
+        `{"attachment":{"source":"${url('a.txt')}","meta":${'{"x":'.repeat(300)}1${'}'.repeat(300)}}}`,
+      ),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'nesting one level deeper than TOOLFENCE_HOOK_MAX_DEPTH',
+    input: () => ({}),
+    raw: () => deepEvent(url('a.txt'), 10),
+    env: () => ({ TOOLFENCE_HOOK_MAX_DEPTH: '10' }),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'nesting exactly at TOOLFENCE_HOOK_MAX_DEPTH is rewritten',
+    input: () => ({}),
+    raw: () => deepEvent(url('a.txt'), 9),
+    env: () => ({ TOOLFENCE_HOOK_MAX_DEPTH: '10' }),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'the default depth limit (100) admits 99 nested lists beside the attachment',
+    input: () => ({}),
+    raw: () => deepEvent(url('a.txt'), 99),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'TOOLFENCE_HOOK_MAX_DEPTH above its ceiling (config invalid, fail closed)',
+    input: () => one(url('a.txt')),
+    env: () => ({ TOOLFENCE_HOOK_MAX_DEPTH: '1001' }),
+    expect: { deny: 'HOOK_CONFIG_INVALID' },
   },
   {
     name: 'UNC-style file URL (file:////server/share)',
