@@ -12,8 +12,14 @@ import { fileUrl, runHook, stdinFor } from './support/run-hook.js';
 
 const WRITER = fileURLToPath(new URL('./fixtures/rewrite-file.mjs', import.meta.url));
 const SIZE = 8 * 1024 * 1024;
-/** Hook runs per race; each either sends one whole version or is denied. Bounded: ~0.2 s each. */
-const RUNS = 12;
+/** Hook runs per race; each either sends one whole version or is denied. Bounded: ~1 s each. */
+const RUNS = 8;
+/**
+ * Quiet time for the races. A writer starved of CPU in the middle of a rewrite leaves a stable
+ * half-written file that no reader can tell from a finished one (the documented limit); on a
+ * loaded two-core machine that happened with the default 100 ms, so the races use 750 ms.
+ */
+const RACE_SETTLE_MS = '750';
 
 let dir: string;
 let writer: ChildProcess | undefined;
@@ -73,7 +79,10 @@ describe('a file that changes while the hook reads it (bounded races)', () => {
       const stdin = stdinFor('claude-code', { attachment: { source: fileUrl(file) } });
       const outcomes: Outcome[] = [];
       for (let run = 0; run < RUNS; run += 1) {
-        const result = await runHook(stdin, { timeoutMs: 20_000 });
+        const result = await runHook(stdin, {
+          env: { TOOLFENCE_HOOK_SETTLE_MS: RACE_SETTLE_MS },
+          timeoutMs: 20_000,
+        });
         expect(result.code).toBe(0);
         outcomes.push(classify(result.stdout, versions));
       }
