@@ -7,7 +7,16 @@ describe('public surface of @toolfence/host-config', () => {
   it('exports exactly the pinned runtime names', () => {
     expect(Object.keys(api).sort()).toEqual(
       [
+        'ATTACHMENT_ITEM_OVERHEAD_BYTES',
         'ATTACHMENT_JSON_SCHEMA',
+        'DEFAULT_MAX_ATTACHMENTS',
+        'DEFAULT_OTHER_ARGUMENT_BYTES',
+        'SDK_HTTP_DEFAULT_MAX_REQUEST_BODY_SIZE',
+        'SDK_STDIO_DEFAULT_MAX_BUFFER_SIZE',
+        'STDIO_READ_CHUNK_BYTES',
+        'attachmentBudgetForTransport',
+        'attachmentTransportLimits',
+        'toSnakeCaseMissingHookPayload',
         'AttachmentDataInvalidError',
         'AttachmentOptionError',
         'AttachmentSourceScheme',

@@ -191,7 +191,7 @@ describe('toolfence-host-config install', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`would create: ${setup.scriptPath}`);
     expect(result.stdout).toContain(`would update: ${setup.configPath}`);
-    expect(result.stdout).toContain('Inlining file attachments');
+    expect(result.stdout).toContain('mcp__.*');
     expect(readFileSync(setup.configPath, 'utf8')).toBe(text);
     expect(existsSync(setup.scriptPath)).toBe(false);
   });
