@@ -12,15 +12,23 @@ export interface HookRun {
   readonly stderr: string;
 }
 
-/** Runs `node <script>` with `stdin` written in full, as clients do, and collects everything. */
+/**
+ * Runs `node <script>` with `stdin` written in full, as clients do, and collects everything
+ * (`node`: another Node.js executable; default the one running the tests).
+ */
 export function runHook(
   stdin: string | Buffer,
-  options: { env?: Record<string, string>; script?: string; timeoutMs?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    script?: string;
+    timeoutMs?: number;
+    node?: string;
+  } = {},
 ): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env };
     for (const key of Object.keys(env)) if (key.startsWith('TOOLFENCE_HOOK_')) delete env[key];
-    const child = spawn(process.execPath, [options.script ?? HOOK_PATH], {
+    const child = spawn(options.node ?? process.execPath, [options.script ?? HOOK_PATH], {
       env: { ...env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
