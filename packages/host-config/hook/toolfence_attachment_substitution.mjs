@@ -670,13 +670,28 @@ function loadConfig() {
 }
 
 /**
+ * On Windows, `\\?\C:\x` and `\\?\UNC\server\share` name the same files as `C:\x` and
+ * `\\server\share`; compare them in the plain form.
+ * @param {string} value
+ * @returns {string}
+ */
+function comparablePath(value) {
+  if (process.platform !== 'win32') return value;
+  if (/^\\\\\?\\UNC\\/i.test(value)) return `\\\\${value.slice(8)}`;
+  if (value.startsWith('\\\\?\\')) return value.slice(4);
+  return value;
+}
+
+/**
  * @param {string} realPath
  * @param {string[]} roots
  * @returns {boolean}
  */
 function isInsideRoots(realPath, roots) {
+  const target = comparablePath(realPath);
   return roots.some((root) => {
-    const relative = path.relative(root, realPath);
+    // path.win32.relative compares letter case insensitively, as Windows names are.
+    const relative = path.relative(comparablePath(root), target);
     return (
       relative !== '' &&
       relative !== '..' &&

@@ -149,35 +149,39 @@ describe('hook script behaviour', () => {
     expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
-  it('reads stdin that is non-blocking and arrives late (EAGAIN fallback)', async () => {
-    const fifo = join(dir, 'stdin-fifo');
-    spawnSync('mkfifo', [fifo]);
-    await writeFile(join(dir, 'late.txt'), 'late');
-    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-    const writer = openSync(fifo, constants.O_WRONLY);
-    // libuv makes a child's fds 0-2 blocking, so hand the non-blocking FIFO over as fd 3 and let
-    // sh move it to fd 0 (what a client that is not built on libuv may do).
-    const child = spawn(
-      '/bin/sh',
-      ['-c', 'exec "$0" "$1" 0<&3 3<&-', process.execPath, HOOK_PATH],
-      {
-        stdio: ['ignore', 'pipe', 'pipe', reader],
-      },
-    );
-    closeSync(reader);
-    const out: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
-    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    writeSync(
-      writer,
-      stdinFor('claude-code', { attachment: { source: fileUrl(join(dir, 'late.txt')) } }),
-    );
-    closeSync(writer);
-    expect(await closed).toBe(0);
-    const output = JSON.parse(Buffer.concat(out).toString('utf8'));
-    expect(output.hookSpecificOutput.updatedInput.attachment.source).toBe(
-      'data:text/plain;base64,bGF0ZQ==',
-    );
-  });
+  // Windows has no FIFOs or /bin/sh.
+  it.skipIf(process.platform === 'win32')(
+    'reads stdin that is non-blocking and arrives late (EAGAIN fallback)',
+    async () => {
+      const fifo = join(dir, 'stdin-fifo');
+      spawnSync('mkfifo', [fifo]);
+      await writeFile(join(dir, 'late.txt'), 'late');
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      const writer = openSync(fifo, constants.O_WRONLY);
+      // libuv makes a child's fds 0-2 blocking, so hand the non-blocking FIFO over as fd 3 and let
+      // sh move it to fd 0 (what a client that is not built on libuv may do).
+      const child = spawn(
+        '/bin/sh',
+        ['-c', 'exec "$0" "$1" 0<&3 3<&-', process.execPath, HOOK_PATH],
+        {
+          stdio: ['ignore', 'pipe', 'pipe', reader],
+        },
+      );
+      closeSync(reader);
+      const out: Buffer[] = [];
+      child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      writeSync(
+        writer,
+        stdinFor('claude-code', { attachment: { source: fileUrl(join(dir, 'late.txt')) } }),
+      );
+      closeSync(writer);
+      expect(await closed).toBe(0);
+      const output = JSON.parse(Buffer.concat(out).toString('utf8'));
+      expect(output.hookSpecificOutput.updatedInput.attachment.source).toBe(
+        'data:text/plain;base64,bGF0ZQ==',
+      );
+    },
+  );
 });

@@ -35,7 +35,12 @@ afterEach(() => {
 });
 
 function cli(args: string[], environment: Record<string, string> = {}) {
-  const env: Record<string, string | undefined> = { ...process.env, HOME: home, ...environment };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    HOME: home,
+    USERPROFILE: home,
+    ...environment,
+  };
   delete env.CODEX_HOME;
   const result = spawnSync(process.execPath, [CLI, ...args], {
     cwd: project,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Absolute path of the shipped hook script (the file the tests run). */
 export const HOOK_PATH: string = fileURLToPath(
@@ -110,7 +110,11 @@ export function stdinFor(client: keyof typeof stdinShapes, toolInput: unknown): 
   return `${JSON.stringify(stdinShapes[client](toolInput))}\n`;
 }
 
-/** A file:// URL for an absolute POSIX path, percent-encoding what needs it. */
+/**
+ * A file:// URL for an absolute path, percent-encoding what needs it; on Windows the drive-letter
+ * form (`file:///C:/Users/...`).
+ */
 export function fileUrl(path: string): string {
+  if (process.platform === 'win32') return pathToFileURL(path).href;
   return `file://${path.split('/').map(encodeURIComponent).join('/')}`;
 }
