@@ -82,6 +82,7 @@ export {
   InstallWriteError,
 } from './cli/errors.js';
 export {
+  type CodexHookTrust,
   getHookStatus,
   type HookFileChange,
   type HookInstallOptions,
