@@ -402,11 +402,11 @@ function readRegularFile(realPath, limit, checkSize, checkOpened, settleMs = 0) 
     }
     const openedDenial = checkOpened?.(fd);
     if (openedDenial !== undefined) throw openedDenial;
-    if (settleMs > 0) settle(fd, opened, settleMs);
     const size = Number(opened.size);
     if (size > limit) throw limitDenial(size, limit);
     const sizeDenial = checkSize?.(size);
     if (sizeDenial !== undefined) throw sizeDenial;
+    if (settleMs > 0) settle(fd, opened, settleMs);
     const bytes = Buffer.allocUnsafe(size);
     let filled = 0;
     while (filled < size) {
@@ -457,6 +457,15 @@ function limitFromJson(value, name) {
     throw new Denial('HOOK_CONFIG_INVALID', `${name} must be a whole number of bytes`);
   }
   return parseLimit(String(value), name);
+}
+
+/**
+ * A JSON number as the text the range checks read; anything else becomes text they refuse.
+ * @param {unknown} value
+ * @returns {string}
+ */
+function jsonWholeNumber(value) {
+  return typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : 'invalid';
 }
 
 /**
@@ -633,9 +642,9 @@ function loadConfig() {
       else if (key === 'maxTotalBytes') {
         config.maxTotalBytes = limitFromJson(parsed[key], 'maxTotalBytes');
       } else if (key === 'maxDepth') {
-        config.maxDepth = depthFrom(String(parsed[key]), 'maxDepth');
+        config.maxDepth = depthFrom(jsonWholeNumber(parsed[key]), 'maxDepth');
       } else if (key === 'settleMs') {
-        config.settleMs = settleFrom(String(parsed[key]), 'settleMs');
+        config.settleMs = settleFrom(jsonWholeNumber(parsed[key]), 'settleMs');
       } else if (key === 'toolkitBudgets') {
         config.toolkitBudgets = budgetsFrom(parsed[key]);
       } else if (key !== '$comment') {

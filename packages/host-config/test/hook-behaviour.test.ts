@@ -100,6 +100,12 @@ describe('hook script behaviour', () => {
     ['a boolean limit', '{"maxBytes": true}'],
     ['broken JSON', '{"allowedRoots": ['],
     ['a list instead of an object', '[]'],
+    ['maxDepth as a string', '{"maxDepth": "10"}'],
+    ['maxDepth over its ceiling', '{"maxDepth": 1001}'],
+    ['settleMs negative', '{"settleMs": -1}'],
+    ['toolkitBudgets as a list', '{"toolkitBudgets": [1]}'],
+    ['a toolkit budget of zero', '{"toolkitBudgets": {"files": 0}}'],
+    ['a toolkit name with a space', '{"toolkitBudgets": {"my files": 10}}'],
   ])('fails closed on a config file with %s', async (_name, text) => {
     const home = await mkdtemp(join(dir, 'config-'));
     await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
@@ -112,6 +118,34 @@ describe('hook script behaviour', () => {
     const output = JSON.parse(result.stdout);
     expect(output.permission).toBe('deny');
     expect(output.user_message).toContain('HOOK_CONFIG_INVALID');
+  });
+
+  it.each([
+    [
+      'maxDepth',
+      '{"maxDepth": 2}',
+      { attachment: { source: '' }, nested: { deeper: {} } },
+      'HOOK_INPUT_TOO_DEEP',
+    ],
+    [
+      'toolkitBudgets',
+      '{"toolkitBudgets": {"files": 1}}',
+      { attachment: { source: '' } },
+      'HOOK_TOOLKIT_BUDGET_EXCEEDED',
+    ],
+  ])('enforces %s from the config file', async (_name, text, input, code) => {
+    const home = await mkdtemp(join(dir, 'config-'));
+    await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
+    await writeFile(join(home, HOOK_CONFIG_FILENAME), text);
+    await writeFile(join(home, 'a.txt'), 'ab');
+    const withSource = { ...input, attachment: { source: fileUrl(join(home, 'a.txt')) } };
+    // The Claude Code event names the tool mcp__files__upload: the "files" budget applies.
+    const result = await runHook(stdinFor('claude-code', withSource), {
+      script: join(home, HOOK_SCRIPT_FILENAME),
+    });
+    expect(JSON.parse(result.stdout).hookSpecificOutput.permissionDecisionReason).toContain(
+      `: ${code}: `,
+    );
   });
 
   it.each([
