@@ -13,6 +13,7 @@ const steps = [
   ['build', [...pnpm, 'exec', 'turbo', 'run', 'build']],
   ['typecheck', [...pnpm, 'exec', 'turbo', 'run', 'typecheck']],
   ['dependency rules', ['node', 'scripts/check-dependencies.mjs']],
+  ['room rules', ['node', 'scripts/check-rooms.mjs']],
   ['error codes', ['node', 'scripts/check-error-codes.mjs']],
   ['package checks', ['node', 'scripts/check-packages.mjs']],
   ['release flow', ['node', 'scripts/check-release.mjs']],

@@ -143,14 +143,13 @@ export async function runDemo(output: DemoOutput): Promise<void> {
       },
     });
     const bridged = [
-      ...(await bridgeTools(toolkitClient, { prefix: 'toolkit', approvalRisk: 'none' })),
+      ...(await bridgeTools(toolkitClient, { prefix: 'toolkit' })),
       ...(await bridgeTools(everythingClient, {
         prefix: 'everything',
-        approvalRisk: 'none',
         allow: ['echo', 'get-sum'],
       })),
     ];
-    for (const tool of bridged) registry.register(tool);
+    await registry.registerAll(bridged);
     step(3, `Bridged ${bridged.length} tools into one ToolRegistry with a RiskPolicy`);
     say(dim('    read-only: allow · writes: ask · destructive: deny'));
     const context = createToolContext({ runId: 'demo-run' });

@@ -13,12 +13,6 @@ export {
   BridgeSchemaError,
 } from './bridge/errors.js';
 export { NO_ARGUMENTS_SCHEMA, type SchemaDialectMode } from './bridge/schema-authority.js';
-// Hardened MCP client (src/client) — issue 7
-export type {
-  McpAuthChallenge,
-  McpAuthProvider,
-  McpTokenSource,
-} from './client/auth-provider.js';
 export {
   type AmbiguityReason,
   AmbiguousDeliveryError,
@@ -41,6 +35,16 @@ export {
   type McpBridgeErrorClass,
   type McpBridgeErrorOptions,
 } from './mcp-bridge-error.js';
+export {
+  type AuthorizationCallback,
+  type CompleteOAuthOptions,
+  completeOAuth,
+  type OAuthStart,
+  parseAuthorizationCallback,
+  type StartOAuthOptions,
+  startOAuth,
+  verifyState,
+} from './oauth/authorization-code.js';
 // OAuth: flow (startOAuth / completeOAuth / refreshOAuth), callback helpers, connection stores,
 // token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath.
 export { type BearerChallenge, parseBearerChallenge } from './oauth/challenge.js';
@@ -59,14 +63,6 @@ export {
   DEFAULT_PENDING_AUTHORIZATION_SECONDS,
   refreshConnection,
 } from './oauth/connection-oauth.js';
-export {
-  type ConnectionChange,
-  type ConnectionRecord,
-  type ConnectionStore,
-  DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
-  MemoryConnectionStore,
-  type PendingAuthorization,
-} from './oauth/connection-store.js';
 export {
   type CrossAppAccessOAuthOptions,
   type CrossAppAccessTokens,
@@ -92,27 +88,29 @@ export {
   STANDARD_OAUTH_ERRORS,
 } from './oauth/errors.js';
 export {
-  type AuthorizationCallback,
-  type CompleteOAuthOptions,
-  completeOAuth,
-  type OAuthClientOptions,
-  type OAuthStart,
-  type OAuthTokens,
-  parseAuthorizationCallback,
-  type RefreshOAuthOptions,
-  refreshOAuth,
-  type StartOAuthOptions,
-  startOAuth,
-  type TokenAuthMethod,
-  verifyState,
-} from './oauth/flow.js';
-export {
   type AllowNonPublic as OAuthAllowNonPublic,
   DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
   DEFAULT_OAUTH_TIMEOUT_SECONDS,
   type FetchFunction as OAuthFetchFunction,
   type OAuthNetworkOptions,
 } from './oauth/http.js';
+export { type RefreshOAuthOptions, refreshOAuth } from './oauth/refresh-token.js';
+export type { OAuthClientOptions, OAuthTokens } from './oauth/token-endpoint.js';
+export {
+  DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
+  DEFAULT_REFRESH_SKEW_SECONDS,
+  type OAuthConnectionOptions,
+  OAuthTokenProvider,
+} from './oauth/token-provider.js';
+export {
+  type ConnectionChange,
+  type ConnectionRecord,
+  type ConnectionStore,
+  DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  MemoryConnectionStore,
+  type PendingAuthorization,
+  type TokenAuthMethod,
+} from './store/connection-store.js';
 export {
   ConnectionNotFoundError,
   StoreDecryptionError,
@@ -120,16 +118,18 @@ export {
   StoreKeyError,
   StoreRecordError,
   StoreSchemaError,
-} from './oauth/store-errors.js';
-export {
-  DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
-  DEFAULT_REFRESH_SKEW_SECONDS,
-  type OAuthConnectionOptions,
-  OAuthTokenProvider,
-} from './oauth/token-provider.js';
+} from './store/store-errors.js';
+// Hardened MCP client (src/client) — issue 7
+export type {
+  McpAuthChallenge,
+  McpAuthProvider,
+  McpTokenSource,
+} from './transport/auth-provider.js';
 // Bounded transports, record limits, structural scan (src/transport) — issue 7
 export {
   type RecordComplexityKind,
+  RecordEncodingError,
+  type RecordEncodingKind,
   type RecordSizeKind,
   RequestNotSentError,
   ResponseTooComplexError,
@@ -146,7 +146,11 @@ export { REFUSED_HEADER_NAMES } from './transport/header-rules.js';
 export { parseBoundedJson, scanJsonStructure } from './transport/json-scan.js';
 export type { McpBridgeLogger } from './transport/logger.js';
 export { DEFAULT_RECORD_LIMITS, type RecordLimits } from './transport/record-limits.js';
-export { StdioTransport, type StdioTransportOptions } from './transport/stdio-transport.js';
+export {
+  DEFAULT_INHERITED_ENV,
+  StdioTransport,
+  type StdioTransportOptions,
+} from './transport/stdio-transport.js';
 export {
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,

@@ -2,6 +2,7 @@ import { defineContract, toolAnnotations } from '@toolfence/tool-contract';
 import {
   AllowAllAuthorizer,
   createToolContext,
+  RiskPolicy,
   type SchemaValidator,
   ToolRegistry,
 } from '@toolfence/tools';
@@ -109,8 +110,41 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     await server.close();
   });
 
-  it('gates a tool whose declared risk is at or above approvalRisk, before the server sees it', async () => {
+  it('adds no gate of its own by default: the registry decides', async () => {
     const [wipe] = await bridgeTools(client, { prefix: 'fs', allow: ['wipe'] });
+    expect(wipe?.needsApproval).toBe(false);
+  });
+
+  it.each([
+    ['approves', true, 1],
+    ['declines', false, 0],
+  ])(
+    'inside a registry, asks once: the registry approval %s and the call runs %i time(s)',
+    async (_label, answer, runs) => {
+      const asked: string[] = [];
+      const registry = new ToolRegistry({
+        authorizer: new RiskPolicy(),
+        approval: (request) => {
+          asked.push(request.toolName);
+          return answer;
+        },
+      });
+      await registry.registerAll(await bridgeTools(client, { prefix: 'fs', allow: ['wipe'] }));
+      const call = registry.invoke('fs__wipe', {}, context);
+      if (answer) expect((await call).isError).not.toBe(true);
+      else await expect(call).rejects.toMatchObject({ code: 'POLICY_PERMISSION_DENIED' });
+      expect(asked).toEqual(['fs__wipe']);
+      expect(server.calls.get('wipe') ?? 0).toBe(runs);
+      await registry.close();
+    },
+  );
+
+  it('gates a tool whose declared risk is at or above approvalRisk, before the server sees it', async () => {
+    const [wipe] = await bridgeTools(client, {
+      prefix: 'fs',
+      allow: ['wipe'],
+      approvalRisk: 'high-risk-write',
+    });
     expect(wipe?.needsApproval).toBe(true);
     await expect(wipe?.invoke({}, context)).rejects.toBeInstanceOf(BridgeApprovalError);
     expect(server.calls.get('wipe')).toBeUndefined();
@@ -127,7 +161,12 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     ],
     ['an approver that approves', () => true, true],
   ])('asks %s', async (_name, approve, runs) => {
-    const [wipe] = await bridgeTools(client, { prefix: 'fs', allow: ['wipe'], approve });
+    const [wipe] = await bridgeTools(client, {
+      prefix: 'fs',
+      allow: ['wipe'],
+      approvalRisk: 'high-risk-write',
+      approve,
+    });
     const call = wipe?.invoke({}, context) as Promise<unknown>;
     if (runs) await call;
     else await expect(call).rejects.toBeInstanceOf(BridgeApprovalError);

@@ -78,6 +78,47 @@ function toolList(state: FaultState): Tool[] {
   return tools;
 }
 
+/**
+ * Tools answered with hand-written bytes (`text/event-stream`, or `application/json` in JSON
+ * mode) instead of the SDK's transport, to test framing: `response` is the JSON-RPC answer.
+ */
+const FRAMING_FAULTS: Record<
+  string,
+  (response: string, json: boolean, args: { bytes?: number }) => (Buffer | number)[]
+> = {
+  // A UTF-8 byte-order mark before the first field (an SSE stream may start with one).
+  'sse-bom': (response) => [Buffer.from(`\uFEFFdata: ${response}\n\n`)],
+  // Keep-alive comment lines with no blank line between them, every 50 ms for `bytes` ms.
+  'sse-keepalive': (response, _json, args) => [
+    ...Array.from({ length: Math.ceil((args.bytes ?? 1000) / 50) }, () => [
+      Buffer.from(': keep-alive\n'),
+      50,
+    ]).flat(),
+    Buffer.from(`data: ${response}\n\n`),
+  ],
+  // `bytes` bytes of 1 KiB comment lines with no blank line between them, then the answer.
+  'sse-comment-flood': (response, _json, args) => [
+    Buffer.from(`: ${'c'.repeat(1021)}\n`.repeat(Math.ceil((args.bytes ?? 1024) / 1024))),
+    Buffer.from(`data: ${response}\n\n`),
+  ],
+  // The answer with a byte that is not UTF-8 (0xff) inside its text.
+  'invalid-utf8': (response, json) => {
+    const [head, tail] = response.split('"invalid-utf8-here"') as [string, string];
+    const body = Buffer.concat([
+      Buffer.from(`${head}"`),
+      Buffer.from([0xff]),
+      Buffer.from(`"${tail}`),
+    ]);
+    return json ? [body] : [Buffer.from('data: '), body, Buffer.from('\n\n')];
+  },
+  // A byte-order mark before the body: allowed at the start of an SSE stream, not before JSON.
+  'bom-first': (response, json) => [
+    Buffer.from(json ? `\uFEFF${response}` : `\uFEFFdata: ${response}\n\n`),
+  ],
+  // An empty batch instead of the answer.
+  'empty-batch': (_response, json) => [Buffer.from(json ? '[]' : 'data: []\n\n')],
+};
+
 const FIXED_TOOLS: Tool[] = [
   'echo',
   'drop',
@@ -92,6 +133,7 @@ const FIXED_TOOLS: Tool[] = [
   'close-stream',
   'declared-huge',
   'redirect',
+  ...Object.keys(FRAMING_FAULTS),
 ].map((name) => ({
   name,
   description: `fault tool ${name}`,
@@ -242,6 +284,31 @@ export async function startFaultHttpServer(
       calls.set(tool, (calls.get(tool) ?? 0) + 1);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":`);
+      return;
+    }
+    const framing = tool === undefined ? undefined : FRAMING_FAULTS[tool];
+    if (tool !== undefined && framing !== undefined) {
+      calls.set(tool, (calls.get(tool) ?? 0) + 1);
+      const response = JSON.stringify({
+        jsonrpc: '2.0',
+        id: body.id,
+        result: {
+          content: [
+            {
+              type: 'text',
+              text: tool === 'invalid-utf8' ? 'invalid-utf8-here' : `framed:${tool}`,
+            },
+          ],
+        },
+      });
+      const args = (body.params?.arguments ?? {}) as { bytes?: number };
+      res.writeHead(200, { 'content-type': state.json ? 'application/json' : 'text/event-stream' });
+      for (const part of framing(response, state.json, args)) {
+        if (res.destroyed) return;
+        if (typeof part === 'number') await new Promise((resolve) => setTimeout(resolve, part));
+        else res.write(part);
+      }
+      res.end();
       return;
     }
     if (tool === 'trailing' || tool === 'trickle') injectWrites(res, tool);

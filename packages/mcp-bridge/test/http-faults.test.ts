@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AmbiguousDeliveryError, ClientConfigurationError } from '../src/client/errors.js';
 import { McpClient, type McpClientOptions } from '../src/client/mcp-client.js';
 import {
+  RecordEncodingError,
   RequestNotSentError,
   ResponseTooComplexError,
   ResponseTooLargeError,
@@ -104,6 +105,52 @@ describe.each([
     // the session was reset: the next call handshakes again and works
     await mcp.callTool('huge', { bytes: 10 });
     expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+  });
+
+  it('refuses a reply that is not valid UTF-8 instead of replacing the byte', async () => {
+    const error = await caught(client().callTool('invalid-utf8'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
+    const cause = (error as Error).cause as RecordEncodingError;
+    expect(cause).toBeInstanceOf(RecordEncodingError);
+    expect(cause.code).toBe('TRANSPORT_INVALID_UTF8');
+    expect(cause.kind).toBe(json ? 'json' : 'sse');
+    expect(server.calls.get('invalid-utf8')).toBe(1);
+  });
+
+  it(
+    json
+      ? 'refuses a JSON body that starts with a byte-order mark'
+      : 'accepts an SSE stream that starts with a byte-order mark',
+    async () => {
+      const outcome = client()
+        .callTool('bom-first')
+        .then(
+          (result) => result,
+          (error: unknown) => error,
+        );
+      if (json) {
+        const error = await outcome;
+        expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+        expect((error as Error).cause).toBeInstanceOf(TransportProtocolError);
+      } else {
+        expect(await outcome).toMatchObject({
+          content: [{ type: 'text', text: 'framed:bom-first' }],
+        });
+      }
+      expect(server.calls.get('bom-first')).toBe(1);
+    },
+  );
+
+  it('refuses an empty batch ([]) as a protocol error', async () => {
+    // readTimeout bounds the wait for an answer that an accepted empty batch would never give
+    const error = await caught(client({ readTimeout: 3 }).callTool('empty-batch'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
+    const cause = (error as Error).cause as TransportProtocolError;
+    expect(cause).toBeInstanceOf(TransportProtocolError);
+    expect(cause.message).toMatch(/empty batch/);
+    expect(server.calls.get('empty-batch')).toBe(1);
   });
 
   it('never follows a redirect', async () => {
@@ -340,6 +387,128 @@ describe('McpClient SSE resumption', () => {
     } finally {
       await mcp.close();
       await server.close();
+    }
+  });
+});
+
+describe('McpClient SSE retry bound', () => {
+  it('cuts a huge server retry: to maxSseRetry and resumes after it', async () => {
+    const server = await startFaultHttpServer({ resumableRetryMs: 2_000_000_000 });
+    const delays: unknown[] = [];
+    const mcp = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      maxSseRetry: 100,
+      logger: {
+        debug: (message, details) => {
+          if (message === 'Resuming the SSE stream') delays.push(details?.delayMs);
+        },
+      },
+    });
+    try {
+      const result = await mcp.callTool('close-stream');
+      expect(result.content).toEqual([{ type: 'text', text: 'resumed' }]);
+      expect(delays).toEqual([100]);
+      expect(server.calls.get('close-stream')).toBe(1);
+    } finally {
+      await mcp.close();
+      await server.close();
+    }
+  });
+
+  it('cuts it to 30 s by default and clears the wait on close', async () => {
+    const server = await startFaultHttpServer({ resumableRetryMs: 2_000_000_000 });
+    let resuming: () => void = () => undefined;
+    const waiting = new Promise<void>((resolve) => {
+      resuming = resolve;
+    });
+    const delays: unknown[] = [];
+    const mcp = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      logger: {
+        debug: (message, details) => {
+          if (message !== 'Resuming the SSE stream') return;
+          delays.push(details?.delayMs);
+          resuming();
+        },
+      },
+    });
+    try {
+      const call = caught(mcp.callTool('close-stream'));
+      await waiting;
+      expect(delays).toEqual([30_000]);
+      await mcp.close();
+      // the call ends with the close, not after the 30 s wait
+      expect(await call).toBeInstanceOf(AmbiguousDeliveryError);
+      expect(server.state.lastEventIds).toEqual([]);
+    } finally {
+      await mcp.close();
+      await server.close();
+    }
+  });
+});
+
+describe('McpClient SSE framing', () => {
+  let server: FaultHttpServer;
+  beforeAll(async () => {
+    server = await startFaultHttpServer({ json: false });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  function client(options: Partial<McpClientOptions> = {}): McpClient {
+    return new McpClient({ url: server.url, allowNonPublic: allowLoopback, ...options });
+  }
+
+  it('drops a byte-order mark at the start of the stream and keeps the first event', async () => {
+    const mcp = client();
+    try {
+      const result = await mcp.callTool('sse-bom');
+      expect(result.content).toEqual([{ type: 'text', text: 'framed:sse-bom' }]);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('does not count keep-alive comment lines as a record (no readTimeout while they flow)', async () => {
+    const mcp = client({ readTimeout: 0.4 });
+    try {
+      await mcp.connect();
+      // 1 s of comment lines with no blank line between them, then the answer
+      const result = await mcp.callTool('sse-keepalive', { bytes: 1000 }, { timeout: 30 });
+      expect(result.content).toEqual([{ type: 'text', text: 'framed:sse-keepalive' }]);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('drops comment lines instead of adding them to the record', async () => {
+    // 200 KiB of comments before a small event, with a 64 KiB record limit
+    const mcp = client({ maxRecordBytes: 64 * 1024, maxSseCommentBytes: 256 * 1024 });
+    try {
+      const result = await mcp.callTool('sse-comment-flood', { bytes: 200 * 1024 });
+      expect(result.content).toEqual([{ type: 'text', text: 'framed:sse-comment-flood' }]);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it.each([
+    ['the default bound', {}, 64 * 1024],
+    ['a configured bound', { maxSseCommentBytes: 4096 }, 4096],
+  ])('stops comment lines with no blank line between them at %s', async (_name, options, limit) => {
+    const mcp = client(options);
+    try {
+      const error = await caught(mcp.callTool('sse-comment-flood', { bytes: 200 * 1024 }));
+      expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+      const cause = (error as Error).cause as ResponseTooLargeError;
+      expect(cause).toBeInstanceOf(ResponseTooLargeError);
+      expect(cause.kind).toBe('sse-comment');
+      expect(cause.limit).toBe(limit);
+    } finally {
+      await mcp.close();
     }
   });
 });

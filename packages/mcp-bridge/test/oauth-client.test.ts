@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { McpAuthProvider } from '../src/client/auth-provider.js';
 import {
   AuthorizationRequiredError,
   authorizeConnection,
@@ -9,6 +8,7 @@ import {
   MemoryConnectionStore,
   OAuthTokenProvider,
 } from '../src/index.js';
+import type { McpAuthProvider } from '../src/transport/auth-provider.js';
 import { type OAuthPeer, startOAuthPeer } from './fixtures/oauth-peer.js';
 
 const loopback = (_target: unknown, address: { address: string }): boolean =>

@@ -20,7 +20,7 @@ import {
   startOAuth,
   verifyState,
 } from '../src/index.js';
-import { SqliteConnectionStore } from '../src/oauth/sqlite-connection-store.js';
+import { SqliteConnectionStore } from '../src/store/sqlite-connection-store.js';
 import { type OAuthPeer, startOAuthPeer } from './fixtures/oauth-peer.js';
 
 const loopback = (_target: unknown, address: { address: string }): boolean =>

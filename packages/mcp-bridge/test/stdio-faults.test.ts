@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AmbiguousDeliveryError } from '../src/client/errors.js';
 import { McpClient, type McpClientOptions } from '../src/client/mcp-client.js';
 import {
+  RecordEncodingError,
   ResponseTooComplexError,
   ResponseTooLargeError,
   TransportConfigurationError,
@@ -121,10 +122,30 @@ describe('McpClient over stdio against the fault-injecting server', () => {
     expect(await calls('trickle')).toBe(1);
   });
 
-  it('passes only the explicit environment', async () => {
-    const mcp = client({ env: { ONLY_THIS: '1' } });
+  it('passes only the explicit environment with inheritEnv: []', async () => {
+    const mcp = client({ env: { ONLY_THIS: '1' }, inheritEnv: [] });
     const result = await mcp.callTool('env');
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(['ONLY_THIS']) }]);
+  });
+
+  it('inherits only the allowlisted variables by default, never the rest', async () => {
+    const previous = { SECRET_TOKEN: process.env.SECRET_TOKEN, SHELL: process.env.SHELL };
+    process.env.SECRET_TOKEN = 'do-not-leak';
+    process.env.SHELL = '() { evil; }';
+    try {
+      const mcp = client({ env: { ONLY_THIS: '1' } });
+      const result = await mcp.callTool('env');
+      const names = JSON.parse((result.content[0] as { text: string }).text) as string[];
+      const expected = ['HOME', 'LOGNAME', 'PATH', 'TERM', 'USER'].filter(
+        (name) => process.env[name] !== undefined,
+      );
+      expect(names.sort()).toEqual([...expected, 'ONLY_THIS'].sort());
+    } finally {
+      for (const [name, value] of Object.entries(previous)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it('pipes stderr to the logger in bounded lines', async () => {
@@ -180,6 +201,77 @@ describe('McpClient over stdio against the fault-injecting server', () => {
     expect(alive(pid)).toBe(true);
     await mcp.close();
     expect(alive(pid)).toBe(false);
+  });
+
+  it.each([
+    ['a no-break space (U+00A0)', '\u00a0'],
+    ['a byte-order mark (U+FEFF)', '\ufeff'],
+    ['a line separator (U+2028)', '\u2028'],
+    ['a paragraph separator (U+2029)', '\u2029'],
+    ['an ideographic space (U+3000)', '\u3000'],
+    ['a next-line character (U+0085)', '\u0085'],
+    ['a vertical tab', '\u000b'],
+    ['a form feed', '\f'],
+    ['spaces around a no-break space', '  \u00a0\t'],
+    ['an empty batch', '[]'],
+    ['an empty batch with spaces', '[ \t]'],
+    ['a byte-order mark before a record', '\ufeff{"jsonrpc":"2.0","method":"notifications/x"}'],
+  ])('treats a line of %s as a protocol error', async (_name, text) => {
+    const error = await caught(client().callTool('raw-line', { text }));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
+    expect((error as Error).cause).toBeInstanceOf(TransportProtocolError);
+    expect(await calls('raw-line')).toBe(1);
+  });
+
+  it.each([
+    ['an empty line', ''],
+    ['spaces', '   '],
+    ['a tab', '\t'],
+    ['spaces before a CRLF ending', '  \r'],
+  ])('skips a line of %s', async (_name, text) => {
+    const result = await client().callTool('raw-line', { text });
+    expect(result.content).toEqual([{ type: 'text', text: 'after raw line' }]);
+  });
+
+  it('refuses a record that is not valid UTF-8 instead of replacing the byte', async () => {
+    const error = await caught(client().callTool('invalid-utf8'));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
+    const cause = (error as Error).cause as RecordEncodingError;
+    expect(cause).toBeInstanceOf(RecordEncodingError);
+    expect(cause.code).toBe('TRANSPORT_INVALID_UTF8');
+    expect(cause.kind).toBe('stdio');
+    expect(await calls('invalid-utf8')).toBe(1);
+  });
+
+  it.each([
+    ['exactly maxRecordBytes with a CRLF ending', 4096, '\r\n'],
+    ['exactly maxRecordBytes with a LF ending', 4096, '\n'],
+  ])('accepts a record of %s', async (_name, bytes, text) => {
+    const result = await client({ maxRecordBytes: 4096 }).callTool('sized', { bytes, text });
+    const block = result.content[0] as { text: string };
+    expect(block.text).toMatch(/^x+$/);
+    expect(await calls('sized')).toBe(1);
+  });
+
+  it.each([
+    ['one byte over maxRecordBytes with a CRLF ending', 4097, '\r\n'],
+    ['exactly maxRecordBytes followed by CR CR LF', 4096, '\r\r\n'],
+    ['one byte over maxRecordBytes with a LF ending', 4097, '\n'],
+  ])('refuses a record of %s', async (_name, bytes, text) => {
+    const error = await caught(client({ maxRecordBytes: 4096 }).callTool('sized', { bytes, text }));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    const cause = (error as Error).cause as ResponseTooLargeError;
+    expect(cause).toBeInstanceOf(ResponseTooLargeError);
+    expect(cause.kind).toBe('stdio');
+    expect(cause.limit).toBe(4096);
+  });
+
+  it('delivers a last record that has no trailing newline at end of file', async () => {
+    const result = await client().callTool('last-no-newline');
+    expect(result.content).toEqual([{ type: 'text', text: 'last record' }]);
+    expect(await calls('last-no-newline')).toBe(1);
   });
 
   it.each([

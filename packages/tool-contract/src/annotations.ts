@@ -43,6 +43,23 @@ export type NoAnnotations = Readonly<Record<string, never>>;
  */
 export const CONTRACT_META_KEY = 'io.github.toolfence/contract';
 
+// The annotation keys, under the original Python package's (mcp-tool-contract) constant names.
+
+/** Annotation key of the risk level (`risk_level`). */
+export const ANNOTATION_RISK_LEVEL = 'risk_level';
+/** Annotation key of the content-trust level (`content_trust_risk`). */
+export const ANNOTATION_CONTENT_TRUST_RISK = 'content_trust_risk';
+/** Annotation key of the contract version (`version`). */
+export const ANNOTATION_VERSION = 'version';
+/** Annotation key of the deprecation date (`deprecated_since`). */
+export const ANNOTATION_DEPRECATED_SINCE = 'deprecated_since';
+/** Annotation key of the alias list (`aliases`). */
+export const ANNOTATION_ALIASES = 'aliases';
+/** Annotation key of the sunset date (`sunset`, a toolfence addition in the same style). */
+export const ANNOTATION_SUNSET = 'sunset';
+/** Annotation key of the replacement tool (`replacement`, a toolfence addition in the same style). */
+export const ANNOTATION_REPLACEMENT = 'replacement';
+
 /** Where a contract is attached to a handler: a registered symbol, so every bundle sees it. */
 const CONTRACT_SYMBOL: unique symbol = Symbol.for('@toolfence/tool-contract/contract') as never;
 

@@ -1,5 +1,14 @@
-import type { ContractProblem } from './read-contract.js';
 import { ToolContractError, type ToolContractErrorOptions } from './tool-contract-error.js';
+
+/** Something wrong with a declared contract. Messages never echo the remote value. */
+export interface ContractProblem {
+  /** Stable code, the same one `defineContract` would throw for the same mistake. */
+  readonly code: string;
+  /** Where the problem is, such as `annotations.risk_level`. */
+  readonly field: string;
+  /** A short, log-safe explanation. */
+  readonly message: string;
+}
 
 /** Options of a {@link ContractReadError}. */
 export interface ContractReadErrorOptions extends ToolContractErrorOptions {

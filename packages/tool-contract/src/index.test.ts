@@ -11,6 +11,7 @@ describe('public surface of @toolfence/tool-contract', () => {
         'VERSION',
         // Taxonomies
         'CONTENT_TRUST_LEVELS',
+        'RISK_LEVEL_ORDER',
         'RISK_LEVELS',
         'compareContentTrust',
         'compareRisk',
@@ -22,6 +23,13 @@ describe('public surface of @toolfence/tool-contract', () => {
         'CONTRACT_DEFAULTS',
         'defineContract',
         // Attaching and annotations
+        'ANNOTATION_ALIASES',
+        'ANNOTATION_CONTENT_TRUST_RISK',
+        'ANNOTATION_DEPRECATED_SINCE',
+        'ANNOTATION_REPLACEMENT',
+        'ANNOTATION_RISK_LEVEL',
+        'ANNOTATION_SUNSET',
+        'ANNOTATION_VERSION',
         'CONTRACT_META_KEY',
         'getContract',
         'openWorldFor',

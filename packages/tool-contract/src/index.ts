@@ -13,6 +13,7 @@ export {
   isRiskLevel,
   maxContentTrust,
   maxRisk,
+  RISK_LEVEL_ORDER,
   RISK_LEVELS,
   type RiskLevel,
   type ToolContract,
@@ -31,6 +32,13 @@ export {
 // Attaching a contract to a handler and publishing it as MCP annotations
 
 export {
+  ANNOTATION_ALIASES,
+  ANNOTATION_CONTENT_TRUST_RISK,
+  ANNOTATION_DEPRECATED_SINCE,
+  ANNOTATION_REPLACEMENT,
+  ANNOTATION_RISK_LEVEL,
+  ANNOTATION_SUNSET,
+  ANNOTATION_VERSION,
   type AnnotatedToolConfig,
   CONTRACT_META_KEY,
   type ContractAnnotations,
@@ -45,7 +53,6 @@ export {
 // Reading a contract back from a tools/list entry (the gateway side)
 
 export {
-  type ContractProblem,
   type ContractSource,
   type ReadContractOptions,
   type ReadContractResult,
@@ -100,7 +107,11 @@ export {
   ContractDefinitionError,
   type ContractDefinitionErrorOptions,
 } from './contract-definition-error.js';
-export { ContractReadError, type ContractReadErrorOptions } from './contract-read-error.js';
+export {
+  type ContractProblem,
+  ContractReadError,
+  type ContractReadErrorOptions,
+} from './contract-read-error.js';
 export {
   ToolContractError,
   type ToolContractErrorClass,

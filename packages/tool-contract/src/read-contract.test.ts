@@ -1,10 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { CONTRACT_META_KEY, toolAnnotations } from './annotations.js';
+import {
+  ANNOTATION_ALIASES,
+  ANNOTATION_CONTENT_TRUST_RISK,
+  ANNOTATION_DEPRECATED_SINCE,
+  ANNOTATION_REPLACEMENT,
+  ANNOTATION_RISK_LEVEL,
+  ANNOTATION_SUNSET,
+  ANNOTATION_VERSION,
+  CONTRACT_META_KEY,
+  toolAnnotations,
+} from './annotations.js';
 import { ContractReadError } from './contract-read-error.js';
 import { type ContractInput, defineContract } from './define-contract.js';
 import { heuristicContract } from './heuristic-contract.js';
-import { readContract, type ToolListEntry } from './read-contract.js';
-import { CONTENT_TRUST_LEVELS, RISK_LEVELS } from './taxonomy.js';
+import { readContract, type ToolListEntry, UNKNOWN_VERSION } from './read-contract.js';
+import { CONTENT_TRUST_LEVELS, RISK_LEVEL_ORDER, RISK_LEVELS } from './taxonomy.js';
 
 const full: ContractInput = {
   risk: 'paid-operation',
@@ -151,6 +161,69 @@ describe('readContract problems', () => {
     expect(() => readContract(entry(clean), { strict: true })).toThrow(ContractReadError);
   });
 
+  it('reads a contract the original Python package declared as declared, and reports what defineContract would refuse', () => {
+    // The original (mcp-tool-contract) accepts any version string and any alias.
+    const python = {
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      risk_level: 'low-risk-write',
+      content_trust_risk: 'trusted',
+      version: '2.1',
+      aliases: ['old name', 'legacy_tool'],
+    };
+    const result = readContract(entry(python));
+    expect(result.source).toBe('declared');
+    expect(result.contract).toMatchObject({
+      risk: 'low-risk-write',
+      version: '2.1',
+      aliases: ['old name', 'legacy_tool'],
+      idempotent: true,
+    });
+    expect(codes(entry(python))).toEqual(['CONTRACT_INVALID_VERSION', 'CONTRACT_INVALID_ALIAS']);
+  });
+
+  it.each([
+    ['a control character', 'v1\u0007'],
+    ['an empty string', ' '],
+    ['a number', 2.1],
+    ['a 257-character string', 'v'.repeat(257)],
+  ])('does not keep a version with %s', (_label, version) => {
+    expect(readContract(entry({ ...valid, version })).contract.version).toBe(UNKNOWN_VERSION);
+  });
+
+  it('exports the annotation keys under the original names, and they are the keys written', () => {
+    const annotations = toolAnnotations(
+      defineContract({
+        risk: 'destructive',
+        version: '1.2.3',
+        deprecatedSince: '2026-01-01',
+        sunset: '2026-06-01',
+        replacement: 'new_tool',
+        aliases: ['old_tool'],
+      }),
+    );
+    for (const key of [
+      ANNOTATION_RISK_LEVEL,
+      ANNOTATION_CONTENT_TRUST_RISK,
+      ANNOTATION_VERSION,
+      ANNOTATION_DEPRECATED_SINCE,
+      ANNOTATION_ALIASES,
+      ANNOTATION_SUNSET,
+      ANNOTATION_REPLACEMENT,
+    ]) {
+      expect(Object.hasOwn(annotations, key)).toBe(true);
+    }
+    expect(RISK_LEVEL_ORDER).toEqual([
+      'read-only',
+      'low-risk-write',
+      'high-risk-write',
+      'external-publication',
+      'paid-operation',
+      'destructive',
+    ]);
+  });
+
   it('reports annotations that are not an object', () => {
     expect(codes(entry(['risk_level']))).toEqual(['CONTRACT_INVALID_ANNOTATIONS']);
     expect(codes(entry('read-only'))).toEqual(['CONTRACT_INVALID_ANNOTATIONS']);
@@ -178,13 +251,13 @@ describe('readContract problems', () => {
     expect(unknown.contract.contentTrust).toBe('untrusted');
   });
 
-  it('drops invalid optional facts and keeps the valid ones', () => {
+  it('drops invalid dates, keeps plain-text versions and aliases as declared, and reports each', () => {
     const result = readContract(
       entry({ ...valid, version: 'x', sunset: 'never', aliases: ['ok', 'not ok', 'ok'] }),
     );
-    expect(result.contract.version).toBe('0.0.0');
+    expect(result.contract.version).toBe('x');
     expect(result.contract.sunset).toBeUndefined();
-    expect(result.contract.aliases).toEqual(['ok']);
+    expect(result.contract.aliases).toEqual(['ok', 'not ok']);
     expect(result.problems.map((problem) => problem.field)).toEqual([
       'annotations.version',
       'annotations.sunset',

@@ -1,7 +1,7 @@
 import { CONTRACT_META_KEY } from './annotations.js';
-import { ContractReadError } from './contract-read-error.js';
+import { type ContractProblem, ContractReadError } from './contract-read-error.js';
 import { heuristicContract } from './heuristic-contract.js';
-import { isIsoDate, isSemver, isToolName } from './internal/rules.js';
+import { isIsoDate, isLenientText, isSemver, isToolName } from './internal/rules.js';
 import {
   type ContentTrustLevel,
   isContentTrustLevel,
@@ -35,16 +35,6 @@ export interface ToolListEntry {
   readonly icons?: unknown;
   /** MCP metadata; its `CONTRACT_META_KEY` entry carries a copy of the contract's annotations. */
   readonly _meta?: unknown;
-}
-
-/** Something wrong with a declared contract. Messages never echo the remote value. */
-export interface ContractProblem {
-  /** Stable code, the same one `defineContract` would throw for the same mistake. */
-  readonly code: string;
-  /** Where the problem is, such as `annotations.risk_level`. */
-  readonly field: string;
-  /** A short, log-safe explanation. */
-  readonly message: string;
 }
 
 /** Where the contract {@link readContract} returns comes from. */
@@ -128,7 +118,11 @@ function parseDeclaration(record: Record_, at: string, problems: ContractProblem
   const rawVersion = get('version');
   if (rawVersion === undefined) problem('CONTRACT_MISSING_FIELD', 'version', 'version is missing.');
   else if (isSemver(rawVersion)) version = rawVersion;
-  else problem('CONTRACT_INVALID_VERSION', 'version', 'version is not a semantic version.');
+  else {
+    // Kept as declared when it is plain text (the original package accepts any version string).
+    if (isLenientText(rawVersion)) version = rawVersion;
+    problem('CONTRACT_INVALID_VERSION', 'version', 'version is not a semantic version.');
+  }
 
   const date = (key: string): string | undefined => {
     const value = get(key);
@@ -156,6 +150,8 @@ function parseDeclaration(record: Record_, at: string, problems: ContractProblem
     for (const [index, alias] of rawAliases.entries()) {
       if (!isToolName(alias)) {
         problem('CONTRACT_INVALID_ALIAS', `aliases[${index}]`, 'alias is not a valid tool name.');
+        // Kept as declared when it is plain text (the original package accepts any alias).
+        if (isLenientText(alias) && !aliases.includes(alias)) aliases.push(alias);
       } else if (aliases.includes(alias)) {
         problem('CONTRACT_DUPLICATE_ALIAS', `aliases[${index}]`, 'alias repeats an earlier one.');
       } else aliases.push(alias);

@@ -15,6 +15,9 @@ export const RISK_LEVELS = [
   'destructive',
 ] as const;
 
+/** {@link RISK_LEVELS} under the original Python package's name: the levels in ascending order. */
+export const RISK_LEVEL_ORDER: typeof RISK_LEVELS = RISK_LEVELS;
+
 /** One of {@link RISK_LEVELS}. */
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 

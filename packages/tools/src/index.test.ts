@@ -9,6 +9,7 @@ describe('public surface of @toolfence/tools', () => {
       [
         'TOOL_EFFECTS',
         'ToolsError',
+        'checkOptionKeys',
         'createToolContext',
         'errorResult',
         'jsonResult',
@@ -33,6 +34,7 @@ describe('public surface of @toolfence/tools', () => {
         'NetworkLimitError',
         'NetworkOptionsError',
         'NetworkPolicyError',
+        'NetworkResolutionError',
         // Registry and policies (issue 4)
         'ConfigurationError',
         'defineTool',

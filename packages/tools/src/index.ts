@@ -43,6 +43,7 @@ export {
   snapshotJsonObject,
   snapshotJsonValue,
 } from './registry/json-snapshot.js';
+export { checkOptionKeys, type OptionErrorFactory } from './registry/option-keys.js';
 export { RegistryClosedError } from './registry/registry-closed-error.js';
 export {
   AjvSchemaValidator,
@@ -74,11 +75,10 @@ export {
 } from './registry/tool-registry.js';
 export { ToolStartError } from './registry/tool-start-error.js';
 
-// Authorization policies (src/policy) — issue 4
+// What the registry asks and raises when it authorizes a call (src/registry)
 
-export { ApprovalRequiredError } from './policy/approval-required-error.js';
+export { ApprovalRequiredError } from './registry/approval-required-error.js';
 export {
-  AllowAllAuthorizer,
   type AuthorizationRequest,
   type Authorizer,
   isPermissionDecision,
@@ -86,13 +86,21 @@ export {
   type PermissionDecision,
   type PermissionVerdict,
   permission,
-} from './policy/authorizer.js';
-export { BudgetExceededError } from './policy/budget-exceeded-error.js';
+} from './registry/authorization.js';
+export type {
+  BudgetRequest,
+  BudgetReservation,
+  BudgetReserver,
+} from './registry/budget.js';
+export { BudgetExceededError } from './registry/budget-exceeded-error.js';
+export { PermissionDeniedError } from './registry/permission-denied-error.js';
+
+// Authorization policies (src/policy)
+
+export { AllowAllAuthorizer } from './policy/authorizer.js';
 export {
   type BudgetedTool,
   type BudgetLimits,
-  type BudgetRequest,
-  type BudgetReservation,
   type BudgetScope,
   type BudgetUsage,
   CallBudget,
@@ -101,7 +109,6 @@ export {
   withBudget,
 } from './policy/call-budget.js';
 export { firstDecisive, strictest } from './policy/combinators.js';
-export { PermissionDeniedError } from './policy/permission-denied-error.js';
 export {
   DEFAULT_CONTENT_TRUST_THRESHOLDS,
   DEFAULT_RISK_THRESHOLDS,
@@ -156,6 +163,10 @@ export { ShellToolOptionsError } from './builtin/shell-tool-options-error.js';
 export { type NetworkLimit, NetworkLimitError } from './net/network-limit-error.js';
 export { NetworkOptionsError } from './net/network-options-error.js';
 export { NetworkPolicyError, type NetworkPolicyReason } from './net/network-policy-error.js';
+export {
+  NetworkResolutionError,
+  type NetworkResolutionErrorOptions,
+} from './net/network-resolution-error.js';
 
 // MCP adapter (src/mcp) — issue 6
 
@@ -245,7 +256,7 @@ export {
   SkillReadError,
   SkillUnsafeFileError,
 } from './skills/errors.js';
-export { SKILL_FRONT_MATTER_KEYS } from './skills/front-matter.js';
+export { SKILL_FRONT_MATTER_KEYS, type SkillFrontMatterValue } from './skills/front-matter.js';
 export { SkillAccessPolicy, type SkillAccessPolicyOptions } from './skills/skill-access-policy.js';
 export {
   isValidSkillName,
@@ -253,6 +264,8 @@ export {
   type SkillDocument,
   SkillLoader,
   type SkillLoaderOptions,
+  type SkillProblem,
+  type SkillScan,
 } from './skills/skill-loader.js';
 export { SkillRegistry, type SkillSource } from './skills/skill-registry.js';
 export {

@@ -140,6 +140,14 @@ describe('HttpTool', () => {
     ['a public host over http', { url: 'http://svc.example/' }, 'HTTP_TOOL_BLOCKED'],
     ['userinfo', { url: 'http://user:pw@127.0.0.1:9/' }, 'HTTP_TOOL_BLOCKED'],
     [
+      'a host name that does not resolve',
+      { url: 'https://gone.test/' },
+      'HTTP_TOOL_DNS_FAILED',
+      {
+        allowedHosts: ['gone.test'],
+      },
+    ],
+    [
       'a POST on a GET-only tool',
       { url: 'https://svc.test/', method: 'POST' },
       'HTTP_TOOL_METHOD_NOT_ALLOWED',
@@ -180,6 +188,14 @@ describe('HttpTool', () => {
     expect(result.isError, JSON.stringify(result)).toBe(true);
     expect(result.metadata?.code).toBe(code);
     expect(server.seen.length).toBe(before);
+  });
+
+  it('names the host that did not resolve, apart from policy blocks', async () => {
+    const tool = loopbackTool({ allowedHosts: ['gone.test'] });
+    const result = await call(tool, { url: 'https://gone.test/' });
+    expect(result.metadata).toMatchObject({ code: 'HTTP_TOOL_DNS_FAILED', hostname: 'gone.test' });
+    expect(JSON.stringify(result.content)).toContain('gone.test could not be resolved (ENOTFOUND)');
+    await tool.close();
   });
 
   it('refuses plain http by default (requireHttps)', async () => {

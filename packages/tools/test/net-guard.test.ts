@@ -11,6 +11,7 @@ import {
   NetworkLimitError,
   NetworkOptionsError,
   NetworkPolicyError,
+  NetworkResolutionError,
   type ResolvedAddress,
   type Resolver,
 } from '../src/net/index.js';
@@ -135,7 +136,6 @@ describe('createGuardedDispatcher: DNS answers', () => {
     ['unspecified IPv6', ['::'], 'address'],
     ['documentation next to public', ['2001:db8::1', '8.8.8.8'], 'address'],
     ['scoped link-local', ['fe80::1%lo'], 'resolution'],
-    ['no answers', [], 'resolution'],
     ['a non-address answer', ['not-an-ip'], 'resolution'],
   ];
 
@@ -151,11 +151,49 @@ describe('createGuardedDispatcher: DNS answers', () => {
     await dispatcher.close();
   });
 
-  it('fails closed when the lookup fails', async () => {
-    const dispatcher = createGuardedDispatcher({ resolver: fixedResolver({}) });
-    const error = await rejection(request(`http://nowhere.test:${server.port}/`, { dispatcher }));
-    expect((error as NetworkPolicyError).reason).toBe('resolution');
+  it.for([
+    ['ENOTFOUND', 'ENOTFOUND', /could not be resolved \(ENOTFOUND\)/],
+    ['EAI_AGAIN (a temporary failure)', 'EAI_AGAIN', /could not be resolved \(EAI_AGAIN\)/],
+    ['an error without a code', undefined, /did not resolve to any address/],
+    ['a code that is not a system error code', 'not a code\r\n', /did not resolve/],
+  ] as const)(
+    'reports a failed lookup (%s) as NET_DNS_FAILED naming the host, not as a policy block',
+    async ([, code, message]) => {
+      const before = server.connections;
+      const dispatcher = createGuardedDispatcher({
+        resolver: async () => {
+          throw Object.assign(new Error('lookup failed'), code === undefined ? {} : { code });
+        },
+      });
+      const error = await rejection(request(`http://nowhere.test:${server.port}/`, { dispatcher }));
+      expect(NetworkResolutionError.isInstance(error)).toBe(true);
+      expect(NetworkPolicyError.isInstance(error)).toBe(false);
+      const failure = error as NetworkResolutionError;
+      expect(failure.code).toBe('NET_DNS_FAILED');
+      expect(failure.hostname).toBe('nowhere.test');
+      expect(failure.message).toContain('nowhere.test');
+      expect(failure.message).toMatch(message);
+      expect(failure.dnsCode).toBe(code === 'not a code\r\n' ? undefined : code);
+      expect(failure.details).toEqual({ hostname: 'nowhere.test', dnsCode: failure.dnsCode });
+      expect(server.connections).toBe(before);
+      await dispatcher.close();
+    },
+  );
+
+  it('reports an empty answer as NET_DNS_FAILED naming the host', async () => {
+    const dispatcher = createGuardedDispatcher({ resolver: fixedResolver({ 'svc.test': [] }) });
+    const error = await rejection(request(`http://svc.test:${server.port}/`, { dispatcher }));
+    expect(NetworkResolutionError.isInstance(error)).toBe(true);
+    expect((error as NetworkResolutionError).hostname).toBe('svc.test');
+    expect((error as NetworkResolutionError).dnsCode).toBeUndefined();
     await dispatcher.close();
+  });
+
+  it('gives guardedFetch the same NET_DNS_FAILED error', async () => {
+    const fetch = createGuardedFetch({ resolver: fixedResolver({}) });
+    const error = await rejection(fetch('https://missing.test/'));
+    expect(NetworkResolutionError.isInstance(error), String(error)).toBe(true);
+    expect((error as NetworkResolutionError).hostname).toBe('missing.test');
   });
 
   it('refuses an approved loopback answer mixed with an unapproved private one', async () => {

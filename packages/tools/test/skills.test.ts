@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -22,7 +23,6 @@ import {
   SkillAdapter,
   SkillArgumentError,
   SkillConfigurationError,
-  SkillFormatError,
   SkillLimitError,
   SkillLoader,
   SkillNotFoundError,
@@ -108,19 +108,29 @@ describe('SkillLoader', () => {
   });
 
   it.each([
-    ['a name that differs from its folder', () => skill('folder', ['name: other'])],
-    ['a missing name', () => skill('folder', ['description: x'])],
-    ['an invalid folder name', () => skill('Bad_Name')],
-    ['a folder name with a double dash', () => skill('a--b')],
-    ['a folder name over 64 characters', () => skill('a'.repeat(65))],
+    [
+      'a name that differs from its folder',
+      () => skill('folder', ['name: other']),
+      'folder',
+      'name_mismatch',
+    ],
+    ['a missing name', () => skill('folder', ['description: x']), 'folder', 'missing_name'],
+    ['an invalid folder name', () => skill('Bad_Name'), undefined, 'invalid_name'],
+    ['a folder name with a double dash', () => skill('a--b'), undefined, 'invalid_name'],
+    ['a folder name over 64 characters', () => skill('a'.repeat(65)), undefined, 'invalid_name'],
     [
       'a description over 1,024 characters',
       () => skill('long', ['name: long', `description: ${'d'.repeat(1_025)}`]),
+      'long',
+      'description_too_long',
     ],
     [
-      'front matter needing a full YAML parser',
-      () => skill('yaml', ['name: yaml', 'description: |']),
+      'invalid YAML',
+      () => skill('yaml', ['name: yaml', 'description: "open']),
+      'yaml',
+      'invalid_yaml',
     ],
+    ['a YAML alias', () => skill('alias', ['a: &x 1', 'name: alias', 'b: *x']), 'alias', 'alias'],
     [
       'non-UTF-8 bytes',
       () => {
@@ -130,11 +140,22 @@ describe('SkillLoader', () => {
           Buffer.from([0x2d, 0x2d, 0x2d, 0x0a, 0xff, 0xfe, 0x0a]),
         );
       },
+      'latin',
+      undefined,
     ],
-    ['a NUL character', () => skill('nul', ['name: nul'], '\nbody\u0000more\n')],
-  ])('refuses %s', async (_label, arrange) => {
+    ['a NUL character', () => skill('nul', ['name: nul'], '\nbody\u0000more\n'), 'nul', undefined],
+  ])('skips and reports %s, and loads the others', async (_label, arrange, name, reason) => {
+    skill('fine');
+    skill('good');
     arrange();
-    await expect(new SkillLoader({ root }).load()).rejects.toBeInstanceOf(SkillFormatError);
+    const scan = await new SkillLoader({ root }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['fine', 'good']);
+    expect(scan.problems).toHaveLength(1);
+    const [problem] = scan.problems;
+    expect(problem).toMatchObject({ code: 'SKILL_FORMAT', skipped: true });
+    if (reason !== undefined) expect(problem?.reason).toBe(reason);
+    expect(problem?.skill).toBe(name);
+    expect(problem?.message).not.toMatch(/About|body|more/);
   });
 
   it.each([
@@ -154,48 +175,7 @@ describe('SkillLoader', () => {
         return join(link, 'skills');
       },
     ],
-    [
-      'a symlinked skill folder',
-      () => {
-        mkdirSync(join(outside, 'evil'));
-        writeFileSync(join(outside, 'evil', 'SKILL.md'), '---\nname: evil\n---\n');
-        symlinkSync(join(outside, 'evil'), join(root, 'evil'));
-        return root;
-      },
-    ],
-    [
-      'a symlinked SKILL.md',
-      () => {
-        writeFileSync(join(outside, 'secret.md'), '---\nname: linked\n---\n');
-        mkdirSync(join(root, 'linked'));
-        symlinkSync(join(outside, 'secret.md'), join(root, 'linked', 'SKILL.md'));
-        return root;
-      },
-    ],
-    [
-      'a symlinked file at the root level',
-      () => {
-        writeFileSync(join(outside, 'x'), 'x');
-        symlinkSync(join(outside, 'x'), join(root, 'x'));
-        return root;
-      },
-    ],
-    [
-      'a SKILL.md that is a folder',
-      () => {
-        mkdirSync(join(root, 'dir', 'SKILL.md'), { recursive: true });
-        return root;
-      },
-    ],
-    [
-      'a SKILL.md that is a FIFO',
-      () => {
-        mkdirSync(join(root, 'fifo'));
-        execFileSync('mkfifo', [join(root, 'fifo', 'SKILL.md')]);
-        return root;
-      },
-    ],
-  ])('refuses %s', async (_label, arrange) => {
+  ])('refuses %s for the whole load', async (_label, arrange) => {
     skill('fine');
     const target = arrange();
     await expect(new SkillLoader({ root: target }).load()).rejects.toBeInstanceOf(
@@ -203,23 +183,85 @@ describe('SkillLoader', () => {
     );
   });
 
-  it('refuses a hard-linked SKILL.md', async () => {
+  it.each([
+    [
+      'a symlinked skill folder',
+      () => {
+        mkdirSync(join(outside, 'evil'));
+        writeFileSync(join(outside, 'evil', 'SKILL.md'), '---\nname: evil\n---\n');
+        symlinkSync(join(outside, 'evil'), join(root, 'evil'));
+      },
+      'evil',
+    ],
+    [
+      'a symlinked SKILL.md',
+      () => {
+        writeFileSync(join(outside, 'secret.md'), '---\nname: linked\n---\n');
+        mkdirSync(join(root, 'linked'));
+        symlinkSync(join(outside, 'secret.md'), join(root, 'linked', 'SKILL.md'));
+      },
+      'linked',
+    ],
+    [
+      'a symlinked file at the root level',
+      () => {
+        writeFileSync(join(outside, 'x'), 'x');
+        symlinkSync(join(outside, 'x'), join(root, 'x'));
+      },
+      'x',
+    ],
+    [
+      'a SKILL.md that is a folder',
+      () => {
+        mkdirSync(join(root, 'dir', 'SKILL.md'), { recursive: true });
+      },
+      'dir',
+    ],
+    [
+      'a SKILL.md that is a FIFO',
+      () => {
+        mkdirSync(join(root, 'fifo'));
+        execFileSync('mkfifo', [join(root, 'fifo', 'SKILL.md')]);
+      },
+      'fifo',
+    ],
+  ])('skips and reports %s, and loads the others', async (_label, arrange, name) => {
+    skill('fine');
+    arrange();
+    const scan = await new SkillLoader({ root }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['fine']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({ code: 'SKILL_UNSAFE_FILE', skill: name, skipped: true }),
+    ]);
+    // Nothing from outside the root was read.
+    expect(JSON.stringify(scan.skills)).not.toMatch(/evil|linked/);
+  });
+
+  it('skips a hard-linked SKILL.md', async () => {
+    skill('fine');
     writeFileSync(join(outside, 'secret.md'), '---\nname: hard\n---\n');
     mkdirSync(join(root, 'hard'));
     await promisify(link)(join(outside, 'secret.md'), join(root, 'hard', 'SKILL.md'));
-    await expect(new SkillLoader({ root }).load()).rejects.toMatchObject({
-      code: 'SKILL_UNSAFE_FILE',
-      details: { reason: 'hard_link', skill: 'hard' },
-    });
+    const scan = await new SkillLoader({ root }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['fine']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({ code: 'SKILL_UNSAFE_FILE', reason: 'hard_link', skill: 'hard' }),
+    ]);
   });
 
-  it('enforces maxFileBytes', async () => {
+  it('enforces maxFileBytes per skill', async () => {
     skill('big', ['name: big'], `\n${'x'.repeat(2_000)}\n`);
-    await expect(new SkillLoader({ root, maxFileBytes: 1_000 }).load()).rejects.toMatchObject({
-      code: 'SKILL_LIMIT_EXCEEDED',
-      details: { limit: 'maxFileBytes' },
-    });
-    expect(await new SkillLoader({ root, maxFileBytes: 3_000 }).load()).toHaveLength(1);
+    skill('small');
+    const scan = await new SkillLoader({ root, maxFileBytes: 1_000 }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['small']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({
+        code: 'SKILL_LIMIT_EXCEEDED',
+        reason: 'maxFileBytes',
+        skill: 'big',
+      }),
+    ]);
+    expect(await new SkillLoader({ root, maxFileBytes: 3_000 }).load()).toHaveLength(2);
   });
 
   it('enforces maxScanEntries on the root folder', async () => {
@@ -230,18 +272,80 @@ describe('SkillLoader', () => {
     });
   });
 
-  it('enforces maxSkills', async () => {
+  it('enforces maxSkills: loads the first ones by name and reports the rest', async () => {
     for (const name of ['a', 'b', 'c']) skill(name);
-    await expect(new SkillLoader({ root, maxSkills: 2 }).load()).rejects.toMatchObject({
-      details: { limit: 'maxSkills' },
+    const scan = await new SkillLoader({ root, maxSkills: 2 }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['a', 'b']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({ code: 'SKILL_LIMIT_EXCEEDED', reason: 'max_skills', skill: 'c' }),
+    ]);
+  });
+
+  it('enforces maxFrontmatterLines per skill', async () => {
+    skill('lines', ['name: lines', 'description: d', 'version: 1']);
+    skill('short', ['name: short']);
+    const scan = await new SkillLoader({ root, maxFrontmatterLines: 2 }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['short']);
+    expect(scan.problems[0]).toMatchObject({
+      code: SkillLimitError.code,
+      reason: 'maxFrontmatterLines',
     });
   });
 
-  it('enforces maxFrontmatterLines', async () => {
-    skill('lines', ['name: lines', 'description: d', 'version: 1']);
-    await expect(new SkillLoader({ root, maxFrontmatterLines: 2 }).load()).rejects.toBeInstanceOf(
-      SkillLimitError,
+  it('keeps unknown front matter keys as data and reports them without skipping the skill', async () => {
+    skill('extra', ['name: extra', 'description: d', 'entrypoint: run.sh', 'bad key!: 1']);
+    const scan = await new SkillLoader({ root }).scan();
+    expect(scan.skills[0]?.extra).toEqual({ entrypoint: 'run.sh', 'bad key!': 1 });
+    expect(scan.problems).toEqual([
+      expect.objectContaining({ reason: 'unknown_key', key: 'entrypoint', skipped: false }),
+      expect.objectContaining({ reason: 'unknown_key', skipped: false }),
+    ]);
+    expect(scan.problems[1]).not.toHaveProperty('key');
+  });
+
+  it('loads real-world front matter: every valid skill of the fixture folder, the bad ones reported', async () => {
+    const fixture = fileURLToPath(new URL('./fixtures/skills-real', import.meta.url));
+    const scan = await new SkillLoader({ root: fixture }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual([
+      'brand-guidelines',
+      'docx-writer',
+      'pdf-forms',
+      'server-builder',
+      'skill-creator',
+      'webapp-testing',
+    ]);
+    const byName = new Map(scan.skills.map((s) => [s.name, s]));
+    expect(byName.get('pdf-forms')?.description).toMatch(/^Fill, flatten.*\nUse this skill/s);
+    expect(byName.get('docx-writer')?.allowedToolList).toEqual([
+      'Read',
+      'Write',
+      'Bash(python3:*)',
+    ]);
+    expect(byName.get('brand-guidelines')).toMatchObject({
+      allowedTools: 'Read Write',
+      metadata: { owner: 'design', version: '1.0', reviewed: '2026-09-01' },
+    });
+    expect(byName.get('server-builder')?.compatibility).toBe(
+      'Requires node >= 20 or python3 >= 3.10',
     );
+    expect(byName.get('webapp-testing')).toMatchObject({
+      version: '0.3.1',
+      extra: { tags: ['testing', 'browser'] },
+    });
+    expect(byName.get('skill-creator')?.description.length).toBeGreaterThan(800);
+    expect(scan.problems.filter((p) => p.skipped)).toEqual([
+      expect.objectContaining({ skill: 'broken-anchor', reason: 'alias' }),
+      expect.objectContaining({ skill: 'wrong-name', reason: 'name_mismatch' }),
+    ]);
+    expect(scan.problems.filter((p) => !p.skipped)).toEqual([
+      expect.objectContaining({ skill: 'webapp-testing', reason: 'unknown_key', key: 'tags' }),
+    ]);
+  });
+
+  it('keeps the relative source path of each skill', async () => {
+    skill('pdf-tools');
+    const [document] = await new SkillLoader({ root }).load();
+    expect(document?.source).toBe('pdf-tools/SKILL.md');
   });
 
   it.each([
@@ -306,22 +410,31 @@ describe('readFileSafely', () => {
 });
 
 describe('SkillRegistry', () => {
-  it('swaps the whole set atomically and keeps the old set when any document fails', async () => {
+  it('swaps the whole set atomically, reports skipped skills, and keeps the old set when the load fails', async () => {
     skill('one');
     skill('two');
     const registry = new SkillRegistry();
     const loader = new SkillLoader({ root });
     await registry.refresh(loader);
     expect(registry.names()).toEqual(['one', 'two']);
+    expect(registry.problems()).toEqual([]);
     const before = registry.get('one');
     skill('three');
     skill('two', ['name: not-two']);
-    await expect(registry.refresh(loader)).rejects.toBeInstanceOf(SkillFormatError);
-    expect(registry.names()).toEqual(['one', 'two']);
-    expect(registry.get('one')).toBe(before);
+    await registry.refresh(loader);
+    expect(registry.names()).toEqual(['one', 'three']);
+    expect(registry.problems()).toEqual([
+      expect.objectContaining({ skill: 'two', reason: 'name_mismatch', skipped: true }),
+    ]);
+    expect(registry.get('one')).not.toBe(before);
+    const kept = registry.list();
+    rmSync(root, { recursive: true });
+    await expect(registry.refresh(loader)).rejects.toMatchObject({ code: 'SKILL_READ' });
+    expect(registry.list()).toEqual(kept);
+    mkdirSync(root);
     skill('two');
     await registry.refresh(loader);
-    expect(registry.names()).toEqual(['one', 'three', 'two']);
+    expect(registry.names()).toEqual(['two']);
   });
 
   it('runs concurrent refreshes one after the other', async () => {

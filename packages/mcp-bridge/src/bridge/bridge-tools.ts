@@ -43,11 +43,15 @@ export interface BridgeToolsOptions {
   readonly allow?: readonly string[];
   /** Remote names never bridged (wins over `allow`). Default none. */
   readonly deny?: readonly string[];
-  /** Every bridged tool needs approval. Default: decided by `approvalRisk`. */
+  /** Every bridged tool needs the bridge's own approval. Default: decided by `approvalRisk` (none). */
   readonly needsApproval?: boolean;
   /** Per remote name, overriding `needsApproval` and `approvalRisk`. */
   readonly gates?: Readonly<Record<string, boolean>>;
-  /** A tool whose declared contract is at or above this risk needs approval. Default `high-risk-write`; `'none'` disables. */
+  /**
+   * A tool whose declared contract is at or above this risk needs the bridge's own approval.
+   * Default `'none'`: inside a `ToolRegistry` the registry's policy and approval decide (one
+   * approval per call); set a level only for bridged tools called without a registry policy.
+   */
   readonly approvalRisk?: RiskLevel | 'none';
   /** Answers gated calls; without it a gated call is refused. */
   readonly approve?: (request: BridgeApprovalRequest) => boolean | Promise<boolean>;
@@ -160,7 +164,7 @@ export async function bridgeTools(
       throw new BridgeConfigurationError('gates must map remote names to booleans');
     }
   }
-  const approvalRisk = options.approvalRisk ?? 'high-risk-write';
+  const approvalRisk = options.approvalRisk ?? 'none';
   if (approvalRisk !== 'none' && !RISK_LEVELS.includes(approvalRisk)) {
     throw new BridgeConfigurationError('approvalRisk must be a risk level or none');
   }

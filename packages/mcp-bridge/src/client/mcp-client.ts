@@ -12,6 +12,7 @@ import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfen
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
+import type { McpAuthProvider, McpTokenSource } from '../transport/auth-provider.js';
 import {
   RequestNotSentError,
   ResponseTooComplexError,
@@ -33,7 +34,6 @@ import {
 import { StdioTransport } from '../transport/stdio-transport.js';
 import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
-import type { McpAuthProvider, McpTokenSource } from './auth-provider.js';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
@@ -58,8 +58,13 @@ export interface McpClientOptions {
   readonly url?: string | URL;
   /** Stdio server argv `[executable, ...args]` (never a shell string). */
   readonly command?: readonly string[];
-  /** Stdio: the child's whole environment. Default `{}` (nothing inherited). */
+  /** Stdio: variables set for the child, on top of `inheritEnv`. Default `{}`. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Stdio: names of this process's variables the child inherits. Default `HOME`, `LOGNAME`,
+   * `PATH`, `SHELL`, `TERM`, `USER` (`DEFAULT_INHERITED_ENV`); `[]` gives the child only `env`.
+   */
+  readonly inheritEnv?: readonly string[];
   /** Stdio: working directory. Default: this process's. */
   readonly cwd?: string;
   /** HTTP: bearer token, fixed or resolved per request; owns `Authorization`. */
@@ -81,6 +86,10 @@ export interface McpClientOptions {
   readonly deleteSessionOnClose?: boolean;
   /** HTTP: open the optional GET stream for server-initiated requests after the handshake. Default true. */
   readonly standaloneStream?: boolean;
+  /** HTTP: milliseconds a server's SSE `retry:` may ask for at most (longer is cut). Default 30,000. */
+  readonly maxSseRetry?: number;
+  /** HTTP: bytes of SSE comment lines allowed between two blank lines. Default 64 KiB. */
+  readonly maxSseCommentBytes?: number;
   /** `clientInfo.name`. Default `toolfence-mcp-bridge`. */
   readonly clientName?: string;
   /** `clientInfo.version`. Default this package's version. */
@@ -620,6 +629,7 @@ export class McpClient {
         ...common,
         command: options.command as readonly string[],
         ...(options.env === undefined ? {} : { env: options.env }),
+        ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace }),
       });
@@ -642,6 +652,10 @@ export class McpClient {
       ...(options.standaloneStream === undefined
         ? {}
         : { standaloneStream: options.standaloneStream }),
+      ...(options.maxSseRetry === undefined ? {} : { maxSseRetry: options.maxSseRetry }),
+      ...(options.maxSseCommentBytes === undefined
+        ? {}
+        : { maxSseCommentBytes: options.maxSseCommentBytes }),
     });
   }
 }

@@ -11,16 +11,16 @@ import {
   discoverProtectedResource,
 } from './discovery.js';
 import { OAuthConfigurationError, OAuthUnsupportedServerError } from './errors.js';
+import { type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
+import { probe } from './probe.js';
 import {
   basicAuth,
   type OAuthTokens,
-  probe,
   readTokens,
   requestOptions,
   requireString,
   translate,
-} from './flow.js';
-import { type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
+} from './token-endpoint.js';
 
 /** How a client-credentials client authenticates at the token endpoint. */
 export type ClientCredentialsAuthMethod =

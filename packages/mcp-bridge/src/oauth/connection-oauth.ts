@@ -1,25 +1,25 @@
-import { joinScopes } from './challenge.js';
 import {
   type ConnectionRecord,
   type ConnectionStore,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
   recentAuthorizationAttempts,
-} from './connection-store.js';
+} from '../store/connection-store.js';
+import { ConnectionNotFoundError } from '../store/store-errors.js';
+import {
+  completeOAuth,
+  parseAuthorizationCallback,
+  type StartOAuthOptions,
+  startOAuth,
+} from './authorization-code.js';
+import { joinScopes } from './challenge.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
   OAuthError,
   OAuthStateMismatchError,
 } from './errors.js';
-import {
-  completeOAuth,
-  parseAuthorizationCallback,
-  refreshOAuth,
-  type StartOAuthOptions,
-  startOAuth,
-} from './flow.js';
 import type { OAuthNetworkOptions } from './http.js';
-import { ConnectionNotFoundError } from './store-errors.js';
+import { refreshOAuth } from './refresh-token.js';
 
 /** Options of {@link authorizeConnection}. */
 export interface AuthorizeConnectionOptions extends Omit<StartOAuthOptions, 'url'> {

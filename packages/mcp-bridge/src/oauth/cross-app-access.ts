@@ -11,16 +11,16 @@ import {
   OAuthResponseError,
   OAuthUnsupportedServerError,
 } from './errors.js';
+import { type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
+import { probe } from './probe.js';
 import {
   basicAuth,
   type OAuthTokens,
-  probe,
   readTokens,
   requestOptions,
   requireString,
   translate,
-} from './flow.js';
-import { type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
+} from './token-endpoint.js';
 
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';

@@ -4,7 +4,16 @@ import {
   guardedFetch,
   type AllowNonPublic as NetAllowNonPublic,
 } from '@toolfence/tools/net';
-import type { AllowNonPublic, FetchFunction } from './http.js';
+
+/** A `fetch`-shaped function (the WHATWG signature oauth4webapi and undici use). */
+export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+
+/**
+ * Which non-public addresses an OAuth exchange may reach: the network guard's callback (the same
+ * one `McpClient` takes), or `true` to approve every non-public address. Either way `http:` is
+ * then allowed to approved loopback hosts only. Default `false`: public HTTPS only.
+ */
+export type AllowNonPublic = boolean | NetAllowNonPublic;
 
 /** Options of {@link guardedOAuthFetch}. */
 export interface GuardedOAuthFetchOptions {

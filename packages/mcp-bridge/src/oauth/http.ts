@@ -1,17 +1,8 @@
-import type { AllowNonPublic as NetAllowNonPublic } from '@toolfence/tools/net';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { OAuthConfigurationError, OAuthTransportError } from './errors.js';
-import { guardedOAuthFetch } from './guard.js';
+import { type AllowNonPublic, type FetchFunction, guardedOAuthFetch } from './guard.js';
 
-/** A `fetch`-shaped function (the WHATWG signature oauth4webapi and undici use). */
-export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
-
-/**
- * Which non-public addresses an OAuth exchange may reach: the network guard's callback (the same
- * one `McpClient` takes), or `true` to approve every non-public address. Either way `http:` is
- * then allowed to approved loopback hosts only. Default `false`: public HTTPS only.
- */
-export type AllowNonPublic = boolean | NetAllowNonPublic;
+export type { AllowNonPublic, FetchFunction };
 
 /** Network options shared by every OAuth function. */
 export interface OAuthNetworkOptions {

@@ -1,11 +1,11 @@
-import { parseBearerChallenge } from './challenge.js';
-import { refreshConnection, widenScope } from './connection-oauth.js';
 import {
   type ConnectionRecord,
   type ConnectionStore,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
   recentAuthorizationAttempts,
-} from './connection-store.js';
+} from '../store/connection-store.js';
+import { parseBearerChallenge } from './challenge.js';
+import { refreshConnection, widenScope } from './connection-oauth.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,

@@ -1,7 +1,13 @@
 import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
 
-/** Which byte limit a record broke. */
-export type RecordSizeKind = 'json' | 'sse' | 'stdio' | 'content-length';
+/**
+ * Which byte limit a record broke: `json`, `sse`, `stdio` and `content-length` are
+ * `maxRecordBytes`; `sse-comment` is `maxSseCommentBytes` (SSE comment lines in a row).
+ */
+export type RecordSizeKind = 'json' | 'sse' | 'sse-comment' | 'stdio' | 'content-length';
+
+/** Which kind of record was not valid UTF-8. */
+export type RecordEncodingKind = 'json' | 'sse' | 'stdio';
 
 /** Which structure limit a record broke. */
 export type RecordComplexityKind = 'tokens' | 'depth' | 'number';
@@ -22,7 +28,8 @@ export class ResponseTooLargeError extends McpBridgeError {
 
   /** Creates the error for a `kind` record over `limit` bytes (both also in `details`). */
   constructor(kind: RecordSizeKind, limit: number, options: McpBridgeErrorOptions = {}) {
-    super(`A ${kind} record from the MCP server exceeded the limit of ${limit} bytes`, {
+    const what = kind === 'sse-comment' ? 'A run of SSE comment lines' : `A ${kind} record`;
+    super(`${what} from the MCP server exceeded the limit of ${limit} bytes`, {
       ...options,
       details: { kind, limit, ...options.details },
     });
@@ -68,6 +75,27 @@ export class TransportProtocolError extends McpBridgeError {
   static override readonly brand: symbol = Symbol.for(
     '@toolfence/mcp-bridge/TransportProtocolError',
   );
+}
+
+/**
+ * A record from the server (a JSON body, an SSE line, a stdio line) is not valid UTF-8. The
+ * record is refused rather than decoded with replacement characters; like any
+ * {@link TransportProtocolError} it resets the wire and the session.
+ */
+export class RecordEncodingError extends TransportProtocolError {
+  static override readonly code: string = 'TRANSPORT_INVALID_UTF8';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/RecordEncodingError');
+  /** The kind of record that was not valid UTF-8. */
+  readonly kind: RecordEncodingKind;
+
+  /** Creates the error for a `kind` record that is not valid UTF-8 (`kind` also in `details`). */
+  constructor(kind: RecordEncodingKind, options: McpBridgeErrorOptions = {}) {
+    super(`A ${kind} record from the MCP server is not valid UTF-8; only UTF-8 text is accepted`, {
+      ...options,
+      details: { kind, ...options.details },
+    });
+    this.kind = kind;
+  }
 }
 
 /** A record did not complete within `readTimeout`. */

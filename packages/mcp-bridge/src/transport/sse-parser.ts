@@ -1,4 +1,5 @@
 import { ResponseTooLargeError } from './errors.js';
+import { decodeUtf8 } from './utf8.js';
 
 /** One server-sent event. */
 export interface SseEvent {
@@ -19,18 +20,44 @@ export interface SseParserHandlers {
   onRecordEnd?(): void;
 }
 
+/** Limits of {@link SseParser}. */
+export interface SseParserLimits {
+  /** Bytes per event (its field lines and line endings). */
+  readonly maxEventBytes: number;
+  /** Bytes of comment lines between two blank lines. */
+  readonly maxCommentBytes: number;
+}
+
 const LF = 0x0a;
 const CR = 0x0d;
+const COLON = 0x3a;
+const BOM: readonly number[] = [0xef, 0xbb, 0xbf];
+
+/** What the current line is, decided by its first byte. */
+const LINE_EMPTY = 0;
+const LINE_COMMENT = 1;
+const LINE_FIELD = 2;
 
 /**
  * A byte-level `text/event-stream` parser that counts every byte of an event as it arrives and
  * throws {@link ResponseTooLargeError} (kind `sse`) as soon as one event exceeds the limit.
+ *
+ * As the SSE standard says, one UTF-8 byte-order mark at the start of the stream is dropped.
+ * Comment lines (`:` first) are dropped as they arrive: never buffered, never part of an event
+ * and never the start of one; their bytes between two blank lines count against
+ * `maxCommentBytes` (kind `sse-comment`). Field lines are decoded as strict UTF-8
+ * ({@link RecordEncodingError} otherwise).
  */
 export class SseParser {
   readonly #maxEventBytes: number;
+  readonly #maxCommentBytes: number;
   readonly #handlers: SseParserHandlers;
+  /** Bytes of a possible byte-order mark seen at the stream start; -1 once decided. */
+  #bomBytes = 0;
   #line: Buffer[] = [];
+  #lineKind = LINE_EMPTY;
   #eventBytes = 0;
+  #commentBytes = 0;
   #inRecord = false;
   #sawCr = false;
   #data: string[] = [];
@@ -38,8 +65,10 @@ export class SseParser {
   #id: string | undefined;
   #hasId = false;
 
-  constructor(maxEventBytes: number, handlers: SseParserHandlers) {
-    this.#maxEventBytes = maxEventBytes;
+  /** Creates a parser for one stream. */
+  constructor(limits: SseParserLimits, handlers: SseParserHandlers) {
+    this.#maxEventBytes = limits.maxEventBytes;
+    this.#maxCommentBytes = limits.maxCommentBytes;
     this.#handlers = handlers;
   }
 
@@ -48,8 +77,32 @@ export class SseParser {
     return this.#inRecord;
   }
 
+  /** Feeds the next bytes of the stream. */
   push(chunk: Uint8Array): void {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    let buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    if (this.#bomBytes >= 0) {
+      let index = 0;
+      while (index < buffer.length && this.#bomBytes < BOM.length) {
+        if (buffer[index] !== BOM[this.#bomBytes]) break;
+        this.#bomBytes++;
+        index++;
+      }
+      if (this.#bomBytes === BOM.length) {
+        this.#bomBytes = -1;
+        buffer = buffer.subarray(index);
+      } else if (index === buffer.length) {
+        return; // all of it may still be a byte-order mark
+      } else {
+        // Not a byte-order mark: the bytes held back belong to the stream.
+        const held = Buffer.from(BOM.slice(0, this.#bomBytes));
+        this.#bomBytes = -1;
+        buffer = Buffer.concat([held, buffer.subarray(index)]);
+      }
+    }
+    this.#pushBytes(buffer);
+  }
+
+  #pushBytes(buffer: Buffer): void {
     let start = 0;
     const length = buffer.length;
     while (start < length) {
@@ -66,13 +119,20 @@ export class SseParser {
         if (byte === LF || byte === CR) break;
         end++;
       }
-      if (end > start) this.#count(end - start);
-      if (end === length) {
-        if (end > start) this.#line.push(buffer.subarray(start, end));
-        return;
+      if (end > start) {
+        if (this.#lineKind === LINE_EMPTY) {
+          this.#lineKind = buffer[start] === COLON ? LINE_COMMENT : LINE_FIELD;
+        }
+        if (this.#lineKind === LINE_COMMENT) {
+          this.#countComment(end - start);
+        } else {
+          this.#count(end - start);
+          this.#line.push(buffer.subarray(start, end));
+        }
       }
-      if (end > start) this.#line.push(buffer.subarray(start, end));
-      this.#count(1);
+      if (end === length) return;
+      if (this.#lineKind === LINE_COMMENT) this.#countComment(1);
+      else this.#count(1);
       if (buffer[end] === CR) this.#sawCr = true;
       start = end + 1;
       this.#endLine();
@@ -90,18 +150,28 @@ export class SseParser {
     }
   }
 
+  #countComment(bytes: number): void {
+    this.#commentBytes += bytes;
+    if (this.#commentBytes > this.#maxCommentBytes) {
+      throw new ResponseTooLargeError('sse-comment', this.#maxCommentBytes);
+    }
+  }
+
   #endLine(): void {
+    const kind = this.#lineKind;
+    this.#lineKind = LINE_EMPTY;
+    if (kind === LINE_COMMENT) return;
     const parts = this.#line;
     this.#line = [];
-    if (parts.length === 0) {
+    if (kind === LINE_EMPTY) {
+      this.#commentBytes = 0;
       this.#dispatch();
       return;
     }
-    const line =
-      parts.length === 1
-        ? (parts[0] as Buffer).toString('utf8')
-        : Buffer.concat(parts).toString('utf8');
-    if (line.startsWith(':')) return;
+    const line = decodeUtf8(
+      parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts),
+      'sse',
+    );
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);

@@ -8,8 +8,8 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Dispatcher, request } from 'undici';
-import type { McpAuthProvider } from '../client/auth-provider.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
+import type { McpAuthProvider } from './auth-provider.js';
 import { decodeRecord } from './decode-record.js';
 import {
   RequestNotSentError,
@@ -31,6 +31,7 @@ import {
   resolveRecordLimits,
 } from './record-limits.js';
 import { SseParser } from './sse-parser.js';
+import { decodeUtf8 } from './utf8.js';
 
 /** Options of {@link StreamableHttpTransport}. */
 export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
@@ -50,6 +51,10 @@ export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
   readonly maxSseReconnects?: number;
   /** Milliseconds to wait before resuming when the server sent no `retry:`. Default 1000. */
   readonly defaultSseRetry?: number;
+  /** Milliseconds a server's `retry:` may ask for at most (a longer value is cut to this). Default 30,000. */
+  readonly maxSseRetry?: number;
+  /** Bytes of SSE comment lines allowed between two blank lines (comments are dropped, never kept). Default 64 KiB. */
+  readonly maxSseCommentBytes?: number;
   /** Open the optional GET stream for server-initiated messages after the handshake. Default true. */
   readonly standaloneStream?: boolean;
   /** Diagnostics. */
@@ -135,6 +140,8 @@ export class StreamableHttpTransport implements Transport {
   readonly #deleteSessionOnClose: boolean;
   readonly #maxSseReconnects: number;
   readonly #defaultSseRetry: number;
+  readonly #maxSseRetry: number;
+  readonly #maxSseCommentBytes: number;
   readonly #logger: McpBridgeLogger | undefined;
   readonly #standaloneStream: boolean;
   readonly #abort = new AbortController();
@@ -178,6 +185,12 @@ export class StreamableHttpTransport implements Transport {
         ? 0
         : positiveInteger('maxSseReconnects', options.maxSseReconnects, 2);
     this.#defaultSseRetry = positiveInteger('defaultSseRetry', options.defaultSseRetry, 1000);
+    this.#maxSseRetry = positiveInteger('maxSseRetry', options.maxSseRetry, 30_000);
+    this.#maxSseCommentBytes = positiveInteger(
+      'maxSseCommentBytes',
+      options.maxSseCommentBytes,
+      64 * 1024,
+    );
     if (options.standaloneStream !== undefined && typeof options.standaloneStream !== 'boolean') {
       throw new TransportConfigurationError('standaloneStream must be a boolean');
     }
@@ -423,7 +436,12 @@ export class StreamableHttpTransport implements Transport {
     } finally {
       clearTimeout(timer);
     }
-    return Buffer.concat(chunks, total).toString('utf8');
+    try {
+      return decodeUtf8(Buffer.concat(chunks, total), 'json');
+    } catch (error) {
+      this.#fail(error as Error);
+      return undefined;
+    }
   }
 
   async #consumeStream(
@@ -436,34 +454,37 @@ export class StreamableHttpTransport implements Transport {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
     };
-    const parser = new SseParser(this.#limits.maxRecordBytes, {
-      onRecordStart: () => {
-        timer = setTimeout(() => {
-          body.destroy(
-            new TransportTimeoutError('An SSE record did not complete within readTimeout'),
-          );
-        }, this.#readTimeoutMs);
-      },
-      onRecordEnd: clearTimer,
-      onRetry: (milliseconds) => {
-        context.retryMs = milliseconds;
-      },
-      onEvent: (event) => {
-        if (event.id !== undefined) context.lastEventId = event.id;
-        if (event.event !== 'message' || event.data === '') return;
-        const messages = decodeRecord(event.data, this.#limits);
-        for (const message of messages) {
-          if (
-            context.requestId !== undefined &&
-            (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
-            message.id === context.requestId
-          ) {
-            context.answered = true;
+    const parser = new SseParser(
+      { maxEventBytes: this.#limits.maxRecordBytes, maxCommentBytes: this.#maxSseCommentBytes },
+      {
+        onRecordStart: () => {
+          timer = setTimeout(() => {
+            body.destroy(
+              new TransportTimeoutError('An SSE record did not complete within readTimeout'),
+            );
+          }, this.#readTimeoutMs);
+        },
+        onRecordEnd: clearTimer,
+        onRetry: (milliseconds) => {
+          context.retryMs = Math.min(milliseconds, this.#maxSseRetry);
+        },
+        onEvent: (event) => {
+          if (event.id !== undefined) context.lastEventId = event.id;
+          if (event.event !== 'message' || event.data === '') return;
+          const messages = decodeRecord(event.data, this.#limits);
+          for (const message of messages) {
+            if (
+              context.requestId !== undefined &&
+              (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
+              message.id === context.requestId
+            ) {
+              context.answered = true;
+            }
           }
-        }
-        this.#dispatchAll(messages);
+          this.#dispatchAll(messages);
+        },
       },
-    });
+    );
     let failure: Error | undefined;
     try {
       let linger: NodeJS.Timeout | undefined;
@@ -507,7 +528,8 @@ export class StreamableHttpTransport implements Transport {
 
   async #resume(context: StreamContext, reconnects: number): Promise<void> {
     const delay = context.retryMs ?? this.#defaultSseRetry;
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    this.#logger?.debug?.('Resuming the SSE stream', { delayMs: delay, attempt: reconnects });
+    await this.#sleep(delay);
     if (this.#closed) return;
     let response: Dispatcher.ResponseData;
     try {
@@ -522,6 +544,24 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     await this.#consumeStream(response.body, context, reconnects);
+  }
+
+  /** Waits `milliseconds`, or less when the transport closes (the timer never outlives it). */
+  #sleep(milliseconds: number): Promise<void> {
+    const signal = this.#abort.signal;
+    return new Promise((resolve) => {
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, milliseconds);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   /**

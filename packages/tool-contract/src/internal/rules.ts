@@ -33,6 +33,24 @@ export function isIsoDate(value: unknown): value is string {
   );
 }
 
+/** Longest text the reader keeps as declared where `defineContract` would refuse it. */
+const MAX_LENIENT_LENGTH = 256;
+
+/**
+ * True for text the reader keeps as declared even though `defineContract` refuses it (a version
+ * such as `2.1`, an alias with a space, as the original Python package accepts): non-empty, at most
+ * 256 characters, no control characters. It is kept as data and still reported.
+ */
+export function isLenientText(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.trim() !== '' &&
+    value.length <= MAX_LENIENT_LENGTH &&
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+    !/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)
+  );
+}
+
 /** True for a name an MCP tool may have (used for aliases and replacements). */
 export function isToolName(value: unknown): value is string {
   return typeof value === 'string' && TOOL_NAME.test(value);

@@ -4,6 +4,7 @@ import { createGuardedDispatcher, guardedDispatcherFacts } from '../net/guarded-
 import { guardedFetch } from '../net/guarded-fetch.js';
 import { NetworkLimitError } from '../net/network-limit-error.js';
 import { NetworkPolicyError } from '../net/network-policy-error.js';
+import { NetworkResolutionError } from '../net/network-resolution-error.js';
 import type {
   JsonObject,
   Tool,
@@ -383,6 +384,11 @@ export class HttpTool implements Tool {
       const code = (error as { httpToolCode?: unknown } | null)?.httpToolCode;
       if (typeof code === 'string')
         return errorResult((error as Error).message, { metadata: { ...metadata, code } });
+      if (NetworkResolutionError.isInstance(error)) {
+        return errorResult(error.message, {
+          metadata: { ...metadata, code: 'HTTP_TOOL_DNS_FAILED', hostname: error.hostname },
+        });
+      }
       if (NetworkPolicyError.isInstance(error)) {
         return errorResult(`The request was blocked: ${error.message}`, {
           metadata: { ...metadata, code: 'HTTP_TOOL_BLOCKED', reason: error.reason },

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from '../registry/option-keys.js';
 import { McpConfigurationError } from './errors.js';
 import { type McpLimits, resolveMcpLimits } from './mcp-limits.js';
 import { isValidMcpToolNamespace } from './tool-name.js';
@@ -65,6 +66,11 @@ export class McpServerConfig {
 
   /** Validates and freezes `init`; throws {@link McpConfigurationError} for an invalid field. */
   constructor(init: McpServerConfigInit) {
+    checkOptionKeys(
+      init,
+      ['name', 'toolNamespace', 'limits', 'initializeOnStart', 'ownsSession', 'listChanged'],
+      'McpServerConfig',
+    );
     if (typeof init !== 'object' || init === null) {
       throw new McpConfigurationError('MCP server config must be an object');
     }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, ToolResult } from '../registry/tool.js';
 import { ToolsError } from '../tools-error.js';
 import {
@@ -143,6 +144,7 @@ export class McpServerConnection {
 
   /** Checks the session and config; throws {@link McpConfigurationError} if either is unusable. */
   constructor(init: McpServerConnectionInit) {
+    checkOptionKeys(init, ['session', 'config', 'mapper'], 'McpServerConnection');
     if (typeof init !== 'object' || init === null || typeof init.session !== 'object') {
       throw new McpConfigurationError('McpServerConnection needs a session and a config');
     }

@@ -1,3 +1,4 @@
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type {
   McpPromptDescriptor,
   McpResourceDescriptor,
@@ -62,6 +63,7 @@ export class McpServerRegistry {
 
   /** Creates an empty registry; throws {@link McpConfigurationError} for a bad `onEvent`. */
   constructor(options: McpServerRegistryOptions = {}) {
+    checkOptionKeys(options, ['onEvent'], 'McpServerRegistry');
     if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
       throw new McpConfigurationError('McpServerRegistry onEvent must be a function');
     }

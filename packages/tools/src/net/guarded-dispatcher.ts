@@ -11,6 +11,7 @@ import {
 import { classifyAddress, isLoopbackAddress, parseAddressBytes } from './classify-address.js';
 import { NetworkOptionsError } from './network-options-error.js';
 import { NetworkPolicyError } from './network-policy-error.js';
+import { NetworkResolutionError } from './network-resolution-error.js';
 
 /** One DNS answer. */
 export interface ResolvedAddress {
@@ -177,7 +178,7 @@ function connectOnce(
  * Creates an undici 7 `Agent` whose connect step enforces the network rules for every new
  * connection: it resolves the host name (or takes the IP literal), checks every A and AAAA
  * answer with `classifyAddress` (one refused, unapproved answer refuses them all; an empty or
- * failed lookup fails closed), connects to a checked address while TLS SNI, the certificate
+ * failed lookup fails closed with `NetworkResolutionError`, `NET_DNS_FAILED`), connects to a checked address while TLS SNI, the certificate
  * check and `Host` keep the host name, and tries the next checked address only when the
  * connection itself failed (before any request byte was sent). Pooled connections were checked
  * when they were opened; each new one resolves and checks again.
@@ -226,13 +227,15 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions = {}):
       try {
         answers = await resolver(hostname);
       } catch (error) {
-        throw new NetworkPolicyError('The host name could not be resolved.', 'resolution', {
+        // A failed lookup is not a policy decision: its own code, naming the host.
+        throw new NetworkResolutionError(hostname, (error as { code?: unknown } | null)?.code, {
           cause: error,
         });
       }
       if (!Array.isArray(answers)) {
         throw new NetworkPolicyError('The resolver returned no answer list.', 'resolution');
       }
+      if (answers.length === 0) throw new NetworkResolutionError(hostname, undefined);
       answers = answers.slice(0, maxAddresses);
     }
     const addresses = approveAddresses(target, answers, allowNonPublic);

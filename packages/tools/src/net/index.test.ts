@@ -24,6 +24,7 @@ describe('public surface of @toolfence/tools/net', () => {
         'NetworkLimitError',
         'NetworkOptionsError',
         'NetworkPolicyError',
+        'NetworkResolutionError',
       ].sort(),
     );
   });
@@ -32,5 +33,6 @@ describe('public surface of @toolfence/tools/net', () => {
     const main = await import('../index.js');
     expect(main.NetworkPolicyError).toBe(net.NetworkPolicyError);
     expect(main.NetworkLimitError).toBe(net.NetworkLimitError);
+    expect(main.NetworkResolutionError).toBe(net.NetworkResolutionError);
   });
 });

@@ -9,7 +9,8 @@
  *   pins a checked address (SNI, certificate and `Host` keep the name) on every new connection.
  * - `guardedFetch(input, init)` / `createGuardedFetch(options)`: fetch through the guard with
  *   byte, time and redirect limits.
- * - Refusals throw `NetworkPolicyError` (`NET_POLICY_DENIED`, never a `TypeError`); exceeded
+ * - Refusals throw `NetworkPolicyError` (`NET_POLICY_DENIED`, never a `TypeError`); a failed
+ *   DNS lookup `NetworkResolutionError` (`NET_DNS_FAILED`, naming the host); exceeded
  *   limits `NetworkLimitError` (`NET_LIMIT_EXCEEDED`); bad options `NetworkOptionsError`
  *   (`NET_INVALID_OPTIONS`).
  */
@@ -62,3 +63,7 @@ export {
 export { type NetworkLimit, NetworkLimitError } from './network-limit-error.js';
 export { NetworkOptionsError } from './network-options-error.js';
 export { NetworkPolicyError, type NetworkPolicyReason } from './network-policy-error.js';
+export {
+  NetworkResolutionError,
+  type NetworkResolutionErrorOptions,
+} from './network-resolution-error.js';

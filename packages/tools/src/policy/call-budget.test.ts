@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { type Tool, textResult } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import { AllowAllAuthorizer } from './authorizer.js';
-import { BudgetExceededError } from './budget-exceeded-error.js';
 import { CallBudget, withBudget } from './call-budget.js';
 
 const run = (runId: string, metadata = {}) => createToolContext({ runId, metadata });

@@ -1,6 +1,8 @@
+import type { BudgetRequest, BudgetReservation, BudgetReserver } from '../registry/budget.js';
+import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
-import { BudgetExceededError } from './budget-exceeded-error.js';
 
 /** Limits of one budget scope. An omitted limit is unlimited. */
 export interface BudgetLimits {
@@ -18,28 +20,12 @@ export interface BudgetScope {
   readonly limits: BudgetLimits;
 }
 
-/** What a budget sees of a call. */
-export interface BudgetRequest {
-  /** Registry name of the tool being called. */
-  readonly toolName: string;
-  /** The call's arguments. */
-  readonly args: JsonObject;
-  /** The call's context; `context.runId` selects the per-run counters. */
-  readonly context: ToolContext;
-}
-
 /** Options of {@link CallBudget}. */
 export interface CallBudgetOptions {
   /** Limits of each run (keyed by `context.runId`). Default: none. */
   readonly perRun?: BudgetLimits;
   /** Further scopes for a call; each is reserved together with the run's. Default: none. */
   readonly scopes?: (request: BudgetRequest) => readonly BudgetScope[];
-}
-
-/** A held reservation: settle it once, with whether the call counts. */
-export interface BudgetReservation {
-  /** Ends the reservation: frees its concurrency slot; `consumed: false` also refunds the call. */
-  settle(consumed: boolean): void;
 }
 
 /** Current counters of a scope. */
@@ -69,7 +55,7 @@ const NOOP_RESERVATION: BudgetReservation = Object.freeze({ settle(): void {} })
  * of a call and then takes a slot in each, all synchronously (so atomically): either every scope
  * has room or none is charged. Counters live until `forgetRun` / `forgetScope`.
  */
-export class CallBudget {
+export class CallBudget implements BudgetReserver {
   readonly #perRun: BudgetLimits | undefined;
   readonly #scopes: ((request: BudgetRequest) => readonly BudgetScope[]) | undefined;
   readonly #counters = new Map<string, Counter>();
@@ -79,6 +65,7 @@ export class CallBudget {
    * `perRun` limit is not a non-negative integer.
    */
   constructor(options: CallBudgetOptions = {}) {
+    checkOptionKeys(options, ['perRun', 'scopes'], 'CallBudget');
     if (options.perRun !== undefined) checkLimits(options.perRun, 'perRun');
     if (options.scopes !== undefined && typeof options.scopes !== 'function') {
       throw new ConfigurationError('scopes must be a function', { details: { option: 'scopes' } });

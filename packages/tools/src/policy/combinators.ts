@@ -1,11 +1,11 @@
-import { ConfigurationError } from '../registry/configuration-error.js';
 import {
   type AuthorizationRequest,
   type Authorizer,
   isPermissionDecision,
   type PermissionDecision,
   permission,
-} from './authorizer.js';
+} from '../registry/authorization.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
 
 function checkAuthorizers(authorizers: readonly Authorizer[], name: string): void {
   if (

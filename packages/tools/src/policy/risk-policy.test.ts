@@ -1,10 +1,13 @@
 import { defineContract, type ToolContract } from '@toolfence/tool-contract';
 import { describe, expect, it } from 'vitest';
+import {
+  type AuthorizationRequest,
+  type Authorizer,
+  permission,
+} from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import type { ToolEffect, ToolSpec } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
-import type { AuthorizationRequest, Authorizer } from './authorizer.js';
-import { permission } from './authorizer.js';
 import { firstDecisive, strictest } from './combinators.js';
 import { RiskPolicy } from './risk-policy.js';
 

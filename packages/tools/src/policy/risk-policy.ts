@@ -13,14 +13,15 @@ import {
   type RiskLevel,
   type ToolContract,
 } from '@toolfence/tool-contract';
-import { ConfigurationError } from '../registry/configuration-error.js';
 import {
   type AuthorizationRequest,
   type Authorizer,
   type PermissionDecision,
   type PermissionVerdict,
   permission,
-} from './authorizer.js';
+} from '../registry/authorization.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
 
 /** Thresholds on one ordered scale: up to `allowUpTo` allow, up to `askUpTo` ask, above deny. */
 export interface RiskThresholds<Level extends string> {
@@ -82,6 +83,16 @@ export class RiskPolicy implements Authorizer {
 
   /** Merges the options with the defaults and checks them; throws {@link ConfigurationError}. */
   constructor(options: RiskPolicyOptions = {}) {
+    checkOptionKeys(
+      options,
+      ['risk', 'contentTrust', 'undeclared', 'readEffectIsReadOnly', 'overrides'],
+      'RiskPolicy',
+    );
+    for (const option of ['risk', 'contentTrust'] as const) {
+      if (options[option] !== undefined) {
+        checkOptionKeys(options[option], ['allowUpTo', 'askUpTo'], `RiskPolicy ${option}`);
+      }
+    }
     this.#risk = checkThresholds(
       { ...DEFAULT_RISK_THRESHOLDS, ...options.risk },
       'risk',

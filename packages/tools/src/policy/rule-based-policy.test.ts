@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { AuthorizationRequest } from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import type { JsonObject, ToolSpec } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
-import type { AuthorizationRequest } from './authorizer.js';
 import { RuleBasedPolicy, toolMatcher } from './rule-based-policy.js';
 
 function request(

@@ -1,4 +1,3 @@
-import { ConfigurationError } from '../registry/configuration-error.js';
 import {
   type AuthorizationRequest,
   type Authorizer,
@@ -6,7 +5,9 @@ import {
   type PermissionDecision,
   type PermissionVerdict,
   permission,
-} from './authorizer.js';
+} from '../registry/authorization.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
 
 /** One rule of a {@link RuleBasedPolicy}. A rule matches when every given condition holds. */
 export interface PolicyRule {
@@ -54,6 +55,7 @@ export class RuleBasedPolicy implements Authorizer {
 
   /** Compiles the rules in order; throws {@link ConfigurationError} for a bad rule or option. */
   constructor(rules: readonly PolicyRule[], options: RuleBasedPolicyOptions = {}) {
+    checkOptionKeys(options, ['default', 'operationArguments'], 'RuleBasedPolicy');
     if (!Array.isArray(rules)) {
       throw new ConfigurationError('RuleBasedPolicy needs an array of rules', {
         details: { option: 'rules' },

@@ -7,6 +7,7 @@ import type {
   JsonObject,
   Tool,
   ToolContext,
+  ToolEffect,
   ToolResult,
   ToolSpec,
 } from './tool.js';
@@ -21,7 +22,7 @@ export interface DefineToolBase {
   /** The author's declared risk and content-trust contract; copied to `spec.contract`. */
   readonly contract?: ToolContract;
   /** How each call's effect is found; copied to `spec.effect`. Default: from the contract. */
-  readonly effect?: EffectDescriptor;
+  readonly effect?: ToolEffect | EffectDescriptor;
   /** Argument rule policies read as the operation; copied to `spec.operationArgument`. */
   readonly operationArgument?: string;
   /** MCP-style annotations; copied to `spec.annotations`. */

@@ -54,7 +54,38 @@ describe('resolveEffect', () => {
     ['bad default', { default: 'delete' }],
     ['bad mapped value', { default: 'read', argument: 'm', byValue: { x: 'nope' } }],
     ['non-string argument', { default: 'read', argument: 3 }],
+    ['an unknown key', { default: 'read', byvalue: {} }],
+    ['an unknown short form', 'delete'],
+    ['a number', 3],
   ])('rejects a descriptor with %s', (_label, descriptor) => {
     expect(() => checkEffectDescriptor(descriptor as never, 't')).toThrow(ConfigurationError);
+  });
+
+  it.each(['read', 'compute', 'write', 'unknown'] as const)(
+    'accepts the short form effect: %j',
+    (effect) => {
+      expect(() => checkEffectDescriptor(effect, 't')).not.toThrow();
+      expect(resolveEffect({ ...base, effect, contract: writes }, { method: 'GET' })).toBe(effect);
+    },
+  );
+
+  it.each([
+    [
+      'a string that is no effect',
+      'delete',
+      'Tool "t": effect must be one of read, compute, write, unknown, or { default, argument, byValue }',
+    ],
+    [
+      'a number',
+      3,
+      'Tool "t": effect must be one of read, compute, write, unknown, or an object { default, argument?, byValue? }',
+    ],
+    [
+      'a misspelled key',
+      { default: 'read', byvalue: {} },
+      'Tool "t": effect has an unknown key "byvalue" (accepted: default, argument, byValue)',
+    ],
+  ])('names what is accepted when %s is given', (_label, descriptor, message) => {
+    expect(() => checkEffectDescriptor(descriptor as never, 't')).toThrow(message);
   });
 });

@@ -26,6 +26,7 @@ export function resolveEffect(
   if (descriptor === undefined) {
     return contract === undefined ? 'unknown' : effectOfContract(contract);
   }
+  if (typeof descriptor === 'string') return descriptor;
   if (descriptor.argument !== undefined && descriptor.byValue !== undefined) {
     const selector = Object.hasOwn(args, descriptor.argument)
       ? args[descriptor.argument]
@@ -49,26 +50,46 @@ function lookupCaseInsensitive(
   return undefined;
 }
 
-/** Checks an effect descriptor's shape; throws {@link ConfigurationError}. */
-export function checkEffectDescriptor(descriptor: EffectDescriptor, toolName: string): void {
+const EFFECT_DESCRIPTOR_KEYS: ReadonlySet<string> = new Set(['default', 'argument', 'byValue']);
+
+/** Checks an effect (`'read'`) or an effect descriptor's shape; throws {@link ConfigurationError}. */
+export function checkEffectDescriptor(
+  descriptor: ToolEffect | EffectDescriptor,
+  toolName: string,
+): void {
+  const effects = TOOL_EFFECTS.join(', ');
   const isEffect = (value: unknown): boolean =>
     typeof value === 'string' && (TOOL_EFFECTS as readonly string[]).includes(value);
   const fail = (what: string): never => {
-    throw new ConfigurationError(`Tool ${JSON.stringify(toolName)}: effect.${what}`, {
+    throw new ConfigurationError(`Tool ${JSON.stringify(toolName)}: ${what}`, {
       details: { tool: toolName, option: 'effect' },
     });
   };
-  if (typeof descriptor !== 'object' || descriptor === null) fail('must be an object');
-  if (!isEffect(descriptor.default)) fail(`default must be one of ${TOOL_EFFECTS.join(', ')}`);
+  if (typeof descriptor === 'string') {
+    if (!isEffect(descriptor))
+      fail(`effect must be one of ${effects}, or { default, argument, byValue }`);
+    return;
+  }
+  if (typeof descriptor !== 'object' || descriptor === null) {
+    fail(`effect must be one of ${effects}, or an object { default, argument?, byValue? }`);
+  }
+  for (const key of Object.keys(descriptor)) {
+    if (!EFFECT_DESCRIPTOR_KEYS.has(key)) {
+      fail(
+        `effect has an unknown key ${JSON.stringify(key)} (accepted: default, argument, byValue)`,
+      );
+    }
+  }
+  if (!isEffect(descriptor.default)) fail(`effect.default must be one of ${effects}`);
   if (descriptor.argument !== undefined && typeof descriptor.argument !== 'string') {
-    fail('argument must be a string');
+    fail('effect.argument must be a string');
   }
   if (descriptor.byValue !== undefined) {
     if (typeof descriptor.byValue !== 'object' || descriptor.byValue === null) {
-      fail('byValue must be an object');
+      fail('effect.byValue must be an object');
     }
     for (const value of Object.values(descriptor.byValue)) {
-      if (!isEffect(value)) fail(`byValue values must be one of ${TOOL_EFFECTS.join(', ')}`);
+      if (!isEffect(value)) fail(`effect.byValue values must be one of ${effects}`);
     }
   }
 }

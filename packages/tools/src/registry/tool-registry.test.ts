@@ -1,9 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ApprovalRequiredError } from '../policy/approval-required-error.js';
-import { AllowAllAuthorizer, type AuthorizationRequest, permission } from '../policy/authorizer.js';
-import { PermissionDeniedError } from '../policy/permission-denied-error.js';
+import { AllowAllAuthorizer } from '../policy/authorizer.js';
 import { RuleBasedPolicy } from '../policy/rule-based-policy.js';
+import { ApprovalRequiredError } from './approval-required-error.js';
+import { type AuthorizationRequest, permission } from './authorization.js';
 import { ConfigurationError } from './configuration-error.js';
+import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
 import { type JsonObject, type Tool, type ToolResult, textResult } from './tool.js';
 import { ToolCloseError } from './tool-close-error.js';
@@ -801,5 +802,82 @@ describe('ToolRegistry with a custom validator', () => {
       code: 'REGISTRY_INPUT_INVALID',
       details: { issues: [{ path: '$.ok', message: 'must be true' }] },
     });
+  });
+});
+
+describe('ToolRegistry.registerAll', () => {
+  it('registers every tool of an array, as bridgeTools returns them', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    const tools = ['a', 'b', 'c'].map((name) => fakeTool(name));
+    await registry.registerAll(tools);
+    expect(registry.names()).toEqual(['a', 'b', 'c']);
+    expect(tools.map((tool) => tool.starts)).toEqual([1, 1, 1]);
+  });
+
+  it('starts nothing when a name repeats or is already in use', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    await registry.register(fakeTool('taken'));
+    const fresh = fakeTool('fresh');
+    await expect(registry.registerAll([fresh, fakeTool('taken')])).rejects.toMatchObject({
+      code: 'REGISTRY_CONFIGURATION',
+      details: { tool: 'taken' },
+    });
+    const twice = fakeTool('twice');
+    await expect(registry.registerAll([twice, fakeTool('twice')])).rejects.toMatchObject({
+      code: 'REGISTRY_CONFIGURATION',
+      details: { tool: 'twice' },
+    });
+    expect(fresh.starts + twice.starts).toBe(0);
+    expect(registry.names()).toEqual(['taken']);
+  });
+
+  it('removes the tools it installed when a later one fails to start', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    const first = fakeTool('first');
+    const broken = fakeTool('broken', {
+      start: async () => {
+        throw new Error('no');
+      },
+    });
+    await expect(registry.registerAll([first, broken])).rejects.toBeInstanceOf(ToolStartError);
+    expect(registry.names()).toEqual([]);
+    expect(first.closed).toBe(true);
+  });
+
+  it('replaces tools in use only with { replace: true }', async () => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    await registry.register(fakeTool('a', { label: 'old' }));
+    await registry.registerAll([fakeTool('a', { label: 'new' }), fakeTool('b')], { replace: true });
+    expect(registry.names()).toEqual(['a', 'b']);
+  });
+
+  it.each([
+    [
+      'a second tool passed where options go',
+      (registry: ToolRegistry) => registry.register(fakeTool('x'), fakeTool('y') as never),
+      'options',
+    ],
+    [
+      'a misspelled option',
+      (registry: ToolRegistry) => registry.register(fakeTool('x'), { replce: true } as never),
+      'replce',
+    ],
+    [
+      'a non-boolean replace',
+      (registry: ToolRegistry) => registry.register(fakeTool('x'), { replace: 'yes' } as never),
+      'replace',
+    ],
+    [
+      'a tool instead of an array',
+      (registry: ToolRegistry) => registry.registerAll(fakeTool('x') as never),
+      'tools',
+    ],
+  ])('refuses %s with a message that says what is accepted', async (_label, act, option) => {
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    await expect(act(registry)).rejects.toMatchObject({
+      code: 'REGISTRY_CONFIGURATION',
+      details: { option },
+    });
+    expect(registry.names()).toEqual([]);
   });
 });

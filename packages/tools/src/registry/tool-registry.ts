@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
-import { ApprovalRequiredError } from '../policy/approval-required-error.js';
+import { ToolsError } from '../tools-error.js';
+import { ApprovalRequiredError } from './approval-required-error.js';
 import {
   type AuthorizationRequest,
   type Authorizer,
   isPermissionDecision,
   type PermissionDecision,
-} from '../policy/authorizer.js';
-import { BudgetExceededError } from '../policy/budget-exceeded-error.js';
-import type { BudgetReservation, CallBudget } from '../policy/call-budget.js';
-import { PermissionDeniedError } from '../policy/permission-denied-error.js';
-import { ToolsError } from '../tools-error.js';
+} from './authorization.js';
+import type { BudgetReservation, BudgetReserver } from './budget.js';
+import { BudgetExceededError } from './budget-exceeded-error.js';
 import { ConfigurationError } from './configuration-error.js';
 import { contractOf } from './contract-of.js';
 import { checkEffectDescriptor, resolveEffect } from './effect.js';
@@ -18,6 +17,8 @@ import {
   resolveSnapshotLimits,
   snapshotJsonObject,
 } from './json-snapshot.js';
+import { checkOptionKeys } from './option-keys.js';
+import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
 import { AjvSchemaValidator, type SchemaValidator } from './schema-validator.js';
 import type { JsonObject, JsonValue, Tool, ToolContext, ToolResult, ToolSpec } from './tool.js';
@@ -139,7 +140,7 @@ export interface ToolRegistryOptions {
   /** How long an approval may take before the call is denied. Default 120,000 ms. */
   readonly approvalTimeoutMs?: number;
   /** Call budgets, reserved after authorization and before the tool runs. Default none. */
-  readonly budget?: CallBudget;
+  readonly budget?: BudgetReserver;
   /** Default none. */
   readonly logger?: RegistryLogger;
 }
@@ -182,6 +183,34 @@ interface Entry {
 
 let callCounter = 0;
 
+const REGISTER_OPTION_KEYS: ReadonlySet<string> = new Set(['replace']);
+
+function checkRegisterOptions(options: RegisterOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError('register options must be an object such as { replace: true }', {
+      details: { option: 'options' },
+    });
+  }
+  if (typeof (options as { invoke?: unknown }).invoke === 'function') {
+    throw new ConfigurationError(
+      'register takes one tool and its options; register several with registerAll([...tools])',
+      { details: { option: 'options' } },
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (!REGISTER_OPTION_KEYS.has(key)) {
+      throw new ConfigurationError(`Unknown register option ${quote(key)} (accepted: replace)`, {
+        details: { option: key },
+      });
+    }
+  }
+  if (options.replace !== undefined && typeof options.replace !== 'boolean') {
+    throw new ConfigurationError('register option replace must be a boolean', {
+      details: { option: 'replace' },
+    });
+  }
+}
+
 /**
  * The permission boundary: every call goes through {@link ToolRegistry.invoke}, which snapshots
  * the arguments, leases the current tool instance, validates, authorizes (scope, authorizer,
@@ -199,7 +228,7 @@ export class ToolRegistry {
   readonly #eventArguments: 'digest' | 'snapshot';
   readonly #approval: ApprovalCallback | undefined;
   readonly #approvalTimeoutMs: number;
-  readonly #budget: CallBudget | undefined;
+  readonly #budget: BudgetReserver | undefined;
   readonly #logger: RegistryLogger | undefined;
   readonly #pipeline: (call: ToolCall) => Promise<ToolResult>;
   readonly #initialStarts: Promise<void>[] = [];
@@ -211,6 +240,23 @@ export class ToolRegistry {
    * Throws {@link ConfigurationError} for an invalid option or two tools with the same name.
    */
   constructor(options: ToolRegistryOptions) {
+    checkOptionKeys(
+      options,
+      [
+        'authorizer',
+        'tools',
+        'middleware',
+        'validator',
+        'onEvent',
+        'eventArguments',
+        'limits',
+        'approval',
+        'approvalTimeoutMs',
+        'budget',
+        'logger',
+      ],
+      'ToolRegistry',
+    );
     if (typeof options !== 'object' || options === null) {
       throw new ConfigurationError('ToolRegistry needs an options object', {
         details: { option: 'options' },
@@ -326,6 +372,7 @@ export class ToolRegistry {
    */
   async register(tool: Tool, options: RegisterOptions = {}): Promise<void> {
     this.#assertOpen();
+    checkRegisterOptions(options);
     const spec = this.#checkTool(tool);
     return this.#serial(spec.name, async () => {
       this.#assertOpen();
@@ -339,6 +386,55 @@ export class ToolRegistry {
       }
       await this.#swapIn(spec, tool);
     });
+  }
+
+  /**
+   * Starts and installs several tools at once, all or none: every spec and name is checked
+   * before any tool starts (a name used twice in `tools`, or already in use without `replace`,
+   * fails with {@link ConfigurationError} and starts nothing), then the tools are registered in
+   * order. If one fails to start, the ones this call installed are removed again (and closed) and
+   * the {@link ToolStartError} is raised. `registry.registerAll(await bridgeTools(client))` is the
+   * usual way to add a whole server.
+   */
+  async registerAll(tools: readonly Tool[], options: RegisterOptions = {}): Promise<void> {
+    this.#assertOpen();
+    if (!Array.isArray(tools)) {
+      throw new ConfigurationError('registerAll takes an array of tools', {
+        details: { option: 'tools' },
+      });
+    }
+    checkRegisterOptions(options);
+    const specs = tools.map((tool) => this.#checkTool(tool));
+    const seen = new Set<string>();
+    for (const spec of specs) {
+      if (seen.has(spec.name)) {
+        throw new ConfigurationError(`Two of the tools are named ${quote(spec.name)}`, {
+          details: { tool: spec.name },
+        });
+      }
+      seen.add(spec.name);
+      const current = this.#entries.get(spec.name);
+      if (current !== undefined && options.replace !== true) {
+        throw new ConfigurationError(
+          `A tool named ${quote(spec.name)} is already registered (pass { replace: true } or call replace())`,
+          { details: { tool: spec.name } },
+        );
+      }
+    }
+    const installed: string[] = [];
+    try {
+      for (const [index, tool] of tools.entries()) {
+        const name = (specs[index] as ToolSpec).name;
+        const before = this.#entries.get(name);
+        await this.register(tool, options);
+        if (before === undefined) installed.push(name);
+      }
+    } catch (error) {
+      for (const name of installed.reverse()) {
+        await this.unregister(name).catch(() => undefined);
+      }
+      throw error;
+    }
   }
 
   /**

@@ -41,8 +41,11 @@ export interface ToolSpec {
   readonly annotations?: JsonObject;
   /** The contract the tool's author declared, if any. */
   readonly contract?: ToolContract;
-  /** How the effect of a call is found; without it the effect comes from the contract, else `unknown`. */
-  readonly effect?: EffectDescriptor;
+  /**
+   * How the effect of a call is found: one effect for every call (`'read'`), or a descriptor
+   * that selects it by an argument. Without it the effect comes from the contract, else `unknown`.
+   */
+  readonly effect?: ToolEffect | EffectDescriptor;
   /** Top-level argument that rule policies read as the operation (for example `method`). */
   readonly operationArgument?: string;
 }

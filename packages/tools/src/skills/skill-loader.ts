@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { checkOptionKeys } from '../registry/option-keys.js';
+import { ToolsError } from '../tools-error.js';
 import {
   SkillConfigurationError,
   SkillFormatError,
@@ -9,7 +11,7 @@ import {
   SkillReadError,
   SkillUnsafeFileError,
 } from './errors.js';
-import { parseSkillFrontMatter } from './front-matter.js';
+import { parseSkillFrontMatter, type SkillFrontMatterValue } from './front-matter.js';
 import { lstatOrUndefined, readFileSafely } from './safe-read.js';
 
 /** A skill name: 1 to 64 of lowercase letters and digits, single `-` or `_` between them. */
@@ -32,16 +34,54 @@ export interface SkillDocument {
   readonly license?: string;
   /** The front matter `compatibility` note (environment requirements), when present. */
   readonly compatibility?: string;
-  /** The Agent Skills `allowed-tools` value, kept as text; toolfence grants nothing from it. */
+  /**
+   * The Agent Skills `allowed-tools` value as space-separated text (a YAML list is joined with
+   * spaces); toolfence grants nothing from it.
+   */
   readonly allowedTools?: string;
+  /** `allowed-tools` as a list of entries, however it was written. */
+  readonly allowedToolList?: readonly string[];
   /** The front matter `metadata` map (flat string keys and values); `{}` when absent. */
   readonly metadata: Readonly<Record<string, string>>;
+  /** Front matter keys without a meaning here, kept as frozen data (reported, never trusted). */
+  readonly extra: Readonly<Record<string, SkillFrontMatterValue>>;
+  /** Path of the SKILL.md relative to the loader's root, such as `pdf-tools/SKILL.md`. */
+  readonly source: string;
   /** The document body after the front matter. */
   readonly content: string;
   /** Hex SHA-256 of `content` (UTF-8). */
   readonly sha256: string;
   /** Size of SKILL.md in bytes. */
   readonly bytes: number;
+}
+
+/**
+ * Something found while loading skills. `skipped: true`: that skill was not loaded and the others
+ * were; `skipped: false`: the skill loaded and the finding is informational (an unknown key).
+ */
+export interface SkillProblem {
+  /** The skill's folder name, when it is a valid skill name (never an unsafe name). */
+  readonly skill?: string;
+  /** Stable error code of the finding, such as `SKILL_FORMAT` or `SKILL_UNSAFE_FILE`. */
+  readonly code: string;
+  /** Fixed reason, such as `name_mismatch`, `symlink`, `invalid_yaml` or `unknown_key`. */
+  readonly reason: string;
+  /** A safe message that says what was wrong (never file contents). */
+  readonly message: string;
+  /** Whether the skill was left out of the set. */
+  readonly skipped: boolean;
+  /** The front matter line, when known. */
+  readonly line?: number;
+  /** For `unknown_key`: the key, when it is made of letters, digits, `-` and `_` only. */
+  readonly key?: string;
+}
+
+/** What {@link SkillLoader.scan} returns: the skills that loaded and what was found. */
+export interface SkillScan {
+  /** Loaded skills, sorted by name. */
+  readonly skills: readonly SkillDocument[];
+  /** Skipped skills and informational findings, in folder order. */
+  readonly problems: readonly SkillProblem[];
 }
 
 /** Options of {@link SkillLoader}. */
@@ -74,8 +114,11 @@ function positiveInteger(value: unknown, fallback: number, option: string): numb
 /**
  * Loads Agent Skills documents from exactly one folder level: each sub-folder of `root` whose
  * name is a valid skill name and that holds a `SKILL.md` is a skill. Entries starting with `.`
- * are ignored, other files are ignored, a folder without `SKILL.md` is ignored. Everything else
- * that is wrong fails the whole load (so `SkillRegistry.refresh` keeps its old set).
+ * are ignored, other files are ignored, a folder without `SKILL.md` is ignored. A skill that is
+ * malformed or unsafe (symlink, hard link, changed while read, over a limit, invalid front
+ * matter, name not equal to its folder) is skipped and reported; the others load. Only a problem
+ * with the root itself (missing, a symlink, swapped, too many entries) fails the whole load, so
+ * `SkillRegistry.refresh` keeps its old set.
  */
 export class SkillLoader {
   /** Absolute, resolved skills folder the loader reads. */
@@ -90,6 +133,12 @@ export class SkillLoader {
   readonly maxScanEntries: number;
   /** Checks the options without reading anything; throws {@link SkillConfigurationError}. */
   constructor(options: SkillLoaderOptions) {
+    checkOptionKeys(
+      options,
+      ['root', 'maxFileBytes', 'maxSkills', 'maxFrontmatterLines', 'maxScanEntries'],
+      'SkillLoader',
+      (message, option) => new SkillConfigurationError(message, { details: { option } }),
+    );
     if (typeof options !== 'object' || options === null) {
       throw new SkillConfigurationError('SkillLoader options must be an object');
     }
@@ -107,8 +156,16 @@ export class SkillLoader {
     this.maxScanEntries = positiveInteger(options.maxScanEntries, 1_024, 'maxScanEntries');
   }
 
-  /** Loads every skill, sorted by name. Throws on the first document that fails. */
+  /** Loads every skill that is valid, sorted by name; see {@link SkillLoader.scan} for the problems. */
   async load(): Promise<readonly SkillDocument[]> {
+    return (await this.scan()).skills;
+  }
+
+  /**
+   * Loads every valid skill and reports the others. Throws only when the root itself cannot be
+   * trusted or listed, or holds more than `maxScanEntries` entries.
+   */
+  async scan(): Promise<SkillScan> {
     const rootStats = await this.#checkRoot();
     let entries: import('node:fs').Dirent[];
     try {
@@ -122,30 +179,56 @@ export class SkillLoader {
       });
     }
     const skills: SkillDocument[] = [];
+    const problems: SkillProblem[] = [];
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (entry.name.startsWith('.')) continue;
+      const safeName = isValidSkillName(entry.name) ? entry.name : undefined;
       if (entry.isSymbolicLink()) {
-        throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-          details: {
-            reason: 'symlink',
-            ...(isValidSkillName(entry.name) ? { skill: entry.name } : {}),
-          },
-        });
+        problems.push(skipped(unsafe('symlink', safeName), safeName));
+        continue;
       }
       if (!entry.isDirectory()) continue;
-      if (!isValidSkillName(entry.name)) {
-        throw new SkillFormatError('Skill folder name is invalid', {
-          details: { reason: 'invalid_name' },
-        });
+      if (safeName === undefined) {
+        problems.push(
+          skipped(
+            new SkillFormatError('Skill folder name is invalid', {
+              details: { reason: 'invalid_name' },
+            }),
+            undefined,
+          ),
+        );
+        continue;
       }
-      const document = await this.#loadOne(entry.name);
-      if (document === undefined) continue;
+      let loaded: { document: SkillDocument; unknownKeys: string[] } | undefined;
+      try {
+        loaded = await this.#loadOne(safeName);
+      } catch (error) {
+        if (!ToolsError.isInstance(error)) throw error;
+        problems.push(skipped(error, safeName));
+        continue;
+      }
+      if (loaded === undefined) continue;
       if (skills.length >= this.maxSkills) {
-        throw new SkillLimitError('More skills than allowed', {
-          details: { limit: 'maxSkills', maxSkills: this.maxSkills },
+        problems.push({
+          skill: safeName,
+          code: SkillLimitError.code,
+          reason: 'max_skills',
+          message: `More skills than maxSkills (${this.maxSkills}): this one was not loaded`,
+          skipped: true,
+        });
+        continue;
+      }
+      skills.push(loaded.document);
+      for (const key of loaded.unknownKeys) {
+        problems.push({
+          skill: safeName,
+          code: SkillFormatError.code,
+          reason: 'unknown_key',
+          message: 'SKILL.md front matter has a key without a meaning here; it is kept as data',
+          skipped: false,
+          ...(/^[A-Za-z0-9_-]{1,64}$/.test(key) ? { key } : {}),
         });
       }
-      skills.push(document);
     }
     const rootAfter = await lstatOrUndefined(this.root);
     if (
@@ -158,7 +241,10 @@ export class SkillLoader {
         details: { reason: 'root_swapped' },
       });
     }
-    return Object.freeze(skills);
+    return Object.freeze({
+      skills: Object.freeze(skills),
+      problems: Object.freeze(problems.map((problem) => Object.freeze(problem))),
+    });
   }
 
   async #checkRoot(): Promise<Stats> {
@@ -188,14 +274,14 @@ export class SkillLoader {
     return stats;
   }
 
-  async #loadOne(name: string): Promise<SkillDocument | undefined> {
+  async #loadOne(
+    name: string,
+  ): Promise<{ document: SkillDocument; unknownKeys: string[] } | undefined> {
     const folder = join(this.root, name);
     const folderStats = await lstatOrUndefined(folder);
     if (folderStats === undefined) return undefined;
     if (folderStats.isSymbolicLink() || !folderStats.isDirectory()) {
-      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-        details: { reason: 'symlink', skill: name },
-      });
+      throw unsafe('symlink', name);
     }
     const file = join(folder, 'SKILL.md');
     const fileStats = await lstatOrUndefined(file);
@@ -205,7 +291,11 @@ export class SkillLoader {
       skill: name,
       folder: { path: folder, stats: folderStats },
     });
-    const { fields, metadata, body } = parseSkillFrontMatter(text, this.maxFrontmatterLines, name);
+    const { fields, allowedTools, metadata, extra, body } = parseSkillFrontMatter(
+      text,
+      this.maxFrontmatterLines,
+      name,
+    );
     if (fields.name !== name) {
       throw new SkillFormatError('Skill name must equal its folder name', {
         details: {
@@ -220,19 +310,49 @@ export class SkillLoader {
         details: { reason: 'description_too_long', skill: name },
       });
     }
-    return Object.freeze({
+    const document: SkillDocument = Object.freeze({
       name,
       description,
       ...(fields.version === undefined ? {} : { version: fields.version }),
       ...(fields.license === undefined ? {} : { license: fields.license }),
       ...(fields.compatibility === undefined ? {} : { compatibility: fields.compatibility }),
-      ...(fields['allowed-tools'] === undefined ? {} : { allowedTools: fields['allowed-tools'] }),
+      ...(allowedTools === undefined
+        ? {}
+        : { allowedTools: allowedTools.join(' '), allowedToolList: allowedTools }),
       metadata,
+      extra,
+      source: `${name}/SKILL.md`,
       content: body,
       sha256: createHash('sha256').update(body, 'utf8').digest('hex'),
       bytes: Buffer.byteLength(text, 'utf8'),
     });
+    return { document, unknownKeys: Object.keys(extra) };
   }
+}
+
+function unsafe(reason: string, skill: string | undefined): SkillUnsafeFileError {
+  return new SkillUnsafeFileError('Skill file is unsafe to read', {
+    details: { reason, ...(skill === undefined ? {} : { skill }) },
+  });
+}
+
+/** A skipped skill's problem, from the typed error that refused it (its code, reason and line). */
+function skipped(error: ToolsError, skill: string | undefined): SkillProblem {
+  const details = (error.details ?? {}) as { reason?: unknown; line?: unknown; limit?: unknown };
+  const reason =
+    typeof details.reason === 'string'
+      ? details.reason
+      : typeof details.limit === 'string'
+        ? details.limit
+        : 'invalid';
+  return {
+    ...(skill === undefined ? {} : { skill }),
+    code: error.code,
+    reason,
+    message: error.message,
+    skipped: true,
+    ...(typeof details.line === 'number' ? { line: details.line } : {}),
+  };
 }
 
 /** The body's first paragraph that is not a heading, whitespace-collapsed, at most 500 chars. */

@@ -1,10 +1,12 @@
 import { SkillConfigurationError, SkillNotFoundError } from './errors.js';
-import type { SkillDocument, SkillLoader } from './skill-loader.js';
+import type { SkillDocument, SkillLoader, SkillProblem, SkillScan } from './skill-loader.js';
 
 /** Something that loads a whole set of skills ({@link SkillLoader} or a stand-in). */
 export interface SkillSource {
-  /** Loads every skill document; rejects when any fails, so the registry keeps its old set. */
+  /** Loads the skill documents; a rejection keeps the registry's old set. */
   load(): Promise<readonly SkillDocument[]>;
+  /** When present, used instead of `load`: the documents plus what was skipped or found. */
+  scan?(): Promise<SkillScan>;
 }
 
 /**
@@ -14,15 +16,23 @@ export interface SkillSource {
  */
 export class SkillRegistry {
   #skills: ReadonlyMap<string, SkillDocument> = new Map();
+  #problems: readonly SkillProblem[] = Object.freeze([]);
   #queue: Promise<unknown> = Promise.resolve();
 
-  /** Loads every skill from `loader` and swaps the set; on failure keeps the old set and throws. */
+  /**
+   * Loads the skills from `loader` and swaps the set; skills the loader skipped are reported in
+   * {@link SkillRegistry.problems}. When the load itself fails, keeps the old set and throws.
+   */
   refresh(loader: SkillLoader | SkillSource): Promise<void> {
     if (typeof loader !== 'object' || loader === null || typeof loader.load !== 'function') {
       throw new SkillConfigurationError('SkillRegistry.refresh needs a loader');
     }
     const run = this.#queue.then(async () => {
-      const documents = await loader.load();
+      const scan: SkillScan =
+        typeof loader.scan === 'function'
+          ? await loader.scan()
+          : { skills: await loader.load(), problems: [] };
+      const documents = scan.skills;
       const next = new Map<string, SkillDocument>();
       for (const document of documents) {
         if (next.has(document.name)) {
@@ -33,9 +43,15 @@ export class SkillRegistry {
         next.set(document.name, document);
       }
       this.#skills = next;
+      this.#problems = Object.freeze([...scan.problems]);
     });
     this.#queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** What the last successful refresh skipped or found (see {@link SkillProblem}). */
+  problems(): readonly SkillProblem[] {
+    return this.#problems;
   }
 
   /** Loaded skill names, sorted. */

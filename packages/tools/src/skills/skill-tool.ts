@@ -1,4 +1,5 @@
 import type { ToolContract } from '@toolfence/tool-contract';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import {
   type JsonObject,
   jsonResult,
@@ -97,6 +98,12 @@ export class SkillTool implements Tool {
 
   /** Checks the options; throws {@link SkillConfigurationError} for a missing adapter or bad name. */
   constructor(options: SkillToolOptions) {
+    checkOptionKeys(
+      options,
+      ['adapter', 'name'],
+      'SkillTool',
+      (message, option) => new SkillConfigurationError(message, { details: { option } }),
+    );
     if (
       typeof options !== 'object' ||
       options === null ||

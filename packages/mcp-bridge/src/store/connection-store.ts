@@ -1,5 +1,7 @@
-import type { TokenAuthMethod } from './flow.js';
 import { StoreRecordError } from './store-errors.js';
+
+/** How the client authenticates at the token endpoint. */
+export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
 /** An authorization flow started for a connection and not yet completed. Secret fields. */
 export interface PendingAuthorization {

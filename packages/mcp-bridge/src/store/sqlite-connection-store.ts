@@ -8,8 +8,8 @@ import {
   checkConnectionRecord,
   type PendingAuthorization,
   SingleFlight,
+  type TokenAuthMethod,
 } from './connection-store.js';
-import type { TokenAuthMethod } from './flow.js';
 import {
   StoreDecryptionError,
   StoreDriverError,

@@ -1,11 +1,11 @@
+// The authorization code grant (PKCE, RFC 8707 resource, RFC 9207 iss), with registration.
+
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
-import { McpBridgeError } from '../mcp-bridge-error.js';
-import { parseBearerChallenge, scopeList } from './challenge.js';
+import type { TokenAuthMethod } from '../store/connection-store.js';
 import {
   type AuthorizationServerMetadata,
   canonicalResource,
-  checkEndpointUrl,
   chooseIssuer,
   chooseScope,
   discoverAuthorizationServer,
@@ -14,7 +14,6 @@ import {
 } from './discovery.js';
 import {
   OAuthConfigurationError,
-  OAuthDiscoveryError,
   OAuthError,
   OAuthIssuerMismatchError,
   OAuthResponseError,
@@ -24,15 +23,21 @@ import {
 } from './errors.js';
 import { type OAuthHttp, type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
 import { discoverLegacyAuthorizationServer } from './legacy-discovery.js';
-
-/** How the client authenticates at the token endpoint. */
-export type TokenAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
-
-const TOKEN_AUTH_METHODS: readonly TokenAuthMethod[] = [
-  'client_secret_basic',
-  'client_secret_post',
-  'none',
-];
+import { probe } from './probe.js';
+import {
+  checkLegacyOption,
+  checkMethod,
+  checkSecretConsistency,
+  isNoMetadata,
+  type OAuthClientOptions,
+  type OAuthTokens,
+  readTokens,
+  requestOptions,
+  requireString,
+  TOKEN_AUTH_METHODS,
+  tokenContext,
+  translate,
+} from './token-endpoint.js';
 
 /** Options of {@link startOAuth}. */
 export interface StartOAuthOptions extends OAuthNetworkOptions {
@@ -93,36 +98,6 @@ export interface OAuthStart {
   readonly scope: string | undefined;
 }
 
-/** Tokens from the token endpoint. */
-export interface OAuthTokens {
-  /** The access token to send as `Authorization: Bearer`. Secret. */
-  readonly accessToken: string;
-  /** Always `Bearer`: a response with any other token type is refused. */
-  readonly tokenType: 'Bearer';
-  /** `undefined` when the server issued none (after a refresh: keep the stored one). */
-  readonly refreshToken: string | undefined;
-  /** Epoch milliseconds, when the server said `expires_in`. */
-  readonly expiresAt: number | undefined;
-  /** Granted scope, when the server said (else keep the requested/stored one). */
-  readonly scope: string | undefined;
-}
-
-/** The client registration + issuer every token request needs. */
-export interface OAuthClientOptions extends OAuthNetworkOptions {
-  /** The client id from {@link OAuthStart.clientId}. */
-  readonly clientId: string;
-  /** The client secret, for a confidential client. Secret. */
-  readonly clientSecret?: string | undefined;
-  /** How to authenticate at the token endpoint, from {@link OAuthStart.tokenAuthMethod}. */
-  readonly tokenAuthMethod: TokenAuthMethod;
-  /** The issuer chosen at start; the token endpoint is rediscovered from it every time. */
-  readonly issuer: string;
-  /** The RFC 8707 resource; always sent. */
-  readonly resource: string;
-  /** As given to `startOAuth` (the 2025-03-26 fallback). Default `false`. */
-  readonly legacyAuthorizationServer?: boolean | undefined;
-}
-
 /** Options of {@link completeOAuth}. */
 export interface CompleteOAuthOptions extends OAuthClientOptions {
   /** The `code` from the callback. */
@@ -135,55 +110,12 @@ export interface CompleteOAuthOptions extends OAuthClientOptions {
   readonly redirectUri: string;
 }
 
-/** Options of {@link refreshOAuth}. */
-export interface RefreshOAuthOptions extends OAuthClientOptions {
-  /** The stored refresh token to exchange. Secret. */
-  readonly refreshToken: string;
-  /** The scope granted so far; a refresh answer may not widen it. */
-  readonly scope?: string | undefined;
-}
-
 /** The parsed authorization response of the callback route. */
 export interface AuthorizationCallback {
   /** The authorization code to pass to {@link completeOAuth}. Secret. */
   readonly code: string;
   /** The RFC 9207 `iss` parameter, when the server sent one; checked by {@link completeOAuth}. */
   readonly iss: string | undefined;
-}
-
-/** Validates a string option (non-empty, at most 4096 characters). */
-export function requireString(value: unknown, name: string, optional = false): string | undefined {
-  if (value === undefined && optional) return undefined;
-  if (typeof value !== 'string' || value.length === 0 || value.length > 4096) {
-    throw new OAuthConfigurationError(`${name} must be a non-empty string`, {
-      details: { option: name },
-    });
-  }
-  return value;
-}
-
-function checkMethod(value: unknown): TokenAuthMethod | undefined {
-  if (value === undefined) return undefined;
-  if (!TOKEN_AUTH_METHODS.includes(value as TokenAuthMethod)) {
-    throw new OAuthConfigurationError(
-      'tokenAuthMethod must be client_secret_basic, client_secret_post or none',
-      { details: { option: 'tokenAuthMethod' } },
-    );
-  }
-  return value as TokenAuthMethod;
-}
-
-function checkSecretConsistency(method: TokenAuthMethod, secret: string | undefined): void {
-  if (method === 'none' && secret !== undefined) {
-    throw new OAuthConfigurationError('a client secret was given for tokenAuthMethod "none"', {
-      details: { option: 'clientSecret' },
-    });
-  }
-  if (method !== 'none' && secret === undefined) {
-    throw new OAuthConfigurationError(`tokenAuthMethod "${method}" needs a client secret`, {
-      details: { option: 'clientSecret' },
-    });
-  }
 }
 
 function checkClientMetadataUrl(value: unknown): string | undefined {
@@ -242,99 +174,6 @@ function checkRedirectUri(value: unknown): string {
     );
   }
   return text;
-}
-
-/** oauth4webapi request options: the bounded, guarded fetch. */
-export function requestOptions(http: OAuthHttp): {
-  [oauth.customFetch]: (url: string, init: unknown) => Promise<Response>;
-  [oauth.allowInsecureRequests]: boolean;
-} {
-  return {
-    [oauth.customFetch]: (url, init) => http.fetch(url, init as RequestInit),
-    [oauth.allowInsecureRequests]: http.allowInsecure,
-  };
-}
-
-/**
- * Turns an error thrown inside oauth4webapi into one of ours. The server's `error_description`,
- * `error_uri` and response body are never copied, not even as `cause`.
- */
-export function translate(error: unknown, step: string): McpBridgeError {
-  if (McpBridgeError.isInstance(error)) return error;
-  if (error instanceof oauth.ResponseBodyError) {
-    return new OAuthError(`the authorization server refused the ${step}`, {
-      error: error.error,
-      status: error.status,
-    });
-  }
-  if (error instanceof oauth.WWWAuthenticateChallengeError) {
-    const challenge = error.cause.find((item) => item.scheme === 'bearer') ?? error.cause[0];
-    return new OAuthError(`the authorization server refused the ${step}`, {
-      error: challenge?.parameters.error ?? 'invalid_client',
-      status: error.status,
-    });
-  }
-  if (error instanceof oauth.AuthorizationResponseError) {
-    return new OAuthError('the authorization response is an error', { error: error.error });
-  }
-  const check =
-    error instanceof oauth.OperationProcessingError ||
-    error instanceof oauth.UnsupportedOperationError
-      ? error.code
-      : undefined;
-  return new OAuthResponseError(`the ${step} response is invalid`, {
-    details: { step, check: typeof check === 'string' ? check : 'unknown' },
-  });
-}
-
-/**
- * RFC 6749 §2.3.1 Basic authentication with `application/x-www-form-urlencoded` id and secret
- * (oauth4webapi also escapes `-._~`, which servers that do not decode reject).
- */
-export function basicAuth(secret: string): oauth.ClientAuth {
-  const encode = (value: string): string => new URLSearchParams({ v: value }).toString().slice(2);
-  return (_as, client, _body, headers) => {
-    const credentials = `${encode(client.client_id)}:${encode(secret)}`;
-    headers.set('authorization', `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`);
-  };
-}
-
-function clientAuth(method: TokenAuthMethod, secret: string | undefined): oauth.ClientAuth {
-  switch (method) {
-    case 'client_secret_basic':
-      return basicAuth(secret as string);
-    case 'client_secret_post':
-      return oauth.ClientSecretPost(secret as string);
-    default:
-      return oauth.None();
-  }
-}
-
-/** Unauthenticated `initialize` POST; on 401 reads the Bearer challenge. */
-export async function probe(
-  http: OAuthHttp,
-  resource: URL,
-): Promise<{ resourceMetadata: string | undefined; scope: string | undefined }> {
-  const response = await http.probe(resource.href, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'toolfence-oauth-probe', version: '0' },
-      },
-    }),
-  });
-  if (response.status !== 401) return { resourceMetadata: undefined, scope: undefined };
-  const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
-  return { resourceMetadata: challenge?.resourceMetadata, scope: challenge?.scope };
 }
 
 function selectRegistrationMethod(
@@ -655,111 +494,6 @@ export function parseAuthorizationCallback(
   return { code, iss: single(parameters, 'iss') };
 }
 
-function checkLegacyOption(value: unknown): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') {
-    throw new OAuthConfigurationError('legacyAuthorizationServer must be a boolean', {
-      details: { option: 'legacyAuthorizationServer' },
-    });
-  }
-  return value;
-}
-
-function isNoMetadata(error: unknown): boolean {
-  return OAuthDiscoveryError.isInstance(error) && error.details?.reason === 'no-metadata';
-}
-
-/**
- * The token endpoint comes from the stored issuer's metadata. With the 2025-03-26 fallback, an
- * issuer that publishes no metadata of its own is looked up at the MCP server's origin again,
- * and must still be the identical issuer.
- */
-async function rediscover(
-  http: OAuthHttp,
-  issuer: string,
-  resource: URL,
-  legacy: boolean,
-): Promise<AuthorizationServerMetadata> {
-  try {
-    return await discoverAuthorizationServer(http, issuer);
-  } catch (error) {
-    if (!legacy || !isNoMetadata(error)) throw error;
-  }
-  const metadata = await discoverLegacyAuthorizationServer(http, resource);
-  if (metadata.issuer !== issuer) {
-    throw new OAuthIssuerMismatchError(
-      'the MCP server now names another authorization server than the stored issuer',
-      { details: { expected: issuer } },
-    );
-  }
-  return metadata;
-}
-
-interface TokenContext {
-  readonly http: OAuthHttp;
-  readonly metadata: AuthorizationServerMetadata;
-  readonly client: oauth.Client;
-  readonly auth: oauth.ClientAuth;
-  readonly resource: string;
-}
-
-async function tokenContext(options: OAuthClientOptions): Promise<TokenContext> {
-  const http = resolveOAuthHttp(options);
-  const clientId = requireString(options.clientId, 'clientId') as string;
-  const clientSecret = requireString(options.clientSecret, 'clientSecret', true);
-  const issuer = requireString(options.issuer, 'issuer') as string;
-  const resource = requireString(options.resource, 'resource') as string;
-  const method = checkMethod(options.tokenAuthMethod);
-  if (method === undefined) {
-    throw new OAuthConfigurationError('tokenAuthMethod is required', {
-      details: { option: 'tokenAuthMethod' },
-    });
-  }
-  checkSecretConsistency(method, clientSecret);
-  const resourceUrl = checkEndpointUrl(resource, 'resource', http);
-  const metadata = await rediscover(
-    http,
-    issuer,
-    resourceUrl,
-    checkLegacyOption(options.legacyAuthorizationServer),
-  );
-  return {
-    http,
-    metadata,
-    client: { client_id: clientId, token_endpoint_auth_method: method },
-    auth: clientAuth(method, clientSecret),
-    resource,
-  };
-}
-
-/** Reads a token endpoint answer: non-empty Bearer access token, expiry, scope. */
-export function readTokens(result: oauth.TokenEndpointResponse, now: number): OAuthTokens {
-  const accessToken = result.access_token;
-  if (typeof accessToken !== 'string' || accessToken.length === 0) {
-    throw new OAuthResponseError('the token response has no access token', {
-      details: { step: 'token' },
-    });
-  }
-  if (String(result.token_type).toLowerCase() !== 'bearer') {
-    throw new OAuthResponseError('the token response is not a Bearer token', {
-      details: { step: 'token' },
-    });
-  }
-  const refresh = result.refresh_token;
-  const expiresIn = result.expires_in;
-  const scope = result.scope;
-  return {
-    accessToken,
-    tokenType: 'Bearer',
-    refreshToken: typeof refresh === 'string' && refresh.length > 0 ? refresh : undefined,
-    expiresAt:
-      typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0
-        ? now + Math.floor(expiresIn * 1000)
-        : undefined,
-    scope: typeof scope === 'string' && scope.length > 0 ? scope : undefined,
-  };
-}
-
 /**
  * Exchanges the authorization code: rediscovers the token endpoint from the stored issuer,
  * checks RFC 9207 `iss`, sends the PKCE verifier and the resource, and requires a Bearer token.
@@ -806,37 +540,4 @@ export async function completeOAuth(options: CompleteOAuthOptions): Promise<OAut
   } catch (error) {
     throw translate(error, 'authorization code exchange');
   }
-}
-
-/**
- * Refreshes the tokens. When the answer has no `refresh_token` or `scope`, keep the stored ones
- * (they are `undefined` here). A scope wider than `options.scope` is refused.
- */
-export async function refreshOAuth(options: RefreshOAuthOptions): Promise<OAuthTokens> {
-  const refreshToken = requireString(options.refreshToken, 'refreshToken') as string;
-  const context = await tokenContext(options);
-  const as = context.metadata.raw as oauth.AuthorizationServer;
-  let tokens: OAuthTokens;
-  try {
-    const response = await oauth.refreshTokenGrantRequest(
-      as,
-      context.client,
-      context.auth,
-      refreshToken,
-      { ...requestOptions(context.http), additionalParameters: { resource: context.resource } },
-    );
-    const result = await oauth.processRefreshTokenResponse(as, context.client, response);
-    tokens = readTokens(result, Date.now());
-  } catch (error) {
-    throw translate(error, 'token refresh');
-  }
-  if (options.scope !== undefined && tokens.scope !== undefined) {
-    const granted = new Set(scopeList(options.scope));
-    if (scopeList(tokens.scope).some((scope) => !granted.has(scope))) {
-      throw new OAuthResponseError('the refresh response widens the granted scope', {
-        details: { step: 'token refresh' },
-      });
-    }
-  }
-  return tokens;
 }
