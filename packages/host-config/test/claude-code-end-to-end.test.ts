@@ -224,6 +224,16 @@ describe.skipIf('reason' in claude)(
       150_000,
     );
 
+    it('delivers a file inside the allowlist', () => {
+      const allowed = join(home, 'allowed');
+      mkdirSync(allowed);
+      writeFileSync(join(allowed, 'in.txt'), 'inside\n');
+      installHook({ client: 'claude-code', home, allowedRoots: [allowed] });
+      const run = runClaude(fileUrl(join(allowed, 'in.txt')));
+      expect(run.serverGot).toEqual([['data']]);
+      expect(run.toolOutput).toContain(createHash('sha256').update('inside\n').digest('hex'));
+    }, 150_000);
+
     it('delivers a file just under the toolkit budget', () => {
       installHook({ client: 'claude-code', home, toolkitBudgets: { files: 1024 } });
       writeFileSync(join(home, 'fits.bin'), Buffer.alloc(1024, 7));

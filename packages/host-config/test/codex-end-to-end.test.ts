@@ -204,6 +204,22 @@ describe.skipIf('reason' in codex)(
       150_000,
     );
 
+    it('delivers a file inside the allowlist', () => {
+      const allowed = join(home, 'allowed');
+      mkdirSync(allowed);
+      writeFileSync(join(allowed, 'in.txt'), 'inside\n');
+      installHook({
+        client: 'codex',
+        home,
+        codexHome,
+        trustCodexHook: true,
+        allowedRoots: [allowed],
+      });
+      const run = runCodex(fileUrl(join(allowed, 'in.txt')));
+      expect(run.serverGot).toEqual([['data']]);
+      expect(run.toolOutput).toContain(createHash('sha256').update('inside\n').digest('hex'));
+    }, 150_000);
+
     it('delivers a file just under the toolkit budget', () => {
       installHook({
         client: 'codex',
