@@ -96,9 +96,11 @@ interface Run {
 
 function runClaude(source: string): Run {
   const path = 'path' in claude ? claude.path : '';
+  // setsid: the CLI and everything it starts get their own session and process group, so no
+  // signal they send on exit can reach the test runner.
   const result = spawnSync(
-    'unshare',
-    ['-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$1"', process.execPath, RUNNER],
+    'setsid',
+    ['unshare', '-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$1"', process.execPath, RUNNER],
     {
       env: {
         ...process.env,

@@ -45,6 +45,8 @@ async function listHooks(codexHome: string, home: string): Promise<ListedHook[]>
   const child: ChildProcess = spawn('unshare', ['-n', process.execPath, codexPath, 'app-server'], {
     env: { ...process.env, CODEX_HOME: codexHome, HOME: home },
     stdio: ['pipe', 'pipe', 'ignore'],
+    // Its own process group: nothing Codex signals on exit can reach the test runner.
+    detached: true,
   });
   try {
     return await new Promise<ListedHook[]>((resolve, reject) => {
