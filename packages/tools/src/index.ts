@@ -4,6 +4,8 @@
 
 export {
   type AccessScope,
+  type ContentAnnotations,
+  type ContentAudience,
   type ContentBlock,
   type EffectDescriptor,
   errorResult,
@@ -27,6 +29,11 @@ export { VERSION } from './version.js';
 
 // Registry, snapshots, validation (src/registry) — issue 4
 
+export type {
+  ApprovalGrant,
+  CallAuthorization,
+  InvokeOptions,
+} from './registry/approval-grant.js';
 export { ConfigurationError } from './registry/configuration-error.js';
 export {
   type DefineJsonSchemaToolOptions,
@@ -46,11 +53,19 @@ export {
 export { checkOptionKeys, type OptionErrorFactory } from './registry/option-keys.js';
 export { RegistryClosedError } from './registry/registry-closed-error.js';
 export {
+  DEFAULT_SCHEMA_DIALECT,
+  type DeclaredSchemaDialect,
+  declaredSchemaDialect,
+  JSON_SCHEMA_DIALECTS,
+  type JsonSchemaDialect,
+} from './registry/schema-dialect.js';
+export {
   AjvSchemaValidator,
   type AjvSchemaValidatorOptions,
   DEFAULT_MAX_CACHED_SCHEMAS,
   DEFAULT_MAX_VALIDATION_ISSUES,
   type SchemaValidator,
+  type SchemaValidatorLogger,
   type ValidationIssue,
   type ValidationResult,
 } from './registry/schema-validator.js';
@@ -128,7 +143,9 @@ export {
 export {
   BubblewrapSandbox,
   type BubblewrapSandboxOptions,
+  DEFAULT_BUBBLEWRAP_LIMITS,
   DEFAULT_BUBBLEWRAP_READ_ONLY_PATHS,
+  type SandboxUser,
 } from './builtin/bubblewrap-sandbox.js';
 export {
   FileSystemAccessError,
@@ -148,8 +165,24 @@ export {
   type HttpToolOptions,
 } from './builtin/http-tool.js';
 export { HttpToolOptionsError } from './builtin/http-tool-options-error.js';
-export { LocalProcessSandbox } from './builtin/local-process-sandbox.js';
-export type { Sandbox, SandboxRunRequest, SandboxRunResult } from './builtin/sandbox.js';
+export {
+  LocalProcessSandbox,
+  type LocalProcessSandboxOptions,
+} from './builtin/local-process-sandbox.js';
+export { DEFAULT_PROGRAM_RULES, type ProgramRule } from './builtin/program-rules.js';
+export {
+  type AppliedResourceLimits,
+  DEFAULT_PROCESS_RESOURCE_LIMITS,
+  type ProcessResourceLimits,
+  SANDBOX_LIMITS,
+  type SandboxLimit,
+} from './builtin/resource-limits.js';
+export type {
+  Sandbox,
+  SandboxRunRequest,
+  SandboxRunResult,
+  SandboxVerifyRequest,
+} from './builtin/sandbox.js';
 export { SandboxUnavailableError } from './builtin/sandbox-unavailable-error.js';
 export {
   MAX_SHELL_ARGUMENT_BYTES,
