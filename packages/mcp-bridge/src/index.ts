@@ -61,6 +61,7 @@ export {
   type ConnectionAuthorization,
   completeConnection,
   DEFAULT_PENDING_AUTHORIZATION_SECONDS,
+  type RefreshConnectionOptions,
   refreshConnection,
 } from './oauth/connection-oauth.js';
 export {
@@ -89,7 +90,9 @@ export {
 } from './oauth/errors.js';
 export {
   type AllowNonPublic as OAuthAllowNonPublic,
+  DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
+  DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_TIMEOUT_SECONDS,
   type FetchFunction as OAuthFetchFunction,
   type OAuthNetworkOptions,
@@ -103,10 +106,12 @@ export {
   OAuthTokenProvider,
 } from './oauth/token-provider.js';
 export {
+  type AccessTokenType,
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  type DpopKeyRecord,
   MemoryConnectionStore,
   type PendingAuthorization,
   type TokenAuthMethod,
@@ -116,6 +121,7 @@ export {
   StoreDecryptionError,
   StoreDriverError,
   StoreKeyError,
+  StoreLeaseTimeoutError,
   StoreRecordError,
   StoreSchemaError,
 } from './store/store-errors.js';

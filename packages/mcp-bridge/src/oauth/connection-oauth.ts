@@ -204,21 +204,40 @@ export async function completeConnection(
   return stored as ConnectionRecord;
 }
 
+/** Options of {@link refreshConnection}. */
+export interface RefreshConnectionOptions extends OAuthNetworkOptions {
+  /**
+   * The access token the caller found stale or refused. When the stored access token is no
+   * longer this one (another caller or process refreshed meanwhile), the stored record is
+   * returned and no refresh request is sent. Default: always refresh.
+   */
+  readonly staleAccessToken?: string | undefined;
+}
+
 /**
  * Refreshes a connection's tokens, once per connection at a time (concurrent callers share the
- * refresh). The update is atomic and conditional: nothing is written when the refresh fails or
- * when the record changed meanwhile, so the old token is never lost. A refused refresh
- * (`invalid_grant`) raises {@link AuthorizationRequiredError}.
+ * refresh; with `SqliteConnectionStore`, other processes on the same file wait for it and then
+ * find the rotated tokens). The update is atomic and conditional: nothing is written when the
+ * refresh fails or when the record changed meanwhile, so the old token is never lost. A refused
+ * refresh (`invalid_grant`) raises {@link AuthorizationRequiredError}.
  */
 export function refreshConnection(
   store: ConnectionStore,
   connectionId: string,
-  options: OAuthNetworkOptions = {},
+  options: RefreshConnectionOptions = {},
 ): Promise<ConnectionRecord> {
+  const { staleAccessToken, ...network } = options;
   return store.singleFlight(`refresh:${connectionId}`, async () => {
     const record = await store.get(connectionId);
     if (record === undefined) {
       throw new ConnectionNotFoundError('no connection record', { details: { connectionId } });
+    }
+    if (
+      staleAccessToken !== undefined &&
+      record.accessToken !== undefined &&
+      record.accessToken !== staleAccessToken
+    ) {
+      return record;
     }
     const used = record.refreshToken;
     if (
@@ -239,7 +258,7 @@ export function refreshConnection(
     let tokens: Awaited<ReturnType<typeof refreshOAuth>>;
     try {
       const refresh = {
-        ...options,
+        ...network,
         refreshToken: used,
         clientId: record.clientId,
         clientSecret: record.clientSecret,

@@ -91,6 +91,8 @@ export class OAuthTokenProvider {
     this.#network = {
       allowNonPublic: options.allowNonPublic,
       maxResponseBytes: options.maxResponseBytes,
+      connectTimeoutSeconds: options.connectTimeoutSeconds,
+      readTimeoutSeconds: options.readTimeoutSeconds,
       timeoutSeconds: options.timeoutSeconds,
       fetch: options.fetch,
     };
@@ -140,11 +142,10 @@ export class OAuthTokenProvider {
 
   /** Refreshes the stored tokens (single-flight per connection) and returns the new access token. */
   async #refresh(record: ConnectionRecord): Promise<string> {
-    const refreshed = await refreshConnection(
-      this.#options.store,
-      this.#options.connectionId,
-      this.#network,
-    );
+    const refreshed = await refreshConnection(this.#options.store, this.#options.connectionId, {
+      ...this.#network,
+      staleAccessToken: record.accessToken,
+    });
     if (refreshed?.accessToken === undefined) throw this.#required('refresh-failed', record);
     return refreshed.accessToken;
   }
