@@ -364,7 +364,7 @@ describe('startOAuth refuses hostile or broken servers', () => {
     const url = new URL(started.authorizeUrl);
     expect(url.searchParams.get('tenant')).toBe('t1');
     expect(url.searchParams.getAll('client_id')).toEqual(['client-1']);
-    expect(url.searchParams.getAll('scope')).toEqual(['mcp:tools']);
+    expect(url.searchParams.getAll('scope')).toEqual(['mcp:tools offline_access']);
     expect(url.searchParams.getAll('resource')).toEqual([server.url]);
     expect(url.searchParams.has('request_uri')).toBe(false);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
@@ -419,19 +419,35 @@ describe('startOAuth refuses hostile or broken servers', () => {
     );
   });
 
-  it('takes the challenge scope, then scopes_supported, then none, and never adds offline_access', async () => {
-    expect((await start()).scope).toBe('mcp:tools');
+  it('takes the challenge scope, then scopes_supported, then none (offlineAccess: false)', async () => {
+    const off = { offlineAccess: false };
+    expect((await start(off)).scope).toBe('mcp:tools');
     server.routes.set('POST /mcp', (_q, response) => {
       response.writeHead(401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
       response.end();
     });
     server.prm.scopes_supported = ['a', 'b'];
-    expect((await start()).scope).toBe('a b');
+    expect((await start(off)).scope).toBe('a b');
     delete server.prm.scopes_supported;
-    const none = await start();
+    const none = await start(off);
     expect(none.scope).toBeUndefined();
     expect(new URL(none.authorizeUrl).searchParams.has('scope')).toBe(false);
     expect(none.authorizeUrl).not.toContain('offline_access');
+  });
+
+  it('adds offline_access only when the authorization server lists it (SEP-2207)', async () => {
+    expect((await start()).scope).toBe('mcp:tools offline_access');
+    server.metadata.scopes_supported = ['mcp:tools'];
+    expect((await start()).scope).toBe('mcp:tools');
+    // Not even when the resource's challenge names it: the server does not offer it.
+    server.routes.set('POST /mcp', (_q, response) => {
+      response.writeHead(401, {
+        'www-authenticate': 'Bearer scope="mcp:tools offline_access"',
+        'content-length': '0',
+      });
+      response.end();
+    });
+    expect((await start()).scope).toBe('mcp:tools');
   });
 
   it('enforces maxResponseBytes as configured', async () => {

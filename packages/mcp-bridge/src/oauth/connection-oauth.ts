@@ -12,6 +12,7 @@ import {
   startOAuth,
 } from './authorization-code.js';
 import { joinScopes } from './challenge.js';
+import { DpopKey } from './dpop.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
@@ -96,12 +97,31 @@ export async function authorizeConnection(
     started = await startOAuth(fresh);
   }
   const now = Date.now();
+  // One DPoP key per connection: kept once created, made at the first flow that needs one.
+  const dpopKey =
+    started.dpop && record?.dpopKey === undefined
+      ? (await DpopKey.generate()).record
+      : record?.dpopKey;
   await store.update(connectionId, (current) => {
     const changed = current !== undefined && current.url !== url;
-    const base: ConnectionRecord =
+    let base: ConnectionRecord =
       changed || current === undefined ? { id: connectionId, url } : current;
+    if (base.issuer !== undefined && base.issuer !== started.issuer) {
+      // Another authorization server (a migration): the old server's tokens and grant are
+      // dropped, so no refresh ever sends them to the new one.
+      const {
+        accessToken: _access,
+        refreshToken: _refresh,
+        expiresAt: _expires,
+        tokenType: _type,
+        scope: _scope,
+        ...kept
+      } = base;
+      base = kept;
+    }
     return {
       ...base,
+      ...(dpopKey === undefined ? {} : { dpopKey: current?.dpopKey ?? dpopKey }),
       url,
       issuer: started.issuer,
       resource: started.resource,
@@ -116,6 +136,7 @@ export async function authorizeConnection(
         codeVerifier: started.codeVerifier,
         redirectUri: started.redirectUri,
         scope: started.scope,
+        dpop: started.dpop,
         createdAt: Date.now(),
       },
     };
@@ -189,7 +210,17 @@ export async function completeConnection(
     tokenAuthMethod: record.tokenAuthMethod,
     issuer: record.issuer,
     resource: record.resource,
+    dpopKey: pending.dpop === true ? record.dpopKey : undefined,
   };
+  if (pending.dpop === true && record.dpopKey === undefined) {
+    throw new AuthorizationRequiredError('the connection lost its DPoP key; authorize again', {
+      connectionId,
+      url: record.url,
+      reason: 'dpop-key-missing',
+      scope: pending.scope,
+      issuer: record.issuer,
+    });
+  }
   const tokens = await forgetClientOnInvalidClient(store, connectionId, exchange.clientId, () =>
     completeOAuth(exchange),
   );
@@ -197,6 +228,7 @@ export async function completeConnection(
     ...(current ?? record),
     pending: undefined,
     accessToken: tokens.accessToken,
+    tokenType: tokens.tokenType,
     refreshToken: tokens.refreshToken,
     expiresAt: tokens.expiresAt,
     scope: tokens.scope ?? pending.scope,
@@ -266,7 +298,17 @@ export function refreshConnection(
         issuer: record.issuer,
         resource: record.resource,
         scope: record.scope,
+        dpopKey: record.tokenType === 'DPoP' ? record.dpopKey : undefined,
       };
+      if (record.tokenType === 'DPoP' && record.dpopKey === undefined) {
+        throw new AuthorizationRequiredError('the connection lost its DPoP key; authorize again', {
+          connectionId,
+          url: record.url,
+          reason: 'dpop-key-missing',
+          scope: record.scope,
+          issuer: record.issuer,
+        });
+      }
       tokens = await forgetClientOnInvalidClient(store, connectionId, refresh.clientId, () =>
         refreshOAuth(refresh),
       );
@@ -291,6 +333,7 @@ export function refreshConnection(
       return {
         ...current,
         accessToken: tokens.accessToken,
+        tokenType: tokens.tokenType,
         refreshToken: tokens.refreshToken ?? current.refreshToken,
         expiresAt: tokens.expiresAt,
         scope: tokens.scope ?? current.scope,

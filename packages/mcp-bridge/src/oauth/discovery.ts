@@ -14,6 +14,8 @@ export interface ProtectedResourceMetadata {
   readonly resource: string;
   readonly authorizationServers: readonly string[];
   readonly scopesSupported: readonly string[] | undefined;
+  /** RFC 9728 `dpop_bound_access_tokens_required`: the resource accepts DPoP-bound tokens only. */
+  readonly dpopRequired: boolean;
 }
 
 /** RFC 8414 authorization-server metadata, validated; `raw` is what oauth4webapi receives. */
@@ -175,6 +177,7 @@ export async function discoverProtectedResource(
     resource: declared as string,
     authorizationServers: servers,
     scopesSupported: stringList(found.scopes_supported, 'scopes_supported'),
+    dpopRequired: found.dpop_bound_access_tokens_required === true,
   };
 }
 

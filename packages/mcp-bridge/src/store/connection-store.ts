@@ -13,6 +13,8 @@ export interface PendingAuthorization {
   readonly redirectUri: string;
   /** The scope requested, if any. */
   readonly scope?: string | undefined;
+  /** True when the flow must end in a DPoP-bound token (the record's `dpopKey` signs it). */
+  readonly dpop?: boolean | undefined;
   /** Epoch milliseconds. */
   readonly createdAt: number;
 }
