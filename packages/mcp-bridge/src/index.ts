@@ -76,6 +76,8 @@ export {
   findAuthorizationRequired,
   OAuthConfigurationError,
   OAuthDiscoveryError,
+  OAuthDpopError,
+  type OAuthDpopFailure,
   OAuthError,
   type OAuthErrorOptions,
   OAuthIssuerMismatchError,
@@ -97,6 +99,11 @@ export {
   type FetchFunction as OAuthFetchFunction,
   type OAuthNetworkOptions,
 } from './oauth/http.js';
+export {
+  type JwtBearerOAuthOptions,
+  type JwtBearerTokens,
+  jwtBearerOAuth,
+} from './oauth/jwt-bearer.js';
 export { type RefreshOAuthOptions, refreshOAuth } from './oauth/refresh-token.js';
 export type { OAuthClientOptions, OAuthTokens } from './oauth/token-endpoint.js';
 export {
