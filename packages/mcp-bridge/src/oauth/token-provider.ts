@@ -189,7 +189,14 @@ export class OAuthTokenProvider {
    * @throws {AuthorizationRequiredError} `dpop-key-missing` when the record holds a DPoP token
    *   but no key (it cannot be used; authorize again).
    */
-  async headers(request: McpAuthRequest): Promise<McpAuthHeaders> {
+  async headers(request: McpAuthRequest): Promise<McpAuthHeaders | undefined> {
+    const stored = await this.#options.store.get(this.#options.connectionId);
+    if (stored?.accessToken === undefined && stored?.refreshToken === undefined) {
+      // No credential yet: the request goes without one, so the server's 401 challenge names
+      // the scope the first authorization asks for (answered in onChallenge).
+      this.#lastToken = undefined;
+      return undefined;
+    }
     const record = await this.#current();
     const token = record.accessToken;
     this.#lastToken = token;
@@ -218,7 +225,10 @@ export class OAuthTokenProvider {
     const challenge = parseAuthChallenge(wwwAuthenticate);
     if (challenge?.error === 'insufficient_scope') return this.onInsufficientScope(challenge.scope);
     const record = await this.#options.store.get(this.#options.connectionId);
-    if (record === undefined) throw this.#required('no-token', undefined);
+    if (record === undefined) throw this.#required('no-token', undefined, challenge?.scope);
+    if (record.accessToken === undefined && record.refreshToken === undefined) {
+      throw this.#required('no-token', record, widenScope(record, challenge?.scope));
+    }
     if (
       rejectedToken !== undefined &&
       record.accessToken !== undefined &&
