@@ -31,6 +31,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'parseBoundedJson',
         'scanJsonStructure',
         'DEFAULT_RECORD_LIMITS',
+        'DEFAULT_INHERITED_ENV',
         'StdioTransport',
         'StreamableHttpTransport',
         'bridgeTools',

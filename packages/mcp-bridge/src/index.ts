@@ -159,7 +159,11 @@ export { REFUSED_HEADER_NAMES } from './transport/header-rules.js';
 export { parseBoundedJson, scanJsonStructure } from './transport/json-scan.js';
 export type { McpBridgeLogger } from './transport/logger.js';
 export { DEFAULT_RECORD_LIMITS, type RecordLimits } from './transport/record-limits.js';
-export { StdioTransport, type StdioTransportOptions } from './transport/stdio-transport.js';
+export {
+  DEFAULT_INHERITED_ENV,
+  StdioTransport,
+  type StdioTransportOptions,
+} from './transport/stdio-transport.js';
 export {
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,

@@ -122,10 +122,30 @@ describe('McpClient over stdio against the fault-injecting server', () => {
     expect(await calls('trickle')).toBe(1);
   });
 
-  it('passes only the explicit environment', async () => {
-    const mcp = client({ env: { ONLY_THIS: '1' } });
+  it('passes only the explicit environment with inheritEnv: []', async () => {
+    const mcp = client({ env: { ONLY_THIS: '1' }, inheritEnv: [] });
     const result = await mcp.callTool('env');
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(['ONLY_THIS']) }]);
+  });
+
+  it('inherits only the allowlisted variables by default, never the rest', async () => {
+    const previous = { SECRET_TOKEN: process.env.SECRET_TOKEN, SHELL: process.env.SHELL };
+    process.env.SECRET_TOKEN = 'do-not-leak';
+    process.env.SHELL = '() { evil; }';
+    try {
+      const mcp = client({ env: { ONLY_THIS: '1' } });
+      const result = await mcp.callTool('env');
+      const names = JSON.parse((result.content[0] as { text: string }).text) as string[];
+      const expected = ['HOME', 'LOGNAME', 'PATH', 'TERM', 'USER'].filter(
+        (name) => process.env[name] !== undefined,
+      );
+      expect(names.sort()).toEqual([...expected, 'ONLY_THIS'].sort());
+    } finally {
+      for (const [name, value] of Object.entries(previous)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 
   it('pipes stderr to the logger in bounded lines', async () => {

@@ -128,7 +128,9 @@ export {
 export {
   BubblewrapSandbox,
   type BubblewrapSandboxOptions,
+  DEFAULT_BUBBLEWRAP_LIMITS,
   DEFAULT_BUBBLEWRAP_READ_ONLY_PATHS,
+  type SandboxUser,
 } from './builtin/bubblewrap-sandbox.js';
 export {
   FileSystemAccessError,
@@ -148,8 +150,24 @@ export {
   type HttpToolOptions,
 } from './builtin/http-tool.js';
 export { HttpToolOptionsError } from './builtin/http-tool-options-error.js';
-export { LocalProcessSandbox } from './builtin/local-process-sandbox.js';
-export type { Sandbox, SandboxRunRequest, SandboxRunResult } from './builtin/sandbox.js';
+export {
+  LocalProcessSandbox,
+  type LocalProcessSandboxOptions,
+} from './builtin/local-process-sandbox.js';
+export { DEFAULT_PROGRAM_RULES, type ProgramRule } from './builtin/program-rules.js';
+export {
+  type AppliedResourceLimits,
+  DEFAULT_PROCESS_RESOURCE_LIMITS,
+  type ProcessResourceLimits,
+  SANDBOX_LIMITS,
+  type SandboxLimit,
+} from './builtin/resource-limits.js';
+export type {
+  Sandbox,
+  SandboxRunRequest,
+  SandboxRunResult,
+  SandboxVerifyRequest,
+} from './builtin/sandbox.js';
 export { SandboxUnavailableError } from './builtin/sandbox-unavailable-error.js';
 export {
   MAX_SHELL_ARGUMENT_BYTES,

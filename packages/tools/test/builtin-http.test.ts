@@ -301,16 +301,87 @@ describe('HttpTool', () => {
     ['a foreign dispatcher', { dispatcher: {} }],
     ['oversizedResponse unknown', { oversizedResponse: 'drop' }],
     ['allowedPorts with port 0', { allowedPorts: [0] }],
+    ['an unknown option key', { allowedHost: ['example.com'] }],
+    ['a bare * wildcard', { allowedHosts: ['*'] }],
+    ['a wildcard over a top-level domain', { allowedHosts: ['*.com'] }],
+    ['a wildcard inside a label', { allowedHosts: ['*example.com'] }],
+    ['a wildcard in the middle', { allowedHosts: ['api.*.example.com'] }],
+    ['two wildcards', { allowedHosts: ['*.*.example.com'] }],
+    ['a wildcard at the end', { allowedHosts: ['example.*'] }],
+    ['a wildcard over an address', { allowedHosts: ['*.0.0.1'] }],
   ])('rejects %s', (_name, options) => {
     expect(() => new HttpTool({ allowedHosts: ['example.com'], ...options } as never)).toThrow(
       HttpToolOptionsError,
     );
   });
 
-  it('canonicalises the host allowlist (case, trailing dot, IDNA)', async () => {
-    const tool = new HttpTool({ allowedHosts: ['EXAMPLE.com.', 'bücher.example'] });
+  it('canonicalises the host allowlist (case, trailing dot, IDNA), wildcards too', async () => {
+    const tool = new HttpTool({
+      allowedHosts: ['EXAMPLE.com.', 'bücher.example', '*.Bücher.Example.'],
+    });
     expect(tool.spec.description).toContain('example.com');
     expect(tool.spec.description).toContain('xn--bcher-kva.example');
+    expect(tool.spec.description).toContain('*.xn--bcher-kva.example');
     await tool.close();
+  });
+
+  describe('wildcard hosts', () => {
+    const names = ['api.wild.test', 'a.b.wild.test', 'wild.test', 'evilwild.test'];
+    let tls: LoopbackServer;
+    let certificate: ReturnType<typeof makeCertificate>;
+    beforeAll(async () => {
+      certificate = makeCertificate([...names, 'wild.test.evil.test']);
+      tls = await startHttpsServer(certificate, (incoming, response) => {
+        const url = new URL(incoming.url ?? '/', 'https://x');
+        if (url.pathname === '/redirect') {
+          response.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
+          response.end();
+        } else response.end('wild');
+      });
+    });
+    afterAll(async () => {
+      await tls.close();
+    });
+    const wildTool = (options: Partial<HttpToolOptions> = {}) =>
+      new HttpTool({
+        allowedHosts: ['*.Wild.Test.'],
+        allowedPorts: 'any',
+        dispatcher: createGuardedDispatcher({
+          allowNonPublic: approveLoopback,
+          resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+          ca: certificate.cert,
+        }),
+        ...options,
+      });
+
+    it.each([
+      ['a sub-domain', 'api.wild.test', true],
+      ['a deeper sub-domain', 'a.b.wild.test', true],
+      ['upper case', 'API.WILD.TEST', true],
+      ['the apex itself', 'wild.test', false],
+      ['a name that only ends in the same letters', 'evilwild.test', false],
+      ['the suffix inside another domain', 'wild.test.evil.test', false],
+    ])('matches *.wild.test on a label boundary: %s', async (_name, host, allowed) => {
+      const tool = wildTool();
+      expect(tool.spec.description).toContain('*.wild.test');
+      const result = await call(tool, { url: `https://${host}:${tls.port}/` });
+      if (allowed) expect(data(result).body).toBe('wild');
+      else expect(result.metadata?.code).toBe('HTTP_TOOL_HOST_NOT_ALLOWED');
+    });
+
+    it('checks every redirect hop against the wildcard', async () => {
+      const tool = wildTool({ followRedirects: true });
+      const to = encodeURIComponent(`https://evilwild.test:${tls.port}/`);
+      const result = await call(tool, {
+        url: `https://api.wild.test:${tls.port}/redirect?to=${to}`,
+      });
+      expect(result.isError).toBe(true);
+      expect(tls.seen.some((request) => request.servername === 'evilwild.test')).toBe(false);
+      const inside = encodeURIComponent(`https://a.b.wild.test:${tls.port}/`);
+      const followed = await call(tool, {
+        url: `https://api.wild.test:${tls.port}/redirect?to=${inside}`,
+      });
+      expect(data(followed).body).toBe('wild');
+    });
   });
 });

@@ -1,4 +1,6 @@
 import {
+  chmodSync,
+  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -37,6 +39,13 @@ beforeAll(async () => {
   outsideFile = join(base, 'outside-secret.txt');
   writeFileSync(outsideFile, 'OUTSIDE-SECRET');
   symlinkSync(base, join(workspace, 'escape'));
+  // As root, BubblewrapSandbox runs commands as nobody (65534): give it the workspace.
+  if (process.getuid?.() === 0) {
+    chmodSync(base, 0o755);
+    for (const path of [workspace, join(workspace, 'sub'), join(workspace, 'inside.txt')]) {
+      chownSync(path, 65_534, 65_534);
+    }
+  }
   server = createServer((socket) => {
     connections += 1;
     // The client process may exit before reading; its reset is expected, not a failure.
@@ -52,10 +61,15 @@ afterAll(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
+// These tests drive the sandboxes with interpreters on purpose, so they loosen the default
+// program rules that refuse them.
+const INTERPRETERS = { sh: 'unrestricted', node: 'unrestricted', env: 'unrestricted' } as const;
+
 function tool(options: Partial<ShellToolOptions> = {}): ShellTool {
   return new ShellTool({
     workspace,
     allowedCommands: ['echo', 'sh', 'env', 'pwd', 'cat', 'yes', 'node', 'sleep'],
+    programRules: INTERPRETERS,
     ...options,
   });
 }

@@ -81,7 +81,7 @@ export interface TestCertificate {
 }
 
 /** A self-signed certificate for `pinned.test` (made with the openssl CLI). */
-export function makeCertificate(): TestCertificate {
+export function makeCertificate(names: readonly string[] = ['pinned.test']): TestCertificate {
   const folder = mkdtempSync(join(tmpdir(), 'toolfence-cert-'));
   try {
     execFileSync(
@@ -97,9 +97,9 @@ export function makeCertificate(): TestCertificate {
         '-days',
         '2',
         '-subj',
-        '/CN=pinned.test',
+        `/CN=${names[0]}`,
         '-addext',
-        'subjectAltName=DNS:pinned.test',
+        `subjectAltName=${names.map((name) => `DNS:${name}`).join(',')}`,
         '-keyout',
         join(folder, 'key.pem'),
         '-out',

@@ -129,7 +129,14 @@ function clientOptions(parsed: InspectArguments, io: CliIo): McpClientOptions {
     if (value !== undefined) env[entry.name] = value;
   }
   const command = (target as { command: readonly string[] }).command;
-  return { command, env, ...(io.cwd === undefined ? {} : { cwd: io.cwd }), ...timeouts };
+  // The CLI chooses the whole environment itself (from io.env), so nothing else is inherited.
+  return {
+    command,
+    env,
+    inheritEnv: [],
+    ...(io.cwd === undefined ? {} : { cwd: io.cwd }),
+    ...timeouts,
+  };
 }
 
 /**

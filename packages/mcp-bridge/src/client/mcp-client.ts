@@ -58,8 +58,13 @@ export interface McpClientOptions {
   readonly url?: string | URL;
   /** Stdio server argv `[executable, ...args]` (never a shell string). */
   readonly command?: readonly string[];
-  /** Stdio: the child's whole environment. Default `{}` (nothing inherited). */
+  /** Stdio: variables set for the child, on top of `inheritEnv`. Default `{}`. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Stdio: names of this process's variables the child inherits. Default `HOME`, `LOGNAME`,
+   * `PATH`, `SHELL`, `TERM`, `USER` (`DEFAULT_INHERITED_ENV`); `[]` gives the child only `env`.
+   */
+  readonly inheritEnv?: readonly string[];
   /** Stdio: working directory. Default: this process's. */
   readonly cwd?: string;
   /** HTTP: bearer token, fixed or resolved per request; owns `Authorization`. */
@@ -624,6 +629,7 @@ export class McpClient {
         ...common,
         command: options.command as readonly string[],
         ...(options.env === undefined ? {} : { env: options.env }),
+        ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace }),
       });

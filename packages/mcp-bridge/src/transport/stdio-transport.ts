@@ -22,8 +22,20 @@ import { decodeUtf8 } from './utf8.js';
 export interface StdioTransportOptions extends Partial<RecordLimits> {
   /** The server's argv: `[executable, ...args]`. Never a shell string. */
   readonly command: readonly string[];
-  /** The child's complete environment (nothing is inherited). Default `{}`. */
+  /**
+   * Variables set for the child, on top of the ones inherited by `inheritEnv`. Default `{}`.
+   * The child never sees the rest of this process's environment.
+   */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Names of this process's variables the child inherits (when set; values that start with
+   * `()`, shell functions, are skipped). Default {@link DEFAULT_INHERITED_ENV}: `HOME`, `LOGNAME`,
+   * `PATH`, `SHELL`, `TERM`, `USER` (the SDK's choice), so `npx` and other commands on `PATH`
+   * are found. `[]` gives the child only `env`.
+   */
+  readonly inheritEnv?: readonly string[];
+  /** Bytes of the child's last stderr output kept for the error when it exits. Default 2048; 0 keeps none. */
+  readonly stderrTailBytes?: number;
   /** Working directory of the child. Default: this process's. */
   readonly cwd?: string;
   /** Seconds a started record may take to complete. Default 120. */
@@ -35,6 +47,16 @@ export interface StdioTransportOptions extends Partial<RecordLimits> {
   /** Receives the child's stderr lines (at debug level) and transport diagnostics. */
   readonly logger?: McpBridgeLogger;
 }
+
+/** The variables a stdio server inherits by default (the MCP SDK's choice). */
+export const DEFAULT_INHERITED_ENV: readonly string[] = Object.freeze([
+  'HOME',
+  'LOGNAME',
+  'PATH',
+  'SHELL',
+  'TERM',
+  'USER',
+]);
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
@@ -75,6 +97,9 @@ export class StdioTransport implements Transport {
   readonly #readTimeoutMs: number;
   readonly #killGraceMs: number;
   readonly #maxStderrLineBytes: number;
+  readonly #stderrTailBytes: number;
+  #stderrTail: Buffer[] = [];
+  #stderrTailLength = 0;
   readonly #logger: McpBridgeLogger | undefined;
   #child: ChildProcess | undefined;
   #chunks: Buffer[] = [];
@@ -104,6 +129,12 @@ export class StdioTransport implements Transport {
       );
     }
     const env = options.env ?? {};
+    const inherit = options.inheritEnv ?? DEFAULT_INHERITED_ENV;
+    if (!Array.isArray(inherit) || !inherit.every((name) => typeof name === 'string')) {
+      throw new TransportConfigurationError(
+        'inheritEnv must be an array of variable names, such as ["PATH", "HOME"]',
+      );
+    }
     if (typeof env !== 'object' || env === null) {
       throw new TransportConfigurationError('env must be an object of strings');
     }
@@ -120,7 +151,12 @@ export class StdioTransport implements Transport {
       }
     }
     this.#command = Object.freeze([...command]);
-    this.#env = Object.freeze({ ...env });
+    const inherited: Record<string, string> = {};
+    for (const name of inherit) {
+      const value = process.env[name];
+      if (value !== undefined && !value.startsWith('()')) inherited[name] = value;
+    }
+    this.#env = Object.freeze({ ...inherited, ...env });
     this.#cwd = options.cwd;
     this.#limits = resolveRecordLimits(options);
     this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
@@ -130,6 +166,10 @@ export class StdioTransport implements Transport {
       options.maxStderrLineBytes,
       4096,
     );
+    this.#stderrTailBytes =
+      options.stderrTailBytes === 0
+        ? 0
+        : positiveInteger('stderrTailBytes', options.stderrTailBytes, 2048);
     this.#logger = options.logger;
   }
 
@@ -159,7 +199,20 @@ export class StdioTransport implements Transport {
       const onError = (error: Error): void => {
         child.off('spawn', onSpawn);
         this.#closed = true;
-        reject(new TransportError('The MCP server process could not be started', { cause: error }));
+        const code = (error as { code?: unknown }).code;
+        const errno = typeof code === 'string' ? code : 'unknown';
+        const hint =
+          errno === 'ENOENT'
+            ? `: not found (ENOENT); check that it is installed and on the PATH the server gets (inheritEnv, env.PATH)`
+            : errno === 'EACCES'
+              ? ': permission denied (EACCES); check that it is executable'
+              : ` (${errno})`;
+        reject(
+          new TransportError(
+            `The MCP server command ${JSON.stringify(commandName(executable))} could not be started${hint}`,
+            { cause: error, details: { command: commandName(executable), errno } },
+          ),
+        );
       };
       child.once('spawn', onSpawn);
       child.once('error', onError);
@@ -176,10 +229,20 @@ export class StdioTransport implements Transport {
     // 'close' (not 'exit'): stdout is drained first, so a last answer is still delivered.
     child.once('close', (code, signal) => {
       if (!this.#closed) {
+        const how = code !== null ? `with code ${code}` : `on signal ${signal ?? 'unknown'}`;
+        const stderrTail = this.#tailText();
         this.#fail(
-          new TransportError('The MCP server process exited', {
-            details: { exitCode: code, signal },
-          }),
+          new TransportError(
+            `The MCP server process ${JSON.stringify(commandName(executable))} exited ${how}${code === 127 ? ' (command not found inside the server)' : ''}${stderrTail === '' ? '' : '; its last stderr output is in details.stderrTail'}`,
+            {
+              details: {
+                exitCode: code,
+                signal,
+                command: commandName(executable),
+                ...(stderrTail === '' ? {} : { stderrTail }),
+              },
+            },
+          ),
         );
       }
     });
@@ -331,7 +394,41 @@ export class StdioTransport implements Transport {
     }
   }
 
+  /** The kept stderr tail as text: valid UTF-8 only, control and escape sequences removed. */
+  #tailText(): string {
+    if (this.#stderrTailLength === 0) return '';
+    const text = Buffer.concat(this.#stderrTail).toString('utf8');
+    return (
+      text
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences are removed
+        .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '')
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are removed
+        .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufffd]/g, '')
+        .trim()
+    );
+  }
+
+  #keepTail(chunk: Buffer): void {
+    if (this.#stderrTailBytes === 0) return;
+    this.#stderrTail.push(
+      Buffer.from(chunk.subarray(Math.max(0, chunk.length - this.#stderrTailBytes))),
+    );
+    this.#stderrTailLength += Math.min(chunk.length, this.#stderrTailBytes);
+    while (this.#stderrTailLength > this.#stderrTailBytes && this.#stderrTail.length > 0) {
+      const first = this.#stderrTail[0] as Buffer;
+      const excess = this.#stderrTailLength - this.#stderrTailBytes;
+      if (first.length <= excess) {
+        this.#stderrTail.shift();
+        this.#stderrTailLength -= first.length;
+      } else {
+        this.#stderrTail[0] = first.subarray(excess);
+        this.#stderrTailLength -= excess;
+      }
+    }
+  }
+
   #onStderr(chunk: Buffer): void {
+    this.#keepTail(chunk);
     let start = 0;
     for (;;) {
       const newline = chunk.indexOf(NEWLINE, start);
@@ -354,6 +451,12 @@ export class StdioTransport implements Transport {
       start = newline + 1;
     }
   }
+}
+
+/** The executable's file name, never its directory (which may name a user's home). */
+function commandName(executable: string): string {
+  const name = executable.split(/[\\/]/).pop() ?? executable;
+  return name.length > 64 ? `${name.slice(0, 64)}…` : name;
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {

@@ -5,6 +5,7 @@ import { guardedFetch } from '../net/guarded-fetch.js';
 import { NetworkLimitError } from '../net/network-limit-error.js';
 import { NetworkPolicyError } from '../net/network-policy-error.js';
 import { NetworkResolutionError } from '../net/network-resolution-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type {
   JsonObject,
   Tool,
@@ -32,7 +33,12 @@ export type HttpToolMethod = (typeof HTTP_TOOL_METHODS)[number];
 
 /** Options of {@link HttpTool}. */
 export interface HttpToolOptions {
-  /** Exact host names allowed (lowercased, trailing dot stripped, IDNA to ASCII). Required, non-empty. */
+  /**
+   * Host names allowed (lowercased, trailing dot stripped, IDNA to ASCII), each exact or a
+   * wildcard `*.example.com`: any host that ends in `.example.com` on a label boundary, at any
+   * depth (`api.example.com`, `a.b.example.com`), not `example.com` itself. `*` is allowed only
+   * as that whole leading label, followed by at least two labels. Required, non-empty.
+   */
   readonly allowedHosts: readonly string[];
   /** Allowed methods. Default `['GET']`. */
   readonly allowedMethods?: readonly HttpToolMethod[];
@@ -59,6 +65,25 @@ export interface HttpToolOptions {
   /** Tool name in a registry. Default `http`. */
   readonly name?: string;
 }
+
+const optionError = (message: string, option: string): Error =>
+  new HttpToolOptionsError(message, { details: { option } });
+
+const OPTION_KEYS: readonly string[] = Object.freeze([
+  'allowedHosts',
+  'allowedMethods',
+  'requireHttps',
+  'followRedirects',
+  'maxRedirects',
+  'maxTimeoutSeconds',
+  'maxResponseBytes',
+  'oversizedResponse',
+  'maxRequestBytes',
+  'allowedHeaders',
+  'allowedPorts',
+  'dispatcher',
+  'name',
+]);
 
 const TEXT_TYPES =
   /^(?:text\/|application\/(?:[a-z0-9.+-]*\+)?(?:json|xml|javascript|x-www-form-urlencoded))/i;
@@ -97,6 +122,40 @@ function canonicalHost(host: unknown): string {
   }
 }
 
+/** An `allowedHosts` entry: an exact host, or the suffix a `*.` wildcard stands for. */
+interface HostPattern {
+  readonly host: string;
+  readonly wildcard: boolean;
+}
+
+function hostPattern(entry: unknown): HostPattern {
+  if (typeof entry === 'string' && entry.startsWith('*.')) {
+    const rest = entry.slice(2);
+    if (rest.includes('*')) {
+      throw new HttpToolOptionsError(
+        'allowedHosts: a wildcard is only allowed as the whole first label (`*.example.com`).',
+        { details: { option: 'allowedHosts' } },
+      );
+    }
+    const suffix = canonicalHost(rest);
+    const labels = suffix.split('.');
+    if (labels.length < 2 || /^[0-9]+$/.test(labels[labels.length - 1] as string)) {
+      throw new HttpToolOptionsError(
+        'allowedHosts: a wildcard needs at least two labels of a host name after `*.` (`*.example.com`, not `*.com` or an address).',
+        { details: { option: 'allowedHosts' } },
+      );
+    }
+    return { host: suffix, wildcard: true };
+  }
+  if (typeof entry === 'string' && entry.includes('*')) {
+    throw new HttpToolOptionsError(
+      'allowedHosts: a wildcard is only allowed as the whole first label (`*.example.com`).',
+      { details: { option: 'allowedHosts' } },
+    );
+  }
+  return { host: canonicalHost(entry), wildcard: false };
+}
+
 function refuse(message: string, code: string): never {
   throw Object.assign(new Error(message), { httpToolCode: code });
 }
@@ -112,6 +171,7 @@ export class HttpTool implements Tool {
   /** Name, description, input schema and risk of the tool as the registry and models see it. */
   readonly spec: ToolSpec;
   readonly #hosts: ReadonlySet<string>;
+  readonly #suffixes: readonly string[];
   readonly #methods: ReadonlySet<string>;
   readonly #headers: ReadonlySet<string>;
   readonly #requireHttps: boolean;
@@ -133,6 +193,7 @@ export class HttpTool implements Tool {
     if (typeof options !== 'object' || options === null) {
       throw new HttpToolOptionsError('HttpTool needs an options object.');
     }
+    checkOptionKeys(options, OPTION_KEYS, 'HttpTool', optionError);
     const {
       allowedHosts,
       allowedMethods = ['GET'],
@@ -180,7 +241,12 @@ export class HttpTool implements Tool {
     if (typeof name !== 'string' || !/^[a-zA-Z0-9_.-]{1,64}$/.test(name)) {
       throw new HttpToolOptionsError('name must be 1-64 letters, digits, _ . or -.');
     }
-    this.#hosts = new Set(allowedHosts.map(canonicalHost));
+    const patterns = allowedHosts.map(hostPattern);
+    this.#hosts = new Set(patterns.filter((item) => !item.wildcard).map((item) => item.host));
+    this.#suffixes = Object.freeze(
+      patterns.filter((item) => item.wildcard).map((item) => `.${item.host}`),
+    );
+    const shownHosts = patterns.map((item) => (item.wildcard ? `*.${item.host}` : item.host));
     this.#methods = new Set(allowedMethods);
     this.#headers = new Set(allowedHeaders.map((header) => header.toLowerCase()));
     this.#requireHttps = requireHttps;
@@ -214,7 +280,7 @@ export class HttpTool implements Tool {
     for (const method of HTTP_TOOL_METHODS) byValue[method] = method === 'GET' ? 'read' : 'write';
     this.spec = Object.freeze({
       name,
-      description: `Makes an HTTP request to an allowed host (${[...this.#hosts].join(', ')}). Methods: ${[...this.#methods].join(', ')}.`,
+      description: `Makes an HTTP request to an allowed host (${[...new Set(shownHosts)].join(', ')}). Methods: ${[...this.#methods].join(', ')}.`,
       inputSchema: {
         type: 'object',
         properties: {
@@ -250,9 +316,16 @@ export class HttpTool implements Tool {
   }
 
   #check(url: URL): void {
-    if (!this.#hosts.has(url.hostname.replace(/^\[|\]$/g, '')) && !this.#hosts.has(url.hostname)) {
-      refuse('The host is not allowed.', 'HTTP_TOOL_HOST_NOT_ALLOWED');
+    const host = url.hostname;
+    if (this.#hosts.has(host.replace(/^\[|\]$/g, '')) || this.#hosts.has(host)) return;
+    // A wildcard matches on a label boundary and never an IPv6 literal (`[...]`).
+    if (
+      !host.startsWith('[') &&
+      this.#suffixes.some((suffix) => host.length > suffix.length && host.endsWith(suffix))
+    ) {
+      return;
     }
+    refuse('The host is not allowed.', 'HTTP_TOOL_HOST_NOT_ALLOWED');
   }
 
   async invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {

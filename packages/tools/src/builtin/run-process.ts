@@ -8,6 +8,10 @@ export interface RunProcessOptions {
   readonly timeoutMs: number;
   readonly maxOutputBytes: number;
   readonly signal?: AbortSignal;
+  /** Host user id the process runs as (the caller must be allowed to switch to it). */
+  readonly uid?: number;
+  /** Host group id the process runs as; supplementary groups are dropped with it. */
+  readonly gid?: number;
 }
 
 function killGroup(pid: number | undefined): void {
@@ -40,6 +44,8 @@ export function runProcess(
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
         windowsHide: true,
+        ...(options.uid === undefined ? {} : { uid: options.uid }),
+        ...(options.gid === undefined ? {} : { gid: options.gid }),
       });
     } catch (error) {
       reject(error);

@@ -1,3 +1,5 @@
+import type { SandboxLimit } from './resource-limits.js';
+
 /** One process a sandbox runs: argv only, never a shell. */
 export interface SandboxRunRequest {
   /** Absolute path of the program (resolved by the caller). */
@@ -32,6 +34,18 @@ export interface SandboxRunResult {
   readonly timedOut: boolean;
   /** The output budget was reached, the output cut there and the process group killed. */
   readonly truncated: boolean;
+  /**
+   * The resource limit the run most likely ran into, when the sandbox applies limits and the run
+   * failed: read from the exit signal (`SIGXFSZ`) and the C-locale error texts in stderr. A hint
+   * for the caller; the kernel enforces the limit either way.
+   */
+  readonly limit?: SandboxLimit;
+}
+
+/** What `ShellTool.start()` tells {@link Sandbox.verify}. */
+export interface SandboxVerifyRequest {
+  /** The workspace the tool will run commands in (real path). */
+  readonly workspace: string;
 }
 
 /** Runs programs for `ShellTool`. */
@@ -40,6 +54,9 @@ export interface Sandbox {
   readonly name: string;
   /** Runs one process as `request` describes; resolves with its outcome, rejects if it cannot start. */
   run(request: SandboxRunRequest): Promise<SandboxRunResult>;
-  /** Checks that the sandbox works here; `ShellTool.start()` calls it. Rejects when it does not. */
-  verify?(): Promise<void>;
+  /**
+   * Checks that the sandbox works here (and, given a workspace, that it can run there);
+   * `ShellTool.start()` calls it with its workspace. Rejects when it does not.
+   */
+  verify?(request?: SandboxVerifyRequest): Promise<void>;
 }

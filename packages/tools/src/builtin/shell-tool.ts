@@ -1,9 +1,18 @@
 import { accessSync, constants, realpathSync, type Stats, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { defineContract, isRiskLevel, RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
 import { parseRelativePath, resolveInside } from './confined-path.js';
 import { FileSystemAccessError } from './file-system-error.js';
 import { LocalProcessSandbox } from './local-process-sandbox.js';
+import {
+  DEFAULT_PROGRAM_RULES,
+  type ProgramRule,
+  programFamily,
+  refusedArgument,
+} from './program-rules.js';
 import type { Sandbox } from './sandbox.js';
 import { ShellToolOptionsError } from './shell-tool-options-error.js';
 
@@ -15,9 +24,27 @@ export interface ShellToolOptions {
   readonly allowedCommands: readonly string[];
   /** Runs the process. Default `new LocalProcessSandbox()` (limits, not isolation). */
   readonly sandbox?: Sandbox;
+  /**
+   * Per-program rules that replace the default ones of {@link DEFAULT_PROGRAM_RULES} (by
+   * allowlisted command name): a {@link ProgramRule}, or `'unrestricted'` to drop the default
+   * rule of that program. Default none (the default table applies).
+   */
+  readonly programRules?: Readonly<Record<string, ProgramRule | 'unrestricted'>>;
+  /**
+   * Allowlisted commands the host declares read-only: their calls have the `read` effect, so
+   * `RiskPolicy` judges them `read-only` and a read-only access scope allows them. Default `[]`.
+   * Declare only programs that cannot write with any argument the program rules let through.
+   */
+  readonly readOnlyCommands?: readonly string[];
+  /** Declared risk of every other command (the tool's contract). Default `'destructive'`. */
+  readonly risk?: RiskLevel;
   /** Where environment values come from. Default `process.env` as it is at construction. */
   readonly baseEnvironment?: Readonly<Record<string, string | undefined>>;
-  /** Keys copied from `baseEnvironment`; everything else is left out. Default `['PATH', 'LANG', 'LC_ALL', 'TZ']`. */
+  /**
+   * Keys copied from `baseEnvironment` (so, by default, from the host's environment);
+   * everything else is left out. Default `['PATH', 'LANG', 'LC_ALL', 'TZ']`; `[]` starts from
+   * an empty environment.
+   */
   readonly allowedEnvironment?: readonly string[];
   /** Upper bound (and default) of a call's `timeoutSeconds`. Default 60. */
   readonly maxTimeoutSeconds?: number;
@@ -35,6 +62,131 @@ export const MAX_SHELL_ARGUMENTS = 1024;
 export const MAX_SHELL_ARGUMENT_BYTES = 131_072;
 
 const COMMAND_NAME = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,127}$/;
+
+const optionError = (message: string, option: string): Error =>
+  new ShellToolOptionsError(message, { details: { option } });
+
+const OPTION_KEYS: readonly string[] = Object.freeze([
+  'workspace',
+  'allowedCommands',
+  'sandbox',
+  'programRules',
+  'readOnlyCommands',
+  'risk',
+  'baseEnvironment',
+  'allowedEnvironment',
+  'maxTimeoutSeconds',
+  'maxOutputBytes',
+  'searchPath',
+  'name',
+]);
+
+const RULE_KEYS: ReadonlySet<string> = new Set([
+  'reason',
+  'refuseProgram',
+  'refuseArguments',
+  'options',
+  'globalOptions',
+  'shortLetters',
+  'valueLetters',
+  'oldStyleClusters',
+  'subcommands',
+  'subcommandOptions',
+  'prependArguments',
+]);
+
+function checkRule(command: string, rule: unknown): ProgramRule | undefined {
+  if (rule === 'unrestricted') return undefined;
+  const fail = (what: string): never => {
+    throw new ShellToolOptionsError(
+      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, oldStyleClusters?, subcommands?, subcommandOptions?, prependArguments? }.`,
+      { details: { option: 'programRules', command } },
+    );
+  };
+  if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) fail('is not a rule');
+  const record = rule as Record<string, unknown>;
+  for (const key of Object.keys(record)) if (!RULE_KEYS.has(key)) fail('has an unknown field');
+  if (typeof record.reason !== 'string' || record.reason === '' || record.reason.length > 200) {
+    fail('needs a reason of 1-200 characters');
+  }
+  for (const key of ['refuseProgram', 'refuseArguments', 'oldStyleClusters']) {
+    if (record[key] !== undefined && typeof record[key] !== 'boolean')
+      fail(`${key} must be a boolean`);
+  }
+  for (const key of ['shortLetters', 'valueLetters']) {
+    if (
+      record[key] !== undefined &&
+      (typeof record[key] !== 'string' || !/^[A-Za-z0-9]*$/.test(record[key]))
+    ) {
+      fail(`${key} must be a string of letters`);
+    }
+  }
+  if (record.subcommandOptions !== undefined) {
+    const table = record.subcommandOptions;
+    if (
+      typeof table !== 'object' ||
+      table === null ||
+      Array.isArray(table) ||
+      Object.values(table).some(
+        (list) =>
+          !Array.isArray(list) ||
+          list.some((item) => typeof item !== 'string' || item === '' || item.includes('\0')),
+      )
+    ) {
+      fail('subcommandOptions must map subcommands to arrays of non-empty strings');
+    }
+  }
+  for (const key of ['options', 'globalOptions', 'subcommands', 'prependArguments']) {
+    const list = record[key];
+    if (
+      list !== undefined &&
+      (!Array.isArray(list) ||
+        list.some((item) => typeof item !== 'string' || item === '' || item.includes('\0')))
+    ) {
+      fail(`${key} must be an array of non-empty strings`);
+    }
+  }
+  // A frozen deep copy: changing the host's object later changes nothing.
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (Array.isArray(value)) copy[key] = Object.freeze([...value]);
+    else if (key === 'subcommandOptions') {
+      const table: Record<string, readonly string[]> = {};
+      for (const [subcommand, list] of Object.entries(value as Record<string, string[]>)) {
+        table[subcommand] = Object.freeze([...list]);
+      }
+      copy[key] = Object.freeze(table);
+    } else copy[key] = value;
+  }
+  return Object.freeze(copy) as unknown as ProgramRule;
+}
+
+function ruleFor(
+  command: string,
+  program: string,
+  rules: Readonly<Record<string, unknown>>,
+): ProgramRule | undefined {
+  if (Object.hasOwn(rules, command)) return checkRule(command, rules[command]);
+  return defaultRuleFor(command, program);
+}
+
+function defaultRuleFor(command: string, program: string): ProgramRule | undefined {
+  let real = program;
+  try {
+    real = realpathSync(program);
+  } catch {
+    // Resolved at construction; keep the path found.
+  }
+  for (const key of [
+    command,
+    basename(real),
+    programFamily(command),
+    programFamily(basename(real)),
+  ]) {
+    if (Object.hasOwn(DEFAULT_PROGRAM_RULES, key)) return DEFAULT_PROGRAM_RULES[key];
+  }
+  return undefined;
+}
 
 function resolveProgram(name: string, searchPath: string): string {
   for (const folder of searchPath.split(':')) {
@@ -62,10 +214,11 @@ function fail(message: string, code: string): never {
 
 /**
  * Runs allowlisted programs with argv (never a shell) inside a workspace, through a
- * {@link Sandbox}. The environment is empty plus allowlisted keys; stdout and stderr share one
- * byte budget; on timeout or budget the whole process group is killed. The result is
- * `{ exitCode, signal, stdout, stderr, timedOut, truncated }`, an error result for a non-zero
- * exit, a signal or a timeout.
+ * {@link Sandbox}. Programs and options of {@link DEFAULT_PROGRAM_RULES} that run code are
+ * refused before spawning. The environment holds only the allowlisted keys of the host's;
+ * stdout and stderr share one byte budget; on timeout or budget the whole process group is
+ * killed. The result is `{ exitCode, signal, stdout, stderr, timedOut, truncated, limit }`, an
+ * error result for a non-zero exit, a signal, a timeout or a resource limit.
  */
 export class ShellTool implements Tool {
   /** Name, description, input schema and risk of the tool as the registry and models see it. */
@@ -77,19 +230,25 @@ export class ShellTool implements Tool {
   readonly #environment: Readonly<Record<string, string>>;
   readonly #maxTimeoutSeconds: number;
   readonly #maxOutputBytes: number;
+  readonly #rules: ReadonlyMap<string, ProgramRule>;
 
   /**
    * Resolves the workspace and each allowed command to a program path and checks the options.
-   * Throws {@link ShellToolOptionsError} for an invalid option or a command that is not found.
+   * Throws {@link ShellToolOptionsError} for an invalid or unknown option, a command that is
+   * not found, or a command whose program rule refuses it outright (an interpreter, a program
+   * runner) unless `programRules` loosens it.
    */
   constructor(options: ShellToolOptions) {
-    if (typeof options !== 'object' || options === null) {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
       throw new ShellToolOptionsError('ShellTool needs an options object.');
     }
+    checkOptionKeys(options, OPTION_KEYS, 'ShellTool', optionError);
     const {
       workspace,
       allowedCommands,
-      sandbox = new LocalProcessSandbox() as Sandbox,
+      programRules = {},
+      readOnlyCommands = [],
+      risk = 'destructive',
       baseEnvironment = process.env,
       allowedEnvironment = ['PATH', 'LANG', 'LC_ALL', 'TZ'],
       maxTimeoutSeconds = 60,
@@ -123,6 +282,7 @@ export class ShellTool implements Tool {
     }
     if (typeof searchPath !== 'string')
       throw new ShellToolOptionsError('searchPath must be a string.');
+    const sandbox: Sandbox = options.sandbox ?? new LocalProcessSandbox();
     if (
       typeof sandbox !== 'object' ||
       sandbox === null ||
@@ -159,9 +319,55 @@ export class ShellTool implements Tool {
     ) {
       throw new ShellToolOptionsError('allowedEnvironment must be an array of variable names.');
     }
+    if (typeof programRules !== 'object' || programRules === null || Array.isArray(programRules)) {
+      throw new ShellToolOptionsError('programRules must be an object keyed by command name.', {
+        details: { option: 'programRules' },
+      });
+    }
+    for (const command of Object.keys(programRules)) {
+      if (!allowedCommands.includes(command)) {
+        throw new ShellToolOptionsError(
+          `programRules names ${JSON.stringify(command.slice(0, 64))}, which is not in allowedCommands.`,
+          { details: { option: 'programRules' } },
+        );
+      }
+    }
+    if (
+      !Array.isArray(readOnlyCommands) ||
+      readOnlyCommands.some(
+        (command) => typeof command !== 'string' || !allowedCommands.includes(command),
+      )
+    ) {
+      throw new ShellToolOptionsError('readOnlyCommands must name commands of allowedCommands.', {
+        details: { option: 'readOnlyCommands' },
+      });
+    }
+    if (!isRiskLevel(risk)) {
+      throw new ShellToolOptionsError(`risk must be one of ${RISK_LEVELS.join(', ')}.`, {
+        details: { option: 'risk' },
+      });
+    }
     const programs = new Map<string, string>();
-    for (const command of allowedCommands)
-      programs.set(command, resolveProgram(command, searchPath));
+    const rules = new Map<string, ProgramRule>();
+    for (const command of allowedCommands) {
+      const program = resolveProgram(command, searchPath);
+      programs.set(command, program);
+      const rule = ruleFor(command, program, programRules);
+      if (rule?.refuseProgram === true) {
+        throw new ShellToolOptionsError(
+          `${command} is refused: ${rule.reason}. Allowlisting it hands the model everything the sandbox allows; if that is intended, pass programRules: { ${JSON.stringify(command)}: 'unrestricted' }.`,
+          { details: { option: 'allowedCommands', command } },
+        );
+      }
+      if (rule !== undefined) rules.set(command, rule);
+      const builtIn = defaultRuleFor(command, program);
+      if (readOnlyCommands.includes(command) && builtIn?.refuseProgram === true) {
+        throw new ShellToolOptionsError(
+          `${command} cannot be declared read-only: ${builtIn.reason}.`,
+          { details: { option: 'readOnlyCommands', command } },
+        );
+      }
+    }
     const environment: Record<string, string> = {};
     for (const key of allowedEnvironment) {
       const value = baseEnvironment[key];
@@ -172,6 +378,9 @@ export class ShellTool implements Tool {
     this.#environment = Object.freeze(environment);
     this.#maxTimeoutSeconds = maxTimeoutSeconds;
     this.#maxOutputBytes = maxOutputBytes;
+    this.#rules = rules;
+    const byValue: Record<string, 'read'> = {};
+    for (const command of readOnlyCommands) byValue[command] = 'read';
     this.spec = Object.freeze({
       name,
       description: `Runs one allowlisted program with arguments (no shell) in the workspace. Programs: ${[...programs.keys()].join(', ')}.`,
@@ -191,15 +400,24 @@ export class ShellTool implements Tool {
         required: ['command'],
         additionalProperties: false,
       },
-      effect: Object.freeze({ default: 'unknown' }),
+      contract: defineContract({ risk, contentTrust: 'untrusted' }),
+      effect: Object.freeze(
+        readOnlyCommands.length === 0
+          ? { default: 'unknown' as const }
+          : { default: 'unknown' as const, argument: 'command', byValue: Object.freeze(byValue) },
+      ),
       operationArgument: 'command',
-      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: risk === 'destructive',
+        openWorldHint: true,
+      },
     });
   }
 
-  /** Checks the sandbox (a registry runs this before the tool takes calls). */
+  /** Checks the sandbox in the workspace (a registry runs this before the tool takes calls). */
   async start(): Promise<void> {
-    await this.#sandbox.verify?.();
+    await this.#sandbox.verify?.({ workspace: this.#workspace });
   }
 
   /** The workspace's real path. */
@@ -236,6 +454,15 @@ export class ShellTool implements Tool {
       }
       if (total > MAX_SHELL_ARGUMENT_BYTES)
         fail('The arguments are too long.', 'SHELL_ARGUMENT_INVALID');
+      const rule = this.#rules.get(command);
+      if (rule !== undefined) {
+        const refused = refusedArgument(rule, list as string[]);
+        if (refused !== undefined) {
+          const shown =
+            refused === null ? command : JSON.stringify(refused.split('=', 1)[0]?.slice(0, 64));
+          fail(`${shown} is refused for ${command}: ${rule.reason}.`, 'SHELL_ARGUMENT_REFUSED');
+        }
+      }
       const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutSeconds;
       if (
         typeof timeoutSeconds !== 'number' ||
@@ -269,7 +496,7 @@ export class ShellTool implements Tool {
       if (context?.signal?.aborted) fail('The call was cancelled.', 'SHELL_CANCELLED');
       const result = await this.#sandbox.run({
         program,
-        args: list as string[],
+        args: [...(rule?.prependArguments ?? []), ...(list as string[])],
         cwd,
         env: this.#environment,
         workspace: this.#workspace,
@@ -278,6 +505,13 @@ export class ShellTool implements Tool {
         ...(context?.signal === undefined ? {} : { signal: context.signal }),
       });
       const failed = result.exitCode !== 0 || result.timedOut;
+      const limit = failed ? (result.limit ?? null) : null;
+      const code =
+        limit !== null
+          ? 'SHELL_RESOURCE_LIMIT'
+          : result.timedOut
+            ? 'SHELL_TIMEOUT'
+            : 'SHELL_NONZERO_EXIT';
       return jsonResult(
         {
           exitCode: result.exitCode,
@@ -286,12 +520,14 @@ export class ShellTool implements Tool {
           stderr: result.stderr,
           timedOut: result.timedOut,
           truncated: result.truncated,
+          limit,
         },
         {
           ...(failed ? { isError: true } : {}),
           metadata: {
             ...metadata,
-            ...(failed ? { code: result.timedOut ? 'SHELL_TIMEOUT' : 'SHELL_NONZERO_EXIT' } : {}),
+            ...(failed ? { code } : {}),
+            ...(limit === null ? {} : { limit }),
           },
         },
       );
