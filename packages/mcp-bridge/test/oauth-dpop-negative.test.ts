@@ -10,6 +10,7 @@ import {
 } from '../src/index.js';
 import { DpopKey } from '../src/oauth/dpop.js';
 import type { DpopKeyRecord } from '../src/store/connection-store.js';
+import type { McpAuthHeaders } from '../src/transport/auth-provider.js';
 import {
   type ScriptedOAuthServer,
   sendJson,
@@ -90,6 +91,15 @@ const nonceChallenge = (nonce?: string) => ({
   dpopNonce: nonce,
 });
 
+/** The provider's headers for a request that has a credential. */
+async function auth(
+  provider: OAuthTokenProvider,
+  method: string,
+  url: string,
+): Promise<McpAuthHeaders> {
+  return (await provider.headers({ method, url })) as McpAuthHeaders;
+}
+
 interface Row {
   readonly name: string;
   readonly run: () => Promise<void>;
@@ -100,8 +110,8 @@ const rows: Row[] = [
     name: 'proof reuse: every request gets a fresh jti and a current iat',
     run: async () => {
       const provider = await seed();
-      const a = decode((await provider.headers({ method: 'POST', url: MCP })).dpop as string);
-      const b = decode((await provider.headers({ method: 'POST', url: MCP })).dpop as string);
+      const a = decode((await auth(provider, 'POST', MCP)).dpop as string);
+      const b = decode((await auth(provider, 'POST', MCP)).dpop as string);
       expect(a.payload.jti).not.toBe(b.payload.jti);
       expect(String(a.payload.jti).length).toBeGreaterThanOrEqual(22);
       expect(Math.abs((a.payload.iat as number) - Date.now() / 1000)).toBeLessThan(5);
@@ -111,7 +121,7 @@ const rows: Row[] = [
     name: 'wrong htu: the query and fragment never reach htu',
     run: async () => {
       const provider = await seed();
-      const { dpop } = await provider.headers({ method: 'POST', url: `${MCP}?tenant=a#frag` });
+      const { dpop } = await auth(provider, 'POST', `${MCP}?tenant=a#frag`);
       expect(decode(dpop as string).payload.htu).toBe(MCP);
     },
   },
@@ -120,7 +130,7 @@ const rows: Row[] = [
     run: async () => {
       const provider = await seed();
       for (const method of ['GET', 'DELETE']) {
-        const { dpop } = await provider.headers({ method, url: MCP });
+        const { dpop } = await auth(provider, method, MCP);
         expect(decode(dpop as string).payload.htm).toBe(method);
       }
     },
@@ -129,7 +139,7 @@ const rows: Row[] = [
     name: 'missing ath: a resource proof binds the SHA-256 of the presented token',
     run: async () => {
       const provider = await seed();
-      const headers = await provider.headers({ method: 'POST', url: MCP });
+      const headers = await auth(provider, 'POST', MCP);
       expect(headers.authorization).toBe('DPoP dpop-access');
       expect(decode(headers.dpop as string).payload.ath).toBe(
         createHash('sha256').update('dpop-access').digest('base64url'),
@@ -140,7 +150,7 @@ const rows: Row[] = [
     name: 'the proof carries the public key only and verifies with it (ES256)',
     run: async () => {
       const provider = await seed();
-      const proof = (await provider.headers({ method: 'POST', url: MCP })).dpop as string;
+      const proof = (await auth(provider, 'POST', MCP)).dpop as string;
       const { header } = decode(proof);
       expect(header).toMatchObject({ typ: 'dpop+jwt', alg: 'ES256' });
       expect(header.jwk.d).toBeUndefined();
@@ -178,7 +188,7 @@ const rows: Row[] = [
     name: 'a Bearer token is sent as Bearer without a proof',
     run: async () => {
       const provider = await seed({ tokenType: 'Bearer' });
-      expect(await provider.headers({ method: 'POST', url: MCP })).toEqual({
+      expect(await auth(provider, 'POST', MCP)).toEqual({
         authorization: 'Bearer dpop-access',
       });
     },
@@ -187,7 +197,7 @@ const rows: Row[] = [
     name: 'a Bearer token is never upgraded when the server starts demanding DPoP',
     run: async () => {
       const provider = await seed({ tokenType: 'Bearer' });
-      await provider.headers({ method: 'POST', url: MCP });
+      await auth(provider, 'POST', MCP);
       await expect(
         provider.onChallenge({
           status: 401,
@@ -203,7 +213,7 @@ const rows: Row[] = [
     name: 'key missing after reopen: a DPoP token without its key is never sent',
     run: async () => {
       const provider = await seed({ dpopKey: undefined });
-      await expect(provider.headers({ method: 'POST', url: MCP })).rejects.toMatchObject({
+      await expect(auth(provider, 'POST', MCP)).rejects.toMatchObject({
         code: 'OAUTH_AUTHORIZATION_REQUIRED',
         reason: 'dpop-key-missing',
       });
@@ -227,7 +237,7 @@ const rows: Row[] = [
       const provider = await seed({
         dpopKey: { privateJwk: { ...keyRecord.privateJwk, crv: 'P-384' } },
       });
-      const failure = await provider.headers({ method: 'POST', url: MCP }).catch((e: unknown) => e);
+      const failure = await auth(provider, 'POST', MCP).catch((e: unknown) => e);
       expect(failure).toMatchObject({ code: 'OAUTH_DPOP_FAILED', reason: 'invalid-key' });
       expect(JSON.stringify(failure)).not.toContain(keyRecord.privateJwk.d as string);
     },
@@ -236,7 +246,7 @@ const rows: Row[] = [
     name: 'MCP server nonce loop: a second use_dpop_nonce in a row is an error',
     run: async () => {
       const provider = await seed();
-      await provider.headers({ method: 'POST', url: MCP });
+      await auth(provider, 'POST', MCP);
       expect(await provider.onChallenge(nonceChallenge('n-1'))).toBe(true);
       await expect(
         provider.onChallenge({
@@ -251,7 +261,7 @@ const rows: Row[] = [
     name: 'MCP server nonce challenge without a DPoP-Nonce header is an error',
     run: async () => {
       const provider = await seed();
-      await provider.headers({ method: 'POST', url: MCP });
+      await auth(provider, 'POST', MCP);
       await expect(provider.onChallenge(nonceChallenge(undefined))).rejects.toMatchObject({
         reason: 'nonce-missing',
       });
@@ -261,7 +271,7 @@ const rows: Row[] = [
     name: 'a nonce with characters RFC 9449 forbids (quote, space) is not used',
     run: async () => {
       const provider = await seed();
-      await provider.headers({ method: 'POST', url: MCP });
+      await auth(provider, 'POST', MCP);
       await expect(provider.onChallenge(nonceChallenge('a "b'))).rejects.toMatchObject({
         reason: 'nonce-missing',
       });
@@ -271,15 +281,12 @@ const rows: Row[] = [
     name: 'the latest nonce per origin is used, and only for that origin',
     run: async () => {
       const provider = await seed();
-      await provider.headers({ method: 'POST', url: MCP });
+      await auth(provider, 'POST', MCP);
       provider.onResponse({ url: MCP, status: 200, dpopNonce: 'first' });
       provider.onResponse({ url: MCP, status: 200, dpopNonce: 'second' });
-      const same = await provider.headers({ method: 'POST', url: `${MCP}/other` });
+      const same = await auth(provider, 'POST', `${MCP}/other`);
       expect(decode(same.dpop as string).payload.nonce).toBe('second');
-      const other = await provider.headers({
-        method: 'POST',
-        url: 'https://elsewhere.example/mcp',
-      });
+      const other = await auth(provider, 'POST', 'https://elsewhere.example/mcp');
       expect(decode(other.dpop as string).payload.nonce).toBeUndefined();
     },
   },
