@@ -72,6 +72,37 @@ describe('stored connections on a scripted authorization server', () => {
       expect(record?.issuer).toBe(second.issuer);
       expect(record?.clientId).toBe('client-at-second');
       expect(second.requests).toContain('POST /register');
+      // The old server's tokens are gone: no refresh can send them to the new one.
+      expect(record?.accessToken).toBeUndefined();
+      expect(record?.refreshToken).toBeUndefined();
+      const bodies: string[] = [];
+      second.routes.set('POST /token', (_q, response, body) => {
+        bodies.push(body);
+        sendJson(response, 200, second.token);
+      });
+      await expect(
+        refreshConnection(store, 'c', { allowNonPublic: loopback }),
+      ).rejects.toMatchObject({ code: 'OAUTH_AUTHORIZATION_REQUIRED', reason: 'no-token' });
+      expect(bodies).toEqual([]);
+      // The new flow completes at the new server only, with the new client.
+      const state = new URL(
+        (
+          await authorizeConnection(store, 'c', {
+            redirectUri: REDIRECT_URI,
+            allowNonPublic: loopback,
+          })
+        ).authorizeUrl,
+      ).searchParams.get('state') as string;
+      await completeConnection(
+        store,
+        'c',
+        `${REDIRECT_URI}?code=code-2&state=${state}&iss=${encodeURIComponent(second.issuer)}`,
+        { allowNonPublic: loopback },
+      );
+      expect(bodies).toHaveLength(1);
+      expect(bodies.join('')).not.toContain('refresh-1');
+      expect(bodies.join('')).not.toContain('secret-1');
+      expect(bodies.join('')).toContain('code=code-2');
     } finally {
       await second.close();
     }
