@@ -176,6 +176,10 @@ async function authorize(required) {
     // The scenario's own (fictional) client ID metadata document; used only where the scenario
     // expects it, since other scenarios' harness would then try to fetch that non-loopback URL.
     ...(scenario === 'auth/basic-cimd' ? { clientMetadataUrl: CIMD_URL } : {}),
+    // Host policy the README documents (acceptOriginResource): this scenario's server publishes
+    // only an origin-level document naming its origin as the resource; the token is then for
+    // the whole origin. Off by default, and set for this scenario only.
+    ...(scenario === 'auth/metadata-var2' ? { acceptOriginResource: true } : {}),
     ...(required.scope ? { scope: required.scope } : {}),
     ...(context.client_id ? { clientId: context.client_id } : {}),
     ...(context.client_secret ? { clientSecret: context.client_secret } : {}),

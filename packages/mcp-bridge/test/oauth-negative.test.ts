@@ -677,3 +677,64 @@ describe('the callback route helpers', () => {
     ).toThrow(expect.objectContaining({ code: 'OAUTH_RESPONSE_INVALID' }));
   });
 });
+
+describe('acceptOriginResource (conformance auth/metadata-var2)', () => {
+  let origin: ScriptedOAuthServer;
+  beforeEach(async () => {
+    origin = await startScriptedOAuthServer();
+    // Only the origin-level document exists, and it names the origin as the resource.
+    origin.routes.delete('GET /.well-known/oauth-protected-resource/mcp');
+    origin.routes.set('GET /.well-known/oauth-protected-resource', (_q, response) =>
+      sendJson(response, 200, { ...origin.prm, resource: origin.origin }),
+    );
+    origin.routes.set('POST /mcp', (_q, response) => {
+      response.writeHead(401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
+      response.end();
+    });
+  });
+  afterEach(async () => {
+    await origin.close();
+  });
+  const begin = (options: Partial<StartOAuthOptions> = {}) =>
+    startOAuth({
+      url: origin.url,
+      redirectUri: 'http://127.0.0.1:9/callback',
+      allowNonPublic: loopback,
+      ...options,
+    });
+
+  it('refuses the origin as the resource by default', async () => {
+    await expect(begin()).rejects.toMatchObject({ code: 'OAUTH_RESOURCE_MISMATCH' });
+    expect(origin.requests.some((line) => line.startsWith('POST /register'))).toBe(false);
+  });
+
+  it('accepts it from the origin-level document when the host opts in; the audience is the origin', async () => {
+    const started = await begin({ acceptOriginResource: true });
+    expect(started.resource).toBe(origin.origin);
+    expect(new URL(started.authorizeUrl).searchParams.get('resource')).toBe(origin.origin);
+  });
+
+  it('still refuses it from the document the challenge names, even when opted in', async () => {
+    origin.routes.set('POST /mcp', (_q, response) => {
+      response.writeHead(401, {
+        'www-authenticate': `Bearer resource_metadata="${origin.origin}/.well-known/oauth-protected-resource"`,
+        'content-length': '0',
+      });
+      response.end();
+    });
+    await expect(begin({ acceptOriginResource: true })).rejects.toMatchObject({
+      code: 'OAUTH_RESOURCE_MISMATCH',
+    });
+  });
+
+  it('still refuses another origin or a sibling path from the origin-level document', async () => {
+    for (const resource of ['http://127.0.0.1:1', `${origin.origin}/other`]) {
+      origin.routes.set('GET /.well-known/oauth-protected-resource', (_q, response) =>
+        sendJson(response, 200, { ...origin.prm, resource }),
+      );
+      await expect(begin({ acceptOriginResource: true })).rejects.toMatchObject({
+        code: 'OAUTH_RESOURCE_MISMATCH',
+      });
+    }
+  });
+});

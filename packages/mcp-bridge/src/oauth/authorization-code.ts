@@ -86,6 +86,14 @@ export interface StartOAuthOptions extends OAuthNetworkOptions {
    * in `scopes_supported` (never when it does not). Default `true`.
    */
   readonly offlineAccess?: boolean | undefined;
+  /**
+   * Host policy: accept protected-resource metadata found only at the origin-level well-known
+   * URL (`/.well-known/oauth-protected-resource`) whose `resource` is the MCP server's origin
+   * (RFC 9728 §3.3 allows it). The token's audience is then the whole origin, valid for every
+   * path on it, not just the MCP server URL. Never for a document named by the challenge or at
+   * the path-specific URL. Default `false` (refused as a resource mismatch).
+   */
+  readonly acceptOriginResource?: boolean | undefined;
 }
 
 /** What {@link startOAuth} returns: everything the host must persist until the callback. */
@@ -355,6 +363,11 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   const clientMetadataUrl = checkClientMetadataUrl(options.clientMetadataUrl);
   const dpopOption = checkBoolean(options.dpop, 'dpop', false);
   const offlineAccess = checkBoolean(options.offlineAccess, 'offlineAccess', true);
+  const acceptOriginResource = checkBoolean(
+    options.acceptOriginResource,
+    'acceptOriginResource',
+    false,
+  );
   if (clientMetadataUrl !== undefined && clientId !== undefined) {
     throw new OAuthConfigurationError('pass either clientId or clientMetadataUrl, not both', {
       details: { option: 'clientMetadataUrl' },
@@ -384,7 +397,9 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   const challenge = await probe(http, resource);
   let prm: ProtectedResourceMetadata | undefined;
   try {
-    prm = await discoverProtectedResource(http, resource, challenge.resourceMetadata);
+    prm = await discoverProtectedResource(http, resource, challenge.resourceMetadata, {
+      acceptOriginResource,
+    });
   } catch (error) {
     // The 2025-03-26 fallback applies only when opted in and the server names no metadata at all.
     if (!legacy || challenge.resourceMetadata !== undefined || !isNoMetadata(error)) throw error;
