@@ -135,7 +135,11 @@ export {
 // Hardened MCP client (src/client) — issue 7
 export type {
   McpAuthChallenge,
+  McpAuthHeaders,
   McpAuthProvider,
+  McpAuthRequest,
+  McpAuthResponse,
+  McpPreviousChallenge,
   McpTokenSource,
 } from './transport/auth-provider.js';
 // Bounded transports, record limits, structural scan (src/transport) — issue 7

@@ -40,7 +40,7 @@ export const DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS = 15;
 /** Default of {@link OAuthNetworkOptions.readTimeoutSeconds}. */
 export const DEFAULT_OAUTH_READ_TIMEOUT_SECONDS = 30;
 /** @deprecated The read timeout's default: {@link DEFAULT_OAUTH_READ_TIMEOUT_SECONDS}. */
-export const DEFAULT_OAUTH_TIMEOUT_SECONDS = DEFAULT_OAUTH_READ_TIMEOUT_SECONDS;
+export const DEFAULT_OAUTH_TIMEOUT_SECONDS: number = DEFAULT_OAUTH_READ_TIMEOUT_SECONDS;
 
 /** Resolved network settings. */
 export interface OAuthHttp {

@@ -290,7 +290,9 @@ export class OAuthTokenProvider {
     readonly attempt: number;
     readonly url?: string;
     readonly dpopNonce?: string | undefined;
-    readonly previous?: { readonly status: number; readonly wwwAuthenticate: string | undefined };
+    readonly previous?:
+      | { readonly status: number; readonly wwwAuthenticate: string | undefined }
+      | undefined;
   }): Promise<boolean> {
     const parsed = parseAuthChallenge(challenge.wwwAuthenticate);
     if (parsed?.scheme === 'dpop' && parsed.error === 'use_dpop_nonce') {

@@ -11,7 +11,15 @@ export interface McpAuthChallenge {
   /** The `DPoP-Nonce` header of the answer (RFC 9449 §9), if any. */
   readonly dpopNonce?: string | undefined;
   /** The challenge before this one for the same request, if any. */
-  readonly previous?: { readonly status: 401 | 403; readonly wwwAuthenticate: string | undefined };
+  readonly previous?: McpPreviousChallenge | undefined;
+}
+
+/** The earlier challenge of the same request (a DPoP provider tells a nonce loop from a refresh). */
+export interface McpPreviousChallenge {
+  /** Its HTTP status. */
+  readonly status: 401 | 403;
+  /** Its raw `WWW-Authenticate` header. */
+  readonly wwwAuthenticate: string | undefined;
 }
 
 /** One outgoing HTTP request, for {@link McpAuthProvider.headers}. */
