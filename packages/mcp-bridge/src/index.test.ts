@@ -9,6 +9,21 @@ describe('public surface of @toolfence/mcp-bridge', () => {
       [
         'McpBridgeError',
         'VERSION',
+        // The gateway (issue 20)
+        'AuditLog',
+        'verifyAuditLog',
+        'GatewayConfigError',
+        'GatewayStateError',
+        'DEFAULT_APPROVAL_TIMEOUT_SECONDS',
+        'DEFAULT_AUDIT_MAX_BYTES',
+        'expandVariables',
+        'parseGatewayConfig',
+        'McpGateway',
+        'serverIdentity',
+        'escapeInvisible',
+        'hasInvisibleUnicode',
+        'PinStore',
+        'pinnedDefinition',
         // Client, transports, bridge (issue 7)
         'AmbiguousDeliveryError',
         'ClientConfigurationError',

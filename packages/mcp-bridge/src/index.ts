@@ -4,6 +4,7 @@
 export {
   type BridgeApprovalRequest,
   type BridgedTool,
+  type BridgeSkippedTool,
   type BridgeToolsOptions,
   bridgeTools,
 } from './bridge/bridge-tools.js';
@@ -12,7 +13,11 @@ export {
   BridgeConfigurationError,
   BridgeSchemaError,
 } from './bridge/errors.js';
-export { NO_ARGUMENTS_SCHEMA, type SchemaDialectMode } from './bridge/schema-authority.js';
+export {
+  type BridgeSchemaReason,
+  NO_ARGUMENTS_SCHEMA,
+  type SchemaDialectMode,
+} from './bridge/schema-authority.js';
 export {
   type AmbiguityReason,
   AmbiguousDeliveryError,
@@ -173,3 +178,40 @@ export {
   type StreamableHttpTransportOptions,
 } from './transport/streamable-http-transport.js';
 export { VERSION } from './version.js';
+
+// The gateway behind `toolfence-mcp serve` (src/gateway)
+
+export {
+  type AuditEntry,
+  type AuditLine,
+  AuditLog,
+  type AuditVerification,
+  verifyAuditLog,
+} from './gateway/audit-log.js';
+export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
+export {
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  DEFAULT_AUDIT_MAX_BYTES,
+  expandVariables,
+  type GatewayConfig,
+  type GatewayServerConfig,
+  type GatewaySettings,
+  parseGatewayConfig,
+} from './gateway/gateway-config.js';
+export {
+  type GatewayUpstreamStatus,
+  McpGateway,
+  type McpGatewayOptions,
+  serverIdentity,
+} from './gateway/mcp-gateway.js';
+export {
+  escapeInvisible,
+  hasInvisibleUnicode,
+  type PendingPin,
+  type PendingTool,
+  type PinReason,
+  type PinRecord,
+  type PinReview,
+  PinStore,
+  pinnedDefinition,
+} from './gateway/pin-store.js';

@@ -11,4 +11,13 @@ export interface CliIo {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Directory a relative `--policy` path is resolved against. Default: the process's. */
   readonly cwd?: string;
+  /** The process's standard streams, for `serve` (the downstream MCP connection). */
+  readonly stdio?: {
+    /** Where the downstream client's requests arrive. */
+    readonly stdin: NodeJS.ReadableStream;
+    /** Where the gateway's answers go. */
+    readonly stdout: NodeJS.WritableStream;
+  };
+  /** Resolves when `serve` should stop (the process got SIGINT or SIGTERM). Default: never. */
+  readonly stopped?: Promise<void>;
 }

@@ -11,6 +11,11 @@ void runCli(process.argv.slice(2), {
   err: (text) => process.stderr.write(text),
   env: process.env,
   cwd: process.cwd(),
+  stdio: { stdin: process.stdin, stdout: process.stdout },
+  stopped: new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  }),
 }).then((code) => {
   process.exitCode = code;
 });

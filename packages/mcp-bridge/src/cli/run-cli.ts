@@ -1,5 +1,6 @@
 import { VERSION } from '../version.js';
 import type { CliIo } from './cli-io.js';
+import { runAudit, runPin, runServe } from './run-gateway.js';
 import { EXIT_CODES, runInspect } from './run-inspect.js';
 
 /** The help text of `toolfence-mcp`. */
@@ -8,6 +9,9 @@ export const CLI_HELP: string = `Usage: toolfence-mcp <command> [options]
 Commands:
   inspect    Connect to an MCP server and report its tools, their risk and content trust,
              a policy's answer for each, and schema problems. See "toolfence-mcp inspect --help".
+  serve      Run the policy-enforcing gateway in front of the servers of a config file.
+  pin        Show tools hidden because their definition changed, or accept one.
+  audit      Verify the gateway's hash-chained audit log. See "toolfence-mcp serve --help".
 
 Options:
   -h, --help     Show this help.
@@ -18,6 +22,9 @@ Options:
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'inspect') return runInspect(rest, io);
+  if (command === 'serve') return runServe(rest, io);
+  if (command === 'pin') return runPin(rest, io);
+  if (command === 'audit') return runAudit(rest, io);
   if (command === '-h' || command === '--help' || command === 'help') {
     io.out(CLI_HELP);
     return EXIT_CODES.ok;

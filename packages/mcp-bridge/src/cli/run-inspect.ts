@@ -58,12 +58,14 @@ Options:
 Exit codes: 0 report printed, 1 connection or protocol failure, 2 usage error.
 `;
 
-function isLoopbackHost(hostname: string): boolean {
+/** True for localhost, ::1 and 127.0.0.0/8. */
+export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-function approveLoopback(_target: unknown, address: NonPublicAddress): boolean {
+/** Approves loopback addresses only (for a URL that names a loopback host). */
+export function approveLoopback(_target: unknown, address: NonPublicAddress): boolean {
   return address.range === 'loopback';
 }
 

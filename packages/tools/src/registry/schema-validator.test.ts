@@ -88,12 +88,15 @@ describe('AjvSchemaValidator', () => {
     }
   });
 
-  it('checks formats unless turned off', () => {
+  it('asserts formats only with validateFormats: true', () => {
     const schema: JsonObject = {
       type: 'object',
       properties: { at: { type: 'string', format: 'date-time' } },
     };
-    expect(new AjvSchemaValidator().validate(schema, { at: 'yesterday' }).valid).toBe(false);
+    expect(new AjvSchemaValidator().validate(schema, { at: 'yesterday' }).valid).toBe(true);
+    expect(
+      new AjvSchemaValidator({ validateFormats: true }).validate(schema, { at: 'yesterday' }).valid,
+    ).toBe(false);
     expect(
       new AjvSchemaValidator({ formats: false }).validate(schema, { at: 'yesterday' }).valid,
     ).toBe(true);

@@ -1,0 +1,17 @@
+import { McpBridgeError } from '../mcp-bridge-error.js';
+
+/**
+ * The gateway's configuration cannot be used: an unknown key, a server without `command` or
+ * `url`, a bad URL, an unreadable or invalid file, an unset variable without a default. The
+ * message names the server and the key; the gateway does not start.
+ */
+export class GatewayConfigError extends McpBridgeError {
+  static override readonly code: string = 'GATEWAY_CONFIG';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/GatewayConfigError');
+}
+
+/** The pin lock file or the audit log cannot be read or written safely. */
+export class GatewayStateError extends McpBridgeError {
+  static override readonly code: string = 'GATEWAY_STATE';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/GatewayStateError');
+}

@@ -1,0 +1,260 @@
+import { GatewayConfigError } from './errors.js';
+
+/** One upstream server, in the shape MCP clients' config files use. */
+export interface GatewayServerConfig {
+  /** Stdio: the executable (`npx`, `node`, an absolute path). Exclusive with `url`. */
+  readonly command?: string;
+  /** Stdio: its arguments. Default `[]`. */
+  readonly args?: readonly string[];
+  /** Stdio: variables set for the server, on top of PATH, HOME and the other inherited basics. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Streamable HTTP endpoint. Exclusive with `command`. */
+  readonly url?: string;
+  /** HTTP: fixed headers sent with every request (`Authorization: Bearer ${TOKEN}`). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** `stdio`, `http` or `streamable-http`; inferred from `command` / `url` when absent. */
+  readonly type?: 'stdio' | 'http' | 'streamable-http';
+  /** Remote tool names to offer; default all. */
+  readonly allow?: readonly string[];
+  /** Remote tool names never offered (wins over `allow`). */
+  readonly deny?: readonly string[];
+  /** Prefix of the offered names (`<namespace>__<tool>`). Default: the server's name. */
+  readonly namespace?: string;
+}
+
+/** The gateway's own settings, under `gateway` in the config file. */
+export interface GatewaySettings {
+  /** The pin lock file. Default `toolfence.lock.json` beside the config file. */
+  readonly pins?: string;
+  /** The audit log (JSON lines, hash-chained). Default `toolfence-audit.jsonl` beside the config file. */
+  readonly audit?: string;
+  /** Size at which the audit log is rotated, in bytes. Default 10 MiB. */
+  readonly auditMaxBytes?: number;
+  /** Enforce nothing; log what each decision would have been. Default false. */
+  readonly observe?: boolean;
+  /** Seconds an `ask` waits for the user's answer before it is a deny. Default 120. */
+  readonly approvalTimeoutSeconds?: number;
+}
+
+/** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
+export interface GatewayConfig {
+  /** Upstream servers by name (1-24 of `[A-Za-z0-9_-]`, starting with a letter or digit). */
+  readonly mcpServers: Readonly<Record<string, GatewayServerConfig>>;
+  /** The gateway's own settings. */
+  readonly gateway: GatewaySettings;
+}
+
+/** Default size at which the audit log rotates: 10 MiB. */
+export const DEFAULT_AUDIT_MAX_BYTES: number = 10 * 1024 * 1024;
+/** Default seconds an approval prompt waits: 120. */
+export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 120;
+
+const SERVER_KEYS = [
+  'command',
+  'args',
+  'env',
+  'url',
+  'headers',
+  'type',
+  'allow',
+  'deny',
+  'namespace',
+];
+const SETTINGS_KEYS = ['pins', 'audit', 'auditMaxBytes', 'observe', 'approvalTimeoutSeconds'];
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,23}$/;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fail(message: string, at: string): never {
+  throw new GatewayConfigError(`${at}: ${message}`, { details: { at } });
+}
+
+function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], at: string): void {
+  for (const key of Object.keys(record)) {
+    if (!allowed.includes(key)) {
+      const shown = /^[\w$.-]{1,40}$/.test(key) ? `"${key}"` : 'a key';
+      fail(`unknown key ${shown} (accepted: ${allowed.join(', ')})`, at);
+    }
+  }
+}
+
+/**
+ * Expands `${VAR}`, `${VAR:-default}` (Claude Code) and `${env:VAR}` (Cursor, VS Code) in one
+ * string from `env`. An unset variable without a default stops the start.
+ */
+export function expandVariables(
+  text: string,
+  env: Readonly<Record<string, string | undefined>>,
+  at: string,
+): string {
+  return text.replace(
+    /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_match, name: string, fallback: string | undefined) => {
+      const value = env[name];
+      if (value !== undefined && value !== '') return value;
+      if (fallback !== undefined) return fallback;
+      return fail(`variable ${name} is not set (write \${${name}:-default} for a default)`, at);
+    },
+  );
+}
+
+function stringList(value: unknown, at: string): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    fail('must be an array of strings', at);
+  }
+  return Object.freeze([...value]);
+}
+
+function stringMap(
+  value: unknown,
+  at: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Readonly<Record<string, string>> | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) fail('must be an object of strings', at);
+  const out: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item !== 'string') fail(`${JSON.stringify(key)} must be a string`, at);
+    out[key] = expandVariables(item, env, `${at}.${key}`);
+  }
+  return Object.freeze(out);
+}
+
+function checkServer(
+  name: string,
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): GatewayServerConfig {
+  const at = `mcpServers.${name}`;
+  if (!NAME.test(name)) {
+    fail(
+      'a server name is 1-24 of letters, digits, "-" and "_" (no "__"), starting with a letter or digit',
+      'mcpServers',
+    );
+  }
+  if (!isRecord(value)) fail('must be an object with "command" or "url"', at);
+  onlyKeys(value, SERVER_KEYS, at);
+  const type = value.type;
+  if (type !== undefined && type !== 'stdio' && type !== 'http' && type !== 'streamable-http') {
+    fail(
+      'type must be "stdio", "http" or "streamable-http" (SSE-only servers are not supported)',
+      `${at}.type`,
+    );
+  }
+  const hasCommand = value.command !== undefined;
+  const hasUrl = value.url !== undefined;
+  if (hasCommand === hasUrl) fail('needs exactly one of "command" (stdio) or "url" (HTTP)', at);
+  if (hasCommand) {
+    if (typeof value.command !== 'string' || value.command.trim() === '') {
+      fail('must be a non-empty string (the executable; arguments go in "args")', `${at}.command`);
+    }
+    if (type !== undefined && type !== 'stdio')
+      fail(`type "${type}" needs "url", not "command"`, at);
+    if (value.headers !== undefined) fail('"headers" applies to url servers only', at);
+    return Object.freeze({
+      command: expandVariables(value.command, env, `${at}.command`),
+      args: Object.freeze(
+        (stringList(value.args, `${at}.args`) ?? []).map((arg, index) =>
+          expandVariables(arg, env, `${at}.args[${index}]`),
+        ),
+      ),
+      ...optional('env', stringMap(value.env, `${at}.env`, env)),
+      ...common(value, at, name),
+    });
+  }
+  if (typeof value.url !== 'string') fail('must be a string', `${at}.url`);
+  const url = expandVariables(value.url, env, `${at}.url`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    fail('is not a valid URL', `${at}.url`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    fail('must be an https:// URL (http:// only to a loopback host)', `${at}.url`);
+  }
+  if (type === 'stdio') fail('type "stdio" needs "command", not "url"', at);
+  if (value.env !== undefined || value.args !== undefined) {
+    fail('"env" and "args" apply to command servers only', at);
+  }
+  return Object.freeze({
+    url,
+    ...optional('headers', stringMap(value.headers, `${at}.headers`, env)),
+    ...common(value, at, name),
+  });
+}
+
+function common(
+  value: Record<string, unknown>,
+  at: string,
+  name: string,
+): Pick<GatewayServerConfig, 'allow' | 'deny' | 'namespace'> {
+  const namespace = value.namespace ?? name;
+  if (typeof namespace !== 'string' || !NAME.test(namespace)) {
+    fail('namespace is 1-24 of letters, digits, "-" and "_" (no "__")', `${at}.namespace`);
+  }
+  return {
+    ...optional('allow', stringList(value.allow, `${at}.allow`)),
+    ...optional('deny', stringList(value.deny, `${at}.deny`)),
+    namespace,
+  };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/**
+ * Checks a parsed config file: `mcpServers` (each with `command` or `url`), and `gateway`
+ * settings. Unknown keys are refused, variables are expanded from `env`. Throws
+ * {@link GatewayConfigError} with one clear line naming the server and the key.
+ */
+export function parseGatewayConfig(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>> = {},
+): GatewayConfig {
+  if (!isRecord(value)) fail('the config must be a JSON object with "mcpServers"', 'config');
+  onlyKeys(value, ['mcpServers', 'gateway', '$schema'], 'config');
+  if (!isRecord(value.mcpServers)) fail('must be an object of servers by name', 'mcpServers');
+  const servers: Record<string, GatewayServerConfig> = {};
+  const namespaces = new Map<string, string>();
+  for (const [name, server] of Object.entries(value.mcpServers)) {
+    const checked = checkServer(name, server, env);
+    const owner = namespaces.get(checked.namespace as string);
+    if (owner !== undefined) {
+      fail(`namespace "${checked.namespace}" is also used by ${owner}`, `mcpServers.${name}`);
+    }
+    namespaces.set(checked.namespace as string, name);
+    servers[name] = checked;
+  }
+  const settings = value.gateway ?? {};
+  if (!isRecord(settings)) fail('must be an object', 'gateway');
+  onlyKeys(settings, SETTINGS_KEYS, 'gateway');
+  for (const key of ['pins', 'audit'] as const) {
+    if (
+      settings[key] !== undefined &&
+      (typeof settings[key] !== 'string' || settings[key] === '')
+    ) {
+      fail('must be a file path', `gateway.${key}`);
+    }
+  }
+  for (const key of ['auditMaxBytes', 'approvalTimeoutSeconds'] as const) {
+    const number = settings[key];
+    if (
+      number !== undefined &&
+      (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1)
+    ) {
+      fail('must be a positive integer', `gateway.${key}`);
+    }
+  }
+  if (settings.observe !== undefined && typeof settings.observe !== 'boolean') {
+    fail('must be true or false', 'gateway.observe');
+  }
+  return Object.freeze({
+    mcpServers: Object.freeze(servers),
+    gateway: Object.freeze({ ...settings }) as GatewaySettings,
+  });
+}

@@ -1,0 +1,277 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { compareRisk, type RiskLevel, readContract } from '@toolfence/tool-contract';
+import type { McpToolInfo } from '../client/tool-listing.js';
+import { digestOf } from './canonical-json.js';
+import { GatewayStateError } from './errors.js';
+
+/** Why a tool is hidden until the user accepts it again. */
+export type PinReason =
+  | 'new-tool'
+  | 'definition-changed'
+  | 'risk-lowered'
+  | 'server-changed'
+  | 'invisible-unicode';
+
+/** One pinned (or pending) tool definition. */
+export interface PinRecord {
+  /** `sha256:` digest of the canonical JSON of the server's identity and the whole definition. */
+  readonly sha256: string;
+  /** The server's identity when pinned: its command line or URL. */
+  readonly identity: string;
+  /** The definition as listed: name, title, description, schemas, annotations, declared contract. */
+  readonly definition: Readonly<Record<string, unknown>>;
+  /** The effective risk read from the definition (declared contract or heuristic). */
+  readonly risk: RiskLevel;
+  /** Fields holding invisible or bidirectional Unicode, flagged at first sight. */
+  readonly flagged: readonly string[];
+}
+
+/** One hidden tool, as `PinStore.pending()` lists it. */
+export interface PendingTool {
+  /** The server's name in the config. */
+  readonly server: string;
+  /** The tool's name on the server. */
+  readonly tool: string;
+  /** The definition waiting for acceptance. */
+  readonly pin: PendingPin;
+  /** The pinned definition it differs from, when the tool was pinned before. */
+  readonly previous: PinRecord | undefined;
+}
+
+/** A tool waiting for `toolfence-mcp pin --accept`. */
+export interface PendingPin extends PinRecord {
+  /** Why it is hidden. */
+  readonly reasons: readonly PinReason[];
+}
+
+/** What the gateway should do with one server's listing. */
+export interface PinReview {
+  /** Remote names that may be offered (pinned and unchanged). */
+  readonly visible: ReadonlySet<string>;
+  /** Remote names hidden until accepted, with the reasons. */
+  readonly hidden: ReadonlyMap<string, readonly PinReason[]>;
+  /** True when the lock file changed and should be saved. */
+  readonly changed: boolean;
+}
+
+interface ServerPins {
+  tools: Record<string, PinRecord>;
+  pending: Record<string, PendingPin>;
+}
+
+interface LockFile {
+  version: 1;
+  servers: Record<string, ServerPins>;
+}
+
+/** Largest lock file read, in bytes (16 MiB). */
+const MAX_LOCK_BYTES = 16 * 1024 * 1024;
+
+// Zero-width and joiner characters, bidirectional controls and isolates, tag characters, and
+// other invisible formatting characters: what tool-poisoning descriptions hide text in.
+const INVISIBLE =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed code point is matched alone on purpose
+  /[\u{ad}\u{34f}\u{61c}\u{115f}\u{1160}\u{17b4}\u{17b5}\u{180b}-\u{180f}\u{200b}-\u{200f}\u{202a}-\u{202e}\u{2060}-\u{206f}\u{3164}\u{fe00}-\u{fe0f}\u{feff}\u{ffa0}\u{e0000}-\u{e007f}]/u;
+
+/** True when `text` holds an invisible, zero-width, tag or bidirectional-control character. */
+export function hasInvisibleUnicode(text: string): boolean {
+  return INVISIBLE.test(text);
+}
+
+/** `text` with every invisible or bidirectional character shown as `\u{…}`, safe to print. */
+export function escapeInvisible(text: string): string {
+  let out = '';
+  for (const char of text) {
+    out += INVISIBLE.test(char) ? `\\u{${(char.codePointAt(0) as number).toString(16)}}` : char;
+  }
+  return out;
+}
+
+/** The part of a `tools/list` entry a pin covers. */
+export function pinnedDefinition(tool: McpToolInfo): Readonly<Record<string, unknown>> {
+  const info = tool as unknown as Record<string, unknown>;
+  const definition: Record<string, unknown> = {};
+  for (const key of [
+    'name',
+    'title',
+    'description',
+    'inputSchema',
+    'outputSchema',
+    'annotations',
+  ]) {
+    if (info[key] !== undefined) definition[key] = info[key];
+  }
+  const meta = info._meta;
+  if (typeof meta === 'object' && meta !== null) {
+    const contract = (meta as Record<string, unknown>)['io.github.toolfence/contract'];
+    if (contract !== undefined) definition.contract = contract;
+  }
+  return definition;
+}
+
+function flaggedFields(definition: Readonly<Record<string, unknown>>): string[] {
+  const flagged: string[] = [];
+  for (const [key, value] of Object.entries(definition)) {
+    if (hasInvisibleUnicode(JSON.stringify(value) ?? '')) flagged.push(key);
+  }
+  // JSON.stringify escapes nothing invisible, so the raw characters are what is tested above.
+  return flagged;
+}
+
+function recordFor(tool: McpToolInfo, identity: string): PinRecord {
+  const definition = pinnedDefinition(tool);
+  return {
+    sha256: digestOf({ identity, definition }),
+    identity,
+    definition,
+    risk: readContract(tool as never).contract.risk,
+    flagged: flaggedFields(definition),
+  };
+}
+
+/**
+ * The pin lock file: for each server its identity (command or URL) and, per tool, a SHA-256 over
+ * the canonical JSON of the whole definition. The first listing of a server is pinned as seen
+ * (trust on first use; invisible Unicode is flagged). Afterwards a tool that is new, renamed,
+ * changed in any field, or whose risk went down, and every tool of a server whose identity
+ * changed, is hidden until the user accepts it. Written atomically (temporary file, rename).
+ */
+export class PinStore {
+  /** Where the lock file lives. */
+  readonly path: string;
+  #lock: LockFile;
+
+  private constructor(path: string, lock: LockFile) {
+    this.path = path;
+    this.#lock = lock;
+  }
+
+  /** Reads the lock file (a missing file is an empty one). */
+  static async open(path: string): Promise<PinStore> {
+    let text: string | undefined;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'ENOENT') {
+        throw new GatewayStateError('Cannot read the pin lock file', { cause: error });
+      }
+    }
+    if (text === undefined) return new PinStore(path, { version: 1, servers: {} });
+    if (Buffer.byteLength(text) > MAX_LOCK_BYTES) {
+      throw new GatewayStateError('The pin lock file is larger than 16 MiB');
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new GatewayStateError('The pin lock file is not valid JSON', { cause: error });
+    }
+    const lock = parsed as LockFile;
+    if (
+      typeof lock !== 'object' ||
+      lock === null ||
+      lock.version !== 1 ||
+      typeof lock.servers !== 'object' ||
+      lock.servers === null
+    ) {
+      throw new GatewayStateError('The pin lock file is not a toolfence lock file (version 1)');
+    }
+    return new PinStore(path, lock);
+  }
+
+  /** Decides which of a server's listed tools may be offered, recording new pins and pending ones. */
+  review(server: string, identity: string, tools: readonly McpToolInfo[]): PinReview {
+    const visible = new Set<string>();
+    const hidden = new Map<string, PinReason[]>();
+    let changed = false;
+    const known = this.#lock.servers[server];
+    if (known === undefined) {
+      const pins: ServerPins = { tools: {}, pending: {} };
+      for (const tool of tools) {
+        const record = recordFor(tool, identity);
+        pins.tools[tool.name] = record;
+        visible.add(tool.name);
+      }
+      this.#lock.servers[server] = pins;
+      return { visible, hidden, changed: true };
+    }
+    for (const tool of tools) {
+      const record = recordFor(tool, identity);
+      const pinned = known.tools[tool.name];
+      const reasons: PinReason[] = [];
+      if (pinned === undefined) reasons.push('new-tool');
+      else if (pinned.sha256 !== record.sha256) {
+        if (pinned.identity !== identity) reasons.push('server-changed');
+        if (digestOf(pinned.definition) !== digestOf(record.definition)) {
+          reasons.push('definition-changed');
+        }
+        if (compareRisk(record.risk, pinned.risk) < 0) reasons.push('risk-lowered');
+      }
+      if (reasons.length === 0) {
+        visible.add(tool.name);
+        if (known.pending[tool.name] !== undefined) {
+          delete known.pending[tool.name];
+          changed = true;
+        }
+        continue;
+      }
+      if (record.flagged.length > 0) reasons.push('invisible-unicode');
+      hidden.set(tool.name, reasons);
+      const pending = known.pending[tool.name];
+      if (pending === undefined || pending.sha256 !== record.sha256) {
+        known.pending[tool.name] = { ...record, reasons };
+        changed = true;
+      }
+    }
+    return { visible, hidden, changed };
+  }
+
+  /** Tools waiting for acceptance, per server. */
+  pending(): PendingTool[] {
+    const out: PendingTool[] = [];
+    for (const [server, pins] of Object.entries(this.#lock.servers)) {
+      for (const [tool, pin] of Object.entries(pins.pending)) {
+        out.push({ server, tool, pin, previous: pins.tools[tool] });
+      }
+    }
+    return out.sort((a, b) => `${a.server}/${a.tool}`.localeCompare(`${b.server}/${b.tool}`));
+  }
+
+  /** The pin of one tool, if it is pinned. */
+  pinOf(server: string, tool: string): PinRecord | undefined {
+    return this.#lock.servers[server]?.tools[tool];
+  }
+
+  /**
+   * Accepts a pending tool (`server` and remote `tool` name): its definition, as last listed,
+   * becomes the pin. Returns false when nothing is pending under that name.
+   */
+  accept(server: string, tool: string): boolean {
+    const pins = this.#lock.servers[server];
+    const pending = pins?.pending[tool];
+    if (pins === undefined || pending === undefined) return false;
+    const { reasons: _reasons, ...record } = pending;
+    pins.tools[tool] = record;
+    delete pins.pending[tool];
+    return true;
+  }
+
+  /** Writes the lock file atomically (a temporary file in the same folder, then a rename). */
+  async save(): Promise<void> {
+    const temporary = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      const handle = await open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${JSON.stringify(this.#lock, null, 2)}\n`, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, this.path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw new GatewayStateError('Cannot write the pin lock file', { cause: error });
+    }
+  }
+}
