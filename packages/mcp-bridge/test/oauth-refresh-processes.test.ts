@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { refreshConnection } from '../src/index.js';
 import { SqliteConnectionStore } from '../src/store/sqlite-connection-store.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/refresh-worker.mjs', import.meta.url));
@@ -174,4 +176,36 @@ describe('refresh single-flight across processes on one SQLite store', () => {
     expect(server.reuses()).toBe(0);
     store.close();
   });
+});
+
+describe('a store record changed in the database file', () => {
+  it.each([
+    ['issuer', (attacker: RotatingServer) => attacker.issuer],
+    ['resource', (attacker: RotatingServer) => attacker.url],
+    ['client_id', () => 'attacker-client'],
+    ['token_auth_method', () => 'client_secret_post'],
+  ])(
+    'refuses a changed %s before any request (no refresh token sent anywhere)',
+    async (column, value) => {
+      const attacker = await startRotatingServer();
+      try {
+        const path = join(folder, 'store.db');
+        const key = randomBytes(32);
+        const store = await seed(path, key);
+        const raw = new Database(path);
+        raw.prepare(`UPDATE connections SET ${column} = ? WHERE id = ?`).run(value(attacker), 'c');
+        raw.close();
+        await expect(refreshConnection(store, 'c', { allowNonPublic: true })).rejects.toMatchObject(
+          {
+            code: 'STORE_DECRYPTION_FAILED',
+          },
+        );
+        expect(attacker.refreshes() + attacker.reuses()).toBe(0);
+        expect(server.refreshes() + server.reuses()).toBe(0);
+        store.close();
+      } finally {
+        await attacker.close();
+      }
+    },
+  );
 });
