@@ -210,6 +210,17 @@ const rows: Row[] = [
     },
   },
   {
+    name: 'a DPoP nonce challenge to a Bearer request asks for a new authorization, not an upgrade',
+    run: async () => {
+      const provider = await seed({ tokenType: 'Bearer' });
+      await auth(provider, 'POST', MCP);
+      await expect(provider.onChallenge(nonceChallenge('n-1'))).rejects.toMatchObject({
+        code: 'OAUTH_AUTHORIZATION_REQUIRED',
+        reason: 'dpop-required',
+      });
+    },
+  },
+  {
     name: 'key missing after reopen: a DPoP token without its key is never sent',
     run: async () => {
       const provider = await seed({ dpopKey: undefined });

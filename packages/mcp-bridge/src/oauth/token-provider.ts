@@ -295,7 +295,9 @@ export class OAuthTokenProvider {
       | undefined;
   }): Promise<boolean> {
     const parsed = parseAuthChallenge(challenge.wwwAuthenticate);
-    if (parsed?.scheme === 'dpop' && parsed.error === 'use_dpop_nonce') {
+    // A nonce request answers a DPoP request; to a Bearer one it means the server now wants DPoP
+    // (handled below as dpop-required, never a silent upgrade).
+    if (parsed?.scheme === 'dpop' && parsed.error === 'use_dpop_nonce' && this.#key !== undefined) {
       return this.#onNonce(challenge);
     }
     if (challenge.status === 403 || parsed?.error === 'insufficient_scope') {
@@ -333,13 +335,13 @@ export class OAuthTokenProvider {
       });
     }
     const nonce = checkNonce(challenge.dpopNonce);
-    if (nonce === undefined || this.#key === undefined || challenge.url === undefined) {
+    if (nonce === undefined || challenge.url === undefined) {
       throw new OAuthDpopError('the MCP server asked for a DPoP nonce without giving one', {
         reason: 'nonce-missing',
         details: { connectionId: this.#options.connectionId },
       });
     }
-    this.#key.rememberNonce(challenge.url, nonce);
+    this.#key?.rememberNonce(challenge.url, nonce);
     return true;
   }
 
