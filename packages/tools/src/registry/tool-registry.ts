@@ -951,7 +951,8 @@ export class ToolRegistry {
       if (authorizing !== undefined) await authorizing;
       const { args, context, toolName } = call;
       if (this.#budget !== undefined) {
-        reservation = this.#budget.reserve({ toolName, args, context });
+        const reserved = this.#budget.reserve({ toolName, args, context });
+        reservation = reserved instanceof Promise ? await reserved : reserved;
       }
       if (isAborted(context.signal)) {
         throw new ToolExecutionError(`Tool ${quote(toolName)} was not run: the call was aborted`, {
