@@ -16,6 +16,7 @@ import {
   McpLimitError,
   SkillAccessPolicy,
   SkillAdapter,
+  SkillLimitError,
   SkillRegistry,
   SkillTool,
 } from '@toolfence/tools';
@@ -231,6 +232,52 @@ describe('Skills over MCP (SEP-2640) against an SDK v2 server', () => {
       expect(McpSkillVerificationError.isInstance(error)).toBe(true);
       expect(error.details.reason).toBe('too_large');
       expect(sent(log).reads).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('enforces maxFrontmatterLines on a fetched SKILL.md', async () => {
+    const client = serve(['honest', root]);
+    try {
+      const source = new McpSkillSource({ client, maxFrontmatterLines: 3 });
+      await expect(source.loadSkill('pdf-processing')).rejects.toBeInstanceOf(SkillLimitError);
+      await expect(source.loadSkill('release-notes')).resolves.toMatchObject({
+        name: 'release-notes',
+      });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it.each([
+    ['maxDirectoryPages', { maxDirectoryPages: 1 }],
+    ['maxDirectoryEntries', { maxDirectoryEntries: 1 }],
+  ] as const)('enforces %s on a directory read', async (_name, limits) => {
+    // One entry per page: the skill folder (SKILL.md, references/) takes two pages.
+    const client = serve(['honest', root, '1']);
+    try {
+      const source = new McpSkillSource({ client, ...limits });
+      await source.loadSkill('pdf-processing');
+      await expect(source.readDirectory('pdf-processing')).rejects.toBeInstanceOf(McpLimitError);
+      const roomy = new McpSkillSource({ client });
+      await roomy.loadSkill('pdf-processing');
+      await expect(roomy.readDirectory('pdf-processing')).resolves.toHaveLength(2);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends no directory read to a server that does not declare directoryRead', async () => {
+    const log = join(folder, 'no-directory.log');
+    const client = serve(['no-directory'], log);
+    try {
+      const source = new McpSkillSource({ client });
+      await source.loadSkill('pdf-processing');
+      await expect(source.readDirectory('pdf-processing')).rejects.toBeInstanceOf(
+        McpSkillConfigurationError,
+      );
+      expect(sent(log).methods).not.toContain('resources/directory/read');
     } finally {
       await client.close();
     }
