@@ -299,7 +299,11 @@ export class McpSkillSource implements SkillSource {
     if (differing.length > 0) {
       throw verificationError('front_matter_mismatch', entry, 'SKILL.md', { fields: differing });
     }
-    this.#loaded.set(name, { entry, document: parsed.document });
+    // A relist while this load was in flight may have replaced the entry: then the skill is
+    // not recorded as loaded (its files stay closed until it is loaded against the new entry).
+    if (this.#listing?.entries.includes(entry) === true) {
+      this.#loaded.set(name, { entry, document: parsed.document });
+    }
     return parsed.document;
   }
 
