@@ -337,6 +337,30 @@ describe('Skills over MCP against a lying server: every lie is caught', () => {
     },
   );
 
+  it('concurrent loads (20, 4 in flight) of a lying skill all fail and none marks it loaded', async () => {
+    const client = new McpClient({
+      command: [process.execPath, SERVER, 'lie-digest'],
+      env: CHILD_ENV,
+      extensions: EXTENSIONS,
+      maxConcurrentRequests: 4,
+    });
+    try {
+      const source = new McpSkillSource({ client });
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, () => source.loadSkill('pdf-processing')),
+      );
+      expect(results.every((result) => result.status === 'rejected')).toBe(true);
+      for (const result of results) {
+        expect(McpSkillVerificationError.isInstance((result as PromiseRejectedResult).reason)).toBe(
+          true,
+        );
+      }
+      expect(source.loadedNames()).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('lie-frontmatter: names the differing field', async () => {
     const client = serve(['lie-frontmatter']);
     try {
