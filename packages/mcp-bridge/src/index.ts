@@ -67,6 +67,7 @@ export {
   type ConnectionAuthorization,
   completeConnection,
   DEFAULT_PENDING_AUTHORIZATION_SECONDS,
+  type RefreshConnectionOptions,
   refreshConnection,
 } from './oauth/connection-oauth.js';
 export {
@@ -81,6 +82,8 @@ export {
   findAuthorizationRequired,
   OAuthConfigurationError,
   OAuthDiscoveryError,
+  OAuthDpopError,
+  type OAuthDpopFailure,
   OAuthError,
   type OAuthErrorOptions,
   OAuthIssuerMismatchError,
@@ -95,11 +98,18 @@ export {
 } from './oauth/errors.js';
 export {
   type AllowNonPublic as OAuthAllowNonPublic,
+  DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
+  DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_TIMEOUT_SECONDS,
   type FetchFunction as OAuthFetchFunction,
   type OAuthNetworkOptions,
 } from './oauth/http.js';
+export {
+  type JwtBearerOAuthOptions,
+  type JwtBearerTokens,
+  jwtBearerOAuth,
+} from './oauth/jwt-bearer.js';
 export { type RefreshOAuthOptions, refreshOAuth } from './oauth/refresh-token.js';
 export type { OAuthClientOptions, OAuthTokens } from './oauth/token-endpoint.js';
 export {
@@ -125,10 +135,12 @@ export {
 } from './protocol/version-negotiation-error.js';
 export { MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from './protocol/versions.js';
 export {
+  type AccessTokenType,
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  type DpopKeyRecord,
   MemoryConnectionStore,
   type PendingAuthorization,
   type TokenAuthMethod,
@@ -138,13 +150,18 @@ export {
   StoreDecryptionError,
   StoreDriverError,
   StoreKeyError,
+  StoreLeaseTimeoutError,
   StoreRecordError,
   StoreSchemaError,
 } from './store/store-errors.js';
 // Hardened MCP client (src/client) — issue 7
 export type {
   McpAuthChallenge,
+  McpAuthHeaders,
   McpAuthProvider,
+  McpAuthRequest,
+  McpAuthResponse,
+  McpPreviousChallenge,
   McpTokenSource,
 } from './transport/auth-provider.js';
 // Bounded transports, record limits, structural scan (src/transport) — issue 7
