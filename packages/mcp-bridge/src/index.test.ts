@@ -64,6 +64,13 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'VersionNegotiationError',
         'MODERN_PROTOCOL_VERSION',
         'SUPPORTED_PROTOCOL_VERSIONS',
+        // Skills over MCP (issue 18)
+        'McpSkillConfigurationError',
+        'McpSkillNotListedError',
+        'McpSkillNotLoadedError',
+        'McpSkillVerificationError',
+        'McpSkillSource',
+        'SKILLS_EXTENSION_ID',
         // OAuth
         'AuthorizationRequiredError',
         'ConnectionNotFoundError',

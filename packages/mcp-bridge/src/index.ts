@@ -199,6 +199,27 @@ export {
 } from './transport/streamable-http-transport.js';
 export { VERSION } from './version.js';
 
+// Skills over MCP, SEP-2640 host side (src/skills)
+
+export {
+  McpSkillConfigurationError,
+  McpSkillNotListedError,
+  McpSkillNotLoadedError,
+  McpSkillVerificationError,
+} from './skills/errors.js';
+export {
+  type McpSkillDirectoryEntry,
+  type McpSkillFile,
+  type McpSkillListing,
+  McpSkillSource,
+  type McpSkillSourceOptions,
+} from './skills/mcp-skill-source.js';
+export {
+  type McpSkillEntry,
+  type McpSkillResource,
+  SKILLS_EXTENSION_ID,
+} from './skills/skill-entry.js';
+
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
 export {
