@@ -12,6 +12,10 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         // The gateway (issue 20)
         'AuditLog',
         'verifyAuditLog',
+        'CLIENT_KINDS',
+        'importClientServers',
+        'inputVariable',
+        'wrapClientFile',
         'GatewayConfigError',
         'GatewayStateError',
         'DEFAULT_APPROVAL_TIMEOUT_SECONDS',

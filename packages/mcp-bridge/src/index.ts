@@ -166,6 +166,17 @@ export {
   type AuditVerification,
   verifyAuditLog,
 } from './gateway/audit-log.js';
+export {
+  CLIENT_KINDS,
+  type ClientFileOptions,
+  type ClientKind,
+  type GatewayEntry,
+  type ImportedServers,
+  importClientServers,
+  inputVariable,
+  type WrappedClientFile,
+  wrapClientFile,
+} from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
