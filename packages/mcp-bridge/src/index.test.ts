@@ -20,6 +20,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'GatewayStateError',
         'DEFAULT_APPROVAL_TIMEOUT_SECONDS',
         'DEFAULT_AUDIT_MAX_BYTES',
+        'DEFAULT_MAX_CONCURRENT_CALLS',
         'expandVariables',
         'parseGatewayConfig',
         'McpGateway',

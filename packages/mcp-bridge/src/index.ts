@@ -181,6 +181,7 @@ export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
+  DEFAULT_MAX_CONCURRENT_CALLS,
   expandVariables,
   type GatewayConfig,
   type GatewayServerConfig,
@@ -188,6 +189,7 @@ export {
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  type GatewayReload,
   type GatewayUpstreamStatus,
   McpGateway,
   type McpGatewayOptions,

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
@@ -16,6 +16,9 @@ import type { CliIo } from './cli-io.js';
 import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
 
+/** Quiet time after a config change or SIGHUP before the reload starts, in milliseconds. */
+const RELOAD_DEBOUNCE_MS = 200;
+
 /** Largest config file read, in bytes (1 MiB). */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
@@ -30,6 +33,9 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         approval asked of you through your client when the policy says ask, and the audit log.
         Tool definitions are pinned in the lock file; a changed, renamed or new tool is hidden
         until you accept it. --observe enforces nothing and logs what would have happened.
+        SIGHUP, or a change to the config file, reloads the config, the pins and the policy
+        without dropping calls in flight (a config that cannot be used is refused; the running
+        one stays).
 pin     --show lists the hidden tools and what changed; --accept takes one as the new pin.
 audit   verify checks the audit log's hash chain (a removed or edited line is found).
 
@@ -91,6 +97,7 @@ async function readBounded(path: string, what: string): Promise<string> {
 }
 
 interface LoadedConfig {
+  readonly path: string;
   readonly config: GatewayConfig;
   readonly pinsPath: string;
   readonly auditPath: string;
@@ -117,6 +124,7 @@ async function loadConfig(parsed: GatewayArguments, io: CliIo): Promise<LoadedCo
         ? file
         : resolve(folder, file);
   return {
+    path,
     config,
     pinsPath: at(config.gateway.pins, 'toolfence.lock.json'),
     auditPath: at(config.gateway.audit, 'toolfence-audit.jsonl'),
@@ -140,17 +148,20 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     return EXIT_CODES.ok;
   }
   let gateway: McpGateway;
+  let parsed: GatewayArguments;
+  let loaded: LoadedConfig;
+  const readPolicy = (arguments_: GatewayArguments) =>
+    arguments_.policy === undefined
+      ? Promise.resolve(defaultInspectPolicy())
+      : loadInspectPolicy(
+          isAbsolute(arguments_.policy)
+            ? arguments_.policy
+            : resolve(io.cwd ?? process.cwd(), arguments_.policy),
+        );
   try {
-    const parsed = parseArguments(argv);
-    const loaded = await loadConfig(parsed, io);
-    const policy =
-      parsed.policy === undefined
-        ? defaultInspectPolicy()
-        : await loadInspectPolicy(
-            isAbsolute(parsed.policy)
-              ? parsed.policy
-              : resolve(io.cwd ?? process.cwd(), parsed.policy),
-          );
+    parsed = parseArguments(argv);
+    loaded = await loadConfig(parsed, io);
+    const policy = await readPolicy(parsed);
     gateway = new McpGateway({
       config: loaded.config,
       authorizer: policy.authorizer,
@@ -175,6 +186,43 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   } catch (error) {
     return fail(io, error);
   }
+  // SIGHUP or a change to the config file reloads: the config, the pins and the policy are read
+  // again; a config that cannot be used is reported and the running one stays.
+  const reload = async (why: string): Promise<void> => {
+    try {
+      const next = await loadConfig(parsed, io);
+      const policy = await readPolicy(parsed);
+      await gateway.reload({
+        config: next.config,
+        pins: await PinStore.open(next.pinsPath),
+        authorizer: policy.authorizer,
+      });
+      io.err(`toolfence-mcp: reloaded (${why}): ${gateway.toolNames().length} tool(s)\n`);
+    } catch (error) {
+      io.err(
+        `toolfence-mcp: reload refused, the running config stays: ${safeFailureMessage(error)}\n`,
+      );
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = (why: string): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void reload(why);
+    }, RELOAD_DEBOUNCE_MS);
+  };
+  const unsubscribe = io.reloads?.(() => schedule('SIGHUP'));
+  let watcher: FSWatcher | undefined;
+  try {
+    // The folder is watched, not the file: editors save by writing a new file and renaming it.
+    watcher = watch(dirname(loaded.path), (_event, file) => {
+      if (file === basename(loaded.path)) schedule('config changed');
+    });
+    watcher.on('error', () => watcher?.close());
+  } catch {
+    watcher = undefined;
+  }
   for (const upstream of gateway.upstreams) {
     io.err(
       `toolfence-mcp: ${upstream.name}: ${upstream.state}, ${upstream.tools.length} tool(s)${
@@ -191,6 +239,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   });
   await gateway.connect(transport);
   await Promise.race([closed, io.stopped ?? new Promise<void>(() => undefined)]);
+  watcher?.close();
+  unsubscribe?.();
+  if (timer !== undefined) clearTimeout(timer);
   await gateway.close();
   return EXIT_CODES.ok;
 }

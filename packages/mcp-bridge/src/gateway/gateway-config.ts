@@ -34,6 +34,8 @@ export interface GatewaySettings {
   readonly observe?: boolean;
   /** Seconds an `ask` waits for the user's answer before it is a deny. Default 120. */
   readonly approvalTimeoutSeconds?: number;
+  /** Calls the gateway runs at once on one upstream; the rest wait their turn. Default 8. */
+  readonly maxConcurrentCalls?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -48,6 +50,8 @@ export interface GatewayConfig {
 export const DEFAULT_AUDIT_MAX_BYTES: number = 10 * 1024 * 1024;
 /** Default seconds an approval prompt waits: 120. */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 120;
+/** Default calls run at once on one upstream: 8. */
+export const DEFAULT_MAX_CONCURRENT_CALLS = 8;
 
 const SERVER_KEYS = [
   'command',
@@ -60,7 +64,14 @@ const SERVER_KEYS = [
   'deny',
   'namespace',
 ];
-const SETTINGS_KEYS = ['pins', 'audit', 'auditMaxBytes', 'observe', 'approvalTimeoutSeconds'];
+const SETTINGS_KEYS = [
+  'pins',
+  'audit',
+  'auditMaxBytes',
+  'observe',
+  'approvalTimeoutSeconds',
+  'maxConcurrentCalls',
+];
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,23}$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -241,7 +252,7 @@ export function parseGatewayConfig(
       fail('must be a file path', `gateway.${key}`);
     }
   }
-  for (const key of ['auditMaxBytes', 'approvalTimeoutSeconds'] as const) {
+  for (const key of ['auditMaxBytes', 'approvalTimeoutSeconds', 'maxConcurrentCalls'] as const) {
     const number = settings[key];
     if (
       number !== undefined &&

@@ -11,8 +11,10 @@ import {
   type AuthorizationRequest,
   type Authorizer,
   createToolContext,
+  type JsonObject,
   type PermissionDecision,
   type Tool,
+  type ToolContext,
   ToolRegistry,
   type ToolResult,
   ToolsError,
@@ -22,8 +24,12 @@ import { McpClient, type McpClientOptions } from '../client/mcp-client.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
-import { digestOf } from './canonical-json.js';
-import type { GatewayConfig, GatewayServerConfig } from './gateway-config.js';
+import { canonicalJson, digestOf } from './canonical-json.js';
+import {
+  DEFAULT_MAX_CONCURRENT_CALLS,
+  type GatewayConfig,
+  type GatewayServerConfig,
+} from './gateway-config.js';
 import { escapeInvisible, type PinReason, type PinStore } from './pin-store.js';
 
 /** Options of {@link McpGateway}. */
@@ -56,6 +62,24 @@ export interface GatewayUpstreamStatus {
   readonly hidden: Readonly<Record<string, readonly PinReason[]>>;
   /** For a failed upstream: the error code. */
   readonly error?: string;
+}
+
+/** What {@link McpGateway.reload} applies. */
+export interface GatewayReload {
+  /** The new checked config. */
+  readonly config: GatewayConfig;
+  /** The pin store read again (after `toolfence-mcp pin --accept`). Default: the current one. */
+  readonly pins?: PinStore;
+  /** A new authorizer (the policy file read again). Default: the current one. */
+  readonly authorizer?: Authorizer;
+}
+
+interface Upstream {
+  readonly server: GatewayServerConfig;
+  readonly concurrency: number;
+  readonly client: McpClient;
+  live: number;
+  retired: boolean;
 }
 
 interface Offered {
@@ -94,11 +118,17 @@ function preview(value: unknown, limit = 2_000): string {
  * `ToolRegistry` (validation, the authorizer, approval asked of the downstream user, audit).
  */
 export class McpGateway {
-  readonly #options: McpGatewayOptions;
   readonly #observe: boolean;
-  readonly #clients = new Map<string, McpClient>();
-  readonly #offered = new Map<string, Offered>();
-  readonly #status: GatewayUpstreamStatus[] = [];
+  #options: McpGatewayOptions;
+  #authorizer: Authorizer;
+  #pins: PinStore;
+  #upstreams = new Map<string, Upstream>();
+  readonly #open = new Set<Upstream>();
+  #offered = new Map<string, Offered>();
+  #status: readonly GatewayUpstreamStatus[] = [];
+  #reloading: Promise<void> = Promise.resolve();
+  #connected = false;
+  #closed = false;
   readonly #decisions = new WeakMap<object, PermissionDecision>();
   readonly #approvedBy = new WeakMap<object, 'user'>();
   readonly #registry: ToolRegistry;
@@ -107,13 +137,15 @@ export class McpGateway {
   /** Builds the gateway; nothing connects until {@link McpGateway.start}. */
   constructor(options: McpGatewayOptions) {
     this.#options = options;
+    this.#authorizer = options.authorizer;
+    this.#pins = options.pins;
     this.#observe = options.observe ?? options.config.gateway.observe ?? false;
-    const authorizer = options.authorizer;
     const decisions = this.#decisions;
     const observe = this.#observe;
+    const current = (): Authorizer => this.#authorizer;
     const recording: Authorizer = {
       async authorize(request: AuthorizationRequest): Promise<PermissionDecision> {
-        const decision = await authorizer.authorize(request);
+        const decision = await current().authorize(request);
         decisions.set(request.context, decision);
         return observe ? { verdict: 'allow', reason: 'observe' } : decision;
       },
@@ -137,7 +169,7 @@ export class McpGateway {
     );
   }
 
-  /** The upstreams after start: ready or failed, offered and hidden tools. */
+  /** The upstreams after the last start or reload: ready or failed, offered and hidden tools. */
   get upstreams(): readonly GatewayUpstreamStatus[] {
     return this.#status;
   }
@@ -147,33 +179,56 @@ export class McpGateway {
     return [...this.#offered.keys()].sort();
   }
 
+  /** Upstream clients still open, retired ones waiting for their last call included. */
+  get openUpstreams(): number {
+    return this.#open.size;
+  }
+
   /**
    * Connects every upstream, lists and pins its tools, and registers the visible ones. An upstream
    * that fails is reported (`upstreams`, the logger) and its tools are absent.
    */
   async start(): Promise<void> {
+    await this.reload({ config: this.#options.config, pins: this.#options.pins });
+  }
+
+  /**
+   * Applies a new config (and pin store, and authorizer) without dropping calls in flight: an
+   * unchanged upstream keeps its connection and is listed again; a new or changed one is started;
+   * the pins are checked; then the registry swaps the tools in one step (`registerAll` with
+   * `replace`, `unregister` for the ones gone). Calls in flight finish on the tool instance they
+   * started on, and a retired upstream is closed only after its last call ends. The downstream
+   * client is sent `notifications/tools/list_changed` after the swap. Reloads run one at a time.
+   */
+  reload(next: GatewayReload): Promise<void> {
+    const run = this.#reloading.then(() => this.#reload(next));
+    this.#reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  async #reload(next: GatewayReload): Promise<void> {
+    if (this.#closed) return;
+    const pins = next.pins ?? this.#pins;
+    this.#pins = pins;
+    if (next.authorizer !== undefined) this.#authorizer = next.authorizer;
     let pinsChanged = false;
     const tools: Tool[] = [];
-    for (const [name, server] of Object.entries(this.#options.config.mcpServers)) {
-      const client = new McpClient({
-        ...(server.url !== undefined
-          ? {
-              url: server.url,
-              ...(server.headers === undefined ? {} : { headers: server.headers }),
-            }
-          : {
-              command: [server.command as string, ...(server.args ?? [])],
-              ...(server.env === undefined ? {} : { env: server.env }),
-            }),
-        ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
-        ...this.#options.clientOptions?.(name, server),
-      });
-      this.#clients.set(name, client);
+    const offeredNext = new Map<string, Offered>();
+    const status: GatewayUpstreamStatus[] = [];
+    const upstreamsNext = new Map<string, Upstream>();
+    for (const [name, server] of Object.entries(next.config.mcpServers)) {
+      const previous = this.#upstreams.get(name);
+      const concurrency = next.config.gateway.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
+      const reused =
+        previous !== undefined &&
+        previous.concurrency === concurrency &&
+        canonicalJson(previous.server) === canonicalJson(server);
+      const upstream = reused ? previous : this.#newUpstream(name, server, concurrency);
       try {
-        const listing = await client.tools();
-        const review = this.#options.pins.review(name, serverIdentity(server), listing);
+        const listing = await upstream.client.tools({ refresh: reused });
+        const review = pins.review(name, serverIdentity(server), listing);
         pinsChanged ||= review.changed;
-        const bridged = await bridgeTools(client, {
+        const bridged = await bridgeTools(upstream.client, {
           prefix: server.namespace as string,
           ...(server.allow === undefined ? {} : { allow: server.allow }),
           deny: [...(server.deny ?? []), ...review.hidden.keys()],
@@ -181,14 +236,15 @@ export class McpGateway {
         const offered: string[] = [];
         for (const tool of bridged) {
           if (!review.visible.has(tool.remoteName)) continue;
-          const pin = this.#options.pins.pinOf(name, tool.remoteName);
-          this.#offered.set(tool.spec.name, {
+          const pin = pins.pinOf(name, tool.remoteName);
+          const wrapped = this.#tracked(tool, upstream);
+          offeredNext.set(tool.spec.name, {
             server: name,
-            tool,
+            tool: wrapped,
             pin: pin?.sha256 ?? 'unpinned',
             flagged: pin?.flagged ?? [],
           });
-          tools.push(tool);
+          tools.push(wrapped);
           offered.push(tool.spec.name);
         }
         for (const [remote, reasons] of review.hidden) {
@@ -198,7 +254,8 @@ export class McpGateway {
             reasons,
           });
         }
-        this.#status.push({
+        upstreamsNext.set(name, upstream);
+        status.push({
           name,
           state: 'ready',
           tools: offered.sort(),
@@ -210,36 +267,96 @@ export class McpGateway {
           : ((error as { code?: unknown }).code as string | undefined);
         this.#options.logger?.error?.(
           'An upstream MCP server failed to start; its tools are absent',
-          {
-            server: name,
-            code: typeof code === 'string' ? code : 'unknown',
-          },
+          { server: name, code: typeof code === 'string' ? code : 'unknown' },
         );
-        this.#status.push({
+        status.push({
           name,
           state: 'failed',
           tools: [],
           hidden: {},
           error: typeof code === 'string' ? code : 'unknown',
         });
-        await client.close().catch(() => undefined);
-        this.#clients.delete(name);
+        if (!reused) this.#retire(upstream);
       }
     }
-    if (pinsChanged) await this.#options.pins.save();
-    await this.#registry.registerAll(tools);
+    if (pinsChanged) await pins.save();
+    const before = this.#registry.names();
+    await this.#registry.registerAll(tools, { replace: true });
+    this.#offered = offeredNext;
+    for (const name of before) {
+      if (!offeredNext.has(name)) await this.#registry.unregister(name).catch(() => undefined);
+    }
+    for (const [name, upstream] of this.#upstreams) {
+      if (upstreamsNext.get(name) !== upstream) this.#retire(upstream);
+    }
+    this.#upstreams = upstreamsNext;
+    this.#status = status;
+    this.#options = { ...this.#options, config: next.config };
+    if (this.#connected) await this.#server.sendToolListChanged().catch(() => undefined);
+  }
+
+  #newUpstream(name: string, server: GatewayServerConfig, concurrency: number): Upstream {
+    const client = new McpClient({
+      ...(server.url !== undefined
+        ? {
+            url: server.url,
+            ...(server.headers === undefined ? {} : { headers: server.headers }),
+          }
+        : {
+            command: [server.command as string, ...(server.args ?? [])],
+            ...(server.env === undefined ? {} : { env: server.env }),
+          }),
+      maxConcurrentRequests: concurrency,
+      ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+      ...this.#options.clientOptions?.(name, server),
+    });
+    const upstream: Upstream = { server, concurrency, client, live: 0, retired: false };
+    this.#open.add(upstream);
+    return upstream;
+  }
+
+  // Counts the registered instances of an upstream's tools: the registry closes a replaced or
+  // removed instance when its last call ends, and a retired upstream closes when none is left.
+  #tracked(tool: BridgedTool, upstream: Upstream): BridgedTool {
+    upstream.live += 1;
+    let closed = false;
+    return Object.freeze({
+      spec: tool.spec,
+      remoteName: tool.remoteName,
+      needsApproval: tool.needsApproval,
+      invoke: (args: JsonObject, context: ToolContext) => tool.invoke(args, context),
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        upstream.live -= 1;
+        if (upstream.retired && upstream.live === 0) await this.#closeUpstream(upstream);
+      },
+    });
+  }
+
+  #retire(upstream: Upstream): void {
+    upstream.retired = true;
+    if (upstream.live === 0) void this.#closeUpstream(upstream);
+  }
+
+  async #closeUpstream(upstream: Upstream): Promise<void> {
+    if (!this.#open.delete(upstream)) return;
+    await upstream.client.close().catch(() => undefined);
   }
 
   /** Serves the downstream client on `transport` (stdio for `toolfence-mcp serve`). */
   async connect(transport: Transport): Promise<void> {
     await this.#server.connect(transport);
+    this.#connected = true;
   }
 
   /** Closes the downstream server, the registry and every upstream client. */
   async close(): Promise<void> {
+    this.#closed = true;
+    await this.#reloading;
     await this.#server.close().catch(() => undefined);
     await this.#registry.close().catch(() => undefined);
-    await Promise.all([...this.#clients.values()].map((client) => client.close()));
+    await Promise.all([...this.#open].map((upstream) => this.#closeUpstream(upstream)));
   }
 
   #listed(): Record<string, unknown>[] {
