@@ -4,7 +4,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   type ApprovalRequest,
@@ -30,6 +32,7 @@ import {
   type GatewayConfig,
   type GatewayServerConfig,
 } from './gateway-config.js';
+import { type GatewaySpan, GatewayTracer } from './gateway-tracing.js';
 import { escapeInvisible, type PinReason, type PinStore } from './pin-store.js';
 
 /** Options of {@link McpGateway}. */
@@ -46,6 +49,11 @@ export interface McpGatewayOptions {
   readonly observe?: boolean;
   /** Extra client options per upstream (for example `allowNonPublic` for loopback servers). */
   readonly clientOptions?: (name: string, server: GatewayServerConfig) => Partial<McpClientOptions>;
+  /**
+   * OpenTelemetry spans (`tools/call <tool>`, MCP semantic conventions) when `@opentelemetry/api`
+   * is installed; nothing is emitted without it. Default true.
+   */
+  readonly tracing?: boolean;
   /** Diagnostics (upstream failures, hidden tools). Never receives arguments or results. */
   readonly logger?: McpBridgeLogger;
 }
@@ -75,6 +83,7 @@ export interface GatewayReload {
 }
 
 interface Upstream {
+  readonly name: string;
   readonly server: GatewayServerConfig;
   readonly concurrency: number;
   readonly client: McpClient;
@@ -129,6 +138,9 @@ export class McpGateway {
   #reloading: Promise<void> = Promise.resolve();
   #connected = false;
   #closed = false;
+  #tracer: GatewayTracer = GatewayTracer.disabled();
+  #protocolVersion: string | undefined;
+  readonly #spans = new WeakMap<object, GatewaySpan>();
   readonly #decisions = new WeakMap<object, PermissionDecision>();
   readonly #approvedBy = new WeakMap<object, 'user'>();
   readonly #registry: ToolRegistry;
@@ -165,7 +177,7 @@ export class McpGateway {
     );
     this.#server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed() }));
     this.#server.setRequestHandler(CallToolRequestSchema, (request) =>
-      this.#call(request.params.name, request.params.arguments ?? {}),
+      this.#call(request.params.name, request.params.arguments ?? {}, request.params._meta),
     );
   }
 
@@ -189,6 +201,7 @@ export class McpGateway {
    * that fails is reported (`upstreams`, the logger) and its tools are absent.
    */
   async start(): Promise<void> {
+    this.#tracer = await GatewayTracer.load(this.#options.tracing ?? true, VERSION);
     await this.reload({ config: this.#options.config, pins: this.#options.pins });
   }
 
@@ -310,7 +323,7 @@ export class McpGateway {
       ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
       ...this.#options.clientOptions?.(name, server),
     });
-    const upstream: Upstream = { server, concurrency, client, live: 0, retired: false };
+    const upstream: Upstream = { name, server, concurrency, client, live: 0, retired: false };
     this.#open.add(upstream);
     return upstream;
   }
@@ -324,7 +337,19 @@ export class McpGateway {
       spec: tool.spec,
       remoteName: tool.remoteName,
       needsApproval: tool.needsApproval,
-      invoke: (args: JsonObject, context: ToolContext) => tool.invoke(args, context),
+      invoke: async (args: JsonObject, context: ToolContext) => {
+        const span = this.#tracer.upstreamCall(tool.remoteName, this.#spans.get(context), {
+          'toolfence.upstream': upstream.name,
+        });
+        try {
+          const result = await tool.invoke(args, context);
+          span.end(result.isError === true ? 'tool_error' : undefined);
+          return result;
+        } catch (error) {
+          span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
+          throw error;
+        }
+      },
       close: async () => {
         if (closed) return;
         closed = true;
@@ -347,6 +372,20 @@ export class McpGateway {
   /** Serves the downstream client on `transport` (stdio for `toolfence-mcp serve`). */
   async connect(transport: Transport): Promise<void> {
     await this.#server.connect(transport);
+    // The negotiated revision, for `mcp.protocol.version` (the SDK answers the client's requested
+    // version when it supports it, else its latest).
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const request = message as { method?: unknown; params?: { protocolVersion?: unknown } };
+      if (request.method === 'initialize') {
+        const requested = request.params?.protocolVersion;
+        this.#protocolVersion =
+          typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+            ? requested
+            : LATEST_PROTOCOL_VERSION;
+      }
+      deliver?.(message, extra);
+    };
     this.#connected = true;
   }
 
@@ -400,9 +439,16 @@ export class McpGateway {
     }
   }
 
-  async #call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  async #call(name: string, args: Record<string, unknown>, meta: unknown): Promise<CallToolResult> {
     const offered = this.#offered.get(name);
     const context = createToolContext({ runId: `gateway-${randomUUID()}` });
+    const span = this.#tracer.serverCall(name, meta, {
+      ...(this.#protocolVersion === undefined
+        ? {}
+        : { 'mcp.protocol.version': this.#protocolVersion }),
+      ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
+    });
+    this.#spans.set(context, span);
     const base = {
       time: new Date().toISOString(),
       tool: name,
@@ -413,31 +459,35 @@ export class McpGateway {
       const result = await this.#registry.invoke(name, args, context);
       const decision = this.#decisions.get(context)?.verdict ?? 'allow';
       const ambiguous = result.metadata?.ambiguous === true;
+      const outcome =
+        this.#observe && decision !== 'allow'
+          ? 'observed'
+          : ambiguous
+            ? 'ambiguous'
+            : result.isError === true
+              ? 'tool-error'
+              : 'ok';
       await this.#audit({
         ...base,
         decision,
         ...(this.#approvedBy.has(context) ? { approvedBy: 'user' as const } : {}),
-        outcome:
-          this.#observe && decision !== 'allow'
-            ? 'observed'
-            : ambiguous
-              ? 'ambiguous'
-              : result.isError === true
-                ? 'tool-error'
-                : 'ok',
+        outcome,
         resultDigest: digestOf(result),
         ...(this.#observe ? { observed: true } : {}),
       });
+      span.set('toolfence.decision', decision);
+      span.set('toolfence.outcome', outcome);
+      span.end(result.isError === true ? 'tool_error' : undefined);
       return toCallResult(result);
     } catch (error) {
       const decision = this.#decisions.get(context)?.verdict;
       const code = ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED';
       const denied = code === 'POLICY_PERMISSION_DENIED' || code === 'APPROVAL_REQUIRED';
-      await this.#audit({
-        ...base,
-        decision: decision ?? 'deny',
-        outcome: denied ? (decision === 'ask' ? 'declined' : 'denied') : 'failed',
-      });
+      const outcome = denied ? (decision === 'ask' ? 'declined' : 'denied') : 'failed';
+      await this.#audit({ ...base, decision: decision ?? 'deny', outcome });
+      span.set('toolfence.decision', decision ?? 'deny');
+      span.set('toolfence.outcome', outcome);
+      span.end(code);
       const reason = denied
         ? decision === 'ask'
           ? `The call to ${name} was not approved by the user, so it did not run.`
