@@ -357,3 +357,37 @@ describe('toolfence-mcp serve reloads', () => {
     expect(await names()).toContain('tk__note');
   }, 60_000);
 });
+
+describe('audit log rotation (gateway.auditMaxBytes)', () => {
+  it('rotates at maxBytes to <audit>.1, links the new file to the old one, and keeps the chain across a close', async () => {
+    const path = join(folder, 'audit.jsonl');
+    const entry = (n: number) => ({
+      time: new Date(0).toISOString(),
+      tool: `tk__note${n}`,
+      pin: 'sha256:pin',
+      decision: 'allow' as const,
+      outcome: 'ok',
+      argumentsDigest: 'sha256:args',
+    });
+    const log = new AuditLog(path, 1000);
+    const written = [];
+    for (let n = 0; n < 4; n += 1) written.push(await log.append(entry(n)));
+    await log.close();
+    const reopened = new AuditLog(path, 1000);
+    for (let n = 4; n < 8; n += 1) written.push(await reopened.append(entry(n)));
+    await reopened.close();
+    const current = (await lines(path)).map((line) => JSON.parse(line));
+    const rotated = (await lines(`${path}.1`)).map((line) => JSON.parse(line));
+    expect((await readFile(path)).length).toBeLessThan(1000 + 400);
+    expect(rotated.length + current.length).toBeLessThanOrEqual(8);
+    expect(current[0].previous).toBe(rotated.at(-1).hash);
+    expect(current.at(-1).hash).toBe(written.at(-1)?.hash);
+    const config = join(folder, 'toolfence.json');
+    await writeFile(config, JSON.stringify({ mcpServers: {}, gateway: { audit: path } }));
+    const { runCli } = await import('../src/cli/run-cli.js');
+    const out: string[] = [];
+    const io = { out: (chunk: string) => out.push(chunk), err: () => undefined, cwd: folder };
+    expect(await runCli(['audit', 'verify', '--config', config], io)).toBe(0);
+    expect(out.join('')).toMatch(/chain intact/);
+  });
+});

@@ -396,6 +396,7 @@ export class McpGateway {
     await this.#server.close().catch(() => undefined);
     await this.#registry.close().catch(() => undefined);
     await Promise.all([...this.#open].map((upstream) => this.#closeUpstream(upstream)));
+    await this.#options.audit.close();
   }
 
   #listed(): Record<string, unknown>[] {
