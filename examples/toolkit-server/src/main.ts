@@ -9,10 +9,16 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createToolkitServer } from './toolkit-server.ts';
 
+// TOOLKIT_SEARCH_DESCRIPTION changes a tool's definition (the gateway demo's rug pull).
+const options =
+  process.env.TOOLKIT_SEARCH_DESCRIPTION === undefined
+    ? {}
+    : { searchDescription: process.env.TOOLKIT_SEARCH_DESCRIPTION };
+
 const mode = process.argv[2] ?? '--stdio';
 
 if (mode === '--stdio') {
-  await createToolkitServer().connect(new StdioServerTransport());
+  await createToolkitServer(options).connect(new StdioServerTransport());
 } else if (mode === '--http') {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer(async (request, response) => {
@@ -43,7 +49,7 @@ if (mode === '--stdio') {
       created.onclose = () => {
         if (created.sessionId) transports.delete(created.sessionId);
       };
-      await createToolkitServer().connect(created);
+      await createToolkitServer(options).connect(created);
       transport = created;
     }
     await transport.handleRequest(request, response);
