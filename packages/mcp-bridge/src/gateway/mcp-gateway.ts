@@ -82,6 +82,11 @@ export interface GatewayReload {
   readonly authorizer?: Authorizer;
 }
 
+interface Downstream {
+  readonly server: Server;
+  protocolVersion: string | undefined;
+}
+
 interface Upstream {
   readonly name: string;
   readonly server: GatewayServerConfig;
@@ -136,15 +141,14 @@ export class McpGateway {
   #offered = new Map<string, Offered>();
   #status: readonly GatewayUpstreamStatus[] = [];
   #reloading: Promise<void> = Promise.resolve();
-  #connected = false;
   #closed = false;
   #tracer: GatewayTracer = GatewayTracer.disabled();
-  #protocolVersion: string | undefined;
   readonly #spans = new WeakMap<object, GatewaySpan>();
   readonly #decisions = new WeakMap<object, PermissionDecision>();
   readonly #approvedBy = new WeakMap<object, 'user'>();
   readonly #registry: ToolRegistry;
-  readonly #server: Server;
+  readonly #downstreams = new Set<Downstream>();
+  readonly #callers = new WeakMap<object, Downstream>();
 
   /** Builds the gateway; nothing connects until {@link McpGateway.start}. */
   constructor(options: McpGatewayOptions) {
@@ -167,7 +171,11 @@ export class McpGateway {
       approval: (request) => this.#ask(request),
       approvalTimeoutMs: (options.config.gateway.approvalTimeoutSeconds ?? 120) * 1000,
     });
-    this.#server = new Server(
+  }
+
+  // One SDK server per downstream connection (stdio has one; each HTTP session has its own).
+  #newServer(): Downstream {
+    const server = new Server(
       { name: 'toolfence-gateway', version: VERSION },
       {
         capabilities: { tools: { listChanged: true } },
@@ -175,10 +183,17 @@ export class McpGateway {
           'Tools from several MCP servers, named <server>__<tool>. Every call is checked by policy; some ask the user first.',
       },
     );
-    this.#server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed() }));
-    this.#server.setRequestHandler(CallToolRequestSchema, (request) =>
-      this.#call(request.params.name, request.params.arguments ?? {}, request.params._meta),
+    const downstream: Downstream = { server, protocolVersion: undefined };
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed() }));
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      this.#call(
+        downstream,
+        request.params.name,
+        request.params.arguments ?? {},
+        request.params._meta,
+      ),
     );
+    return downstream;
   }
 
   /** The upstreams after the last start or reload: ready or failed, offered and hidden tools. */
@@ -305,7 +320,11 @@ export class McpGateway {
     this.#upstreams = upstreamsNext;
     this.#status = status;
     this.#options = { ...this.#options, config: next.config };
-    if (this.#connected) await this.#server.sendToolListChanged().catch(() => undefined);
+    await Promise.all(
+      [...this.#downstreams].map((downstream) =>
+        downstream.server.sendToolListChanged().catch(() => undefined),
+      ),
+    );
   }
 
   #newUpstream(name: string, server: GatewayServerConfig, concurrency: number): Upstream {
@@ -369,9 +388,19 @@ export class McpGateway {
     await upstream.client.close().catch(() => undefined);
   }
 
-  /** Serves the downstream client on `transport` (stdio for `toolfence-mcp serve`). */
+  /**
+   * Serves one downstream client on `transport` (stdio for `toolfence-mcp serve`, one Streamable
+   * HTTP session each with `--http`); several may be connected at once.
+   */
   async connect(transport: Transport): Promise<void> {
-    await this.#server.connect(transport);
+    const downstream = this.#newServer();
+    await downstream.server.connect(transport);
+    this.#downstreams.add(downstream);
+    const closed = downstream.server.onclose;
+    downstream.server.onclose = () => {
+      this.#downstreams.delete(downstream);
+      closed?.();
+    };
     // The negotiated revision, for `mcp.protocol.version` (the SDK answers the client's requested
     // version when it supports it, else its latest).
     const deliver = transport.onmessage;
@@ -379,21 +408,22 @@ export class McpGateway {
       const request = message as { method?: unknown; params?: { protocolVersion?: unknown } };
       if (request.method === 'initialize') {
         const requested = request.params?.protocolVersion;
-        this.#protocolVersion =
+        downstream.protocolVersion =
           typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
             ? requested
             : LATEST_PROTOCOL_VERSION;
       }
       deliver?.(message, extra);
     };
-    this.#connected = true;
   }
 
   /** Closes the downstream server, the registry and every upstream client. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#reloading;
-    await this.#server.close().catch(() => undefined);
+    await Promise.all(
+      [...this.#downstreams].map((downstream) => downstream.server.close().catch(() => undefined)),
+    );
     await this.#registry.close().catch(() => undefined);
     await Promise.all([...this.#open].map((upstream) => this.#closeUpstream(upstream)));
     await this.#options.audit.close();
@@ -419,8 +449,9 @@ export class McpGateway {
 
   async #ask(request: ApprovalRequest): Promise<boolean> {
     const offered = this.#offered.get(request.toolName);
-    const capabilities = this.#server.getClientCapabilities();
-    if (capabilities?.elicitation === undefined) return false;
+    const server = this.#callers.get(request.context)?.server;
+    const capabilities = server?.getClientCapabilities();
+    if (server === undefined || capabilities?.elicitation === undefined) return false;
     const message = [
       `Allow this call to ${request.toolName} (server ${offered?.server ?? 'unknown'})?`,
       `Why asked: ${request.reason ?? 'the policy asks for this tool'}.`,
@@ -428,7 +459,7 @@ export class McpGateway {
       `Arguments (this approval covers exactly these, once):\n${preview(request.args)}`,
     ].join('\n');
     try {
-      const answer = await this.#server.elicitInput(
+      const answer = await server.elicitInput(
         { message, requestedSchema: APPROVAL_SCHEMA as never },
         { signal: request.signal },
       );
@@ -440,13 +471,20 @@ export class McpGateway {
     }
   }
 
-  async #call(name: string, args: Record<string, unknown>, meta: unknown): Promise<CallToolResult> {
+  async #call(
+    downstream: Downstream,
+    name: string,
+    args: Record<string, unknown>,
+    meta: unknown,
+  ): Promise<CallToolResult> {
     const offered = this.#offered.get(name);
     const context = createToolContext({ runId: `gateway-${randomUUID()}` });
+    this.#callers.set(context, downstream);
+    this.#callers.set(context, downstream);
     const span = this.#tracer.serverCall(name, meta, {
-      ...(this.#protocolVersion === undefined
+      ...(downstream.protocolVersion === undefined
         ? {}
-        : { 'mcp.protocol.version': this.#protocolVersion }),
+        : { 'mcp.protocol.version': downstream.protocolVersion }),
       ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
     });
     this.#spans.set(context, span);
