@@ -21,6 +21,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'DEFAULT_APPROVAL_TIMEOUT_SECONDS',
         'DEFAULT_AUDIT_MAX_BYTES',
         'DEFAULT_MAX_CONCURRENT_CALLS',
+        'DEFAULT_HTTP_MAX_SESSIONS',
         'expandVariables',
         'parseGatewayConfig',
         'McpGateway',

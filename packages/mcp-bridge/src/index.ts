@@ -181,6 +181,7 @@ export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
+  DEFAULT_HTTP_MAX_SESSIONS,
   DEFAULT_MAX_CONCURRENT_CALLS,
   expandVariables,
   type GatewayConfig,

@@ -6,6 +6,7 @@ import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import {
   DEFAULT_AUDIT_MAX_BYTES,
+  DEFAULT_HTTP_MAX_SESSIONS,
   type GatewayConfig,
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
@@ -13,6 +14,7 @@ import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, PinStore } from '../gateway/pin-store.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import type { CliIo } from './cli-io.js';
+import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
 import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
 
@@ -24,7 +26,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
-  toolfence-mcp serve --config FILE [--policy FILE] [--observe]
+  toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--http HOST:PORT]
   toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL)
   toolfence-mcp audit verify --config FILE
 
@@ -33,6 +35,9 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         approval asked of you through your client when the policy says ask, and the audit log.
         Tool definitions are pinned in the lock file; a changed, renamed or new tool is hidden
         until you accept it. --observe enforces nothing and logs what would have happened.
+        --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
+        one; the URL is printed on stderr); off loopback a bearer token is required
+        (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
         SIGHUP, or a change to the config file, reloads the config, the pins and the policy
         without dropping calls in flight (a config that cannot be used is refused; the running
         one stays).
@@ -44,6 +49,7 @@ Exit codes: 0 ok, 1 failure (or a broken audit chain), 2 usage error.
 
 interface GatewayArguments {
   config?: string;
+  http?: string;
   policy?: string;
   observe: boolean;
   show: boolean;
@@ -66,6 +72,7 @@ function parseArguments(argv: readonly string[]): GatewayArguments {
     };
     if (flag === '--config') parsed.config = value();
     else if (flag === '--policy') parsed.policy = value();
+    else if (flag === '--http') parsed.http = value();
     else if (flag === '--observe') parsed.observe = true;
     else if (flag === '--show') parsed.show = true;
     else if (flag === '--accept') parsed.accept.push(value());
@@ -232,18 +239,65 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       }\n`,
     );
   }
-  const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
-  const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
-  const closed = new Promise<void>((resolveClosed) => {
-    transport.onclose = () => resolveClosed();
-  });
-  await gateway.connect(transport);
+  let closed: Promise<void>;
+  let http: { readonly url: string; readonly close: () => Promise<void> } | undefined;
+  if (parsed.http !== undefined) {
+    try {
+      http = await serveGatewayHttp(gateway, httpOptions(parsed.http, loaded.config, io));
+    } catch (error) {
+      watcher?.close();
+      unsubscribe?.();
+      await gateway.close();
+      return fail(io, error);
+    }
+    io.err(`toolfence-mcp: listening on ${http.url}\n`);
+    closed = new Promise<void>(() => undefined);
+  } else {
+    const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
+    const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
+    closed = new Promise<void>((resolveClosed) => {
+      transport.onclose = () => resolveClosed();
+    });
+    await gateway.connect(transport);
+  }
   await Promise.race([closed, io.stopped ?? new Promise<void>(() => undefined)]);
   watcher?.close();
   unsubscribe?.();
   if (timer !== undefined) clearTimeout(timer);
+  await http?.close();
   await gateway.close();
   return EXIT_CODES.ok;
+}
+
+function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {
+  const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
+  const port = Number(match?.[2]);
+  if (match === null || port > 65_535) {
+    throw usage('--http takes HOST:PORT, for example 127.0.0.1:8765 (PORT 0 picks a free one)');
+  }
+  const host = (match[1] as string).replace(/^\[|\]$/g, '');
+  const loopback = isLoopbackHost(host);
+  const fromEnv = io.env?.TOOLFENCE_GATEWAY_TOKEN;
+  const token =
+    config.gateway.httpToken ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
+  if (!loopback && token === undefined) {
+    throw new GatewayConfigError(
+      '--http off loopback needs a bearer token: set gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN',
+      { details: { at: '--http' } },
+    );
+  }
+  if (token !== undefined && token.length < 16) {
+    throw new GatewayConfigError('The bearer token must be at least 16 characters', {
+      details: { at: 'TOOLFENCE_GATEWAY_TOKEN' },
+    });
+  }
+  return {
+    host,
+    port,
+    token,
+    loopback,
+    maxSessions: config.gateway.httpMaxSessions ?? DEFAULT_HTTP_MAX_SESSIONS,
+  };
 }
 
 /** `toolfence-mcp pin`: shows hidden tools and their changes, or accepts one as the new pin. */
