@@ -1,26 +1,177 @@
 #!/usr/bin/env node
-// Proves the release flow without publishing: in a temporary copy of the repository, add a
-// minor changeset for @toolfence/tool-contract, run `changeset version`, and check that
-// tool-contract's version rose, that the ranges tools and mcp-bridge hold on it still admit the
-// new version (raised where changesets raises them), that those dependants were bumped, and that
-// the VERSION constants follow package.json.
-import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// Release rehearsal: the real release path against a real registry, on a temporary copy of the
+// repository, with nothing sent anywhere but 127.0.0.1.
+//
+// 1. A verdaccio registry (scripts/local-registry.mjs) starts on 127.0.0.1 with its storage in a
+//    temporary folder and no uplinks. The third-party packages our packages (and the README
+//    examples) need are published to it from the local pnpm install, so installs resolve them
+//    from 127.0.0.1; anything else is a 404. Every npm and pnpm call of this step uses a
+//    userconfig, cache and HOME inside that folder (never ~/.npmrc), and for any host but
+//    127.0.0.1 a proxy "trap" on 127.0.0.1 that refuses and records the request (the step fails
+//    if it saw any).
+// 2. Three releases, each `changeset version` with a test changeset, `scripts/sync-versions.mjs`,
+//    `pnpm run build` (turbo), then `pnpm exec changeset publish` (release.yml's publish command;
+//    provenance off): a patch of every package, a patch of tool-contract alone, a minor of
+//    tool-contract. After each, the registry must hold exactly the expected versions, tagged, and
+//    no published manifest may hold a `workspace:` range.
+// 3. Consumers, each a fresh npm project: mcp-bridge alone resolves tools and tool-contract by
+//    their ranges; host-config alone installs nothing else; every package README's first ```ts
+//    block (the rule examples/readme-examples uses) type-checks strictly against the installed
+//    copies and runs (host-config's is an MCP server: a client calls it). After the tool-contract
+//    patch, `npm update` takes it and changes nothing else; after the minor, the published ranges
+//    of tools and mcp-bridge are the ones `changeset version` wrote, a consumer pinned to the old
+//    mcp-bridge updates and its examples still compile and run, and a fresh install of the latest
+//    mcp-bridge has one tool-contract.
+// The registry is stopped and the folder removed at the end, also on failure or interruption.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { get } from 'node:http';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { installedClosure, mirrorInstalledPackages, startRegistry } from './local-registry.mjs';
 
 const repo = resolve(import.meta.dirname, '..');
-const skip = new Set(['node_modules', 'dist', '.turbo', '.git', 'coverage', 'docs']);
+const PACKAGES = ['tool-contract', 'host-config', 'tools', 'mcp-bridge'];
+/** README examples that run to completion; host-config's is a server, driven by a client. */
+const RUNNABLE = ['tool-contract', 'tools', 'mcp-bridge'];
+/**
+ * Hard bound for the whole step: every command's timeout is what is left of it. The step uses
+ * about 60 s of CPU in all; the bound leaves room for a machine shared with other work.
+ */
+const BUDGET_MS = 420_000;
+const verbose = process.argv.includes('--verbose');
+const started = Date.now();
+const deadline = started + BUDGET_MS;
 const temp = mkdtempSync(join(tmpdir(), 'toolfence-release-'));
+const work = join(temp, 'repo');
 const failures = [];
+const timings = [];
+let registry;
+let trap;
+let env;
 
-const read = (name) =>
-  JSON.parse(readFileSync(join(temp, 'packages', name, 'package.json'), 'utf8'));
+class StepError extends Error {}
+
+const check = (condition, message) => {
+  if (!condition) failures.push(message);
+  return condition;
+};
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+const manifestOf = (name) => readJson(join(work, 'packages', name, 'package.json'));
+const tail = (text) => (text ?? '').trim().split('\n').slice(-40).join('\n');
+
+/** The command running now, so that a signal can end it (and what it started) first. */
+let running;
+let interrupted;
+
+/**
+ * Runs a command of this step in its environment and its own process group, bounded by what is
+ * left of the budget; throws on failure unless `allowFailure`.
+ */
+function sh(label, command, args, { cwd = work, allowFailure = false } = {}) {
+  return new Promise((resolveRun, reject) => {
+    const remaining = deadline - Date.now();
+    if (interrupted) return reject(new StepError(`interrupted (${interrupted}) before ${label}`));
+    if (remaining <= 0) {
+      return reject(new StepError(`over the ${BUDGET_MS / 1000} s budget before ${label}`));
+    }
+    const at = Date.now();
+    const child = spawn(command, args, {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running = child;
+    const output = { stdout: '', stderr: '' };
+    for (const stream of ['stdout', 'stderr']) {
+      child[stream].setEncoding('utf8');
+      child[stream].on('data', (chunk) => {
+        if (output[stream].length < 16 * 1024 * 1024) output[stream] += chunk;
+      });
+    }
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child);
+    }, remaining);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      running = undefined;
+      reject(new StepError(`${label}: ${error.message}`));
+    });
+    child.once('close', (status, signal) => {
+      clearTimeout(timer);
+      running = undefined;
+      if (verbose) console.log(`  ${label}: ${Date.now() - at} ms`);
+      const result = { status, signal, ...output };
+      if (interrupted) return reject(new StepError(`interrupted (${interrupted}) during ${label}`));
+      if (timedOut)
+        return reject(new StepError(`${label} ran past the ${BUDGET_MS / 1000} s budget`));
+      if (status !== 0 && !allowFailure) {
+        return reject(
+          new StepError(
+            `${label} failed (${status ?? signal})\n${tail(output.stdout)}\n${tail(output.stderr)}`,
+          ),
+        );
+      }
+      resolveRun(result);
+    });
+  });
+}
+
+/** Ends a command and every process it started (its process group). */
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+    setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, 2000).unref();
+  } catch {}
+}
+
+async function phase(name, body) {
+  const at = Date.now();
+  await body();
+  timings.push(`${name} ${((Date.now() - at) / 1000).toFixed(1)} s`);
+}
+
+/** CPU seconds used by this process and the children it has waited for (Linux). */
+function cpuSeconds() {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    // utime, stime, cutime, cstime: fields 14 to 17 of proc(5), in clock ticks of 1/100 s.
+    const ticks = fields.slice(11, 15).reduce((sum, value) => sum + Number(value), 0);
+    return (ticks / 100).toFixed(1);
+  } catch {
+    return '?';
+  }
+}
+
+// ---- versions -------------------------------------------------------------------------------
+
 const parse = (version) => version.split('.').map(Number);
+const bump = (version, kind) => {
+  const [major, minor, patch] = parse(version);
+  return kind === 'minor' ? `${major}.${minor + 1}.0` : `${major}.${minor}.${patch + 1}`;
+};
 
 /** Does a caret range (`^X.Y.Z`, with or without `workspace:`) admit `version`? 0.x aware. */
 function caretAdmits(range, version) {
-  const match = /^(?:workspace:)?\^(\d+)\.(\d+)\.(\d+)$/.exec(range);
+  const match = /^(?:workspace:)?\^(\d+)\.(\d+)\.(\d+)$/.exec(range ?? '');
   if (!match) return false;
   const [major, minor, patch] = match.slice(1).map(Number);
   const [vMajor, vMinor, vPatch] = parse(version);
@@ -30,80 +181,739 @@ function caretAdmits(range, version) {
   return vPatch >= patch;
 }
 
-try {
-  cpSync(repo, temp, { recursive: true, filter: (source) => !skip.has(basename(source)) });
-  // Only our changeset counts: pending ones in the working tree would blur the assertions.
-  for (const file of readdirSync(join(temp, '.changeset'))) {
-    if (file.endsWith('.md') && file !== 'README.md') rmSync(join(temp, '.changeset', file));
+// ---- the temporary repository ---------------------------------------------------------------
+
+/**
+ * `to` becomes a node_modules folder whose entries link to those of `from`, except our own
+ * packages, which link to the temporary copy's (so a package builds against its versioned
+ * siblings, not the working tree's).
+ */
+function linkNodeModules(from, to) {
+  if (!existsSync(from)) throw new StepError(`${from} is missing: run pnpm install first`);
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from)) {
+    if (entry !== '@toolfence') {
+      symlinkSync(join(from, entry), join(to, entry));
+      continue;
+    }
+    mkdirSync(join(to, entry));
+    for (const name of readdirSync(join(from, entry))) {
+      symlinkSync(join(work, 'packages', name), join(to, entry, name));
+    }
   }
-  writeFileSync(
-    join(temp, '.changeset', 'release-flow-check.md'),
-    '---\n"@toolfence/tool-contract": minor\n---\n\nRelease-flow check: a new minor feature.\n',
-  );
-  const before = Object.fromEntries(
-    ['tool-contract', 'tools', 'mcp-bridge', 'host-config'].map((name) => [name, read(name)]),
-  );
-  const changeset = join(repo, 'node_modules', '@changesets', 'cli', 'bin.js');
-  const run = spawnSync(process.execPath, [changeset, 'version'], { cwd: temp, encoding: 'utf8' });
-  if (run.status !== 0) {
-    failures.push(`changeset version failed: ${run.stderr || run.stdout}`);
-  } else {
-    spawnSync(process.execPath, [join(repo, 'scripts', 'sync-versions.mjs'), temp], {
-      encoding: 'utf8',
-    });
-    const after = Object.fromEntries(
-      ['tool-contract', 'tools', 'mcp-bridge', 'host-config'].map((name) => [name, read(name)]),
-    );
-    const contract = after['tool-contract'].version;
-    const [oldMajor, oldMinor] = parse(before['tool-contract'].version);
-    const [newMajor, newMinor] = parse(contract);
-    if (!(newMajor === oldMajor && newMinor === oldMinor + 1)) {
-      failures.push(
-        `tool-contract should rise one minor from ${before['tool-contract'].version}, is ${contract}`,
-      );
-    }
-    for (const dependant of ['tools', 'mcp-bridge']) {
-      const range = after[dependant].dependencies?.['@toolfence/tool-contract'];
-      const oldRange = before[dependant].dependencies?.['@toolfence/tool-contract'];
-      if (!range || !caretAdmits(range, contract)) {
-        failures.push(`${dependant}'s range ${range} does not admit tool-contract ${contract}`);
-      }
-      if (!caretAdmits(oldRange, contract)) {
-        if (range === oldRange)
-          failures.push(`${dependant}'s range should have been raised from ${oldRange}`);
-        if (after[dependant].version === before[dependant].version) {
-          failures.push(`${dependant} should be bumped when its dependency range is raised`);
-        }
-      }
-    }
-    // mcp-bridge also depends on tools: its range must admit tools' new version.
-    const toolsRange = after['mcp-bridge'].dependencies?.['@toolfence/tools'];
-    if (!caretAdmits(toolsRange, after.tools.version)) {
-      failures.push(`mcp-bridge's range ${toolsRange} does not admit tools ${after.tools.version}`);
-    }
-    if (after['host-config'].version !== before['host-config'].version) {
-      failures.push('host-config must not be bumped by a tool-contract changeset');
-    }
-    const changelog = readFileSync(join(temp, 'packages', 'tool-contract', 'CHANGELOG.md'), 'utf8');
-    if (!changelog.includes('Release-flow check'))
-      failures.push('CHANGELOG.md lacks the changeset text');
-    for (const name of ['tool-contract', 'tools', 'mcp-bridge']) {
-      const source = readFileSync(join(temp, 'packages', name, 'src', 'version.ts'), 'utf8');
-      if (!source.includes(`'${after[name].version}'`))
-        failures.push(`${name}'s VERSION constant was not synced`);
-    }
-    console.log(
-      `release flow: tool-contract ${before['tool-contract'].version} -> ${contract}; ` +
-        `tools ${before.tools.version} -> ${after.tools.version} (range ${after.tools.dependencies['@toolfence/tool-contract']}); ` +
-        `mcp-bridge ${before['mcp-bridge'].version} -> ${after['mcp-bridge'].version}`,
-    );
-  }
-} finally {
-  rmSync(temp, { recursive: true, force: true });
 }
 
-if (failures.length > 0) {
-  for (const failure of failures) console.error(`release flow: ${failure}`);
-  process.exit(1);
+function copyRepository() {
+  const skip = new Set(['node_modules', 'dist', '.turbo', '.git', 'coverage', 'docs', 'generated']);
+  cpSync(repo, work, { recursive: true, filter: (source) => !skip.has(basename(source)) });
+  linkNodeModules(join(repo, 'node_modules'), join(work, 'node_modules'));
+  for (const name of PACKAGES) {
+    linkNodeModules(
+      join(repo, 'packages', name, 'node_modules'),
+      join(work, 'packages', name, 'node_modules'),
+    );
+  }
+  // Only our changesets count: pending ones in the working tree would blur the assertions.
+  for (const file of readdirSync(join(work, '.changeset'))) {
+    if (file.endsWith('.md') && file !== 'README.md') rmSync(join(work, '.changeset', file));
+  }
 }
-console.log('release flow: ok');
+
+const git = (...args) => sh(`git ${args[0]}`, 'git', args);
+
+/**
+ * The pnpm binary of packageManager's version (the one release.yml runs through npx), so that
+ * `changeset publish` finds `pnpm` on PATH: the caller's own when `pnpm check` runs this,
+ * otherwise the one `npx -y pnpm@<version>` runs, looked up with the caller's npm setup before
+ * this step's environment exists.
+ */
+function findPnpm() {
+  const packageManager = readJson(join(repo, 'package.json')).packageManager;
+  // biome-ignore lint/suspicious/noUndeclaredEnvVars: set by pnpm for its scripts; no turbo task reads it
+  const caller = process.env.npm_execpath;
+  if (caller && basename(caller) === 'pnpm') {
+    const version = spawnSync(caller, ['--version'], { encoding: 'utf8' }).stdout?.trim();
+    if (`pnpm@${version}` === packageManager) return caller;
+  }
+  const result = spawnSync('npx', ['-y', '-p', packageManager, '-c', 'command -v pnpm'], {
+    cwd: repo,
+    encoding: 'utf8',
+  });
+  const path = result.stdout?.trim().split('\n').pop();
+  if (result.status !== 0 || !path) {
+    throw new StepError(`cannot find ${packageManager}: ${result.stderr}`);
+  }
+  return path;
+}
+
+/** The environment of every command of this step: nothing of the caller's npm or pnpm setup. */
+function stepEnvironment(pnpm) {
+  const home = join(temp, 'home');
+  for (const dir of ['.config', '.cache', '.local/share', '.local/state', 'tmp']) {
+    mkdirSync(join(home, dir), { recursive: true });
+  }
+  const host = registry.url.replace(/^http:/, '');
+  writeFileSync(
+    join(temp, 'npmrc'),
+    [
+      `registry=${registry.url}`,
+      `${host}:_authToken=${registry.token}`,
+      `cache=${join(temp, 'npm-cache')}`,
+      // Any request to a host other than 127.0.0.1 goes to the trap, which refuses and records it.
+      `proxy=${trap.url}`,
+      `https-proxy=${trap.url}`,
+      'noproxy=127.0.0.1',
+      // A local registry answers at once: fail fast instead of npm's minute of retries.
+      'fetch-retries=1',
+      'fetch-retry-mintimeout=1000',
+      'fetch-retry-maxtimeout=2000',
+      'audit=false',
+      'fund=false',
+      'update-notifier=false',
+      'provenance=false',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(temp, 'npmrc-global'), '');
+  const proxy = trap.url;
+  return {
+    PATH: `${dirname(pnpm)}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    XDG_STATE_HOME: join(home, '.local/state'),
+    TMPDIR: join(home, 'tmp'),
+    LANG: 'C.UTF-8',
+    CI: 'true',
+    NPM_CONFIG_USERCONFIG: join(temp, 'npmrc'),
+    NPM_CONFIG_GLOBALCONFIG: join(temp, 'npmrc-global'),
+    // changesets passes this registry to `npm info` and `pnpm publish`: without it, npmjs.org.
+    npm_config_registry: registry.url,
+    // release.yml publishes with provenance; a rehearsal outside CI cannot.
+    NPM_CONFIG_PROVENANCE: 'false',
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    NO_PROXY: '127.0.0.1',
+    no_proxy: '127.0.0.1',
+    // The copy's node_modules link to the repository's install, which pnpm cannot verify; before
+    // each script it would re-install (from this registry, which has only what consumers need).
+    pnpm_config_verify_deps_before_run: 'false',
+    // changeset publish tags annotated (`git tag -m`), which needs an identity; a failed tag is
+    // silently skipped, so the rehearsal checks the tags.
+    GIT_AUTHOR_NAME: 'Release rehearsal',
+    GIT_AUTHOR_EMAIL: 'rehearsal@127.0.0.1',
+    GIT_COMMITTER_NAME: 'Release rehearsal',
+    GIT_COMMITTER_EMAIL: 'rehearsal@127.0.0.1',
+    GIT_CONFIG_NOSYSTEM: '1',
+    TURBO_TELEMETRY_DISABLED: '1',
+    TURBO_NO_UPDATE_NOTIFIER: '1',
+    DO_NOT_TRACK: '1',
+  };
+}
+
+/**
+ * A "proxy" on 127.0.0.1 that answers nothing: every npm, pnpm, turbo and registry process of the
+ * step is pointed at it for any host but 127.0.0.1, so a request that would have left the machine
+ * ends here, fails, and is recorded (its first line, e.g. `CONNECT registry.npmjs.org:443`).
+ */
+function startTrap() {
+  const attempts = [];
+  const server = createServer((socket) => {
+    socket.setTimeout(2000, () => socket.destroy());
+    socket.once('data', (chunk) => {
+      attempts.push(chunk.toString('latin1').split('\r\n')[0]);
+      socket.destroy();
+    });
+    socket.once('end', () => socket.destroy());
+  });
+  return new Promise((resolveTrap, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      resolveTrap({
+        url: `http://127.0.0.1:${server.address().port}`,
+        attempts,
+        close: () => new Promise((done) => server.close(() => done())),
+      });
+    });
+  });
+}
+
+// ---- the registry ---------------------------------------------------------------------------
+
+/** GET a packument (`undefined` for a 404), on a new connection: a kept-alive one may be stale. */
+function packument(name) {
+  return new Promise((resolveGet, reject) => {
+    const request = get(
+      `${registry.url}${name.replace('/', '%2f')}`,
+      {
+        agent: false,
+        headers: { authorization: `Bearer ${registry.token}`, accept: 'application/json' },
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => {
+          body += chunk;
+        });
+        response.on('end', () => {
+          if (response.statusCode === 404) resolveGet(undefined);
+          else if (response.statusCode !== 200)
+            reject(new StepError(`GET ${name}: ${response.statusCode}`));
+          else resolveGet(JSON.parse(body));
+        });
+      },
+    );
+    request.setTimeout(10_000, () => request.destroy(new Error(`GET ${name} timed out`)));
+    request.on('error', reject);
+  });
+}
+
+async function publishedVersions() {
+  const result = {};
+  for (const name of PACKAGES) {
+    const document = await packument(`@toolfence/${name}`);
+    result[name] = document ? Object.keys(document.versions) : [];
+  }
+  return result;
+}
+
+/** Third-party packages of our packages and of the README examples, at their installed versions. */
+function mirrorRoots() {
+  const roots = [];
+  for (const name of PACKAGES) {
+    const dir = join(repo, 'packages', name);
+    for (const dependency of Object.keys(readJson(join(dir, 'package.json')).dependencies ?? {})) {
+      if (!dependency.startsWith('@toolfence/')) roots.push([dir, dependency]);
+    }
+  }
+  const examples = join(repo, 'examples', 'readme-examples');
+  for (const name of EXAMPLE_DEPENDENCIES) roots.push([examples, name]);
+  for (const name of ['typescript', '@types/node']) roots.push([repo, name]);
+  return roots;
+}
+
+/** What a README example needs besides our packages (versions: those installed here). */
+const EXAMPLE_DEPENDENCIES = [
+  '@modelcontextprotocol/sdk',
+  '@modelcontextprotocol/server-everything',
+  'zod',
+];
+
+// ---- releases -------------------------------------------------------------------------------
+
+/** One release: a test changeset, `changeset version`, sync, build, `changeset publish`. */
+async function release(label, bumps) {
+  const before = Object.fromEntries(PACKAGES.map((name) => [name, manifestOf(name)]));
+  const frontMatter = Object.entries(bumps)
+    .map(([name, kind]) => `"@toolfence/${name}": ${kind}`)
+    .join('\n');
+  writeFileSync(
+    join(work, '.changeset', `rehearsal-${label}.md`),
+    `---\n${frontMatter}\n---\n\nRelease rehearsal (${label}).\n`,
+  );
+  await sh('changeset version', 'pnpm', ['exec', 'changeset', 'version']);
+  await sh('sync-versions', process.execPath, [join(work, 'scripts', 'sync-versions.mjs'), work]);
+  await git('add', '-A');
+  await git('commit', '-qm', `Version packages (${label})`);
+  // release.yml's `pnpm build` (turbo), limited to the packages this release publishes (and what
+  // they depend on, from turbo's cache in the copy): the others' dist is already built.
+  const changed = PACKAGES.filter((name) => manifestOf(name).version !== before[name].version);
+  await sh('build', 'pnpm', [
+    'run',
+    'build',
+    '--output-logs=errors-only',
+    ...changed.map((name) => `--filter=@toolfence/${name}`),
+  ]);
+  const publishedBefore = await publishedVersions();
+  const publishRun = await sh('changeset publish', 'pnpm', ['exec', 'changeset', 'publish']);
+  if (verbose) console.log(publishRun.stdout);
+  const after = Object.fromEntries(PACKAGES.map((name) => [name, manifestOf(name)]));
+  const publishedAfter = await publishedVersions();
+
+  // The registry holds exactly the versions changeset version produced, published once each.
+  for (const name of PACKAGES) {
+    const grew = publishedAfter[name].filter((v) => !publishedBefore[name].includes(v));
+    const released =
+      after[name].version !== before[name].version || publishedBefore[name].length === 0;
+    check(
+      JSON.stringify(grew) === JSON.stringify(released ? [after[name].version] : []),
+      `${label}: @toolfence/${name} should have published ${released ? after[name].version : 'nothing'}, published [${grew}]`,
+    );
+    if (released) {
+      check(
+        (await git('tag', '--list', `@toolfence/${name}@${after[name].version}`)).stdout.trim() !==
+          '',
+        `${label}: changeset publish did not tag @toolfence/${name}@${after[name].version}`,
+      );
+    }
+    // What was published carries real ranges: those changeset version wrote, minus `workspace:`.
+    for (const version of grew) {
+      const published = (await packument(`@toolfence/${name}`)).versions[version];
+      check(
+        !JSON.stringify(published).includes('workspace:'),
+        `${label}: @toolfence/${name}@${version} was published with a workspace: range`,
+      );
+      const declared = Object.keys(after[name].dependencies ?? {});
+      check(
+        JSON.stringify(Object.keys(published.dependencies ?? {})) === JSON.stringify(declared),
+        `${label}: @toolfence/${name}@${version} was published with dependencies [${Object.keys(published.dependencies ?? {})}], package.json has [${declared}]`,
+      );
+      for (const [dependency, range] of Object.entries(after[name].dependencies ?? {})) {
+        const expected = range.replace(/^workspace:/, '');
+        check(
+          published.dependencies?.[dependency] === expected,
+          `${label}: @toolfence/${name}@${version} depends on ${dependency}@${published.dependencies?.[dependency]}, package.json says ${range}`,
+        );
+      }
+    }
+  }
+  return { before, after };
+}
+
+// ---- consumers ------------------------------------------------------------------------------
+
+function consumerProject(name) {
+  const dir = join(temp, 'consumers', name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: `rehearsal-${name}`, private: true, type: 'module' }, null, 2)}\n`,
+  );
+  return dir;
+}
+
+const npm = (label, dir, args) =>
+  sh(label, 'npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir });
+
+/** The lockfile's packages, and a check that every one of them came from the registry. */
+function lockedTree(dir, label) {
+  const lock = readJson(join(dir, 'package-lock.json'));
+  const tree = {};
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (path === '') continue;
+    tree[path] = entry;
+    check(
+      entry.resolved?.startsWith(registry.url) === true,
+      `${label}: ${path} was resolved from ${entry.resolved}, not the rehearsal registry`,
+    );
+  }
+  return tree;
+}
+
+const ourCopies = (tree) =>
+  Object.fromEntries(
+    Object.entries(tree)
+      .filter(([path]) => /(^|\/)node_modules\/@toolfence\/[^/]+$/.test(path))
+      .map(([path, entry]) => [path, entry.version]),
+  );
+
+/** The README example of a package: its first ```ts block (as examples/readme-examples reads it). */
+function readmeExample(name) {
+  const markdown = readFileSync(join(work, 'packages', name, 'README.md'), 'utf8');
+  return /^```ts\n([\s\S]*?)^```$/m.exec(markdown)?.[1];
+}
+
+/** A client for host-config's example, which is an MCP server over stdio. */
+const HOST_CONFIG_DRIVER = `import { createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { MISSING_HOOK_META_KEY } from '@toolfence/host-config';
+
+const transport = new StdioClientTransport({
+  command: process.execPath,
+  args: [new URL('./host-config.mjs', import.meta.url).pathname],
+  stderr: 'inherit',
+});
+const client = new Client({ name: 'rehearsal', version: '1.0.0' });
+await client.connect(transport);
+const bytes = Buffer.from('rehearsal');
+const inline = await client.callTool({
+  name: 'upload',
+  arguments: { attachments: [{ source: 'data:text/plain;base64,' + bytes.toString('base64') }] },
+});
+const expected = [{ mimeType: 'text/plain', size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }];
+const content = inline.content as Array<{ type: string; text?: string }>;
+if (inline.isError || content[0]?.text !== JSON.stringify(expected)) {
+  throw new Error('data: attachment: ' + JSON.stringify(inline));
+}
+const local = await client.callTool({
+  name: 'upload',
+  arguments: { attachments: [{ source: 'file:///tmp/spec.pdf' }] },
+});
+if (local.isError !== true || !(local._meta && MISSING_HOOK_META_KEY in local._meta)) {
+  throw new Error('file: attachment should get the missing-hook answer: ' + JSON.stringify(local));
+}
+await client.close();
+console.log('host-config example served a data: and a file: attachment');
+`;
+
+/** Writes the README examples into `dir`, type-checks them strictly and runs them. */
+async function runExamples(dir, label) {
+  for (const name of PACKAGES) {
+    const code = readmeExample(name);
+    if (!check(code !== undefined, `${name}'s README has no \`\`\`ts example`)) continue;
+    writeFileSync(join(dir, `${name}.mts`), `${code}\nexport {};\n`);
+  }
+  writeFileSync(join(dir, 'host-config-driver.mts'), HOST_CONFIG_DRIVER);
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    `${JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023', 'DOM'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          verbatimModuleSyntax: true,
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          noImplicitOverride: true,
+          noImplicitReturns: true,
+          isolatedModules: true,
+          // Our shipped .d.ts are checked with skipLibCheck off by scripts/check-packages.mjs.
+          skipLibCheck: true,
+          types: ['node'],
+          rootDir: '.',
+          outDir: 'out',
+        },
+        include: ['*.mts'],
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  const compiled = await sh(
+    `${label}: tsc`,
+    join(dir, 'node_modules', '.bin', 'tsc'),
+    ['-p', '.'],
+    {
+      cwd: dir,
+      allowFailure: true,
+    },
+  );
+  if (
+    !check(
+      compiled.status === 0,
+      `${label}: README examples do not compile:\n${tail(compiled.stdout)}`,
+    )
+  )
+    return;
+  for (const name of [...RUNNABLE, 'host-config-driver']) {
+    const ran = await sh(`${label}: run ${name}`, process.execPath, [join('out', `${name}.mjs`)], {
+      cwd: dir,
+      allowFailure: true,
+    });
+    check(
+      ran.status === 0 && ran.stderr === '',
+      `${label}: the ${name} example failed (${ran.status ?? ran.signal}):\n${tail(ran.stdout)}\n${tail(ran.stderr)}`,
+    );
+    // Output the README states (`// → ...` lines) must be what the example prints.
+    if (!PACKAGES.includes(name)) continue;
+    const stated = [...(readmeExample(name) ?? '').matchAll(/^\/\/ → (.*)$/gm)].map((m) => m[1]);
+    const printed = ran.stdout.split('\n');
+    for (const line of stated) {
+      check(printed.includes(line), `${label}: the ${name} example did not print "${line}"`);
+    }
+  }
+}
+
+// ---- the rehearsal --------------------------------------------------------------------------
+
+async function rehearse() {
+  let pnpm;
+  await phase('copy', async () => {
+    pnpm = findPnpm();
+    copyRepository();
+    await git('init', '-q', '-b', 'main');
+    await git('add', '-A');
+    await git('commit', '-qm', 'Rehearsal base');
+  });
+
+  await phase('registry', async () => {
+    trap = await startTrap();
+    registry = await startRegistry(join(temp, 'registry'), { proxy: trap.url });
+    env = stepEnvironment(pnpm);
+    const at = Date.now();
+    const { packages, missing } = installedClosure(mirrorRoots());
+    if (missing.length > 0) throw new StepError(`not installed here: ${missing.join(', ')}`);
+    const count = await mirrorInstalledPackages(packages, {
+      ...registry,
+      workDir: join(temp, 'mirror'),
+    });
+    console.log(
+      `release rehearsal: registry ${registry.url}, ${count} third-party versions mirrored in ${Date.now() - at} ms`,
+    );
+    // The registry must not proxy: a package it was not given is a 404, not a download.
+    const probe = await sh('npm view left-pad', 'npm', ['view', 'left-pad', 'version'], {
+      cwd: temp,
+      allowFailure: true,
+    });
+    check(
+      probe.status !== 0 && /E404/.test(probe.stderr),
+      `the registry served a package it was not given (npm view left-pad: ${probe.status} ${tail(probe.stderr)})`,
+    );
+    // The trap works: a registry that is not 127.0.0.1 (here 127.0.0.2, so nothing could leave
+    // even if it did not) is reached only through it.
+    await sh(
+      'npm view (trap probe)',
+      'npm',
+      ['view', 'left-pad', '--registry=http://127.0.0.2:9/'],
+      {
+        cwd: temp,
+        allowFailure: true,
+      },
+    );
+    check(
+      trap.attempts.some((line) => line.includes('127.0.0.2')),
+      `npm did not go through the proxy trap (it saw: ${trap.attempts.join('; ') || 'nothing'})`,
+    );
+    trap.attempts.length = 0;
+  });
+
+  // Release 1: a patch of every package; all four are published.
+  let first;
+  await phase('release 1', async () => {
+    first = await release('patch-all', Object.fromEntries(PACKAGES.map((name) => [name, 'patch'])));
+  });
+  const v1 = Object.fromEntries(PACKAGES.map((name) => [name, first.after[name].version]));
+  for (const name of PACKAGES) {
+    check(
+      v1[name] === bump(first.before[name].version, 'patch'),
+      `release 1: @toolfence/${name} should be ${bump(first.before[name].version, 'patch')}, is ${v1[name]}`,
+    );
+  }
+
+  const bridge = consumerProject('bridge-alone');
+  const hostConfig = consumerProject('host-config-alone');
+  const examples = consumerProject('examples');
+  await phase('consumers', async () => {
+    // mcp-bridge alone: tools and tool-contract come from the registry through its ranges.
+    await npm('npm install mcp-bridge', bridge, [
+      'install',
+      `@toolfence/mcp-bridge@${v1['mcp-bridge']}`,
+    ]);
+    const tree = lockedTree(bridge, 'mcp-bridge alone');
+    check(
+      JSON.stringify(ourCopies(tree)) ===
+        JSON.stringify({
+          'node_modules/@toolfence/mcp-bridge': v1['mcp-bridge'],
+          'node_modules/@toolfence/tool-contract': v1['tool-contract'],
+          'node_modules/@toolfence/tools': v1.tools,
+        }),
+      `mcp-bridge alone installed ${JSON.stringify(ourCopies(tree))}`,
+    );
+    for (const name of ['mcp-bridge', 'tools', 'tool-contract']) {
+      const installed = readFileSync(
+        join(bridge, 'node_modules', '@toolfence', name, 'package.json'),
+        'utf8',
+      );
+      check(
+        !installed.includes('workspace:'),
+        `installed @toolfence/${name} holds a workspace: range`,
+      );
+    }
+    await sh(
+      'import mcp-bridge',
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const m = await import('@toolfence/mcp-bridge'); if (typeof m.McpClient !== 'function') process.exit(1);",
+      ],
+      { cwd: bridge },
+    );
+
+    // host-config alone: nothing else.
+    await npm('npm install host-config', hostConfig, ['install', '@toolfence/host-config']);
+    const alone = Object.keys(lockedTree(hostConfig, 'host-config alone'));
+    check(
+      JSON.stringify(alone) === JSON.stringify(['node_modules/@toolfence/host-config']),
+      `host-config alone installed ${alone.join(', ')}`,
+    );
+
+    // The README examples, in a project that pins mcp-bridge exactly (the others by caret), with
+    // the third-party packages at the ranges the repository's own example package uses.
+    const exampleRanges = readJson(join(repo, 'examples', 'readme-examples', 'package.json'));
+    const rootRanges = readJson(join(repo, 'package.json')).devDependencies;
+    const manifest = readJson(join(examples, 'package.json'));
+    manifest.dependencies = {
+      '@toolfence/mcp-bridge': v1['mcp-bridge'],
+      ...Object.fromEntries(
+        ['tool-contract', 'tools', 'host-config'].map((name) => [
+          `@toolfence/${name}`,
+          `^${v1[name]}`,
+        ]),
+      ),
+      ...Object.fromEntries(
+        EXAMPLE_DEPENDENCIES.map((name) => [name, exampleRanges.dependencies[name]]),
+      ),
+      typescript: rootRanges.typescript,
+      '@types/node': rootRanges['@types/node'],
+    };
+    writeFileSync(join(examples, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    await npm('npm install (examples)', examples, ['install']);
+    lockedTree(examples, 'examples');
+    await runExamples(examples, 'release 1');
+  });
+
+  // Release 2: a patch of tool-contract alone; `npm update` takes it and nothing else.
+  await phase('release 2', async () => {
+    await release('patch-tool-contract', { 'tool-contract': 'patch' });
+  });
+  const v2 = Object.fromEntries(PACKAGES.map((name) => [name, manifestOf(name).version]));
+  check(
+    v2['tool-contract'] === bump(v1['tool-contract'], 'patch') &&
+      ['tools', 'mcp-bridge', 'host-config'].every((name) => v2[name] === v1[name]),
+    `release 2 should bump tool-contract alone, versions are ${JSON.stringify(v2)}`,
+  );
+  await phase('update', async () => {
+    const before = lockedTree(bridge, 'mcp-bridge alone');
+    await npm('npm update', bridge, ['update']);
+    const after = lockedTree(bridge, 'mcp-bridge alone, updated');
+    const changed = Object.keys({ ...before, ...after }).filter(
+      (path) => JSON.stringify(before[path]) !== JSON.stringify(after[path]),
+    );
+    check(
+      JSON.stringify(changed) === JSON.stringify(['node_modules/@toolfence/tool-contract']) &&
+        after['node_modules/@toolfence/tool-contract'].version === v2['tool-contract'],
+      `npm update after the tool-contract patch changed ${changed.join(', ') || 'nothing'}`,
+    );
+  });
+
+  // Release 3: a minor of tool-contract raises the ranges in tools and mcp-bridge.
+  let third;
+  await phase('release 3', async () => {
+    third = await release('minor-tool-contract', { 'tool-contract': 'minor' });
+  });
+  const v3 = Object.fromEntries(PACKAGES.map((name) => [name, third.after[name].version]));
+  check(
+    v3['tool-contract'] === bump(v2['tool-contract'], 'minor'),
+    `release 3: tool-contract should be ${bump(v2['tool-contract'], 'minor')}, is ${v3['tool-contract']}`,
+  );
+  for (const dependant of ['tools', 'mcp-bridge']) {
+    const range = third.after[dependant].dependencies?.['@toolfence/tool-contract'];
+    const oldRange = third.before[dependant].dependencies?.['@toolfence/tool-contract'];
+    check(
+      caretAdmits(range, v3['tool-contract']),
+      `${dependant}'s range ${range} does not admit tool-contract ${v3['tool-contract']}`,
+    );
+    check(
+      !caretAdmits(range, v2['tool-contract']),
+      `${dependant}'s range ${range} should have been raised from ${oldRange}`,
+    );
+    check(
+      v3[dependant] === bump(v2[dependant], 'patch'),
+      `${dependant} should get a patch (${bump(v2[dependant], 'patch')}) when its range is raised, is ${v3[dependant]}`,
+    );
+  }
+  check(
+    caretAdmits(third.after['mcp-bridge'].dependencies?.['@toolfence/tools'], v3.tools),
+    `mcp-bridge's range on tools does not admit tools ${v3.tools}`,
+  );
+  check(
+    v3['host-config'] === v2['host-config'],
+    'host-config must not be bumped by a tool-contract changeset',
+  );
+  const changelog = readFileSync(join(work, 'packages', 'tool-contract', 'CHANGELOG.md'), 'utf8');
+  check(
+    changelog.includes('Release rehearsal (minor-tool-contract)'),
+    'CHANGELOG.md lacks the changeset text',
+  );
+  for (const name of PACKAGES) {
+    const source = readFileSync(join(work, 'packages', name, 'src', 'version.ts'), 'utf8');
+    check(source.includes(`'${v3[name]}'`), `${name}'s VERSION constant was not synced`);
+  }
+
+  await phase('pinned consumer', async () => {
+    // The consumer pinned to the old mcp-bridge updates within its ranges and keeps working.
+    await npm('npm update (pinned)', examples, ['update']);
+    const tree = lockedTree(examples, 'pinned consumer');
+    const copies = ourCopies(tree);
+    check(
+      copies['node_modules/@toolfence/mcp-bridge'] === v1['mcp-bridge'] &&
+        copies['node_modules/@toolfence/tools'] === v3.tools &&
+        copies['node_modules/@toolfence/tool-contract'] === v2['tool-contract'] &&
+        copies['node_modules/@toolfence/tools/node_modules/@toolfence/tool-contract'] ===
+          v3['tool-contract'],
+      `the pinned consumer's tree after the minor is ${JSON.stringify(copies)}`,
+    );
+    await runExamples(examples, 'pinned consumer after the minor');
+
+    // A new consumer of the latest mcp-bridge gets one tool-contract, the new minor.
+    const latest = consumerProject('bridge-latest');
+    await npm('npm install mcp-bridge (latest)', latest, ['install', '@toolfence/mcp-bridge']);
+    const latestCopies = ourCopies(lockedTree(latest, 'latest mcp-bridge'));
+    check(
+      JSON.stringify(latestCopies) ===
+        JSON.stringify({
+          'node_modules/@toolfence/mcp-bridge': v3['mcp-bridge'],
+          'node_modules/@toolfence/tool-contract': v3['tool-contract'],
+          'node_modules/@toolfence/tools': v3.tools,
+        }),
+      `the latest mcp-bridge installed ${JSON.stringify(latestCopies)}`,
+    );
+  });
+  if (verbose) {
+    // What the registry did not have. Expected: the probe, changesets' first `npm info`s, and the
+    // optional peers npm looks up but does not install (better-sqlite3, @cfworker/json-schema).
+    const missing = new Set();
+    for (const line of readFileSync(join(temp, 'registry', 'verdaccio.log'), 'utf8').split('\n')) {
+      if (line.includes('"status":404')) missing.add(JSON.parse(line).request?.url);
+    }
+    console.log(`  registry 404s: ${[...missing].join(' ')}`);
+  }
+  check(
+    trap.attempts.length === 0,
+    `requests tried to leave 127.0.0.1: ${trap.attempts.join('; ')}`,
+  );
+  console.log(
+    `release rehearsal: published tool-contract ${v1['tool-contract']}, ${v2['tool-contract']}, ${v3['tool-contract']}; ` +
+      `tools ${v1.tools}, ${v3.tools} (range ${third.after.tools.dependencies['@toolfence/tool-contract'].replace('workspace:', '')}); ` +
+      `mcp-bridge ${v1['mcp-bridge']}, ${v3['mcp-bridge']}; host-config ${v1['host-config']}`,
+  );
+}
+
+async function main() {
+  const stop = async () => {
+    await registry?.stop();
+    await trap?.close();
+    try {
+      rmSync(temp, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    } catch (error) {
+      failures.push(`could not remove ${temp}: ${error.message}`);
+    }
+  };
+  // On a signal, end the running command; the rehearsal then unwinds through the cleanup below.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      if (interrupted) return;
+      interrupted = signal;
+      console.error(`release rehearsal: ${signal}, stopping`);
+      if (running) killGroup(running);
+    });
+  }
+  try {
+    await rehearse();
+  } catch (error) {
+    failures.push(error instanceof StepError ? error.message : (error?.stack ?? String(error)));
+    if (error?.cause) failures.push(String(error.cause));
+  } finally {
+    await stop();
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(
+    `release rehearsal: ${timings.join(', ')}; total ${seconds} s (CPU ${cpuSeconds()} s, all processes)`,
+  );
+  if (existsSync(temp)) failures.push(`${temp} was not removed`);
+  if (failures.length > 0) {
+    for (const failure of failures) console.error(`release rehearsal: ${failure}`);
+    process.exit(1);
+  }
+  console.log('release rehearsal: ok');
+}
+
+await main();

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `pnpm check`: lint, typecheck, build, package checks, release-flow check, then the tests.
+// `pnpm check`: lint, typecheck, build, package checks, release rehearsal, then the tests.
 // Stops at the first failing step; the tests run last so vitest's summary closes the output.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -16,7 +16,8 @@ const steps = [
   ['room rules', ['node', 'scripts/check-rooms.mjs']],
   ['error codes', ['node', 'scripts/check-error-codes.mjs']],
   ['package checks', ['node', 'scripts/check-packages.mjs']],
-  ['release flow', ['node', 'scripts/check-release.mjs']],
+  // Publishes to a local registry on 127.0.0.1 and installs from it (VERSIONING.md).
+  ['release rehearsal', ['node', 'scripts/check-release.mjs']],
   // API reference: fails on any undocumented export or member (warnings are errors).
   ['api docs', ['npx', 'typedoc', '--logLevel', 'Warn']],
   [

@@ -9,6 +9,7 @@ import {
   clientCredentialsOAuth,
   completeConnection,
   crossAppAccessOAuth,
+  jwtBearerOAuth,
   McpClient,
   MemoryConnectionStore,
   OAuthTokenProvider,
@@ -31,33 +32,47 @@ const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
 const crossApp =
   scenario === 'auth/cross-app-access-complete-flow' ||
   scenario === 'auth/enterprise-managed-authorization';
-const machine = scenario.startsWith('auth/client-credentials') || crossApp;
+// Workload identity (SEP-1933): the platform's JWT is exchanged with the JWT bearer grant.
+const workload = scenario === 'auth/wif-jwt-bearer';
+const machine = scenario.startsWith('auth/client-credentials') || crossApp || workload;
 
 let machineTokens;
 /** McpClient's `token` function: a client-credentials token, fetched again when it expires. */
 async function machineToken() {
   if (machineTokens === undefined || (machineTokens.expiresAt ?? Infinity) <= Date.now() + 5000) {
-    machineTokens = crossApp
-      ? await crossAppAccessOAuth({
+    machineTokens = workload
+      ? await jwtBearerOAuth({
           url,
-          idToken: context.idp_id_token,
-          idpIssuer: context.idp_issuer,
-          idpClientId: context.idp_client_id,
+          assertion: context.valid_jwt,
           clientId: context.client_id,
-          clientSecret: context.client_secret,
-          issuer: await pinnedIssuer(),
+          issuer: await listedIssuer(),
           allowNonPublic: allowLoopback,
         })
-      : await clientCredentialsOAuth({
-          url,
-          clientId: context.client_id,
-          ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
-          ...(context.private_key_pem
-            ? { privateKeyJwk: createPrivateKey(context.private_key_pem).export({ format: 'jwk' }) }
-            : {}),
-          issuer: await pinnedIssuer(),
-          allowNonPublic: allowLoopback,
-        });
+      : crossApp
+        ? await crossAppAccessOAuth({
+            url,
+            idToken: context.idp_id_token,
+            idpIssuer: context.idp_issuer,
+            idpClientId: context.idp_client_id,
+            clientId: context.client_id,
+            clientSecret: context.client_secret,
+            issuer: await pinnedIssuer(),
+            allowNonPublic: allowLoopback,
+          })
+        : await clientCredentialsOAuth({
+            url,
+            clientId: context.client_id,
+            ...(context.client_secret ? { clientSecret: context.client_secret } : {}),
+            ...(context.private_key_pem
+              ? {
+                  privateKeyJwk: createPrivateKey(context.private_key_pem).export({
+                    format: 'jwk',
+                  }),
+                }
+              : {}),
+            issuer: await pinnedIssuer(),
+            allowNonPublic: allowLoopback,
+          });
   }
   return machineTokens.accessToken;
 }
@@ -161,6 +176,10 @@ async function authorize(required) {
     // The scenario's own (fictional) client ID metadata document; used only where the scenario
     // expects it, since other scenarios' harness would then try to fetch that non-loopback URL.
     ...(scenario === 'auth/basic-cimd' ? { clientMetadataUrl: CIMD_URL } : {}),
+    // Host policy the README documents (acceptOriginResource): this scenario's server publishes
+    // only an origin-level document naming its origin as the resource; the token is then for
+    // the whole origin. Off by default, and set for this scenario only.
+    ...(scenario === 'auth/metadata-var2' ? { acceptOriginResource: true } : {}),
     ...(required.scope ? { scope: required.scope } : {}),
     ...(context.client_id ? { clientId: context.client_id } : {}),
     ...(context.client_secret ? { clientSecret: context.client_secret } : {}),

@@ -4,6 +4,7 @@
 export {
   type BridgeApprovalRequest,
   type BridgedTool,
+  type BridgeSkippedTool,
   type BridgeToolsOptions,
   bridgeTools,
 } from './bridge/bridge-tools.js';
@@ -12,7 +13,11 @@ export {
   BridgeConfigurationError,
   BridgeSchemaError,
 } from './bridge/errors.js';
-export { NO_ARGUMENTS_SCHEMA, type SchemaDialectMode } from './bridge/schema-authority.js';
+export {
+  type BridgeSchemaReason,
+  NO_ARGUMENTS_SCHEMA,
+  type SchemaDialectMode,
+} from './bridge/schema-authority.js';
 export {
   type AmbiguityReason,
   AmbiguousDeliveryError,
@@ -61,6 +66,7 @@ export {
   type ConnectionAuthorization,
   completeConnection,
   DEFAULT_PENDING_AUTHORIZATION_SECONDS,
+  type RefreshConnectionOptions,
   refreshConnection,
 } from './oauth/connection-oauth.js';
 export {
@@ -75,6 +81,8 @@ export {
   findAuthorizationRequired,
   OAuthConfigurationError,
   OAuthDiscoveryError,
+  OAuthDpopError,
+  type OAuthDpopFailure,
   OAuthError,
   type OAuthErrorOptions,
   OAuthIssuerMismatchError,
@@ -89,11 +97,18 @@ export {
 } from './oauth/errors.js';
 export {
   type AllowNonPublic as OAuthAllowNonPublic,
+  DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
+  DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_TIMEOUT_SECONDS,
   type FetchFunction as OAuthFetchFunction,
   type OAuthNetworkOptions,
 } from './oauth/http.js';
+export {
+  type JwtBearerOAuthOptions,
+  type JwtBearerTokens,
+  jwtBearerOAuth,
+} from './oauth/jwt-bearer.js';
 export { type RefreshOAuthOptions, refreshOAuth } from './oauth/refresh-token.js';
 export type { OAuthClientOptions, OAuthTokens } from './oauth/token-endpoint.js';
 export {
@@ -103,10 +118,12 @@ export {
   OAuthTokenProvider,
 } from './oauth/token-provider.js';
 export {
+  type AccessTokenType,
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  type DpopKeyRecord,
   MemoryConnectionStore,
   type PendingAuthorization,
   type TokenAuthMethod,
@@ -116,13 +133,18 @@ export {
   StoreDecryptionError,
   StoreDriverError,
   StoreKeyError,
+  StoreLeaseTimeoutError,
   StoreRecordError,
   StoreSchemaError,
 } from './store/store-errors.js';
 // Hardened MCP client (src/client) — issue 7
 export type {
   McpAuthChallenge,
+  McpAuthHeaders,
   McpAuthProvider,
+  McpAuthRequest,
+  McpAuthResponse,
+  McpPreviousChallenge,
   McpTokenSource,
 } from './transport/auth-provider.js';
 // Bounded transports, record limits, structural scan (src/transport) — issue 7

@@ -7,8 +7,8 @@ import {
   ToolRegistry,
 } from '@toolfence/tools';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bridgeTools } from '../src/bridge/bridge-tools.js';
-import { BridgeApprovalError, BridgeSchemaError } from '../src/bridge/errors.js';
+import { type BridgeSkippedTool, bridgeTools } from '../src/bridge/bridge-tools.js';
+import { BridgeApprovalError } from '../src/bridge/errors.js';
 import { McpClient } from '../src/client/mcp-client.js';
 import { type FaultHttpServer, startFaultHttpServer } from './fault-http-server.js';
 import { allowLoopback, CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
@@ -34,6 +34,33 @@ describe('bridgeTools with server-everything (stdio) in a ToolRegistry', () => {
     const result = await registry.invoke('ev__echo', { message: 'bridged' }, context);
     expect(result.content).toEqual([{ type: 'text', text: 'Echo: bridged' }]);
     await registry.close?.();
+  });
+
+  it('uses the remote names as they are when no prefix is given', async () => {
+    const tools = await bridgeTools(client, { allow: ['echo', 'get-sum'] });
+    expect(tools.map((tool) => tool.spec.name).sort()).toEqual(['echo', 'get-sum']);
+  });
+
+  it('refuses an allow list that names no listed tool, and names the typo', async () => {
+    await expect(bridgeTools(client, { prefix: 'ev', allow: ['ech0'] })).rejects.toThrow(
+      /No tool of the server is named as in allow \("ech0"\)/,
+    );
+  });
+
+  it('warns about allow names the server does not list and bridges the others', async () => {
+    const warnings: unknown[] = [];
+    const logged = new McpClient({
+      command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
+      env: CHILD_ENV,
+      logger: { warn: (_message, details) => warnings.push(details) },
+    });
+    try {
+      const tools = await bridgeTools(logged, { prefix: 'ev', allow: ['echo', 'ech0'] });
+      expect(tools.map((tool) => tool.remoteName)).toEqual(['echo']);
+      expect(warnings).toContainEqual({ unmatched: ['ech0'] });
+    } finally {
+      await logged.close();
+    }
   });
 
   it('refuses invalid arguments before the server sees them', async () => {
@@ -74,10 +101,27 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     server = await startFaultHttpServer({
       extraTools: [
         { name: 'wipe', inputSchema: { type: 'object' }, annotations: destructive },
+        {
+          name: 'drop-all',
+          inputSchema: { type: 'object' },
+          annotations: { destructiveHint: true },
+        },
+        { name: 'touch', inputSchema: { type: 'object' }, annotations: { readOnlyHint: false } },
+        {
+          name: 'claims-read',
+          inputSchema: { type: 'object' },
+          annotations: { readOnlyHint: true, destructiveHint: true },
+        },
+        { name: 'internal-error', inputSchema: { type: 'object' } },
+        { name: 'invalid-params', inputSchema: { type: 'object' } },
         { name: 'no-args' },
         {
           name: 'bad-schema',
           inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } },
+        },
+        {
+          name: 'bad\u001b[31mname',
+          inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.test/a' } } },
         },
         {
           name: 'remote-ref',
@@ -200,20 +244,135 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     expect(server.calls.get('no-args')).toBeUndefined();
   });
 
-  it('refuses a $ref that leaves the document even with a permissive custom validator', async () => {
+  it('skips and reports a tool whose $ref leaves the document, even with a permissive custom validator', async () => {
     const permissive: SchemaValidator = {
       prepare: () => undefined,
       validate: () => ({ valid: true }),
     };
-    await expect(
-      bridgeTools(client, { prefix: 'fs', allow: ['remote-ref'], validator: permissive }),
-    ).rejects.toBeInstanceOf(BridgeSchemaError);
+    const skipped: BridgeSkippedTool[] = [];
+    const tools = await bridgeTools(client, {
+      prefix: 'fs',
+      allow: ['remote-ref', 'echo'],
+      validator: permissive,
+      onSkip: (tool) => skipped.push(tool),
+    });
+    expect(tools.map((tool) => tool.remoteName)).toEqual(['echo']);
+    expect(skipped).toEqual([
+      {
+        name: 'remote-ref',
+        code: 'BRIDGE_SCHEMA',
+        schema: 'inputSchema',
+        reason: 'external-ref',
+        message: 'A server tool schema has a $ref that leaves the document',
+      },
+    ]);
   });
 
-  it('compiles schemas lazily and refuses one that cannot compile before the server sees the call', async () => {
-    const [bad] = await bridgeTools(client, { prefix: 'fs', allow: ['bad-schema'] });
-    await expect(bad?.invoke({}, context)).rejects.toBeInstanceOf(BridgeSchemaError);
-    expect(server.calls.get('bad-schema')).toBeUndefined();
+  it('skips a tool whose schema cannot compile, reports it to onSkip and the client logger, and bridges the rest', async () => {
+    const warnings: Array<readonly [string, unknown]> = [];
+    const logged = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      logger: { warn: (message, details) => warnings.push([message, details]) },
+    });
+    try {
+      const skipped: BridgeSkippedTool[] = [];
+      const tools = await bridgeTools(logged, {
+        prefix: 'fs',
+        allow: ['bad-schema', 'remote-ref', 'echo', 'with-output'],
+        onSkip: (tool) => {
+          skipped.push(tool);
+          throw new Error('a failing onSkip is ignored');
+        },
+      });
+      expect(tools.map((tool) => tool.remoteName)).toEqual(['echo', 'with-output']);
+      expect(skipped.map((tool) => [tool.name, tool.reason, tool.compileReason])).toEqual([
+        ['bad-schema', 'compile', 'invalid-schema'],
+        ['remote-ref', 'external-ref', undefined],
+      ]);
+      expect(warnings).toEqual([
+        ['Skipped an MCP tool whose schema cannot be bridged', skipped[0]],
+        ['Skipped an MCP tool whose schema cannot be bridged', skipped[1]],
+      ]);
+      expect(server.calls.get('bad-schema')).toBeUndefined();
+      // A name that is not a short, safe identifier never reaches the log (onSkip still gets it).
+      const unsafe: BridgeSkippedTool[] = [];
+      warnings.length = 0;
+      await bridgeTools(logged, {
+        prefix: 'fs',
+        allow: ['bad\u001b[31mname'],
+        onSkip: (tool) => unsafe.push(tool),
+      });
+      expect(unsafe.map((tool) => tool.name)).toEqual(['bad\u001b[31mname']);
+      expect(warnings).toEqual([
+        [
+          'Skipped an MCP tool whose schema cannot be bridged',
+          {
+            code: 'BRIDGE_SCHEMA',
+            schema: 'inputSchema',
+            reason: 'external-ref',
+            message: 'A server tool schema has a $ref that leaves the document',
+          },
+        ],
+      ]);
+    } finally {
+      await logged.close();
+    }
+  });
+
+  it.each([
+    ['drop-all', { destructiveHint: true }, true],
+    ['touch', { readOnlyHint: false }, false],
+    ['claims-read', { readOnlyHint: true, destructiveHint: true }, false],
+    ['echo', undefined, false],
+  ])(
+    'gates an undeclared tool by the floor of its standard hints: %s %j needs approval: %s',
+    async (name, _hints, gated) => {
+      const [tool] = await bridgeTools(client, {
+        prefix: 'fs',
+        allow: [name],
+        approvalRisk: 'high-risk-write',
+      });
+      const [ungated] = await bridgeTools(client, { prefix: 'fs', allow: [name] });
+      expect(ungated?.needsApproval).toBe(false);
+      expect(tool?.needsApproval).toBe(gated);
+      expect(tool?.spec.contract).toBeUndefined();
+    },
+  );
+
+  it('gates a readOnlyHint: false tool when approvalRisk is low-risk-write', async () => {
+    const [touch] = await bridgeTools(client, {
+      prefix: 'fs',
+      allow: ['touch'],
+      approvalRisk: 'low-risk-write',
+    });
+    expect(touch?.needsApproval).toBe(true);
+    await expect(touch?.invoke({}, context)).rejects.toBeInstanceOf(BridgeApprovalError);
+    expect(server.calls.get('touch')).toBeUndefined();
+  });
+
+  it('says the server failed (not refused) on a -32603, and refused on another JSON-RPC error', async () => {
+    const tools = await bridgeTools(client, {
+      prefix: 'fs',
+      allow: ['internal-error', 'invalid-params'],
+    });
+    const [failed, refused] = await Promise.all(tools.map((tool) => tool.invoke({}, context)));
+    expect(failed).toMatchObject({
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: 'The server failed while handling the call to fs__internal-error (internal error); check whether it took effect before retrying',
+        },
+      ],
+      metadata: { code: 'CLIENT_REMOTE_ERROR', rpcCode: -32603 },
+    });
+    expect(JSON.stringify(failed)).not.toContain('crashed');
+    expect(refused).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'The server refused the call to fs__invalid-params' }],
+      metadata: { code: 'CLIENT_REMOTE_ERROR', rpcCode: -32602 },
+    });
   });
 
   it('validates arguments in full (JSON Schema 2020-12 keywords such as pattern)', async () => {

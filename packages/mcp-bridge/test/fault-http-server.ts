@@ -208,6 +208,11 @@ export async function startFaultHttpServer(
           extra.closeSSEStream?.();
           await new Promise((resolve) => setTimeout(resolve, 50));
           return { content: [{ type: 'text', text: 'resumed' }] };
+        case 'internal-error':
+          // The SDK answers a handler's plain Error with JSON-RPC -32603 (internal error).
+          throw new Error('the handler crashed');
+        case 'invalid-params':
+          throw Object.assign(new Error('bad params'), { code: -32602 });
         case 'huge':
           return { content: [{ type: 'text', text: 'x'.repeat(args.bytes ?? 1024) }] };
         case 'complex': {

@@ -41,9 +41,18 @@ describe('McpClient with server-filesystem (stdio)', () => {
       const escaped = await read?.invoke({ path: join(outside, 'secret.txt') }, context);
       expect(escaped?.isError).toBe(true);
       expect(JSON.stringify(escaped?.content)).not.toContain('secret"');
-      // write_file declares no tool-contract (only MCP hints), so the risk default leaves it
-      // ungated; `gates` or `needsApproval` would gate it.
+      // No bridge gate by default (the registry's policy decides). With approvalRisk set,
+      // write_file, which declares no tool-contract, is gated by its destructiveHint: true (the
+      // hint floor); read_text_file (readOnlyHint: true) is not.
       expect(tools.find((tool) => tool.remoteName === 'write_file')?.needsApproval).toBe(false);
+      const gated = await bridgeTools(client, {
+        prefix: 'fs',
+        allow: ['read_text_file', 'write_file'],
+        approvalRisk: 'high-risk-write',
+      });
+      expect(
+        Object.fromEntries(gated.map((tool) => [tool.remoteName, tool.needsApproval])),
+      ).toEqual({ read_text_file: false, write_file: true });
     } finally {
       await client.close();
     }

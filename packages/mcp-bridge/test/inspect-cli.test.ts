@@ -340,7 +340,7 @@ server.setRequestHandler(ListToolsRequestSchema, () => ({
     { name: 'remote_ref', inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } } },
     { name: 'not_object', inputSchema: { type: 'string' } },
     { name: 'null_schema', inputSchema: null },
-    { name: 'old_dialect', inputSchema: { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' } },
+    { name: 'unknown_dialect', inputSchema: { $schema: 'https://example.com/dialect', type: 'object' } },
     { name: 'draft7_divergent', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', dependencies: {} } },
     { name: 'embedded_id', inputSchema: { type: 'object', properties: { a: { $id: 'x', type: 'string' } } } },
     { name: 'uncompilable', inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } } },
@@ -371,13 +371,14 @@ describe('toolfence-mcp inspect against a server with odd tools', () => {
     expect(problems('fine')).toEqual([]);
     expect(problems('no_schema')).toEqual([]);
     expect(problems('remote_ref')).toEqual([['inputSchema', 'external-ref']]);
-    expect(problems('not_object')).toEqual([['inputSchema', null]]);
-    expect(problems('null_schema')).toEqual([['inputSchema', null]]);
-    expect(problems('old_dialect')).toEqual([['inputSchema', 'dialect']]);
-    expect(problems('draft7_divergent')).toEqual([['inputSchema', 'dialect']]);
+    expect(problems('not_object')).toEqual([['inputSchema', 'not-object-type']]);
+    expect(problems('null_schema')).toEqual([['inputSchema', 'null']]);
+    expect(problems('unknown_dialect')).toEqual([['inputSchema', 'dialect']]);
+    // draft-07's dependencies is read as draft-07 reads it: nothing to report.
+    expect(problems('draft7_divergent')).toEqual([]);
     expect(problems('embedded_id')).toEqual([['inputSchema', 'embedded-id']]);
     expect(problems('uncompilable')).toEqual([['inputSchema', 'compile']]);
-    expect(problems('bad_output')).toEqual([['outputSchema', null]]);
+    expect(problems('bad_output')).toEqual([['outputSchema', 'not-object-type']]);
     expect(report.skippedTools).toEqual([
       expect.objectContaining({ listing: 'tools', page: 1, index: 14 }),
     ]);

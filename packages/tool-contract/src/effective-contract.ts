@@ -1,4 +1,5 @@
 import { ContractDefinitionError } from './contract-definition-error.js';
+import { withHintFloor } from './hint-floor.js';
 import { describeType } from './internal/rules.js';
 import {
   type ContentTrustLevel,
@@ -48,6 +49,12 @@ export interface EffectiveContractInput {
   readonly override?: ContractOverride | undefined;
   /** The fallback guess (`heuristicContract(name, description)`); used when nothing is declared. */
   readonly heuristic?: ToolContract | undefined;
+  /**
+   * The tool's MCP `annotations`. Without a declaration, their standard hints raise the heuristic
+   * base (`hintRiskFloor`: `destructiveHint: true` to `destructive`, `readOnlyHint: false`
+   * to at least a write); they never lower it and never change a declaration.
+   */
+  readonly hints?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** Longest accepted override reason. */
@@ -137,11 +144,14 @@ export function overrideDecides(
 }
 
 /**
- * Combines the three layers with the precedence catalog override > declaration > heuristic:
- * the base is the declared contract, else the heuristic one; each fact the override sets
- * replaces the base's; `veto: true` marks the tool vetoed (the contract is still returned, for
- * display). A declaration always beats the heuristic, even when the heuristic is more cautious:
- * the author knows; an operator who disagrees records an override.
+ * Combines the layers with the precedence catalog override > declaration > heuristic raised by
+ * the standard hints: the base is the declared contract, else the heuristic one with its risk
+ * raised to the floor the tool's `hints` claim (the riskier of the two; see
+ * `hintRiskFloor`); each fact the override sets replaces the base's; `veto: true` marks
+ * the tool vetoed (the contract is still returned, for display). A declaration always beats the
+ * heuristic and the hints, even when they are more cautious: the author knows (and `readContract`
+ * already raised a declaration its own hints contradict); an operator who disagrees records an
+ * override.
  *
  * @throws {ContractDefinitionError} `CONTRACT_MISSING_BASIS` when neither `declared` nor
  *   `heuristic` is given, or a validation code for an invalid override.
@@ -149,7 +159,8 @@ export function overrideDecides(
 export function effectiveContract(input: EffectiveContractInput): EffectiveContract {
   const { declared, heuristic } = input;
   const override = input.override === undefined ? undefined : defineOverride(input.override);
-  const base = declared ?? heuristic;
+  const base =
+    declared ?? (heuristic === undefined ? undefined : withHintFloor(heuristic, input.hints));
   if (base === undefined) {
     throw new ContractDefinitionError(
       'effectiveContract needs a declared or a heuristic contract to start from.',

@@ -32,6 +32,73 @@ describe('heuristicContract risk', () => {
     expect(heuristicContract(name, description).risk).toBe(risk);
   });
 
+  it.each([
+    ['list_commits', 'read-only'],
+    ['get_tags', 'read-only'],
+    ['list_saved_searches', 'read-only'],
+    ['getUpdates', 'read-only'],
+    ['get_or_update_tag', 'low-risk-write'],
+    ['list_then_commit', 'low-risk-write'],
+    ['list_and_delete_tags', 'destructive'],
+    ['commit_changes', 'low-risk-write'],
+    ['tag_release', 'low-risk-write'],
+    ['update_commit', 'low-risk-write'],
+  ] as const)(
+    'reads a write noun after a leading read word as the object: %s is %s',
+    (name, risk) => {
+      expect(heuristicContract(name).risk).toBe(risk);
+    },
+  );
+
+  it.each([
+    ['open_nodes', 'read-only'],
+    ['open_file', 'read-only'],
+    ['openPage', 'read-only'],
+    ['open', 'high-risk-write'],
+    ['open_pull_request', 'high-risk-write'],
+    ['open_position', 'high-risk-write'],
+    ['nodes_open', 'high-risk-write'],
+    ['open_file_and_delete', 'destructive'],
+    ['mcp__memory__open_nodes', 'read-only'],
+    ['server-memory__open_nodes', 'read-only'],
+    ['gh__list_commits', 'read-only'],
+    ['delete__open_nodes', 'destructive'],
+  ] as const)('reads open before a readable object: %s is %s', (name, risk) => {
+    expect(heuristicContract(name).risk).toBe(risk);
+  });
+
+  // Tool names of the reference servers (@modelcontextprotocol/server-memory and
+  // server-filesystem 2026.8.31, server-github 2025.4.8), with the risk their own read-only and
+  // destructive hints (or, for github, which has none, their documentation) give.
+  it.each([
+    ['create_entities', 'low-risk-write'],
+    ['create_relations', 'low-risk-write'],
+    ['add_observations', 'low-risk-write'],
+    ['delete_entities', 'destructive'],
+    ['delete_observations', 'destructive'],
+    ['delete_relations', 'destructive'],
+    ['read_graph', 'read-only'],
+    ['search_nodes', 'read-only'],
+    ['open_nodes', 'read-only'],
+    ['read_text_file', 'read-only'],
+    ['read_media_file', 'read-only'],
+    ['read_multiple_files', 'read-only'],
+    ['list_directory_with_sizes', 'read-only'],
+    ['directory_tree', 'read-only'],
+    ['get_file_info', 'read-only'],
+    ['list_allowed_directories', 'read-only'],
+    ['create_directory', 'low-risk-write'],
+    ['list_commits', 'read-only'],
+    ['get_pull_request_files', 'read-only'],
+    ['list_pull_requests', 'read-only'],
+    ['search_repositories', 'read-only'],
+    ['create_pull_request_review', 'low-risk-write'],
+    ['merge_pull_request', 'high-risk-write'],
+    ['push_files', 'high-risk-write'],
+  ] as const)('classifies the reference server tool %s as %s', (name, risk) => {
+    expect(heuristicContract(name).risk).toBe(risk);
+  });
+
   it('lets the riskiest name word win', () => {
     expect(heuristicContract('get_and_delete').risk).toBe('destructive');
     expect(heuristicContract('list_then_pay').risk).toBe('paid-operation');

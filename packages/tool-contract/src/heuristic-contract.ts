@@ -281,27 +281,108 @@ export const HEURISTIC_VERSION = '0.0.0';
 /** Longest name or description the heuristic reads; the rest is ignored (bounded work). */
 const MAX_TEXT_LENGTH = 4096;
 
-/** Lower-case words of a name or description: split on non-letters and camelCase humps. */
-function words(text: string): Set<string> {
+/** Each word of a name or description with its light stems, in order. */
+function wordList(text: string): string[][] {
   const split = text
     .slice(0, MAX_TEXT_LENGTH)
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
     .toLowerCase()
     .split(/[^a-z0-9]+/);
-  const result = new Set<string>();
+  const result: string[][] = [];
   for (const word of split) {
     if (word === '') continue;
-    result.add(word);
+    const variants = [word];
     // Light stemming: deletes/deleted/deleting -> delete, runs -> run, pushes -> push.
-    if (word.endsWith('s') && word.length > 3) result.add(word.slice(0, -1));
-    if (word.endsWith('es') && word.length > 4) result.add(word.slice(0, -2));
-    if (word.endsWith('d') && word.length > 3) result.add(word.slice(0, -1));
-    if (word.endsWith('ed') && word.length > 4) result.add(word.slice(0, -2));
+    if (word.endsWith('s') && word.length > 3) variants.push(word.slice(0, -1));
+    if (word.endsWith('es') && word.length > 4) variants.push(word.slice(0, -2));
+    if (word.endsWith('d') && word.length > 3) variants.push(word.slice(0, -1));
+    if (word.endsWith('ed') && word.length > 4) variants.push(word.slice(0, -2));
     if (word.endsWith('ing') && word.length > 5) {
-      result.add(word.slice(0, -3));
-      result.add(`${word.slice(0, -3)}e`);
+      variants.push(word.slice(0, -3));
+      variants.push(`${word.slice(0, -3)}e`);
     }
+    result.push(variants);
+  }
+  return result;
+}
+
+/** Lower-case words of a name or description: split on non-letters and camelCase humps. */
+function words(text: string): Set<string> {
+  return new Set(wordList(text).flat());
+}
+
+/**
+ * Write words that are also nouns. In a name that starts with a read-only word and joins no second
+ * verb (`and`, `or`, `then`), they name what is read, not what is done (`list_commits`,
+ * `get_tags`, `list_saved_searches`), so they do not count. Riskier words always count.
+ */
+export const HEURISTIC_READ_OBJECT_WORDS: readonly string[] = Object.freeze([
+  'commit',
+  'tag',
+  'label',
+  'draft',
+  'star',
+  'mark',
+  'store',
+  'patch',
+  'update',
+  'upload',
+  'edit',
+  'copy',
+  'set',
+  'save',
+  'register',
+]);
+
+/**
+ * What `open` reads when it is the first word of a name and the next word is one of these
+ * (`open_nodes` of the reference memory server, `open_file`): the name counts as having a
+ * read-only word. `open` alone, or before anything else (`open_pull_request`, `open_position`),
+ * stays unclassified.
+ */
+export const HEURISTIC_OPEN_READ_OBJECTS: readonly string[] = Object.freeze([
+  'node',
+  'file',
+  'document',
+  'doc',
+  'page',
+  'tab',
+  'note',
+  'entity',
+  'entities',
+  'record',
+  'resource',
+  'graph',
+]);
+
+const CONJUNCTIONS: ReadonlySet<string> = new Set(['and', 'or', 'then']);
+const READ_OBJECTS: ReadonlySet<string> = new Set(HEURISTIC_READ_OBJECT_WORDS);
+const OPEN_OBJECTS: ReadonlySet<string> = new Set(HEURISTIC_OPEN_READ_OBJECTS);
+
+/** The name's words as the risk rules match them (see the two tables above). */
+function riskNameWords(name: string, readWords: ReadonlySet<string>): Set<string> {
+  // Position counts within the tool's own name: after the last `__` of a namespaced name
+  // (`mcp__memory__open_nodes`, a bridge's `memory__open_nodes`); the namespace still counts.
+  const cut = name.lastIndexOf('__');
+  const namespace = cut === -1 ? [] : wordList(name.slice(0, cut));
+  const list = wordList(cut === -1 ? name : name.slice(cut + 2));
+  const first = list[0];
+  const result = new Set<string>(namespace.flat());
+  const leadingRead =
+    first?.some((variant) => readWords.has(variant)) === true &&
+    !list.some((variants) => CONJUNCTIONS.has(variants[0] as string));
+  list.forEach((variants, index) => {
+    if (index > 0 && leadingRead && variants.some((variant) => READ_OBJECTS.has(variant))) return;
+    for (const variant of variants) result.add(variant);
+  });
+  const second = list[1];
+  if (
+    first?.[0] === 'open' &&
+    second !== undefined &&
+    second.some((variant) => OPEN_OBJECTS.has(variant))
+  ) {
+    result.add('read');
   }
   return result;
 }
@@ -317,6 +398,10 @@ const TRUST_SETS = HEURISTIC_TRUST_RULES.map((rule) => ({
   name: new Set(rule.nameWords),
   description: new Set(rule.descriptionWords),
 }));
+
+const READ_WORDS: ReadonlySet<string> = new Set(
+  HEURISTIC_RISK_RULES.find((rule) => rule.risk === 'read-only')?.nameWords ?? [],
+);
 
 function matches(found: Set<string>, table: ReadonlySet<string>): boolean {
   for (const word of found) if (table.has(word)) return true;
@@ -335,7 +420,11 @@ function matches(found: Set<string>, table: ReadonlySet<string>): boolean {
  *   `trusted`); `idempotent` is true only for `read-only`; version is `0.0.0`.
  *
  * Names are treated as words split at `_`, `-`, `.`, spaces and camelCase humps, lower-cased,
- * with light stemming (`deletes`, `deleted`, `deleting` all match `delete`).
+ * with light stemming (`deletes`, `deleted`, `deleting` all match `delete`). After a leading
+ * read-only word, the write words of {@link HEURISTIC_READ_OBJECT_WORDS} name the object read
+ * (`list_commits` reads); `open` before a word of {@link HEURISTIC_OPEN_READ_OBJECTS} reads
+ * (`open_nodes`). "Leading" and "first" are counted after the last `__` of a namespaced name
+ * (`mcp__memory__open_nodes`).
  */
 export function heuristicContract(name: string, description?: string): ToolContract {
   if (typeof name !== 'string') {
@@ -343,7 +432,8 @@ export function heuristicContract(name: string, description?: string): ToolContr
       code: 'CONTRACT_INVALID_INPUT',
     });
   }
-  const nameWords = words(name);
+  const nameWords = riskNameWords(name, READ_WORDS);
+  const trustNameWords = words(name);
   const descriptionWords = words(typeof description === 'string' ? description : '');
 
   let risk: RiskLevel | undefined;
@@ -357,7 +447,7 @@ export function heuristicContract(name: string, description?: string): ToolContr
 
   let contentTrust: ContentTrustLevel = HEURISTIC_DEFAULT_CONTENT_TRUST;
   for (const rule of TRUST_SETS) {
-    if (matches(nameWords, rule.name) || matches(descriptionWords, rule.description)) {
+    if (matches(trustNameWords, rule.name) || matches(descriptionWords, rule.description)) {
       contentTrust = rule.contentTrust;
       break;
     }

@@ -93,6 +93,8 @@ export {
 export {
   HEURISTIC_DEFAULT_CONTENT_TRUST,
   HEURISTIC_DEFAULT_RISK,
+  HEURISTIC_OPEN_READ_OBJECTS,
+  HEURISTIC_READ_OBJECT_WORDS,
   HEURISTIC_RISK_RULES,
   HEURISTIC_TRUST_RULES,
   HEURISTIC_VERSION,
@@ -100,6 +102,7 @@ export {
   type HeuristicTrustRule,
   heuristicContract,
 } from './heuristic-contract.js';
+export { hintRiskFloor, withHintFloor } from './hint-floor.js';
 
 // Errors
 

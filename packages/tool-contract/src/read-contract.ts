@@ -1,6 +1,7 @@
 import { CONTRACT_META_KEY } from './annotations.js';
 import { type ContractProblem, ContractReadError } from './contract-read-error.js';
 import { heuristicContract } from './heuristic-contract.js';
+import { withHintFloor } from './hint-floor.js';
 import { isIsoDate, isLenientText, isSemver, isToolName } from './internal/rules.js';
 import {
   type ContentTrustLevel,
@@ -248,9 +249,10 @@ function freezeContract(facts: {
  * unknown annotation keys). A declaration is present when either holds `risk_level` or
  * `content_trust_risk`.
  *
- * - No declaration: `source: 'heuristic'`, the contract from {@link heuristicContract}, raised
- *   to `destructive` when the tool sets `destructiveHint: true` without `readOnlyHint: true`
- *   (hints may raise a guess, never lower it).
+ * - No declaration: `source: 'heuristic'`, the contract from {@link heuristicContract} raised to
+ *   the floor the standard hints claim (`withHintFloor`: `destructiveHint: true` without
+ *   `readOnlyHint: true` gives `destructive`, `readOnlyHint: false` at least `low-risk-write`;
+ *   hints raise a guess, never lower it).
  * - A declaration with a valid `risk_level`: `source: 'declared'`. Every invalid value is listed
  *   in `problems` and replaced cautiously, never trusted: an unknown content trust by the
  *   heuristic's (at least `untrusted`), a bad version by `0.0.0`, bad lifecycle dates, a bad
@@ -331,21 +333,9 @@ export function readContract(
   const usable = declarations.filter((declaration) => declaration.parsed.risk !== undefined);
   let result: ReadContractResult;
   if (usable.length === 0) {
-    const fallback = heuristic();
-    let risk = fallback.risk;
-    if (
-      annotationRecord !== undefined &&
-      Object.hasOwn(annotationRecord, 'destructiveHint') &&
-      annotationRecord.destructiveHint === true &&
-      !(Object.hasOwn(annotationRecord, 'readOnlyHint') && annotationRecord.readOnlyHint === true)
-    ) {
-      risk = 'destructive';
-    }
-    result = {
-      source: 'heuristic',
-      contract: freezeContract({ ...fallback, risk, idempotent: risk === 'read-only' }),
-      problems,
-    };
+    // The same floor effectiveContract applies: the hints raise the guess, never lower it.
+    const contract = withHintFloor(heuristic(), annotationRecord);
+    result = { source: 'heuristic', contract: freezeContract(contract), problems };
   } else {
     const first = usable[0]!;
     let risk = first.parsed.risk!;

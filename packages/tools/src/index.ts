@@ -4,6 +4,8 @@
 
 export {
   type AccessScope,
+  type ContentAnnotations,
+  type ContentAudience,
   type ContentBlock,
   type EffectDescriptor,
   errorResult,
@@ -27,6 +29,11 @@ export { VERSION } from './version.js';
 
 // Registry, snapshots, validation (src/registry) — issue 4
 
+export type {
+  ApprovalGrant,
+  CallAuthorization,
+  InvokeOptions,
+} from './registry/approval-grant.js';
 export { ConfigurationError } from './registry/configuration-error.js';
 export {
   type DefineJsonSchemaToolOptions,
@@ -46,11 +53,19 @@ export {
 export { checkOptionKeys, type OptionErrorFactory } from './registry/option-keys.js';
 export { RegistryClosedError } from './registry/registry-closed-error.js';
 export {
+  DEFAULT_SCHEMA_DIALECT,
+  type DeclaredSchemaDialect,
+  declaredSchemaDialect,
+  JSON_SCHEMA_DIALECTS,
+  type JsonSchemaDialect,
+} from './registry/schema-dialect.js';
+export {
   AjvSchemaValidator,
   type AjvSchemaValidatorOptions,
   DEFAULT_MAX_CACHED_SCHEMAS,
   DEFAULT_MAX_VALIDATION_ISSUES,
   type SchemaValidator,
+  type SchemaValidatorLogger,
   type ValidationIssue,
   type ValidationResult,
 } from './registry/schema-validator.js';

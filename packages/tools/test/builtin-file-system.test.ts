@@ -134,8 +134,16 @@ const readRows: readonly Row[] = [
     'FS_PATH_INVALID',
   ],
   ['parent escape', { operation: 'read', path: '../outside/secret.txt' }, 'FS_PATH_INVALID'],
-  ['.. after a symlink', { operation: 'read', path: 'dirlink-out/../a.txt' }, 'FS_PATH_INVALID'],
-  ['.. that stays inside', { operation: 'read', path: 'dir/../a.txt' }, 'FS_PATH_INVALID'],
+  [
+    '.. that leaves from a deeper folder',
+    { operation: 'read', path: 'dir/../../outside/secret.txt' },
+    'FS_PATH_INVALID',
+  ],
+  [
+    '.. that leaves after an inner folder',
+    { operation: 'read', path: 'dir/sub/../../../root-evil/secret.txt' },
+    'FS_PATH_INVALID',
+  ],
   ['bare ..', { operation: 'read', path: '..' }, 'FS_PATH_INVALID'],
   ['absolute path', { operation: 'read', path: '/etc/passwd' }, 'FS_PATH_INVALID'],
   [
@@ -149,15 +157,21 @@ const readRows: readonly Row[] = [
   ['backslash separator', { operation: 'read', path: 'dir\\b.txt' }, 'FS_PATH_INVALID'],
   ['drive letter', { operation: 'read', path: 'C:/Windows/win.ini' }, 'FS_PATH_INVALID'],
   ['file URL', { operation: 'read', path: 'file:///etc/passwd' }, 'FS_PATH_INVALID'],
-  ['alternate data stream', { operation: 'read', path: 'a.txt::$DATA' }, 'FS_PATH_INVALID'],
-  ['double slash', { operation: 'read', path: 'dir//b.txt' }, 'FS_PATH_INVALID'],
   [
-    'trailing slash (lstat would follow)',
-    { operation: 'read', path: 'link-in/' },
-    'FS_PATH_INVALID',
+    'alternate data stream is only a name on Linux',
+    { operation: 'read', path: 'a.txt::$DATA' },
+    'FS_NOT_FOUND',
   ],
-  ['dot segment', { operation: 'read', path: './a.txt' }, 'FS_PATH_INVALID'],
-  ['inner dot segment', { operation: 'read', path: 'dir/./b.txt' }, 'FS_PATH_INVALID'],
+  [
+    'trailing slash on a link is still the link',
+    { operation: 'read', path: 'link-in/' },
+    'FS_SYMLINK_REFUSED',
+  ],
+  [
+    'trailing slash on an outside folder link',
+    { operation: 'list', path: 'dirlink-out/' },
+    'FS_SYMLINK_REFUSED',
+  ],
   ['over-long segment', { operation: 'read', path: 'x'.repeat(300) }, 'FS_PATH_INVALID'],
   [
     'over-long path',
@@ -167,9 +181,13 @@ const readRows: readonly Row[] = [
   ['newline', { operation: 'read', path: 'a\nb' }, 'FS_PATH_INVALID'],
   ['escape character', { operation: 'read', path: 'a\u001b[2Jb' }, 'FS_PATH_INVALID'],
   ['C1 control', { operation: 'read', path: 'a\u0085b' }, 'FS_PATH_INVALID'],
-  ['Windows device name', { operation: 'read', path: 'nul.txt' }, 'FS_PATH_INVALID'],
-  ['trailing dot', { operation: 'read', path: 'a.txt.' }, 'FS_PATH_INVALID'],
-  ['trailing space', { operation: 'read', path: 'a.txt ' }, 'FS_PATH_INVALID'],
+  [
+    'a Windows device name is an ordinary (missing) name',
+    { operation: 'read', path: 'nul.txt' },
+    'FS_NOT_FOUND',
+  ],
+  ['trailing dot is not trimmed', { operation: 'read', path: 'a.txt.' }, 'FS_NOT_FOUND'],
+  ['trailing space is not trimmed', { operation: 'read', path: 'a.txt ' }, 'FS_NOT_FOUND'],
   [
     'percent-encoded dots are not decoded',
     { operation: 'read', path: '%2e%2e/outside/secret.txt' },
@@ -548,8 +566,13 @@ describe('FileSystemTool: writing is confined and atomic', () => {
       }),
     });
     expect(writeTool.spec.operationArgument).toBe('operation');
-    const schema = readTool.spec.inputSchema as { properties: { operation: { enum: string[] } } };
-    expect(schema.properties.operation.enum).not.toContain('write');
+    // Every operation stays in the schema so a write reaches the tool and gets FS_WRITE_DISABLED.
+    const schema = readTool.spec.inputSchema as {
+      properties: { operation: { enum: string[]; description?: string } };
+    };
+    expect(schema.properties.operation.enum).toContain('write');
+    expect(schema.properties.operation.description).toMatch(/disabled/);
+    expect(readTool.spec.description).toMatch(/FS_WRITE_DISABLED/);
   });
 });
 

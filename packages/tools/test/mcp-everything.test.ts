@@ -75,7 +75,11 @@ describe('MCP adapter against server-everything over stdio', () => {
       type: 'object',
       properties: { message: { type: 'string' } },
     });
-    expect(echo.spec.inputSchema).not.toHaveProperty('$schema');
+    // The declared dialect is kept, so the registry validates in it (draft-07 here).
+    expect(echo.spec.inputSchema).toHaveProperty(
+      '$schema',
+      'http://json-schema.org/draft-07/schema#',
+    );
     expect(echo.spec.effect).toEqual({ default: 'unknown' });
     expect(echo.contractSource).toBe('heuristic');
   });

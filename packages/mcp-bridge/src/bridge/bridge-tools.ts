@@ -1,4 +1,10 @@
-import { CONTRACT_META_KEY, RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
+import { createHash } from 'node:crypto';
+import {
+  CONTRACT_META_KEY,
+  hintRiskFloor,
+  RISK_LEVELS,
+  type RiskLevel,
+} from '@toolfence/tool-contract';
 import {
   AjvSchemaValidator,
   DEFAULT_MCP_LIMITS,
@@ -16,10 +22,14 @@ import {
   type ToolSpec,
 } from '@toolfence/tools';
 import { type AmbiguityReason, AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
-import type { McpClient } from '../client/mcp-client.js';
+import { clientLoggerOf, type McpClient } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { BridgeApprovalError, BridgeConfigurationError, BridgeSchemaError } from './errors.js';
-import { authoritativeSchema, type SchemaDialectMode } from './schema-authority.js';
+import {
+  authoritativeSchema,
+  type BridgeSchemaReason,
+  type SchemaDialectMode,
+} from './schema-authority.js';
 
 /** What an approver is asked before a gated call reaches the server. */
 export interface BridgeApprovalRequest {
@@ -37,8 +47,12 @@ export interface BridgeApprovalRequest {
 
 /** Options of {@link bridgeTools}. */
 export interface BridgeToolsOptions {
-  /** Registry names are `<prefix>__<remote>` (1-24 of `[A-Za-z0-9_-]`, starting alphanumeric, no `__`). */
-  readonly prefix: string;
+  /**
+   * Registry names are `<prefix>__<remote>` (1-24 of `[A-Za-z0-9_-]`, starting alphanumeric, no
+   * `__`). Default none: the remote name itself (made safe the same way). Two servers bridged into
+   * one registry need prefixes; a name used twice fails the registration either way.
+   */
+  readonly prefix?: string;
   /** Remote names to bridge; default all. */
   readonly allow?: readonly string[];
   /** Remote names never bridged (wins over `allow`). Default none. */
@@ -48,21 +62,53 @@ export interface BridgeToolsOptions {
   /** Per remote name, overriding `needsApproval` and `approvalRisk`. */
   readonly gates?: Readonly<Record<string, boolean>>;
   /**
-   * A tool whose declared contract is at or above this risk needs the bridge's own approval.
-   * Default `'none'`: inside a `ToolRegistry` the registry's policy and approval decide (one
-   * approval per call); set a level only for bridged tools called without a registry policy.
+   * A tool whose risk is at or above this needs the bridge's own approval: its declared
+   * contract's risk, or for a tool that declares none, the floor its standard hints claim
+   * (`destructiveHint: true` is `destructive`, `readOnlyHint: false` a write). Default `'none'`:
+   * inside a `ToolRegistry` the registry's policy and approval decide (one approval per call);
+   * set a level only for bridged tools called without a registry policy.
    */
   readonly approvalRisk?: RiskLevel | 'none';
   /** Answers gated calls; without it a gated call is refused. */
   readonly approve?: (request: BridgeApprovalRequest) => boolean | Promise<boolean>;
-  /** Validates arguments (JSON Schema 2020-12) before every call, and results lazily. Default a new `AjvSchemaValidator`. */
+  /**
+   * Compiles each tool's input schema when it is bridged (output schemas on their first
+   * structured result) and validates arguments before every call and structured results.
+   * Default a shared `AjvSchemaValidator` (each schema in its declared dialect, `format` as an
+   * annotation).
+   */
   readonly validator?: SchemaValidator;
-  /** `compatible` (default) accepts draft-07 schemas whose keywords mean the same in 2020-12; `strict` accepts only 2020-12. */
+  /**
+   * `compatible` (default) accepts schemas declared draft-04, draft-06, draft-07, 2019-09 or
+   * 2020-12 (validated in that dialect); `strict` accepts only 2020-12. No `$schema` is 2020-12.
+   */
   readonly schemaDialects?: SchemaDialectMode;
+  /**
+   * Called once for each server tool that is left out because its schema cannot be given
+   * authority; the other tools are bridged. Errors it throws are ignored. The client's `logger`
+   * gets the same report at `warn`. Default none.
+   */
+  readonly onSkip?: (skipped: BridgeSkippedTool) => void;
   /** Blocks and characters kept from one result. Default the MCP adapter's limits. */
   readonly resultLimits?: McpResultLimits;
   /** List again instead of using the client's cached listing. Default false. */
   readonly refresh?: boolean;
+}
+
+/** A server tool {@link bridgeTools} left out, and why (log-safe). */
+export interface BridgeSkippedTool {
+  /** The tool's name on the server (server text; the logger gets it only when it is a short, safe identifier). */
+  readonly name: string;
+  /** Always `BRIDGE_SCHEMA`. */
+  readonly code: string;
+  /** Which of the tool's schemas was refused. */
+  readonly schema: 'inputSchema' | 'outputSchema';
+  /** Why: `null`, `not-object`, `not-object-type`, `dialect`, `external-ref`, `embedded-id`, `too-deep` or `compile`. */
+  readonly reason: BridgeSchemaReason;
+  /** The validator's reason when `reason` is `compile` (`invalid-schema`, `unresolved-ref`, `unknown-dialect`). */
+  readonly compileReason?: string;
+  /** A safe, fixed message (never the server's text). */
+  readonly message: string;
 }
 
 /** A registry tool that forwards to one MCP server tool. */
@@ -125,11 +171,17 @@ function checkNameList(name: string, value: unknown): ReadonlySet<string> | unde
   return new Set(value);
 }
 
+/** A server tool name that may go into a log as it is (the MCP adapter's rule for listings). */
+const SAFE_LOG_NAME = /^[A-Za-z0-9_.:/-]{1,128}$/;
+
+/** JSON-RPC's code for an internal error of the server. */
+const JSON_RPC_INTERNAL_ERROR = -32603;
+
 let defaultValidator: AjvSchemaValidator | undefined;
 
 /**
- * One default validator for every bridge in the process: a new Ajv instance compiles the 2020-12
- * meta-schema on first use (tens of milliseconds), and compiled schemas are cached by content
+ * One default validator for every bridge in the process: each dialect's Ajv instance compiles
+ * its meta-schema on first use (tens of milliseconds), and compiled schemas are cached by content
  * (bounded LRU), so sharing it costs nothing and saves that start-up on every client.
  */
 function sharedValidator(): AjvSchemaValidator {
@@ -138,10 +190,12 @@ function sharedValidator(): AjvSchemaValidator {
 }
 
 /**
- * Turns a server's tools into registry tools. Each call validates its arguments in full against
- * the authoritative input schema, passes its approval gate, then goes to the server once; the
- * result is mapped by the MCP adapter's `mapCallToolResult`. An ambiguous delivery becomes an
- * error result that tells the model to verify external state.
+ * Turns a server's tools into registry tools. Each tool's schemas are checked here and its input
+ * schema compiled, in the dialect it declares; a tool whose schema cannot be given authority is left out
+ * and reported (`onSkip`, the client's logger) while the others are bridged. Each call validates
+ * its arguments in full against the authoritative input schema, passes its approval gate, then
+ * goes to the server once; the result is mapped by the MCP adapter's `mapCallToolResult`. An
+ * ambiguous delivery becomes an error result that tells the model to verify external state.
  */
 export async function bridgeTools(
   client: McpClient,
@@ -175,16 +229,22 @@ export async function bridgeTools(
   if (mode !== 'compatible' && mode !== 'strict') {
     throw new BridgeConfigurationError("schemaDialects must be 'compatible' or 'strict'");
   }
+  if (options.onSkip !== undefined && typeof options.onSkip !== 'function') {
+    throw new BridgeConfigurationError('onSkip must be a function');
+  }
   const validator = options.validator ?? sharedValidator();
   const limits = options.resultLimits ?? DEFAULT_MCP_LIMITS;
   const prefix = options.prefix;
   // Validates the prefix (mcpToolName refuses an invalid namespace).
-  try {
-    mcpToolName(prefix, 'probe');
-  } catch (error) {
-    throw new BridgeConfigurationError('prefix must be 1-24 of [A-Za-z0-9_-], no "__"', {
-      cause: error,
-    });
+  if (prefix !== undefined) {
+    try {
+      mcpToolName(prefix, 'probe');
+    } catch (error) {
+      throw new BridgeConfigurationError(
+        'prefix must be 1-24 of [A-Za-z0-9_-], starting with a letter or digit, no "__"',
+        { cause: error },
+      );
+    }
   }
 
   const listed = await client.tools({ refresh: options.refresh === true });
@@ -193,16 +253,43 @@ export async function bridgeTools(
   );
   const names = new Set<string>();
   const tools: BridgedTool[] = [];
+  const logger = clientLoggerOf(client);
+  if (allow !== undefined) {
+    const listedNames = new Set(listed.map((tool) => tool.name));
+    const unmatched = [...allow].filter((name) => !listedNames.has(name));
+    const shown = unmatched
+      .slice(0, 8)
+      .map((name) => (SAFE_LOG_NAME.test(name) ? name : '(unsafe name)'));
+    if (unmatched.length > 0 && unmatched.length === allow.size) {
+      throw new BridgeConfigurationError(
+        `No tool of the server is named as in allow (${shown.map((name) => JSON.stringify(name)).join(', ')}); it lists ${listed.length} tool(s)`,
+        { details: { option: 'allow', unmatched: shown } },
+      );
+    }
+    if (unmatched.length > 0) {
+      try {
+        logger?.warn?.('bridgeTools: allow names a tool the server does not list', {
+          unmatched: shown,
+        });
+      } catch {
+        // A logger that throws is ignored.
+      }
+    }
+  }
   for (const info of selected) {
-    const localName = mcpToolName(prefix, info.name).slice('mcp__'.length);
+    const localName =
+      prefix === undefined
+        ? safeToolName(info.name)
+        : mcpToolName(prefix, info.name).slice('mcp__'.length);
     if (names.has(localName)) {
       throw new BridgeConfigurationError('Two server tools map to the same registry name', {
         details: { tool: localName },
       });
     }
     names.add(localName);
-    tools.push(
-      bridgeOne(client, info, localName, {
+    let tool: BridgedTool;
+    try {
+      tool = bridgeOne(client, info, localName, {
         validator,
         limits,
         mode,
@@ -211,10 +298,82 @@ export async function bridgeTools(
         approvalRisk,
         approve: options.approve,
         prefix,
-      }),
-    );
+      });
+    } catch (error) {
+      // One unbridgeable tool is left out and reported; the others are bridged.
+      if (!(error instanceof BridgeSchemaError)) throw error;
+      const skipped = skippedTool(info.name, error);
+      try {
+        // The log gets the server's name only when it is a short, safe identifier (as for a
+        // malformed tool); onSkip always gets it, like BridgedTool.remoteName.
+        const { name, ...rest } = skipped;
+        logger?.warn?.('Skipped an MCP tool whose schema cannot be bridged', {
+          ...(SAFE_LOG_NAME.test(name) ? { name } : {}),
+          ...rest,
+        });
+      } catch {
+        // A logger that throws is ignored.
+      }
+      try {
+        options.onSkip?.(skipped);
+      } catch {
+        // onSkip errors are ignored (reporting never fails the bridge).
+      }
+      continue;
+    }
+    tools.push(tool);
   }
   return Object.freeze(tools);
+}
+
+/** A remote name as a registry name without a prefix: as is when safe, else cleaned plus a hash. */
+function safeToolName(name: string): string {
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(name)) return name;
+  const hash = createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 8);
+  const cleaned = Array.from(name)
+    .map((char) => (/^[A-Za-z0-9_-]$/.test(char) ? char : '_'))
+    .join('')
+    .slice(0, 64 - hash.length - 1);
+  return `${cleaned}_${hash}`;
+}
+
+function skippedTool(name: string, error: BridgeSchemaError): BridgeSkippedTool {
+  const details = error.details ?? {};
+  const compileReason = details.compileReason;
+  return Object.freeze({
+    name,
+    code: BridgeSchemaError.code,
+    schema: details.schema === 'outputSchema' ? 'outputSchema' : 'inputSchema',
+    reason: (typeof details.reason === 'string' ? details.reason : 'compile') as BridgeSchemaReason,
+    ...(typeof compileReason === 'string' ? { compileReason } : {}),
+    message: error.message,
+  });
+}
+
+/** Compiles one schema now, so a tool whose schema cannot compile is never bridged. */
+function prepareSchema(
+  validator: SchemaValidator,
+  tool: string,
+  which: 'inputSchema',
+  schema: JsonObject,
+): void {
+  try {
+    validator.prepare(schema);
+  } catch (error) {
+    const reason =
+      typeof error === 'object' && error !== null && 'details' in error
+        ? (error as { details?: { reason?: unknown } }).details?.reason
+        : undefined;
+    throw new BridgeSchemaError(`The ${which} of a server tool cannot be compiled`, {
+      cause: error,
+      details: {
+        tool,
+        schema: which,
+        reason: 'compile',
+        ...(typeof reason === 'string' ? { compileReason: reason } : {}),
+      },
+    });
+  }
 }
 
 interface BridgeOneOptions {
@@ -225,7 +384,7 @@ interface BridgeOneOptions {
   readonly needsApproval: boolean | undefined;
   readonly approvalRisk: RiskLevel | 'none';
   readonly approve: BridgeToolsOptions['approve'];
-  readonly prefix: string;
+  readonly prefix: string | undefined;
 }
 
 function bridgeOne(
@@ -245,9 +404,12 @@ function bridgeOne(
     info.outputSchema === undefined
       ? undefined
       : authoritativeSchema(remoteName, 'outputSchema', info.outputSchema, options.mode);
-  // Schemas compile lazily, on first use (a registry compiles the input schema when the tool is
-  // registered); listing 1,000 tools compiles nothing.
+  // The input schema compiles now (cached by content in the validator; a registry compiles it
+  // at registration anyway), so a tool whose input schema cannot compile is skipped and reported
+  // here instead of failing a whole registration. The output schema compiles on the first
+  // structured result: a listing of 1,000 tools with distinct output schemas compiles none.
   const { validator } = options;
+  prepareSchema(validator, remoteName, 'inputSchema', inputSchema);
   const annotations = info.annotations as JsonObject | undefined;
   // A declared contract needs tool-contract's keys (in annotations or in `_meta`); annotations
   // with only MCP's standard hints (or none) cannot declare one, so the reading is skipped.
@@ -265,12 +427,16 @@ function bridgeOne(
   if (gate !== undefined) reason = gate ? 'gate' : undefined;
   else if (options.needsApproval !== undefined)
     reason = options.needsApproval ? 'needsApproval' : undefined;
-  else if (
-    options.approvalRisk !== 'none' &&
-    contract !== undefined &&
-    RISK_LEVELS.indexOf(contract.risk) >= RISK_LEVELS.indexOf(options.approvalRisk)
-  ) {
-    reason = 'risk';
+  else if (options.approvalRisk !== 'none') {
+    // Declared risk, else the floor of the standard hints (the name heuristic is left to the
+    // registry's policy: its guess for an unknown name would gate most tools of most servers).
+    const risk = contract?.risk ?? hintRiskFloor(annotations);
+    if (
+      risk !== undefined &&
+      RISK_LEVELS.indexOf(risk) >= RISK_LEVELS.indexOf(options.approvalRisk)
+    ) {
+      reason = 'risk';
+    }
   }
   const spec: ToolSpec = Object.freeze({
     name: localName,
@@ -281,8 +447,6 @@ function bridgeOne(
     ...(contract === undefined ? {} : { contract }),
     effect: reading.effect,
   });
-  let outputChecked = false;
-
   async function invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
     let verdict: ReturnType<SchemaValidator['validate']>;
     try {
@@ -334,14 +498,19 @@ function bridgeOne(
         });
       }
       if (error instanceof ServerRpcError) {
-        return errorResult(`The server refused the call to ${localName}`, {
+        // -32603 is the server's own failure while handling the call, not a refusal of it.
+        const text =
+          error.rpcCode === JSON_RPC_INTERNAL_ERROR
+            ? `The server failed while handling the call to ${localName} (internal error); check whether it took effect before retrying`
+            : `The server refused the call to ${localName}`;
+        return errorResult(text, {
           metadata: { code: ServerRpcError.code, rpcCode: error.rpcCode },
         });
       }
       throw error;
     }
     const result = mapCallToolResult(raw, {
-      server: options.prefix,
+      server: options.prefix ?? 'mcp',
       tool: remoteName,
       limits: options.limits,
     });
@@ -350,17 +519,14 @@ function bridgeOne(
       result.isError !== true &&
       result.structuredContent !== undefined
     ) {
-      if (!outputChecked) {
-        try {
-          validator.prepare(outputSchema);
-        } catch {
-          return errorResult(`The output schema of ${localName} cannot be compiled`, {
-            metadata: { code: BridgeSchemaError.code },
-          });
-        }
-        outputChecked = true;
+      let check: ReturnType<SchemaValidator['validate']>;
+      try {
+        check = validator.validate(outputSchema, result.structuredContent as JsonValue);
+      } catch {
+        return errorResult(`The output schema of ${localName} cannot be compiled`, {
+          metadata: { code: BridgeSchemaError.code },
+        });
       }
-      const check = validator.validate(outputSchema, result.structuredContent as JsonValue);
       if (!check.valid) {
         return errorResult(`The result of ${localName} does not match its output schema`, {
           metadata: { code: 'BRIDGE_INVALID_OUTPUT', issues: check.issues.length },

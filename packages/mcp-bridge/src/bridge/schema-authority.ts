@@ -1,23 +1,26 @@
-import type { JsonObject } from '@toolfence/tools';
+import { declaredSchemaDialect, type JsonObject } from '@toolfence/tools';
 import { BridgeSchemaError } from './errors.js';
 
-/** How declared dialects other than 2020-12 are treated. */
+/**
+ * Which declared JSON Schema dialects are accepted: `compatible` (default) accepts draft-04,
+ * draft-06, draft-07, 2019-09 and 2020-12 (each validated in its own dialect); `strict` accepts
+ * only 2020-12 (declared, or no `$schema` at all).
+ */
 export type SchemaDialectMode = 'compatible' | 'strict';
 
-const DIALECT_2020_12 = new Set([
-  'https://json-schema.org/draft/2020-12/schema',
-  'https://json-schema.org/draft/2020-12/schema#',
-]);
-const DRAFT_07 = new Set([
-  'http://json-schema.org/draft-07/schema',
-  'http://json-schema.org/draft-07/schema#',
-  'https://json-schema.org/draft-07/schema',
-  'https://json-schema.org/draft-07/schema#',
-]);
-// Keywords whose meaning differs between draft-07 and 2020-12 (or that 2020-12 dropped).
-const DIVERGENT_KEYWORDS = ['additionalItems', 'dependencies', '$recursiveRef', '$recursiveAnchor'];
 const REF_KEYWORDS = ['$ref', '$dynamicRef', '$recursiveRef'];
 const MAX_SCHEMA_DEPTH = 64;
+
+/** Why a schema cannot be given authority (`details.reason` of {@link BridgeSchemaError}). */
+export type BridgeSchemaReason =
+  | 'null'
+  | 'not-object'
+  | 'not-object-type'
+  | 'dialect'
+  | 'external-ref'
+  | 'embedded-id'
+  | 'too-deep'
+  | 'compile';
 
 /** The schema a tool without `inputSchema` gets: a closed object with no arguments. */
 export const NO_ARGUMENTS_SCHEMA: JsonObject = Object.freeze({
@@ -32,9 +35,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Decides the schema the bridge gives authority to, for an input (`root: 'object'`) or output
- * schema. Throws {@link BridgeSchemaError} for an explicit null, a non-object root, a refused
- * dialect, or a `$ref` that leaves the document. A compatible draft-07 declaration is re-declared
- * as 2020-12 (its keywords mean the same there).
+ * schema. Throws {@link BridgeSchemaError} (with `details.reason`) for an explicit null, a
+ * non-object root, a dialect the mode refuses (any unknown `$schema`; in `strict` mode anything
+ * but 2020-12), an embedded `$id`, or a `$ref` that leaves the document. The declared `$schema`
+ * is kept, so the validator reads the schema in that dialect; a root `$id` (draft-04: `id`) is
+ * dropped so two servers' schemas never collide in one validator.
  */
 export function authoritativeSchema(
   tool: string,
@@ -44,55 +49,53 @@ export function authoritativeSchema(
 ): JsonObject {
   if (schema === undefined && which === 'inputSchema') return NO_ARGUMENTS_SCHEMA;
   const details = { tool, schema: which };
-  if (schema === null) {
-    throw new BridgeSchemaError(`The ${which} of a server tool is null`, { details });
-  }
-  if (!isRecord(schema)) {
-    throw new BridgeSchemaError(`The ${which} of a server tool is not an object`, { details });
-  }
+  const fail = (message: string, reason: BridgeSchemaReason, extra = {}): never => {
+    throw new BridgeSchemaError(message, { details: { ...details, reason, ...extra } });
+  };
+  if (schema === null) fail(`The ${which} of a server tool is null`, 'null');
+  if (!isRecord(schema))
+    return fail(`The ${which} of a server tool is not an object`, 'not-object');
   const type = schema.type;
   if (type !== 'object' && !(Array.isArray(type) && type.length === 1 && type[0] === 'object')) {
-    throw new BridgeSchemaError(`The ${which} of a server tool does not describe an object`, {
-      details,
-    });
+    fail(`The ${which} of a server tool does not describe an object`, 'not-object-type');
   }
-  const declared = schema.$schema;
-  let legacy = false;
-  if (declared !== undefined) {
-    if (typeof declared !== 'string') {
-      throw new BridgeSchemaError(`The ${which} declares an invalid $schema`, { details });
-    }
-    if (!DIALECT_2020_12.has(declared)) {
-      if (mode === 'strict' || !DRAFT_07.has(declared)) {
-        throw new BridgeSchemaError(
-          `The ${which} declares a dialect other than JSON Schema 2020-12`,
-          {
-            details: { ...details, reason: 'dialect' },
-          },
-        );
-      }
-      legacy = true;
-    }
+  const dialect = declaredSchemaDialect(schema);
+  if (dialect === 'unknown') {
+    fail(
+      `The ${which} declares a $schema that is not a known JSON Schema dialect (draft-04, draft-06, draft-07, 2019-09, 2020-12)`,
+      'dialect',
+    );
   }
-  checkNode(schema, 0, legacy, details);
-  if (!legacy && schema.$id === undefined) return schema as JsonObject;
-  // A root $id is dropped so two servers' schemas can never collide in one validator.
-  const { $id: _id, ...rest } = schema;
-  if (legacy) delete rest.$schema;
+  if (mode === 'strict' && dialect !== 'none' && dialect !== '2020-12') {
+    fail(
+      `The ${which} declares ${dialect}; schemaDialects 'strict' accepts only JSON Schema 2020-12`,
+      'dialect',
+      { dialect },
+    );
+  }
+  const idKeyword = dialect === 'draft-04' ? 'id' : '$id';
+  checkNode(schema, 0, idKeyword, details);
+  if (typeof schema[idKeyword] !== 'string' && schema.$id === undefined) {
+    return schema as JsonObject;
+  }
+  const { [idKeyword]: _id, ...rest } = schema;
+  delete rest.$id;
   return rest as JsonObject;
 }
 
 function checkNode(
   node: unknown,
   depth: number,
-  legacy: boolean,
+  idKeyword: 'id' | '$id',
   details: Record<string, unknown>,
 ): void {
   if (depth > MAX_SCHEMA_DEPTH) {
-    throw new BridgeSchemaError('A server tool schema is nested too deeply', { details });
+    throw new BridgeSchemaError('A server tool schema is nested too deeply', {
+      details: { ...details, reason: 'too-deep' },
+    });
   }
   if (Array.isArray(node)) {
-    for (const item of node) checkNode(item, depth + 1, legacy, details);
+    for (const item of node) checkNode(item, depth + 1, idKeyword, details);
     return;
   }
   if (!isRecord(node)) return;
@@ -105,31 +108,16 @@ function checkNode(
       });
     }
   }
-  if (typeof node.$id === 'string' && depth > 0) {
+  if (depth > 0 && (typeof node.$id === 'string' || typeof node[idKeyword] === 'string')) {
     throw new BridgeSchemaError('A server tool schema embeds a sub-schema with its own $id', {
       details: { ...details, reason: 'embedded-id' },
     });
-  }
-  if (legacy) {
-    for (const keyword of DIVERGENT_KEYWORDS) {
-      if (keyword in node) {
-        throw new BridgeSchemaError(
-          'A draft-07 server tool schema uses a keyword that changed meaning in 2020-12',
-          { details: { ...details, reason: 'dialect', keyword } },
-        );
-      }
-    }
-    if (Array.isArray(node.items)) {
-      throw new BridgeSchemaError(
-        'A draft-07 server tool schema uses array-form items (changed meaning in 2020-12)',
-        { details: { ...details, reason: 'dialect', keyword: 'items' } },
-      );
-    }
   }
   for (const key in node) {
     // `properties`, `$defs` etc. hold schemas by name; `enum`/`const`/`default`/`examples` hold data.
     if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') continue;
     const value = node[key];
-    if (typeof value === 'object' && value !== null) checkNode(value, depth + 1, legacy, details);
+    if (typeof value === 'object' && value !== null)
+      checkNode(value, depth + 1, idKeyword, details);
   }
 }

@@ -151,6 +151,14 @@ const CallResultSchema = z
 /** The raw `tools/call` result, as the server sent it (shape-checked, not mapped). */
 export type McpCallToolResult = CallToolResult;
 
+/** Each client's logger, for the bridge's reports (not part of the public API). */
+const CLIENT_LOGGERS = new WeakMap<object, McpBridgeLogger>();
+
+/** The logger a client was built with, if any (the bridge reports skipped tools to it). */
+export function clientLoggerOf(client: object): McpBridgeLogger | undefined {
+  return CLIENT_LOGGERS.get(client);
+}
+
 function isLoopbackHost(hostname: string): boolean {
   const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -278,6 +286,7 @@ export class McpClient {
     });
     // Construct a throwaway transport now so header and command errors surface at construction.
     this.#makeTransport(true);
+    if (options.logger !== undefined) CLIENT_LOGGERS.set(this, options.logger);
   }
 
   /** The server's `serverInfo` from the last handshake. */

@@ -22,6 +22,7 @@ export const REFUSED_HEADER_NAMES: ReadonlySet<string> = new Set([
   'mcp-protocol-version',
   'last-event-id',
   'authorization',
+  'dpop',
   'cookie',
 ]);
 

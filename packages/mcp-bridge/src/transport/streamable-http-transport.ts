@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Dispatcher, request } from 'undici';
 import { McpBridgeError } from '../mcp-bridge-error.js';
-import type { McpAuthProvider } from './auth-provider.js';
+import type { McpAuthChallenge, McpAuthHeaders, McpAuthProvider } from './auth-provider.js';
 import { decodeRecord } from './decode-record.js';
 import {
   RequestNotSentError,
@@ -281,11 +281,15 @@ export class StreamableHttpTransport implements Transport {
   /** POSTs one message, answering 401/403/404 and HTTP errors; returns a 2xx response. */
   async #post(body: string): Promise<Dispatcher.ResponseData> {
     let challenges = 0;
+    let previous: McpAuthChallenge['previous'];
     for (;;) {
-      const headers = await this.#requestHeaders({
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      });
+      const headers = await this.#requestHeaders(
+        {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        'POST',
+      );
       let response: Dispatcher.ResponseData;
       try {
         response = await request(this.#url, {
@@ -302,11 +306,15 @@ export class StreamableHttpTransport implements Transport {
       }
       this.responseStarted = true;
       const status = response.statusCode;
+      this.#noteResponse(status, response);
       if (status >= 200 && status < 300) return response;
       await discard(response.body);
       if (status === 401 || status === 403) {
         challenges++;
-        if (await this.#answerChallenge(status, response, challenges)) continue;
+        if (await this.#answerChallenge(status, response, challenges, previous)) {
+          previous = { status, wwwAuthenticate: headerValue(response.headers['www-authenticate']) };
+          continue;
+        }
         throw new TransportUnauthorizedError(status);
       }
       if (status === 404 && this.sessionId !== undefined) {
@@ -317,10 +325,20 @@ export class StreamableHttpTransport implements Transport {
     }
   }
 
+  /** Lets the auth provider see each answer's `DPoP-Nonce` (RFC 9449 §9). */
+  #noteResponse(status: number, response: Dispatcher.ResponseData): void {
+    this.#authProvider?.onResponse?.({
+      url: this.#url.href,
+      status,
+      dpopNonce: headerValue(response.headers['dpop-nonce']),
+    });
+  }
+
   async #answerChallenge(
     status: 401 | 403,
     response: Dispatcher.ResponseData,
     attempt: number,
+    previous: McpAuthChallenge['previous'],
   ): Promise<boolean> {
     const provider = this.#authProvider;
     if (provider?.onChallenge === undefined) return false;
@@ -333,6 +351,8 @@ export class StreamableHttpTransport implements Transport {
           wwwAuthenticate: headerValue(response.headers['www-authenticate']),
           url: this.#url.href,
           attempt,
+          dpopNonce: headerValue(response.headers['dpop-nonce']),
+          ...(previous === undefined ? {} : { previous }),
         })) === true
       );
     } catch (error) {
@@ -368,13 +388,18 @@ export class StreamableHttpTransport implements Transport {
     });
   }
 
-  async #requestHeaders(base: Record<string, string>): Promise<Record<string, string>> {
+  async #requestHeaders(
+    base: Record<string, string>,
+    method: string,
+  ): Promise<Record<string, string>> {
     const headers: Record<string, string> = { ...this.#headers, ...base };
     headers['accept-encoding'] = 'identity';
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
     if (this.#protocolVersion !== undefined)
       headers['mcp-protocol-version'] = this.#protocolVersion;
-    if (this.#authProvider !== undefined) {
+    if (this.#authProvider?.headers !== undefined) {
+      await this.#providerHeaders(headers, method);
+    } else if (this.#authProvider !== undefined) {
       let token: string | undefined;
       try {
         token = await this.#authProvider.token();
@@ -399,6 +424,33 @@ export class StreamableHttpTransport implements Transport {
       }
     }
     return headers;
+  }
+
+  /** The provider's `Authorization` (and DPoP proof) for this exact request. */
+  async #providerHeaders(headers: Record<string, string>, method: string): Promise<void> {
+    let auth: McpAuthHeaders | undefined;
+    try {
+      auth = await this.#authProvider?.headers?.({ method, url: this.#url.href });
+    } catch (error) {
+      if (McpBridgeError.isInstance(error)) {
+        REFUSALS.add(error);
+        throw error;
+      }
+      throw new RequestNotSentError('The auth headers could not be resolved; nothing was sent', {
+        cause: error,
+      });
+    }
+    if (auth === undefined) return;
+    const values = auth.dpop === undefined ? [auth.authorization] : [auth.authorization, auth.dpop];
+    for (const value of values) {
+      if (typeof value !== 'string' || value === '' || hasControlCharacter(value)) {
+        throw new RequestNotSentError(
+          'The auth headers are not safe non-empty strings; nothing was sent',
+        );
+      }
+    }
+    headers.authorization = auth.authorization;
+    if (auth.dpop !== undefined) headers.dpop = auth.dpop;
   }
 
   async #readBody(response: Dispatcher.ResponseData): Promise<string | undefined> {
@@ -594,7 +646,7 @@ export class StreamableHttpTransport implements Transport {
 
   /** A GET for an SSE stream (resuming after `lastEventId` when given); the body is unbounded in time, not in bytes. */
   async #getEventStream(lastEventId: string | undefined): Promise<Dispatcher.ResponseData> {
-    const headers = await this.#requestHeaders({ accept: 'text/event-stream' });
+    const headers = await this.#requestHeaders({ accept: 'text/event-stream' }, 'GET');
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
     return request(this.#url, {
       method: 'GET',
@@ -637,7 +689,7 @@ export class StreamableHttpTransport implements Transport {
     const session = this.sessionId;
     if (session !== undefined && this.#deleteSessionOnClose) {
       try {
-        const headers = await this.#requestHeaders({});
+        const headers = await this.#requestHeaders({}, 'DELETE');
         const response = await request(this.#url, {
           method: 'DELETE',
           headers,

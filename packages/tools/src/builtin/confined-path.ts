@@ -1,5 +1,5 @@
-import { constants, existsSync, type Stats } from 'node:fs';
-import { type FileHandle, lstat, open } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { FileSystemAccessError } from './file-system-error.js';
 
 /** Longest relative path accepted, in UTF-8 bytes. */
@@ -42,6 +42,124 @@ export function parseRelativePath(path: unknown): readonly string[] {
       return invalid('a segment ends with a dot or a space');
     }
     if (WINDOWS_DEVICE.test(segment)) return invalid('a segment is a reserved device name');
+  }
+  return segments;
+}
+
+/** How a `FileSystemTool` path is accepted, besides the fixed rules of {@link normalisePath}. */
+export interface NormaliseOptions {
+  /** Absolute spellings of the root; an absolute path starting with one is made relative to it. */
+  readonly rootPaths: readonly string[];
+  /**
+   * Keep `..` segments for the descriptor walk to resolve against the real parent (used with
+   * `symlinks: 'follow-inside'`); otherwise `..` is resolved lexically and may not leave the root.
+   */
+  readonly keepParentSegments: boolean;
+  /** Also refuse names Windows cannot hold (device names, trailing dot or space, `<>:"|?*`). */
+  readonly portableNames: boolean;
+}
+
+/** The accepted form, appended to every refusal so a model can correct itself. */
+export const ACCEPTED_PATH_FORM =
+  'Paths are relative to the workspace root and use "/", for example "src/index.ts" ("." is the root).';
+
+const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const DRIVE_LETTER = /^[A-Za-z]:/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+const CONTROL_AT = /[\u0000-\u001f\u007f-\u009f]/;
+const NOT_PORTABLE = /[<>:"|?*]/;
+
+/** A short, escaped rendering of a model-supplied string for an error message. */
+export function quoteForMessage(value: string): string {
+  const shown = value.length > 80 ? `${value.slice(0, 77)}...` : value;
+  return JSON.stringify(shown);
+}
+
+function stripRoot(path: string, rootPaths: readonly string[]): string | undefined {
+  for (const rootPath of rootPaths) {
+    if (rootPath === '/') return path.slice(1);
+    if (path === rootPath) return '';
+    if (path.startsWith(`${rootPath}/`)) return path.slice(rootPath.length + 1);
+  }
+  return undefined;
+}
+
+/**
+ * Normalises a path a model sent, once, before any walk: `./a`, `a/./b`, `a//b` and a trailing
+ * `/` become `a`, `a/b`; an absolute path inside one of `rootPaths` becomes relative to it;
+ * `a/b/../c` becomes `a/c` unless `keepParentSegments`. Returns the segments (`[]` is the root).
+ * Refuses, with `FS_PATH_INVALID` and a message naming what is wrong: empty, over
+ * {@link MAX_RELATIVE_PATH_BYTES}, NUL or control characters, backslashes, URLs, drive letters,
+ * a leading `~`, an absolute path outside the root, `..` that leaves the root, a segment over
+ * {@link MAX_SEGMENT_BYTES}, and with `portableNames` names Windows cannot hold. Nothing is
+ * decoded or case-folded.
+ */
+export function normalisePath(path: unknown, options: NormaliseOptions): readonly string[] {
+  if (typeof path !== 'string') {
+    throw new FileSystemAccessError(
+      `The argument path must be a string. ${ACCEPTED_PATH_FORM}`,
+      'FS_INVALID_ARGUMENTS',
+    );
+  }
+  const invalid = (why: string): never => {
+    throw new FileSystemAccessError(
+      `The path ${quoteForMessage(path)} is not allowed: ${why}. ${ACCEPTED_PATH_FORM}`,
+      'FS_PATH_INVALID',
+    );
+  };
+  if (path.length === 0) return invalid('it is empty');
+  if (Buffer.byteLength(path, 'utf8') > MAX_RELATIVE_PATH_BYTES) {
+    return invalid(`it is longer than ${MAX_RELATIVE_PATH_BYTES} bytes`);
+  }
+  const control = CONTROL_AT.exec(path);
+  if (control !== null) {
+    return invalid(`it contains a control character at position ${control.index}`);
+  }
+  if (path.includes('\\')) return invalid('it contains a backslash; use "/" between folders');
+  if (URL_SCHEME.test(path)) return invalid('it is a URL; send the path inside the root instead');
+  if (DRIVE_LETTER.test(path)) return invalid('it starts with a drive letter');
+  if (path.startsWith('~')) return invalid('it starts with "~"; home folders are not reachable');
+  let relative = path;
+  if (path.startsWith('/')) {
+    const inside = stripRoot(path.replace(/\/+$/, '') || '/', options.rootPaths);
+    if (inside === undefined) {
+      return invalid('it is an absolute path outside the workspace root');
+    }
+    relative = inside;
+  }
+  const segments: string[] = [];
+  for (const segment of relative.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (options.keepParentSegments) {
+        segments.push(segment);
+        continue;
+      }
+      if (segments.length === 0) return invalid('its ".." leaves the workspace root');
+      segments.pop();
+      continue;
+    }
+    if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) {
+      return invalid(
+        `the name ${quoteForMessage(segment)} is longer than ${MAX_SEGMENT_BYTES} bytes`,
+      );
+    }
+    if (options.portableNames) {
+      const why =
+        segment.endsWith('.') || segment.endsWith(' ')
+          ? 'ends with a dot or a space'
+          : WINDOWS_DEVICE.test(segment)
+            ? 'is a Windows device name'
+            : NOT_PORTABLE.test(segment)
+              ? 'contains one of < > : " | ? *'
+              : undefined;
+      if (why !== undefined) {
+        return invalid(
+          `the name ${quoteForMessage(segment)} ${why}, which Windows cannot hold (portableNames is on)`,
+        );
+      }
+    }
+    segments.push(segment);
   }
   return segments;
 }
@@ -145,70 +263,4 @@ export async function resolveInside(
 /** True when two stats describe the same file (device and inode). */
 export function sameFile(left: Stats, right: Stats): boolean {
   return left.dev === right.dev && left.ino === right.ino;
-}
-
-let procFdAvailable: boolean | undefined;
-
-function hasProcFd(): boolean {
-  procFdAvailable ??= process.platform === 'linux' && existsSync('/proc/self/fd');
-  return procFdAvailable;
-}
-
-/**
- * A folder opened without following links and checked (device and inode) against the walk.
- * On Linux, names inside it are reached through `/proc/self/fd/<fd>/<name>`, so the kernel
- * resolves them in exactly this folder even if its path is swapped for a link afterwards
- * (the `openat` Node lacks). Elsewhere, its path is used and re-checked.
- */
-export interface VerifiedDirectory {
-  readonly handle: FileHandle;
-  /** A path that reaches `name` inside this very folder. */
-  entry(name: string): string;
-  /** The folder itself. */
-  readonly self: string;
-  /** Fsyncs the folder. */
-  sync(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** Opens a folder with `O_DIRECTORY | O_NOFOLLOW` and checks it is the one the walk saw. */
-export async function openVerifiedDirectory(
-  absolute: string,
-  expected: Stats,
-): Promise<VerifiedDirectory> {
-  let handle: FileHandle;
-  try {
-    handle = await open(
-      absolute,
-      constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
-    );
-  } catch (error) {
-    const code = codeOf(error);
-    if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT') {
-      throw new FileSystemAccessError(
-        'The folder changed while it was being used.',
-        'FS_CHANGED_DURING_ACCESS',
-      );
-    }
-    throw new FileSystemAccessError('The folder could not be opened.', 'FS_IO_ERROR', {
-      cause: error,
-    });
-  }
-  const actual = await handle.stat();
-  if (!actual.isDirectory() || !sameFile(actual, expected)) {
-    await handle.close();
-    throw new FileSystemAccessError(
-      'The folder changed while it was being used.',
-      'FS_CHANGED_DURING_ACCESS',
-    );
-  }
-  const viaProc = hasProcFd();
-  const self = viaProc ? `/proc/self/fd/${handle.fd}` : absolute;
-  return {
-    handle,
-    self,
-    entry: (name) => `${self}/${name}`,
-    sync: () => handle.sync(),
-    close: () => handle.close(),
-  };
 }

@@ -9,6 +9,7 @@ export type FileSystemErrorCode =
   | 'FS_NOT_A_DIRECTORY'
   | 'FS_HARD_LINK_REFUSED'
   | 'FS_CHANGED_DURING_ACCESS'
+  | 'FS_ROOT_CHANGED'
   | 'FS_WRITE_DISABLED'
   | 'FS_TOO_LARGE'
   | 'FS_ALREADY_EXISTS'

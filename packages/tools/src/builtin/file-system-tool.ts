@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, realpathSync, type Stats, statSync } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import {
   type FileHandle,
   link,
@@ -9,25 +9,28 @@ import {
   opendir,
   rename,
   rmdir,
+  stat as statPath,
   unlink,
 } from 'node:fs/promises';
+import { defineContract, type ToolContract } from '@toolfence/tool-contract';
+import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
+import { ACCEPTED_PATH_FORM, normalisePath, quoteForMessage } from './confined-path.js';
 import {
-  openVerifiedDirectory,
-  parseRelativePath,
-  type ResolvedPath,
-  resolveInside,
-  sameFile,
-  type VerifiedDirectory,
-} from './confined-path.js';
+  type ConfinedDirectory,
+  type ConfinedLocation,
+  ConfinedRoot,
+  type ConfinementMode,
+  type SymlinkPolicy,
+} from './confined-root.js';
 import { FileSystemAccessError } from './file-system-error.js';
 import { FileSystemToolOptionsError } from './file-system-tool-options-error.js';
 import { compileGlob } from './glob-pattern.js';
 
-/** Options of {@link FileSystemTool}. */
+/** Options of {@link FileSystemTool}. Unknown keys are refused. */
 export interface FileSystemToolOptions {
-  /** The folder the tool is confined to; its real path is taken once, at construction. */
+  /** The folder the tool is confined to; opened once, at construction, and held open. */
   readonly root: string;
   /** Tool name in a registry. Default `filesystem`. */
   readonly name?: string;
@@ -45,6 +48,26 @@ export interface FileSystemToolOptions {
   readonly maxGlobVisited?: number;
   /** Allow reading files with more than one hard link (their content may live outside the root). Default `false`. */
   readonly allowHardLinks?: boolean;
+  /**
+   * Symbolic links: `'refuse'` (default) refuses every link, inside the root too;
+   * `'follow-inside'` follows a link through the descriptor walk only while every step stays
+   * inside the root, at most `maxSymlinkHops` links per path.
+   */
+  readonly symlinks?: 'refuse' | 'follow-inside';
+  /** Most links one path may go through with `symlinks: 'follow-inside'`. Default 8. */
+  readonly maxSymlinkHops?: number;
+  /**
+   * Also refuse names Windows cannot hold (`con`, `aux`, `nul`..., a trailing dot or space,
+   * `<>:"|?*`), for hosts that sync the workspace to Windows. Default `false`.
+   */
+  readonly portableNames?: boolean;
+  /**
+   * `'descriptor'` (default) needs `/proc/self/fd` (Linux) and confines every path by
+   * descriptor; construction fails without it. `'by-path'` is the documented weaker mode for
+   * other platforms: folders are reached by path and re-checked, so a concurrent swap of a folder
+   * for a link can redirect an operation.
+   */
+  readonly confinement?: 'descriptor' | 'by-path';
 }
 
 /** Operations of {@link FileSystemTool}. */
@@ -66,6 +89,24 @@ export type FileSystemOperation = (typeof FILE_SYSTEM_OPERATIONS)[number];
 const WRITE_OPERATIONS: ReadonlySet<string> = new Set(['write', 'mkdir', 'delete', 'move']);
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const READ_CHUNK = 1024 * 1024;
+const FILE_FLAGS =
+  constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+const OPTION_KEYS: readonly string[] = [
+  'root',
+  'name',
+  'allowWrite',
+  'maxReadBytes',
+  'maxWriteBytes',
+  'maxListEntries',
+  'maxGlobResults',
+  'maxGlobVisited',
+  'allowHardLinks',
+  'symlinks',
+  'maxSymlinkHops',
+  'portableNames',
+  'confinement',
+];
 
 function limit(
   options: FileSystemToolOptions,
@@ -82,13 +123,31 @@ function limit(
   return value;
 }
 
-function flag(options: FileSystemToolOptions, key: 'allowWrite' | 'allowHardLinks'): boolean {
+function flag(
+  options: FileSystemToolOptions,
+  key: 'allowWrite' | 'allowHardLinks' | 'portableNames',
+): boolean {
   const value = options[key];
   if (value === undefined) return false;
   if (typeof value !== 'boolean') {
     throw new FileSystemToolOptionsError(`${key} must be a boolean.`, { details: { option: key } });
   }
   return value;
+}
+
+function choice<Value extends string>(
+  options: FileSystemToolOptions,
+  key: 'symlinks' | 'confinement',
+  allowed: readonly Value[],
+): Value {
+  const value: unknown = options[key] ?? allowed[0];
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw new FileSystemToolOptionsError(
+      `${key} must be one of ${allowed.map((item) => `'${item}'`).join(', ')}.`,
+      { details: { option: key } },
+    );
+  }
+  return value as Value;
 }
 
 function typeOf(stat: Stats): string {
@@ -103,6 +162,10 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+function sameFile(left: Stats, right: Stats): boolean {
+  return left.dev === right.dev && left.ino === right.ino;
+}
+
 function fail(
   message: string,
   code: ConstructorParameters<typeof FileSystemAccessError>[1],
@@ -113,28 +176,51 @@ function fail(
 function stringArgument(args: JsonObject, key: string, fallback?: string): string {
   const value = args[key];
   if (value === undefined && fallback !== undefined) return fallback;
-  if (typeof value !== 'string')
-    fail(`The argument ${key} must be a string.`, 'FS_INVALID_ARGUMENTS');
+  if (typeof value !== 'string') {
+    const example = key === 'path' || key === 'destination' ? ` ${ACCEPTED_PATH_FORM}` : '';
+    fail(`The argument ${key} must be a string.${example}`, 'FS_INVALID_ARGUMENTS');
+  }
   return value;
+}
+
+/** `lstat` of a name inside an open folder; `undefined` when it does not exist. */
+async function lstatEntry(directory: ConfinedDirectory, name: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(directory.entry(name));
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function missing(relative: string): never {
+  return fail(
+    `${quoteForMessage(relative)} does not exist. Use list to see what its folder holds.`,
+    'FS_NOT_FOUND',
+  );
 }
 
 /**
  * A filesystem tool confined to one root folder.
  *
- * Paths are root-relative POSIX strings, checked lexically, then walked from the root's real
- * path with `lstat`; every symbolic link is refused, inside the root too. Files are opened with
- * `O_NOFOLLOW` and `fstat` must match the walked file (device and inode); folders are opened with
- * `O_DIRECTORY | O_NOFOLLOW` and, on Linux, used through their descriptor. Writes are atomic
- * (exclusive temp file, fsync, rename, folder fsync). See the package README for the security
- * model and its limits.
+ * The root is opened at construction and held open; its identity (device and inode) is
+ * re-checked on every call. A path is normalised once (`./a`, `a//b`, `dir/`, `a/b/../c`, an
+ * absolute path inside the root), then walked from the root's descriptor one component at a
+ * time, each folder opened with `O_DIRECTORY | O_NOFOLLOW` inside its parent's descriptor
+ * (`/proc/self/fd/<fd>/<name>`, the `openat` Node lacks). Files are opened inside their
+ * parent's descriptor with `O_NOFOLLOW` and `fstat`-checked; `mkdir`, `unlink`, `rename` and the
+ * atomic write's temp file all go through the parent's descriptor, so a folder swapped for a
+ * link redirects nothing. Links are refused unless `symlinks: 'follow-inside'`. See the package
+ * README for the security model, the platform statement and its limits.
  */
 export class FileSystemTool implements Tool {
-  /** Name, description, input schema and risk of the tool as the registry and models see it. */
+  /** Name, description, input schema, contract and effects as the registry and models see it. */
   readonly spec: ToolSpec;
-  readonly #root: string;
-  readonly #rootStat: Stats;
+  readonly #root: ConfinedRoot;
   readonly #allowWrite: boolean;
   readonly #allowHardLinks: boolean;
+  readonly #portableNames: boolean;
+  readonly #follow: boolean;
   readonly #maxReadBytes: number;
   readonly #maxWriteBytes: number;
   readonly #maxListEntries: number;
@@ -142,13 +228,20 @@ export class FileSystemTool implements Tool {
   readonly #maxGlobVisited: number;
 
   /**
-   * Resolves `root` (following symlinks once, here) and checks the options. Throws
-   * {@link FileSystemToolOptionsError} for an invalid option or a `root` that is not a folder.
+   * Opens `root` (following symlinks once, here) and checks the options. Throws
+   * {@link FileSystemToolOptionsError} for an unknown or invalid option, a `root` that is not a
+   * folder, or (in `descriptor` confinement) a platform without `/proc/self/fd`.
    */
   constructor(options: FileSystemToolOptions) {
     if (typeof options !== 'object' || options === null) {
       throw new FileSystemToolOptionsError('FileSystemTool needs an options object.');
     }
+    checkOptionKeys(
+      options,
+      OPTION_KEYS,
+      'FileSystemTool',
+      (message, option) => new FileSystemToolOptionsError(message, { details: { option } }),
+    );
     if (typeof options.root !== 'string' || options.root === '' || options.root.includes('\0')) {
       throw new FileSystemToolOptionsError('root must be a non-empty path.', {
         details: { option: 'root' },
@@ -162,44 +255,60 @@ export class FileSystemTool implements Tool {
     }
     this.#allowWrite = flag(options, 'allowWrite');
     this.#allowHardLinks = flag(options, 'allowHardLinks');
+    this.#portableNames = flag(options, 'portableNames');
     this.#maxReadBytes = limit(options, 'maxReadBytes', 1_000_000);
     this.#maxWriteBytes = limit(options, 'maxWriteBytes', 1_000_000);
     this.#maxListEntries = limit(options, 'maxListEntries', 1_000);
     this.#maxGlobResults = limit(options, 'maxGlobResults', 1_000);
     this.#maxGlobVisited = limit(options, 'maxGlobVisited', 100_000);
-    try {
-      this.#root = realpathSync(options.root);
-      this.#rootStat = statSync(this.#root);
-    } catch (error) {
-      throw new FileSystemToolOptionsError('root must be an existing folder.', {
-        details: { option: 'root' },
-        cause: error,
-      });
+    const symlinks = choice<SymlinkPolicy>(options, 'symlinks', ['refuse', 'follow-inside']);
+    const confinement = choice<ConfinementMode>(options, 'confinement', ['descriptor', 'by-path']);
+    const maxSymlinkHops = limit(options, 'maxSymlinkHops', 8);
+    if (options.maxSymlinkHops !== undefined && symlinks !== 'follow-inside') {
+      throw new FileSystemToolOptionsError(
+        "maxSymlinkHops applies only with symlinks: 'follow-inside'.",
+        { details: { option: 'maxSymlinkHops' } },
+      );
     }
-    if (!this.#rootStat.isDirectory()) {
-      throw new FileSystemToolOptionsError('root must be a folder.', {
-        details: { option: 'root' },
-      });
-    }
-    const operations = this.#allowWrite
-      ? FILE_SYSTEM_OPERATIONS
-      : FILE_SYSTEM_OPERATIONS.filter((operation) => !WRITE_OPERATIONS.has(operation));
+    this.#follow = symlinks === 'follow-inside';
+    this.#root = new ConfinedRoot(options.root, { confinement, symlinks, maxSymlinkHops });
     const byValue: Record<string, 'read' | 'write'> = {};
     for (const operation of FILE_SYSTEM_OPERATIONS) {
       byValue[operation] = WRITE_OPERATIONS.has(operation) ? 'write' : 'read';
     }
+    // One contract per tool: the registry reads one per spec. Reads are `read` effects, which
+    // RiskPolicy treats as read-only; the writes of a writable tool carry its worst case (delete,
+    // overwrite). A read-only tool declares read-only, so a write reaches the tool and gets
+    // FS_WRITE_DISABLED instead of an approval prompt.
+    const contract: ToolContract = this.#allowWrite
+      ? defineContract({ risk: 'destructive', contentTrust: 'untrusted' })
+      : defineContract({ risk: 'read-only', contentTrust: 'untrusted', idempotent: true });
     this.spec = Object.freeze({
       name,
       description:
         'Reads, lists, searches' +
-        (this.#allowWrite ? ', writes, moves and deletes' : '') +
-        ' files inside one root folder. Paths are relative to the root, use "/" and never "..".',
+        (this.#allowWrite
+          ? ', writes, moves and deletes files'
+          : ' files (writing is disabled: write, mkdir, delete and move fail with FS_WRITE_DISABLED)') +
+        ' inside one workspace root. Paths are relative to the root and use "/", for example ' +
+        '"src/index.ts"; "." is the root.',
       inputSchema: {
         type: 'object',
         properties: {
-          operation: { type: 'string', enum: [...operations] },
-          path: { type: 'string', description: 'Root-relative path; "." is the root.' },
-          destination: { type: 'string', description: 'Root-relative target of move.' },
+          // Every operation stays in the enum, so a write on a read-only tool reaches the tool
+          // and gets FS_WRITE_DISABLED rather than a generic schema error.
+          operation: {
+            type: 'string',
+            enum: [...FILE_SYSTEM_OPERATIONS],
+            ...(this.#allowWrite
+              ? {}
+              : { description: 'write, mkdir, delete and move are disabled for this tool.' }),
+          },
+          path: {
+            type: 'string',
+            description: 'Relative to the workspace root, e.g. "src/index.ts"; "." is the root.',
+          },
+          destination: { type: 'string', description: 'Target of move, relative to the root.' },
           content: { type: 'string', description: 'Content of write (text, or base64).' },
           encoding: { type: 'string', enum: ['utf8', 'base64'], default: 'utf8' },
           pattern: { type: 'string', description: 'Glob (*, ?, **) relative to path.' },
@@ -208,6 +317,7 @@ export class FileSystemTool implements Tool {
         required: ['operation'],
         additionalProperties: false,
       },
+      contract,
       effect: Object.freeze({
         default: 'write',
         argument: 'operation',
@@ -217,6 +327,7 @@ export class FileSystemTool implements Tool {
       annotations: {
         readOnlyHint: !this.#allowWrite,
         destructiveHint: this.#allowWrite,
+        idempotentHint: !this.#allowWrite,
         openWorldHint: false,
       },
     });
@@ -224,9 +335,15 @@ export class FileSystemTool implements Tool {
 
   /** The root's real path, as taken at construction. */
   get root(): string {
-    return this.#root;
+    return this.#root.path;
   }
 
+  /** Closes the root's descriptor; calls after it fail. A registry calls it once, on removal. */
+  async close(): Promise<void> {
+    this.#root.close();
+  }
+
+  /** Runs one call; every failure is an error result with `metadata.code` (`FS_*`). */
   async invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
     const operation = args.operation;
     try {
@@ -235,11 +352,18 @@ export class FileSystemTool implements Tool {
         typeof operation !== 'string' ||
         !(FILE_SYSTEM_OPERATIONS as readonly string[]).includes(operation)
       ) {
-        fail('Unknown operation.', 'FS_INVALID_ARGUMENTS');
+        fail(
+          `Unknown operation; use one of ${FILE_SYSTEM_OPERATIONS.join(', ')}.`,
+          'FS_INVALID_ARGUMENTS',
+        );
       }
       if (WRITE_OPERATIONS.has(operation) && !this.#allowWrite) {
-        fail('Writing is disabled for this tool.', 'FS_WRITE_DISABLED');
+        fail(
+          `Writing is disabled for this tool (it was built without allowWrite), so ${operation} is refused; read, list, exists, stat and glob work.`,
+          'FS_WRITE_DISABLED',
+        );
       }
+      await this.#root.verify();
       return jsonResult(await this.#run(operation as FileSystemOperation, args), {
         metadata: { operation },
       });
@@ -254,7 +378,9 @@ export class FileSystemTool implements Tool {
       }
       const raced = ['ENOENT', 'ENOTDIR', 'ELOOP'].includes(codeOf(error) ?? '');
       return errorResult(
-        raced ? 'The path changed while it was being used.' : 'The filesystem operation failed.',
+        raced
+          ? 'The path changed while it was being used; retry.'
+          : 'The filesystem operation failed.',
         {
           metadata: {
             code: raced ? 'FS_CHANGED_DURING_ACCESS' : 'FS_IO_ERROR',
@@ -265,8 +391,13 @@ export class FileSystemTool implements Tool {
     }
   }
 
-  #resolve(path: string, allowMissing = false): Promise<ResolvedPath> {
-    return resolveInside(this.#root, this.#rootStat, parseRelativePath(path), { allowMissing });
+  #walk(path: string, followFinal: boolean): Promise<ConfinedLocation> {
+    const segments = normalisePath(path, {
+      rootPaths: this.#root.spellings,
+      keepParentSegments: this.#follow,
+      portableNames: this.#portableNames,
+    });
+    return this.#root.walk(segments, { followFinal });
   }
 
   async #run(operation: FileSystemOperation, args: JsonObject): Promise<JsonObject> {
@@ -300,131 +431,183 @@ export class FileSystemTool implements Tool {
     }
   }
 
-  async #read(path: string, encoding: string): Promise<JsonObject> {
-    if (encoding !== 'utf8' && encoding !== 'base64')
-      fail('encoding must be utf8 or base64.', 'FS_INVALID_ARGUMENTS');
-    const resolved = await this.#resolve(path);
-    const expected = resolved.stat as Stats;
-    if (!expected.isFile()) fail('The path is not a regular file.', 'FS_NOT_A_FILE');
+  /** Opens the regular file `name` inside `parent` and checks it is what `lstat` saw. */
+  async #openFile(location: ConfinedLocation): Promise<{ handle: FileHandle; stat: Stats }> {
+    const { parent, name, relative } = location;
+    if (name === undefined) fail('"." is the root folder, not a file; use list.', 'FS_NOT_A_FILE');
+    const seen = await lstatEntry(parent, name);
+    if (seen === undefined) missing(relative);
+    if (seen.isSymbolicLink()) this.#root.refuseLink(relative);
+    if (seen.isDirectory()) {
+      fail(`${quoteForMessage(relative)} is a folder, not a file; use list.`, 'FS_NOT_A_FILE');
+    }
+    if (!seen.isFile()) {
+      fail(
+        `${quoteForMessage(relative)} is not a regular file (a FIFO, socket or device).`,
+        'FS_NOT_A_FILE',
+      );
+    }
     let handle: FileHandle;
     try {
-      handle = await open(
-        resolved.absolute,
-        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
-      );
+      handle = await open(parent.entry(name), FILE_FLAGS);
     } catch (error) {
-      if (codeOf(error) === 'ELOOP')
-        fail('The file changed while it was being read.', 'FS_CHANGED_DURING_ACCESS');
+      const code = codeOf(error);
+      if (code === 'ELOOP' || code === 'ENOENT' || code === 'ENXIO') {
+        fail(
+          `${quoteForMessage(relative)} changed while it was being opened; retry.`,
+          'FS_CHANGED_DURING_ACCESS',
+        );
+      }
       throw error;
     }
     try {
       const actual = await handle.stat();
-      if (!actual.isFile() || !sameFile(actual, expected)) {
-        fail('The file changed while it was being read.', 'FS_CHANGED_DURING_ACCESS');
+      if (!actual.isFile() || !sameFile(actual, seen)) {
+        fail(
+          `${quoteForMessage(relative)} changed while it was being opened; retry.`,
+          'FS_CHANGED_DURING_ACCESS',
+        );
       }
-      if (actual.nlink > 1 && !this.#allowHardLinks) {
-        fail('The file has more than one hard link.', 'FS_HARD_LINK_REFUSED');
-      }
-      const max = this.#maxReadBytes;
-      // Reads at most max + 1 bytes whatever the size claims, so growth is caught while reading.
-      let buffer = Buffer.allocUnsafe(Math.min(actual.size, max) + 1);
-      let length = 0;
-      for (;;) {
-        if (length === buffer.length) {
-          if (length > max) break;
-          const grown = Buffer.allocUnsafe(Math.min(buffer.length + READ_CHUNK, max + 1));
-          buffer.copy(grown, 0, 0, length);
-          buffer = grown;
-        }
-        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-        if (bytesRead === 0) break;
-        length += bytesRead;
-      }
-      const truncated = length > max;
-      const bytes = buffer.subarray(0, Math.min(length, max));
-      return {
-        path: resolved.relative,
-        encoding,
-        content: encoding === 'base64' ? bytes.toString('base64') : bytes.toString('utf8'),
-        bytes: bytes.length,
-        truncated,
-      };
-    } finally {
+      return { handle, stat: actual };
+    } catch (error) {
       await handle.close();
+      throw error;
     }
   }
 
-  async #openFolder(path: string): Promise<{ resolved: ResolvedPath; folder: VerifiedDirectory }> {
-    const resolved = await this.#resolve(path);
-    const stat = resolved.stat as Stats;
-    if (!stat.isDirectory()) fail('The path is not a folder.', 'FS_NOT_A_DIRECTORY');
-    return { resolved, folder: await openVerifiedDirectory(resolved.absolute, stat) };
+  async #read(path: string, encoding: string): Promise<JsonObject> {
+    if (encoding !== 'utf8' && encoding !== 'base64')
+      fail('encoding must be utf8 or base64.', 'FS_INVALID_ARGUMENTS');
+    const location = await this.#walk(path, true);
+    try {
+      const { handle, stat: actual } = await this.#openFile(location);
+      try {
+        if (actual.nlink > 1 && !this.#allowHardLinks) {
+          fail(
+            `${quoteForMessage(location.relative)} has more than one hard link, so its content may live outside the root; it is not read (allowHardLinks).`,
+            'FS_HARD_LINK_REFUSED',
+          );
+        }
+        const max = this.#maxReadBytes;
+        // Reads at most max + 1 bytes whatever the size claims, so growth is caught while reading.
+        let buffer = Buffer.allocUnsafe(Math.min(actual.size, max) + 1);
+        let length = 0;
+        for (;;) {
+          if (length === buffer.length) {
+            if (length > max) break;
+            const grown = Buffer.allocUnsafe(Math.min(buffer.length + READ_CHUNK, max + 1));
+            buffer.copy(grown, 0, 0, length);
+            buffer = grown;
+          }
+          const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+          if (bytesRead === 0) break;
+          length += bytesRead;
+        }
+        const truncated = length > max;
+        const bytes = buffer.subarray(0, Math.min(length, max));
+        return {
+          path: location.relative,
+          encoding,
+          content: encoding === 'base64' ? bytes.toString('base64') : bytes.toString('utf8'),
+          bytes: bytes.length,
+          truncated,
+        };
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await location.release();
+    }
   }
 
   async #list(path: string): Promise<JsonObject> {
-    const { resolved, folder } = await this.#openFolder(path);
+    const location = await this.#walk(path, true);
     const entries: { name: string; type: string }[] = [];
     let truncated = false;
     try {
-      const directory = await opendir(folder.self);
-      for await (const entry of directory) {
-        if (entries.length >= this.#maxListEntries) {
-          truncated = true;
-          break;
+      const opened = await this.#root.openDirectory(location);
+      try {
+        const directory = await opendir(opened.directory.self);
+        for await (const entry of directory) {
+          if (entries.length >= this.#maxListEntries) {
+            truncated = true;
+            break;
+          }
+          const type = entry.isFile()
+            ? 'file'
+            : entry.isDirectory()
+              ? 'directory'
+              : entry.isSymbolicLink()
+                ? 'symlink'
+                : 'other';
+          entries.push({ name: entry.name, type });
         }
-        const type = entry.isFile()
-          ? 'file'
-          : entry.isDirectory()
-            ? 'directory'
-            : entry.isSymbolicLink()
-              ? 'symlink'
-              : 'other';
-        entries.push({ name: entry.name, type });
+      } finally {
+        await opened.close();
       }
     } finally {
-      await folder.close();
+      await location.release();
     }
     entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
-    return { path: resolved.relative, entries, truncated };
+    return { path: location.relative, entries, truncated };
   }
 
   async #exists(path: string): Promise<JsonObject> {
-    let resolved: ResolvedPath;
+    let location: ConfinedLocation;
     try {
-      resolved = await this.#resolve(path, true);
+      location = await this.#walk(path, true);
     } catch (error) {
-      if (FileSystemAccessError.isInstance(error) && error.code === 'FS_NOT_FOUND') {
+      if (
+        FileSystemAccessError.isInstance(error) &&
+        (error.code === 'FS_NOT_FOUND' || error.code === 'FS_NOT_A_DIRECTORY')
+      ) {
         return { path, exists: false };
       }
       throw error;
     }
-    return {
-      path: resolved.relative,
-      exists: resolved.stat !== undefined,
-      ...(resolved.stat === undefined ? {} : { type: typeOf(resolved.stat) }),
-    };
+    try {
+      if (location.name === undefined) return { path: '.', exists: true, type: 'directory' };
+      const stat = await lstatEntry(location.parent, location.name);
+      if (stat?.isSymbolicLink()) this.#root.refuseLink(location.relative);
+      return {
+        path: location.relative,
+        exists: stat !== undefined,
+        ...(stat === undefined ? {} : { type: typeOf(stat) }),
+      };
+    } finally {
+      await location.release();
+    }
   }
 
   async #stat(path: string): Promise<JsonObject> {
-    const resolved = await this.#resolve(path);
-    const stat = resolved.stat as Stats;
-    return {
-      path: resolved.relative,
-      type: typeOf(stat),
-      size: stat.size,
-      mode: (stat.mode & 0o7777).toString(8).padStart(4, '0'),
-      links: stat.nlink,
-      modifiedAt: stat.mtime.toISOString(),
-    };
+    const location = await this.#walk(path, true);
+    try {
+      const stat =
+        location.name === undefined
+          ? await statPath(location.parent.self)
+          : await lstatEntry(location.parent, location.name);
+      if (stat === undefined) missing(location.relative);
+      if (stat.isSymbolicLink()) this.#root.refuseLink(location.relative);
+      return {
+        path: location.relative,
+        type: typeOf(stat),
+        size: stat.size,
+        mode: (stat.mode & 0o7777).toString(8).padStart(4, '0'),
+        links: stat.nlink,
+        modifiedAt: stat.mtime.toISOString(),
+      };
+    } finally {
+      await location.release();
+    }
   }
 
   async #glob(path: string, pattern: string): Promise<JsonObject> {
     const matches = compileGlob(pattern);
-    const { resolved, folder: start } = await this.#openFolder(path);
+    const location = await this.#walk(path, true);
     const state = { results: [] as string[], visited: 0, truncated: false };
-    // Depth first, so at most one open descriptor per level; every child folder is reached
-    // through its parent's descriptor and checked (device and inode) before it is read.
-    const walk = async (folder: VerifiedDirectory, relative: string): Promise<void> => {
+    // Depth first, so at most one open descriptor per level; every child folder is opened with
+    // O_DIRECTORY | O_NOFOLLOW inside its parent's descriptor. Links are never entered.
+    const walk = async (folder: ConfinedDirectory, relative: string): Promise<void> => {
       const names: { name: string; directory: boolean }[] = [];
       const directory = await opendir(folder.self);
       for await (const entry of directory) {
@@ -448,25 +631,34 @@ export class FileSystemTool implements Tool {
           state.results.push(child);
         }
         if (!entry.directory) continue;
-        const location = folder.entry(entry.name);
-        const stat = await lstat(location);
-        if (!stat.isDirectory()) continue;
-        const inner = await openVerifiedDirectory(location, stat);
+        let inner: Awaited<ReturnType<ConfinedRoot['openChild']>>;
         try {
-          await walk(inner, child);
+          inner = await this.#root.openChild(folder, entry.name, child);
+        } catch (error) {
+          // Swapped for a link or a file, or removed, since it was listed: not entered.
+          if (FileSystemAccessError.isInstance(error) && error.code !== 'FS_IO_ERROR') continue;
+          throw error;
+        }
+        try {
+          await walk(inner.directory, child);
         } finally {
           await inner.close();
         }
       }
     };
     try {
-      await walk(start, '');
+      const start = await this.#root.openDirectory(location);
+      try {
+        await walk(start.directory, '');
+      } finally {
+        await start.close();
+      }
     } finally {
-      await start.close();
+      await location.release();
     }
     state.results.sort();
     return {
-      path: resolved.relative,
+      path: location.relative,
       pattern,
       matches: state.results,
       truncated: state.truncated,
@@ -491,88 +683,96 @@ export class FileSystemTool implements Tool {
     return bytes;
   }
 
-  async #parentOf(resolved: ResolvedPath): Promise<VerifiedDirectory> {
-    if (resolved.name === undefined) fail('The root itself cannot be changed.', 'FS_PATH_INVALID');
-    return openVerifiedDirectory(resolved.parent, resolved.parentStat);
-  }
-
   async #write(path: string, content: string, encoding: string): Promise<JsonObject> {
     const bytes = this.#decode(content, encoding);
-    const resolved = await this.#resolve(path, true);
-    const existing = resolved.stat;
-    if (existing !== undefined && !existing.isFile())
-      fail('The path is not a regular file.', 'FS_NOT_A_FILE');
-    const folder = await this.#parentOf(resolved);
-    const name = resolved.name as string;
-    const temporary = `.${name.slice(0, 100)}.${randomBytes(12).toString('hex')}.tmp`;
-    let handle: FileHandle | undefined;
-    let created = false;
+    const location = await this.#walk(path, true);
     try {
-      handle = await open(
-        folder.entry(temporary),
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-        0o600,
-      );
-      created = true;
-      let offset = 0;
-      while (offset < bytes.length) {
-        const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
-        offset += bytesWritten;
+      const { parent: folder, name, relative } = location;
+      if (name === undefined) fail('"." is the root folder, not a file.', 'FS_NOT_A_FILE');
+      const existing = await lstatEntry(folder, name);
+      if (existing?.isSymbolicLink()) this.#root.refuseLink(relative);
+      if (existing !== undefined && !existing.isFile()) {
+        fail(`${quoteForMessage(relative)} exists and is not a regular file.`, 'FS_NOT_A_FILE');
       }
-      await handle.chmod(existing === undefined ? 0o644 : existing.mode & 0o777);
-      await handle.sync();
-      await handle.close();
-      handle = undefined;
-      await rename(folder.entry(temporary), folder.entry(name));
-      created = false;
-      await folder.sync();
-    } catch (error) {
-      await handle?.close().catch(() => undefined);
-      if (created) await unlink(folder.entry(temporary)).catch(() => undefined);
-      if (FileSystemAccessError.isInstance(error)) throw error;
-      throw new FileSystemAccessError(
-        'The file could not be written.',
-        codeOf(error) === 'EISDIR' ? 'FS_NOT_A_FILE' : 'FS_IO_ERROR',
-        { cause: error },
-      );
+      const temporary = `.${name.slice(0, 100)}.${randomBytes(12).toString('hex')}.tmp`;
+      let handle: FileHandle | undefined;
+      let created = false;
+      try {
+        handle = await open(
+          folder.entry(temporary),
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+          0o600,
+        );
+        created = true;
+        let offset = 0;
+        while (offset < bytes.length) {
+          const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset, offset);
+          offset += bytesWritten;
+        }
+        await handle.chmod(existing === undefined ? 0o644 : existing.mode & 0o777);
+        await handle.sync();
+        await handle.close();
+        handle = undefined;
+        await rename(folder.entry(temporary), folder.entry(name));
+        created = false;
+        await folder.sync();
+      } catch (error) {
+        await handle?.close().catch(() => undefined);
+        if (created) await unlink(folder.entry(temporary)).catch(() => undefined);
+        if (FileSystemAccessError.isInstance(error)) throw error;
+        throw new FileSystemAccessError(
+          codeOf(error) === 'EISDIR'
+            ? `${quoteForMessage(relative)} became a folder; nothing was written.`
+            : 'The file could not be written.',
+          codeOf(error) === 'EISDIR' ? 'FS_NOT_A_FILE' : 'FS_IO_ERROR',
+          { cause: error },
+        );
+      }
+      return { path: relative, bytes: bytes.length, created: existing === undefined };
     } finally {
-      await folder.close();
+      await location.release();
     }
-    return { path: resolved.relative, bytes: bytes.length, created: existing === undefined };
   }
 
   async #mkdir(path: string): Promise<JsonObject> {
-    const resolved = await this.#resolve(path, true);
-    if (resolved.stat !== undefined) fail('The path already exists.', 'FS_ALREADY_EXISTS');
-    const folder = await this.#parentOf(resolved);
+    const location = await this.#walk(path, false);
     try {
-      await mkdir(folder.entry(resolved.name as string), 0o755);
+      const { parent: folder, name, relative } = location;
+      const exists = (): never =>
+        fail(`${quoteForMessage(relative)} already exists.`, 'FS_ALREADY_EXISTS');
+      if (name === undefined) return exists();
+      try {
+        await mkdir(folder.entry(name), 0o755);
+      } catch (error) {
+        if (codeOf(error) === 'EEXIST') exists();
+        throw error;
+      }
       await folder.sync();
-    } catch (error) {
-      if (codeOf(error) === 'EEXIST') fail('The path already exists.', 'FS_ALREADY_EXISTS');
-      throw error;
+      return { path: relative };
     } finally {
-      await folder.close();
+      await location.release();
     }
-    return { path: resolved.relative };
   }
 
   async #delete(path: string): Promise<JsonObject> {
-    const resolved = await this.#resolve(path);
-    const expected = resolved.stat as Stats;
-    const folder = await this.#parentOf(resolved);
+    const location = await this.#walk(path, false);
     try {
-      const target = folder.entry(resolved.name as string);
-      const current = await lstat(target);
-      if (!sameFile(current, expected) || current.isSymbolicLink()) {
-        fail('The path changed while it was being deleted.', 'FS_CHANGED_DURING_ACCESS');
-      }
+      const { parent: folder, name, relative } = location;
+      if (name === undefined)
+        fail('The workspace root itself cannot be deleted.', 'FS_PATH_INVALID');
+      const current = await lstatEntry(folder, name);
+      if (current === undefined) missing(relative);
+      if (current.isSymbolicLink() && !this.#follow) this.#root.refuseLink(relative);
+      const target = folder.entry(name);
       if (current.isDirectory()) {
         try {
           await rmdir(target);
         } catch (error) {
           if (codeOf(error) === 'ENOTEMPTY' || codeOf(error) === 'EEXIST') {
-            fail('The folder is not empty.', 'FS_NOT_EMPTY');
+            fail(
+              `The folder ${quoteForMessage(relative)} is not empty; delete what it holds first.`,
+              'FS_NOT_EMPTY',
+            );
           }
           throw error;
         }
@@ -580,57 +780,76 @@ export class FileSystemTool implements Tool {
         await unlink(target);
       }
       await folder.sync();
-      return { path: resolved.relative, type: typeOf(current) };
+      return { path: relative, type: typeOf(current) };
     } finally {
-      await folder.close();
+      await location.release();
     }
   }
 
   async #move(path: string, destination: string, overwrite: boolean): Promise<JsonObject> {
-    const source = await this.#resolve(path);
-    const target = await this.#resolve(destination, true);
-    const sourceStat = source.stat as Stats;
-    if (!sourceStat.isFile() && !sourceStat.isDirectory())
-      fail('Only files and folders can be moved.', 'FS_NOT_A_FILE');
-    if (
-      target.stat !== undefined &&
-      (!overwrite || !target.stat.isFile() || !sourceStat.isFile())
-    ) {
-      fail('The destination already exists.', 'FS_ALREADY_EXISTS');
-    }
-    const from = await this.#parentOf(source);
-    let to: VerifiedDirectory | undefined;
+    const source = await this.#walk(path, false);
+    let target: ConfinedLocation | undefined;
     try {
-      to = await this.#parentOf(target);
-      const sourceEntry = from.entry(source.name as string);
-      const targetEntry = to.entry(target.name as string);
-      const current = await lstat(sourceEntry);
-      if (!sameFile(current, sourceStat))
-        fail('The path changed while it was being moved.', 'FS_CHANGED_DURING_ACCESS');
-      if (sourceStat.isFile() && !overwrite) {
-        // link() never replaces an existing name, so a file planted meanwhile is not clobbered.
-        try {
-          await link(sourceEntry, targetEntry);
-        } catch (error) {
-          if (codeOf(error) === 'EEXIST')
-            fail('The destination already exists.', 'FS_ALREADY_EXISTS');
-          throw error;
-        }
-        await unlink(sourceEntry);
-      } else {
-        await rename(sourceEntry, targetEntry);
+      target = await this.#walk(destination, false);
+      if (source.name === undefined) {
+        fail('The workspace root itself cannot be moved.', 'FS_PATH_INVALID');
       }
-      await from.sync();
-      await to.sync();
-    } catch (error) {
-      if (FileSystemAccessError.isInstance(error)) throw error;
-      if (codeOf(error) === 'EINVAL')
-        fail('A folder cannot move into itself.', 'FS_INVALID_ARGUMENTS');
-      throw error;
+      if (target.name === undefined) {
+        fail('The destination "." is the workspace root; name a new path.', 'FS_ALREADY_EXISTS');
+      }
+      const sourceStat = await lstatEntry(source.parent, source.name);
+      if (sourceStat === undefined) missing(source.relative);
+      if (sourceStat.isSymbolicLink() && !this.#follow) this.#root.refuseLink(source.relative);
+      if (!sourceStat.isFile() && !sourceStat.isDirectory() && !sourceStat.isSymbolicLink()) {
+        fail('Only files and folders can be moved.', 'FS_NOT_A_FILE');
+      }
+      const targetStat = await lstatEntry(target.parent, target.name);
+      if (
+        targetStat !== undefined &&
+        (!overwrite || !targetStat.isFile() || !sourceStat.isFile())
+      ) {
+        fail(
+          `The destination ${quoteForMessage(target.relative)} already exists` +
+            (sourceStat.isFile() && targetStat.isFile()
+              ? '; pass overwrite: true to replace it.'
+              : '.'),
+          'FS_ALREADY_EXISTS',
+        );
+      }
+      const sourceEntry = source.parent.entry(source.name);
+      const targetEntry = target.parent.entry(target.name);
+      try {
+        if (!sourceStat.isDirectory() && !overwrite) {
+          // link() never replaces an existing name, so a file planted meanwhile is not clobbered.
+          try {
+            await link(sourceEntry, targetEntry);
+          } catch (error) {
+            if (codeOf(error) === 'EEXIST') {
+              fail(
+                `The destination ${quoteForMessage(target.relative)} already exists.`,
+                'FS_ALREADY_EXISTS',
+              );
+            }
+            throw error;
+          }
+          await unlink(sourceEntry);
+        } else {
+          await rename(sourceEntry, targetEntry);
+        }
+      } catch (error) {
+        if (FileSystemAccessError.isInstance(error)) throw error;
+        if (codeOf(error) === 'EINVAL')
+          fail('A folder cannot move into itself.', 'FS_INVALID_ARGUMENTS');
+        if (codeOf(error) === 'EXDEV')
+          fail('The source and destination are on different file systems.', 'FS_IO_ERROR');
+        throw error;
+      }
+      await source.parent.sync();
+      await target.parent.sync();
+      return { from: source.relative, to: target.relative };
     } finally {
-      await from.close();
-      await to?.close();
+      await source.release();
+      await target?.release();
     }
-    return { from: source.relative, to: target.relative };
   }
 }

@@ -1,4 +1,5 @@
 import { CONTRACT_META_KEY } from '@toolfence/tool-contract';
+import { declaredSchemaDialect } from '../registry/schema-dialect.js';
 import type { JsonObject } from '../registry/tool.js';
 
 /** A tool as listed by a server, checked and copied (JSON only). */
@@ -9,9 +10,9 @@ export interface McpToolDescriptor {
   readonly title?: string;
   /** The server's description of the tool (untrusted text). */
   readonly description?: string;
-  /** The input JSON Schema (`type: "object"`), without its `$schema` key. */
+  /** The input JSON Schema (`type: "object"`), `$schema` as declared (validated in that dialect). */
   readonly inputSchema: JsonObject;
-  /** The output JSON Schema of `structuredContent` (`type: "object"`), without `$schema`. */
+  /** The output JSON Schema of `structuredContent` (`type: "object"`), `$schema` as declared. */
   readonly outputSchema?: JsonObject;
   /** The server's annotations: untrusted hints, plus tool-contract's keys when declared. */
   readonly annotations?: JsonObject;
@@ -107,12 +108,10 @@ function optionalStrings(
   return out;
 }
 
+/** A copy of an object schema, `$schema` kept (the validator reads it in that dialect). */
 function objectSchema(value: unknown): JsonObject | undefined {
   if (!isRecord(value) || value.type !== 'object') return undefined;
-  const copy = jsonCopy(value);
-  if (copy === undefined) return undefined;
-  const { $schema: _dialect, ...rest } = copy;
-  return rest;
+  return jsonCopy(value);
 }
 
 export function parseTool(raw: unknown): Parsed<McpToolDescriptor> {
@@ -125,11 +124,17 @@ export function parseTool(raw: unknown): Parsed<McpToolDescriptor> {
   if (inputSchema === undefined) {
     return { ok: false, reason: 'tool inputSchema is not an object schema' };
   }
+  if (declaredSchemaDialect(inputSchema) === 'unknown') {
+    return { ok: false, reason: 'tool inputSchema declares an unknown JSON Schema dialect' };
+  }
   let outputSchema: JsonObject | undefined;
   if (raw.outputSchema !== undefined && raw.outputSchema !== null) {
     outputSchema = objectSchema(raw.outputSchema);
     if (outputSchema === undefined) {
       return { ok: false, reason: 'tool outputSchema is not an object schema' };
+    }
+    if (declaredSchemaDialect(outputSchema) === 'unknown') {
+      return { ok: false, reason: 'tool outputSchema declares an unknown JSON Schema dialect' };
     }
   }
   let annotations: JsonObject | undefined;

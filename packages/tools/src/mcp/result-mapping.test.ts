@@ -5,6 +5,78 @@ import { mapCallToolResult, mapGetPromptResult, mapReadResourceResult } from './
 const base = { server: 'srv', tool: 'echo' };
 
 describe('mapCallToolResult', () => {
+  it('keeps content annotations (audience, priority, lastModified) on every block type', () => {
+    const annotations = {
+      audience: ['user'],
+      priority: 0.9,
+      lastModified: '2026-01-01T00:00:00Z',
+    };
+    const raw = [
+      { type: 'text', text: 'hello', annotations },
+      { type: 'image', data: 'aGk=', mimeType: 'image/png', annotations },
+      { type: 'audio', data: 'aGk=', mimeType: 'audio/wav', annotations },
+      { type: 'resource', resource: { uri: 'demo://a', text: 'A' }, annotations },
+      { type: 'resource_link', uri: 'demo://b', annotations },
+    ];
+    const result = mapCallToolResult({ content: raw }, base);
+    expect(result.content).toHaveLength(5);
+    for (const block of result.content) {
+      expect(block).toHaveProperty('annotations', annotations);
+    }
+    expect(result.content[1]).toEqual({
+      type: 'image',
+      data: 'aGk=',
+      mimeType: 'image/png',
+      annotations: { audience: ['user'], priority: 0.9, lastModified: '2026-01-01T00:00:00Z' },
+    });
+  });
+
+  it.each([
+    [
+      'an audience of unknown roles (meant for nobody the host knows)',
+      { audience: ['system'] },
+      { audience: [] },
+    ],
+    [
+      'repeated and unknown roles',
+      { audience: ['user', 'x', 'user', 'assistant'] },
+      { audience: ['user', 'assistant'] },
+    ],
+    ['a priority above 1', { priority: 2 }, undefined],
+    ['a negative priority', { priority: -0.1 }, undefined],
+    ['a non-number priority', { priority: '1' }, undefined],
+    ['a non-string lastModified', { lastModified: 20260101 }, undefined],
+    ['an overlong lastModified', { lastModified: 'x'.repeat(65) }, undefined],
+    ['a non-array audience', { audience: 'user', priority: 0.5 }, { priority: 0.5 }],
+    ['annotations that are not an object', 'user', undefined],
+  ])('keeps only well-formed annotations: %s', (_label, annotations, expected) => {
+    const [block] = mapCallToolResult(
+      { content: [{ type: 'text', text: 'x', annotations }] },
+      base,
+    ).content;
+    if (expected === undefined) expect(block).toEqual({ type: 'text', text: 'x' });
+    else expect(block).toEqual({ type: 'text', text: 'x', annotations: expected });
+  });
+
+  it('keeps the audience when the character budget leaves no room for lastModified', () => {
+    const result = mapCallToolResult(
+      {
+        content: [
+          {
+            type: 'text',
+            text: 'abcd',
+            annotations: { audience: ['user'], lastModified: '2026-01-01T00:00:00Z' },
+          },
+        ],
+      },
+      { ...base, limits: { maxContentBlocks: 8, maxResultChars: 10 } },
+    );
+    expect(result.content).toEqual([
+      { type: 'text', text: 'abcd', annotations: { audience: ['user'] } },
+    ]);
+    expect(result.metadata).toMatchObject({ resultChars: 4, omittedBlocks: 0, truncated: true });
+  });
+
   it('maps every supported block type and never fetches a resource link', () => {
     const result = mapCallToolResult(
       {

@@ -1,4 +1,10 @@
-import type { ContentBlock, JsonObject, ToolResult } from '../registry/tool.js';
+import type {
+  ContentAnnotations,
+  ContentAudience,
+  ContentBlock,
+  JsonObject,
+  ToolResult,
+} from '../registry/tool.js';
 import { McpProtocolError } from './errors.js';
 import { DEFAULT_MCP_LIMITS, type McpLimits } from './mcp-limits.js';
 
@@ -83,12 +89,66 @@ function stringsLength(...values: (string | undefined)[]): number {
   return total;
 }
 
+/** Longest `lastModified` kept (an ISO 8601 timestamp is far shorter). */
+const MAX_LAST_MODIFIED_LENGTH = 64;
+const AUDIENCES: ReadonlySet<string> = new Set<ContentAudience>(['user', 'assistant']);
+
+/**
+ * The block's MCP annotations (`audience`, `priority`, `lastModified`), each kept only when well
+ * formed; `undefined` when none is. An `audience` keeps the roles MCP defines (an audience of only
+ * unknown roles becomes `[]`: meant for nobody the host knows, so never for the model).
+ */
+function mapAnnotations(raw: unknown): ContentAnnotations | undefined {
+  if (!isRecord(raw)) return undefined;
+  const out: { -readonly [K in keyof ContentAnnotations]: ContentAnnotations[K] } = {};
+  if (Array.isArray(raw.audience)) {
+    const audience = [
+      ...new Set(
+        raw.audience.filter(
+          (role): role is ContentAudience => typeof role === 'string' && AUDIENCES.has(role),
+        ),
+      ),
+    ];
+    out.audience = Object.freeze(audience);
+  }
+  if (
+    typeof raw.priority === 'number' &&
+    Number.isFinite(raw.priority) &&
+    raw.priority >= 0 &&
+    raw.priority <= 1
+  ) {
+    out.priority = raw.priority;
+  }
+  if (typeof raw.lastModified === 'string' && raw.lastModified.length <= MAX_LAST_MODIFIED_LENGTH) {
+    out.lastModified = raw.lastModified;
+  }
+  return Object.keys(out).length === 0 ? undefined : out;
+}
+
 /** Maps one raw MCP content block, or returns `undefined` (counted as omitted). */
 function mapBlock(raw: unknown, budget: ContentBudget): ContentBlock | undefined {
   if (!isRecord(raw)) {
     budget.omitted += 1;
     return undefined;
   }
+  const block = mapBlockBody(raw, budget);
+  if (block === undefined) return undefined;
+  let annotations = mapAnnotations(raw.annotations);
+  if (annotations?.lastModified !== undefined && !budget.take(annotations.lastModified.length)) {
+    // Over the character budget: the timestamp goes (not counted as an omitted block); the
+    // audience and priority, a few fixed characters, always stay (an audience decides who sees it).
+    budget.omitted -= 1;
+    const { lastModified: _dropped, ...rest } = annotations;
+    annotations = Object.keys(rest).length === 0 ? undefined : rest;
+  }
+  if (annotations === undefined || block.type === 'json') return block;
+  return { ...block, annotations };
+}
+
+function mapBlockBody(
+  raw: Record<string, unknown>,
+  budget: ContentBudget,
+): ContentBlock | undefined {
   switch (raw.type) {
     case 'text': {
       if (typeof raw.text !== 'string') break;
@@ -192,6 +252,8 @@ function copyJsonObject(value: unknown): JsonObject {
  *
  * - Blocks: `text`, `image`, `audio`, `resource` (embedded text or blob) and `resource_link`
  *   (kept as a link; never fetched). Unknown or malformed blocks are omitted and counted.
+ * - Each block keeps its well-formed MCP `annotations` (`audience`, `priority`,
+ *   `lastModified`): a block whose `audience` leaves out `assistant` is for the user only.
  * - `structuredContent` is kept alongside `content` (it counts first against the character
  *   budget; when it alone does not fit it is omitted and `structuredContentOmitted` is set).
  * - At most `maxContentBlocks` blocks are looked at (checked on the raw array before mapping);

@@ -75,6 +75,33 @@ describe('RiskPolicy', () => {
     ).toBe('deny');
   });
 
+  it.each([
+    ['get_weather', { destructiveHint: true }, 'ask', 'heuristic risk destructive'],
+    ['get_weather', { readOnlyHint: false }, 'ask', 'heuristic risk low-risk-write'],
+    ['get_weather', { readOnlyHint: true }, 'allow', 'heuristic risk read-only'],
+    ['frobnicate', { readOnlyHint: true }, 'ask', 'heuristic risk high-risk-write'],
+    ['drop-database', { readOnlyHint: true, title: 'Drop' }, 'ask', 'heuristic risk destructive'],
+  ] as const)(
+    'raises an undeclared %s by its hints %j (never lowers)',
+    (name, annotations, verdict, reason) => {
+      const policy = new RiskPolicy({ risk: { allowUpTo: 'read-only', askUpTo: 'destructive' } });
+      const base = request(name, undefined);
+      const decision = policy.authorize({ ...base, spec: { ...base.spec, annotations } });
+      expect(decision).toMatchObject({ verdict, reason });
+    },
+  );
+
+  it('judges a destructiveHint tool by the floor where a write is allowed', () => {
+    const policy = new RiskPolicy({
+      risk: { allowUpTo: 'high-risk-write', askUpTo: 'destructive' },
+    });
+    const base = request('start_process', undefined);
+    expect(policy.authorize(base).verdict).toBe('allow');
+    expect(
+      policy.authorize({ ...base, spec: { ...base.spec, annotations: { destructiveHint: true } } }),
+    ).toMatchObject({ verdict: 'ask', reason: 'heuristic risk destructive' });
+  });
+
   it('lets operator overrides win, and a veto deny', () => {
     const policy = new RiskPolicy({
       overrides: {

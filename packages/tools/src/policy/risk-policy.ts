@@ -42,7 +42,9 @@ export interface RiskPolicyOptions {
   readonly contentTrust?: RiskThresholds<ContentTrustLevel>;
   /**
    * Tools without a declared contract: `heuristic` (default) judges tool-contract's name and
-   * description heuristic, which treats anything it cannot classify as `high-risk-write`;
+   * description heuristic, which treats anything it cannot classify as `high-risk-write`, raised
+   * by the tool's standard hints (the riskier of the two: `destructiveHint: true` is at least
+   * `destructive`, `readOnlyHint: false` at least a write; `readOnlyHint: true` never lowers);
    * `ask` or `deny` decide every undeclared call outright.
    */
   readonly undeclared?: 'heuristic' | 'ask' | 'deny';
@@ -160,6 +162,9 @@ export class RiskPolicy implements Authorizer {
         declared === undefined
           ? heuristicContract(request.spec.name, request.spec.description)
           : undefined,
+      // The standard hints raise the guess for an undeclared tool (destructiveHint: true is at
+      // least destructive, readOnlyHint: false at least a write); they never lower it.
+      hints: request.spec.annotations,
     });
     if (effective.vetoed) return permission('deny', 'vetoed by an operator override');
     const contract: ToolContract = effective.contract;

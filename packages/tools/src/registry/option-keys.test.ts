@@ -7,6 +7,7 @@ import { RiskPolicy } from '../policy/risk-policy.js';
 import { RuleBasedPolicy } from '../policy/rule-based-policy.js';
 import { SkillLoader } from '../skills/skill-loader.js';
 import { checkOptionKeys } from './option-keys.js';
+import { AjvSchemaValidator } from './schema-validator.js';
 import { ToolRegistry } from './tool-registry.js';
 
 describe('checkOptionKeys', () => {
@@ -47,6 +48,11 @@ describe('public constructors refuse unknown option keys', () => {
     ['SkillLoader', () => new SkillLoader({ root: '/tmp', maxSkill: 1 } as never), 'maxSkill'],
     ['McpServerConfig', () => new McpServerConfig({ name: 'a', limit: {} } as never), 'limit'],
     ['McpServerRegistry', () => new McpServerRegistry({ onevent: () => {} } as never), 'onevent'],
+    [
+      'AjvSchemaValidator',
+      () => new AjvSchemaValidator({ validateFormat: true } as never),
+      'validateFormat',
+    ],
   ])('%s', (_label, construct, key) => {
     let caught: unknown;
     try {

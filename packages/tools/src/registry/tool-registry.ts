@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ToolsError } from '../tools-error.js';
+import type { ApprovalGrant, CallAuthorization, InvokeOptions } from './approval-grant.js';
 import { ApprovalRequiredError } from './approval-required-error.js';
 import {
   type AuthorizationRequest,
@@ -127,7 +128,10 @@ export interface ToolRegistryOptions {
   readonly tools?: readonly Tool[];
   /** Outermost first. Default none. */
   readonly middleware?: readonly ToolMiddleware[];
-  /** Default: a new {@link AjvSchemaValidator}. */
+  /**
+   * Default: a new {@link AjvSchemaValidator} (each schema in its declared dialect, `format` as an
+   * annotation, its notes sent to `logger`).
+   */
   readonly validator?: SchemaValidator;
   /** Receives audit events; errors it throws are logged and ignored. Default none. */
   readonly onEvent?: (event: ToolEvent) => void;
@@ -181,6 +185,30 @@ interface Entry {
   finishRetirement: (() => void) | undefined;
 }
 
+/** What the registry remembers about a {@link CallAuthorization} it issued. */
+interface AuthorizationRecord {
+  readonly spec: ToolSpec;
+  readonly runId: string;
+  /** The frozen snapshot the verdict is about (digested only when granted). */
+  readonly args: JsonObject;
+  granted: boolean;
+}
+
+/** What the registry remembers about an {@link ApprovalGrant} it issued. */
+interface GrantRecord {
+  readonly toolName: string;
+  readonly argsDigest: string;
+  readonly spec: ToolSpec;
+  readonly runId: string;
+  used: boolean;
+}
+
+/** A grant as presented to one call: `fresh` is false when it had been presented before. */
+interface PresentedGrant {
+  readonly record: GrantRecord;
+  readonly fresh: boolean;
+}
+
 let callCounter = 0;
 
 const REGISTER_OPTION_KEYS: ReadonlySet<string> = new Set(['replace']);
@@ -232,6 +260,9 @@ export class ToolRegistry {
   readonly #logger: RegistryLogger | undefined;
   readonly #pipeline: (call: ToolCall) => Promise<ToolResult>;
   readonly #initialStarts: Promise<void>[] = [];
+  readonly #authorizations = new WeakMap<CallAuthorization, AuthorizationRecord>();
+  readonly #grants = new WeakMap<ApprovalGrant, GrantRecord>();
+  readonly #presented = new WeakMap<ToolCall, PresentedGrant>();
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -269,7 +300,10 @@ export class ToolRegistry {
       );
     }
     this.#authorizer = options.authorizer;
-    this.#validator = options.validator ?? new AjvSchemaValidator();
+    // The default validator's notes (an unknown format, say) go to the registry's logger.
+    this.#validator =
+      options.validator ??
+      new AjvSchemaValidator(options.logger === undefined ? {} : { logger: options.logger });
     if (
       typeof this.#validator.validate !== 'function' ||
       typeof this.#validator.prepare !== 'function'
@@ -478,12 +512,21 @@ export class ToolRegistry {
 
   /**
    * Calls a tool through the whole pipeline: context check, argument snapshot, middleware,
-   * lease, validation, read-only scope, authorizer, approval, budget, the tool.
+   * lease, validation, read-only scope, authorizer, approval, budget, the tool. With
+   * `options.approval` (a grant from {@link grantApproval}) an `ask` verdict for exactly the
+   * granted call is answered by the grant instead of the `approval` callback.
    */
-  invoke(name: string, args: unknown, context: ToolContext | ToolContextInit): Promise<ToolResult> {
+  invoke(
+    name: string,
+    args: unknown,
+    context: ToolContext | ToolContextInit,
+    options?: InvokeOptions,
+  ): Promise<ToolResult> {
     let call: ToolCall;
+    let presented: PresentedGrant | undefined;
     try {
       this.#assertOpen();
+      if (options !== undefined) presented = this.#presentGrant(options);
       const frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
       const snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
       callCounter += 1;
@@ -496,7 +539,91 @@ export class ToolRegistry {
     } catch (error) {
       return Promise.reject(error);
     }
+    if (presented !== undefined) this.#presented.set(call, presented);
     return this.#pipeline(call);
+  }
+
+  /**
+   * Asks the authorizer about a call without running it, so a host with its own approval flow
+   * (an agent framework's human-in-the-loop) can ask a human first. Takes the same argument
+   * snapshot and runs the same lookup, validation and read-only scope check as {@link invoke},
+   * rejecting with the same errors; then resolves with the authorizer's verdict (a throwing or
+   * malformed authorizer counts as `deny`). It runs no middleware, approval callback, budget or
+   * tool, and emits no events.
+   */
+  async authorize(
+    name: string,
+    args: unknown,
+    context: ToolContext | ToolContextInit,
+  ): Promise<CallAuthorization> {
+    this.#assertOpen();
+    const frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
+    const snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
+    const entry = this.#entries.get(name);
+    if (entry === undefined) throw notFound(name);
+    if (entry.starting !== undefined) await entry.starting;
+    const request = this.#screen(entry, name, snapshot, frozenContext);
+    let answer: unknown;
+    try {
+      answer = await this.#authorizer.authorize(request);
+    } catch {
+      answer = { verdict: 'deny', reason: 'authorizer-error' };
+    }
+    const decision: PermissionDecision = isPermissionDecision(answer)
+      ? answer
+      : { verdict: 'deny', reason: 'invalid-decision' };
+    const authorization: CallAuthorization = Object.freeze({
+      toolName: name,
+      verdict: decision.verdict,
+      reason: decision.reason,
+    });
+    this.#authorizations.set(authorization, {
+      spec: entry.spec,
+      runId: frozenContext.runId,
+      args: snapshot,
+      granted: false,
+    });
+    return authorization;
+  }
+
+  /**
+   * Records a human's yes to an `ask` from {@link authorize} and returns the single-use grant to
+   * pass to {@link invoke}. The grant is bound to the tool instance, the run id and the digest of
+   * the argument snapshot of that authorization. Throws {@link ConfigurationError} for an authorization this
+   * registry did not issue, one whose verdict is not `ask`, or one already granted.
+   */
+  grantApproval(authorization: CallAuthorization): ApprovalGrant {
+    const record = this.#authorizations.get(authorization);
+    if (record === undefined) {
+      throw new ConfigurationError('grantApproval needs an authorization from this registry', {
+        details: { option: 'authorization' },
+      });
+    }
+    if (authorization.verdict !== 'ask') {
+      throw new ConfigurationError(
+        `Only an 'ask' verdict can be approved (this one is ${authorization.verdict})`,
+        { details: { option: 'authorization', verdict: authorization.verdict } },
+      );
+    }
+    if (record.granted) {
+      throw new ConfigurationError('This authorization has already been granted', {
+        details: { option: 'authorization' },
+      });
+    }
+    record.granted = true;
+    const grant: ApprovalGrant = Object.freeze({
+      toolName: authorization.toolName,
+      argsDigest: digestJson(record.args),
+      runId: record.runId,
+    });
+    this.#grants.set(grant, {
+      toolName: grant.toolName,
+      argsDigest: grant.argsDigest,
+      spec: record.spec,
+      runId: record.runId,
+      used: false,
+    });
+    return grant;
   }
 
   /**
@@ -557,6 +684,21 @@ export class ToolRegistry {
         cause: new AggregateError(failures.map((failure) => failure.reason)),
       });
     }
+  }
+
+  /** Checks invoke's options and marks a presented grant used (it is single-use). */
+  #presentGrant(options: InvokeOptions): PresentedGrant | undefined {
+    checkOptionKeys(options, ['approval'], 'invoke');
+    if (options.approval === undefined) return undefined;
+    const record = this.#grants.get(options.approval);
+    if (record === undefined) {
+      throw new ConfigurationError('approval must be a grant from this registry (grantApproval)', {
+        details: { option: 'approval' },
+      });
+    }
+    const fresh = !record.used;
+    record.used = true;
+    return { record, fresh };
   }
 
   #assertOpen(): void {
@@ -809,7 +951,8 @@ export class ToolRegistry {
       if (authorizing !== undefined) await authorizing;
       const { args, context, toolName } = call;
       if (this.#budget !== undefined) {
-        reservation = this.#budget.reserve({ toolName, args, context });
+        const reserved = this.#budget.reserve({ toolName, args, context });
+        reservation = reserved instanceof Promise ? await reserved : reserved;
       }
       if (isAborted(context.signal)) {
         throw new ToolExecutionError(`Tool ${quote(toolName)} was not run: the call was aborted`, {
@@ -845,18 +988,28 @@ export class ToolRegistry {
    * when something asynchronous (an async authorizer, an approval) has to finish.
    */
   #check(entry: Entry, call: ToolCall): Promise<void> | undefined {
+    const request = this.#screen(entry, call.toolName, call.args, call.context);
+    return this.#authorize(request, this.#presented.get(call));
+  }
+
+  /** Start error, validation and read-only scope: throws, else returns the authorizer's request. */
+  #screen(
+    entry: Entry,
+    toolName: string,
+    args: JsonObject,
+    context: ToolContext,
+  ): AuthorizationRequest {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec } = entry;
-    const { args, context } = call;
 
     const validation = this.#validator.validate(spec.inputSchema, args);
     if (!validation.valid) {
       const issues = validation.issues.slice(0, 8);
       throw new ToolInputError(
-        `Invalid arguments for tool ${quote(call.toolName)}: ${issues
+        `Invalid arguments for tool ${quote(toolName)}: ${issues
           .map((issue) => `${issue.path} ${issue.message}`)
           .join('; ')}`,
-        { details: { tool: call.toolName, reason: 'schema', issues } },
+        { details: { tool: toolName, reason: 'schema', issues } },
       );
     }
 
@@ -864,16 +1017,18 @@ export class ToolRegistry {
     const effect = resolveEffect(spec, args, contract);
     if (context.accessScope === 'read-only' && effect !== 'read') {
       throw new PermissionDeniedError(
-        `Tool ${quote(call.toolName)} was denied: the read-only scope allows only calls that read (this one is ${effect})`,
-        { details: { tool: call.toolName, reason: 'read-only-scope', effect } },
+        `Tool ${quote(toolName)} was denied: the read-only scope allows only calls that read (this one is ${effect})`,
+        { details: { tool: toolName, reason: 'read-only-scope', effect } },
       );
     }
-
-    return this.#authorize({ toolName: call.toolName, args, context, spec, contract, effect });
+    return { toolName, args, context, spec, contract, effect };
   }
 
   /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
-  #authorize(request: AuthorizationRequest): Promise<void> | undefined {
+  #authorize(
+    request: AuthorizationRequest,
+    grant: PresentedGrant | undefined,
+  ): Promise<void> | undefined {
     let answer: unknown;
     try {
       answer = this.#authorizer.authorize(request);
@@ -882,16 +1037,20 @@ export class ToolRegistry {
     }
     if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
       return (answer as Promise<unknown>).then(
-        (settled) => this.#applyDecision(request, settled),
+        (settled) => this.#applyDecision(request, settled, grant),
         (error: unknown) => {
           throw authorizerFailed(request.toolName, error);
         },
       );
     }
-    return this.#applyDecision(request, answer);
+    return this.#applyDecision(request, answer, grant);
   }
 
-  #applyDecision(request: AuthorizationRequest, answer: unknown): Promise<void> | undefined {
+  #applyDecision(
+    request: AuthorizationRequest,
+    answer: unknown,
+    grant: PresentedGrant | undefined,
+  ): Promise<void> | undefined {
     const name = request.toolName;
     const decision: PermissionDecision = isPermissionDecision(answer)
       ? answer
@@ -900,6 +1059,13 @@ export class ToolRegistry {
     if (decision.verdict === 'deny') {
       throw new PermissionDeniedError(`Tool ${quote(name)} was denied by policy`, {
         details: { tool: name, reason: decision.reason ?? 'denied' },
+      });
+    }
+    if (grant !== undefined) {
+      const refusal = grantRefusal(grant, request);
+      if (refusal === undefined) return undefined;
+      throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${refusal}`, {
+        details: { tool: name, reason: refusal },
       });
     }
     const approval = this.#approval;
@@ -975,6 +1141,21 @@ export class ToolRegistry {
       this.#logger?.warn('onEvent threw; the event was dropped', { type: event.type });
     }
   }
+}
+
+/** Why a presented grant does not answer this `ask`, or undefined when it does. */
+function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): string | undefined {
+  if (!grant.fresh) return 'approval-grant-used';
+  const { record } = grant;
+  if (
+    record.toolName !== request.toolName ||
+    record.spec !== request.spec ||
+    record.runId !== request.context.runId ||
+    record.argsDigest !== digestJson(request.args)
+  ) {
+    return 'approval-grant-mismatch';
+  }
+  return undefined;
 }
 
 function newEntry(spec: ToolSpec, tool: Tool): Entry {

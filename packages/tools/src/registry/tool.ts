@@ -33,9 +33,9 @@ export interface ToolSpec {
   readonly name: string;
   /** What the tool does and when to use it, shown to the model. */
   readonly description: string;
-  /** JSON Schema 2020-12 of the arguments object. */
+  /** JSON Schema of the arguments object (2020-12 unless its `$schema` declares another dialect). */
   readonly inputSchema: JsonObject;
-  /** JSON Schema 2020-12 of `structuredContent`, when the tool returns it. */
+  /** JSON Schema of `structuredContent`, when the tool returns it (dialect as for `inputSchema`). */
   readonly outputSchema?: JsonObject;
   /** MCP-style annotations (hints, and tool-contract's keys). */
   readonly annotations?: JsonObject;
@@ -50,6 +50,23 @@ export interface ToolSpec {
   readonly operationArgument?: string;
 }
 
+/** Who a content block is meant for, as MCP's `Role` names them. */
+export type ContentAudience = 'user' | 'assistant';
+
+/**
+ * MCP content-block annotations, kept from the server's result. A block whose `audience` does
+ * not include `assistant` is meant for the user only: show it to the user, do not hand it to the
+ * model.
+ */
+export interface ContentAnnotations {
+  /** Who the block is for (`user`, `assistant` or both); an empty list names nobody the host knows. */
+  readonly audience?: readonly ContentAudience[];
+  /** How important the block is, from 0 (least) to 1 (most important, effectively required). */
+  readonly priority?: number;
+  /** When the content was last modified, as the server wrote it (ISO 8601). */
+  readonly lastModified?: string;
+}
+
 /** A block of tool output. */
 export type ContentBlock =
   | {
@@ -57,6 +74,8 @@ export type ContentBlock =
       readonly type: 'text';
       /** Text for the model to read. */
       readonly text: string;
+      /** The server's content annotations (audience, priority, lastModified), when it sent any. */
+      readonly annotations?: ContentAnnotations;
     }
   | {
       /** Marks a JSON block. */
@@ -71,6 +90,8 @@ export type ContentBlock =
       readonly data: string;
       /** Media type of the image, for example `image/png`. */
       readonly mimeType: string;
+      /** The server's content annotations (audience, priority, lastModified), when it sent any. */
+      readonly annotations?: ContentAnnotations;
     }
   | {
       /** Marks an audio block. */
@@ -79,6 +100,8 @@ export type ContentBlock =
       readonly data: string;
       /** Media type of the audio, for example `audio/wav`. */
       readonly mimeType: string;
+      /** The server's content annotations (audience, priority, lastModified), when it sent any. */
+      readonly annotations?: ContentAnnotations;
     }
   | {
       /** Marks a link to a resource the client may fetch; its content is not included. */
@@ -93,6 +116,8 @@ export type ContentBlock =
       readonly description?: string;
       /** Media type of the resource, when known. */
       readonly mimeType?: string;
+      /** The server's content annotations (audience, priority, lastModified), when it sent any. */
+      readonly annotations?: ContentAnnotations;
     }
   | {
       /** Marks a resource embedded with its content. */
@@ -108,6 +133,8 @@ export type ContentBlock =
         /** Base64 bytes. */
         readonly blob?: string;
       };
+      /** The server's content annotations (audience, priority, lastModified), when it sent any. */
+      readonly annotations?: ContentAnnotations;
     };
 
 /** What a tool call returns. */
