@@ -3,6 +3,7 @@
 // The harness appends the server URL as the last argument and names the scenario in
 // MCP_CONFORMANCE_SCENARIO. Only loopback addresses are approved (the harness runs on localhost).
 import { createPrivateKey } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import {
   AuthorizationRequiredError,
   authorizeConnection,
@@ -99,12 +100,17 @@ const client = new McpClient({
         warn: (m, d) => process.stderr.write(`${m} ${JSON.stringify(d)}\n`),
       }
     : undefined,
-  ...(scenario.startsWith('elicitation')
+  // The elicitation scenarios (a legacy server's elicitation/create) and the MRTR scenario (an
+  // input_required result) reach the same callback.
+  ...(scenario.startsWith('elicitation') || scenario.startsWith('sep-2322')
     ? {
         elicitation: {
           applyDefaults: true,
-          // Accept with no fields: the client fills in the schema's defaults (SEP-1034).
-          handler: async () => ({ action: 'accept', content: {} }),
+          // Accept: the client fills in the schema's defaults (SEP-1034); MRTR confirms.
+          handler: async () => ({
+            action: 'accept',
+            content: scenario.startsWith('sep-2322') ? { confirmed: true } : {},
+          }),
         },
       }
     : {}),
@@ -127,8 +133,44 @@ async function run() {
       await client.tools();
       await client.callTool('test_reconnection', {});
       break;
+    case 'json-schema-2020-12-preservation': {
+      // Round-trip the focal tool's inputSchema, as the client received it, through the echo tool.
+      const tools = await client.tools();
+      const focal = tools.find((tool) => tool.name === 'json_schema_2020_12_tool');
+      await client.callTool('json_schema_echo', { schema: focal?.inputSchema ?? {} });
+      break;
+    }
+    case 'json-schema-ref-no-deref':
+      await client.tools();
+      break;
+    case 'sep-2322-client-request-state':
+      await client.tools();
+      for (const name of [
+        'test_mrtr_echo_state',
+        'test_mrtr_unrelated',
+        'test_mrtr_no_state',
+        'test_mrtr_no_result_type',
+      ]) {
+        await client.callTool(name, {});
+      }
+      break;
+    case 'http-invalid-tool-headers': {
+      // Every tool the client kept (the malformed ones are skipped and reported).
+      const tools = await client.tools();
+      for (const tool of tools) {
+        await client.callTool(tool.name, tool.name === 'valid_tool' ? { region: 'us-west1' } : {});
+      }
+      break;
+    }
     default: {
-      // auth/* and anything new: list, then call the first tool the scenarios use.
+      await client.tools();
+      if (Array.isArray(context.toolCalls)) {
+        // The scenario names the calls it expects (http-custom-headers).
+        for (const call of context.toolCalls)
+          await client.callTool(call.name, call.arguments ?? {});
+        break;
+      }
+      // auth/* and anything new: call the first tool the scenarios use.
       const tools = await client.tools();
       const name = tools.some((tool) => tool.name === 'test-tool') ? 'test-tool' : tools[0]?.name;
       if (name !== undefined) await client.callTool(name, {});
@@ -210,14 +252,22 @@ async function runWithAuthorization() {
   }
 }
 
+/** Exits; CONFORMANCE_EXIT_LOG names a file that records `<scenario> <code>` (the suite scores checks only). */
+function exit(code) {
+  if (process.env.CONFORMANCE_EXIT_LOG) {
+    appendFileSync(process.env.CONFORMANCE_EXIT_LOG, `${scenario} ${code}\n`);
+  }
+  process.exit(code);
+}
+
 try {
   await runWithAuthorization();
   await client.close();
-  process.exit(0);
+  exit(0);
 } catch (error) {
   process.stderr.write(
     `conformance client failed: ${error?.code ?? error?.name}: ${error?.message}\n`,
   );
   await client.close().catch(() => {});
-  process.exit(1);
+  exit(1);
 }

@@ -35,6 +35,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'ClientConfigurationError',
         'HandshakeError',
         'RequestFailedError',
+        'ResourceNotFoundError',
         'ServerRpcError',
         'McpClient',
         'RecordEncodingError',
@@ -60,6 +61,15 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'BridgeConfigurationError',
         'BridgeSchemaError',
         'NO_ARGUMENTS_SCHEMA',
+        // Protocol revisions (issue 13)
+        'InputRequestError',
+        'encodeHeaderValue',
+        'scanParamHeaders',
+        'ParameterHeaderError',
+        'UnsupportedProtocolVersionError',
+        'VersionNegotiationError',
+        'MODERN_PROTOCOL_VERSION',
+        'SUPPORTED_PROTOCOL_VERSIONS',
         // OAuth
         'AuthorizationRequiredError',
         'ConnectionNotFoundError',

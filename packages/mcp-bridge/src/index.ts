@@ -24,6 +24,7 @@ export {
   ClientConfigurationError,
   HandshakeError,
   RequestFailedError,
+  ResourceNotFoundError,
   ServerRpcError,
 } from './client/errors.js';
 export {
@@ -32,6 +33,7 @@ export {
   McpClient,
   type McpClientOptions,
   type McpElicitationOptions,
+  type McpSamplingOptions,
 } from './client/mcp-client.js';
 export type { McpToolInfo, McpToolListing } from './client/tool-listing.js';
 // Errors
@@ -117,6 +119,22 @@ export {
   type OAuthConnectionOptions,
   OAuthTokenProvider,
 } from './oauth/token-provider.js';
+// Protocol revisions: negotiation, modern headers, multi round-trip requests (src/protocol) — issue 13
+export {
+  InputRequestError,
+  type InputRequestFailureReason,
+  type McpInputKind,
+} from './protocol/input-request-error.js';
+export type { ParamHeaderDeclaration, ParamHeaderScan } from './protocol/mcp-headers.js';
+export { encodeHeaderValue, scanParamHeaders } from './protocol/mcp-headers.js';
+export { ParameterHeaderError } from './protocol/parameter-header-error.js';
+export type { McpServerDescription, ProtocolEra } from './protocol/protocol-session.js';
+export { UnsupportedProtocolVersionError } from './protocol/unsupported-protocol-version-error.js';
+export {
+  type NegotiationFailureReason,
+  VersionNegotiationError,
+} from './protocol/version-negotiation-error.js';
+export { MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from './protocol/versions.js';
 export {
   type AccessTokenType,
   type ConnectionChange,
@@ -174,6 +192,8 @@ export {
   type StdioTransportOptions,
 } from './transport/stdio-transport.js';
 export {
+  type HttpTransportEra,
+  type MessageHeaders,
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,
 } from './transport/streamable-http-transport.js';
