@@ -229,10 +229,23 @@ export {
   type AuditVerification,
   verifyAuditLog,
 } from './gateway/audit-log.js';
+export {
+  CLIENT_KINDS,
+  type ClientFileOptions,
+  type ClientKind,
+  type GatewayEntry,
+  type ImportedServers,
+  importClientServers,
+  inputVariable,
+  type WrappedClientFile,
+  wrapClientFile,
+} from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
+  DEFAULT_HTTP_MAX_SESSIONS,
+  DEFAULT_MAX_CONCURRENT_CALLS,
   expandVariables,
   type GatewayConfig,
   type GatewayServerConfig,
@@ -240,6 +253,7 @@ export {
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  type GatewayReload,
   type GatewayUpstreamStatus,
   McpGateway,
   type McpGatewayOptions,
