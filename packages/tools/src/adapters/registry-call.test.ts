@@ -17,6 +17,7 @@ import {
   refusalText,
   resolveAdapter,
   TRUNCATED_NOTE,
+  USER_ONLY_NOTE,
 } from './registry-call.js';
 
 function probeTool(name: string, onCall?: (context: ToolContext) => Promise<ToolResult>): Tool {
@@ -90,6 +91,23 @@ describe('isStrictCompatible (OpenAI strict mode)', () => {
 });
 
 describe('flattenResult', () => {
+  it('keeps a block meant only for the user from the model and says so', () => {
+    const flat = flattenResult({
+      content: [
+        { type: 'text', text: 'for both', annotations: { audience: ['user', 'assistant'] } },
+        { type: 'text', text: 'SECRET for the user', annotations: { audience: ['user'] } },
+        { type: 'image', data: 'aGk=', mimeType: 'image/png', annotations: { audience: ['user'] } },
+        { type: 'text', text: 'for the model', annotations: { audience: ['assistant'] } },
+      ],
+    });
+    expect(flat.parts).toEqual([
+      { type: 'text', text: 'for both' },
+      { type: 'text', text: 'for the model' },
+      { type: 'text', text: USER_ONLY_NOTE },
+    ]);
+    expect(JSON.stringify(flat)).not.toContain('SECRET');
+  });
+
   it('drops a json block equal to structuredContent and flattens any other', () => {
     const flat = flattenResult({
       content: [

@@ -394,12 +394,24 @@ export interface FlatResult {
   readonly truncated: boolean;
 }
 
+/** The note added when blocks meant only for the user were kept from the model. */
+export const USER_ONLY_NOTE =
+  '[toolfence: part of this result is meant only for the user and was not shown to the model]';
+
+/** True for a block whose `audience` names who it is for and leaves the model (assistant) out. */
+function isUserOnly(block: ContentBlock): boolean {
+  const audience = (block as { annotations?: { audience?: readonly string[] } }).annotations
+    ?.audience;
+  return Array.isArray(audience) && !audience.includes('assistant');
+}
+
 /** The note appended for a truncated result, so the model knows it is partial. */
 export const TRUNCATED_NOTE = '[toolfence: this result was cut to a size limit and is incomplete]';
 
 /**
- * Flattens a result: `json` blocks become JSON text (a block equal to `structuredContent` is
- * dropped, as `structuredContent` carries it), links and text resources become text, images,
+ * Flattens a result: blocks whose `annotations.audience` leaves out the assistant are kept from
+ * the model (a note says so), `json` blocks become JSON text (a block equal to `structuredContent`
+ * is dropped, as `structuredContent` carries it), links and text resources become text, images,
  * audio and blob resources become media, and truncation flags in `metadata` or
  * `structuredContent` set `truncated`.
  */
@@ -407,10 +419,17 @@ export function flattenResult(result: ToolResult): FlatResult {
   const structured = result.structuredContent;
   const structuredText = structured === undefined ? undefined : JSON.stringify(structured);
   const parts: FlatPart[] = [];
+  let userOnly = 0;
   for (const block of result.content) {
+    // MCP's audience annotation: a block for the user alone never reaches the model.
+    if (isUserOnly(block)) {
+      userOnly += 1;
+      continue;
+    }
     const part = flattenBlock(block, structuredText);
     if (part !== undefined) parts.push(part);
   }
+  if (userOnly > 0) parts.push({ type: 'text', text: USER_ONLY_NOTE });
   const metadata = result.metadata;
   const truncated =
     metadata?.truncated === true ||
