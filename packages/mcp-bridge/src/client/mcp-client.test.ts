@@ -34,8 +34,34 @@ describe('McpClient options', () => {
     ).toThrow(ClientConfigurationError);
   });
 
-  it('refuses a loopback literal the host did not approve', () => {
-    expect(() => new McpClient({ url: URL_OK })).toThrow(ClientConfigurationError);
+  it('refuses a loopback literal the host did not approve, and says how to approve it', () => {
+    expect(() => new McpClient({ url: URL_OK })).toThrow(/pass allowNonPublic \(true/);
+  });
+
+  it('accepts allowNonPublic: true (every non-public address), as the OAuth functions do', () => {
+    expect(() => new McpClient({ url: URL_OK, allowNonPublic: true })).not.toThrow();
+    expect(() => new McpClient({ url: URL_OK, allowNonPublic: false })).toThrow(
+      ClientConfigurationError,
+    );
+    expect(() => new McpClient({ url: URL_OK, allowNonPublic: 'yes' } as never)).toThrow(
+      'allowNonPublic must be true, false, or a function',
+    );
+  });
+
+  it.each([
+    ['readTimout', 'readTimeout'],
+    ['opentimeout', 'openTimeout'],
+    ['allowNonPublc', 'allowNonPublic'],
+  ])('refuses the misspelled option %s and suggests %s', (key, near) => {
+    let caught: unknown;
+    try {
+      new McpClient({ command: ['node'], [key]: 5 } as never);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ClientConfigurationError);
+    expect((caught as Error).message).toContain(`did you mean "${near}"`);
+    expect((caught as ClientConfigurationError).details).toMatchObject({ option: key });
   });
 
   it('refuses at connect time, as not sent, a host name that resolves to a non-public address', async () => {

@@ -6,6 +6,7 @@ import {
   McpError,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
+import { checkOptionKeys } from '@toolfence/tools';
 import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -56,6 +57,53 @@ import {
 import { Semaphore } from './semaphore.js';
 import { listTools, type McpToolInfo, type McpToolListing } from './tool-listing.js';
 
+const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
+  'url',
+  'command',
+  'env',
+  'inheritEnv',
+  'cwd',
+  'token',
+  'authProvider',
+  'oauth',
+  'headers',
+  'allowNonPublic',
+  'deleteSessionOnClose',
+  'standaloneStream',
+  'maxSseRetry',
+  'maxSseCommentBytes',
+  'extensions',
+  'clientName',
+  'clientVersion',
+  'openTimeout',
+  'readTimeout',
+  'maxToolPages',
+  'maxTools',
+  'maxRecordBytes',
+  'maxRecordTokens',
+  'maxRecordDepth',
+  'maxNumberBytes',
+  'maxConcurrentRequests',
+  'roots',
+  'elicitation',
+  'sampling',
+  'protocolVersions',
+  'maxInputRounds',
+  'maxListingTtl',
+  'killGrace',
+  'logger',
+]);
+
+const APPROVE_ALL: AllowNonPublic = () => true;
+
+/** The network guard's form of `allowNonPublic`: `true` approves every non-public address. */
+function netAllow(value: boolean | AllowNonPublic | undefined): {
+  allowNonPublic?: AllowNonPublic;
+} {
+  if (value === true) return { allowNonPublic: APPROVE_ALL };
+  return typeof value === 'function' ? { allowNonPublic: value } : {};
+}
+
 /** Answers a server's elicitation request (form mode). */
 export interface McpElicitationOptions {
   /** Declare `elicitation.form.applyDefaults`. Default false. */
@@ -98,8 +146,11 @@ export interface McpClientOptions {
   readonly oauth?: Omit<OAuthConnectionOptions, 'url'>;
   /** HTTP: fixed extra headers (copied; transport-owned names refused). */
   readonly headers?: Readonly<Record<string, string>>;
-  /** HTTP: approves a non-public address (for example an internal host or loopback). Default: none. */
-  readonly allowNonPublic?: AllowNonPublic;
+  /**
+   * HTTP: approves non-public addresses (loopback, private, internal hosts): `true` for every one,
+   * or a function that approves an address. Default: none (public https:// only).
+   */
+  readonly allowNonPublic?: boolean | AllowNonPublic;
   /** HTTP: send DELETE for the session on close. Default true. */
   readonly deleteSessionOnClose?: boolean;
   /** HTTP: open the optional GET stream for server-initiated requests after the handshake. Default true. */
@@ -273,6 +324,22 @@ export class McpClient {
     if (typeof options !== 'object' || options === null) {
       throw new ClientConfigurationError('McpClient options must be an object');
     }
+    checkOptionKeys(
+      options,
+      MCP_CLIENT_OPTION_KEYS,
+      'McpClient',
+      (message, option) => new ClientConfigurationError(message, { details: { option } }),
+    );
+    if (
+      options.allowNonPublic !== undefined &&
+      typeof options.allowNonPublic !== 'function' &&
+      typeof options.allowNonPublic !== 'boolean'
+    ) {
+      throw new ClientConfigurationError(
+        'allowNonPublic must be true, false, or a function (target, address) => boolean',
+        { details: { option: 'allowNonPublic' } },
+      );
+    }
     const hasUrl = options.url !== undefined;
     const hasCommand = options.command !== undefined;
     if (hasUrl === hasCommand) {
@@ -352,14 +419,15 @@ export class McpClient {
         url = checkUrl(options.url as string | URL, {
           allowHttpLoopback: true,
           allowedPorts: 'any',
-          ...(options.allowNonPublic === undefined
-            ? {}
-            : { allowNonPublic: options.allowNonPublic }),
+          ...netAllow(options.allowNonPublic),
         });
       } catch (error) {
-        throw new ClientConfigurationError('url is refused by the network policy', {
-          cause: error,
-        });
+        throw new ClientConfigurationError(
+          netAllow(options.allowNonPublic).allowNonPublic === undefined
+            ? 'url is refused by the network policy: only public https:// addresses are reached by default; for a loopback, private or internal server pass allowNonPublic (true, or a function that approves the address)'
+            : 'url is refused by the network policy (allowNonPublic did not approve it, or the scheme or port is not allowed)',
+          { cause: error, details: { option: 'allowNonPublic' } },
+        );
       }
       if (
         url.protocol === 'http:' &&
@@ -913,7 +981,7 @@ export class McpClient {
     }
     if (!probe && this.#dispatcher === undefined) {
       this.#dispatcher = createGuardedDispatcher({
-        ...(options.allowNonPublic === undefined ? {} : { allowNonPublic: options.allowNonPublic }),
+        ...netAllow(options.allowNonPublic),
         connectTimeoutMs: Math.min(this.#openTimeoutMs, 10_000),
       });
     }
