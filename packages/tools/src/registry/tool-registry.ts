@@ -234,6 +234,8 @@ export class ToolRegistry {
   readonly #budget: BudgetReserver | undefined;
   readonly #logger: RegistryLogger | undefined;
   readonly #pipeline: (call: ToolCall) => Promise<ToolResult>;
+  /** No middleware and no onEvent: nobody sees a ToolCall, so none is built (the hot path). */
+  readonly #direct: boolean;
   readonly #initialStarts: Promise<void>[] = [];
   #closing = false;
   #closed: Promise<void> | undefined;
@@ -322,6 +324,7 @@ export class ToolRegistry {
     this.#pipeline = compose(middleware as readonly ToolMiddleware[], (call) =>
       this.#execute(call),
     );
+    this.#direct = middleware.length === 0 && this.#onEvent === undefined;
     for (const tool of options.tools ?? []) this.#installInitial(tool);
   }
 
@@ -487,22 +490,26 @@ export class ToolRegistry {
    * lease, validation, read-only scope, authorizer, approval, budget, the tool.
    */
   invoke(name: string, args: unknown, context: ToolContext | ToolContextInit): Promise<ToolResult> {
-    let call: ToolCall;
+    let snapshot: JsonObject;
+    let frozenContext: ToolContext;
     try {
       this.#assertOpen();
-      const frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
-      const snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
-      callCounter += 1;
-      call = Object.freeze({
+      frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
+      snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    callCounter += 1;
+    // Without middleware and onEvent the call object and its ID would be seen by nobody.
+    if (this.#direct) return this.#leased(name, snapshot, frozenContext);
+    return this.#pipeline(
+      Object.freeze({
         callId: `call-${callCounter}`,
         toolName: name,
         args: snapshot,
         context: frozenContext,
-      });
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#pipeline(call);
+      }),
+    );
   }
 
   /**
@@ -762,7 +769,9 @@ export class ToolRegistry {
   }
 
   #execute(call: ToolCall): Promise<ToolResult> {
-    return this.#onEvent === undefined ? this.#leased(call) : this.#executeWithEvents(call);
+    return this.#onEvent === undefined
+      ? this.#leased(call.toolName, call.args, call.context)
+      : this.#executeWithEvents(call);
   }
 
   async #executeWithEvents(call: ToolCall): Promise<ToolResult> {
@@ -770,7 +779,7 @@ export class ToolRegistry {
     const eventBase = this.#eventBase(call);
     this.#emit({ ...eventBase, type: 'started' });
     try {
-      const result = await this.#leased(call);
+      const result = await this.#leased(call.toolName, call.args, call.context);
       this.#emit({
         ...eventBase,
         type: 'completed',
@@ -802,18 +811,17 @@ export class ToolRegistry {
   }
 
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
-  async #leased(call: ToolCall): Promise<ToolResult> {
+  async #leased(toolName: string, args: JsonObject, context: ToolContext): Promise<ToolResult> {
     this.#assertOpen();
-    const entry = this.#entries.get(call.toolName);
-    if (entry === undefined) throw notFound(call.toolName);
+    const entry = this.#entries.get(toolName);
+    if (entry === undefined) throw notFound(toolName);
     entry.leases += 1;
     let reservation: BudgetReservation | undefined;
     let consumed = false;
     try {
       if (entry.starting !== undefined) await entry.starting;
-      const authorizing = this.#check(entry, call);
+      const authorizing = this.#check(entry, toolName, args, context);
       if (authorizing !== undefined) await authorizing;
-      const { args, context, toolName } = call;
       if (this.#budget !== undefined) {
         reservation = this.#budget.reserve({ toolName, args, context });
       }
@@ -850,19 +858,23 @@ export class ToolRegistry {
    * Validation, read-only scope and authorization on a leased instance. Returns a promise only
    * when something asynchronous (an async authorizer, an approval) has to finish.
    */
-  #check(entry: Entry, call: ToolCall): Promise<void> | undefined {
+  #check(
+    entry: Entry,
+    toolName: string,
+    args: JsonObject,
+    context: ToolContext,
+  ): Promise<void> | undefined {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec } = entry;
-    const { args, context } = call;
 
     const validation = this.#validator.validate(spec.inputSchema, args);
     if (!validation.valid) {
       const issues = validation.issues.slice(0, 8);
       throw new ToolInputError(
-        `Invalid arguments for tool ${quote(call.toolName)}: ${issues
+        `Invalid arguments for tool ${quote(toolName)}: ${issues
           .map((issue) => `${issue.path} ${issue.message}`)
           .join('; ')}`,
-        { details: { tool: call.toolName, reason: 'schema', issues } },
+        { details: { tool: toolName, reason: 'schema', issues } },
       );
     }
 
@@ -870,12 +882,12 @@ export class ToolRegistry {
     const effect = resolveEffect(spec, args, contract);
     if (context.accessScope === 'read-only' && effect !== 'read') {
       throw new PermissionDeniedError(
-        `Tool ${quote(call.toolName)} was denied: the read-only scope allows only calls that read (this one is ${effect})`,
-        { details: { tool: call.toolName, reason: 'read-only-scope', effect } },
+        `Tool ${quote(toolName)} was denied: the read-only scope allows only calls that read (this one is ${effect})`,
+        { details: { tool: toolName, reason: 'read-only-scope', effect } },
       );
     }
 
-    return this.#authorize({ toolName: call.toolName, args, context, spec, contract, effect });
+    return this.#authorize({ toolName, args, context, spec, contract, effect });
   }
 
   /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
