@@ -15,15 +15,25 @@ export interface HookRun {
 /** Runs `node <script>` with `stdin` written in full, as clients do, and collects everything. */
 export function runHook(
   stdin: string | Buffer,
-  options: { env?: Record<string, string>; script?: string; timeoutMs?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    script?: string;
+    timeoutMs?: number;
+    /** Node flags before the script (for example `--import` of a preload). */
+    nodeArgs?: readonly string[];
+  } = {},
 ): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env };
     for (const key of Object.keys(env)) if (key.startsWith('TOOLFENCE_HOOK_')) delete env[key];
-    const child = spawn(process.execPath, [options.script ?? HOOK_PATH], {
-      env: { ...env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [...(options.nodeArgs ?? []), options.script ?? HOOK_PATH],
+      {
+        env: { ...env, ...options.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const timer = setTimeout(() => {
