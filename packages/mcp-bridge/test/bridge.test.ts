@@ -36,6 +36,33 @@ describe('bridgeTools with server-everything (stdio) in a ToolRegistry', () => {
     await registry.close?.();
   });
 
+  it('uses the remote names as they are when no prefix is given', async () => {
+    const tools = await bridgeTools(client, { allow: ['echo', 'get-sum'] });
+    expect(tools.map((tool) => tool.spec.name).sort()).toEqual(['echo', 'get-sum']);
+  });
+
+  it('refuses an allow list that names no listed tool, and names the typo', async () => {
+    await expect(bridgeTools(client, { prefix: 'ev', allow: ['ech0'] })).rejects.toThrow(
+      /No tool of the server is named as in allow \("ech0"\)/,
+    );
+  });
+
+  it('warns about allow names the server does not list and bridges the others', async () => {
+    const warnings: unknown[] = [];
+    const logged = new McpClient({
+      command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
+      env: CHILD_ENV,
+      logger: { warn: (_message, details) => warnings.push(details) },
+    });
+    try {
+      const tools = await bridgeTools(logged, { prefix: 'ev', allow: ['echo', 'ech0'] });
+      expect(tools.map((tool) => tool.remoteName)).toEqual(['echo']);
+      expect(warnings).toContainEqual({ unmatched: ['ech0'] });
+    } finally {
+      await logged.close();
+    }
+  });
+
   it('refuses invalid arguments before the server sees them', async () => {
     const [echo] = await bridgeTools(client, { prefix: 'ev', allow: ['echo'] });
     const result = await echo?.invoke({ message: 42 } as never, context);

@@ -29,6 +29,11 @@ export { VERSION } from './version.js';
 
 // Registry, snapshots, validation (src/registry) — issue 4
 
+export type {
+  ApprovalGrant,
+  CallAuthorization,
+  InvokeOptions,
+} from './registry/approval-grant.js';
 export { ConfigurationError } from './registry/configuration-error.js';
 export {
   type DefineJsonSchemaToolOptions,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   CONTRACT_META_KEY,
   hintRiskFloor,
@@ -46,8 +47,12 @@ export interface BridgeApprovalRequest {
 
 /** Options of {@link bridgeTools}. */
 export interface BridgeToolsOptions {
-  /** Registry names are `<prefix>__<remote>` (1-24 of `[A-Za-z0-9_-]`, starting alphanumeric, no `__`). */
-  readonly prefix: string;
+  /**
+   * Registry names are `<prefix>__<remote>` (1-24 of `[A-Za-z0-9_-]`, starting alphanumeric, no
+   * `__`). Default none: the remote name itself (made safe the same way). Two servers bridged into
+   * one registry need prefixes; a name used twice fails the registration either way.
+   */
+  readonly prefix?: string;
   /** Remote names to bridge; default all. */
   readonly allow?: readonly string[];
   /** Remote names never bridged (wins over `allow`). Default none. */
@@ -231,12 +236,15 @@ export async function bridgeTools(
   const limits = options.resultLimits ?? DEFAULT_MCP_LIMITS;
   const prefix = options.prefix;
   // Validates the prefix (mcpToolName refuses an invalid namespace).
-  try {
-    mcpToolName(prefix, 'probe');
-  } catch (error) {
-    throw new BridgeConfigurationError('prefix must be 1-24 of [A-Za-z0-9_-], no "__"', {
-      cause: error,
-    });
+  if (prefix !== undefined) {
+    try {
+      mcpToolName(prefix, 'probe');
+    } catch (error) {
+      throw new BridgeConfigurationError(
+        'prefix must be 1-24 of [A-Za-z0-9_-], starting with a letter or digit, no "__"',
+        { cause: error },
+      );
+    }
   }
 
   const listed = await client.tools({ refresh: options.refresh === true });
@@ -246,8 +254,33 @@ export async function bridgeTools(
   const names = new Set<string>();
   const tools: BridgedTool[] = [];
   const logger = clientLoggerOf(client);
+  if (allow !== undefined) {
+    const listedNames = new Set(listed.map((tool) => tool.name));
+    const unmatched = [...allow].filter((name) => !listedNames.has(name));
+    const shown = unmatched
+      .slice(0, 8)
+      .map((name) => (SAFE_LOG_NAME.test(name) ? name : '(unsafe name)'));
+    if (unmatched.length > 0 && unmatched.length === allow.size) {
+      throw new BridgeConfigurationError(
+        `No tool of the server is named as in allow (${shown.map((name) => JSON.stringify(name)).join(', ')}); it lists ${listed.length} tool(s)`,
+        { details: { option: 'allow', unmatched: shown } },
+      );
+    }
+    if (unmatched.length > 0) {
+      try {
+        logger?.warn?.('bridgeTools: allow names a tool the server does not list', {
+          unmatched: shown,
+        });
+      } catch {
+        // A logger that throws is ignored.
+      }
+    }
+  }
   for (const info of selected) {
-    const localName = mcpToolName(prefix, info.name).slice('mcp__'.length);
+    const localName =
+      prefix === undefined
+        ? safeToolName(info.name)
+        : mcpToolName(prefix, info.name).slice('mcp__'.length);
     if (names.has(localName)) {
       throw new BridgeConfigurationError('Two server tools map to the same registry name', {
         details: { tool: localName },
@@ -291,6 +324,17 @@ export async function bridgeTools(
     tools.push(tool);
   }
   return Object.freeze(tools);
+}
+
+/** A remote name as a registry name without a prefix: as is when safe, else cleaned plus a hash. */
+function safeToolName(name: string): string {
+  if (/^[A-Za-z0-9_-]{1,64}$/.test(name)) return name;
+  const hash = createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 8);
+  const cleaned = Array.from(name)
+    .map((char) => (/^[A-Za-z0-9_-]$/.test(char) ? char : '_'))
+    .join('')
+    .slice(0, 64 - hash.length - 1);
+  return `${cleaned}_${hash}`;
 }
 
 function skippedTool(name: string, error: BridgeSchemaError): BridgeSkippedTool {
@@ -340,7 +384,7 @@ interface BridgeOneOptions {
   readonly needsApproval: boolean | undefined;
   readonly approvalRisk: RiskLevel | 'none';
   readonly approve: BridgeToolsOptions['approve'];
-  readonly prefix: string;
+  readonly prefix: string | undefined;
 }
 
 function bridgeOne(
@@ -466,7 +510,7 @@ function bridgeOne(
       throw error;
     }
     const result = mapCallToolResult(raw, {
-      server: options.prefix,
+      server: options.prefix ?? 'mcp',
       tool: remoteName,
       limits: options.limits,
     });

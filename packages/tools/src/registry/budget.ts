@@ -22,6 +22,9 @@ export interface BudgetReservation {
  * `reserve` throws `BudgetExceededError` to refuse a call and must be atomic across scopes.
  */
 export interface BudgetReserver {
-  /** Checks every scope of the call and takes a slot in each, or throws and charges none. */
-  reserve(request: BudgetRequest): BudgetReservation;
+  /**
+   * Checks every scope of the call and takes a slot in each, or throws (rejects) and charges none.
+   * A shared budget (such as `RedisCallBudget`) answers with a promise.
+   */
+  reserve(request: BudgetRequest): BudgetReservation | Promise<BudgetReservation>;
 }

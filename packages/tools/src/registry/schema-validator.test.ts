@@ -109,24 +109,48 @@ describe('AjvSchemaValidator', () => {
       properties: { a: { enum: ['x'] }, b: { const: 'y' }, c: { pattern: '^z$' } },
       additionalProperties: false,
     };
-    const result = validator.validate(schema, {
-      a: 'SECRET1',
-      b: 'SECRET2',
-      c: 'SECRET3',
-      SECRETKEY: 1,
-    });
+    const args = { a: 'SECRET1', b: 'SECRET2', c: 'SECRET3', extraKey: 'SECRET4' };
+    const result = validator.validate(schema, args);
     expect(result.valid).toBe(false);
     if (!result.valid) {
       expect(result.issues).toHaveLength(2);
       expect(JSON.stringify(result.issues)).not.toContain('SECRET');
     }
-    const all = new AjvSchemaValidator().validate(schema, {
-      a: 'SECRET1',
-      b: 'SECRET2',
-      c: 'SECRET3',
-      SECRETKEY: 1,
-    });
+    const all = new AjvSchemaValidator().validate(schema, args);
     expect(JSON.stringify(all)).not.toContain('SECRET');
+  });
+
+  it('names the unknown property and the allowed values, so a model can correct the call', () => {
+    const validator = new AjvSchemaValidator();
+    const schema: JsonObject = {
+      type: 'object',
+      properties: {
+        operation: { enum: ['read', 'write', 'list'] },
+        mode: { const: 'fast' },
+        many: { enum: Array.from({ length: 40 }, (_, index) => `value-${index}`) },
+      },
+      additionalProperties: false,
+    };
+    const result = validator.validate(schema, {
+      operation: 'delete',
+      mode: 'slow',
+      many: 'x',
+      pathh: 'a.txt',
+    });
+    expect(result.valid).toBe(false);
+    if (result.valid) return;
+    expect(result.issues).toEqual(
+      expect.arrayContaining([
+        { path: '$', message: 'must not have the property "pathh" (not in the schema)' },
+        { path: '$.operation', message: 'must be one of "read", "write", "list"' },
+        { path: '$.mode', message: 'must be "fast"' },
+      ]),
+    );
+    const many = result.issues.find((issue) => issue.path === '$.many');
+    expect(many?.message).toMatch(/, … \(40 values\)$/);
+    expect(many?.message.length).toBeLessThan(240);
+    const long = validator.validate(schema, { ['k'.repeat(500)]: 1 });
+    expect(long.valid === false && long.issues[0]?.message.length).toBeLessThan(120);
   });
 
   it.each([

@@ -381,11 +381,55 @@ function toIssue(error: ErrorObject): ValidationIssue {
         message: 'is required',
       };
     case 'additionalProperties':
-    case 'unevaluatedProperties':
-      return { path, message: 'must not have additional properties' };
+    case 'unevaluatedProperties': {
+      const extra =
+        (error.params as { additionalProperty?: unknown; unevaluatedProperty?: unknown })
+          .additionalProperty ??
+        (error.params as { unevaluatedProperty?: unknown }).unevaluatedProperty;
+      return {
+        path,
+        message:
+          typeof extra === 'string'
+            ? `must not have the property ${shortText(extra)} (not in the schema)`
+            : 'must not have additional properties',
+      };
+    }
+    case 'enum': {
+      const allowed = (error.params as { allowedValues?: unknown }).allowedValues;
+      return {
+        path,
+        message: Array.isArray(allowed)
+          ? `must be one of ${listValues(allowed)}`
+          : 'must be one of the allowed values',
+      };
+    }
+    case 'const':
+      return {
+        path,
+        message: `must be ${listValues([(error.params as { allowedValue?: unknown }).allowedValue])}`,
+      };
     default:
       return { path, message: error.message ?? `fails ${error.keyword}` };
   }
+}
+
+/** A name as JSON text, cut to 64 characters. */
+function shortText(text: string): string {
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
+}
+
+/** Allowed values from the schema as JSON, at most 10 of them and 200 characters. */
+function listValues(values: readonly unknown[]): string {
+  let out = '';
+  for (const [index, value] of values.entries()) {
+    const text = JSON.stringify(value) ?? 'null';
+    const next = index === 0 ? text : `, ${text}`;
+    if (index >= 10 || out.length + next.length > 200) {
+      return `${out}, … (${values.length} values)`;
+    }
+    out += next;
+  }
+  return out;
 }
 
 /** `/items/2/na~1me` → `$.items[2]["na/me"]`. */

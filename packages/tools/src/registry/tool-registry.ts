@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ToolsError } from '../tools-error.js';
+import type { ApprovalGrant, CallAuthorization, InvokeOptions } from './approval-grant.js';
 import { ApprovalRequiredError } from './approval-required-error.js';
 import {
   type AuthorizationRequest,
@@ -184,6 +185,30 @@ interface Entry {
   finishRetirement: (() => void) | undefined;
 }
 
+/** What the registry remembers about a {@link CallAuthorization} it issued. */
+interface AuthorizationRecord {
+  readonly spec: ToolSpec;
+  readonly runId: string;
+  /** The frozen snapshot the verdict is about (digested only when granted). */
+  readonly args: JsonObject;
+  granted: boolean;
+}
+
+/** What the registry remembers about an {@link ApprovalGrant} it issued. */
+interface GrantRecord {
+  readonly toolName: string;
+  readonly argsDigest: string;
+  readonly spec: ToolSpec;
+  readonly runId: string;
+  used: boolean;
+}
+
+/** A grant as presented to one call: `fresh` is false when it had been presented before. */
+interface PresentedGrant {
+  readonly record: GrantRecord;
+  readonly fresh: boolean;
+}
+
 let callCounter = 0;
 
 const REGISTER_OPTION_KEYS: ReadonlySet<string> = new Set(['replace']);
@@ -237,6 +262,9 @@ export class ToolRegistry {
   /** No middleware and no onEvent: nobody sees a ToolCall, so none is built (the hot path). */
   readonly #direct: boolean;
   readonly #initialStarts: Promise<void>[] = [];
+  readonly #authorizations = new WeakMap<CallAuthorization, AuthorizationRecord>();
+  readonly #grants = new WeakMap<ApprovalGrant, GrantRecord>();
+  readonly #presented = new WeakMap<ToolCall, PresentedGrant>();
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -487,13 +515,22 @@ export class ToolRegistry {
 
   /**
    * Calls a tool through the whole pipeline: context check, argument snapshot, middleware,
-   * lease, validation, read-only scope, authorizer, approval, budget, the tool.
+   * lease, validation, read-only scope, authorizer, approval, budget, the tool. With
+   * `options.approval` (a grant from {@link grantApproval}) an `ask` verdict for exactly the
+   * granted call is answered by the grant instead of the `approval` callback.
    */
-  invoke(name: string, args: unknown, context: ToolContext | ToolContextInit): Promise<ToolResult> {
+  invoke(
+    name: string,
+    args: unknown,
+    context: ToolContext | ToolContextInit,
+    options?: InvokeOptions,
+  ): Promise<ToolResult> {
+    let presented: PresentedGrant | undefined;
     let snapshot: JsonObject;
     let frozenContext: ToolContext;
     try {
       this.#assertOpen();
+      if (options !== undefined) presented = this.#presentGrant(options);
       frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
       snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
     } catch (error) {
@@ -501,15 +538,98 @@ export class ToolRegistry {
     }
     callCounter += 1;
     // Without middleware and onEvent the call object and its ID would be seen by nobody.
-    if (this.#direct) return this.#leased(name, snapshot, frozenContext);
-    return this.#pipeline(
-      Object.freeze({
-        callId: `call-${callCounter}`,
-        toolName: name,
-        args: snapshot,
-        context: frozenContext,
-      }),
-    );
+    if (this.#direct) return this.#leased(name, snapshot, frozenContext, presented);
+    const call: ToolCall = Object.freeze({
+      callId: `call-${callCounter}`,
+      toolName: name,
+      args: snapshot,
+      context: frozenContext,
+    });
+    if (presented !== undefined) this.#presented.set(call, presented);
+    return this.#pipeline(call);
+  }
+
+  /**
+   * Asks the authorizer about a call without running it, so a host with its own approval flow
+   * (an agent framework's human-in-the-loop) can ask a human first. Takes the same argument
+   * snapshot and runs the same lookup, validation and read-only scope check as {@link invoke},
+   * rejecting with the same errors; then resolves with the authorizer's verdict (a throwing or
+   * malformed authorizer counts as `deny`). It runs no middleware, approval callback, budget or
+   * tool, and emits no events.
+   */
+  async authorize(
+    name: string,
+    args: unknown,
+    context: ToolContext | ToolContextInit,
+  ): Promise<CallAuthorization> {
+    this.#assertOpen();
+    const frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
+    const snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
+    const entry = this.#entries.get(name);
+    if (entry === undefined) throw notFound(name);
+    if (entry.starting !== undefined) await entry.starting;
+    const request = this.#screen(entry, name, snapshot, frozenContext);
+    let answer: unknown;
+    try {
+      answer = await this.#authorizer.authorize(request);
+    } catch {
+      answer = { verdict: 'deny', reason: 'authorizer-error' };
+    }
+    const decision: PermissionDecision = isPermissionDecision(answer)
+      ? answer
+      : { verdict: 'deny', reason: 'invalid-decision' };
+    const authorization: CallAuthorization = Object.freeze({
+      toolName: name,
+      verdict: decision.verdict,
+      reason: decision.reason,
+    });
+    this.#authorizations.set(authorization, {
+      spec: entry.spec,
+      runId: frozenContext.runId,
+      args: snapshot,
+      granted: false,
+    });
+    return authorization;
+  }
+
+  /**
+   * Records a human's yes to an `ask` from {@link authorize} and returns the single-use grant to
+   * pass to {@link invoke}. The grant is bound to the tool instance, the run id and the digest of
+   * the argument snapshot of that authorization. Throws {@link ConfigurationError} for an authorization this
+   * registry did not issue, one whose verdict is not `ask`, or one already granted.
+   */
+  grantApproval(authorization: CallAuthorization): ApprovalGrant {
+    const record = this.#authorizations.get(authorization);
+    if (record === undefined) {
+      throw new ConfigurationError('grantApproval needs an authorization from this registry', {
+        details: { option: 'authorization' },
+      });
+    }
+    if (authorization.verdict !== 'ask') {
+      throw new ConfigurationError(
+        `Only an 'ask' verdict can be approved (this one is ${authorization.verdict})`,
+        { details: { option: 'authorization', verdict: authorization.verdict } },
+      );
+    }
+    if (record.granted) {
+      throw new ConfigurationError('This authorization has already been granted', {
+        details: { option: 'authorization' },
+      });
+    }
+    record.granted = true;
+    const grant: ApprovalGrant = Object.freeze({
+      toolName: authorization.toolName,
+      argsDigest: digestJson(record.args),
+      runId: record.runId,
+    });
+    this.#grants.set(grant, {
+      toolName: grant.toolName,
+      argsDigest: grant.argsDigest,
+      spec: record.spec,
+      runId: record.runId,
+      used: false,
+    });
+    return grant;
   }
 
   /**
@@ -570,6 +690,21 @@ export class ToolRegistry {
         cause: new AggregateError(failures.map((failure) => failure.reason)),
       });
     }
+  }
+
+  /** Checks invoke's options and marks a presented grant used (it is single-use). */
+  #presentGrant(options: InvokeOptions): PresentedGrant | undefined {
+    checkOptionKeys(options, ['approval'], 'invoke');
+    if (options.approval === undefined) return undefined;
+    const record = this.#grants.get(options.approval);
+    if (record === undefined) {
+      throw new ConfigurationError('approval must be a grant from this registry (grantApproval)', {
+        details: { option: 'approval' },
+      });
+    }
+    const fresh = !record.used;
+    record.used = true;
+    return { record, fresh };
   }
 
   #assertOpen(): void {
@@ -770,7 +905,7 @@ export class ToolRegistry {
 
   #execute(call: ToolCall): Promise<ToolResult> {
     return this.#onEvent === undefined
-      ? this.#leased(call.toolName, call.args, call.context)
+      ? this.#leased(call.toolName, call.args, call.context, this.#presented.get(call))
       : this.#executeWithEvents(call);
   }
 
@@ -779,7 +914,12 @@ export class ToolRegistry {
     const eventBase = this.#eventBase(call);
     this.#emit({ ...eventBase, type: 'started' });
     try {
-      const result = await this.#leased(call.toolName, call.args, call.context);
+      const result = await this.#leased(
+        call.toolName,
+        call.args,
+        call.context,
+        this.#presented.get(call),
+      );
       this.#emit({
         ...eventBase,
         type: 'completed',
@@ -811,7 +951,12 @@ export class ToolRegistry {
   }
 
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
-  async #leased(toolName: string, args: JsonObject, context: ToolContext): Promise<ToolResult> {
+  async #leased(
+    toolName: string,
+    args: JsonObject,
+    context: ToolContext,
+    presented: PresentedGrant | undefined,
+  ): Promise<ToolResult> {
     this.#assertOpen();
     const entry = this.#entries.get(toolName);
     if (entry === undefined) throw notFound(toolName);
@@ -820,10 +965,11 @@ export class ToolRegistry {
     let consumed = false;
     try {
       if (entry.starting !== undefined) await entry.starting;
-      const authorizing = this.#check(entry, toolName, args, context);
+      const authorizing = this.#authorize(this.#screen(entry, toolName, args, context), presented);
       if (authorizing !== undefined) await authorizing;
       if (this.#budget !== undefined) {
-        reservation = this.#budget.reserve({ toolName, args, context });
+        const reserved = this.#budget.reserve({ toolName, args, context });
+        reservation = reserved instanceof Promise ? await reserved : reserved;
       }
       if (isAborted(context.signal)) {
         throw new ToolExecutionError(`Tool ${quote(toolName)} was not run: the call was aborted`, {
@@ -854,16 +1000,13 @@ export class ToolRegistry {
     }
   }
 
-  /**
-   * Validation, read-only scope and authorization on a leased instance. Returns a promise only
-   * when something asynchronous (an async authorizer, an approval) has to finish.
-   */
-  #check(
+  /** Start error, validation and read-only scope: throws, else returns the authorizer's request. */
+  #screen(
     entry: Entry,
     toolName: string,
     args: JsonObject,
     context: ToolContext,
-  ): Promise<void> | undefined {
+  ): AuthorizationRequest {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec } = entry;
 
@@ -886,12 +1029,14 @@ export class ToolRegistry {
         { details: { tool: toolName, reason: 'read-only-scope', effect } },
       );
     }
-
-    return this.#authorize({ toolName, args, context, spec, contract, effect });
+    return { toolName, args, context, spec, contract, effect };
   }
 
   /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
-  #authorize(request: AuthorizationRequest): Promise<void> | undefined {
+  #authorize(
+    request: AuthorizationRequest,
+    grant: PresentedGrant | undefined,
+  ): Promise<void> | undefined {
     let answer: unknown;
     try {
       answer = this.#authorizer.authorize(request);
@@ -900,16 +1045,20 @@ export class ToolRegistry {
     }
     if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
       return (answer as Promise<unknown>).then(
-        (settled) => this.#applyDecision(request, settled),
+        (settled) => this.#applyDecision(request, settled, grant),
         (error: unknown) => {
           throw authorizerFailed(request.toolName, error);
         },
       );
     }
-    return this.#applyDecision(request, answer);
+    return this.#applyDecision(request, answer, grant);
   }
 
-  #applyDecision(request: AuthorizationRequest, answer: unknown): Promise<void> | undefined {
+  #applyDecision(
+    request: AuthorizationRequest,
+    answer: unknown,
+    grant: PresentedGrant | undefined,
+  ): Promise<void> | undefined {
     const name = request.toolName;
     const decision: PermissionDecision = isPermissionDecision(answer)
       ? answer
@@ -918,6 +1067,13 @@ export class ToolRegistry {
     if (decision.verdict === 'deny') {
       throw new PermissionDeniedError(`Tool ${quote(name)} was denied by policy`, {
         details: { tool: name, reason: decision.reason ?? 'denied' },
+      });
+    }
+    if (grant !== undefined) {
+      const refusal = grantRefusal(grant, request);
+      if (refusal === undefined) return undefined;
+      throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${refusal}`, {
+        details: { tool: name, reason: refusal },
       });
     }
     const approval = this.#approval;
@@ -993,6 +1149,21 @@ export class ToolRegistry {
       this.#logger?.warn('onEvent threw; the event was dropped', { type: event.type });
     }
   }
+}
+
+/** Why a presented grant does not answer this `ask`, or undefined when it does. */
+function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): string | undefined {
+  if (!grant.fresh) return 'approval-grant-used';
+  const { record } = grant;
+  if (
+    record.toolName !== request.toolName ||
+    record.spec !== request.spec ||
+    record.runId !== request.context.runId ||
+    record.argsDigest !== digestJson(request.args)
+  ) {
+    return 'approval-grant-mismatch';
+  }
+  return undefined;
 }
 
 function newEntry(spec: ToolSpec, tool: Tool): Entry {
