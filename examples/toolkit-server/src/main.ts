@@ -7,12 +7,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createToolkitServer } from './toolkit-server.ts';
+import { createToolkitServer, TRANSPORT_LIMITS } from './toolkit-server.ts';
 
 const mode = process.argv[2] ?? '--stdio';
 
 if (mode === '--stdio') {
-  await createToolkitServer().connect(new StdioServerTransport());
+  // The SDK's default read buffer (10 MiB) holds about 7.4 MiB of attachments; size it for ours.
+  await createToolkitServer().connect(
+    new StdioServerTransport(process.stdin, process.stdout, {
+      maxBufferSize: TRANSPORT_LIMITS.stdioMaxBufferSize,
+    }),
+  );
 } else if (mode === '--http') {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer(async (request, response) => {
@@ -36,6 +41,8 @@ if (mode === '--stdio') {
       }
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // The SDK's default body limit (4 MiB) holds about 2.9 MiB of attachments.
+        maxRequestBodySize: TRANSPORT_LIMITS.httpMaxRequestBodySize,
         onsessioninitialized: (id): void => {
           transports.set(id, created);
         },

@@ -12,6 +12,8 @@ import { createHash } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   AttachmentSourceScheme,
+  type AttachmentTransportLimits,
+  attachmentTransportLimits,
   buildMissingHookPayload,
   classifyAttachmentSource,
   decodeDataAttachment,
@@ -28,6 +30,23 @@ export const CONTRACTS = {
   send_message: defineContract({ risk: 'external-publication', contentTrust: 'sensitive' }),
   export_report: defineContract({ risk: 'read-only', idempotent: true }),
 } as const;
+
+/**
+ * The size chain, in one place: the most attachment bytes one `send_message` call may carry.
+ * The transports get the limits that fit it (main.ts), the missing-hook payload asks for the hook
+ * to be installed with it (`--budget toolfence-example=<bytes>`), so a larger file is denied in
+ * the client with its size in the reason instead of the connection being dropped.
+ */
+export const ATTACHMENT_BUDGET_BYTES: number = 16 * 1024 * 1024;
+
+/** The name the README's client configs give this server (`mcp__toolfence-example__<tool>`). */
+export const SERVER_NAME = 'toolfence-example';
+
+/** Transport limits for {@link ATTACHMENT_BUDGET_BYTES}: stdio `maxBufferSize`, HTTP body limit. */
+export const TRANSPORT_LIMITS: AttachmentTransportLimits = attachmentTransportLimits({
+  attachmentBytes: ATTACHMENT_BUDGET_BYTES,
+  maxAttachments: 10,
+});
 
 /** Options of {@link createToolkitServer}. */
 export interface ToolkitServerOptions {
@@ -117,6 +136,8 @@ export function createToolkitServer(options: ToolkitServerOptions = {}): McpServ
               docsUrl: options.docsUrl ?? 'https://example.com/toolkit/attachments',
               exampleToolName: 'send_message',
               displayName: 'the toolfence example toolkit',
+              maxAttachmentBytes: ATTACHMENT_BUDGET_BYTES,
+              serverName: SERVER_NAME,
             }),
           );
         }
@@ -126,7 +147,9 @@ export function createToolkitServer(options: ToolkitServerOptions = {}): McpServ
             true,
           );
         }
-        const { mimeType, bytes } = decodeDataAttachment(attachment.source);
+        const { mimeType, bytes } = decodeDataAttachment(attachment.source, {
+          maxBytes: ATTACHMENT_BUDGET_BYTES,
+        });
         received.push({
           filename: attachment.filename ?? null,
           mimeType,

@@ -34,16 +34,27 @@ const MAX_TOTAL_BYTES = 26214400;
 const MAX_INPUT_BYTES = 67108864;
 /** Highest value any byte limit may be set to (256 MiB keeps base64 below V8's string limit). */
 const LIMIT_CEILING = 268435456;
+/** Default cap on how deeply a tool input with a file attachment may nest (objects and arrays). */
+const MAX_DEPTH = 100;
+/** Highest value the nesting limit may be set to (JSON.stringify must not run out of stack). */
+const DEPTH_CEILING = 1000;
+/** Default quiet time: a file changed less than this many milliseconds ago is re-checked first. */
+const SETTLE_MS = 100;
+/** Highest quiet time that may be configured, in milliseconds. */
+const SETTLE_CEILING_MS = 10000;
 /** Largest config file the hook reads, in bytes. */
 const MAX_CONFIG_BYTES = 65536;
 const CONFIG_FILENAME = 'toolfence_attachment_substitution.config.json';
+/** Bytes compared per step when a file is read a second time to prove it did not change. */
+const VERIFY_CHUNK_BYTES = 1024 * 1024;
 /** Bytes base64-encoded per stdout write (a multiple of 3, so chunks join without padding). */
 const ENCODE_CHUNK_BYTES = 3 * 1024 * 1024;
 
 /**
  * @typedef {'claude-code' | 'codex' | 'cursor' | 'vscode'} Dialect
  * @typedef {{ [key: string]: unknown }} JsonObject
- * @typedef {{ allowedRoots: string[] | undefined, maxBytes: number, maxTotalBytes: number }} HookConfig
+ * @typedef {{ allowedRoots: string[] | undefined, maxBytes: number, maxTotalBytes: number, maxDepth: number, settleMs: number, toolkitBudgets: Map<string, number> }} HookConfig
+ * @typedef {{ name: string, bytes: number }} ToolkitBudget
  * @typedef {{ holder: JsonObject, where: string, item: JsonObject, index: number }} Slot
  * @typedef {{ marker: string, prefix: string, bytes: Buffer, target: JsonObject }} Payload
  */
@@ -184,7 +195,8 @@ function fileUrlToLocalPath(url) {
       'the file URL is not absolute; use file:///absolute/path',
     );
   }
-  const rest = url.slice(7);
+  // RFC 8089: "localhost" as the host names this machine, exactly like an empty host.
+  const rest = url.slice(7).replace(/^localhost(?=\/)/i, '');
   if (!rest.startsWith('/')) {
     throw new Denial(
       'HOOK_FILE_URL_HOST',
@@ -231,7 +243,7 @@ function describeKind(name) {
 }
 
 /**
- * @param {import('node:fs').Stats} stats
+ * @param {import('node:fs').Stats | import('node:fs').BigIntStats} stats
  * @returns {Denial | undefined}
  */
 function kindDenial(stats) {
@@ -263,15 +275,115 @@ function accessDenial(error) {
 }
 
 /**
+ * Reads the file again in chunks and compares it with what the first pass read.
+ * @param {number} fd
+ * @param {Buffer} bytes
+ * @returns {boolean}
+ */
+function sameBytesAgain(fd, bytes) {
+  if (bytes.length === 0) return true;
+  const scratch = Buffer.allocUnsafe(Math.min(VERIFY_CHUNK_BYTES, bytes.length));
+  let offset = 0;
+  while (offset < bytes.length) {
+    const want = Math.min(scratch.length, bytes.length - offset);
+    let got = 0;
+    while (got < want) {
+      const count = fs.readSync(fd, scratch, got, want - got, offset + got);
+      if (count === 0) return false;
+      got += count;
+    }
+    if (!scratch.subarray(0, want).equals(bytes.subarray(offset, offset + want))) return false;
+    offset += want;
+  }
+  return true;
+}
+
+/**
+ * @param {import('node:fs').BigIntStats} left
+ * @param {import('node:fs').BigIntStats} right
+ * @returns {boolean}
+ */
+function sameState(left, right) {
+  return (
+    left.ino === right.ino &&
+    left.dev === right.dev &&
+    left.size === right.size &&
+    left.mtimeNs === right.mtimeNs &&
+    left.ctimeNs === right.ctimeNs
+  );
+}
+
+/**
+ * A file whose last change is more recent than `settleMs` may be in the middle of being written
+ * (a writer between two write calls leaves a mix of old and new bytes that no read can tell
+ * apart). Waits until it has been quiet that long, once, and refuses it if it changed meanwhile.
+ * @param {number} fd
+ * @param {import('node:fs').BigIntStats} opened
+ * @param {number} settleMs
+ */
+function settle(fd, opened, settleMs) {
+  let last = opened.ctimeNs;
+  if (opened.mtimeNs > last) last = opened.mtimeNs;
+  const age = BigInt(Date.now()) * 1000000n - last;
+  const quiet = BigInt(settleMs) * 1000000n;
+  if (age >= quiet) return;
+  const wait = age < 0n ? settleMs : Math.min(settleMs, Math.ceil(Number(quiet - age) / 1e6));
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+  if (!sameState(fs.fstatSync(fd, { bigint: true }), opened)) {
+    throw new Denial(
+      'HOOK_FILE_CHANGED',
+      'the file is still being written; try again once it is complete',
+    );
+  }
+}
+
+/** @returns {Denial} */
+function changedDenial() {
+  return new Denial('HOOK_FILE_CHANGED', 'the file changed while it was being read; try again');
+}
+
+/**
+ * A byte count in the unit a person reads at a glance: 12 MiB, 700 KiB, 35 bytes.
+ * @param {number} bytes
+ * @returns {string}
+ */
+function formatBytes(bytes) {
+  const units = [
+    [1073741824, 'GiB'],
+    [1048576, 'MiB'],
+    [1024, 'KiB'],
+  ];
+  for (const [size, unit] of /** @type {[number, string][]} */ (units)) {
+    if (bytes >= size) {
+      return `${(bytes / size).toFixed(1).replace(/\.0$/, '')} ${unit}`;
+    }
+  }
+  return `${bytes} bytes`;
+}
+
+/**
+ * @param {number} size
+ * @param {number} limit
+ * @returns {Denial}
+ */
+function limitDenial(size, limit) {
+  return new Denial(
+    'HOOK_FILE_TOO_LARGE',
+    `the file is ${formatBytes(size)} (${size} bytes); the hook inlines files up to ${formatBytes(limit)} (${limit} bytes). Attach a smaller file`,
+  );
+}
+
+/**
  * Reads a regular file without ever blocking on a FIFO or device, refusing anything larger than
  * `limit`. `realPath` must already be resolved; the open refuses a symlink swapped in since.
  * @param {string} realPath
  * @param {number} limit
  * @param {(size: number) => Denial | undefined} [checkSize]
  * @param {(fd: number) => Denial | undefined} [checkOpened]
+ * @param {number} [settleMs] quiet time to wait out when the file changed just now
  * @returns {Buffer}
  */
-function readRegularFile(realPath, limit, checkSize, checkOpened) {
+function readRegularFile(realPath, limit, checkSize, checkOpened, settleMs = 0) {
   let stats;
   try {
     stats = fs.statSync(realPath);
@@ -289,20 +401,19 @@ function readRegularFile(realPath, limit, checkSize, checkOpened) {
     throw accessDenial(error);
   }
   try {
-    const opened = fs.fstatSync(fd);
+    const opened = fs.fstatSync(fd, { bigint: true });
     const after = kindDenial(opened);
     if (after !== undefined) throw after;
-    if (opened.ino !== stats.ino || opened.dev !== stats.dev) {
-      throw new Denial('HOOK_FILE_CHANGED', 'the file changed while it was being read');
+    if (opened.ino !== BigInt(stats.ino) || opened.dev !== BigInt(stats.dev)) {
+      throw changedDenial();
     }
     const openedDenial = checkOpened?.(fd);
     if (openedDenial !== undefined) throw openedDenial;
-    const size = opened.size;
-    if (size > limit) {
-      throw new Denial('HOOK_FILE_TOO_LARGE', `the file is larger than the ${limit}-byte limit`);
-    }
+    const size = Number(opened.size);
+    if (size > limit) throw limitDenial(size, limit);
     const sizeDenial = checkSize?.(size);
     if (sizeDenial !== undefined) throw sizeDenial;
+    if (settleMs > 0) settle(fd, opened, settleMs);
     const bytes = Buffer.allocUnsafe(size);
     let filled = 0;
     while (filled < size) {
@@ -310,11 +421,16 @@ function readRegularFile(realPath, limit, checkSize, checkOpened) {
       if (count === 0) break;
       filled += count;
     }
+    // A file that shrank, grew or was rewritten in place while it was read is refused: the bytes
+    // could be a mix of two versions. Identity, size and both change times must be unchanged.
+    if (filled !== size) throw changedDenial();
     const probe = Buffer.allocUnsafe(1);
-    if (fs.readSync(fd, probe, 0, 1, filled) !== 0) {
-      throw new Denial('HOOK_FILE_CHANGED', 'the file changed while it was being read');
-    }
-    return filled === size ? bytes : bytes.subarray(0, filled);
+    if (fs.readSync(fd, probe, 0, 1, filled) !== 0) throw changedDenial();
+    // File systems keep change times at clock-tick granularity (ext4: a few milliseconds), so a
+    // rewrite within one tick leaves them equal. A second pass must read the same bytes again.
+    if (!sameBytesAgain(fd, bytes)) throw changedDenial();
+    if (!sameState(fs.fstatSync(fd, { bigint: true }), opened)) throw changedDenial();
+    return bytes;
   } catch (error) {
     if (error instanceof Denial) throw error;
     throw accessDenial(error);
@@ -351,6 +467,117 @@ function limitFromJson(value, name) {
 }
 
 /**
+ * A JSON number as the text the range checks read; anything else becomes text they refuse.
+ * @param {unknown} value
+ * @returns {string}
+ */
+function jsonWholeNumber(value) {
+  return typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : 'invalid';
+}
+
+/**
+ * @param {string} text
+ * @param {string} name
+ * @returns {number}
+ */
+function depthFrom(text, name) {
+  if (!/^[1-9][0-9]*$/.test(text) || Number(text) > DEPTH_CEILING) {
+    throw new Denial(
+      'HOOK_CONFIG_INVALID',
+      `${name} must be a whole number of nesting levels from 1 to ${DEPTH_CEILING}`,
+    );
+  }
+  return Number(text);
+}
+
+/**
+ * @param {string} text
+ * @param {string} name
+ * @returns {number}
+ */
+function settleFrom(text, name) {
+  if (!/^(?:0|[1-9][0-9]*)$/.test(text) || Number(text) > SETTLE_CEILING_MS) {
+    throw new Denial(
+      'HOOK_CONFIG_INVALID',
+      `${name} must be a whole number of milliseconds from 0 to ${SETTLE_CEILING_MS}`,
+    );
+  }
+  return Number(text);
+}
+
+/**
+ * `toolkitBudgets`: MCP server name (as configured in the client) to the most attachment bytes
+ * one call to that server may carry.
+ * @param {unknown} value
+ * @returns {Map<string, number>}
+ */
+function budgetsFrom(value) {
+  if (!isObject(value)) {
+    throw new Denial(
+      'HOOK_CONFIG_INVALID',
+      'toolkitBudgets must map MCP server names to byte counts',
+    );
+  }
+  /** @type {Map<string, number>} */
+  const budgets = new Map();
+  for (const [name, bytes] of Object.entries(value)) {
+    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(name)) {
+      throw new Denial(
+        'HOOK_CONFIG_INVALID',
+        'toolkitBudgets keys must be MCP server names (letters, digits, "_", "-", ".")',
+      );
+    }
+    budgets.set(name, limitFromJson(bytes, `toolkitBudgets.${name}`));
+  }
+  return budgets;
+}
+
+/**
+ * The budget of the MCP server this call goes to, found from the tool's name in each client's
+ * naming scheme: `mcp__<server>__<tool>` (Claude Code, Codex), `mcp_<server>_<tool>` (VS Code),
+ * `MCP:<server>:<tool>` (Cursor, when it names the server). The longest matching name wins.
+ * @param {Map<string, number>} budgets
+ * @param {unknown} toolName
+ * @returns {ToolkitBudget | undefined}
+ */
+function toolkitBudgetFor(budgets, toolName) {
+  if (budgets.size === 0 || typeof toolName !== 'string') return undefined;
+  /** @type {ToolkitBudget | undefined} */
+  let found;
+  for (const [name, bytes] of budgets) {
+    const matches =
+      toolName.startsWith(`mcp__${name}__`) ||
+      toolName.startsWith(`mcp_${name}_`) ||
+      toolName.startsWith(`MCP:${name}:`);
+    if (matches && (found === undefined || name.length > found.name.length)) {
+      found = { name, bytes };
+    }
+  }
+  return found;
+}
+
+/**
+ * How deeply `value` nests, counting each object and array as one level; stops counting once
+ * `limit` is passed. Iterative, so no input can exhaust the stack.
+ * @param {unknown} value
+ * @param {number} limit
+ * @returns {boolean} true when the nesting is deeper than `limit`
+ */
+function nestsDeeperThan(value, limit) {
+  /** @type {[unknown, number][]} */
+  const stack = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = /** @type {[unknown, number]} */ (stack.pop());
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > limit) return true;
+    for (const inner of Array.isArray(current) ? current : Object.values(current)) {
+      if (typeof inner === 'object' && inner !== null) stack.push([inner, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
  * @param {unknown} roots
  * @param {string} name
  * @returns {string[]}
@@ -382,7 +609,14 @@ function rootsFrom(roots, name) {
 function loadConfig() {
   const env = process.env;
   /** @type {HookConfig} */
-  const config = { allowedRoots: undefined, maxBytes: MAX_BYTES, maxTotalBytes: MAX_TOTAL_BYTES };
+  const config = {
+    allowedRoots: undefined,
+    maxBytes: MAX_BYTES,
+    maxTotalBytes: MAX_TOTAL_BYTES,
+    maxDepth: MAX_DEPTH,
+    settleMs: SETTLE_MS,
+    toolkitBudgets: new Map(),
+  };
   const explicit = env.TOOLFENCE_HOOK_CONFIG;
   const configPath =
     explicit !== undefined && explicit !== ''
@@ -414,6 +648,12 @@ function loadConfig() {
       else if (key === 'maxBytes') config.maxBytes = limitFromJson(parsed[key], 'maxBytes');
       else if (key === 'maxTotalBytes') {
         config.maxTotalBytes = limitFromJson(parsed[key], 'maxTotalBytes');
+      } else if (key === 'maxDepth') {
+        config.maxDepth = depthFrom(jsonWholeNumber(parsed[key]), 'maxDepth');
+      } else if (key === 'settleMs') {
+        config.settleMs = settleFrom(jsonWholeNumber(parsed[key]), 'settleMs');
+      } else if (key === 'toolkitBudgets') {
+        config.toolkitBudgets = budgetsFrom(parsed[key]);
       } else if (key !== '$comment') {
         throw new Denial('HOOK_CONFIG_INVALID', 'the hook config file has an unknown key');
       }
@@ -430,6 +670,14 @@ function loadConfig() {
   if (maxBytes !== undefined && maxBytes !== '') {
     config.maxBytes = parseLimit(maxBytes, 'TOOLFENCE_HOOK_MAX_BYTES');
   }
+  const maxDepth = env.TOOLFENCE_HOOK_MAX_DEPTH;
+  if (maxDepth !== undefined && maxDepth !== '') {
+    config.maxDepth = depthFrom(maxDepth, 'TOOLFENCE_HOOK_MAX_DEPTH');
+  }
+  const settle = env.TOOLFENCE_HOOK_SETTLE_MS;
+  if (settle !== undefined && settle !== '') {
+    config.settleMs = settleFrom(settle, 'TOOLFENCE_HOOK_SETTLE_MS');
+  }
   const maxTotal = env.TOOLFENCE_HOOK_MAX_TOTAL_BYTES;
   if (maxTotal !== undefined && maxTotal !== '') {
     config.maxTotalBytes = parseLimit(maxTotal, 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES');
@@ -438,13 +686,28 @@ function loadConfig() {
 }
 
 /**
+ * On Windows, `\\?\C:\x` and `\\?\UNC\server\share` name the same files as `C:\x` and
+ * `\\server\share`; compare them in the plain form.
+ * @param {string} value
+ * @returns {string}
+ */
+function comparablePath(value) {
+  if (process.platform !== 'win32') return value;
+  if (/^\\\\\?\\UNC\\/i.test(value)) return `\\\\${value.slice(8)}`;
+  if (value.startsWith('\\\\?\\')) return value.slice(4);
+  return value;
+}
+
+/**
  * @param {string} realPath
  * @param {string[]} roots
  * @returns {boolean}
  */
 function isInsideRoots(realPath, roots) {
+  const target = comparablePath(realPath);
   return roots.some((root) => {
-    const relative = path.relative(root, realPath);
+    // path.win32.relative compares letter case insensitively, as Windows names are.
+    const relative = path.relative(comparablePath(root), target);
     return (
       relative !== '' &&
       relative !== '..' &&
@@ -585,10 +848,19 @@ function detectMime(name, bytes) {
  * a 34 MB answer never exists as one string.
  * @param {JsonObject} input
  * @param {Slot[]} slots
+ * @param {unknown} toolName
  * @returns {{ updated: JsonObject, payloads: Payload[] }}
  */
-function substitute(input, slots) {
+function substitute(input, slots, toolName) {
   const config = loadConfig();
+  // Checked before any file is read: the answer must be serialisable, and JSON.stringify recurses.
+  if (nestsDeeperThan(input, config.maxDepth)) {
+    throw new Denial(
+      'HOOK_INPUT_TOO_DEEP',
+      `the tool input nests deeper than ${config.maxDepth} levels; no file was read. Flatten the arguments`,
+    );
+  }
+  const toolkit = toolkitBudgetFor(config.toolkitBudgets, toolName);
   const nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
   /** @type {Payload[]} */
   const payloads = [];
@@ -614,14 +886,24 @@ function substitute(input, slots) {
       const bytes = readRegularFile(
         realPath,
         config.maxBytes,
-        (size) =>
-          total + size > config.maxTotalBytes
-            ? new Denial(
-                'HOOK_TOTAL_TOO_LARGE',
-                `the attachments of this call exceed the ${config.maxTotalBytes}-byte budget`,
-              )
-            : undefined,
+        (size) => {
+          if (toolkit !== undefined && total + size > toolkit.bytes) {
+            const earlier = total > 0 ? ` with the ${formatBytes(total)} attached before it` : '';
+            return new Denial(
+              'HOOK_TOOLKIT_BUDGET_EXCEEDED',
+              `the file is ${formatBytes(size)} (${size} bytes)${earlier}; this toolkit (${toolkit.name}) accepts up to ${formatBytes(toolkit.bytes)} (${toolkit.bytes} bytes) of attachments per call. Attach a smaller file or split it across calls`,
+            );
+          }
+          if (total + size > config.maxTotalBytes) {
+            return new Denial(
+              'HOOK_TOTAL_TOO_LARGE',
+              `the attachments of this call exceed the ${formatBytes(config.maxTotalBytes)} (${config.maxTotalBytes}-byte) budget; this file is ${formatBytes(size)}. Attach fewer or smaller files`,
+            );
+          }
+          return undefined;
+        },
         config.allowedRoots === undefined ? undefined : openedInside(config.allowedRoots),
+        config.settleMs,
       );
       total += bytes.length;
       const name = path.basename(localPath);
@@ -775,7 +1057,7 @@ function handle(raw) {
   if (work.length === 0) return noop();
   let result;
   try {
-    result = substitute(input, work);
+    result = substitute(input, work, event.tool_name);
   } catch (error) {
     const denial =
       error instanceof Denial ? error : new Denial('HOOK_FILE_UNREADABLE', 'unexpected failure');
@@ -783,7 +1065,15 @@ function handle(raw) {
   }
   const { updated, payloads } = result;
   const render = () => JSON.stringify(rewriteOutput(dialect, updated));
-  answerRewrite(render(), payloads, render);
+  let text;
+  try {
+    text = render();
+  } catch {
+    // Never exit 1 (a non-blocking error: the call would go on unrewritten); deny instead.
+    const denial = new Denial('HOOK_INPUT_TOO_DEEP', 'the rewritten tool input cannot be encoded');
+    return answer(JSON.stringify(denyOutput(dialect, denial)));
+  }
+  answerRewrite(text, payloads, render);
 }
 
 function main() {

@@ -7,7 +7,16 @@ describe('public surface of @toolfence/host-config', () => {
   it('exports exactly the pinned runtime names', () => {
     expect(Object.keys(api).sort()).toEqual(
       [
+        'ATTACHMENT_ITEM_OVERHEAD_BYTES',
         'ATTACHMENT_JSON_SCHEMA',
+        'DEFAULT_MAX_ATTACHMENTS',
+        'DEFAULT_OTHER_ARGUMENT_BYTES',
+        'SDK_HTTP_DEFAULT_MAX_REQUEST_BODY_SIZE',
+        'SDK_STDIO_DEFAULT_MAX_BUFFER_SIZE',
+        'STDIO_READ_CHUNK_BYTES',
+        'attachmentBudgetForTransport',
+        'attachmentTransportLimits',
+        'toSnakeCaseMissingHookPayload',
         'AttachmentDataInvalidError',
         'AttachmentOptionError',
         'AttachmentSourceScheme',
@@ -21,6 +30,7 @@ describe('public surface of @toolfence/host-config', () => {
         'HOOK_SCRIPT',
         'HOOK_SCRIPT_FILENAME',
         'HOOK_SCRIPT_URL',
+        'HOOK_SETTLE_MS',
         'HOOK_TIMEOUT_SECONDS',
         'HookPayloadOptionError',
         'HostConfigError',
@@ -29,6 +39,8 @@ describe('public surface of @toolfence/host-config', () => {
         'InstallUsageError',
         'InstallWriteError',
         'MAX_BYTES',
+        'MAX_HOOK_DEPTH',
+        'MAX_HOOK_DEPTH_CEILING',
         'MAX_HOOK_INPUT_BYTES',
         'MAX_TOTAL_BYTES',
         'MISSING_HOOK_META_KEY',

@@ -41,7 +41,10 @@ export {
   HOOK_SCRIPT,
   HOOK_SCRIPT_FILENAME,
   HOOK_SCRIPT_URL,
+  HOOK_SETTLE_MS,
   MAX_BYTES,
+  MAX_HOOK_DEPTH,
+  MAX_HOOK_DEPTH_CEILING,
   MAX_HOOK_INPUT_BYTES,
   MAX_TOTAL_BYTES,
   readHookProtocolVersion,
@@ -55,7 +58,23 @@ export {
   type MissingHookPayloadOptions,
   type MissingHookToolResult,
   missingHookToolResult,
+  type SnakeCaseMissingHookPayload,
+  toSnakeCaseMissingHookPayload,
 } from './attachments/missing-hook-payload.js';
+// Transport limits a toolkit server needs for an attachment budget
+export {
+  ATTACHMENT_ITEM_OVERHEAD_BYTES,
+  type AttachmentTransportLimits,
+  type AttachmentTransportLimitsOptions,
+  type AttachmentTransportOptions,
+  attachmentBudgetForTransport,
+  attachmentTransportLimits,
+  DEFAULT_MAX_ATTACHMENTS,
+  DEFAULT_OTHER_ARGUMENT_BYTES,
+  SDK_HTTP_DEFAULT_MAX_REQUEST_BODY_SIZE,
+  SDK_STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  STDIO_READ_CHUNK_BYTES,
+} from './attachments/transport-limits.js';
 // Installer (also the `toolfence-host-config` command)
 export {
   InstallConfigMalformedError,
@@ -63,6 +82,7 @@ export {
   InstallWriteError,
 } from './cli/errors.js';
 export {
+  type CodexHookTrust,
   getHookStatus,
   type HookFileChange,
   type HookInstallOptions,

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileUrl, runHook, stdinFor } from './support/run-hook.js';
+import { fileUrl, runHook, stdinFor, stdinShapes } from './support/run-hook.js';
 
 type Expectation =
   | { readonly deny: string }
@@ -17,10 +17,20 @@ interface Row {
   readonly env?: (dir: string) => Record<string, string>;
   readonly raw?: (dir: string) => string;
   readonly expect: Expectation;
+  /** Platforms the row applies to (default: all). Windows has no FIFOs, devices or /proc. */
+  readonly only?: 'posix' | 'linux' | 'win32';
+}
+
+const WINDOWS = process.platform === 'win32';
+function applies(row: Row): boolean {
+  if (row.only === undefined) return true;
+  if (row.only === 'win32') return WINDOWS;
+  if (row.only === 'linux') return process.platform === 'linux';
+  return !WINDOWS;
 }
 
 let dir: string;
-let socketServer: Server;
+let socketServer: Server | undefined;
 const body = 'attachment bytes\n';
 
 beforeAll(async () => {
@@ -33,17 +43,21 @@ beforeAll(async () => {
   await mkdir(join(dir, 'outside'));
   await writeFile(join(dir, 'allowed', 'in.txt'), body);
   await writeFile(join(dir, 'outside', 'secret.txt'), body);
+  if (WINDOWS) return; // symlinks need a privilege there; no FIFOs, no unix sockets in folders
   await symlink(join(dir, 'outside', 'secret.txt'), join(dir, 'allowed', 'escape.txt'));
   await symlink('/dev/zero', join(dir, 'zero-link'));
   await symlink(join(dir, 'loop-b'), join(dir, 'loop-a'));
   await symlink(join(dir, 'loop-a'), join(dir, 'loop-b'));
   spawnSync('mkfifo', [join(dir, 'fifo')]);
   socketServer = createServer();
-  await new Promise<void>((resolve) => socketServer.listen(join(dir, 'sock'), resolve));
+  await new Promise<void>((resolve) => socketServer?.listen(join(dir, 'sock'), resolve));
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => socketServer.close(resolve));
+  if (socketServer !== undefined) {
+    const server = socketServer;
+    await new Promise((resolve) => server.close(resolve));
+  }
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -51,6 +65,22 @@ const one = (source: string, extra: Record<string, unknown> = {}) => ({
   attachment: { source, ...extra },
 });
 const url = (name: string) => fileUrl(join(dir, name));
+
+/**
+ * A Claude Code event whose tool input holds an attachment beside `levels` nested lists. Built as
+ * text: JSON.stringify itself cannot serialise such a value.
+ */
+function deepEvent(source: string, levels: number): string {
+  return eventText(
+    `{"attachment":{"source":"${source}"},"nested":${'['.repeat(levels)}${']'.repeat(levels)}}`,
+  );
+}
+
+/** A Claude Code event around a tool input given as JSON text. */
+function eventText(toolInput: string): string {
+  const head = JSON.stringify({ ...stdinShapes['claude-code']({}), tool_input: undefined });
+  return `${head.slice(0, -1)},"tool_input":${toolInput}}\n`;
+}
 
 const rows: Row[] = [
   {
@@ -96,6 +126,7 @@ const rows: Row[] = [
     name: 'symlink loop',
     input: () => one(url('loop-a')),
     expect: { deny: 'HOOK_FILE_UNREADABLE' },
+    only: 'posix',
   },
   {
     name: 'file URL with a remote host',
@@ -103,14 +134,82 @@ const rows: Row[] = [
     expect: { deny: 'HOOK_FILE_URL_HOST' },
   },
   {
-    name: 'file URL with localhost as host',
-    input: () => one('file://localhost/etc/hosts'),
+    name: 'file://localhost/path reads the local file (RFC 8089)',
+    input: () => one(`file://localhost${url('a.txt').slice('file://'.length)}`),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'file://LOCALHOST/path: the host is case-insensitive',
+    input: () => one(`file://LocalHost${url('a.txt').slice('file://'.length)}`),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'localhost with a port is a host, not this machine',
+    input: () => one(`file://localhost:80${url('a.txt').slice('file://'.length)}`),
     expect: { deny: 'HOOK_FILE_URL_HOST' },
+  },
+  {
+    name: 'a host that starts with localhost is a remote host',
+    input: () => one(`file://localhost.evil.example${url('a.txt').slice('file://'.length)}`),
+    expect: { deny: 'HOOK_FILE_URL_HOST' },
+  },
+  {
+    name: 'file://localhost with no path',
+    input: () => one('file://localhost'),
+    expect: { deny: 'HOOK_FILE_URL_HOST' },
+  },
+  {
+    name: 'input nested 5,000 levels deep (denied before any file is read)',
+    input: () => ({}),
+    raw: () => deepEvent(url('nope.txt'), 5000),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'input nested 200,000 levels deep',
+    input: () => ({}),
+    raw: () => deepEvent(url('nope.txt'), 200_000),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'deep nesting inside the attachment object itself',
+    input: () => ({}),
+    raw: () =>
+      eventText(
+        `{"attachment":{"source":"${url('a.txt')}","meta":${'{"x":'.repeat(300)}1${'}'.repeat(300)}}}`,
+      ),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'nesting one level deeper than TOOLFENCE_HOOK_MAX_DEPTH',
+    input: () => ({}),
+    raw: () => deepEvent(url('a.txt'), 10),
+    env: () => ({ TOOLFENCE_HOOK_MAX_DEPTH: '10' }),
+    expect: { deny: 'HOOK_INPUT_TOO_DEEP' },
+  },
+  {
+    name: 'nesting exactly at TOOLFENCE_HOOK_MAX_DEPTH is rewritten',
+    input: () => ({}),
+    raw: () => deepEvent(url('a.txt'), 9),
+    env: () => ({ TOOLFENCE_HOOK_MAX_DEPTH: '10' }),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'the default depth limit (100) admits 99 nested lists beside the attachment',
+    input: () => ({}),
+    raw: () => deepEvent(url('a.txt'), 99),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+  },
+  {
+    name: 'TOOLFENCE_HOOK_MAX_DEPTH above its ceiling (config invalid, fail closed)',
+    input: () => one(url('a.txt')),
+    env: () => ({ TOOLFENCE_HOOK_MAX_DEPTH: '1001' }),
+    expect: { deny: 'HOOK_CONFIG_INVALID' },
   },
   {
     name: 'UNC-style file URL (file:////server/share)',
     input: () => one('file:////server/share/x'),
     expect: { deny: 'HOOK_FILE_NOT_FOUND' },
+    only: 'posix',
   },
   {
     name: 'relative file: path',
@@ -132,27 +231,37 @@ const rows: Row[] = [
     name: 'FIFO (must not hang)',
     input: () => one(url('fifo')),
     expect: { deny: 'HOOK_NOT_REGULAR_FILE' },
+    only: 'posix',
   },
-  { name: 'unix socket', input: () => one(url('sock')), expect: { deny: 'HOOK_NOT_REGULAR_FILE' } },
+  {
+    name: 'unix socket',
+    input: () => one(url('sock')),
+    expect: { deny: 'HOOK_NOT_REGULAR_FILE' },
+    only: 'posix',
+  },
   {
     name: '/dev/zero (must not hang)',
     input: () => one('file:///dev/zero'),
     expect: { deny: 'HOOK_NOT_REGULAR_FILE' },
+    only: 'posix',
   },
   {
     name: '/dev/null',
     input: () => one('file:///dev/null'),
     expect: { deny: 'HOOK_NOT_REGULAR_FILE' },
+    only: 'posix',
   },
   {
     name: 'symlink to /dev/zero',
     input: () => one(url('zero-link')),
     expect: { deny: 'HOOK_NOT_REGULAR_FILE' },
+    only: 'posix',
   },
   {
     name: 'pseudo-file whose size is 0 but reads more (/proc/version)',
     input: () => one('file:///proc/version'),
     expect: { deny: 'HOOK_FILE_CHANGED' },
+    only: 'linux',
   },
   {
     name: 'file outside the allowlist',
@@ -165,6 +274,7 @@ const rows: Row[] = [
     input: () => one(url('allowed/escape.txt')),
     env: (d) => ({ TOOLFENCE_HOOK_ALLOWED_ROOTS: join(d, 'allowed') }),
     expect: { deny: 'HOOK_PATH_NOT_ALLOWED' },
+    only: 'posix',
   },
   {
     name: 'dot-dot escape from an allowed root',
@@ -371,36 +481,83 @@ const rows: Row[] = [
   {
     name: 'file inside the allowlist is read',
     input: () => one(url('allowed/in.txt')),
-    env: (d) => ({ TOOLFENCE_HOOK_ALLOWED_ROOTS: `/nonexistent-root:${join(d, 'allowed')}` }),
+    env: (d) => ({
+      TOOLFENCE_HOOK_ALLOWED_ROOTS: `${join(d, 'nonexistent-root')}${delimiter}${join(d, 'allowed')}`,
+    }),
     expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'in.txt' }) },
   },
 ];
+
+rows.push(
+  {
+    name: 'Windows: drive-letter URL (file:///C:/...)',
+    input: () => one(url('a.txt')),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+    only: 'win32',
+  },
+  {
+    name: 'Windows: drive letter with a bar (file:///C|/...)',
+    input: () => one(url('a.txt').replace(/^file:\/\/\/([A-Za-z]):/, 'file:///$1|')),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'a.txt' }) },
+    only: 'win32',
+  },
+  {
+    name: 'Windows: a URL without a drive letter',
+    input: () => one('file:///Users/me/a.txt'),
+    expect: { deny: 'HOOK_FILE_URL_INVALID' },
+    only: 'win32',
+  },
+  {
+    name: 'Windows: an allowlist root in other letter case matches (names are case-insensitive)',
+    input: () => one(url('allowed/in.txt')),
+    env: (d) => ({ TOOLFENCE_HOOK_ALLOWED_ROOTS: join(d, 'allowed').toUpperCase() }),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'in.txt' }) },
+    only: 'win32',
+  },
+  {
+    name: 'Windows: an allowlist root written as a \\\\?\\ path matches',
+    input: () => one(url('allowed/in.txt')),
+    env: (d) => ({ TOOLFENCE_HOOK_ALLOWED_ROOTS: `\\\\?\\${join(d, 'allowed')}` }),
+    expect: { rewrite: (input) => expect(input.attachment).toMatchObject({ filename: 'in.txt' }) },
+    only: 'win32',
+  },
+  {
+    name: 'Windows: a file outside a case-insensitive allowlist root is still denied',
+    input: () => one(url('outside/secret.txt')),
+    env: (d) => ({ TOOLFENCE_HOOK_ALLOWED_ROOTS: join(d, 'allowed').toUpperCase() }),
+    expect: { deny: 'HOOK_PATH_NOT_ALLOWED' },
+    only: 'win32',
+  },
+);
 
 describe('hook deny and pass-through rules (adversarial)', () => {
   it('has at least 30 rows', () => {
     expect(rows.length).toBeGreaterThanOrEqual(30);
   });
 
-  it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
-    const stdin = row.raw?.(dir) ?? stdinFor('claude-code', row.input(dir));
-    const result = await runHook(stdin, row.env === undefined ? {} : { env: row.env(dir) });
-    expect(result.code).toBe(0);
-    if ('deny' in row.expect) {
-      const output = JSON.parse(result.stdout);
-      expect(output.hookSpecificOutput.permissionDecision).toBe('deny');
-      expect(output.hookSpecificOutput.permissionDecisionReason).toContain(
-        `: ${row.expect.deny}: `,
-      );
-      expect(output.hookSpecificOutput.updatedInput).toBeUndefined();
-      expect(result.stdout).not.toContain(Buffer.from(body).toString('base64'));
-    } else if ('pass' in row.expect) {
-      expect(result.stdout).toBe('');
-    } else {
-      const output = JSON.parse(result.stdout);
-      expect(output.hookSpecificOutput.permissionDecision).toBeUndefined();
-      row.expect.rewrite(output.hookSpecificOutput.updatedInput);
-    }
-  });
+  // A row for another platform is reported as skipped (platform condition), never as passed.
+  for (const row of rows) {
+    it.skipIf(!applies(row))(row.name, async () => {
+      const stdin = row.raw?.(dir) ?? stdinFor('claude-code', row.input(dir));
+      const result = await runHook(stdin, row.env === undefined ? {} : { env: row.env(dir) });
+      expect(result.code).toBe(0);
+      if ('deny' in row.expect) {
+        const output = JSON.parse(result.stdout);
+        expect(output.hookSpecificOutput.permissionDecision).toBe('deny');
+        expect(output.hookSpecificOutput.permissionDecisionReason).toContain(
+          `: ${row.expect.deny}: `,
+        );
+        expect(output.hookSpecificOutput.updatedInput).toBeUndefined();
+        expect(result.stdout).not.toContain(Buffer.from(body).toString('base64'));
+      } else if ('pass' in row.expect) {
+        expect(result.stdout).toBe('');
+      } else {
+        const output = JSON.parse(result.stdout);
+        expect(output.hookSpecificOutput.permissionDecision).toBeUndefined();
+        row.expect.rewrite(output.hookSpecificOutput.updatedInput);
+      }
+    });
+  }
 });
 
 describe('hook input limits', () => {

@@ -123,6 +123,12 @@ describe('hook script behaviour', () => {
     ['a boolean limit', '{"maxBytes": true}'],
     ['broken JSON', '{"allowedRoots": ['],
     ['a list instead of an object', '[]'],
+    ['maxDepth as a string', '{"maxDepth": "10"}'],
+    ['maxDepth over its ceiling', '{"maxDepth": 1001}'],
+    ['settleMs negative', '{"settleMs": -1}'],
+    ['toolkitBudgets as a list', '{"toolkitBudgets": [1]}'],
+    ['a toolkit budget of zero', '{"toolkitBudgets": {"files": 0}}'],
+    ['a toolkit name with a space', '{"toolkitBudgets": {"my files": 10}}'],
   ])('fails closed on a config file with %s', async (_name, text) => {
     const home = await mkdtemp(join(dir, 'config-'));
     await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
@@ -135,6 +141,34 @@ describe('hook script behaviour', () => {
     const output = JSON.parse(result.stdout);
     expect(output.permission).toBe('deny');
     expect(output.user_message).toContain('HOOK_CONFIG_INVALID');
+  });
+
+  it.each([
+    [
+      'maxDepth',
+      '{"maxDepth": 2}',
+      { attachment: { source: '' }, nested: { deeper: {} } },
+      'HOOK_INPUT_TOO_DEEP',
+    ],
+    [
+      'toolkitBudgets',
+      '{"toolkitBudgets": {"files": 1}}',
+      { attachment: { source: '' } },
+      'HOOK_TOOLKIT_BUDGET_EXCEEDED',
+    ],
+  ])('enforces %s from the config file', async (_name, text, input, code) => {
+    const home = await mkdtemp(join(dir, 'config-'));
+    await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
+    await writeFile(join(home, HOOK_CONFIG_FILENAME), text);
+    await writeFile(join(home, 'a.txt'), 'ab');
+    const withSource = { ...input, attachment: { source: fileUrl(join(home, 'a.txt')) } };
+    // The Claude Code event names the tool mcp__files__upload: the "files" budget applies.
+    const result = await runHook(stdinFor('claude-code', withSource), {
+      script: join(home, HOOK_SCRIPT_FILENAME),
+    });
+    expect(JSON.parse(result.stdout).hookSpecificOutput.permissionDecisionReason).toContain(
+      `: ${code}: `,
+    );
   });
 
   it.each([
@@ -172,35 +206,39 @@ describe('hook script behaviour', () => {
     expect(result).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 
-  it('reads stdin that is non-blocking and arrives late (EAGAIN fallback)', async () => {
-    const fifo = join(dir, 'stdin-fifo');
-    spawnSync('mkfifo', [fifo]);
-    await writeFile(join(dir, 'late.txt'), 'late');
-    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-    const writer = openSync(fifo, constants.O_WRONLY);
-    // libuv makes a child's fds 0-2 blocking, so hand the non-blocking FIFO over as fd 3 and let
-    // sh move it to fd 0 (what a client that is not built on libuv may do).
-    const child = spawn(
-      '/bin/sh',
-      ['-c', 'exec "$0" "$1" 0<&3 3<&-', process.execPath, HOOK_PATH],
-      {
-        stdio: ['ignore', 'pipe', 'pipe', reader],
-      },
-    );
-    closeSync(reader);
-    const out: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
-    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    writeSync(
-      writer,
-      stdinFor('claude-code', { attachment: { source: fileUrl(join(dir, 'late.txt')) } }),
-    );
-    closeSync(writer);
-    expect(await closed).toBe(0);
-    const output = JSON.parse(Buffer.concat(out).toString('utf8'));
-    expect(output.hookSpecificOutput.updatedInput.attachment.source).toBe(
-      'data:text/plain;base64,bGF0ZQ==',
-    );
-  });
+  // Windows has no FIFOs or /bin/sh.
+  it.skipIf(process.platform === 'win32')(
+    'reads stdin that is non-blocking and arrives late (EAGAIN fallback)',
+    async () => {
+      const fifo = join(dir, 'stdin-fifo');
+      spawnSync('mkfifo', [fifo]);
+      await writeFile(join(dir, 'late.txt'), 'late');
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      const writer = openSync(fifo, constants.O_WRONLY);
+      // libuv makes a child's fds 0-2 blocking, so hand the non-blocking FIFO over as fd 3 and let
+      // sh move it to fd 0 (what a client that is not built on libuv may do).
+      const child = spawn(
+        '/bin/sh',
+        ['-c', 'exec "$0" "$1" 0<&3 3<&-', process.execPath, HOOK_PATH],
+        {
+          stdio: ['ignore', 'pipe', 'pipe', reader],
+        },
+      );
+      closeSync(reader);
+      const out: Buffer[] = [];
+      child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      writeSync(
+        writer,
+        stdinFor('claude-code', { attachment: { source: fileUrl(join(dir, 'late.txt')) } }),
+      );
+      closeSync(writer);
+      expect(await closed).toBe(0);
+      const output = JSON.parse(Buffer.concat(out).toString('utf8'));
+      expect(output.hookSpecificOutput.updatedInput.attachment.source).toBe(
+        'data:text/plain;base64,bGF0ZQ==',
+      );
+    },
+  );
 });

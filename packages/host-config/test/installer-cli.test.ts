@@ -32,7 +32,7 @@ afterEach(() => {
 });
 
 function cli(...args: string[]) {
-  const env: Record<string, string | undefined> = { ...process.env, HOME: home };
+  const env: Record<string, string | undefined> = { ...process.env, HOME: home, USERPROFILE: home };
   delete env.CODEX_HOME;
   const result = spawnSync(process.execPath, [CLI, ...args], {
     cwd: project,
@@ -191,12 +191,13 @@ describe('toolfence-host-config install', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`would create: ${setup.scriptPath}`);
     expect(result.stdout).toContain(`would update: ${setup.configPath}`);
-    expect(result.stdout).toContain('Inlining file attachments');
+    expect(result.stdout).toContain('mcp__.*');
     expect(readFileSync(setup.configPath, 'utf8')).toBe(text);
     expect(existsSync(setup.scriptPath)).toBe(false);
   });
 
-  it('keeps a symlinked config a symlink', () => {
+  // Creating a symlink needs a privilege on Windows.
+  it.skipIf(process.platform === 'win32')('keeps a symlinked config a symlink', () => {
     const setup = setupFor('cursor');
     const real = join(home, 'dotfiles', 'hooks.json');
     writeJson(real, existing.cursor());

@@ -7,6 +7,11 @@
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHttpV2,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -90,6 +95,15 @@ async function build(
   );
   closers.push(() => sdk.close());
 
+  // the SDK v2 Client (@modelcontextprotocol/client 2.x) against this legacy (1.x) server
+  const sdkV2 = new ClientV2({ name: 'bench-sdk-v2', version: '1.0.0' });
+  await sdkV2.connect(
+    url === undefined
+      ? new StdioV2({ command: process.execPath, args: [SERVER_SCRIPT, 'stdio'] })
+      : new StreamableHttpV2(new URL(url)),
+  );
+  closers.push(() => sdkV2.close());
+
   // @ai-sdk/mcp: its tool's execute (what an AI SDK agent runs)
   const ai: MCPClient = await createMCPClient({
     transport:
@@ -131,6 +145,7 @@ async function build(
     },
     { name: 'mcp-client', run: () => bareClient.callTool('echo', ARGS) },
     { name: 'sdk', run: () => sdk.callTool({ name: 'echo', arguments: ARGS }) },
+    { name: 'sdk-v2', run: () => sdkV2.callTool({ name: 'echo', arguments: ARGS }) },
     {
       name: 'ai-sdk',
       run: () =>
@@ -207,6 +222,14 @@ async function measure(mode: Mode): Promise<void> {
     ratio: bare / sdk,
     target: 1.1,
     detail: `McpClient ${formatMs(bare)} ms vs SDK Client ${formatMs(sdk)} ms per call (per-round paired ratio ${paired('mcp-client')}); ${how}`,
+  });
+  const v2 = figure(results.get('sdk-v2'));
+  bench({
+    id: `mcp-bridge.call-${id}-client-vs-sdk-v2`,
+    label: `tools/call over ${LABEL[mode]} (legacy server): McpClient.callTool vs the SDK v2 Client`,
+    ratio: bare / v2,
+    target: mode === 'stdio' ? 1 : 0.8,
+    detail: `McpClient ${formatMs(bare)} ms vs SDK v2 Client ${formatMs(v2)} ms per call (SDK v2 = ${(v2 / sdk).toFixed(2)}x the 1.x SDK Client; target: no slower than the faster SDK client on stdio, 0.8x on HTTP); ${how}`,
   });
   bench({
     id: `mcp-bridge.call-${id}-vs-ai-sdk`,

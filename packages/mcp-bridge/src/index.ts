@@ -24,6 +24,7 @@ export {
   ClientConfigurationError,
   HandshakeError,
   RequestFailedError,
+  ResourceNotFoundError,
   ServerRpcError,
 } from './client/errors.js';
 export {
@@ -32,6 +33,7 @@ export {
   McpClient,
   type McpClientOptions,
   type McpElicitationOptions,
+  type McpSamplingOptions,
 } from './client/mcp-client.js';
 export type { McpToolInfo, McpToolListing } from './client/tool-listing.js';
 // Errors
@@ -66,6 +68,7 @@ export {
   type ConnectionAuthorization,
   completeConnection,
   DEFAULT_PENDING_AUTHORIZATION_SECONDS,
+  type RefreshConnectionOptions,
   refreshConnection,
 } from './oauth/connection-oauth.js';
 export {
@@ -80,6 +83,8 @@ export {
   findAuthorizationRequired,
   OAuthConfigurationError,
   OAuthDiscoveryError,
+  OAuthDpopError,
+  type OAuthDpopFailure,
   OAuthError,
   type OAuthErrorOptions,
   OAuthIssuerMismatchError,
@@ -94,11 +99,18 @@ export {
 } from './oauth/errors.js';
 export {
   type AllowNonPublic as OAuthAllowNonPublic,
+  DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
+  DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_TIMEOUT_SECONDS,
   type FetchFunction as OAuthFetchFunction,
   type OAuthNetworkOptions,
 } from './oauth/http.js';
+export {
+  type JwtBearerOAuthOptions,
+  type JwtBearerTokens,
+  jwtBearerOAuth,
+} from './oauth/jwt-bearer.js';
 export { type RefreshOAuthOptions, refreshOAuth } from './oauth/refresh-token.js';
 export type { OAuthClientOptions, OAuthTokens } from './oauth/token-endpoint.js';
 export {
@@ -107,11 +119,29 @@ export {
   type OAuthConnectionOptions,
   OAuthTokenProvider,
 } from './oauth/token-provider.js';
+// Protocol revisions: negotiation, modern headers, multi round-trip requests (src/protocol) — issue 13
 export {
+  InputRequestError,
+  type InputRequestFailureReason,
+  type McpInputKind,
+} from './protocol/input-request-error.js';
+export type { ParamHeaderDeclaration, ParamHeaderScan } from './protocol/mcp-headers.js';
+export { encodeHeaderValue, scanParamHeaders } from './protocol/mcp-headers.js';
+export { ParameterHeaderError } from './protocol/parameter-header-error.js';
+export type { McpServerDescription, ProtocolEra } from './protocol/protocol-session.js';
+export { UnsupportedProtocolVersionError } from './protocol/unsupported-protocol-version-error.js';
+export {
+  type NegotiationFailureReason,
+  VersionNegotiationError,
+} from './protocol/version-negotiation-error.js';
+export { MODERN_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from './protocol/versions.js';
+export {
+  type AccessTokenType,
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  type DpopKeyRecord,
   MemoryConnectionStore,
   type PendingAuthorization,
   type TokenAuthMethod,
@@ -121,13 +151,18 @@ export {
   StoreDecryptionError,
   StoreDriverError,
   StoreKeyError,
+  StoreLeaseTimeoutError,
   StoreRecordError,
   StoreSchemaError,
 } from './store/store-errors.js';
 // Hardened MCP client (src/client) — issue 7
 export type {
   McpAuthChallenge,
+  McpAuthHeaders,
   McpAuthProvider,
+  McpAuthRequest,
+  McpAuthResponse,
+  McpPreviousChallenge,
   McpTokenSource,
 } from './transport/auth-provider.js';
 // Bounded transports, record limits, structural scan (src/transport) — issue 7
@@ -157,6 +192,8 @@ export {
   type StdioTransportOptions,
 } from './transport/stdio-transport.js';
 export {
+  type HttpTransportEra,
+  type MessageHeaders,
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,
 } from './transport/streamable-http-transport.js';

@@ -43,6 +43,12 @@ export interface FaultState {
   lastEventIds: string[];
   /** Request headers of the last tools/call. */
   callHeaders: Record<string, string | string[] | undefined>;
+  /**
+   * Serve MCP 2026-07-28 (stateless): answer `server/discover`, then every request on a fresh
+   * session-less server (the SDK 1.x server under it sees the header rewritten to 2025-11-25);
+   * GET is refused with 405. Set at start.
+   */
+  modern: boolean;
 }
 
 export interface FaultHttpServer {
@@ -172,6 +178,7 @@ export async function startFaultHttpServer(
     resumableRetryMs: undefined,
     lastEventIds: [],
     callHeaders: {},
+    modern: false,
     ...init,
   };
   const calls = new Map<string, number>();
@@ -257,6 +264,26 @@ export async function startFaultHttpServer(
       res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
       return;
     }
+    if (state.modern && req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    if (state.modern && method === 'server/discover') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: {
+            resultType: 'complete',
+            supportedVersions: ['2026-07-28'],
+            capabilities: { tools: {} },
+            serverInfo: { name: 'fault', version: '1.0.0' },
+          },
+        }),
+      );
+      return;
+    }
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
     if (sessionId !== undefined && req.method === 'POST' && state.expireNext > 0) {
       state.expireNext--;
@@ -317,6 +344,21 @@ export async function startFaultHttpServer(
       return;
     }
     if (tool === 'trailing' || tool === 'trickle') injectWrites(res, tool);
+    if (state.modern) {
+      // The SDK 1.x server transport knows no 2026-07-28 header: it sees 2025-11-25.
+      req.headers['mcp-protocol-version'] = '2025-11-25';
+      for (let index = 0; index < req.rawHeaders.length; index += 2) {
+        if (req.rawHeaders[index]?.toLowerCase() === 'mcp-protocol-version') {
+          req.rawHeaders[index + 1] = '2025-11-25';
+        }
+      }
+      // No sessionIdGenerator: the SDK's stateless mode.
+      const stateless = new StreamableHTTPServerTransport({ enableJsonResponse: state.json });
+      await makeServer().connect(stateless);
+      currentResponse = res;
+      await stateless.handleRequest(req, res, body);
+      return;
+    }
     let transport = sessionId === undefined ? undefined : sessions.get(sessionId);
     if (transport === undefined) {
       if (sessionId !== undefined) {

@@ -28,6 +28,7 @@ export function allowLoopback(_target: unknown, address: { readonly range: strin
 }
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -92,5 +93,105 @@ export async function startEverythingHttp(): Promise<EverythingHttp> {
       child.kill('SIGTERM');
       await exited;
     },
+  };
+}
+
+/** The SDK v2 test server (test/fixtures/v2-server.mjs). */
+export const V2_SERVER: string = fileURLToPath(
+  new URL('./fixtures/v2-server.mjs', import.meta.url),
+);
+
+/** A JSON-RPC message as a test server received it. */
+export interface RecordedBody {
+  readonly method?: string;
+  readonly id?: unknown;
+  readonly params?: {
+    readonly _meta?: Readonly<Record<string, unknown>>;
+    readonly protocolVersion?: string;
+    readonly [key: string]: unknown;
+  };
+}
+
+/** One request the v2 test server received over HTTP. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: RecordedBody | undefined;
+}
+
+/** A running SDK v2 test server over HTTP (`http`, `http-dual` or `http-legacy` mode). */
+export interface V2Http {
+  readonly url: string;
+  /** Every request it received so far, in order. */
+  log(): Promise<readonly RecordedRequest[]>;
+  close(): Promise<void>;
+}
+
+export async function startV2Http(mode: 'http' | 'http-dual' | 'http-legacy'): Promise<V2Http> {
+  const child = spawn(process.execPath, [V2_SERVER, mode], {
+    env: { ...CHILD_ENV },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the v2 server did not start')), 8000);
+    child.stdout?.once('data', (chunk: Buffer) => {
+      clearTimeout(timer);
+      resolve((JSON.parse(chunk.toString()) as { url: string }).url);
+    });
+    child.once('exit', () => reject(new Error('the v2 server exited')));
+  });
+  return {
+    url,
+    async log() {
+      const response = await fetch(url.replace(/\/mcp$/, '/__log'));
+      return (await response.json()) as RecordedRequest[];
+    },
+    async close() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A scripted HTTP MCP endpoint: `answer` decides each reply; every request is recorded. */
+export async function scripted(
+  answer: (
+    body: RecordedBody,
+    headers: IncomingHttpHeaders,
+    index: number,
+  ) => { status: number; body?: unknown },
+): Promise<{
+  url: string;
+  requests: { body: RecordedBody; headers: IncomingHttpHeaders }[];
+  close(): Promise<void>;
+}> {
+  const requests: { body: RecordedBody; headers: IncomingHttpHeaders }[] = [];
+  const server: Server = createHttpServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    req.on('end', () => {
+      const body = text === '' ? undefined : JSON.parse(text);
+      requests.push({ body, headers: req.headers });
+      const reply = answer(body, req.headers, requests.length - 1);
+      if (reply.body === undefined) {
+        res.writeHead(reply.status);
+        res.end();
+        return;
+      }
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(reply.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

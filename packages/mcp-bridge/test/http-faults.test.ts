@@ -31,12 +31,18 @@ async function caught(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe.each([
-  ['SSE replies', false],
-  ['JSON replies', true],
-])('McpClient against the fault-injecting server (%s)', (_mode, json) => {
+  ['SSE replies, legacy', false, false],
+  ['JSON replies, legacy', true, false],
+  ['SSE replies, modern 2026-07-28', false, true],
+  ['JSON replies, modern 2026-07-28', true, true],
+])('McpClient against the fault-injecting server (%s)', (_mode, json, modern) => {
   let server: FaultHttpServer;
   const clients: McpClient[] = [];
-  const initial: Partial<FaultState> = { json };
+  const initial: Partial<FaultState> = { json, modern };
+  /** Session behaviour (Mcp-Session-Id, 404 expiry, DELETE) exists in legacy mode only. */
+  const legacyIt = modern ? () => undefined : it;
+  /** The first message of a connection: the probe in modern mode, the handshake in legacy. */
+  const opening = modern ? 'server/discover' : 'initialize';
 
   function client(options: Partial<McpClientOptions> = {}): McpClient {
     const made = new McpClient({ url: server.url, allowNonPublic: allowLoopback, ...options });
@@ -82,7 +88,7 @@ describe.each([
     // the next operation handshakes again
     await mcp.callTool('echo', { text: 'after' });
     expect(server.calls.get('drop')).toBe(1);
-    expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+    expect(server.state.methods.filter((method) => method === opening)).toHaveLength(2);
   });
 
   it('reports a malformed reply as ambiguous (invalid response), once', async () => {
@@ -104,7 +110,7 @@ describe.each([
     expect(server.calls.get('huge')).toBe(1);
     // the session was reset: the next call handshakes again and works
     await mcp.callTool('huge', { bytes: 10 });
-    expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
+    expect(server.state.methods.filter((method) => method === opening)).toHaveLength(2);
   });
 
   it('refuses a reply that is not valid UTF-8 instead of replacing the byte', async () => {
@@ -183,7 +189,13 @@ describe.each([
     expect(server.calls.get(tool)).toBe(1);
   });
 
-  it('re-initializes once after a 404 for an expired session and retries', async () => {
+  it('negotiates the era the server speaks', async () => {
+    const mcp = client();
+    await mcp.connect();
+    expect(mcp.protocolVersion).toBe(modern ? '2026-07-28' : '2025-11-25');
+  });
+
+  legacyIt('re-initializes once after a 404 for an expired session and retries', async () => {
     const mcp = client();
     await mcp.connect();
     server.state.expireNext = 1;
@@ -193,7 +205,7 @@ describe.each([
     expect(server.state.methods.filter((method) => method === 'initialize')).toHaveLength(2);
   });
 
-  it('raises after a 404 twice in a row', async () => {
+  legacyIt('raises after a 404 twice in a row', async () => {
     const mcp = client();
     await mcp.connect();
     server.state.expireNext = 2;
@@ -334,7 +346,7 @@ describe.each([
     expect(error).toBeInstanceOf(RequestNotSentError);
   });
 
-  it('sends DELETE for the session on close, unless told not to', async () => {
+  legacyIt('sends DELETE for the session on close, unless told not to', async () => {
     const mcp = client();
     await mcp.connect();
     await mcp.close();
@@ -367,8 +379,14 @@ describe.each([
     const headers = server.state.callHeaders;
     expect(headers['accept-encoding']).toBe('identity');
     expect(headers.accept).toBe('application/json, text/event-stream');
-    expect(headers['mcp-protocol-version']).toBe('2025-11-25');
-    expect(typeof headers['mcp-session-id']).toBe('string');
+    expect(headers['mcp-protocol-version']).toBe(modern ? '2026-07-28' : '2025-11-25');
+    if (modern) {
+      expect(headers['mcp-session-id']).toBeUndefined();
+      expect(headers['mcp-method']).toBe('tools/call');
+      expect(headers['mcp-name']).toBe('echo');
+    } else {
+      expect(typeof headers['mcp-session-id']).toBe('string');
+    }
     expect(headers['x-tenant']).toBe('acme');
     expect(headers.authorization).toBe('Bearer secret-token');
   });

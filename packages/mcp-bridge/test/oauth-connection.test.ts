@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   AuthorizationRequiredError,
@@ -70,6 +72,37 @@ describe('stored connections on a scripted authorization server', () => {
       expect(record?.issuer).toBe(second.issuer);
       expect(record?.clientId).toBe('client-at-second');
       expect(second.requests).toContain('POST /register');
+      // The old server's tokens are gone: no refresh can send them to the new one.
+      expect(record?.accessToken).toBeUndefined();
+      expect(record?.refreshToken).toBeUndefined();
+      const bodies: string[] = [];
+      second.routes.set('POST /token', (_q, response, body) => {
+        bodies.push(body);
+        sendJson(response, 200, second.token);
+      });
+      await expect(
+        refreshConnection(store, 'c', { allowNonPublic: loopback }),
+      ).rejects.toMatchObject({ code: 'OAUTH_AUTHORIZATION_REQUIRED', reason: 'no-token' });
+      expect(bodies).toEqual([]);
+      // The new flow completes at the new server only, with the new client.
+      const state = new URL(
+        (
+          await authorizeConnection(store, 'c', {
+            redirectUri: REDIRECT_URI,
+            allowNonPublic: loopback,
+          })
+        ).authorizeUrl,
+      ).searchParams.get('state') as string;
+      await completeConnection(
+        store,
+        'c',
+        `${REDIRECT_URI}?code=code-2&state=${state}&iss=${encodeURIComponent(second.issuer)}`,
+        { allowNonPublic: loopback },
+      );
+      expect(bodies).toHaveLength(1);
+      expect(bodies.join('')).not.toContain('refresh-1');
+      expect(bodies.join('')).not.toContain('secret-1');
+      expect(bodies.join('')).toContain('code=code-2');
     } finally {
       await second.close();
     }
@@ -147,19 +180,64 @@ describe('stored connections on a scripted authorization server', () => {
     expect(record.accessToken).toBe('access-1');
   });
 
-  it('enforces timeoutSeconds on a server that never answers', async () => {
+  it.each([
+    ['readTimeoutSeconds', { readTimeoutSeconds: 0.3, connectTimeoutSeconds: 0.3 }],
+    ['the deprecated timeoutSeconds', { timeoutSeconds: 0.3, connectTimeoutSeconds: 0.3 }],
+  ])('enforces %s on a server that never answers', async (_name, limits) => {
     server.routes.set(
       'GET /.well-known/oauth-authorization-server',
       () => new Promise<void>(() => undefined),
     );
+    const started = Date.now();
     await expect(
       startOAuth({
         url: server.url,
         redirectUri: REDIRECT_URI,
         allowNonPublic: loopback,
-        timeoutSeconds: 0.3,
+        ...limits,
       }),
-    ).rejects.toMatchObject({ code: 'OAUTH_TRANSPORT_FAILED', reason: 'timeout' });
+    ).rejects.toMatchObject({
+      code: 'OAUTH_TRANSPORT_FAILED',
+      reason: 'timeout',
+      details: expect.objectContaining({ phase: 'read' }),
+    });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('enforces connectTimeoutSeconds on a server that accepts TCP but never finishes TLS', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      await expect(
+        startOAuth({
+          url: `https://127.0.0.1:${port}/mcp`,
+          redirectUri: REDIRECT_URI,
+          allowNonPublic: true,
+          connectTimeoutSeconds: 0.3,
+          readTimeoutSeconds: 20,
+        }),
+      ).rejects.toMatchObject({
+        code: 'OAUTH_TRANSPORT_FAILED',
+        reason: 'timeout',
+        details: expect.objectContaining({ phase: 'connect' }),
+      });
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('refuses timeoutSeconds together with readTimeoutSeconds', async () => {
+    await expect(
+      startOAuth({
+        url: server.url,
+        redirectUri: REDIRECT_URI,
+        allowNonPublic: loopback,
+        timeoutSeconds: 5,
+        readTimeoutSeconds: 5,
+      }),
+    ).rejects.toMatchObject({ code: 'OAUTH_CONFIGURATION_INVALID' });
+    expect(server.requests).toEqual([]);
   });
 
   it('refuses loopback and plain http by default, before any request', async () => {

@@ -64,12 +64,12 @@ describe('OAuth against a real oidc-provider and an SDK MCP server', () => {
     expect(started.resource).toBe(peer.mcpUrl);
     expect(started.tokenAuthMethod).toBe('client_secret_basic');
     expect(started.clientSecret).toEqual(expect.any(String));
-    expect(started.scope).toBe('mcp:tools');
+    // SEP-2207: oidc-provider lists offline_access in scopes_supported, so it is asked for.
+    expect(started.scope).toBe('mcp:tools offline_access');
     const authorize = new URL(started.authorizeUrl);
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorize.searchParams.get('resource')).toBe(peer.mcpUrl);
-    expect(authorize.searchParams.get('scope')).toBe('mcp:tools');
-    expect(authorize.searchParams.has('offline_access')).toBe(false);
+    expect(authorize.searchParams.get('scope')).toBe('mcp:tools offline_access');
 
     const callbackUrl = await peer.authorize(started.authorizeUrl);
     const callback = parseAuthorizationCallback(callbackUrl, started.state);
@@ -198,7 +198,9 @@ describe('OAuth against a real oidc-provider and an SDK MCP server', () => {
         scope: (stepUp as AuthorizationRequiredError).scope,
         allowNonPublic: loopback,
       });
-      expect(new URL(widened.authorizeUrl).searchParams.get('scope')).toBe('mcp:tools mcp:admin');
+      expect(new URL(widened.authorizeUrl).searchParams.get('scope')).toBe(
+        'mcp:tools mcp:admin offline_access',
+      );
       const admin = await completeConnection(
         store,
         'peer',

@@ -364,7 +364,7 @@ describe('startOAuth refuses hostile or broken servers', () => {
     const url = new URL(started.authorizeUrl);
     expect(url.searchParams.get('tenant')).toBe('t1');
     expect(url.searchParams.getAll('client_id')).toEqual(['client-1']);
-    expect(url.searchParams.getAll('scope')).toEqual(['mcp:tools']);
+    expect(url.searchParams.getAll('scope')).toEqual(['mcp:tools offline_access']);
     expect(url.searchParams.getAll('resource')).toEqual([server.url]);
     expect(url.searchParams.has('request_uri')).toBe(false);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
@@ -419,19 +419,35 @@ describe('startOAuth refuses hostile or broken servers', () => {
     );
   });
 
-  it('takes the challenge scope, then scopes_supported, then none, and never adds offline_access', async () => {
-    expect((await start()).scope).toBe('mcp:tools');
+  it('takes the challenge scope, then scopes_supported, then none (offlineAccess: false)', async () => {
+    const off = { offlineAccess: false };
+    expect((await start(off)).scope).toBe('mcp:tools');
     server.routes.set('POST /mcp', (_q, response) => {
       response.writeHead(401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
       response.end();
     });
     server.prm.scopes_supported = ['a', 'b'];
-    expect((await start()).scope).toBe('a b');
+    expect((await start(off)).scope).toBe('a b');
     delete server.prm.scopes_supported;
-    const none = await start();
+    const none = await start(off);
     expect(none.scope).toBeUndefined();
     expect(new URL(none.authorizeUrl).searchParams.has('scope')).toBe(false);
     expect(none.authorizeUrl).not.toContain('offline_access');
+  });
+
+  it('adds offline_access only when the authorization server lists it (SEP-2207)', async () => {
+    expect((await start()).scope).toBe('mcp:tools offline_access');
+    server.metadata.scopes_supported = ['mcp:tools'];
+    expect((await start()).scope).toBe('mcp:tools');
+    // Not even when the resource's challenge names it: the server does not offer it.
+    server.routes.set('POST /mcp', (_q, response) => {
+      response.writeHead(401, {
+        'www-authenticate': 'Bearer scope="mcp:tools offline_access"',
+        'content-length': '0',
+      });
+      response.end();
+    });
+    expect((await start()).scope).toBe('mcp:tools');
   });
 
   it('enforces maxResponseBytes as configured', async () => {
@@ -447,6 +463,8 @@ describe('startOAuth refuses hostile or broken servers', () => {
     { option: 'maxResponseBytes', value: true },
     { option: 'maxResponseBytes', value: 0 },
     { option: 'timeoutSeconds', value: '5' },
+    { option: 'readTimeoutSeconds', value: 0 },
+    { option: 'connectTimeoutSeconds', value: -1 },
     { option: 'allowNonPublic', value: 'yes' },
     { option: 'tokenAuthMethod', value: 'private_key_jwt' },
     { option: 'redirectUri', value: 'http://example.com/cb' },
@@ -657,5 +675,66 @@ describe('the callback route helpers', () => {
     expect(() =>
       parseAuthorizationCallback('https://app.example/cb?code=a&code=b&state=s', 's'),
     ).toThrow(expect.objectContaining({ code: 'OAUTH_RESPONSE_INVALID' }));
+  });
+});
+
+describe('acceptOriginResource (conformance auth/metadata-var2)', () => {
+  let origin: ScriptedOAuthServer;
+  beforeEach(async () => {
+    origin = await startScriptedOAuthServer();
+    // Only the origin-level document exists, and it names the origin as the resource.
+    origin.routes.delete('GET /.well-known/oauth-protected-resource/mcp');
+    origin.routes.set('GET /.well-known/oauth-protected-resource', (_q, response) =>
+      sendJson(response, 200, { ...origin.prm, resource: origin.origin }),
+    );
+    origin.routes.set('POST /mcp', (_q, response) => {
+      response.writeHead(401, { 'www-authenticate': 'Bearer', 'content-length': '0' });
+      response.end();
+    });
+  });
+  afterEach(async () => {
+    await origin.close();
+  });
+  const begin = (options: Partial<StartOAuthOptions> = {}) =>
+    startOAuth({
+      url: origin.url,
+      redirectUri: 'http://127.0.0.1:9/callback',
+      allowNonPublic: loopback,
+      ...options,
+    });
+
+  it('refuses the origin as the resource by default', async () => {
+    await expect(begin()).rejects.toMatchObject({ code: 'OAUTH_RESOURCE_MISMATCH' });
+    expect(origin.requests.some((line) => line.startsWith('POST /register'))).toBe(false);
+  });
+
+  it('accepts it from the origin-level document when the host opts in; the audience is the origin', async () => {
+    const started = await begin({ acceptOriginResource: true });
+    expect(started.resource).toBe(origin.origin);
+    expect(new URL(started.authorizeUrl).searchParams.get('resource')).toBe(origin.origin);
+  });
+
+  it('still refuses it from the document the challenge names, even when opted in', async () => {
+    origin.routes.set('POST /mcp', (_q, response) => {
+      response.writeHead(401, {
+        'www-authenticate': `Bearer resource_metadata="${origin.origin}/.well-known/oauth-protected-resource"`,
+        'content-length': '0',
+      });
+      response.end();
+    });
+    await expect(begin({ acceptOriginResource: true })).rejects.toMatchObject({
+      code: 'OAUTH_RESOURCE_MISMATCH',
+    });
+  });
+
+  it('still refuses another origin or a sibling path from the origin-level document', async () => {
+    for (const resource of ['http://127.0.0.1:1', `${origin.origin}/other`]) {
+      origin.routes.set('GET /.well-known/oauth-protected-resource', (_q, response) =>
+        sendJson(response, 200, { ...origin.prm, resource }),
+      );
+      await expect(begin({ acceptOriginResource: true })).rejects.toMatchObject({
+        code: 'OAUTH_RESOURCE_MISMATCH',
+      });
+    }
   });
 });

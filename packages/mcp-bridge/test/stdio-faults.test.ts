@@ -42,14 +42,17 @@ function alive(pid: number): boolean {
   }
 }
 
-describe('McpClient over stdio against the fault-injecting server', () => {
+describe.each([
+  ['legacy', false],
+  ['modern 2026-07-28', true],
+])('McpClient over stdio against the fault-injecting server (%s)', (_mode, modern) => {
   let dir: string;
   let countFile: string;
   const clients: McpClient[] = [];
 
   function client(options: Partial<McpClientOptions> = {}): McpClient {
     const made = new McpClient({
-      command: [process.execPath, SERVER],
+      command: [process.execPath, SERVER, ...(modern ? ['modern'] : [])],
       env: { ...CHILD_ENV, COUNT_FILE: countFile },
       ...options,
     });
@@ -120,6 +123,12 @@ describe('McpClient over stdio against the fault-injecting server', () => {
     expect(error).toBeInstanceOf(AmbiguousDeliveryError);
     expect((error as Error).cause).toBeInstanceOf(TransportTimeoutError);
     expect(await calls('trickle')).toBe(1);
+  });
+
+  it('negotiates the era the server speaks', async () => {
+    const mcp = client();
+    await mcp.connect();
+    expect(mcp.protocolVersion).toBe(modern ? '2026-07-28' : '2025-11-25');
   });
 
   it('passes only the explicit environment with inheritEnv: []', async () => {

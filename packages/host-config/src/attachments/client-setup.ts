@@ -178,9 +178,11 @@ export function getHookSetup(
       matcher = 'mcp__.*';
       format = { eventKey: 'PreToolUse', grouped: true, topLevel: {} };
       notes.push(
-        'Codex runs a hook only after you trust it: open /hooks in Codex and trust this hook (again after any change to its command).',
+        'Codex runs a hook only after you trust it, and skips an untrusted one silently (the server then gets file:// and answers with the install payload): open /hooks in Codex and trust this hook (again after any change to its command), or run install with --trust-codex-hook to write the trust entry to config.toml. `toolfence-host-config status --client codex` says whether it is trusted.',
+        'The hook\'s "allow" does not approve the MCP call itself: with approval_policy = "never" the call fails unless the server\'s tools are approved, e.g. default_tools_approval_mode = "approve" under [mcp_servers.<name>] in config.toml (or approve the tool when Codex asks).',
         'Codex answers are permissionDecision "allow" plus updatedInput, the only rewrite form Codex accepts.',
         'Codex runs hooks through a login shell ($SHELL -lc); a shell profile that prints to stdout corrupts hook output.',
+        'Hooks are on by default in Codex (no [features] flag needed); [features] hooks = false (or the deprecated codex_hooks = false) turns them off.',
       );
       if (scope === 'project') {
         notes.push('Project hooks load only when the project is trusted in Codex.');
@@ -230,12 +232,9 @@ export function getHookSetup(
   if (client === 'cursor') {
     entry = { command, matcher, timeout: HOOK_TIMEOUT_SECONDS };
   } else if (format.grouped) {
-    entry = {
-      matcher,
-      hooks: [
-        client === 'codex' ? { ...handler, statusMessage: 'Inlining file attachments' } : handler,
-      ],
-    };
+    // No statusMessage for Codex: the trust hash covers every handler field, and the fewer there
+    // are, the surer `status` is to compute the same hash as Codex.
+    entry = { matcher, hooks: [handler] };
   } else {
     entry = handler;
   }

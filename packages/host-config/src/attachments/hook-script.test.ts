@@ -8,7 +8,10 @@ import {
   HOOK_SCRIPT,
   HOOK_SCRIPT_FILENAME,
   HOOK_SCRIPT_URL,
+  HOOK_SETTLE_MS,
   MAX_BYTES,
+  MAX_HOOK_DEPTH,
+  MAX_HOOK_DEPTH_CEILING,
   MAX_HOOK_INPUT_BYTES,
   MAX_TOTAL_BYTES,
   readHookProtocolVersion,
@@ -91,6 +94,9 @@ describe('HOOK_SCRIPT', () => {
     expect(constant('MAX_BYTES')).toBe(MAX_BYTES);
     expect(constant('MAX_TOTAL_BYTES')).toBe(MAX_TOTAL_BYTES);
     expect(constant('MAX_INPUT_BYTES')).toBe(MAX_HOOK_INPUT_BYTES);
+    expect(constant('MAX_DEPTH')).toBe(MAX_HOOK_DEPTH);
+    expect(constant('DEPTH_CEILING')).toBe(MAX_HOOK_DEPTH_CEILING);
+    expect(constant('SETTLE_MS')).toBe(HOOK_SETTLE_MS);
     expect(MAX_BYTES).toBe(25 * 1024 * 1024);
   });
 

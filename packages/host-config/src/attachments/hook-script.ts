@@ -38,6 +38,23 @@ export const MAX_TOTAL_BYTES: number = 25 * 1024 * 1024;
 /** Default cap on the hook event the hook reads from stdin: 64 MiB. */
 export const MAX_HOOK_INPUT_BYTES: number = 64 * 1024 * 1024;
 
+/**
+ * Default cap on how deeply a tool input with a `file:` attachment may nest (each object and
+ * array is one level, the tool input itself the first): 100. Deeper input is denied with
+ * `HOOK_INPUT_TOO_DEEP` before any file is read. Settable up to {@link MAX_HOOK_DEPTH_CEILING}.
+ */
+export const MAX_HOOK_DEPTH: number = 100;
+
+/** Highest nesting limit the hook accepts (deeper values could exhaust `JSON.stringify`'s stack). */
+export const MAX_HOOK_DEPTH_CEILING: number = 1000;
+
+/**
+ * Default quiet time in milliseconds: a file whose last change is more recent is re-checked after
+ * the rest of that time and denied with `HOOK_FILE_CHANGED` if it changed meanwhile (a writer
+ * between two writes leaves bytes no read can tell from a finished file). 0 turns the wait off.
+ */
+export const HOOK_SETTLE_MS: number = 100;
+
 /** Environment variables the hook reads (all optional). */
 export const HOOK_ENVIRONMENT: Readonly<{
   /** Absolute directories the hook may read from, separated by `path.delimiter`; unset: any readable file. */
@@ -48,6 +65,10 @@ export const HOOK_ENVIRONMENT: Readonly<{
   readonly maxTotalBytes: 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES';
   /** Largest hook event read from stdin, in bytes; default {@link MAX_HOOK_INPUT_BYTES}. */
   readonly maxInputBytes: 'TOOLFENCE_HOOK_MAX_INPUT_BYTES';
+  /** Deepest nesting of a tool input with a file attachment; default {@link MAX_HOOK_DEPTH}. */
+  readonly maxDepth: 'TOOLFENCE_HOOK_MAX_DEPTH';
+  /** Quiet time in milliseconds for a file changed just now; default {@link HOOK_SETTLE_MS}. */
+  readonly settleMs: 'TOOLFENCE_HOOK_SETTLE_MS';
   /** Path of the hook's config file (must exist when set); default: the config file beside the script. */
   readonly config: 'TOOLFENCE_HOOK_CONFIG';
 }> = Object.freeze({
@@ -55,6 +76,8 @@ export const HOOK_ENVIRONMENT: Readonly<{
   maxBytes: 'TOOLFENCE_HOOK_MAX_BYTES',
   maxTotalBytes: 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES',
   maxInputBytes: 'TOOLFENCE_HOOK_MAX_INPUT_BYTES',
+  maxDepth: 'TOOLFENCE_HOOK_MAX_DEPTH',
+  settleMs: 'TOOLFENCE_HOOK_SETTLE_MS',
   config: 'TOOLFENCE_HOOK_CONFIG',
 } as const);
 
@@ -70,7 +93,9 @@ export const HOOK_DENY_CODES: readonly string[] = Object.freeze([
   'HOOK_PATH_NOT_ALLOWED',
   'HOOK_FILE_TOO_LARGE',
   'HOOK_TOTAL_TOO_LARGE',
+  'HOOK_TOOLKIT_BUDGET_EXCEEDED',
   'HOOK_FILE_CHANGED',
   'HOOK_CONFIG_INVALID',
   'HOOK_INPUT_TOO_LARGE',
+  'HOOK_INPUT_TOO_DEEP',
 ]);

@@ -2,7 +2,11 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { HookPayloadOptionError } from './errors.js';
 import { HOOK_PROTOCOL_VERSION, HOOK_SCRIPT } from './hook-script.js';
-import { buildMissingHookPayload, missingHookToolResult } from './missing-hook-payload.js';
+import {
+  buildMissingHookPayload,
+  missingHookToolResult,
+  toSnakeCaseMissingHookPayload,
+} from './missing-hook-payload.js';
 
 const options = {
   docsUrl: 'https://docs.example.com/attachments',
@@ -52,13 +56,61 @@ describe('buildMissingHookPayload', () => {
     expect(message.retry).toContain('linear__upsert_attachment');
   });
 
+  it('carries a toolkit budget in the message, the install command and extra', () => {
+    const payload = buildMissingHookPayload({
+      ...options,
+      maxAttachmentBytes: 7 * 1024 * 1024,
+      serverName: 'linear',
+    });
+    const message = JSON.parse(payload.message);
+    expect(message.install_command).toContain('--budget linear=7340032');
+    expect(message.attachment_budget).toMatchObject({
+      max_bytes: 7340032,
+      readable: '7 MiB',
+      server_name: 'linear',
+    });
+    expect(payload.extra.max_attachment_bytes).toBe(7340032);
+  });
+
+  it('uses a placeholder server name the model can fill in from the tool name', () => {
+    const message = JSON.parse(
+      buildMissingHookPayload({ ...options, maxAttachmentBytes: 1000 }).message,
+    );
+    expect(message.install_command).toContain('--budget <server>=1000');
+    expect(message.attachment_budget.explanation).toContain('between mcp__ and the next __');
+  });
+
+  it('leaves the budget out when none is given', () => {
+    const payload = buildMissingHookPayload(options);
+    expect(JSON.parse(payload.message).attachment_budget).toBeUndefined();
+    expect(JSON.parse(payload.message).install_command).not.toContain('--budget');
+  });
+
   it.each([
+    ['maxAttachmentBytes zero', { ...options, maxAttachmentBytes: 0 }],
+    ['maxAttachmentBytes over 256 MiB', { ...options, maxAttachmentBytes: 268435457 }],
+    ['maxAttachmentBytes a string', { ...options, maxAttachmentBytes: '7MiB' }],
+    ['serverName with a space', { ...options, maxAttachmentBytes: 1, serverName: 'my server' }],
+    ['an unknown option', { ...options, displayname: 'typo' }],
     ['docsUrl missing', { ...options, docsUrl: undefined }],
     ['docsUrl not http', { ...options, docsUrl: 'javascript:alert(1)' }],
     ['exampleToolName empty', { ...options, exampleToolName: '  ' }],
     ['displayName not a string', { ...options, displayName: 3 }],
   ])('rejects %s', (_name, bad) => {
     expect(() => buildMissingHookPayload(bad as never)).toThrow(HookPayloadOptionError);
+  });
+});
+
+describe('toSnakeCaseMissingHookPayload', () => {
+  it("gives arcade-mcp-host-config's shape: message, developer_message, extra", () => {
+    const payload = buildMissingHookPayload(options);
+    const snake = toSnakeCaseMissingHookPayload(payload);
+    expect(Object.keys(snake).sort()).toEqual(['developer_message', 'extra', 'message']);
+    expect(snake).toEqual({
+      message: payload.message,
+      developer_message: payload.developerMessage,
+      extra: payload.extra,
+    });
   });
 });
 

@@ -15,7 +15,31 @@ export interface MissingHookPayloadOptions {
   readonly exampleToolName: string;
   /** Your toolkit's name as users know it. */
   readonly displayName: string;
+  /**
+   * The most attachment bytes one call to your toolkit may carry (all files together), as your
+   * server's transport admits them (see `attachmentTransportLimits`). When set, the payload asks
+   * for the hook to be installed with this budget, so the hook denies a larger file in the client
+   * with a reason the model can act on. Default: unset (the hook's own 25 MiB default applies).
+   */
+  readonly maxAttachmentBytes?: number;
+  /**
+   * The name users usually give your server in their client config (`mcp__<name>__<tool>`), used
+   * in the install command for the budget. Default: a placeholder the model fills in from the
+   * tool name it called.
+   */
+  readonly serverName?: string;
 }
+
+const OPTION_KEYS = new Set([
+  'docsUrl',
+  'exampleToolName',
+  'displayName',
+  'maxAttachmentBytes',
+  'serverName',
+]);
+
+/** Largest budget the hook accepts, in bytes (256 MiB). */
+const BUDGET_CEILING = 268435456;
 
 /** The lean, machine-readable part of the payload. */
 export interface MissingHookExtra {
@@ -25,6 +49,8 @@ export interface MissingHookExtra {
   readonly min_version: number;
   /** The toolkit's attachment documentation (`docsUrl` of the options). */
   readonly docs_url: string;
+  /** The toolkit's attachment budget in bytes (`maxAttachmentBytes`), when it has one. */
+  readonly max_attachment_bytes?: number;
 }
 
 /** What a server answers when an attachment still arrives as `file://`. */
@@ -96,6 +122,35 @@ export function buildMissingHookPayload(options: MissingHookPayloadOptions): Mis
   }
   const exampleToolName = requireText(options.exampleToolName, 'exampleToolName');
   const displayName = requireText(options.displayName, 'displayName');
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) {
+      throw new HookPayloadOptionError(
+        `unknown option "${key.slice(0, 40)}"; accepted: ${[...OPTION_KEYS].join(', ')}`,
+        { details: { option: key.slice(0, 40) } },
+      );
+    }
+  }
+  const budget = options.maxAttachmentBytes;
+  if (
+    budget !== undefined &&
+    (typeof budget !== 'number' ||
+      !Number.isSafeInteger(budget) ||
+      budget < 1 ||
+      budget > BUDGET_CEILING)
+  ) {
+    throw new HookPayloadOptionError(
+      `maxAttachmentBytes must be a whole number of bytes from 1 to ${BUDGET_CEILING}`,
+      { details: { option: 'maxAttachmentBytes' } },
+    );
+  }
+  const serverName = options.serverName;
+  if (serverName !== undefined && !SERVER_NAME.test(String(serverName))) {
+    throw new HookPayloadOptionError(
+      'serverName must be 1 to 128 letters, digits, "_", "-" or "."',
+      { details: { option: 'serverName' } },
+    );
+  }
+  const budgetFlag = budget === undefined ? '' : ` --budget ${serverName ?? '<server>'}=${budget}`;
   const setupByHost: Record<string, unknown> = {};
   for (const client of HOOK_CLIENTS) setupByHost[client] = describeClient(client);
   const message = {
@@ -104,7 +159,17 @@ export function buildMissingHookPayload(options: MissingHookPayloadOptions): Mis
     explanation: `An attachment reached ${displayName} as a file:// URL. Local files are read on the user's machine by a client-side pre-tool-use hook that replaces file:///absolute/path with the file's bytes (data:<mime>;base64,...) before the call leaves the client. That hook is not installed, not trusted, or older than protocol ${HOOK_PROTOCOL_VERSION} in this client, so nothing was sent.`,
     required_protocol_version: HOOK_PROTOCOL_VERSION,
     hook_filename: HOOK_SCRIPT_FILENAME,
-    install_command: `npx -y @toolfence/host-config install --client <${HOOK_CLIENTS.join('|')}> [--scope user|project]`,
+    install_command: `npx -y @toolfence/host-config install --client <${HOOK_CLIENTS.join('|')}> [--scope user|project]${budgetFlag}`,
+    ...(budget === undefined
+      ? {}
+      : {
+          attachment_budget: {
+            max_bytes: budget,
+            readable: formatBytes(budget),
+            server_name: serverName ?? null,
+            explanation: `${displayName} accepts up to ${formatBytes(budget)} (${budget} bytes) of attachments per call; larger calls do not fit its transport. Installed with --budget, the hook denies a larger file in the client with a reason instead of the connection being dropped. ${serverName === undefined ? 'Replace <server> with the name this server has in the client config: the part between mcp__ and the next __ in the tool name you called.' : `If the user named this server differently in the client config, use that name instead of ${serverName}.`}`,
+          },
+        }),
     manual_install: `Save hook_script as ${HOOK_SCRIPT_FILENAME} at the script_path for the user's client, merge the registration block into config_path (keep the hooks already there), and reload the client. Paths starting with ~ are in the user's home folder; replace <project> with the absolute project folder and use absolute paths in the command.`,
     setup_by_host: setupByHost,
     ask_user: `Ask the user which MCP client they use (Claude Code, Codex CLI, Cursor or VS Code) and whether they want the attachment hook for all projects (user) or this project only, then offer to run the install command or to write the two files. Mention that the hook reads local files the user can read, only when a tool call names one.`,
@@ -119,8 +184,51 @@ export function buildMissingHookPayload(options: MissingHookPayloadOptions): Mis
       hook_filename: HOOK_SCRIPT_FILENAME,
       min_version: HOOK_PROTOCOL_VERSION,
       docs_url: docsUrl,
+      ...(budget === undefined ? {} : { max_attachment_bytes: budget }),
     },
   };
+}
+
+const SERVER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** A byte count as a person reads it (the hook's own deny reasons use the same form). */
+function formatBytes(bytes: number): string {
+  const units: [number, string][] = [
+    [1073741824, 'GiB'],
+    [1048576, 'MiB'],
+    [1024, 'KiB'],
+  ];
+  for (const [size, unit] of units) {
+    if (bytes >= size) return `${(bytes / size).toFixed(1).replace(/\.0$/, '')} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+/**
+ * The payload in the snake_case shape of arcade-mcp-host-config's `MissingHookPayload`
+ * (`message`, `developer_message`, `extra`), for toolkits that forward that object unchanged.
+ */
+export interface SnakeCaseMissingHookPayload {
+  /** The payload's `message`: self-sufficient JSON text for the model. */
+  readonly message: string;
+  /** The payload's `developerMessage`. */
+  readonly developer_message: string;
+  /** The payload's `extra`. */
+  readonly extra: MissingHookExtra;
+}
+
+/**
+ * Gives a {@link MissingHookPayload} in arcade-mcp-host-config's snake_case shape:
+ * `developer_message` for `developerMessage`, `extra` beside `message`, values unchanged.
+ */
+export function toSnakeCaseMissingHookPayload(
+  payload: MissingHookPayload,
+): SnakeCaseMissingHookPayload {
+  return Object.freeze({
+    message: payload.message,
+    developer_message: payload.developerMessage,
+    extra: payload.extra,
+  });
 }
 
 function describeClient(client: HookClient): Record<string, unknown> {

@@ -9,6 +9,7 @@ import {
   readFileSync,
   realpathSync,
   renameSync,
+  rmdirSync,
   rmSync,
   statSync,
   unlinkSync,
@@ -30,7 +31,9 @@ import {
   HOOK_SCRIPT_FILENAME,
   readHookProtocolVersion,
 } from '../attachments/hook-script.js';
+import { codexHookTrustHash, readCodexConfig, withCodexTrustEntry } from './codex-config.js';
 import { InstallConfigMalformedError, InstallUsageError, InstallWriteError } from './errors.js';
+import { stripJsonc } from './jsonc.js';
 
 /** Where and for which client to (un)install the hook. */
 export interface HookInstallOptions {
@@ -51,14 +54,48 @@ export interface HookInstallOptions {
    * config file next to the script. Each must exist. Default: leave that file as it is.
    */
   readonly allowedRoots?: readonly string[];
+  /**
+   * install only: per-toolkit attachment budgets, MCP server name (as named in the client's
+   * config) to the most attachment bytes one call to it may carry, merged into `toolkitBudgets`
+   * of the hook config file. The hook denies a larger file with `HOOK_TOOLKIT_BUDGET_EXCEEDED`
+   * and the size in the reason. Default: leave the budgets as they are.
+   */
+  readonly toolkitBudgets?: Readonly<Record<string, number>>;
+  /**
+   * install, Codex only: also write the trust entry Codex would write when you trust the hook in
+   * `/hooks` (`[hooks.state."<hooks.json>:pre_tool_use:<group>:0"] trusted_hash = "sha256:..."` in
+   * `$CODEX_HOME/config.toml`). Default false: trust it in Codex yourself.
+   */
+  readonly trustCodexHook?: boolean;
+}
+
+/** Codex's view of the installed hook: trust and the hooks feature flag. */
+export interface CodexHookTrust {
+  /** Codex's `config.toml`, where trust and feature flags live. */
+  readonly configTomlPath: string;
+  /** The `hooks.state` key of this registration, when it is registered. */
+  readonly key: string | undefined;
+  /** The `trusted_hash` this registration needs. */
+  readonly expectedHash: string | undefined;
+  /** The `trusted_hash` found for the key, if any. */
+  readonly trustedHash: string | undefined;
+  /** Trusted: the stored hash is the expected one and the entry is not disabled. */
+  readonly trusted: boolean;
+  /** Hooks are on (`[features] hooks` and the deprecated `codex_hooks` are not `false`). */
+  readonly hooksEnabled: boolean;
+  /** Set when `config.toml` cannot be read. */
+  readonly problem: string | undefined;
 }
 
 /** One file the installer creates, updates or deletes. */
 export interface HookFileChange {
   /** Absolute path of the file. */
   readonly path: string;
-  /** Which file: the hook script, the client's config, or the hook's own config (`allowedRoots`). */
-  readonly kind: 'script' | 'config' | 'hook-config';
+  /**
+   * Which file: the hook script, the client's config, the hook's own config (`allowedRoots`,
+   * `toolkitBudgets`), or Codex's `config.toml` (the trust entry).
+   */
+  readonly kind: 'script' | 'config' | 'hook-config' | 'codex-config';
   /** What happened (or, in a dry run, would happen) to the file. */
   readonly action: 'create' | 'update' | 'delete' | 'unchanged';
   /** Text before the change (undefined when the file did not exist). */
@@ -113,6 +150,14 @@ export interface HookStatus {
   readonly allowedRoots: readonly string[] | undefined;
   /** Set when the hook config file exists but is not valid (the hook then denies every rewrite). */
   readonly hookConfigProblem: string | undefined;
+  /** `toolkitBudgets` from the hook config file; undefined when none is set there. */
+  readonly toolkitBudgets: Readonly<Record<string, number>> | undefined;
+  /** Codex only: trust and the hooks feature flag; undefined for the other clients. */
+  readonly codex: CodexHookTrust | undefined;
+  /** Why the installed hook cannot work (empty when it can). */
+  readonly problems: readonly string[];
+  /** The hook is installed, registered, valid and (Codex) trusted: it runs on the next call. */
+  readonly working: boolean;
 }
 
 /** Suffix of the single backup kept next to a config file the installer changed. */
@@ -124,9 +169,75 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const OPTION_KEYS = new Set([
+  'client',
+  'scope',
+  'home',
+  'projectDir',
+  'codexHome',
+  'dryRun',
+  'allowedRoots',
+  'toolkitBudgets',
+  'trustCodexHook',
+]);
+
+/** Longest home or project path accepted (Linux PATH_MAX). */
+const MAX_PATH_CHARS = 4096;
+
+/**
+ * A home or project folder must be an absolute path to an existing directory, without control
+ * characters: checked before anything is read or written, so a broken `$HOME` fails at once.
+ */
+function checkFolder(value: string, option: string): void {
+  const shown = JSON.stringify(value.slice(0, 80));
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (value.length > MAX_PATH_CHARS || /[\u0000-\u001f\u007f]/.test(value)) {
+    throw new InstallUsageError(
+      `${option} ${shown} is not usable: a folder path must be at most ${MAX_PATH_CHARS} characters without control characters; set HOME (or pass --home) to your home folder`,
+      { details: { option } },
+    );
+  }
+  if (!isAbsolute(value)) {
+    throw new InstallUsageError(
+      `${option} ${shown} is not an absolute path; set HOME (or pass --home) to your home folder`,
+      { details: { option } },
+    );
+  }
+  let directory = false;
+  try {
+    directory = statSync(value).isDirectory();
+  } catch {
+    directory = false;
+  }
+  if (!directory) {
+    throw new InstallUsageError(
+      `${option} ${shown} is not an existing directory; set HOME (or pass --home) to your home folder`,
+      { details: { option } },
+    );
+  }
+}
+
+function codexHomeOf(options: HookInstallOptions, home: string): string {
+  const environmentCodexHome = process.env.CODEX_HOME;
+  return (
+    options.codexHome ??
+    (environmentCodexHome !== undefined && environmentCodexHome !== ''
+      ? environmentCodexHome
+      : join(home, '.codex'))
+  );
+}
+
 function resolveSetup(options: HookInstallOptions): HookSetup {
   if (typeof options !== 'object' || options === null) {
     throw new InstallUsageError('options must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTION_KEYS.has(key)) {
+      throw new InstallUsageError(
+        `unknown option "${key.slice(0, 40)}"; accepted: ${[...OPTION_KEYS].join(', ')}`,
+        { details: { option: key.slice(0, 40) } },
+      );
+    }
   }
   if (!(HOOK_CLIENTS as readonly unknown[]).includes(options.client)) {
     throw new InstallUsageError(`client must be one of ${HOOK_CLIENTS.join(', ')}`, {
@@ -159,6 +270,8 @@ function resolveSetup(options: HookInstallOptions): HookSetup {
       throw new InstallUsageError(`${option} must be a non-empty path`, { details: { option } });
     }
   }
+  checkFolder(home, 'home');
+  if (scope === 'project') checkFolder(projectDir, 'projectDir');
   return getHookSetup(options.client, scope, {
     home,
     projectDir,
@@ -311,8 +424,10 @@ function change(
   else if (after === undefined) action = 'delete';
   else if (before === undefined) action = 'create';
   else action = 'update';
+  // A file is backed up before it is replaced; a file uninstall deletes is only one the
+  // installer created (or the hook's own), so no copy of it is left behind.
   const backupPath =
-    kind !== 'script' && before !== undefined && action !== 'unchanged'
+    kind !== 'script' && before !== undefined && action !== 'unchanged' && action !== 'delete'
       ? `${path}${INSTALL_BACKUP_SUFFIX}`
       : undefined;
   return { path, kind, action, before, after, backupPath };
@@ -384,21 +499,118 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
   }
   const configAfter =
     same(next, config) && configBefore !== undefined ? configBefore : serialize(next);
+  if (configAfter !== configBefore) assertWritable(configBefore, setup.configPath, 'client config');
   const scriptBefore = readText(setup.scriptPath);
   const changes = [
     change(setup.scriptPath, 'script', scriptBefore, HOOK_SCRIPT),
     change(setup.configPath, 'config', configBefore, configAfter),
   ];
-  if (options.allowedRoots !== undefined) {
-    const roots = checkRoots(options.allowedRoots);
+  if (options.allowedRoots !== undefined || options.toolkitBudgets !== undefined) {
     const path = hookConfigPathOf(setup);
     const before = readText(path);
     const existing = parseHookConfig(before, path);
-    const next = { ...existing, allowedRoots: roots };
-    const after = before !== undefined && same(next, existing) ? before : serialize(next);
+    const updated: JsonObject = { ...existing };
+    if (options.allowedRoots !== undefined) updated.allowedRoots = checkRoots(options.allowedRoots);
+    if (options.toolkitBudgets !== undefined) {
+      const budgets = checkBudgets(options.toolkitBudgets);
+      const previous = isObject(existing.toolkitBudgets) ? existing.toolkitBudgets : {};
+      updated.toolkitBudgets = { ...previous, ...budgets };
+    }
+    const after = before !== undefined && same(updated, existing) ? before : serialize(updated);
+    if (after !== before) assertWritable(before, path, 'hook config');
     changes.push(change(path, 'hook-config', before, after));
   }
+  if (options.trustCodexHook !== undefined && typeof options.trustCodexHook !== 'boolean') {
+    throw new InstallUsageError('trustCodexHook must be a boolean', {
+      details: { option: 'trustCodexHook' },
+    });
+  }
+  if (options.trustCodexHook === true) {
+    if (setup.client !== 'codex') {
+      throw new InstallUsageError('trustCodexHook applies to --client codex only', {
+        details: { option: 'trustCodexHook' },
+      });
+    }
+    const identity = codexIdentity(eventList(next, setup), setup);
+    if (identity === undefined) {
+      throw new InstallWriteError('the Codex registration could not be located after the merge', {
+        details: { path: setup.configPath },
+      });
+    }
+    const tomlPath = join(codexHomeOf(options, options.home ?? homedir()), 'config.toml');
+    const before = readText(tomlPath);
+    const after = withCodexTrustEntry(before ?? '', identity.key, identity.hash);
+    if (after === undefined) {
+      throw new InstallConfigMalformedError(
+        `config.toml holds the trust entry for this hook inline ("${identity.key}" = { ... }); set its trusted_hash to ${identity.hash} by hand, or trust the hook in Codex's /hooks (nothing was written)`,
+        { details: { path: tomlPath } },
+      );
+    }
+    changes.push(change(tomlPath, 'codex-config', before, after));
+  }
   return result(setup, changes, options.dryRun ?? false);
+}
+
+/** Where our Codex registration sits in hooks.json, its trust key and the hash it needs. */
+function codexIdentity(
+  list: readonly unknown[],
+  setup: HookSetup,
+): { key: string; hash: string } | undefined {
+  for (const [groupIndex, group] of list.entries()) {
+    if (!isObject(group) || !Array.isArray(group.hooks)) continue;
+    const handlerIndex = group.hooks.findIndex(isOurHandler);
+    if (handlerIndex < 0) continue;
+    const handler = group.hooks[handlerIndex] as JsonObject;
+    return {
+      key: `${setup.configPath}:pre_tool_use:${groupIndex}:${handlerIndex}`,
+      hash: codexHookTrustHash(
+        'pre_tool_use',
+        typeof group.matcher === 'string' ? group.matcher : undefined,
+        {
+          command: handler.command as string,
+          ...(typeof handler.timeout === 'number' ? { timeout: handler.timeout } : {}),
+          ...(typeof handler.statusMessage === 'string'
+            ? { statusMessage: handler.statusMessage }
+            : {}),
+        },
+      ),
+    };
+  }
+  return undefined;
+}
+
+const SERVER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const BUDGET_CEILING = 268435456;
+
+function checkBudgets(budgets: unknown): Record<string, number> {
+  if (!isObject(budgets) || Object.keys(budgets).length === 0) {
+    throw new InstallUsageError(
+      'toolkitBudgets must map MCP server names to byte counts, e.g. { linear: 7340032 }',
+      { details: { option: 'toolkitBudgets' } },
+    );
+  }
+  const checked: Record<string, number> = {};
+  for (const [name, bytes] of Object.entries(budgets)) {
+    if (!SERVER_NAME.test(name)) {
+      throw new InstallUsageError(
+        `toolkit budget name "${name.slice(0, 40)}" is not an MCP server name (1 to 128 letters, digits, "_", "-", ".")`,
+        { details: { option: 'toolkitBudgets' } },
+      );
+    }
+    if (
+      typeof bytes !== 'number' ||
+      !Number.isSafeInteger(bytes) ||
+      bytes < 1 ||
+      bytes > BUDGET_CEILING
+    ) {
+      throw new InstallUsageError(
+        `the budget for "${name}" must be a whole number of bytes from 1 to ${BUDGET_CEILING}`,
+        { details: { option: 'toolkitBudgets' } },
+      );
+    }
+    checked[name] = bytes;
+  }
+  return checked;
 }
 
 function hookConfigPathOf(setup: HookSetup): string {
@@ -436,12 +648,28 @@ function parseHookConfig(text: string | undefined, path: string): JsonObject {
   return parseJsonObject(text, path, 'hook config');
 }
 
-/** Parses a config file that must hold a JSON object; empty or missing is `{}`. */
+/**
+ * Refuses to rewrite a file whose comments or trailing commas the rewrite would drop (the file
+ * is read as JSONC, written as JSON). Names the line and the ways out.
+ */
+function assertWritable(text: string | undefined, path: string, what: string): void {
+  if (text === undefined) return;
+  const { firstCommentLine, firstTrailingCommaLine } = stripJsonc(text);
+  const line = firstCommentLine ?? firstTrailingCommaLine;
+  if (line === undefined) return;
+  const found = firstCommentLine !== undefined ? 'a comment' : 'a trailing comma';
+  throw new InstallConfigMalformedError(
+    `the ${what} file has ${found} on line ${line}, which rewriting it would drop (nothing was written). Remove the comments and trailing commas, or add the registration by hand (see print-setup), or move the file away and run this again`,
+    { details: { path, line } },
+  );
+}
+
+/** Parses a config file that must hold a JSON object (JSONC read); empty or missing is `{}`. */
 function parseJsonObject(text: string | undefined, path: string, what: string): JsonObject {
   if (text === undefined || text.trim() === '') return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(stripJsonc(text).json);
   } catch (error) {
     throw new InstallConfigMalformedError(
       `the ${what} file is not valid JSON; fix it or move it away, then retry (nothing was written)`,
@@ -466,6 +694,15 @@ function parseJsonObject(text: string | undefined, path: string, what: string): 
  */
 export function uninstallHook(options: HookInstallOptions): HookInstallResult {
   const setup = resolveSetup(options);
+  if (
+    options.allowedRoots !== undefined ||
+    options.toolkitBudgets !== undefined ||
+    options.trustCodexHook !== undefined
+  ) {
+    throw new InstallUsageError(
+      'allowedRoots, toolkitBudgets and trustCodexHook apply to install only',
+    );
+  }
   const configBefore = readText(setup.configPath);
   const config = parseConfig(configBefore, setup);
   const list = eventList(config, setup);
@@ -473,18 +710,49 @@ export function uninstallHook(options: HookInstallOptions): HookInstallResult {
   let configAfter = configBefore;
   if (remaining.length !== list.length || !same(remaining, list)) {
     const next = withEventList(config, setup, remaining);
-    const ownFile = setup.client === 'vscode';
-    configAfter = ownFile && Object.keys(next).length === 0 ? undefined : serialize(next);
+    // A config this installer created (no backup of an earlier file exists) is deleted once only
+    // what the installer put there is left; so is VS Code's hooks file, which is ours.
+    const createdByUs =
+      setup.client === 'vscode' || !existsOrLink(`${setup.configPath}${INSTALL_BACKUP_SUFFIX}`);
+    const onlyOurs = Object.entries(next).every(([key, value]) =>
+      same(value, setup.format.topLevel[key]),
+    );
+    configAfter = createdByUs && onlyOurs ? undefined : serialize(next);
+    if (configAfter !== undefined) assertWritable(configBefore, setup.configPath, 'client config');
   }
   const scriptBefore = readText(setup.scriptPath);
-  return result(
+  const hookConfigPath = hookConfigPathOf(setup);
+  const hookConfigBefore = readText(hookConfigPath);
+  const dryRun = options.dryRun ?? false;
+  const outcome = result(
     setup,
     [
       change(setup.scriptPath, 'script', scriptBefore, undefined),
       change(setup.configPath, 'config', configBefore, configAfter),
+      change(hookConfigPath, 'hook-config', hookConfigBefore, undefined),
     ],
-    options.dryRun ?? false,
+    dryRun,
   );
+  if (!dryRun) {
+    // The hooks folders the installer created go too, when nothing else is in them.
+    for (const folder of new Set([dirname(setup.scriptPath), dirname(setup.configPath)])) {
+      try {
+        rmdirSync(folder);
+      } catch {
+        // Not empty, or not there: leave it.
+      }
+    }
+  }
+  return outcome;
+}
+
+function existsOrLink(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Reports whether the hook is installed, registered and current for one client and scope. */
@@ -510,16 +778,86 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
   const hookConfigPath = hookConfigPathOf(setup);
   let allowedRoots: readonly string[] | undefined;
   let hookConfigProblem: string | undefined;
+  let toolkitBudgets: Record<string, number> | undefined;
   try {
-    const hookConfig = parseHookConfig(readText(hookConfigPath), hookConfigPath);
+    const hookConfigText = readText(hookConfigPath);
+    const hookConfig = parseHookConfig(hookConfigText, hookConfigPath);
+    if (hookConfigText !== undefined && hookConfigText.trim() !== '') {
+      try {
+        JSON.parse(hookConfigText);
+      } catch {
+        hookConfigProblem =
+          'the hook config file is not plain JSON (the hook reads it strictly: remove comments and trailing commas)';
+      }
+    }
     const roots = hookConfig.allowedRoots;
     if (Array.isArray(roots) && roots.every((root) => typeof root === 'string')) {
       allowedRoots = roots as string[];
     } else if (roots !== undefined) {
       hookConfigProblem = 'allowedRoots is not a list of paths';
     }
+    const budgets = hookConfig.toolkitBudgets;
+    if (isObject(budgets) && Object.values(budgets).every((bytes) => typeof bytes === 'number')) {
+      toolkitBudgets = budgets as Record<string, number>;
+    } else if (budgets !== undefined) {
+      hookConfigProblem = 'toolkitBudgets is not a map of server names to byte counts';
+    }
   } catch (error) {
     hookConfigProblem = error instanceof Error ? error.message : 'unreadable';
+  }
+  const isRegistered = registered(config, setup);
+  let codex: CodexHookTrust | undefined;
+  if (setup.client === 'codex') {
+    const configTomlPath = join(codexHomeOf(options, options.home ?? homedir()), 'config.toml');
+    const identity = codexIdentity(list, setup);
+    let problem: string | undefined;
+    let facts: ReturnType<typeof readCodexConfig> | undefined;
+    try {
+      facts = readCodexConfig(readText(configTomlPath) ?? '');
+    } catch (error) {
+      problem = error instanceof Error ? error.message : 'unreadable';
+    }
+    const state = identity === undefined ? undefined : facts?.hookStates.get(identity.key);
+    const hooksEnabled = facts?.hooksFeature !== false && facts?.codexHooksFeature !== false;
+    codex = {
+      configTomlPath,
+      key: identity?.key,
+      expectedHash: identity?.hash,
+      trustedHash: state?.trustedHash,
+      trusted:
+        identity !== undefined && state?.trustedHash === identity.hash && state.enabled !== false,
+      hooksEnabled,
+      problem,
+    };
+  }
+  const problems: string[] = [];
+  if (script === undefined)
+    problems.push(`the hook script is not installed at ${setup.scriptPath}`);
+  if (configProblem !== undefined) problems.push(`client config: ${configProblem}`);
+  else if (!isRegistered) {
+    problems.push(
+      referenced
+        ? `registered in ${setup.configPath} with a different command or matcher: run install again`
+        : `not registered in ${setup.configPath}`,
+    );
+  }
+  if (hookConfigProblem !== undefined) {
+    problems.push(`hook config: ${hookConfigProblem} (every rewrite is denied)`);
+  }
+  if (codex !== undefined) {
+    if (codex.problem !== undefined) problems.push(`Codex config.toml: ${codex.problem}`);
+    if (!codex.hooksEnabled) {
+      problems.push(
+        `hooks are turned off in ${codex.configTomlPath} ([features] hooks = false or codex_hooks = false)`,
+      );
+    }
+    if (isRegistered && !codex.trusted) {
+      problems.push(
+        codex.trustedHash === undefined
+          ? 'Codex has not trusted this hook, so it skips it silently: open /hooks in Codex and trust it, or run install --client codex --trust-codex-hook'
+          : 'Codex trusted an earlier definition of this hook (the trust hash differs), so it skips it: trust it again in /hooks, or run install --client codex --trust-codex-hook',
+      );
+    }
   }
   return {
     client: setup.client,
@@ -531,11 +869,15 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
     availableProtocol: HOOK_PROTOCOL_VERSION,
     current,
     stale: script !== undefined && !current,
-    registered: registered(config, setup),
+    registered: isRegistered,
     referenced,
     configProblem,
     hookConfigPath,
     allowedRoots,
     hookConfigProblem,
+    toolkitBudgets,
+    codex,
+    problems,
+    working: problems.length === 0,
   };
 }

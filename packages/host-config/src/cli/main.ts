@@ -5,6 +5,14 @@ import { homedir } from 'node:os';
 import { runCli } from './run-cli.js';
 
 const codexHome = process.env.CODEX_HOME;
+// os.homedir() throws for some broken values of HOME (one longer than the OS allows); the
+// installer then gets HOME as it is and refuses it with a usage error, never a stack trace.
+let home: string;
+try {
+  home = homedir();
+} catch {
+  home = process.env.HOME ?? '';
+}
 process.exitCode = runCli(
   process.argv.slice(2),
   {
@@ -12,7 +20,7 @@ process.exitCode = runCli(
     err: (text) => process.stderr.write(text),
   },
   {
-    home: homedir(),
+    home,
     cwd: process.cwd(),
     ...(codexHome === undefined || codexHome === '' ? {} : { codexHome }),
   },

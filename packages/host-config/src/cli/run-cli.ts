@@ -9,8 +9,15 @@ import {
 } from '../attachments/client-setup.js';
 import { HOOK_SCRIPT } from '../attachments/hook-script.js';
 import { HostConfigError } from '../host-config-error.js';
+import { VERSION } from '../version.js';
 import { InstallUsageError } from './errors.js';
-import { getHookStatus, type HookInstallResult, installHook, uninstallHook } from './installer.js';
+import {
+  getHookStatus,
+  type HookInstallResult,
+  type HookStatus,
+  installHook,
+  uninstallHook,
+} from './installer.js';
 
 /** Where the CLI writes: two line sinks, so tests and embedders can capture output. */
 export interface CliWriter {
@@ -30,6 +37,10 @@ export interface CliEnvironment {
   readonly codexHome?: string;
 }
 
+/** The one line printed on a usage error (the whole text is `help`). */
+export const CLI_USAGE_LINE =
+  "Usage: toolfence-host-config <install|uninstall|status|print-script|print-setup|help> [--client <claude-code|codex|cursor|vscode>] [options]; 'toolfence-host-config help' lists every option";
+
 export const CLI_USAGE = `Usage: toolfence-host-config <command> [options]
 
 Commands:
@@ -47,8 +58,17 @@ Options:
   --home <dir>                                home folder (default: $HOME)
   --allow <dir>                               install: a directory the hook may read (repeat for more);
                                               written to the hook config next to the script
+  --budget <server>=<size>                    install: attachment budget of one MCP server (as named in
+                                              the client config), e.g. linear=7MiB (bytes, KiB or MiB;
+                                              repeat for more); the hook denies larger files with a reason
+  --trust-codex-hook                          install --client codex: also write Codex's trust entry
+                                              for this hook to config.toml (as trusting it in /hooks does)
   --dry-run                                   show the changes without writing
   --json                                      machine-readable output (status, print-setup)
+  --version                                   print the package version
+
+Exit codes: 0 success; 1 failure (nothing half-written), or status found an installed hook that
+cannot work; 2 usage error.
 `;
 
 /**
@@ -64,10 +84,16 @@ export function runCli(
   try {
     parsed = parse(argv);
   } catch (error) {
-    writer.err(`${error instanceof Error ? error.message : 'invalid arguments'}\n\n${CLI_USAGE}`);
+    writer.err(
+      `${error instanceof Error ? error.message : 'invalid arguments'}\n${CLI_USAGE_LINE}\n`,
+    );
     return 2;
   }
   const { command, values } = parsed;
+  if (values.version === true) {
+    writer.out(`${VERSION}\n`);
+    return 0;
+  }
   try {
     const scope = parseScope(values.scope);
     const paths: { home?: string; projectDir?: string; codexHome?: string } = {};
@@ -77,10 +103,12 @@ export function runCli(
     if (projectDir !== undefined) paths.projectDir = projectDir;
     if (environment.codexHome !== undefined) paths.codexHome = environment.codexHome;
     switch (command) {
-      case undefined:
       case 'help':
         writer.out(CLI_USAGE);
-        return command === undefined ? 2 : 0;
+        return 0;
+      case undefined:
+        writer.err(`a command is missing\n${CLI_USAGE_LINE}\n`);
+        return 2;
       case 'print-script':
         writer.out(HOOK_SCRIPT);
         return 0;
@@ -112,8 +140,15 @@ export function runCli(
       case 'uninstall': {
         const client = requireClient(values.client);
         const allow = values.allow;
-        if (allow !== undefined && command === 'uninstall') {
-          throw new InstallUsageError('--allow applies to install only');
+        const budget = values.budget;
+        const trust = values['trust-codex-hook'] === true;
+        if (command === 'uninstall' && (allow !== undefined || budget !== undefined || trust)) {
+          throw new InstallUsageError(
+            '--allow, --budget and --trust-codex-hook apply to install only',
+          );
+        }
+        if (trust && client !== 'codex') {
+          throw new InstallUsageError('--trust-codex-hook applies to --client codex only');
         }
         const base = paths.projectDir ?? process.cwd();
         const options = {
@@ -124,17 +159,35 @@ export function runCli(
           ...(allow === undefined
             ? {}
             : { allowedRoots: allow.map((root) => resolve(base, root)) }),
+          ...(budget === undefined ? {} : { toolkitBudgets: parseBudgets(budget) }),
+          ...(trust ? { trustCodexHook: true } : {}),
         };
         const outcome = command === 'install' ? installHook(options) : uninstallHook(options);
         report(outcome, command, writer);
+        if (command === 'install' && client === 'codex' && !outcome.dryRun) {
+          const status = getHookStatus({ client, scope, ...paths });
+          writer.out(
+            status.codex?.trusted === true
+              ? `Codex trusts this hook (${status.codex.configTomlPath}).\n`
+              : `next step: Codex skips this hook until you trust it. Open /hooks in Codex and trust it, or run this again with --trust-codex-hook to write the trust entry to ${status.codex?.configTomlPath ?? 'config.toml'}.\n`,
+          );
+        }
         return 0;
       }
       case 'status': {
         const clients = values.client === undefined ? HOOK_CLIENTS : [requireClient(values.client)];
         const statuses = clients.map((client) => getHookStatus({ client, scope, ...paths }));
+        // Failure: a hook that is (partly) installed but cannot work, or the one client asked for
+        // is not working. Clients with nothing installed are only listed.
+        const failing = statuses.filter(
+          (status) =>
+            !status.working &&
+            (values.client !== undefined || status.scriptInstalled || status.referenced),
+        );
+        const exitCode = failing.length > 0 ? 1 : 0;
         if (values.json === true) {
           writer.out(`${JSON.stringify(statuses, null, 2)}\n`);
-          return 0;
+          return exitCode;
         }
         for (const status of statuses) {
           let state: string;
@@ -159,15 +212,16 @@ export function runCli(
                 ? '; no allowlist in the hook config (reads any file you can read unless TOOLFENCE_HOOK_ALLOWED_ROOTS is set)'
                 : `; allowlist: ${status.allowedRoots.join(', ')}`;
           writer.out(`${status.client} (${status.scope}): ${state}; ${registration}${allowlist}\n`);
+          printStatusDetails(status, writer);
         }
-        return 0;
+        return exitCode;
       }
       default:
         throw new InstallUsageError(`unknown command "${command}"`);
     }
   } catch (error) {
     if (InstallUsageError.isInstance(error)) {
-      writer.err(`${error.code}: ${error.message}\n\n${CLI_USAGE}`);
+      writer.err(`${error.code}: ${error.message}\n${CLI_USAGE_LINE}\n`);
       return 2;
     }
     if (HostConfigError.isInstance(error)) {
@@ -192,12 +246,51 @@ function parse(argv: readonly string[]) {
       home: { type: 'string' },
       'dry-run': { type: 'boolean' },
       allow: { type: 'string', multiple: true },
+      budget: { type: 'string', multiple: true },
+      'trust-codex-hook': { type: 'boolean' },
       json: { type: 'boolean' },
+      version: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
   return { command: values.help === true ? 'help' : positionals[0], values };
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 * 1024 };
+
+/** `--budget linear=7MiB` values: server name to bytes (bytes, KiB or MiB). */
+function parseBudgets(values: readonly string[]): Record<string, number> {
+  const budgets: Record<string, number> = {};
+  for (const value of values) {
+    const match = /^([^=\s]+)=([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$/.exec(value);
+    const unit = SIZE_UNITS[(match?.[3] ?? '').toLowerCase()];
+    if (match === null || unit === undefined) {
+      throw new InstallUsageError(
+        `--budget "${value.slice(0, 60)}" is not <server>=<size>; sizes are bytes, KiB or MiB (e.g. linear=7MiB)`,
+      );
+    }
+    budgets[match[1] as string] = Math.floor(Number(match[2]) * unit);
+  }
+  return budgets;
+}
+
+function printStatusDetails(status: HookStatus, writer: CliWriter): void {
+  if (status.toolkitBudgets !== undefined) {
+    const list = Object.entries(status.toolkitBudgets).map(([name, bytes]) => `${name}=${bytes}`);
+    writer.out(`  toolkit budgets: ${list.join(', ')}\n`);
+  }
+  if (status.codex !== undefined && status.registered) {
+    writer.out(
+      `  Codex trust: ${status.codex.trusted ? 'trusted' : 'NOT TRUSTED'} (${status.codex.configTomlPath}); hooks feature: ${status.codex.hooksEnabled ? 'on' : 'OFF'}\n`,
+    );
+  }
+  if (status.working) {
+    if (status.scriptInstalled) writer.out('  working: yes\n');
+    return;
+  }
+  if (!status.scriptInstalled && !status.referenced) return;
+  for (const problem of status.problems) writer.out(`  NOT WORKING: ${problem}\n`);
 }
 
 function parseScope(value: string | undefined): HookScope {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Absolute path of the shipped hook script (the file the tests run). */
 export const HOOK_PATH: string = fileURLToPath(
@@ -12,13 +12,17 @@ export interface HookRun {
   readonly stderr: string;
 }
 
-/** Runs `node <script>` with `stdin` written in full, as clients do, and collects everything. */
+/**
+ * Runs `node <script>` with `stdin` written in full, as clients do, and collects everything
+ * (`node`: another Node.js executable; default the one running the tests).
+ */
 export function runHook(
   stdin: string | Buffer,
   options: {
     env?: Record<string, string>;
     script?: string;
     timeoutMs?: number;
+    node?: string;
     /** Node flags before the script (for example `--import` of a preload). */
     nodeArgs?: readonly string[];
   } = {},
@@ -27,12 +31,9 @@ export function runHook(
     const env: Record<string, string | undefined> = { ...process.env };
     for (const key of Object.keys(env)) if (key.startsWith('TOOLFENCE_HOOK_')) delete env[key];
     const child = spawn(
-      process.execPath,
+      options.node ?? process.execPath,
       [...(options.nodeArgs ?? []), options.script ?? HOOK_PATH],
-      {
-        env: { ...env, ...options.env },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
+      { env: { ...env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] },
     );
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -112,7 +113,11 @@ export function stdinFor(client: keyof typeof stdinShapes, toolInput: unknown): 
   return `${JSON.stringify(stdinShapes[client](toolInput))}\n`;
 }
 
-/** A file:// URL for an absolute POSIX path, percent-encoding what needs it. */
+/**
+ * A file:// URL for an absolute path, percent-encoding what needs it; on Windows the drive-letter
+ * form (`file:///C:/Users/...`).
+ */
 export function fileUrl(path: string): string {
+  if (process.platform === 'win32') return pathToFileURL(path).href;
   return `file://${path.split('/').map(encodeURIComponent).join('/')}`;
 }

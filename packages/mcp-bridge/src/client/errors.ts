@@ -69,3 +69,22 @@ export class RequestFailedError extends McpBridgeError {
   static override readonly code: string = 'CLIENT_REQUEST_FAILED';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/RequestFailedError');
 }
+
+/**
+ * `resources/read` named a resource the server does not have (SEP-2164: JSON-RPC `-32602` with
+ * data `{ uri }`, or the older `-32002`). The server's text is not kept.
+ */
+export class ResourceNotFoundError extends McpBridgeError {
+  static override readonly code: string = 'CLIENT_RESOURCE_NOT_FOUND';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/ResourceNotFoundError',
+  );
+  /** The URI that was asked for (the caller's own value, not the server's text). */
+  readonly uri: string;
+
+  /** Creates the error for `uri` (kept on the instance, not in the message). */
+  constructor(uri: string, options: McpBridgeErrorOptions = {}) {
+    super('The MCP server has no resource with the requested URI', options);
+    this.uri = uri;
+  }
+}

@@ -1,10 +1,8 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   type CallToolResult,
-  ElicitRequestSchema,
+  type CreateMessageResult,
   type ElicitResult,
   ErrorCode,
-  ListRootsRequestSchema,
   McpError,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -12,6 +10,19 @@ import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfen
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
+import { answerElicitation } from '../protocol/elicitation.js';
+import { InputRequestError } from '../protocol/input-request-error.js';
+import type { InputHandlers } from '../protocol/input-requests.js';
+import {
+  buildParamHeaders,
+  type ParamHeaderDeclaration,
+  scanParamHeaders,
+} from '../protocol/mcp-headers.js';
+import { ParameterHeaderError } from '../protocol/parameter-header-error.js';
+import { type McpServerDescription, ProtocolSession } from '../protocol/protocol-session.js';
+import { UnsupportedProtocolVersionError } from '../protocol/unsupported-protocol-version-error.js';
+import { VersionNegotiationError } from '../protocol/version-negotiation-error.js';
+import { resolveProtocolVersions } from '../protocol/versions.js';
 import type { McpAuthProvider, McpTokenSource } from '../transport/auth-provider.js';
 import {
   RequestNotSentError,
@@ -39,6 +50,7 @@ import {
   ClientConfigurationError,
   HandshakeError,
   RequestFailedError,
+  ResourceNotFoundError,
   ServerRpcError,
 } from './errors.js';
 import { Semaphore } from './semaphore.js';
@@ -50,6 +62,12 @@ export interface McpElicitationOptions {
   readonly applyDefaults?: boolean;
   /** Produces the answer; its `content` goes back to the server. */
   readonly handler: (params: Readonly<Record<string, unknown>>) => Promise<ElicitResult>;
+}
+
+/** Answers a server's sampling request (`sampling/createMessage`). */
+export interface McpSamplingOptions {
+  /** Produces the model's answer; it goes back to the server. */
+  readonly handler: (params: Readonly<Record<string, unknown>>) => Promise<CreateMessageResult>;
 }
 
 /** Options of {@link McpClient}: exactly one of `url` and `command`. */
@@ -114,8 +132,26 @@ export interface McpClientOptions {
   readonly maxConcurrentRequests?: number;
   /** Roots offered to the server; only when given is the `roots` capability declared. */
   readonly roots?: readonly Root[];
-  /** Declares the `elicitation` capability and answers elicitation requests. */
+  /**
+   * Declares the `elicitation` capability and answers elicitation requests: a legacy server's
+   * `elicitation/create` and a modern `input_required` result's elicitation alike.
+   */
   readonly elicitation?: McpElicitationOptions;
+  /** Declares the `sampling` capability and answers sampling requests (both eras). */
+  readonly sampling?: McpSamplingOptions;
+  /**
+   * MCP revisions offered, newest preference first. Default `['2026-07-28', '2025-11-25',
+   * '2025-06-18', '2025-03-26']`. One entry pins that version. With `2026-07-28` on offer the
+   * client probes with `server/discover` and falls back to `initialize` only on a legacy signal.
+   */
+  readonly protocolVersions?: readonly string[];
+  /** `input_required` results one request may answer before it fails (modern mode). Default 8. */
+  readonly maxInputRounds?: number;
+  /**
+   * Seconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`, SEP-2549);
+   * `0` relists every time. Default 300. Listings without a TTL are kept until `refresh`.
+   */
+  readonly maxListingTtl?: number;
   /** Stdio: seconds between SIGTERM and SIGKILL on close. Default 2. */
   readonly killGrace?: number;
   /** Diagnostics (stderr lines at debug, failures at warn). Nothing goes to the console. */
@@ -133,20 +169,47 @@ export interface McpCallOptions {
 type BoundedTransport = StdioTransport | StreamableHttpTransport;
 
 interface Session {
-  readonly client: Client;
+  readonly protocol: ProtocolSession;
   readonly transport: BoundedTransport;
   alive: boolean;
 }
 
-const LooseResultSchema = z.object({}).passthrough();
+/**
+ * SEP-2164: `-32602` whose data is exactly `{ uri }`, or the older `-32002` with a `uri`; the
+ * read failure arrives as a ServerRpcError whose cause is the JSON-RPC error.
+ */
+function isResourceNotFound(error: unknown): boolean {
+  const rpc = ServerRpcError.isInstance(error) ? error.cause : undefined;
+  if (!(rpc instanceof McpError)) return false;
+  const data = rpc.data;
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    typeof (data as { uri?: unknown }).uri !== 'string'
+  ) {
+    return false;
+  }
+  return rpc.code === -32002 || (rpc.code === -32602 && Object.keys(data).length === 1);
+}
 
-const CallResultSchema = z
-  .object({
-    content: z.array(z.unknown()).optional(),
-    structuredContent: z.record(z.string(), z.unknown()).optional(),
-    isError: z.boolean().optional(),
-  })
-  .passthrough();
+/**
+ * Checks the shape of a `tools/call` result (one pass, no copy beyond the JSON-RPC layer's): a
+ * malformed one means the answer cannot be trusted, so the call is reported as ambiguous.
+ */
+function checkCallResult(result: Record<string, unknown>): Record<string, unknown> {
+  const { content, structuredContent, isError } = result;
+  if (
+    (content !== undefined && !Array.isArray(content)) ||
+    (structuredContent !== undefined &&
+      (typeof structuredContent !== 'object' ||
+        structuredContent === null ||
+        Array.isArray(structuredContent))) ||
+    (isError !== undefined && typeof isError !== 'boolean')
+  ) {
+    throw new TransportProtocolError('The MCP server sent a malformed tools/call result');
+  }
+  return result;
+}
 
 /** The raw `tools/call` result, as the server sent it (shape-checked, not mapped). */
 export type McpCallToolResult = CallToolResult;
@@ -179,10 +242,17 @@ export class McpClient {
   readonly #semaphore: Semaphore;
   readonly #authProvider: McpAuthProvider | undefined;
   readonly #url: URL | undefined;
+  readonly #protocolVersions: readonly string[];
+  readonly #maxInputRounds: number;
+  /** `x-mcp-header` declarations of the listed tools (modern mode). */
+  #paramHeaders: ReadonlyMap<string, readonly ParamHeaderDeclaration[]> = new Map();
   #dispatcher: Dispatcher | undefined;
   #session: Session | undefined;
   #opening: Promise<Session> | undefined;
   #toolCache: McpToolListing | undefined;
+  /** When the cached listing goes stale (a modern server's `ttlMs`); undefined: at `refresh`. */
+  #toolCacheExpires: number | undefined;
+  readonly #maxListingTtlMs: number;
   #generation = 0;
 
   /**
@@ -241,6 +311,31 @@ export class McpClient {
     this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
     this.#maxTools = positiveInteger('maxTools', options.maxTools, 10_000);
+    this.#maxInputRounds = positiveInteger('maxInputRounds', options.maxInputRounds, 8);
+    this.#maxListingTtlMs =
+      options.maxListingTtl === 0
+        ? 0
+        : positiveNumber('maxListingTtl', options.maxListingTtl, 300) * 1000;
+    this.#protocolVersions = resolveProtocolVersions(
+      options.protocolVersions,
+      (message) => new ClientConfigurationError(message),
+    );
+    if (
+      options.sampling !== undefined &&
+      (typeof options.sampling !== 'object' ||
+        options.sampling === null ||
+        typeof options.sampling.handler !== 'function')
+    ) {
+      throw new ClientConfigurationError('sampling must be { handler: function }');
+    }
+    if (
+      options.elicitation !== undefined &&
+      (typeof options.elicitation !== 'object' ||
+        options.elicitation === null ||
+        typeof options.elicitation.handler !== 'function')
+    ) {
+      throw new ClientConfigurationError('elicitation must be { handler: function }');
+    }
     this.#semaphore = new Semaphore(options.maxConcurrentRequests ?? 1);
     resolveRecordLimits(options);
     if (hasUrl) {
@@ -289,7 +384,7 @@ export class McpClient {
     if (options.logger !== undefined) CLIENT_LOGGERS.set(this, options.logger);
   }
 
-  /** The server's `serverInfo` from the last handshake. */
+  /** The server's `serverInfo` from the last `server/discover` or handshake. */
   get serverVersion():
     | {
         /** The server's implementation name, as it reported it (untrusted text). */
@@ -298,17 +393,31 @@ export class McpClient {
         readonly version: string;
       }
     | undefined {
-    return this.#session?.client.getServerVersion();
+    return this.#session?.protocol.description?.serverInfo;
   }
 
-  /** The server's capabilities from the last handshake. */
+  /** The server's capabilities from the last `server/discover` or handshake. */
   get serverCapabilities(): Readonly<Record<string, unknown>> | undefined {
-    return this.#session?.client.getServerCapabilities();
+    return this.#session?.protocol.description?.capabilities;
   }
 
-  /** The server's `instructions` from the last handshake (untrusted text). */
+  /** The server's `instructions` from the last `server/discover` or handshake (untrusted text). */
   get instructions(): string | undefined {
-    return this.#session?.client.getInstructions();
+    return this.#session?.protocol.description?.instructions;
+  }
+
+  /** The negotiated MCP revision of the open connection (`2026-07-28` is modern). */
+  get protocolVersion(): string | undefined {
+    return this.#session?.protocol.description?.protocolVersion;
+  }
+
+  /**
+   * What the server said about itself on the open connection: era, version, supported versions,
+   * server info, capabilities and instructions (from `server/discover`, or `initialize` in
+   * legacy mode).
+   */
+  get serverDescription(): McpServerDescription | undefined {
+    return this.#session?.protocol.description;
   }
 
   /** Handshakes now if no session is open (every operation does this on demand). */
@@ -317,8 +426,47 @@ export class McpClient {
   }
 
   /**
+   * Reads one resource (`resources/read`): a replayable read (one reconnect if the wire failed
+   * before any response began), bounded like every record. Returns the server's `contents`
+   * entries as sent (untrusted).
+   * @throws {ResourceNotFoundError} when the server has no such resource (SEP-2164).
+   */
+  async readResource(
+    uri: string,
+    options: { readonly signal?: AbortSignal } = {},
+  ): Promise<readonly Readonly<Record<string, unknown>>[]> {
+    if (typeof uri !== 'string' || uri === '') {
+      throw new ClientConfigurationError('The resource URI must be a non-empty string');
+    }
+    try {
+      const result = await this.#read((session) =>
+        session.protocol.request(
+          'resources/read',
+          { uri },
+          {
+            timeoutMs: this.#readTimeoutMs,
+            ...(options.signal === undefined ? {} : { signal: options.signal }),
+          },
+        ),
+      );
+      const contents = result.contents;
+      if (
+        !Array.isArray(contents) ||
+        !contents.every((entry) => typeof entry === 'object' && entry !== null)
+      ) {
+        throw new RequestFailedError('The MCP server sent a malformed resources/read answer');
+      }
+      return contents as Readonly<Record<string, unknown>>[];
+    } catch (error) {
+      if (isResourceNotFound(error)) throw new ResourceNotFoundError(uri, { cause: error });
+      throw error;
+    }
+  }
+
+  /**
    * Lists the server's tools: follows `tools/list` pagination once (page, item and repeated-cursor
-   * limits), skips and reports malformed tools, and caches the result until `refresh`.
+   * limits), skips and reports malformed tools, and caches the result until `refresh`, or, when a
+   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtl`.
    */
   async tools(options: { readonly refresh?: boolean } = {}): Promise<readonly McpToolInfo[]> {
     return (await this.listing(options)).tools;
@@ -326,23 +474,52 @@ export class McpClient {
 
   /** Like {@link tools}, with the skipped tools' problems. */
   async listing(options: { readonly refresh?: boolean } = {}): Promise<McpToolListing> {
-    if (this.#toolCache !== undefined && options.refresh !== true) return this.#toolCache;
+    if (
+      this.#toolCache !== undefined &&
+      options.refresh !== true &&
+      (this.#toolCacheExpires === undefined || Date.now() < this.#toolCacheExpires)
+    ) {
+      return this.#toolCache;
+    }
+    let ttlMs: number | undefined;
+    const paramHeaders = new Map<string, readonly ParamHeaderDeclaration[]>();
+    let modern = false;
     const listing = await listTools({
       maxPages: this.#maxToolPages,
       maxItems: this.#maxTools,
       fetchPage: (cursor) =>
-        this.#read((session) =>
-          session.client.request(
-            { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-            LooseResultSchema,
-            { timeout: this.#readTimeoutMs },
-          ),
-        ),
+        this.#read((session) => {
+          modern = session.protocol.description?.era === 'modern';
+          return session.protocol
+            .request('tools/list', cursor === undefined ? {} : { cursor }, {
+              timeoutMs: this.#readTimeoutMs,
+            })
+            .then((page) => {
+              // SEP-2549: the first page's ttlMs says how long the listing stays valid.
+              if (cursor === undefined && modern && typeof page.ttlMs === 'number') {
+                ttlMs = Number.isFinite(page.ttlMs) ? Math.max(0, page.ttlMs) : undefined;
+              }
+              return page;
+            });
+        }),
+      // Over modern Streamable HTTP, a tool whose x-mcp-header annotations break the rules is
+      // skipped like any malformed tool; the others stay callable. (Headers are an HTTP matter:
+      // stdio and legacy listings keep such tools.)
+      checkTool: (tool) => {
+        if (!modern || this.#url === undefined) return undefined;
+        const scan = scanParamHeaders(tool.inputSchema);
+        if (!scan.ok) return scan.reason;
+        if (scan.declarations.length > 0) paramHeaders.set(tool.name, scan.declarations);
+        return undefined;
+      },
     });
+    this.#paramHeaders = paramHeaders;
     for (const problem of listing.problems) {
       this.#options.logger?.warn?.('Skipped a malformed MCP tool', { ...problem });
     }
     this.#toolCache = listing;
+    this.#toolCacheExpires =
+      ttlMs === undefined ? undefined : Date.now() + Math.min(ttlMs, this.#maxListingTtlMs);
     return listing;
   }
 
@@ -369,14 +546,17 @@ export class McpClient {
       for (;;) {
         options.signal?.throwIfAborted();
         const session = await this.#ensureSession();
+        this.#checkParamHeaders(session, name, args);
         try {
-          const result = await session.client.request(
-            { method: 'tools/call', params: { name, arguments: { ...args } } },
-            CallResultSchema,
-            {
-              timeout: timeoutMs,
-              ...(options.signal === undefined ? {} : { signal: options.signal }),
-            },
+          const result = checkCallResult(
+            await session.protocol.request(
+              'tools/call',
+              { name, arguments: { ...args } },
+              {
+                timeoutMs,
+                ...(options.signal === undefined ? {} : { signal: options.signal }),
+              },
+            ),
           );
           return { content: [], ...result } as McpCallToolResult;
         } catch (error) {
@@ -401,16 +581,27 @@ export class McpClient {
     this.#opening = undefined;
     if (session !== undefined) {
       session.alive = false;
-      await session.client.close().catch(() => undefined);
-      await session.transport.close().catch(() => undefined);
+      await session.protocol.close();
     }
     const dispatcher = this.#dispatcher;
     this.#dispatcher = undefined;
     if (dispatcher !== undefined) await dispatcher.close().catch(() => undefined);
   }
 
+  /** Refuses a call whose `Mcp-Param-*` values cannot be encoded, before anything is sent. */
+  #checkParamHeaders(session: Session, name: string, args: unknown): void {
+    if (session.protocol.description?.era !== 'modern' || this.#url === undefined) return;
+    const declarations = this.#paramHeaders.get(name);
+    if (declarations === undefined) return;
+    const { problems } = buildParamHeaders(declarations, args);
+    if (problems.length > 0) {
+      throw new ParameterHeaderError(problems.map((problem) => problem.name));
+    }
+  }
+
   #callFailure(error: unknown, session: Session): Error {
     if (
+      error instanceof InputRequestError ||
       error instanceof RequestNotSentError ||
       error instanceof TransportUnauthorizedError ||
       error instanceof ClientConfigurationError ||
@@ -483,6 +674,7 @@ export class McpClient {
   }
 
   #readFailure(error: unknown, failure: unknown, session: Session): Error {
+    if (error instanceof InputRequestError) return error;
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
       if (error.code === ErrorCode.RequestTimeout) {
         return new RequestFailedError('The MCP server did not answer within readTimeout', {
@@ -547,23 +739,54 @@ export class McpClient {
   async #open(): Promise<Session> {
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const transport = this.#makeTransport(false);
-      const client = this.#makeClient();
-      const session: Session = { client, transport, alive: true };
-      client.onclose = () => {
-        session.alive = false;
-        if (this.#session === session) this.#session = undefined;
+      const holder: { session?: Session } = {};
+      const protocol = new ProtocolSession({
+        makeTransport: () => this.#makeTransport(false),
+        protocolVersions: this.#protocolVersions,
+        clientInfo: {
+          name: this.#options.clientName ?? 'toolfence-mcp-bridge',
+          version: this.#options.clientVersion ?? VERSION,
+        },
+        capabilities: this.#capabilities(),
+        handlers: this.#inputHandlers(),
+        maxInputRounds: this.#maxInputRounds,
+        openTimeoutMs: this.#openTimeoutMs,
+        paramHeaders: (toolName, args) => {
+          const declarations = this.#paramHeaders.get(toolName);
+          return declarations === undefined
+            ? undefined
+            : buildParamHeaders(declarations, args).headers;
+        },
+        onClose: () => {
+          const session = holder.session;
+          if (session === undefined) return;
+          session.alive = false;
+          if (this.#session === session) this.#session = undefined;
+        },
+        onError: (error) => {
+          this.#options.logger?.debug?.('MCP client error', { name: error.name });
+        },
+        // The server's tool list changed: the next tools() lists again.
+        onToolsListChanged: () => {
+          if (this.#toolCache !== undefined) this.#toolCacheExpires = 0;
+        },
+      });
+      const session: Session = {
+        protocol,
+        get transport() {
+          return protocol.transport;
+        },
+        alive: true,
       };
-      client.onerror = (error) => {
-        this.#options.logger?.debug?.('MCP client error', { name: error.name });
-      };
+      holder.session = session;
       try {
-        await client.connect(transport, { timeout: this.#openTimeoutMs });
+        await protocol.open();
         this.#session = session;
         return session;
       } catch (error) {
         session.alive = false;
-        await transport.close().catch(() => undefined);
+        const transport = protocol.transport;
+        await protocol.close();
         const failure = transport.failure ?? error;
         lastError = failure;
         const retryable =
@@ -579,7 +802,9 @@ export class McpClient {
           failure instanceof RequestNotSentError ||
           failure instanceof ResponseTooLargeError ||
           failure instanceof ResponseTooComplexError ||
-          failure instanceof TransportHttpError
+          failure instanceof TransportHttpError ||
+          failure instanceof UnsupportedProtocolVersionError ||
+          failure instanceof VersionNegotiationError
         ) {
           throw failure;
         }
@@ -589,33 +814,36 @@ export class McpClient {
     throw new HandshakeError('The MCP handshake failed', { cause: lastError });
   }
 
-  #makeClient(): Client {
+  /** Capabilities are declared only for the callbacks the host gave. */
+  #capabilities(): Record<string, unknown> {
     const options = this.#options;
     const capabilities: Record<string, unknown> = {};
     if (options.roots !== undefined) capabilities.roots = { listChanged: false };
+    if (options.sampling !== undefined) capabilities.sampling = {};
     if (options.elicitation !== undefined) {
       capabilities.elicitation = {
         form: options.elicitation.applyDefaults === true ? { applyDefaults: true } : {},
       };
     }
-    const client = new Client(
-      {
-        name: options.clientName ?? 'toolfence-mcp-bridge',
-        version: options.clientVersion ?? VERSION,
-      },
-      { capabilities },
-    );
-    if (options.roots !== undefined) {
-      const roots = options.roots.map((root) => ({ ...root }));
-      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots }));
-    }
-    const elicitation = options.elicitation;
-    if (elicitation !== undefined) {
-      client.setRequestHandler(ElicitRequestSchema, (request) =>
-        elicitation.handler(request.params as Record<string, unknown>),
-      );
-    }
-    return client;
+    return capabilities;
+  }
+
+  #inputHandlers(): InputHandlers {
+    const { roots, elicitation, sampling } = this.#options;
+    return {
+      ...(roots === undefined
+        ? {}
+        : { roots: async () => ({ roots: roots.map((root) => ({ ...root })) }) }),
+      ...(elicitation === undefined
+        ? {}
+        : {
+            elicitation: (params: Readonly<Record<string, unknown>>) =>
+              answerElicitation(params, elicitation.handler, elicitation.applyDefaults === true),
+          }),
+      ...(sampling === undefined
+        ? {}
+        : { sampling: (params: Readonly<Record<string, unknown>>) => sampling.handler(params) }),
+    };
   }
 
   #makeTransport(probe: boolean): BoundedTransport {

@@ -80,11 +80,22 @@ export async function listTools(options: {
   readonly maxPages: number;
   readonly maxItems: number;
   readonly fetchPage: (cursor: string | undefined) => Promise<unknown>;
+  /** A further check of a well-shaped tool: a fixed reason skips it. */
+  readonly checkTool?: (tool: McpToolInfo) => string | undefined;
 }): Promise<McpToolListing> {
+  const check = options.checkTool;
   const collected = await collectPages<McpToolInfo>({
     itemsKey: 'tools',
     fetchPage: options.fetchPage,
-    parseItem: parseToolInfo,
+    parseItem:
+      check === undefined
+        ? parseToolInfo
+        : (raw) => {
+            const parsed = parseToolInfo(raw);
+            if (!parsed.ok) return parsed;
+            const reason = check(parsed.value);
+            return reason === undefined ? parsed : { ok: false, reason };
+          },
     maxPages: options.maxPages,
     maxItems: options.maxItems,
   });

@@ -3,6 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { TokenAuthMethod } from '../store/connection-store.js';
+import { joinScopes, scopeList } from './challenge.js';
 import {
   type AuthorizationServerMetadata,
   canonicalResource,
@@ -12,6 +13,7 @@ import {
   discoverProtectedResource,
   type ProtectedResourceMetadata,
 } from './discovery.js';
+import { checkDpopAlgorithms, withDpopNonceRetry } from './dpop.js';
 import {
   OAuthConfigurationError,
   OAuthError,
@@ -72,6 +74,26 @@ export interface StartOAuthOptions extends OAuthNetworkOptions {
    * usual. The document must list `redirectUri`. Not with `clientId`. Default: none.
    */
   readonly clientMetadataUrl?: string | undefined;
+  /**
+   * Ask for DPoP-bound tokens (RFC 9449) even when nothing requires them. DPoP is used anyway
+   * when the protected-resource or authorization-server metadata says
+   * `dpop_bound_access_tokens_required`, or the MCP server's challenge uses the `DPoP` scheme.
+   * Default `false`.
+   */
+  readonly dpop?: boolean | undefined;
+  /**
+   * SEP-2207: add `offline_access` to the requested scope when the authorization server lists it
+   * in `scopes_supported` (never when it does not). Default `true`.
+   */
+  readonly offlineAccess?: boolean | undefined;
+  /**
+   * Host policy: accept protected-resource metadata found only at the origin-level well-known
+   * URL (`/.well-known/oauth-protected-resource`) whose `resource` is the MCP server's origin
+   * (RFC 9728 §3.3 allows it). The token's audience is then the whole origin, valid for every
+   * path on it, not just the MCP server URL. Never for a document named by the challenge or at
+   * the path-specific URL. Default `false` (refused as a resource mismatch).
+   */
+  readonly acceptOriginResource?: boolean | undefined;
 }
 
 /** What {@link startOAuth} returns: everything the host must persist until the callback. */
@@ -96,6 +118,8 @@ export interface OAuthStart {
   readonly redirectUri: string;
   /** The scope requested, if any. */
   readonly scope: string | undefined;
+  /** True when the flow must end in a DPoP-bound token (pass a DPoP key to `completeOAuth`). */
+  readonly dpop: boolean;
 }
 
 /** Options of {@link completeOAuth}. */
@@ -337,6 +361,13 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   const requestedMethod = checkMethod(options.tokenAuthMethod);
   const legacy = checkLegacyOption(options.legacyAuthorizationServer);
   const clientMetadataUrl = checkClientMetadataUrl(options.clientMetadataUrl);
+  const dpopOption = checkBoolean(options.dpop, 'dpop', false);
+  const offlineAccess = checkBoolean(options.offlineAccess, 'offlineAccess', true);
+  const acceptOriginResource = checkBoolean(
+    options.acceptOriginResource,
+    'acceptOriginResource',
+    false,
+  );
   if (clientMetadataUrl !== undefined && clientId !== undefined) {
     throw new OAuthConfigurationError('pass either clientId or clientMetadataUrl, not both', {
       details: { option: 'clientMetadataUrl' },
@@ -366,7 +397,9 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
   const challenge = await probe(http, resource);
   let prm: ProtectedResourceMetadata | undefined;
   try {
-    prm = await discoverProtectedResource(http, resource, challenge.resourceMetadata);
+    prm = await discoverProtectedResource(http, resource, challenge.resourceMetadata, {
+      acceptOriginResource,
+    });
   } catch (error) {
     // The 2025-03-26 fallback applies only when opted in and the server names no metadata at all.
     if (!legacy || challenge.resourceMetadata !== undefined || !isNoMetadata(error)) throw error;
@@ -387,7 +420,23 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
     metadata = await discoverAuthorizationServer(http, issuer);
   }
   const resourceValue = prm?.resource ?? resource.href;
-  const scope = chooseScope(scopeOption, challenge.scope, prm?.scopesSupported);
+  let scope = chooseScope(scopeOption, challenge.scope, prm?.scopesSupported);
+  // SEP-2207: ask for a refresh token with offline_access only where the authorization server
+  // lists it; a challenge or resource metadata naming it elsewhere is not followed.
+  if (metadata.scopesSupported?.includes('offline_access')) {
+    if (offlineAccess) scope = joinScopes(scope, 'offline_access');
+  } else if (scopeOption === undefined && scope !== undefined) {
+    scope =
+      scopeList(scope)
+        .filter((item) => item !== 'offline_access')
+        .join(' ') || undefined;
+  }
+  const dpop =
+    dpopOption ||
+    challenge.dpop ||
+    prm?.dpopRequired === true ||
+    metadata.raw.dpop_bound_access_tokens_required === true;
+  if (dpop) checkDpopAlgorithms(metadata.raw.dpop_signing_alg_values_supported);
 
   let client: {
     clientId: string;
@@ -434,7 +483,16 @@ export async function startOAuth(options: StartOAuthOptions): Promise<OAuthStart
     resource: resourceValue,
     redirectUri,
     scope,
+    dpop,
   };
+}
+
+function checkBoolean(value: unknown, name: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') {
+    throw new OAuthConfigurationError(`${name} must be a boolean`, { details: { option: name } });
+  }
+  return value;
 }
 
 function digest(value: string): Buffer {
@@ -496,7 +554,8 @@ export function parseAuthorizationCallback(
 
 /**
  * Exchanges the authorization code: rediscovers the token endpoint from the stored issuer,
- * checks RFC 9207 `iss`, sends the PKCE verifier and the resource, and requires a Bearer token.
+ * checks RFC 9207 `iss`, sends the PKCE verifier and the resource, and requires a Bearer token
+ * (a DPoP-bound one, with a proof on the request, when `dpopKey` is given).
  */
 export async function completeOAuth(options: CompleteOAuthOptions): Promise<OAuthTokens> {
   const code = requireString(options.code, 'code') as string;
@@ -526,17 +585,22 @@ export async function completeOAuth(options: CompleteOAuthOptions): Promise<OAut
       callback,
       oauth.skipStateCheck,
     );
-    const response = await oauth.authorizationCodeGrantRequest(
-      as,
-      context.client,
-      context.auth,
-      parameters,
-      redirectUri,
-      codeVerifier,
-      { ...requestOptions(context.http), additionalParameters: { resource: context.resource } },
-    );
-    const result = await oauth.processAuthorizationCodeResponse(as, context.client, response);
-    return readTokens(result, Date.now());
+    return await withDpopNonceRetry(context.dpop, async () => {
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        context.client,
+        context.auth,
+        parameters,
+        redirectUri,
+        codeVerifier,
+        {
+          ...requestOptions(context.http, context.dpop),
+          additionalParameters: { resource: context.resource },
+        },
+      );
+      const result = await oauth.processAuthorizationCodeResponse(as, context.client, response);
+      return readTokens(result, Date.now(), context.dpop !== undefined);
+    });
   } catch (error) {
     throw translate(error, 'authorization code exchange');
   }

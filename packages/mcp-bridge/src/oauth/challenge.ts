@@ -20,6 +20,28 @@ const MAX_HEADER_LENGTH = 8192;
 export function parseBearerChallenge(
   header: string | null | undefined,
 ): BearerChallenge | undefined {
+  const challenge = parseChallenges(header, ['bearer']);
+  if (challenge === undefined) return undefined;
+  const { scheme: _scheme, ...bearer } = challenge;
+  return bearer;
+}
+
+/**
+ * The first `Bearer` challenge, else the first `DPoP` one (RFC 9449 §7.1), with its scheme
+ * (lower case); `undefined` when there is neither or the header is malformed.
+ */
+export function parseAuthChallenge(
+  header: string | null | undefined,
+): (BearerChallenge & { readonly scheme: 'bearer' | 'dpop' }) | undefined {
+  return parseChallenges(header, ['bearer', 'dpop']) as
+    | (BearerChallenge & { readonly scheme: 'bearer' | 'dpop' })
+    | undefined;
+}
+
+function parseChallenges(
+  header: string | null | undefined,
+  schemes: readonly string[],
+): (BearerChallenge & { readonly scheme: string }) | undefined {
   if (typeof header !== 'string' || header.length > MAX_HEADER_LENGTH) return undefined;
   const challenges: { scheme: string; params: Map<string, string> }[] = [];
   let rest = header;
@@ -74,9 +96,14 @@ export function parseBearerChallenge(
     }
     skip();
   }
-  const bearer = challenges.find((challenge) => challenge.scheme === 'bearer');
+  let bearer: { scheme: string; params: Map<string, string> } | undefined;
+  for (const scheme of schemes) {
+    bearer ??= challenges.find((challenge) => challenge.scheme === scheme);
+  }
   if (bearer === undefined) return undefined;
-  const result: { -readonly [K in keyof BearerChallenge]: BearerChallenge[K] } = {};
+  const result: { -readonly [K in keyof BearerChallenge]: BearerChallenge[K] } & {
+    scheme: string;
+  } = { scheme: bearer.scheme };
   const error = bearer.params.get('error');
   const scope = bearer.params.get('scope');
   const resourceMetadata = bearer.params.get('resource_metadata');

@@ -12,6 +12,7 @@ import {
   startOAuth,
 } from './authorization-code.js';
 import { joinScopes } from './challenge.js';
+import { DpopKey } from './dpop.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
@@ -96,12 +97,31 @@ export async function authorizeConnection(
     started = await startOAuth(fresh);
   }
   const now = Date.now();
+  // One DPoP key per connection: kept once created, made at the first flow that needs one.
+  const dpopKey =
+    started.dpop && record?.dpopKey === undefined
+      ? (await DpopKey.generate()).record
+      : record?.dpopKey;
   await store.update(connectionId, (current) => {
     const changed = current !== undefined && current.url !== url;
-    const base: ConnectionRecord =
+    let base: ConnectionRecord =
       changed || current === undefined ? { id: connectionId, url } : current;
+    if (base.issuer !== undefined && base.issuer !== started.issuer) {
+      // Another authorization server (a migration): the old server's tokens and grant are
+      // dropped, so no refresh ever sends them to the new one.
+      const {
+        accessToken: _access,
+        refreshToken: _refresh,
+        expiresAt: _expires,
+        tokenType: _type,
+        scope: _scope,
+        ...kept
+      } = base;
+      base = kept;
+    }
     return {
       ...base,
+      ...(dpopKey === undefined ? {} : { dpopKey: current?.dpopKey ?? dpopKey }),
       url,
       issuer: started.issuer,
       resource: started.resource,
@@ -116,6 +136,7 @@ export async function authorizeConnection(
         codeVerifier: started.codeVerifier,
         redirectUri: started.redirectUri,
         scope: started.scope,
+        dpop: started.dpop,
         createdAt: Date.now(),
       },
     };
@@ -189,7 +210,17 @@ export async function completeConnection(
     tokenAuthMethod: record.tokenAuthMethod,
     issuer: record.issuer,
     resource: record.resource,
+    dpopKey: pending.dpop === true ? record.dpopKey : undefined,
   };
+  if (pending.dpop === true && record.dpopKey === undefined) {
+    throw new AuthorizationRequiredError('the connection lost its DPoP key; authorize again', {
+      connectionId,
+      url: record.url,
+      reason: 'dpop-key-missing',
+      scope: pending.scope,
+      issuer: record.issuer,
+    });
+  }
   const tokens = await forgetClientOnInvalidClient(store, connectionId, exchange.clientId, () =>
     completeOAuth(exchange),
   );
@@ -197,6 +228,7 @@ export async function completeConnection(
     ...(current ?? record),
     pending: undefined,
     accessToken: tokens.accessToken,
+    tokenType: tokens.tokenType,
     refreshToken: tokens.refreshToken,
     expiresAt: tokens.expiresAt,
     scope: tokens.scope ?? pending.scope,
@@ -204,21 +236,40 @@ export async function completeConnection(
   return stored as ConnectionRecord;
 }
 
+/** Options of {@link refreshConnection}. */
+export interface RefreshConnectionOptions extends OAuthNetworkOptions {
+  /**
+   * The access token the caller found stale or refused. When the stored access token is no
+   * longer this one (another caller or process refreshed meanwhile), the stored record is
+   * returned and no refresh request is sent. Default: always refresh.
+   */
+  readonly staleAccessToken?: string | undefined;
+}
+
 /**
  * Refreshes a connection's tokens, once per connection at a time (concurrent callers share the
- * refresh). The update is atomic and conditional: nothing is written when the refresh fails or
- * when the record changed meanwhile, so the old token is never lost. A refused refresh
- * (`invalid_grant`) raises {@link AuthorizationRequiredError}.
+ * refresh; with `SqliteConnectionStore`, other processes on the same file wait for it and then
+ * find the rotated tokens). The update is atomic and conditional: nothing is written when the
+ * refresh fails or when the record changed meanwhile, so the old token is never lost. A refused
+ * refresh (`invalid_grant`) raises {@link AuthorizationRequiredError}.
  */
 export function refreshConnection(
   store: ConnectionStore,
   connectionId: string,
-  options: OAuthNetworkOptions = {},
+  options: RefreshConnectionOptions = {},
 ): Promise<ConnectionRecord> {
+  const { staleAccessToken, ...network } = options;
   return store.singleFlight(`refresh:${connectionId}`, async () => {
     const record = await store.get(connectionId);
     if (record === undefined) {
       throw new ConnectionNotFoundError('no connection record', { details: { connectionId } });
+    }
+    if (
+      staleAccessToken !== undefined &&
+      record.accessToken !== undefined &&
+      record.accessToken !== staleAccessToken
+    ) {
+      return record;
     }
     const used = record.refreshToken;
     if (
@@ -239,7 +290,7 @@ export function refreshConnection(
     let tokens: Awaited<ReturnType<typeof refreshOAuth>>;
     try {
       const refresh = {
-        ...options,
+        ...network,
         refreshToken: used,
         clientId: record.clientId,
         clientSecret: record.clientSecret,
@@ -247,7 +298,17 @@ export function refreshConnection(
         issuer: record.issuer,
         resource: record.resource,
         scope: record.scope,
+        dpopKey: record.tokenType === 'DPoP' ? record.dpopKey : undefined,
       };
+      if (record.tokenType === 'DPoP' && record.dpopKey === undefined) {
+        throw new AuthorizationRequiredError('the connection lost its DPoP key; authorize again', {
+          connectionId,
+          url: record.url,
+          reason: 'dpop-key-missing',
+          scope: record.scope,
+          issuer: record.issuer,
+        });
+      }
       tokens = await forgetClientOnInvalidClient(store, connectionId, refresh.clientId, () =>
         refreshOAuth(refresh),
       );
@@ -272,6 +333,7 @@ export function refreshConnection(
       return {
         ...current,
         accessToken: tokens.accessToken,
+        tokenType: tokens.tokenType,
         refreshToken: tokens.refreshToken ?? current.refreshToken,
         expiresAt: tokens.expiresAt,
         scope: tokens.scope ?? current.scope,

@@ -14,6 +14,8 @@ export interface ProtectedResourceMetadata {
   readonly resource: string;
   readonly authorizationServers: readonly string[];
   readonly scopesSupported: readonly string[] | undefined;
+  /** RFC 9728 `dpop_bound_access_tokens_required`: the resource accepts DPoP-bound tokens only. */
+  readonly dpopRequired: boolean;
 }
 
 /** RFC 8414 authorization-server metadata, validated; `raw` is what oauth4webapi receives. */
@@ -126,16 +128,22 @@ export async function discoverProtectedResource(
   http: OAuthHttp,
   resource: URL,
   challengeUrl: string | undefined,
+  policy: { readonly acceptOriginResource?: boolean | undefined } = {},
 ): Promise<ProtectedResourceMetadata> {
   const candidates =
     challengeUrl === undefined
       ? protectedResourceMetadataUrls(resource)
       : [checkEndpointUrl(challengeUrl, 'resource_metadata', http)];
   let found: Record<string, unknown> | undefined;
+  let fromRoot = false;
   for (const candidate of candidates) {
     const answer = await getJson(http, candidate, 'protected-resource metadata');
     if (answer.status === 200) {
       found = answer.json as Record<string, unknown>;
+      fromRoot =
+        challengeUrl === undefined &&
+        candidate.pathname === '/.well-known/oauth-protected-resource' &&
+        resource.pathname !== '/';
       break;
     }
     if (challengeUrl !== undefined || answer.status < 400 || answer.status >= 500) {
@@ -155,6 +163,16 @@ export async function discoverProtectedResource(
     try {
       const parsed = new URL(declared);
       matches = parsed.hash === '' && !declared.includes('#') && parsed.href === resource.href;
+      // RFC 9728 §3.3: the origin-level document describes the origin as a resource. Accepted
+      // only when the host opted in (the token's audience is then the whole origin).
+      if (!matches && fromRoot && policy.acceptOriginResource === true) {
+        matches =
+          parsed.hash === '' &&
+          parsed.search === '' &&
+          parsed.pathname === '/' &&
+          parsed.origin === resource.origin &&
+          (declared === resource.origin || declared === `${resource.origin}/`);
+      }
     } catch {
       matches = false;
     }
@@ -175,6 +193,7 @@ export async function discoverProtectedResource(
     resource: declared as string,
     authorizationServers: servers,
     scopesSupported: stringList(found.scopes_supported, 'scopes_supported'),
+    dpopRequired: found.dpop_bound_access_tokens_required === true,
   };
 }
 

@@ -166,7 +166,44 @@ export type AuthorizationRequiredReason =
   | 'no-token'
   | 'refresh-failed'
   | 'unauthorized'
-  | 'insufficient-scope';
+  | 'insufficient-scope'
+  | 'dpop-key-missing'
+  | 'dpop-required';
+
+/** What went wrong with DPoP (RFC 9449). */
+export type OAuthDpopFailure =
+  /** A second `use_dpop_nonce` in a row for one request: the server's nonce never satisfies it. */
+  | 'nonce-loop'
+  /** The server answered `use_dpop_nonce` without a usable `DPoP-Nonce` header. */
+  | 'nonce-missing'
+  /** The connection asked for a DPoP-bound token and the server issued a Bearer one. */
+  | 'not-bound'
+  /** A DPoP-bound token was asked for as a plain bearer token (`token()`), which never happens. */
+  | 'bearer-refused'
+  /** The server lists DPoP proof algorithms and ES256 is not among them. */
+  | 'unsupported-algorithm'
+  /** The stored DPoP key is not a valid EC P-256 private JWK. */
+  | 'invalid-key';
+
+/** DPoP (RFC 9449) could not be used as required; nothing more was sent. */
+export class OAuthDpopError extends McpBridgeError {
+  static override readonly code: string = 'OAUTH_DPOP_FAILED';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/OAuthDpopError');
+  /** What went wrong. */
+  readonly reason: OAuthDpopFailure;
+
+  /** Creates the error; `options.reason` is also recorded in `details.reason`. */
+  constructor(
+    message: string,
+    options: McpBridgeErrorOptions & {
+      /** What went wrong with DPoP. */
+      readonly reason: OAuthDpopFailure;
+    },
+  ) {
+    super(message, { ...options, details: { ...options.details, reason: options.reason } });
+    this.reason = options.reason;
+  }
+}
 
 /** Options of {@link AuthorizationRequiredError}. */
 export interface AuthorizationRequiredErrorOptions extends McpBridgeErrorOptions {

@@ -19,7 +19,10 @@ export type AllowNonPublic = boolean | NetAllowNonPublic;
 export interface GuardedOAuthFetchOptions {
   readonly allowNonPublic: AllowNonPublic;
   readonly maxResponseBytes: number;
-  readonly timeoutSeconds: number;
+  /** TCP and TLS connect limit, enforced by the guarded dispatcher. */
+  readonly connectTimeoutSeconds: number;
+  /** Limit of the exchange once connected. */
+  readonly readTimeoutSeconds: number;
 }
 
 /** Maps the OAuth option to the network guard's callback. */
@@ -33,19 +36,27 @@ const approveAll: NetAllowNonPublic = () => true;
 
 type Dispatcher = ReturnType<typeof createGuardedDispatcher>;
 
-// One guarded dispatcher (connection pool) per policy, shared by every OAuth call with it.
-let publicOnly: Dispatcher | undefined;
-const byPolicy = new WeakMap<NetAllowNonPublic, Dispatcher>();
+// One guarded dispatcher (connection pool) per policy and connect limit, shared by every OAuth
+// call with them.
+const publicOnly = new Map<number, Dispatcher>();
+const byPolicy = new WeakMap<NetAllowNonPublic, Map<number, Dispatcher>>();
 
-function dispatcherFor(allowNonPublic: NetAllowNonPublic | undefined): Dispatcher {
-  if (allowNonPublic === undefined) {
-    publicOnly ??= createGuardedDispatcher();
-    return publicOnly;
+function dispatcherFor(
+  allowNonPublic: NetAllowNonPublic | undefined,
+  connectTimeoutMs: number,
+): Dispatcher {
+  let pools = allowNonPublic === undefined ? publicOnly : byPolicy.get(allowNonPublic);
+  if (pools === undefined) {
+    pools = new Map();
+    byPolicy.set(allowNonPublic as NetAllowNonPublic, pools);
   }
-  let dispatcher = byPolicy.get(allowNonPublic);
+  let dispatcher = pools.get(connectTimeoutMs);
   if (dispatcher === undefined) {
-    dispatcher = createGuardedDispatcher({ allowNonPublic });
-    byPolicy.set(allowNonPublic, dispatcher);
+    dispatcher = createGuardedDispatcher({
+      ...(allowNonPublic === undefined ? {} : { allowNonPublic }),
+      connectTimeoutMs,
+    });
+    pools.set(connectTimeoutMs, dispatcher);
   }
   return dispatcher;
 }
@@ -56,7 +67,8 @@ function dispatcherFor(allowNonPublic: NetAllowNonPublic | undefined): Dispatche
  */
 export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunction {
   const allowNonPublic = netAllowNonPublic(options.allowNonPublic);
-  const dispatcher = dispatcherFor(allowNonPublic);
+  const connectTimeoutMs = Math.ceil(options.connectTimeoutSeconds * 1000);
+  const dispatcher = dispatcherFor(allowNonPublic, connectTimeoutMs);
   const guard = {
     dispatcher,
     allowHttpLoopback: allowNonPublic !== undefined,
@@ -64,7 +76,7 @@ export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunct
     // still checked on every connection.
     allowedPorts: 'any' as const,
     maxResponseBytes: options.maxResponseBytes,
-    timeoutMs: Math.ceil(options.timeoutSeconds * 1000),
+    timeoutMs: connectTimeoutMs + Math.ceil(options.readTimeoutSeconds * 1000),
   };
   return (input, init) =>
     guardedFetch(input, { ...(init as object), redirect: 'manual', guard }) as Promise<Response>;

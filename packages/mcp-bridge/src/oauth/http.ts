@@ -10,7 +10,20 @@ export interface OAuthNetworkOptions {
   readonly allowNonPublic?: AllowNonPublic | undefined;
   /** Largest accepted response body, in bytes. Default 262,144 (256 KiB). */
   readonly maxResponseBytes?: number | undefined;
-  /** Time limit of each HTTP exchange, in seconds. Default 10. */
+  /**
+   * Time limit to open each connection (TCP and TLS handshake), in seconds. Default 15. Applies
+   * to the built-in network guard (an injected `fetch` brings its own connect limit).
+   */
+  readonly connectTimeoutSeconds?: number | undefined;
+  /**
+   * Time limit of each HTTP exchange once connected (request sent, whole response read), in
+   * seconds. Default 30.
+   */
+  readonly readTimeoutSeconds?: number | undefined;
+  /**
+   * @deprecated Use `readTimeoutSeconds` (this sets it) and `connectTimeoutSeconds`. Not with
+   * `readTimeoutSeconds`.
+   */
   readonly timeoutSeconds?: number | undefined;
   /**
    * The fetch under the bounds. Default: the toolfence network guard. Only inject your own for
@@ -22,8 +35,12 @@ export interface OAuthNetworkOptions {
 
 /** Default of {@link OAuthNetworkOptions.maxResponseBytes}. */
 export const DEFAULT_OAUTH_MAX_RESPONSE_BYTES = 262_144;
-/** Default of {@link OAuthNetworkOptions.timeoutSeconds}. */
-export const DEFAULT_OAUTH_TIMEOUT_SECONDS = 10;
+/** Default of {@link OAuthNetworkOptions.connectTimeoutSeconds}. */
+export const DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS = 15;
+/** Default of {@link OAuthNetworkOptions.readTimeoutSeconds}. */
+export const DEFAULT_OAUTH_READ_TIMEOUT_SECONDS = 30;
+/** @deprecated The read timeout's default: {@link DEFAULT_OAUTH_READ_TIMEOUT_SECONDS}. */
+export const DEFAULT_OAUTH_TIMEOUT_SECONDS: number = DEFAULT_OAUTH_READ_TIMEOUT_SECONDS;
 
 /** Resolved network settings. */
 export interface OAuthHttp {
@@ -36,7 +53,8 @@ export interface OAuthHttp {
   readonly allowInsecure: boolean;
   readonly allowNonPublic: AllowNonPublic;
   readonly maxResponseBytes: number;
-  readonly timeoutSeconds: number;
+  readonly connectTimeoutSeconds: number;
+  readonly readTimeoutSeconds: number;
 }
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
@@ -72,23 +90,42 @@ export function resolveOAuthHttp(options: OAuthNetworkOptions): OAuthHttp {
     'maxResponseBytes',
     DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
   );
+  if (options.timeoutSeconds !== undefined && options.readTimeoutSeconds !== undefined) {
+    throw new OAuthConfigurationError(
+      'give readTimeoutSeconds (timeoutSeconds is its deprecated name), not both',
+      { details: { option: 'timeoutSeconds' } },
+    );
+  }
   const timeoutSeconds = positiveNumber(
-    options.timeoutSeconds,
-    'timeoutSeconds',
-    DEFAULT_OAUTH_TIMEOUT_SECONDS,
+    options.readTimeoutSeconds ?? options.timeoutSeconds,
+    options.timeoutSeconds === undefined ? 'readTimeoutSeconds' : 'timeoutSeconds',
+    DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
+  );
+  const connectTimeoutSeconds = positiveNumber(
+    options.connectTimeoutSeconds,
+    'connectTimeoutSeconds',
+    DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
   );
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new OAuthConfigurationError('fetch must be a function', { details: { option: 'fetch' } });
   }
   const inner =
-    options.fetch ?? guardedOAuthFetch({ allowNonPublic, maxResponseBytes, timeoutSeconds });
+    options.fetch ??
+    guardedOAuthFetch({
+      allowNonPublic,
+      maxResponseBytes,
+      connectTimeoutSeconds,
+      readTimeoutSeconds: timeoutSeconds,
+    });
   return {
-    fetch: boundedFetch(inner, maxResponseBytes, timeoutSeconds),
+    fetch: boundedFetch(inner, maxResponseBytes, timeoutSeconds + connectTimeoutSeconds),
     probe: async (input, init) => {
       const url = new URL(input);
       const headers = new Headers(init.headers);
       headers.set('accept-encoding', 'identity');
-      const timeout = AbortSignal.timeout(Math.ceil(timeoutSeconds * 1000));
+      const timeout = AbortSignal.timeout(
+        Math.ceil((timeoutSeconds + connectTimeoutSeconds) * 1000),
+      );
       let response: Response;
       try {
         response = await inner(url.href, { ...init, headers, redirect: 'manual', signal: timeout });
@@ -107,7 +144,8 @@ export function resolveOAuthHttp(options: OAuthNetworkOptions): OAuthHttp {
     allowInsecure: allowNonPublic !== false,
     allowNonPublic,
     maxResponseBytes,
-    timeoutSeconds,
+    connectTimeoutSeconds,
+    readTimeoutSeconds: timeoutSeconds,
   };
 }
 
@@ -213,8 +251,18 @@ function transportFailure(error: unknown, url: URL, timeout: AbortSignal): McpBr
       details,
     });
   }
+  const causeCode = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || causeCode === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new OAuthTransportError('OAuth connection timed out (connectTimeoutSeconds)', {
+      reason: 'timeout',
+      details: { ...details, phase: 'connect' },
+    });
+  }
   if (isTimeout(error) || timeout.aborted || code === 'NET_LIMIT_EXCEEDED') {
-    return new OAuthTransportError('OAuth request timed out', { reason: 'timeout', details });
+    return new OAuthTransportError('OAuth request timed out (readTimeoutSeconds)', {
+      reason: 'timeout',
+      details: { ...details, phase: 'read' },
+    });
   }
   if (code === 'NET_POLICY_DENIED') {
     const rule = (error as { reason?: unknown }).reason;

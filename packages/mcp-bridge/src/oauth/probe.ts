@@ -1,13 +1,18 @@
 // The unauthenticated first request that reads the MCP server's Bearer challenge.
 
-import { parseBearerChallenge } from './challenge.js';
+import { parseAuthChallenge } from './challenge.js';
 import type { OAuthHttp } from './http.js';
 
-/** Unauthenticated `initialize` POST; on 401 reads the Bearer challenge. */
-export async function probe(
-  http: OAuthHttp,
-  resource: URL,
-): Promise<{ resourceMetadata: string | undefined; scope: string | undefined }> {
+/** What the MCP server's first 401 said. */
+export interface ProbeResult {
+  readonly resourceMetadata: string | undefined;
+  readonly scope: string | undefined;
+  /** The challenge used the `DPoP` scheme (and none used `Bearer`): DPoP is required. */
+  readonly dpop: boolean;
+}
+
+/** Unauthenticated `initialize` POST; on 401 reads the Bearer (or DPoP) challenge. */
+export async function probe(http: OAuthHttp, resource: URL): Promise<ProbeResult> {
   const response = await http.probe(resource.href, {
     method: 'POST',
     headers: {
@@ -25,7 +30,13 @@ export async function probe(
       },
     }),
   });
-  if (response.status !== 401) return { resourceMetadata: undefined, scope: undefined };
-  const challenge = parseBearerChallenge(response.headers.get('www-authenticate'));
-  return { resourceMetadata: challenge?.resourceMetadata, scope: challenge?.scope };
+  if (response.status !== 401) {
+    return { resourceMetadata: undefined, scope: undefined, dpop: false };
+  }
+  const challenge = parseAuthChallenge(response.headers.get('www-authenticate'));
+  return {
+    resourceMetadata: challenge?.resourceMetadata,
+    scope: challenge?.scope,
+    dpop: challenge?.scheme === 'dpop',
+  };
 }

@@ -2,6 +2,7 @@
 
 import * as oauth from 'oauth4webapi';
 import { scopeList } from './challenge.js';
+import { withDpopNonceRetry } from './dpop.js';
 import { OAuthResponseError } from './errors.js';
 import {
   type OAuthClientOptions,
@@ -31,15 +32,20 @@ export async function refreshOAuth(options: RefreshOAuthOptions): Promise<OAuthT
   const as = context.metadata.raw as oauth.AuthorizationServer;
   let tokens: OAuthTokens;
   try {
-    const response = await oauth.refreshTokenGrantRequest(
-      as,
-      context.client,
-      context.auth,
-      refreshToken,
-      { ...requestOptions(context.http), additionalParameters: { resource: context.resource } },
-    );
-    const result = await oauth.processRefreshTokenResponse(as, context.client, response);
-    tokens = readTokens(result, Date.now());
+    tokens = await withDpopNonceRetry(context.dpop, async () => {
+      const response = await oauth.refreshTokenGrantRequest(
+        as,
+        context.client,
+        context.auth,
+        refreshToken,
+        {
+          ...requestOptions(context.http, context.dpop),
+          additionalParameters: { resource: context.resource },
+        },
+      );
+      const result = await oauth.processRefreshTokenResponse(as, context.client, response);
+      return readTokens(result, Date.now(), context.dpop !== undefined);
+    });
   } catch (error) {
     throw translate(error, 'token refresh');
   }

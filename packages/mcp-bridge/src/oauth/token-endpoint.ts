@@ -3,15 +3,17 @@
 
 import * as oauth from 'oauth4webapi';
 import { McpBridgeError } from '../mcp-bridge-error.js';
-import type { TokenAuthMethod } from '../store/connection-store.js';
+import type { DpopKeyRecord, TokenAuthMethod } from '../store/connection-store.js';
 import {
   type AuthorizationServerMetadata,
   checkEndpointUrl,
   discoverAuthorizationServer,
 } from './discovery.js';
+import { checkDpopAlgorithms, DpopKey } from './dpop.js';
 import {
   OAuthConfigurationError,
   OAuthDiscoveryError,
+  OAuthDpopError,
   OAuthError,
   OAuthIssuerMismatchError,
   OAuthResponseError,
@@ -28,10 +30,13 @@ export const TOKEN_AUTH_METHODS: readonly TokenAuthMethod[] = [
 
 /** Tokens from the token endpoint. */
 export interface OAuthTokens {
-  /** The access token to send as `Authorization: Bearer`. Secret. */
+  /** The access token, sent as `Authorization: <tokenType> <accessToken>`. Secret. */
   readonly accessToken: string;
-  /** Always `Bearer`: a response with any other token type is refused. */
-  readonly tokenType: 'Bearer';
+  /**
+   * `Bearer`, or `DPoP` when the request carried a DPoP proof (then a Bearer answer is refused,
+   * and a DPoP answer to a request without a proof is refused too).
+   */
+  readonly tokenType: 'Bearer' | 'DPoP';
   /** `undefined` when the server issued none (after a refresh: keep the stored one). */
   readonly refreshToken: string | undefined;
   /** Epoch milliseconds, when the server said `expires_in`. */
@@ -54,6 +59,11 @@ export interface OAuthClientOptions extends OAuthNetworkOptions {
   readonly resource: string;
   /** As given to `startOAuth` (the 2025-03-26 fallback). Default `false`. */
   readonly legacyAuthorizationServer?: boolean | undefined;
+  /**
+   * The connection's DPoP key (RFC 9449): the token request carries a proof signed with it and
+   * the answer must be a DPoP-bound token. Default: none (a Bearer token is required). Secret.
+   */
+  readonly dpopKey?: DpopKeyRecord | undefined;
 }
 
 /** Validates a string option (non-empty, at most 4096 characters). */
@@ -91,15 +101,33 @@ export function checkSecretConsistency(method: TokenAuthMethod, secret: string |
   }
 }
 
-/** oauth4webapi request options: the bounded, guarded fetch. */
-export function requestOptions(http: OAuthHttp): {
+/** oauth4webapi request options: the bounded, guarded fetch, and the DPoP handle if any. */
+export function requestOptions(
+  http: OAuthHttp,
+  dpop?: DpopKey,
+): {
   [oauth.customFetch]: (url: string, init: unknown) => Promise<Response>;
   [oauth.allowInsecureRequests]: boolean;
+  DPoP?: oauth.DPoPHandle;
 } {
   return {
     [oauth.customFetch]: (url, init) => http.fetch(url, init as RequestInit),
     [oauth.allowInsecureRequests]: http.allowInsecure,
+    ...(dpop === undefined ? {} : { DPoP: dpop.handle }),
   };
+}
+
+/**
+ * Resolves the DPoP key for a token request and checks the authorization server accepts ES256
+ * proofs (when it lists algorithms).
+ */
+export async function dpopFor(
+  record: DpopKeyRecord | undefined,
+  metadata: AuthorizationServerMetadata,
+): Promise<DpopKey | undefined> {
+  if (record === undefined) return undefined;
+  checkDpopAlgorithms(metadata.raw.dpop_signing_alg_values_supported);
+  return DpopKey.fromRecord(record);
 }
 
 /**
@@ -203,6 +231,7 @@ export interface TokenContext {
   readonly client: oauth.Client;
   readonly auth: oauth.ClientAuth;
   readonly resource: string;
+  readonly dpop: DpopKey | undefined;
 }
 
 export async function tokenContext(options: OAuthClientOptions): Promise<TokenContext> {
@@ -231,28 +260,45 @@ export async function tokenContext(options: OAuthClientOptions): Promise<TokenCo
     client: { client_id: clientId, token_endpoint_auth_method: method },
     auth: clientAuth(method, clientSecret),
     resource,
+    dpop: await dpopFor(options.dpopKey, metadata),
   };
 }
 
-/** Reads a token endpoint answer: non-empty Bearer access token, expiry, scope. */
-export function readTokens(result: oauth.TokenEndpointResponse, now: number): OAuthTokens {
+/**
+ * Reads a token endpoint answer: non-empty access token of the expected type (`DPoP` when the
+ * request carried a proof, else `Bearer`), expiry, scope.
+ */
+export function readTokens(
+  result: oauth.TokenEndpointResponse,
+  now: number,
+  dpop = false,
+): OAuthTokens {
   const accessToken = result.access_token;
   if (typeof accessToken !== 'string' || accessToken.length === 0) {
     throw new OAuthResponseError('the token response has no access token', {
       details: { step: 'token' },
     });
   }
-  if (String(result.token_type).toLowerCase() !== 'bearer') {
-    throw new OAuthResponseError('the token response is not a Bearer token', {
-      details: { step: 'token' },
-    });
+  const type = String(result.token_type).toLowerCase();
+  if (dpop && type === 'bearer') {
+    // Never downgraded: the connection asked for a sender-bound token.
+    throw new OAuthDpopError(
+      'the authorization server issued a Bearer token to a DPoP token request',
+      { reason: 'not-bound' },
+    );
+  }
+  if (type !== (dpop ? 'dpop' : 'bearer')) {
+    throw new OAuthResponseError(
+      dpop ? 'the token response is not a DPoP token' : 'the token response is not a Bearer token',
+      { details: { step: 'token' } },
+    );
   }
   const refresh = result.refresh_token;
   const expiresIn = result.expires_in;
   const scope = result.scope;
   return {
     accessToken,
-    tokenType: 'Bearer',
+    tokenType: dpop ? 'DPoP' : 'Bearer',
     refreshToken: typeof refresh === 'string' && refresh.length > 0 ? refresh : undefined,
     expiresAt:
       typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0

@@ -4,11 +4,18 @@ import {
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
   recentAuthorizationAttempts,
 } from '../store/connection-store.js';
-import { parseBearerChallenge } from './challenge.js';
+import type {
+  McpAuthHeaders,
+  McpAuthRequest,
+  McpAuthResponse,
+} from '../transport/auth-provider.js';
+import { parseAuthChallenge } from './challenge.js';
 import { refreshConnection, widenScope } from './connection-oauth.js';
+import { checkNonce, DpopKey } from './dpop.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
+  OAuthDpopError,
   OAuthStepUpLimitError,
 } from './errors.js';
 import type { OAuthNetworkOptions } from './http.js';
@@ -91,6 +98,8 @@ export class OAuthTokenProvider {
     this.#network = {
       allowNonPublic: options.allowNonPublic,
       maxResponseBytes: options.maxResponseBytes,
+      connectTimeoutSeconds: options.connectTimeoutSeconds,
+      readTimeoutSeconds: options.readTimeoutSeconds,
       timeoutSeconds: options.timeoutSeconds,
       fetch: options.fetch,
     };
@@ -126,27 +135,85 @@ export class OAuthTokenProvider {
     return Math.min(this.#skewMs, Math.max(0, (record.expiresAt - record.updatedAt) / 2));
   }
 
-  /** The access token to send now; refreshes first when it expires within the skew. */
+  /**
+   * The access token to send now as a Bearer token; refreshes first when it expires within the
+   * skew.
+   * @throws {OAuthDpopError} `bearer-refused` when the token is DPoP-bound (use {@link headers}).
+   */
   async getToken(): Promise<string> {
+    const record = await this.#current();
+    if (record.tokenType === 'DPoP') {
+      // A DPoP-bound token is never sent as a bearer token.
+      throw new OAuthDpopError(
+        'the connection holds a DPoP-bound token; it is never sent as Bearer',
+        {
+          reason: 'bearer-refused',
+          details: { connectionId: this.#options.connectionId },
+        },
+      );
+    }
+    return record.accessToken as string;
+  }
+
+  /** The record with a fresh access token (refreshed first when it expires within the skew). */
+  async #current(): Promise<ConnectionRecord & { readonly accessToken: string }> {
     const record = await this.#options.store.get(this.#options.connectionId);
     if (record === undefined) throw this.#required('no-token', undefined);
     const fresh =
       record.accessToken !== undefined &&
       (record.expiresAt === undefined || record.expiresAt - this.#skew(record) > Date.now());
-    if (fresh) return record.accessToken as string;
+    if (fresh) return record as ConnectionRecord & { readonly accessToken: string };
     if (record.refreshToken === undefined) throw this.#required('no-token', record);
     return this.#refresh(record);
   }
 
-  /** Refreshes the stored tokens (single-flight per connection) and returns the new access token. */
-  async #refresh(record: ConnectionRecord): Promise<string> {
-    const refreshed = await refreshConnection(
-      this.#options.store,
-      this.#options.connectionId,
-      this.#network,
-    );
+  /** Refreshes the stored tokens (single-flight per connection) and returns the new record. */
+  async #refresh(
+    record: ConnectionRecord,
+  ): Promise<ConnectionRecord & { readonly accessToken: string }> {
+    const refreshed = await refreshConnection(this.#options.store, this.#options.connectionId, {
+      ...this.#network,
+      staleAccessToken: record.accessToken,
+    });
     if (refreshed?.accessToken === undefined) throw this.#required('refresh-failed', record);
-    return refreshed.accessToken;
+    return refreshed as ConnectionRecord & { readonly accessToken: string };
+  }
+
+  /** The DPoP key of the connection, once a DPoP request was made (for nonces). */
+  #key: DpopKey | undefined;
+
+  /**
+   * McpClient seam: the `Authorization` header for one request: `Bearer <token>`, or for a
+   * DPoP-bound token `DPoP <token>` with a fresh proof for this method and URL (`ath` bound to
+   * the token, the origin's latest nonce).
+   * @throws {AuthorizationRequiredError} `dpop-key-missing` when the record holds a DPoP token
+   *   but no key (it cannot be used; authorize again).
+   */
+  async headers(request: McpAuthRequest): Promise<McpAuthHeaders | undefined> {
+    const stored = await this.#options.store.get(this.#options.connectionId);
+    if (stored?.accessToken === undefined && stored?.refreshToken === undefined) {
+      // No credential yet: the request goes without one, so the server's 401 challenge names
+      // the scope the first authorization asks for (answered in onChallenge).
+      this.#lastToken = undefined;
+      return undefined;
+    }
+    const record = await this.#current();
+    const token = record.accessToken;
+    this.#lastToken = token;
+    if (record.tokenType !== 'DPoP') return { authorization: `Bearer ${token}` };
+    if (record.dpopKey === undefined) throw this.#required('dpop-key-missing', record);
+    const key = await DpopKey.fromRecord(record.dpopKey);
+    this.#key = key;
+    return {
+      authorization: `DPoP ${token}`,
+      dpop: await key.proof(request.method, request.url, token),
+    };
+  }
+
+  /** McpClient seam: keeps the MCP server's latest `DPoP-Nonce` (RFC 9449 §9). */
+  onResponse(response: McpAuthResponse): void {
+    if (response.dpopNonce !== undefined)
+      this.#key?.rememberNonce(response.url, response.dpopNonce);
   }
 
   /**
@@ -155,10 +222,13 @@ export class OAuthTokenProvider {
    * challenge in `wwwAuthenticate` is handled as {@link onInsufficientScope}.
    */
   async onUnauthorized(wwwAuthenticate?: string | null, rejectedToken?: string): Promise<string> {
-    const challenge = parseBearerChallenge(wwwAuthenticate);
+    const challenge = parseAuthChallenge(wwwAuthenticate);
     if (challenge?.error === 'insufficient_scope') return this.onInsufficientScope(challenge.scope);
     const record = await this.#options.store.get(this.#options.connectionId);
-    if (record === undefined) throw this.#required('no-token', undefined);
+    if (record === undefined) throw this.#required('no-token', undefined, challenge?.scope);
+    if (record.accessToken === undefined && record.refreshToken === undefined) {
+      throw this.#required('no-token', record, widenScope(record, challenge?.scope));
+    }
     if (
       rejectedToken !== undefined &&
       record.accessToken !== undefined &&
@@ -166,10 +236,14 @@ export class OAuthTokenProvider {
     ) {
       return record.accessToken;
     }
+    if (challenge?.scheme === 'dpop' && record.tokenType !== 'DPoP') {
+      // The server now wants DPoP-bound tokens: never upgraded silently; authorize again.
+      throw this.#required('dpop-required', record, widenScope(record, challenge.scope));
+    }
     if (record.refreshToken === undefined) {
       throw this.#required('unauthorized', record, widenScope(record, challenge?.scope));
     }
-    return this.#refresh(record);
+    return (await this.#refresh(record)).accessToken;
   }
 
   /**
@@ -192,8 +266,11 @@ export class OAuthTokenProvider {
   /** The token last handed out by {@link token}, to recognise a stale 401. */
   #lastToken: string | undefined;
 
-  /** How many challenges one McpClient request may answer with a retry: a refresh, then a step-up. */
-  readonly maxChallengesPerRequest: number = 2;
+  /**
+   * How many challenges one McpClient request may answer with a retry: a DPoP nonce, a refresh,
+   * then a step-up.
+   */
+  readonly maxChallengesPerRequest: number = 3;
 
   /** McpClient seam: the bearer token for the next request (see {@link getToken}). */
   async token(): Promise<string> {
@@ -212,17 +289,59 @@ export class OAuthTokenProvider {
     readonly wwwAuthenticate: string | undefined;
     readonly attempt: number;
     readonly url?: string;
+    readonly dpopNonce?: string | undefined;
+    readonly previous?:
+      | { readonly status: number; readonly wwwAuthenticate: string | undefined }
+      | undefined;
   }): Promise<boolean> {
-    const parsed = parseBearerChallenge(challenge.wwwAuthenticate);
+    const parsed = parseAuthChallenge(challenge.wwwAuthenticate);
+    // A nonce request answers a DPoP request; to a Bearer one it means the server now wants DPoP
+    // (handled below as dpop-required, never a silent upgrade).
+    if (parsed?.scheme === 'dpop' && parsed.error === 'use_dpop_nonce' && this.#key !== undefined) {
+      return this.#onNonce(challenge);
+    }
     if (challenge.status === 403 || parsed?.error === 'insufficient_scope') {
       if (parsed?.error !== 'insufficient_scope') return false;
       return this.onInsufficientScope(parsed.scope);
     }
-    if (challenge.attempt > 1) {
+    const previous = challenge.previous;
+    const refreshedAlready =
+      previous === undefined
+        ? challenge.attempt > 1
+        : previous.status === 401 &&
+          parseAuthChallenge(previous.wwwAuthenticate)?.error !== 'use_dpop_nonce';
+    if (refreshedAlready) {
       const record = await this.#options.store.get(this.#options.connectionId);
       throw this.#required('unauthorized', record, widenScope(record, parsed?.scope));
     }
     this.#lastToken = await this.onUnauthorized(challenge.wwwAuthenticate, this.#lastToken);
+    return true;
+  }
+
+  /**
+   * The MCP server answered `DPoP error="use_dpop_nonce"`: keep its nonce and retry once; a
+   * second nonce challenge in a row for the same request is an error, not a loop.
+   */
+  #onNonce(challenge: {
+    readonly url?: string;
+    readonly dpopNonce?: string | undefined;
+    readonly previous?: { readonly wwwAuthenticate: string | undefined } | undefined;
+  }): boolean {
+    const previous = parseAuthChallenge(challenge.previous?.wwwAuthenticate);
+    if (previous?.scheme === 'dpop' && previous.error === 'use_dpop_nonce') {
+      throw new OAuthDpopError('the MCP server asked for a DPoP nonce twice in a row; giving up', {
+        reason: 'nonce-loop',
+        details: { connectionId: this.#options.connectionId },
+      });
+    }
+    const nonce = checkNonce(challenge.dpopNonce);
+    if (nonce === undefined || challenge.url === undefined) {
+      throw new OAuthDpopError('the MCP server asked for a DPoP nonce without giving one', {
+        reason: 'nonce-missing',
+        details: { connectionId: this.#options.connectionId },
+      });
+    }
+    this.#key?.rememberNonce(challenge.url, nonce);
     return true;
   }
 

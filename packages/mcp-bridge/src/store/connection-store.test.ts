@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,6 +213,27 @@ describe('SqliteConnectionStore encryption and schema', () => {
     store.close();
   });
 
+  /** Rewrites a record as schema 1/2 stored it: the secrets bound to the record id only. */
+  function writeLegacy(raw: Database.Database, key: Buffer, id: string, secrets: object): void {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(`toolfence/connection-store/v1\u0000${id}`, 'utf8'));
+    const body = Buffer.concat([cipher.update(JSON.stringify(secrets), 'utf8'), cipher.final()]);
+    const blob = Buffer.concat([Buffer.from([1]), iv, cipher.getAuthTag(), body]);
+    const keyId = createHmac('sha256', key)
+      .update('toolfence connection-store key id')
+      .digest('hex')
+      .slice(0, 16);
+    raw.prepare('UPDATE connections SET secrets = ?, key_id = ? WHERE id = ?').run(blob, keyId, id);
+  }
+
+  const LEGACY_SECRETS = {
+    clientSecret: FULL.clientSecret,
+    accessToken: FULL.accessToken,
+    refreshToken: FULL.refreshToken,
+    pending: FULL.pending,
+  };
+
   it('migrates a version 1 database and keeps its records', async () => {
     const path = join(folder, 'store.db');
     const key = randomBytes(32);
@@ -220,9 +241,11 @@ describe('SqliteConnectionStore encryption and schema', () => {
     const { lastAuthorizationAt: _dropped, ...v1Record } = FULL;
     await store.put(v1Record);
     store.close();
-    // Turn it into what version 1 wrote: no last_authorization_at column.
+    // Turn it into what version 1 wrote: no last_authorization_at column, no leases, id-only AAD.
     const raw = new Database(path);
     raw.exec('ALTER TABLE connections DROP COLUMN last_authorization_at');
+    raw.exec('DROP TABLE leases');
+    writeLegacy(raw, key, 'linear', LEGACY_SECRETS);
     raw.pragma('user_version = 1');
     raw.close();
     const migrated = new SqliteConnectionStore({ path, key });
@@ -232,12 +255,160 @@ describe('SqliteConnectionStore encryption and schema', () => {
     migrated.close();
   });
 
+  it('migrates a version 2 database to version 3: records kept, then every column authenticated', async () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    const store = new SqliteConnectionStore({ path, key });
+    await store.put(FULL);
+    store.close();
+    const raw = new Database(path);
+    raw.exec('DROP TABLE leases');
+    writeLegacy(raw, key, 'linear', LEGACY_SECRETS);
+    raw.pragma('user_version = 2');
+    raw.close();
+    const migrated = new SqliteConnectionStore({ path, key });
+    expect(withoutUpdatedAt(await migrated.get('linear'))).toEqual(FULL);
+    migrated.close();
+    const check = new Database(path);
+    expect(check.pragma('user_version', { simple: true })).toBe(3);
+    const blob = (check.prepare('SELECT secrets FROM connections').get() as { secrets: Buffer })
+      .secrets;
+    expect(blob[0]).toBe(3);
+    check.prepare('UPDATE connections SET issuer = ?').run('https://evil.example');
+    check.close();
+    const reopened = new SqliteConnectionStore({ path, key });
+    await expect(reopened.get('linear')).rejects.toMatchObject({
+      code: 'STORE_DECRYPTION_FAILED',
+    });
+    reopened.close();
+  });
+
+  it.each([
+    ['issuer', 'https://evil.example'],
+    ['resource', 'https://evil.example/mcp'],
+    ['client_id', 'attacker-client'],
+    ['token_auth_method', 'client_secret_post'],
+    ['redirect_uri', 'https://evil.example/callback'],
+    ['url', 'https://evil.example/mcp'],
+    ['scope', 'admin'],
+    ['expires_at', 1],
+    ['authorization_attempts', 0],
+    ['last_authorization_at', 0],
+    ['updated_at', 1],
+  ])(
+    'refuses a record whose %s column was changed in the file (STORE_DECRYPTION_FAILED)',
+    async (column, value) => {
+      const path = join(folder, 'store.db');
+      const key = randomBytes(32);
+      const store = new SqliteConnectionStore({ path, key });
+      await store.put(FULL);
+      const raw = new Database(path);
+      raw.prepare(`UPDATE connections SET ${column} = ? WHERE id = ?`).run(value, 'linear');
+      raw.close();
+      await expect(store.get('linear')).rejects.toMatchObject({ code: 'STORE_DECRYPTION_FAILED' });
+      await expect(store.update('linear', (current) => current)).rejects.toMatchObject({
+        code: 'STORE_DECRYPTION_FAILED',
+      });
+      store.close();
+    },
+  );
+
+  it('refuses unknown and out-of-range options', () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    expect(
+      () =>
+        new SqliteConnectionStore({ path, key, leaseSecond: 5 } as unknown as {
+          path: string;
+          key: Uint8Array;
+        }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'STORE_RECORD_INVALID',
+        message: expect.stringMatching(/leaseSeconds/),
+      }),
+    );
+    expect(() => new SqliteConnectionStore({ path, key, leaseSeconds: 0 })).toThrow(
+      expect.objectContaining({ code: 'STORE_RECORD_INVALID' }),
+    );
+    expect(() => new SqliteConnectionStore({ path, key, leaseWaitSeconds: Number.NaN })).toThrow(
+      expect.objectContaining({ code: 'STORE_RECORD_INVALID' }),
+    );
+  });
+
+  it('keeps a DPoP token type and key pair in the encrypted payload across reopening', async () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    const record: ConnectionRecord = {
+      ...FULL,
+      tokenType: 'DPoP',
+      dpopKey: { privateJwk: { kty: 'EC', crv: 'P-256', x: 'X', y: 'Y', d: 'SECRET-d' } },
+    };
+    const store = new SqliteConnectionStore({ path, key });
+    await store.put(record);
+    store.close();
+    const bytes = (await readFile(path)).toString('latin1');
+    const wal = await readFile(`${path}-wal`)
+      .then((b) => b.toString('latin1'))
+      .catch(() => '');
+    expect(bytes + wal).not.toContain('SECRET');
+    expect(bytes + wal).not.toContain('DPoP');
+    const reopened = new SqliteConnectionStore({ path, key });
+    expect(withoutUpdatedAt(await reopened.get('linear'))).toEqual(record);
+    reopened.close();
+  });
+
+  it('excludes a second store on the same file from a single-flight key until the first ends', async () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    const first = new SqliteConnectionStore({ path, key });
+    const second = new SqliteConnectionStore({ path, key });
+    const order: string[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const a = first.singleFlight('refresh:x', async () => {
+      order.push('a-start');
+      await held;
+      order.push('a-end');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const b = second.singleFlight('refresh:x', async () => {
+      order.push('b');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(order).toEqual(['a-start']);
+    release();
+    await Promise.all([a, b]);
+    expect(order).toEqual(['a-start', 'a-end', 'b']);
+    first.close();
+    second.close();
+  });
+
+  it('takes over an expired lease (a crashed holder) and gives up after leaseWaitSeconds', async () => {
+    const path = join(folder, 'store.db');
+    const key = randomBytes(32);
+    const store = new SqliteConnectionStore({ path, key, leaseWaitSeconds: 0.2 });
+    const raw = new Database(path);
+    raw
+      .prepare('INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?)')
+      .run('refresh:x', 'crashed', Date.now() + 60_000);
+    await expect(store.singleFlight('refresh:x', async () => 1)).rejects.toMatchObject({
+      code: 'STORE_LEASE_TIMEOUT',
+    });
+    raw.prepare('UPDATE leases SET expires_at = ? WHERE name = ?').run(Date.now() - 1, 'refresh:x');
+    raw.close();
+    await expect(store.singleFlight('refresh:x', async () => 2)).resolves.toBe(2);
+    store.close();
+  });
+
   it('migrates an empty database and refuses one from a newer schema', () => {
     const path = join(folder, 'store.db');
     const store = new SqliteConnectionStore({ path, key: randomBytes(32) });
     store.close();
     const raw = new Database(path);
-    expect(raw.pragma('user_version', { simple: true })).toBe(2);
+    expect(raw.pragma('user_version', { simple: true })).toBe(3);
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => new SqliteConnectionStore({ path, key: randomBytes(32) })).toThrow(

@@ -13,13 +13,29 @@ export interface PendingAuthorization {
   readonly redirectUri: string;
   /** The scope requested, if any. */
   readonly scope?: string | undefined;
+  /** True when the flow must end in a DPoP-bound token (the record's `dpopKey` signs it). */
+  readonly dpop?: boolean | undefined;
   /** Epoch milliseconds. */
   readonly createdAt: number;
 }
 
 /**
- * One record per MCP server connection. `clientSecret`, `accessToken`, `refreshToken` and
- * `pending` are secrets: a persistent store must encrypt them.
+ * A connection's DPoP (RFC 9449) key pair as a private JWK (EC P-256, with `d`): one per
+ * connection, created at the first DPoP token request and kept as long as tokens are bound to it.
+ * Secret.
+ */
+export interface DpopKeyRecord {
+  /** The private key as a JWK (`kty: EC`, `crv: P-256`, `x`, `y`, `d`). Secret. */
+  readonly privateJwk: Readonly<Record<string, string>>;
+}
+
+/** How the access token is presented: `Bearer` (RFC 6750) or `DPoP` (RFC 9449, sender-bound). */
+export type AccessTokenType = 'Bearer' | 'DPoP';
+
+/**
+ * One record per MCP server connection. `clientSecret`, `accessToken`, `refreshToken`,
+ * `pending` and `dpopKey` are secrets: a persistent store must encrypt them, and must
+ * authenticate every other field (a changed `issuer` would send secrets elsewhere).
  */
 export interface ConnectionRecord {
   /** The host's connection id (1 to 256 characters): the store's key. */
@@ -42,6 +58,10 @@ export interface ConnectionRecord {
   readonly accessToken?: string | undefined;
   /** The refresh token, when the server issued one. Secret. */
   readonly refreshToken?: string | undefined;
+  /** How `accessToken` is presented; absent means `Bearer`. A `DPoP` token needs `dpopKey`. */
+  readonly tokenType?: AccessTokenType | undefined;
+  /** The connection's DPoP key pair, when it uses DPoP. Secret. */
+  readonly dpopKey?: DpopKeyRecord | undefined;
   /** Access-token expiry, epoch milliseconds. */
   readonly expiresAt?: number | undefined;
   /** Granted scope. */
@@ -80,7 +100,10 @@ export interface ConnectionStore {
   delete(id: string): Promise<boolean>;
   /** The ids of all stored connections, sorted. */
   list(): Promise<string[]>;
-  /** Runs `task` once per key at a time in this process; concurrent callers share its result. */
+  /**
+   * Runs `task` once per key at a time; concurrent callers in this process share its result.
+   * `SqliteConnectionStore` also excludes other processes on the same database file (a lease).
+   */
   singleFlight<T>(key: string, task: () => Promise<T>): Promise<T>;
 }
 
@@ -99,7 +122,7 @@ export class SingleFlight {
   }
 }
 
-const SECRET_KEYS = ['clientSecret', 'accessToken', 'refreshToken', 'pending'] as const;
+const SECRET_KEYS = ['clientSecret', 'accessToken', 'refreshToken', 'pending', 'dpopKey'] as const;
 
 /** The names of the record fields a store must encrypt. */
 export const CONNECTION_SECRET_FIELDS: readonly string[] = SECRET_KEYS;
@@ -113,6 +136,13 @@ export function checkConnectionRecord(record: ConnectionRecord): ConnectionRecor
   }
   if (typeof record.url !== 'string' || record.url.length === 0) {
     throw new StoreRecordError('record.url must be a non-empty string');
+  }
+  if (
+    record.tokenType !== undefined &&
+    record.tokenType !== 'Bearer' &&
+    record.tokenType !== 'DPoP'
+  ) {
+    throw new StoreRecordError('record.tokenType must be "Bearer" or "DPoP"');
   }
   return record;
 }

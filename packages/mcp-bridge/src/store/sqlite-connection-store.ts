@@ -1,11 +1,13 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import {
+  type AccessTokenType,
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
   checkConnectionRecord,
+  type DpopKeyRecord,
   type PendingAuthorization,
   SingleFlight,
   type TokenAuthMethod,
@@ -14,6 +16,7 @@ import {
   StoreDecryptionError,
   StoreDriverError,
   StoreKeyError,
+  StoreLeaseTimeoutError,
   StoreRecordError,
   StoreSchemaError,
 } from './store-errors.js';
@@ -40,12 +43,39 @@ export interface SqliteConnectionStoreOptions {
   readonly key: Uint8Array;
   /** Older keys still accepted for reading, during a key rotation. */
   readonly previousKeys?: readonly Uint8Array[] | undefined;
+  /**
+   * How long a `singleFlight` lease (for example a token refresh) excludes other processes on
+   * this database file before it expires, in seconds; a crashed holder's lease expires then.
+   * Default 60 (longer than one refresh with the default OAuth timeouts).
+   */
+  readonly leaseSeconds?: number | undefined;
+  /**
+   * How long `singleFlight` waits for another process's lease before it fails with
+   * `STORE_LEASE_TIMEOUT`, in seconds. Default 90.
+   */
+  readonly leaseWaitSeconds?: number | undefined;
 }
 
-/** The schema version this package writes. */
-export const SQLITE_STORE_SCHEMA_VERSION = 2;
+/** Default of {@link SqliteConnectionStoreOptions.leaseSeconds}. */
+export const DEFAULT_STORE_LEASE_SECONDS = 60;
+/** Default of {@link SqliteConnectionStoreOptions.leaseWaitSeconds}. */
+export const DEFAULT_STORE_LEASE_WAIT_SECONDS = 90;
 
-const MIGRATIONS: readonly string[] = [
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  'path',
+  'key',
+  'previousKeys',
+  'leaseSeconds',
+  'leaseWaitSeconds',
+]);
+
+/** The schema version this package writes. */
+export const SQLITE_STORE_SCHEMA_VERSION = 3;
+
+/** A migration step: SQL, or a function run inside the migration transaction. */
+type Migration = string | ((store: { reencryptLegacy(): void; exec(sql: string): void }) => void);
+
+const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE connections (
      id TEXT PRIMARY KEY NOT NULL,
      url TEXT NOT NULL,
@@ -62,6 +92,18 @@ const MIGRATIONS: readonly string[] = [
      updated_at INTEGER NOT NULL
    ) STRICT`,
   'ALTER TABLE connections ADD COLUMN last_authorization_at INTEGER',
+  // v3: every plain column is authenticated (bound into the AES-GCM associated data), and
+  // cross-process single-flight leases.
+  (step) => {
+    step.exec(
+      `CREATE TABLE leases (
+         name TEXT PRIMARY KEY NOT NULL,
+         holder TEXT NOT NULL,
+         expires_at INTEGER NOT NULL
+       ) STRICT`,
+    );
+    step.reencryptLegacy();
+  },
 ];
 
 interface Row {
@@ -86,6 +128,8 @@ interface Secrets {
   accessToken?: string;
   refreshToken?: string;
   pending?: PendingAuthorization;
+  tokenType?: AccessTokenType;
+  dpopKey?: DpopKeyRecord;
 }
 
 interface Key {
@@ -102,29 +146,96 @@ function keyOf(value: unknown, name: string): Key {
   return { id: id.slice(0, 16), bytes };
 }
 
-function aad(id: string): Buffer {
+/** The associated data of schema 1 and 2 records: the id only (read once, by the migration). */
+function legacyAad(id: string): Buffer {
   return Buffer.from(`toolfence/connection-store/v1\u0000${id}`, 'utf8');
 }
 
-const VERSION_BYTE = 1;
+/**
+ * The associated data of schema 3 records: every plain column, so that a changed issuer,
+ * resource, client id, auth method, redirect URI, URL, scope or expiry fails decryption.
+ */
+function aad(row: Omit<Row, 'secrets'>): Buffer {
+  return Buffer.from(
+    JSON.stringify([
+      'toolfence/connection-store/v3',
+      row.id,
+      row.url,
+      row.issuer,
+      row.resource,
+      row.client_id,
+      row.token_auth_method,
+      row.redirect_uri,
+      row.expires_at,
+      row.scope,
+      row.authorization_attempts,
+      row.last_authorization_at,
+      row.key_id,
+      row.updated_at,
+    ]),
+    'utf8',
+  );
+}
+
+const LEGACY_VERSION_BYTE = 1;
+const VERSION_BYTE = 3;
+
+function seconds(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 86_400) {
+    throw new StoreRecordError(`${name} must be a number of seconds from 0 to 86400`, {
+      details: { option: name },
+    });
+  }
+  return value;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /**
  * A {@link ConnectionStore} on SQLite (`better-sqlite3` 12, an optional peer dependency). Secret
- * fields are encrypted with AES-256-GCM under the host's key, bound to the record id. Updates run
- * in one transaction, so a failed refresh never loses the stored token.
+ * fields are encrypted with AES-256-GCM under the host's key; the associated data binds every
+ * plain column, so a record whose issuer, resource or client was changed in the file fails to
+ * decrypt (`STORE_DECRYPTION_FAILED`) before anything is sent. Updates run in one transaction, so
+ * a failed refresh never loses the stored token. `singleFlight` holds a lease row, so processes
+ * sharing the file refresh one connection one at a time.
  */
 export class SqliteConnectionStore implements ConnectionStore {
   readonly #db: Database.Database;
   readonly #key: Key;
   readonly #keys: ReadonlyMap<string, Key>;
   readonly #flights = new SingleFlight();
+  readonly #leaseMs: number;
+  readonly #leaseWaitMs: number;
+  readonly #holder = randomUUID();
 
+  /**
+   * Opens (and creates or migrates) the database.
+   * @throws {StoreRecordError} for a bad or unknown option.
+   * @throws {StoreKeyError} for a malformed key or one that does not match the data.
+   * @throws {StoreSchemaError} for a database written by a newer version.
+   */
   constructor(options: SqliteConnectionStoreOptions) {
     if (typeof options?.path !== 'string' || options.path.length === 0) {
       throw new StoreRecordError('path must be a non-empty string', {
         details: { option: 'path' },
       });
     }
+    for (const name of Object.keys(options)) {
+      if (!OPTION_KEYS.has(name)) {
+        throw new StoreRecordError(
+          `unknown option "${name}"; accepted: ${[...OPTION_KEYS].join(', ')}`,
+          { details: { option: name } },
+        );
+      }
+    }
+    this.#leaseMs =
+      seconds(options.leaseSeconds, 'leaseSeconds', DEFAULT_STORE_LEASE_SECONDS) * 1000;
+    this.#leaseWaitMs =
+      seconds(options.leaseWaitSeconds, 'leaseWaitSeconds', DEFAULT_STORE_LEASE_WAIT_SECONDS) *
+      1000;
     this.#key = keyOf(options.key, 'key');
     const keys = new Map<string, Key>([[this.#key.id, this.#key]]);
     for (const [index, previous] of (options.previousKeys ?? []).entries()) {
@@ -138,7 +249,6 @@ export class SqliteConnectionStore implements ConnectionStore {
       this.#db.pragma('journal_mode = WAL');
       this.#db.pragma('busy_timeout = 5000');
       this.#migrate();
-      this.#checkKeys();
     } catch (error) {
       this.#db.close();
       throw error;
@@ -152,13 +262,40 @@ export class SqliteConnectionStore implements ConnectionStore {
         details: { found: version, supported: MIGRATIONS.length },
       });
     }
+    if (version > 0) this.#checkKeys();
+    const step = {
+      exec: (sql: string) => {
+        this.#db.exec(sql);
+      },
+      reencryptLegacy: () => {
+        this.#reencryptLegacy();
+      },
+    };
     const apply = this.#db.transaction(() => {
-      for (let step = version; step < MIGRATIONS.length; step += 1) {
-        this.#db.exec(MIGRATIONS[step] as string);
+      for (let index = version; index < MIGRATIONS.length; index += 1) {
+        const migration = MIGRATIONS[index] as Migration;
+        if (typeof migration === 'string') this.#db.exec(migration);
+        else migration(step);
       }
       this.#db.pragma(`user_version = ${MIGRATIONS.length}`);
     });
     if (version < MIGRATIONS.length) apply.immediate();
+  }
+
+  /**
+   * Schema 2 to 3: decrypts every record under its old associated data (the id only) and
+   * re-encrypts it under the current key bound to all its plain columns. Columns changed before
+   * the migration cannot be detected; from now on any change is.
+   */
+  #reencryptLegacy(): void {
+    const rows = this.#db.prepare('SELECT * FROM connections').all() as Row[];
+    for (const row of rows) {
+      const secrets = this.#decrypt(row, true);
+      const next = { ...row, key_id: this.#key.id };
+      this.#db
+        .prepare('UPDATE connections SET key_id = ?, secrets = ? WHERE id = ?')
+        .run(next.key_id, this.#encrypt(next, secrets), row.id);
+    }
   }
 
   #checkKeys(): void {
@@ -174,15 +311,16 @@ export class SqliteConnectionStore implements ConnectionStore {
     }
   }
 
-  #encrypt(id: string, secrets: Secrets): Buffer {
+  /** Encrypts `secrets` under the current key, bound to the row's plain columns. */
+  #encrypt(row: Omit<Row, 'secrets'>, secrets: Secrets): Buffer {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.#key.bytes, iv);
-    cipher.setAAD(aad(id));
+    cipher.setAAD(aad({ ...row, key_id: this.#key.id }));
     const body = Buffer.concat([cipher.update(JSON.stringify(secrets), 'utf8'), cipher.final()]);
     return Buffer.concat([Buffer.from([VERSION_BYTE]), iv, cipher.getAuthTag(), body]);
   }
 
-  #decrypt(row: Row): Secrets {
+  #decrypt(row: Row, legacy = false): Secrets {
     const key = this.#keys.get(row.key_id);
     if (key === undefined) {
       throw new StoreKeyError('the record is encrypted under a key that was not supplied', {
@@ -191,16 +329,18 @@ export class SqliteConnectionStore implements ConnectionStore {
     }
     const blob = row.secrets;
     try {
-      if (blob[0] !== VERSION_BYTE || blob.byteLength < 29) throw new Error('format');
+      const version = legacy ? LEGACY_VERSION_BYTE : VERSION_BYTE;
+      if (blob[0] !== version || blob.byteLength < 29) throw new Error('format');
       const decipher = createDecipheriv('aes-256-gcm', key.bytes, blob.subarray(1, 13));
-      decipher.setAAD(aad(row.id));
+      decipher.setAAD(legacy ? legacyAad(row.id) : aad(row));
       decipher.setAuthTag(blob.subarray(13, 29));
       const text = Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]);
       return JSON.parse(text.toString('utf8')) as Secrets;
     } catch {
-      throw new StoreDecryptionError('a stored record failed authenticated decryption', {
-        details: { id: row.id },
-      });
+      throw new StoreDecryptionError(
+        'a stored record failed authenticated decryption (its secrets or one of its columns were changed outside the store, or it is corrupted); nothing was sent',
+        { details: { id: row.id } },
+      );
     }
   }
 
@@ -224,6 +364,8 @@ export class SqliteConnectionStore implements ConnectionStore {
       redirectUri: row.redirect_uri ?? undefined,
       accessToken: secrets.accessToken,
       refreshToken: secrets.refreshToken,
+      tokenType: secrets.tokenType,
+      dpopKey: secrets.dpopKey,
       expiresAt: row.expires_at ?? undefined,
       scope: row.scope ?? undefined,
       pending: secrets.pending,
@@ -244,7 +386,23 @@ export class SqliteConnectionStore implements ConnectionStore {
     if (record.accessToken !== undefined) secrets.accessToken = record.accessToken;
     if (record.refreshToken !== undefined) secrets.refreshToken = record.refreshToken;
     if (record.pending !== undefined) secrets.pending = record.pending;
-    const updatedAt = Date.now();
+    if (record.tokenType !== undefined) secrets.tokenType = record.tokenType;
+    if (record.dpopKey !== undefined) secrets.dpopKey = record.dpopKey;
+    const row: Omit<Row, 'secrets'> = {
+      id: record.id,
+      url: record.url,
+      issuer: record.issuer ?? null,
+      resource: record.resource ?? null,
+      client_id: record.clientId ?? null,
+      token_auth_method: record.tokenAuthMethod ?? null,
+      redirect_uri: record.redirectUri ?? null,
+      expires_at: record.expiresAt ?? null,
+      scope: record.scope ?? null,
+      authorization_attempts: record.authorizationAttempts ?? null,
+      last_authorization_at: record.lastAuthorizationAt ?? null,
+      key_id: this.#key.id,
+      updated_at: Date.now(),
+    };
     this.#db
       .prepare(
         `INSERT INTO connections (id, url, issuer, resource, client_id, token_auth_method,
@@ -261,22 +419,7 @@ export class SqliteConnectionStore implements ConnectionStore {
            last_authorization_at = excluded.last_authorization_at, key_id = excluded.key_id,
            secrets = excluded.secrets, updated_at = excluded.updated_at`,
       )
-      .run({
-        id: record.id,
-        url: record.url,
-        issuer: record.issuer ?? null,
-        resource: record.resource ?? null,
-        client_id: record.clientId ?? null,
-        token_auth_method: record.tokenAuthMethod ?? null,
-        redirect_uri: record.redirectUri ?? null,
-        expires_at: record.expiresAt ?? null,
-        scope: record.scope ?? null,
-        authorization_attempts: record.authorizationAttempts ?? null,
-        last_authorization_at: record.lastAuthorizationAt ?? null,
-        key_id: this.#key.id,
-        secrets: this.#encrypt(record.id, secrets),
-        updated_at: updatedAt,
-      });
+      .run({ ...row, secrets: this.#encrypt(row, secrets) });
     return this.#read(record.id) as ConnectionRecord;
   }
 
@@ -313,8 +456,60 @@ export class SqliteConnectionStore implements ConnectionStore {
     return rows.map((row) => row.id);
   }
 
+  /**
+   * Runs `task` once per key at a time across every process that opened this database file:
+   * callers in this process share one run; another process waits for the lease (polling), then
+   * runs its own task, which should reread the record (a refresh finds the rotated tokens). A
+   * lease expires after `leaseSeconds`, so a crashed holder blocks others for at most that long.
+   * @throws {StoreLeaseTimeoutError} when another process held the lease past `leaseWaitSeconds`.
+   */
   singleFlight<T>(key: string, task: () => Promise<T>): Promise<T> {
-    return this.#flights.run(key, task);
+    return this.#flights.run(key, async () => {
+      await this.#acquire(key);
+      try {
+        return await task();
+      } finally {
+        this.#release(key);
+      }
+    });
+  }
+
+  /** Takes the lease row for `name` in a `BEGIN IMMEDIATE` transaction, waiting while it is held. */
+  async #acquire(name: string): Promise<void> {
+    const deadline = Date.now() + this.#leaseWaitMs;
+    const take = this.#db.transaction((now: number): boolean => {
+      const lease = this.#db
+        .prepare('SELECT holder, expires_at FROM leases WHERE name = ?')
+        .get(name) as { holder: string; expires_at: number } | undefined;
+      if (lease !== undefined && lease.holder !== this.#holder && lease.expires_at > now) {
+        return false;
+      }
+      this.#db
+        .prepare(
+          `INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?)
+           ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at`,
+        )
+        .run(name, this.#holder, now + this.#leaseMs);
+      return true;
+    });
+    for (let wait = 10; ; wait = Math.min(wait * 2, 100)) {
+      if (take.immediate(Date.now())) return;
+      if (Date.now() >= deadline) {
+        throw new StoreLeaseTimeoutError(
+          'another process held the refresh lease longer than leaseWaitSeconds',
+          { details: { leaseWaitSeconds: this.#leaseWaitMs / 1000 } },
+        );
+      }
+      await sleep(wait + Math.floor(Math.random() * wait));
+    }
+  }
+
+  #release(name: string): void {
+    try {
+      this.#db.prepare('DELETE FROM leases WHERE name = ? AND holder = ?').run(name, this.#holder);
+    } catch {
+      // A closed database: the lease expires on its own.
+    }
   }
 
   /**
@@ -331,7 +526,7 @@ export class SqliteConnectionStore implements ConnectionStore {
           const secrets = this.#decrypt(row);
           this.#db
             .prepare('UPDATE connections SET key_id = ?, secrets = ? WHERE id = ?')
-            .run(this.#key.id, this.#encrypt(row.id, secrets), row.id);
+            .run(this.#key.id, this.#encrypt(row, secrets), row.id);
         }
         return rows.length;
       })

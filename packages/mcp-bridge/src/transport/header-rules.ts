@@ -22,8 +22,14 @@ export const REFUSED_HEADER_NAMES: ReadonlySet<string> = new Set([
   'mcp-protocol-version',
   'last-event-id',
   'authorization',
+  'dpop',
   'cookie',
+  'mcp-method',
+  'mcp-name',
 ]);
+
+/** Header names starting with this belong to the protocol layer (`x-mcp-header` mirroring). */
+export const PARAM_HEADER_PREFIX = 'mcp-param-';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
@@ -48,7 +54,7 @@ export function copyFixedHeaders(
     if (!TOKEN.test(name)) {
       throw new TransportConfigurationError('A header name is not a valid HTTP token');
     }
-    if (REFUSED_HEADER_NAMES.has(name)) {
+    if (REFUSED_HEADER_NAMES.has(name) || name.startsWith(PARAM_HEADER_PREFIX)) {
       throw new TransportConfigurationError(`The header ${name} is owned by the transport`, {
         details: { header: name },
       });
@@ -61,4 +67,33 @@ export function copyFixedHeaders(
     copy[name] = value;
   }
   return Object.freeze(copy);
+}
+
+/**
+ * Checks the protocol layer's per-message headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`):
+ * token names outside the transport-owned set, values without control characters. Returns a
+ * lower-cased copy.
+ * @throws {TransportConfigurationError} for a name or value that breaks the rules.
+ */
+export function checkMessageHeaders(
+  headers: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const copy: Record<string, string> = Object.create(null);
+  for (const [rawName, value] of Object.entries(headers)) {
+    const name = rawName.toLowerCase();
+    const owned =
+      name === 'mcp-method' || name === 'mcp-name' || name.startsWith(PARAM_HEADER_PREFIX);
+    if (!TOKEN.test(name) || !owned) {
+      throw new TransportConfigurationError('A per-message header name is not an MCP header', {
+        details: { header: TOKEN.test(name) ? name : '(not a token)' },
+      });
+    }
+    if (typeof value !== 'string' || hasControlCharacter(value)) {
+      throw new TransportConfigurationError(`The value of header ${name} is not a safe string`, {
+        details: { header: name },
+      });
+    }
+    copy[name] = value;
+  }
+  return copy;
 }

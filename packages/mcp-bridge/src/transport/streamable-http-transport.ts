@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Dispatcher, request } from 'undici';
 import { McpBridgeError } from '../mcp-bridge-error.js';
-import type { McpAuthProvider } from './auth-provider.js';
+import type { McpAuthChallenge, McpAuthHeaders, McpAuthProvider } from './auth-provider.js';
 import { decodeRecord } from './decode-record.js';
 import {
   RequestNotSentError,
@@ -22,7 +22,7 @@ import {
   TransportTimeoutError,
   TransportUnauthorizedError,
 } from './errors.js';
-import { copyFixedHeaders, hasControlCharacter } from './header-rules.js';
+import { checkMessageHeaders, copyFixedHeaders, hasControlCharacter } from './header-rules.js';
 import type { McpBridgeLogger } from './logger.js';
 import {
   positiveInteger,
@@ -79,6 +79,27 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
 
 const REFUSALS = new WeakSet<object>();
 
+/** Bytes of a 4xx body read for a JSON-RPC error in modern mode. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * Which protocol era the transport speaks: `legacy` keeps the session (`Mcp-Session-Id`), the
+ * standalone GET stream, `Last-Event-ID` resumption and DELETE on close; `modern` (MCP
+ * 2026-07-28) has none of them, and a 4xx answer that carries a JSON-RPC error is delivered as
+ * that error.
+ */
+export type HttpTransportEra = 'legacy' | 'modern';
+
+/** Extra headers for one outgoing message (the protocol layer's `Mcp-Method`, `Mcp-Name`, ...). */
+export type MessageHeaders = (
+  message: JSONRPCMessage,
+) => Readonly<Record<string, string>> | undefined;
+
+/** A 4xx answer whose body is a JSON-RPC error: delivered to the protocol layer as that error. */
+interface RejectedWithRpcError {
+  readonly rpcError: JSONRPCMessage;
+}
+
 /** How long a request's SSE stream may stay open after its answer arrived. */
 const ANSWERED_STREAM_LINGER_MS = 2000;
 
@@ -130,6 +151,10 @@ export class StreamableHttpTransport implements Transport {
   failure: Error | undefined;
   /** Set when response headers arrive; the client clears it before a replayable read. */
   responseStarted = false;
+  /** The protocol era; set by the protocol layer before it sends. Default `legacy`. */
+  era: HttpTransportEra = 'legacy';
+  /** Per-message extra headers (validated like fixed headers); set by the protocol layer. */
+  messageHeaders: MessageHeaders | undefined;
 
   readonly #url: URL;
   readonly #dispatcher: Dispatcher;
@@ -208,7 +233,8 @@ export class StreamableHttpTransport implements Transport {
     this.#started = true;
   }
 
-  setProtocolVersion(version: string): void {
+  /** Sets (or, with `undefined`, clears) the `MCP-Protocol-Version` header of later requests. */
+  setProtocolVersion(version: string | undefined): void {
     this.#protocolVersion = version;
   }
 
@@ -219,7 +245,14 @@ export class StreamableHttpTransport implements Transport {
     const requestId = isJSONRPCRequest(message) ? message.id : undefined;
     const body = JSON.stringify(message);
     const isInitialize = isJSONRPCRequest(message) && message.method === 'initialize';
-    const response = await this.#post(body);
+    const posted = await this.#post(body, message);
+    if ('rpcError' in posted) {
+      if (requestId !== undefined) {
+        this.#dispatchAll([{ ...(posted.rpcError as object), id: requestId } as JSONRPCMessage]);
+      }
+      return;
+    }
+    const response = posted;
     const status = response.statusCode;
     if (isInitialize) {
       const session = headerValue(response.headers['mcp-session-id']);
@@ -234,6 +267,7 @@ export class StreamableHttpTransport implements Transport {
     if (
       isJSONRPCNotification(message) &&
       message.method === 'notifications/initialized' &&
+      this.era === 'legacy' &&
       this.#standaloneStream
     ) {
       void this.#openStandaloneStream();
@@ -278,14 +312,26 @@ export class StreamableHttpTransport implements Transport {
     });
   }
 
-  /** POSTs one message, answering 401/403/404 and HTTP errors; returns a 2xx response. */
-  async #post(body: string): Promise<Dispatcher.ResponseData> {
+  /**
+   * POSTs one message, answering 401/403/404 and HTTP errors; returns a 2xx response, or in
+   * modern mode the JSON-RPC error a 4xx answer carried.
+   */
+  async #post(
+    body: string,
+    message: JSONRPCMessage,
+  ): Promise<Dispatcher.ResponseData | RejectedWithRpcError> {
     let challenges = 0;
+    const extra = messageHeaderValues(this.messageHeaders, message);
+    let previous: McpAuthChallenge['previous'];
     for (;;) {
-      const headers = await this.#requestHeaders({
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      });
+      const headers = await this.#requestHeaders(
+        {
+          ...extra,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        'POST',
+      );
       let response: Dispatcher.ResponseData;
       try {
         response = await request(this.#url, {
@@ -302,11 +348,24 @@ export class StreamableHttpTransport implements Transport {
       }
       this.responseStarted = true;
       const status = response.statusCode;
+      this.#noteResponse(status, response);
       if (status >= 200 && status < 300) return response;
+      // In modern mode (and for a legacy handshake, which a modern-only server refuses with the
+      // versions it speaks) a 4xx JSON-RPC error body is the answer to the request.
+      const readsRpcError =
+        this.era === 'modern' || (isJSONRPCRequest(message) && message.method === 'initialize');
+      if (readsRpcError && status >= 400 && status < 500 && status !== 401 && status !== 403) {
+        const rpcError = await readRpcError(response, this.#limits);
+        if (rpcError !== undefined) return { rpcError };
+        throw new TransportHttpError(status);
+      }
       await discard(response.body);
       if (status === 401 || status === 403) {
         challenges++;
-        if (await this.#answerChallenge(status, response, challenges)) continue;
+        if (await this.#answerChallenge(status, response, challenges, previous)) {
+          previous = { status, wwwAuthenticate: headerValue(response.headers['www-authenticate']) };
+          continue;
+        }
         throw new TransportUnauthorizedError(status);
       }
       if (status === 404 && this.sessionId !== undefined) {
@@ -317,10 +376,20 @@ export class StreamableHttpTransport implements Transport {
     }
   }
 
+  /** Lets the auth provider see each answer's `DPoP-Nonce` (RFC 9449 §9). */
+  #noteResponse(status: number, response: Dispatcher.ResponseData): void {
+    this.#authProvider?.onResponse?.({
+      url: this.#url.href,
+      status,
+      dpopNonce: headerValue(response.headers['dpop-nonce']),
+    });
+  }
+
   async #answerChallenge(
     status: 401 | 403,
     response: Dispatcher.ResponseData,
     attempt: number,
+    previous: McpAuthChallenge['previous'],
   ): Promise<boolean> {
     const provider = this.#authProvider;
     if (provider?.onChallenge === undefined) return false;
@@ -333,6 +402,8 @@ export class StreamableHttpTransport implements Transport {
           wwwAuthenticate: headerValue(response.headers['www-authenticate']),
           url: this.#url.href,
           attempt,
+          dpopNonce: headerValue(response.headers['dpop-nonce']),
+          ...(previous === undefined ? {} : { previous }),
         })) === true
       );
     } catch (error) {
@@ -368,13 +439,18 @@ export class StreamableHttpTransport implements Transport {
     });
   }
 
-  async #requestHeaders(base: Record<string, string>): Promise<Record<string, string>> {
+  async #requestHeaders(
+    base: Record<string, string>,
+    method: string,
+  ): Promise<Record<string, string>> {
     const headers: Record<string, string> = { ...this.#headers, ...base };
     headers['accept-encoding'] = 'identity';
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
     if (this.#protocolVersion !== undefined)
       headers['mcp-protocol-version'] = this.#protocolVersion;
-    if (this.#authProvider !== undefined) {
+    if (this.#authProvider?.headers !== undefined) {
+      await this.#providerHeaders(headers, method);
+    } else if (this.#authProvider !== undefined) {
       let token: string | undefined;
       try {
         token = await this.#authProvider.token();
@@ -399,6 +475,33 @@ export class StreamableHttpTransport implements Transport {
       }
     }
     return headers;
+  }
+
+  /** The provider's `Authorization` (and DPoP proof) for this exact request. */
+  async #providerHeaders(headers: Record<string, string>, method: string): Promise<void> {
+    let auth: McpAuthHeaders | undefined;
+    try {
+      auth = await this.#authProvider?.headers?.({ method, url: this.#url.href });
+    } catch (error) {
+      if (McpBridgeError.isInstance(error)) {
+        REFUSALS.add(error);
+        throw error;
+      }
+      throw new RequestNotSentError('The auth headers could not be resolved; nothing was sent', {
+        cause: error,
+      });
+    }
+    if (auth === undefined) return;
+    const values = auth.dpop === undefined ? [auth.authorization] : [auth.authorization, auth.dpop];
+    for (const value of values) {
+      if (typeof value !== 'string' || value === '' || hasControlCharacter(value)) {
+        throw new RequestNotSentError(
+          'The auth headers are not safe non-empty strings; nothing was sent',
+        );
+      }
+    }
+    headers.authorization = auth.authorization;
+    if (auth.dpop !== undefined) headers.dpop = auth.dpop;
   }
 
   async #readBody(response: Dispatcher.ResponseData): Promise<string | undefined> {
@@ -519,7 +622,11 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (context.requestId === undefined || context.answered) return;
-    if (context.lastEventId !== undefined && reconnects < this.#maxSseReconnects) {
+    if (
+      this.era === 'legacy' &&
+      context.lastEventId !== undefined &&
+      reconnects < this.#maxSseReconnects
+    ) {
       await this.#resume(context, reconnects + 1);
       return;
     }
@@ -594,7 +701,7 @@ export class StreamableHttpTransport implements Transport {
 
   /** A GET for an SSE stream (resuming after `lastEventId` when given); the body is unbounded in time, not in bytes. */
   async #getEventStream(lastEventId: string | undefined): Promise<Dispatcher.ResponseData> {
-    const headers = await this.#requestHeaders({ accept: 'text/event-stream' });
+    const headers = await this.#requestHeaders({ accept: 'text/event-stream' }, 'GET');
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
     return request(this.#url, {
       method: 'GET',
@@ -635,9 +742,9 @@ export class StreamableHttpTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     const session = this.sessionId;
-    if (session !== undefined && this.#deleteSessionOnClose) {
+    if (session !== undefined && this.era === 'legacy' && this.#deleteSessionOnClose) {
       try {
-        const headers = await this.#requestHeaders({});
+        const headers = await this.#requestHeaders({}, 'DELETE');
         const response = await request(this.#url, {
           method: 'DELETE',
           headers,
@@ -652,6 +759,56 @@ export class StreamableHttpTransport implements Transport {
     }
     this.#shutdown();
     this.onclose?.();
+  }
+}
+
+/** The protocol layer's headers for one message, checked like fixed headers. */
+function messageHeaderValues(
+  source: MessageHeaders | undefined,
+  message: JSONRPCMessage,
+): Record<string, string> {
+  const headers = source?.(message);
+  if (headers === undefined) return {};
+  try {
+    return checkMessageHeaders(headers);
+  } catch (error) {
+    throw new RequestNotSentError('A per-request header is not safe to send; nothing was sent', {
+      cause: error,
+    });
+  }
+}
+
+/** Reads a small 4xx body; returns it when it is one JSON-RPC error response. */
+async function readRpcError(
+  response: Dispatcher.ResponseData,
+  limits: RecordLimits,
+): Promise<JSONRPCMessage | undefined> {
+  const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
+  if (!contentType.startsWith('application/json')) {
+    await discard(response.body);
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of response.body) {
+      total += (chunk as Buffer).length;
+      if (total > ERROR_BODY_BYTES) {
+        response.body.destroy();
+        return undefined;
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const messages = decodeRecord(Buffer.concat(chunks, total).toString('utf8'), {
+      ...limits,
+      maxRecordBytes: Math.min(limits.maxRecordBytes, ERROR_BODY_BYTES),
+    });
+    const [only] = messages;
+    return messages.length === 1 && only !== undefined && isJSONRPCErrorResponse(only)
+      ? only
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 

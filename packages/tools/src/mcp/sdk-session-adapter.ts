@@ -16,9 +16,11 @@ import type {
 } from './mcp-session.js';
 
 /**
- * The part of the SDK's `Client` (`@modelcontextprotocol/sdk/client/index.js`, 1.x) the adapter
- * uses. Typed structurally, so this module imports nothing from the SDK: it works with whatever
- * copy of the SDK the host connected with.
+ * The part of the SDK's `Client` the adapter uses: `@modelcontextprotocol/sdk/client/index.js`
+ * (1.x) or `@modelcontextprotocol/client` (2.x, either protocol era). Typed structurally, so this
+ * module imports nothing from either SDK: it works with whatever copy the host connected with.
+ * `setNotificationHandler` takes a schema in 1.x and a method name in 2.x; the adapter tries
+ * both.
  */
 export interface McpSdkClient {
   request(
@@ -28,7 +30,10 @@ export interface McpSdkClient {
   ): Promise<unknown>;
   getServerCapabilities(): object | undefined;
   getServerVersion(): { name: string; version: string } | undefined;
-  setNotificationHandler(schema: unknown, handler: (notification: unknown) => void): void;
+  setNotificationHandler(
+    schemaOrMethod: unknown,
+    handler: (notification: unknown) => void | Promise<void>,
+  ): void;
 }
 
 /** Any JSON-RPC result object; toolfence checks and maps the payload itself. */
@@ -39,9 +44,13 @@ const TOOLS_LIST_CHANGED = z.looseObject({
   params: z.optional(z.looseObject({})),
 });
 
-/** JSON-RPC codes the SDK uses for its own failures. */
+/** JSON-RPC codes the SDK 1.x uses for its own failures. */
 const REQUEST_TIMEOUT = -32001;
 const CONNECTION_CLOSED = -32000;
+/** The string codes SDK 2.x's `SdkError` uses for the same failures. */
+const SDK_REQUEST_TIMEOUT = 'REQUEST_TIMEOUT';
+const SDK_CONNECTION_CLOSED = 'CONNECTION_CLOSED';
+const SDK_NOT_CONNECTED = 'NOT_CONNECTED';
 
 /** Options of {@link McpSdkSessionAdapter}. */
 export interface McpSdkSessionAdapterOptions {
@@ -53,7 +62,8 @@ export interface McpSdkSessionAdapterOptions {
 }
 
 /**
- * An {@link McpSession} over an already connected `Client` of `@modelcontextprotocol/sdk` 1.x.
+ * An {@link McpSession} over an already connected SDK `Client`: `@modelcontextprotocol/sdk` 1.x
+ * or `@modelcontextprotocol/client` 2.x (legacy or 2026-07-28 connection).
  * Import it from `@toolfence/tools/mcp-sdk`. The SDK is an optional peer dependency: this module
  * types the client structurally and imports nothing from it, so it works with the host's copy.
  *
@@ -146,9 +156,16 @@ export class McpSdkSessionAdapter implements McpSession {
     this.#listeners.add(listener);
     if (!this.#handlerInstalled) {
       this.#handlerInstalled = true;
-      this.#client.setNotificationHandler(TOOLS_LIST_CHANGED, () => {
+      const notify = (): void => {
         for (const current of [...this.#listeners]) current();
-      });
+      };
+      try {
+        // SDK 1.x: a zod schema with the method literal.
+        this.#client.setNotificationHandler(TOOLS_LIST_CHANGED, notify);
+      } catch {
+        // SDK 2.x: the spec method name (it refuses a schema object there).
+        this.#client.setNotificationHandler('notifications/tools/list_changed', notify);
+      }
     }
     return () => {
       this.#listeners.delete(listener);
@@ -184,6 +201,12 @@ function toSessionError(error: unknown, method: string): ToolsError {
   const details = { operation: method };
   // The SDK's McpError (any copy of it): an Error with an integer JSON-RPC code.
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  // SDK 2.x: SdkError carries a string code for the SDK's own failures.
+  if (code === SDK_REQUEST_TIMEOUT)
+    return new McpTimeoutError('MCP request timed out', { details });
+  if (code === SDK_CONNECTION_CLOSED || code === SDK_NOT_CONNECTED) {
+    return new McpTransportError('MCP connection closed', { details });
+  }
   if (typeof code === 'number' && Number.isSafeInteger(code)) {
     if (code === REQUEST_TIMEOUT) return new McpTimeoutError('MCP request timed out', { details });
     if (code === CONNECTION_CLOSED) {

@@ -1,0 +1,283 @@
+// MCP 2026-07-28 (modern mode): McpClient against the SDK v2 Client (@modelcontextprotocol/client
+// 2.x, versionNegotiation 'auto') on the same SDK v2 server, over stdio and Streamable HTTP:
+// one `tools/call` round trip, the connect (processes spawned, round trips), and listing
+// 10,000 tools with peak memory.
+//
+//   npx tsx bench/modern-call.bench.ts [call] [connect] [listing]     (default: all three)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { McpClient } from '@toolfence/mcp-bridge';
+import {
+  bench,
+  type Contender,
+  figure,
+  forcedGc,
+  formatMs,
+  interleave,
+  median,
+  pairedRatio,
+  printTable,
+  stopAll,
+} from './fixtures/harness.js';
+
+const SERVER = fileURLToPath(new URL('./fixtures/bench-server-v2.mjs', import.meta.url));
+const ARGS = { text: 'hello from the benchmark' };
+const allowLoopback = (_target: unknown, address: { readonly range: string }) =>
+  address.range === 'loopback';
+const children = new Set<ChildProcess>();
+
+async function startHttp(extra: readonly string[] = []): Promise<string> {
+  const child = spawn(process.execPath, [SERVER, 'http', ...extra], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffer = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('utf8');
+      const match = /LISTENING (\d+)/.exec(buffer);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`v2 bench server exited with ${code}`)));
+  });
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
+function ours(
+  url: string | undefined,
+  extra: readonly string[] = [],
+  limits: { maxRecordTokens?: number; maxRecordBytes?: number; maxTools?: number } = {},
+): McpClient {
+  return url === undefined
+    ? new McpClient({
+        command: [process.execPath, SERVER, 'stdio', ...extra],
+        clientName: 'bench',
+        ...limits,
+      })
+    : new McpClient({ url, clientName: 'bench', allowNonPublic: allowLoopback });
+}
+
+async function v2(url: string | undefined, extra: readonly string[] = []): Promise<Client> {
+  const client = new Client(
+    { name: 'bench-v2', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
+  await client.connect(
+    url === undefined
+      ? new StdioClientTransport({ command: process.execPath, args: [SERVER, 'stdio', ...extra] })
+      : new StreamableHTTPClientTransport(new URL(url)),
+  );
+  return client;
+}
+
+async function calls(transport: 'stdio' | 'http'): Promise<void> {
+  const url = transport === 'http' ? await startHttp() : undefined;
+  const mine = ours(url);
+  await mine.connect();
+  const sdk = await v2(url);
+  try {
+    if (
+      mine.protocolVersion !== '2026-07-28' ||
+      sdk.getNegotiatedProtocolVersion?.() !== '2026-07-28'
+    ) {
+      throw new Error('both clients must negotiate 2026-07-28');
+    }
+    const contenders: Contender[] = [
+      { name: 'mcp-client', run: () => mine.callTool('echo', ARGS) },
+      { name: 'sdk-v2', run: () => sdk.callTool({ name: 'echo', arguments: ARGS }) },
+    ];
+    for (const contender of contenders) {
+      const text = JSON.stringify(await contender.run());
+      if (!text.includes(ARGS.text)) throw new Error(`${contender.name} did not echo`);
+    }
+    const settings =
+      transport === 'stdio'
+        ? { warmup: 300, rounds: 20, perRound: 100 }
+        : { warmup: 200, rounds: 12, perRound: 50 };
+    const results = await interleave(contenders, settings);
+    const baseline = figure(results.get('sdk-v2'));
+    const value = figure(results.get('mcp-client'));
+    const paired = pairedRatio(results.get('mcp-client'), results.get('sdk-v2'));
+    printTable(
+      `modern tools/call echo over ${transport}: ${settings.warmup} warm-up calls, ${settings.rounds} interleaved rounds x ${settings.perRound}`,
+      ['client', 'median ms/call', 'x SDK v2 Client'],
+      [
+        ['mcp-client', formatMs(value), (value / baseline).toFixed(2)],
+        ['sdk-v2', formatMs(baseline), '1.00'],
+      ],
+    );
+    bench({
+      id: `mcp-bridge.modern-call-${transport}`,
+      label: `modern (2026-07-28) tools/call over ${transport}: McpClient vs SDK v2 Client`,
+      ratio: value / baseline,
+      target: 0.8,
+      detail: `McpClient ${formatMs(value)} ms vs SDK v2 Client ${formatMs(baseline)} ms per call (paired ${paired.toFixed(2)}); ${settings.rounds} interleaved rounds x ${settings.perRound} calls after ${settings.warmup} warm-up calls, median of round medians`,
+    });
+  } finally {
+    await mine.close();
+    await sdk.close();
+  }
+}
+
+/** This process's direct children now, by pid, read from /proc (empty where there is none). */
+function childPids(): string[] {
+  const pids: string[] = [];
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        if (ppid === process.pid) pids.push(entry);
+      } catch {
+        // the process ended
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return pids;
+}
+
+async function connects(): Promise<void> {
+  const rounds = 9;
+  const mine: number[] = [];
+  const sdk: number[] = [];
+  const spawnedMine: number[] = [];
+  const spawnedSdk: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? ['mine', 'sdk'] : ['sdk', 'mine'];
+    for (const who of order) {
+      const before = new Set(childPids());
+      const seen = new Set<string>();
+      const sample = () => {
+        for (const pid of childPids()) if (!before.has(pid)) seen.add(pid);
+      };
+      const timer = setInterval(sample, 5);
+      const start = performance.now();
+      if (who === 'mine') {
+        const client = ours(undefined);
+        await client.connect();
+        mine.push(performance.now() - start);
+        clearInterval(timer);
+        sample();
+        spawnedMine.push(seen.size);
+        await client.close();
+      } else {
+        const client = await v2(undefined);
+        sdk.push(performance.now() - start);
+        clearInterval(timer);
+        sample();
+        spawnedSdk.push(seen.size);
+        await client.close();
+      }
+    }
+  }
+  const a = median(mine);
+  const b = median(sdk);
+  printTable(
+    `modern stdio connect (spawn + negotiate), ${rounds} interleaved rounds`,
+    ['client', 'median ms', 'processes spawned (max per connect)'],
+    [
+      ['mcp-client', formatMs(a), String(Math.max(...spawnedMine))],
+      ['sdk-v2 (auto)', formatMs(b), String(Math.max(...spawnedSdk))],
+    ],
+  );
+  bench({
+    id: 'mcp-bridge.modern-connect-stdio',
+    label:
+      'modern stdio connect: McpClient (one process, one server/discover) vs SDK v2 Client auto mode',
+    ratio: a / b,
+    target: null,
+    detail: `McpClient ${formatMs(a)} ms spawning ${Math.max(...spawnedMine)} process vs SDK v2 Client ${formatMs(b)} ms spawning ${Math.max(...spawnedSdk)} (its disposable probe sibling); median of ${rounds} interleaved rounds; child pids sampled every 5 ms from /proc`,
+  });
+}
+
+async function listings(): Promise<void> {
+  const count = 10_000;
+  const gc = forcedGc();
+  // The SDK v2 server sends all 10,001 tools in one page: a host listing such a server raises
+  // the per-record limits (the defaults bound a record at 20,001 tokens and 8 MiB).
+  const mine = ours(undefined, ['--count', String(count)], {
+    maxRecordTokens: 1_000_000,
+    maxRecordBytes: 64 * 1024 * 1024,
+    maxTools: 20_000,
+  });
+  await mine.connect();
+  const sdk = await v2(undefined, ['--count', String(count)]);
+  try {
+    const contenders: Contender[] = [
+      {
+        name: 'mcp-client',
+        run: async () => {
+          const tools = await mine.tools({ refresh: true });
+          if (tools.length !== count + 1) throw new Error(`McpClient listed ${tools.length}`);
+        },
+      },
+      {
+        name: 'sdk-v2',
+        run: async () => {
+          const listed = await sdk.listTools();
+          if (listed.tools.length !== count + 1)
+            throw new Error(`SDK v2 listed ${listed.tools.length}`);
+        },
+      },
+    ];
+    const peaks = new Map<string, number>();
+    const measured: Contender[] = contenders.map((contender) => ({
+      name: contender.name,
+      run: async () => {
+        gc();
+        const base = process.memoryUsage().heapUsed;
+        let peak = base;
+        const timer = setInterval(() => {
+          peak = Math.max(peak, process.memoryUsage().heapUsed);
+        }, 2);
+        await contender.run();
+        clearInterval(timer);
+        peak = Math.max(peak, process.memoryUsage().heapUsed);
+        peaks.set(contender.name, Math.max(peaks.get(contender.name) ?? 0, peak - base));
+      },
+    }));
+    const results = await interleave(measured, { warmup: 1, rounds: 5, perRound: 1 });
+    const a = figure(results.get('mcp-client'));
+    const b = figure(results.get('sdk-v2'));
+    const mb = (bytes: number | undefined) => ((bytes ?? Number.NaN) / 1024 / 1024).toFixed(1);
+    printTable(
+      `modern listing of ${count} tools over stdio (one page; 5 interleaved rounds)`,
+      ['client', 'median ms', 'peak heap growth MiB'],
+      [
+        ['mcp-client', formatMs(a), mb(peaks.get('mcp-client'))],
+        ['sdk-v2', formatMs(b), mb(peaks.get('sdk-v2'))],
+      ],
+    );
+    bench({
+      id: 'mcp-bridge.modern-listing-10k',
+      label: `modern tools/list of ${count} tools over stdio: McpClient vs SDK v2 Client`,
+      ratio: a / b,
+      target: 0.8,
+      met: a / b <= 0.8 && (peaks.get('mcp-client') ?? 0) <= (peaks.get('sdk-v2') ?? 0),
+      detail: `McpClient ${formatMs(a)} ms (peak heap +${mb(peaks.get('mcp-client'))} MiB) vs SDK v2 Client ${formatMs(b)} ms (+${mb(peaks.get('sdk-v2'))} MiB); target also requires no higher peak memory`,
+    });
+  } finally {
+    await mine.close();
+    await sdk.close();
+  }
+}
+
+const requested = process.argv.slice(2);
+const parts = requested.length > 0 ? requested : ['call', 'connect', 'listing'];
+try {
+  if (parts.includes('call')) {
+    await calls('stdio');
+    await calls('http');
+  }
+  if (parts.includes('connect')) await connects();
+  if (parts.includes('listing')) await listings();
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+  await stopAll();
+}

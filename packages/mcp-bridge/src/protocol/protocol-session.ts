@@ -1,0 +1,452 @@
+// One connection to an MCP server in either protocol era: version negotiation (the
+// `server/discover` probe, the corrective retry, the legacy `initialize` fallback), the modern
+// per-request `_meta` envelope and standard headers, and multi round-trip requests.
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  ListRootsRequestSchema,
+  McpError,
+  type Notification,
+  type Request,
+  type Result,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { TransportHttpError } from '../transport/errors.js';
+import type { StdioTransport } from '../transport/stdio-transport.js';
+import type { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
+import { InputRequestError } from './input-request-error.js';
+import { answerInputRequests, type InputHandlers, isInputRequired } from './input-requests.js';
+import { standardHeaders } from './mcp-headers.js';
+import { UnsupportedProtocolVersionError } from './unsupported-protocol-version-error.js';
+import { VersionNegotiationError } from './version-negotiation-error.js';
+import { isModernEra, isVersionShaped, legacyVersions, modernVersions } from './versions.js';
+
+/** A bounded transport of the bridge. */
+export type ProtocolTransport = StdioTransport | StreamableHttpTransport;
+
+/** The protocol era of a connection. */
+export type ProtocolEra = 'modern' | 'legacy';
+
+/** What the server said about itself: from `server/discover` (modern) or `initialize` (legacy). */
+export interface McpServerDescription {
+  /** The negotiated protocol revision. */
+  readonly protocolVersion: string;
+  /** `modern` (2026-07-28, no handshake) or `legacy` (the `initialize` handshake). */
+  readonly era: ProtocolEra;
+  /** The revisions the server listed (`YYYY-MM-DD`-shaped entries only); legacy: the negotiated one. */
+  readonly supportedVersions: readonly string[];
+  /** The server's implementation name and version, as it reported them (untrusted text). */
+  readonly serverInfo:
+    | {
+        /** The implementation name (untrusted text). */
+        readonly name: string;
+        /** The implementation version (untrusted text; empty when the server gave none). */
+        readonly version: string;
+      }
+    | undefined;
+  /** The server's capabilities, as it reported them. */
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  /** The server's `instructions` (untrusted text). */
+  readonly instructions: string | undefined;
+}
+
+/** Options of {@link ProtocolSession}. */
+export interface ProtocolSessionOptions {
+  /** Builds a fresh transport (called once, and once more if a stdio probe ended the process). */
+  readonly makeTransport: () => ProtocolTransport;
+  /** The revisions the client offers, in preference order. */
+  readonly protocolVersions: readonly string[];
+  /** `clientInfo` for `initialize` and the modern `_meta`. */
+  readonly clientInfo: { readonly name: string; readonly version: string };
+  /** The client's capabilities (declared only for the callbacks the host gave). */
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  /** The host's input callbacks. */
+  readonly handlers: InputHandlers;
+  /** `input_required` results one request may answer. */
+  readonly maxInputRounds: number;
+  /** Milliseconds for the probe and the handshake. */
+  readonly openTimeoutMs: number;
+  /** The `Mcp-Param-*` headers of a `tools/call` (already checked). */
+  readonly paramHeaders: (toolName: string, args: unknown) => Record<string, string> | undefined;
+  /** Called when the connection ends. */
+  readonly onClose: () => void;
+  /** Called for an error the JSON-RPC layer reports outside a request. */
+  readonly onError: (error: Error) => void;
+  /** Called for `notifications/tools/list_changed`, in either era and on any stream. */
+  readonly onToolsListChanged?: () => void;
+}
+
+/** Per-request options of {@link ProtocolSession.request}. */
+export interface ProtocolRequestOptions {
+  /** Milliseconds for each round's answer. */
+  readonly timeoutMs: number;
+  /** Aborts the request (the server is told through `notifications/cancelled`). */
+  readonly signal?: AbortSignal;
+}
+
+const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+/** The modern `UnsupportedProtocolVersionError` code. */
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+const LooseResultSchema = z.object({}).passthrough();
+
+/** The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake. */
+class JsonRpcPeer extends Protocol<Request, Notification, Result> {
+  protected assertCapabilityForMethod(): void {}
+  protected assertNotificationCapability(): void {}
+  protected assertRequestHandlerCapability(): void {}
+  protected assertTaskCapability(): void {}
+  protected assertTaskHandlerCapability(): void {}
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function versionList(value: unknown): readonly string[] | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const versions = value.filter(isVersionShaped);
+  return versions.length === 0 ? undefined : Object.freeze(versions);
+}
+
+function implementation(value: unknown): McpServerDescription['serverInfo'] {
+  if (!isRecord(value) || typeof value.name !== 'string') return undefined;
+  return Object.freeze({
+    name: value.name,
+    version: typeof value.version === 'string' ? value.version : '',
+  });
+}
+
+type ProbeVerdict =
+  | { readonly kind: 'modern'; readonly description: McpServerDescription }
+  | { readonly kind: 'legacy'; readonly restart: boolean };
+
+/**
+ * One connection in one era. `open()` negotiates; `request()` sends in the negotiated era
+ * (modern: `_meta` on every request, standard headers over HTTP, `input_required` rounds).
+ */
+export class ProtocolSession {
+  readonly #options: ProtocolSessionOptions;
+  #transport: ProtocolTransport;
+  #peer: JsonRpcPeer;
+  #description: McpServerDescription | undefined;
+  #closed = false;
+
+  /** Builds the first transport; nothing is sent before `open()`. */
+  constructor(options: ProtocolSessionOptions) {
+    this.#options = options;
+    this.#transport = options.makeTransport();
+    this.#peer = this.#makePeer();
+  }
+
+  /** The live transport (replaced once if a stdio probe ended the server process). */
+  get transport(): ProtocolTransport {
+    return this.#transport;
+  }
+
+  /** What the server said about itself; set once `open()` resolved. */
+  get description(): McpServerDescription | undefined {
+    return this.#description;
+  }
+
+  /**
+   * Negotiates the era and version. With a modern version on offer, sends `server/discover`
+   * first (both transports); a `-32022` naming a mutual version is retried once. Falls back to
+   * `initialize` on the legacy signals: any other JSON-RPC error, an HTTP 4xx without a modern
+   * error body, and on stdio no answer within `openTimeout` or a process that exited (then it is
+   * started once more).
+   * @throws {UnsupportedProtocolVersionError} when no offered version is shared.
+   * @throws {VersionNegotiationError} when the offered eras do not fit the server.
+   */
+  async open(): Promise<McpServerDescription> {
+    const versions = this.#options.protocolVersions;
+    const modern = modernVersions(versions);
+    const legacy = legacyVersions(versions);
+    await this.#peer.connect(this.#transport);
+    if (modern.length > 0) {
+      const verdict = await this.#probe(modern, legacy.length > 0);
+      if (verdict.kind === 'modern') {
+        this.#description = verdict.description;
+        return verdict.description;
+      }
+      if (legacy.length === 0) {
+        throw new VersionNegotiationError(
+          modern.length === 1 && versions.length === 1
+            ? 'pinned-version-refused'
+            : 'no-legacy-fallback',
+          'The MCP server does not speak the modern protocol and protocolVersions offers no legacy version',
+        );
+      }
+      if (verdict.restart) await this.#restart();
+    }
+    const description = await this.#initialize(legacy);
+    this.#description = description;
+    return description;
+  }
+
+  /**
+   * Sends one request in the negotiated era and returns its complete result. In modern mode an
+   * `input_required` result is answered through the host's callbacks and the request repeated
+   * (new JSON-RPC id, `inputResponses`, the exact `requestState`), at most `maxInputRounds`
+   * times, each round under `timeoutMs`.
+   * @throws {InputRequestError} when input cannot be given or the rounds run out.
+   */
+  async request(
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    options: ProtocolRequestOptions,
+  ): Promise<Record<string, unknown>> {
+    const requestOptions = {
+      timeout: options.timeoutMs,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    };
+    const description = this.#description;
+    if (description === undefined || description.era === 'legacy') {
+      return this.#peer.request(
+        { method, params: { ...params } },
+        LooseResultSchema,
+        requestOptions,
+      );
+    }
+    let current: Record<string, unknown> = { ...params };
+    for (let round = 0; ; round++) {
+      const result = await this.#peer.request(
+        { method, params: this.#withMeta(current, description.protocolVersion) },
+        LooseResultSchema,
+        requestOptions,
+      );
+      if (!isInputRequired(result)) return result;
+      if (round >= this.#options.maxInputRounds) {
+        throw new InputRequestError('too-many-rounds', undefined, {
+          details: { maxInputRounds: this.#options.maxInputRounds },
+        });
+      }
+      options.signal?.throwIfAborted();
+      const inputResponses = await answerInputRequests(result, this.#options.handlers);
+      options.signal?.throwIfAborted();
+      current = {
+        ...params,
+        inputResponses,
+        ...(result.requestState === undefined ? {} : { requestState: result.requestState }),
+      };
+    }
+  }
+
+  /** Ends the connection. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#peer.close().catch(() => undefined);
+    await this.#transport.close().catch(() => undefined);
+  }
+
+  #makePeer(): JsonRpcPeer {
+    const peer = new JsonRpcPeer();
+    peer.onclose = () => {
+      if (this.#peer === peer) this.#options.onClose();
+    };
+    peer.onerror = (error) => this.#options.onError(error);
+    const onToolsListChanged = this.#options.onToolsListChanged;
+    if (onToolsListChanged !== undefined) {
+      peer.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsListChanged());
+    }
+    const transport = this.#transport;
+    if ('messageHeaders' in transport) {
+      transport.messageHeaders = (message) =>
+        transport.era === 'modern'
+          ? standardHeaders(message, this.#options.paramHeaders)
+          : undefined;
+    }
+    return peer;
+  }
+
+  #withMeta(params: Readonly<Record<string, unknown>>, version: string): Record<string, unknown> {
+    const meta = isRecord(params._meta) ? params._meta : {};
+    return {
+      ...params,
+      _meta: {
+        ...meta,
+        [PROTOCOL_VERSION_KEY]: version,
+        [CLIENT_CAPABILITIES_KEY]: this.#options.capabilities,
+        [CLIENT_INFO_KEY]: this.#options.clientInfo,
+      },
+    };
+  }
+
+  #setEra(era: ProtocolEra, version: string | undefined): void {
+    const transport = this.#transport;
+    if ('era' in transport) {
+      transport.era = era;
+      transport.setProtocolVersion(version);
+    }
+  }
+
+  async #probe(modern: readonly string[], fallback: boolean): Promise<ProbeVerdict> {
+    const stdio = !('era' in this.#transport);
+    let version = modern[0] as string;
+    let corrected = false;
+    for (;;) {
+      this.#setEra('modern', version);
+      let result: Record<string, unknown>;
+      try {
+        result = await this.#peer.request(
+          { method: 'server/discover', params: this.#withMeta({}, version) },
+          LooseResultSchema,
+          { timeout: this.#options.openTimeoutMs },
+        );
+      } catch (error) {
+        if (error instanceof McpError && error.code === UNSUPPORTED_PROTOCOL_VERSION) {
+          const data = isRecord(error.data) ? error.data : {};
+          const supported = versionList(data.supported ?? data.supportedVersions);
+          if (supported === undefined) return { kind: 'legacy', restart: false };
+          const mutual = modern.find((candidate) => supported.includes(candidate));
+          if (mutual !== undefined) {
+            if (corrected) {
+              throw new VersionNegotiationError(
+                'retry-loop',
+                'The MCP server refused the protocol version it had listed as supported',
+                { details: { supported: [...supported] } },
+              );
+            }
+            corrected = true;
+            version = mutual;
+            continue;
+          }
+          if (supported.some(isModernEra) || !fallback) {
+            throw new UnsupportedProtocolVersionError(this.#options.protocolVersions, supported);
+          }
+          return { kind: 'legacy', restart: false };
+        }
+        if (error instanceof McpError) {
+          if (error.code === ErrorCode.RequestTimeout) {
+            if (stdio) return { kind: 'legacy', restart: false };
+            throw error;
+          }
+          if (error.code === ErrorCode.ConnectionClosed) {
+            if (stdio && !this.#closed) return { kind: 'legacy', restart: true };
+            throw error;
+          }
+          // Any other JSON-RPC error (method not found, invalid params, a legacy server's
+          // "bad request"): the server does not speak the modern protocol.
+          return { kind: 'legacy', restart: false };
+        }
+        if (error instanceof TransportHttpError && error.status < 500) {
+          return { kind: 'legacy', restart: false };
+        }
+        throw error;
+      }
+      const supported = versionList(result.supportedVersions);
+      if (supported === undefined || !isRecord(result.capabilities)) {
+        if (fallback) return { kind: 'legacy', restart: false };
+        throw new VersionNegotiationError(
+          'invalid-discover-result',
+          'The MCP server answered server/discover without supportedVersions and capabilities',
+        );
+      }
+      const mutual = modern.find((candidate) => supported.includes(candidate));
+      if (mutual === undefined) {
+        if (fallback && supported.some((entry) => !isModernEra(entry))) {
+          return { kind: 'legacy', restart: false };
+        }
+        throw new UnsupportedProtocolVersionError(this.#options.protocolVersions, supported);
+      }
+      const meta = isRecord(result._meta) ? result._meta : {};
+      const description: McpServerDescription = Object.freeze({
+        protocolVersion: mutual,
+        era: 'modern',
+        supportedVersions: supported,
+        serverInfo: implementation(result.serverInfo ?? meta[SERVER_INFO_KEY]),
+        capabilities: Object.freeze({ ...result.capabilities }),
+        instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
+      });
+      this.#setEra('modern', mutual);
+      return { kind: 'modern', description };
+    }
+  }
+
+  async #restart(): Promise<void> {
+    const old = this.#transport;
+    this.#transport = this.#options.makeTransport();
+    const peer = this.#makePeer();
+    const previous = this.#peer;
+    this.#peer = peer;
+    await previous.close().catch(() => undefined);
+    await old.close().catch(() => undefined);
+    await peer.connect(this.#transport);
+  }
+
+  async #initialize(legacy: readonly string[]): Promise<McpServerDescription> {
+    this.#setEra('legacy', undefined);
+    const offered = legacy[0] as string;
+    let result: Record<string, unknown>;
+    try {
+      result = await this.#peer.request(
+        {
+          method: 'initialize',
+          params: {
+            protocolVersion: offered,
+            capabilities: this.#options.capabilities,
+            clientInfo: this.#options.clientInfo,
+          },
+        },
+        LooseResultSchema,
+        { timeout: this.#options.openTimeoutMs },
+      );
+    } catch (error) {
+      // A modern-only server refuses the handshake with the versions it speaks.
+      if (error instanceof McpError && error.code === UNSUPPORTED_PROTOCOL_VERSION) {
+        const data = isRecord(error.data) ? error.data : {};
+        throw new UnsupportedProtocolVersionError(
+          this.#options.protocolVersions,
+          versionList(data.supported ?? data.supportedVersions) ?? [],
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    const version = result.protocolVersion;
+    if (typeof version !== 'string' || !legacy.includes(version)) {
+      throw new UnsupportedProtocolVersionError(
+        this.#options.protocolVersions,
+        isVersionShaped(version) ? [version] : [],
+      );
+    }
+    const description: McpServerDescription = Object.freeze({
+      protocolVersion: version,
+      era: 'legacy',
+      supportedVersions: Object.freeze([version]),
+      serverInfo: implementation(result.serverInfo),
+      capabilities: Object.freeze(isRecord(result.capabilities) ? { ...result.capabilities } : {}),
+      instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
+    });
+    this.#setEra('legacy', version);
+    this.#registerLegacyHandlers();
+    await this.#peer.notification({ method: 'notifications/initialized' });
+    return description;
+  }
+
+  /** Legacy servers send their own requests; only the kinds the host answers get a handler. */
+  #registerLegacyHandlers(): void {
+    const { elicitation, sampling, roots } = this.#options.handlers;
+    if (roots !== undefined) {
+      this.#peer.setRequestHandler(ListRootsRequestSchema, async () => (await roots()) as Result);
+    }
+    if (elicitation !== undefined) {
+      this.#peer.setRequestHandler(
+        ElicitRequestSchema,
+        async (request) => (await elicitation(request.params as Record<string, unknown>)) as Result,
+      );
+    }
+    if (sampling !== undefined) {
+      this.#peer.setRequestHandler(
+        CreateMessageRequestSchema,
+        async (request) => (await sampling(request.params as Record<string, unknown>)) as Result,
+      );
+    }
+  }
+}
