@@ -1,8 +1,9 @@
 /**
  * The whole toolfence story, locally: two real MCP servers bridged into one ToolRegistry with a
  * RiskPolicy, the real attachment hook run the way Claude Code runs it, a denied destructive call,
- * an approved write, a call without the hook, and an oversized reply stopped by the record limit.
- * Everything runs on 127.0.0.1 and in a temporary folder.
+ * an approved write, a call without the hook, an oversized reply stopped by the record limit, and
+ * the gateway (`toolfence-mcp serve`) in front of both servers for any MCP client: allow, deny,
+ * an approval asked through elicitation, and a rug-pulled tool hidden after a reload. Everything runs on 127.0.0.1 and in a temporary folder.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -24,6 +25,7 @@ import {
   ToolRegistry,
   type ToolResult,
 } from '@toolfence/tools';
+import { runGatewayDemo } from './gateway-demo.ts';
 
 /** Where the demo writes its transcript. */
 export interface DemoOutput {
@@ -255,7 +257,10 @@ export async function runDemo(output: DemoOutput): Promise<void> {
     );
     say(`    the next call handshakes again and works: ${JSON.stringify(after)}`);
 
-    step(7, 'Shut down');
+    step(7, 'The gateway: toolfence-mcp serve in front of both servers, for any MCP client');
+    await runGatewayDemo(temp, { say, green, red, yellow, dim });
+
+    step(8, 'Shut down');
     say(
       `    ${approvals.length} approvals asked; closing the registry, both clients and the servers`,
     );

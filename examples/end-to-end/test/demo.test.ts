@@ -59,6 +59,17 @@ describe('pnpm demo', () => {
       "the model is told: The call may have completed, but its outcome is unknown (the server's reply was over the size limit and was refused).",
     );
     expect(stdout).toContain('the next call handshakes again and works: {"ids":["roadmap"]}');
+    // The gateway: allowed, denied, asked through elicitation, and a rug pull hidden after reload.
+    expect(stdout).toContain('toolkit__search_notes → allowed: {"ids":["roadmap"]}');
+    expect(stdout).toMatch(/toolkit__delete_note → denied: .*denied by the gateway's policy/);
+    expect(stdout).toContain('your client asks you: Allow this call to toolkit__save_note');
+    expect(stdout).toContain('toolkit__save_note → approved and ran: {"saved":"gateway"');
+    expect(stdout).toMatch(
+      /list_changed → offered: (?!.*toolkit__search_notes).*toolkit__save_note/,
+    );
+    expect(stdout).toContain('toolkit__search_notes (server toolkit): definition-changed');
+    expect(stdout).toContain('read ~/.ssh/id_rsa');
+    expect(stdout).toMatch(/audit verify → audit: \d+ line\(s\), chain intact/);
     expect(stdout.trimEnd().endsWith('done')).toBe(true);
   });
 });

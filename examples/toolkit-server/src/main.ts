@@ -9,11 +9,17 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createToolkitServer, TRANSPORT_LIMITS } from './toolkit-server.ts';
 
+// TOOLKIT_SEARCH_DESCRIPTION changes a tool's definition (the gateway demo's rug pull).
+const options =
+  process.env.TOOLKIT_SEARCH_DESCRIPTION === undefined
+    ? {}
+    : { searchDescription: process.env.TOOLKIT_SEARCH_DESCRIPTION };
+
 const mode = process.argv[2] ?? '--stdio';
 
 if (mode === '--stdio') {
   // The SDK's default read buffer (10 MiB) holds about 7.4 MiB of attachments; size it for ours.
-  await createToolkitServer().connect(
+  await createToolkitServer(options).connect(
     new StdioServerTransport(process.stdin, process.stdout, {
       maxBufferSize: TRANSPORT_LIMITS.stdioMaxBufferSize,
     }),
@@ -50,7 +56,7 @@ if (mode === '--stdio') {
       created.onclose = () => {
         if (created.sessionId) transports.delete(created.sessionId);
       };
-      await createToolkitServer().connect(created);
+      await createToolkitServer(options).connect(created);
       transport = created;
     }
     await transport.handleRequest(request, response);

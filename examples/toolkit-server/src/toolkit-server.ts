@@ -52,6 +52,11 @@ export const TRANSPORT_LIMITS: AttachmentTransportLimits = attachmentTransportLi
 export interface ToolkitServerOptions {
   /** Where the toolkit documents attachments (used in the missing-hook payload). */
   readonly docsUrl?: string;
+  /**
+   * Replaces `search_notes`'s description: how the gateway demo plays a "rug pull" (a server
+   * that changes a tool's definition after the user approved it). Default: the honest one.
+   */
+  readonly searchDescription?: string;
 }
 
 const attachmentSchema = z
@@ -81,7 +86,8 @@ export function createToolkitServer(options: ToolkitServerOptions = {}): McpServ
   server.registerTool(
     'search_notes',
     withContractAnnotations(CONTRACTS.search_notes, {
-      description: 'Search notes by a word; returns matching note ids.',
+      description:
+        options.searchDescription ?? 'Search notes by a word; returns matching note ids.',
       inputSchema: { query: z.string().min(1).max(200) },
     }),
     async ({ query }) => {

@@ -12,8 +12,10 @@ import {
   crossAppAccessOAuth,
   jwtBearerOAuth,
   McpClient,
+  McpSkillSource,
   MemoryConnectionStore,
   OAuthTokenProvider,
+  SKILLS_EXTENSION_ID,
 } from '../dist/index.js';
 
 const url = process.argv.at(-1);
@@ -94,6 +96,8 @@ const client = new McpClient({
     : {}),
   clientName: 'toolfence-conformance-client',
   readTimeout: 20,
+  // Skills over MCP (SEP-2640): the host declares the extension.
+  ...(scenario.startsWith('sep-2640-client') ? { extensions: { [SKILLS_EXTENSION_ID]: {} } } : {}),
   logger: process.env.CONFORMANCE_DEBUG
     ? {
         debug: (m, d) => process.stderr.write(`${m} ${JSON.stringify(d)}\n`),
@@ -154,6 +158,31 @@ async function run() {
         await client.callTool(name, {});
       }
       break;
+    case 'sep-2640-client-no-prefetch': {
+      // Connect, list and approve (select sees only the listed entry): no skill file is read.
+      const source = new McpSkillSource({ client, select: () => true });
+      const listing = await source.list();
+      if (listing.entries.length === 0) throw new Error('skills/list gave no usable entry');
+      break;
+    }
+    case 'sep-2640-client-verify-digest':
+    case 'sep-2640-client-verify-size':
+    case 'sep-2640-client-verify-frontmatter': {
+      // The host loads every listed skill (SkillRegistry.refresh calls scan()); a skill that
+      // fails verification is skipped and reported, and only a loaded skill's files are read.
+      const source = new McpSkillSource({ client });
+      const scan = await source.scan();
+      for (const problem of scan.problems) {
+        process.stderr.write(`skill refused: ${problem.code} ${problem.reason}\n`);
+      }
+      for (const skill of scan.skills) {
+        const entry = (await source.list()).entries.find((item) => item.name === skill.name);
+        for (const file of entry?.resources ?? []) {
+          if (file.path !== 'SKILL.md') await source.readFile(skill.name, file.path);
+        }
+      }
+      break;
+    }
     case 'http-invalid-tool-headers': {
       // Every tool the client kept (the malformed ones are skipped and reported).
       const tools = await client.tools();

@@ -199,6 +199,27 @@ export {
 } from './transport/streamable-http-transport.js';
 export { VERSION } from './version.js';
 
+// Skills over MCP, SEP-2640 host side (src/skills)
+
+export {
+  McpSkillConfigurationError,
+  McpSkillNotListedError,
+  McpSkillNotLoadedError,
+  McpSkillVerificationError,
+} from './skills/errors.js';
+export {
+  type McpSkillDirectoryEntry,
+  type McpSkillFile,
+  type McpSkillListing,
+  McpSkillSource,
+  type McpSkillSourceOptions,
+} from './skills/mcp-skill-source.js';
+export {
+  type McpSkillEntry,
+  type McpSkillResource,
+  SKILLS_EXTENSION_ID,
+} from './skills/skill-entry.js';
+
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
 export {
@@ -208,10 +229,23 @@ export {
   type AuditVerification,
   verifyAuditLog,
 } from './gateway/audit-log.js';
+export {
+  CLIENT_KINDS,
+  type ClientFileOptions,
+  type ClientKind,
+  type GatewayEntry,
+  type ImportedServers,
+  importClientServers,
+  inputVariable,
+  type WrappedClientFile,
+  wrapClientFile,
+} from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
+  DEFAULT_HTTP_MAX_SESSIONS,
+  DEFAULT_MAX_CONCURRENT_CALLS,
   expandVariables,
   type GatewayConfig,
   type GatewayServerConfig,
@@ -219,6 +253,7 @@ export {
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  type GatewayReload,
   type GatewayUpstreamStatus,
   McpGateway,
   type McpGatewayOptions,

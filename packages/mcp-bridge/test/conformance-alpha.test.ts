@@ -51,6 +51,14 @@ function exits(exitLog: string): Map<string, number> {
   return codes;
 }
 
+/** The Skills over MCP (SEP-2640) client scenarios and the check each must run and pass. */
+const SKILL_SCENARIOS = [
+  ['sep-2640-client-no-prefetch', 'sep-2640-host-no-prefetch'],
+  ['sep-2640-client-verify-digest', 'sep-2640-host-verify-digest'],
+  ['sep-2640-client-verify-size', 'sep-2640-host-size-mismatch-failure'],
+  ['sep-2640-client-verify-frontmatter', 'sep-2640-host-frontmatter-comparison'],
+] as const;
+
 describe('MCP conformance suite 0.2.0-alpha.12 (MCP 2026-07-28) against McpClient', () => {
   it('passes every client scenario except the listed OAuth baseline, and the client exits 0 in each passing one', {
     timeout: 300_000,
@@ -104,6 +112,7 @@ describe('MCP conformance suite 0.2.0-alpha.12 (MCP 2026-07-28) against McpClien
         'http-invalid-tool-headers',
         'sep-2322-client-request-state',
         'json-schema-2020-12-preservation',
+        ...SKILL_SCENARIOS.map(([scenario]) => scenario),
       ]) {
         expect(passed).toContain(scenario);
         expect(codes.get(scenario)).toBe(0);
@@ -112,4 +121,27 @@ describe('MCP conformance suite 0.2.0-alpha.12 (MCP 2026-07-28) against McpClien
       rmSync(folder, { recursive: true, force: true });
     }
   });
+
+  // A scenario scores as passed with zero checks (or a SKIPPED one) when the client never asks
+  // for skills; each of these must run its check, and the check must succeed.
+  it.each(SKILL_SCENARIOS)(
+    '%s runs its check %s and it succeeds',
+    {
+      timeout: 60_000,
+    },
+    async (scenario, check) => {
+      const folder = mkdtempSync(join(tmpdir(), 'toolfence-conformance-'));
+      try {
+        const exitLog = join(folder, 'exits.log');
+        const run = await conformance(['--scenario', scenario], exitLog);
+        expect(run.status, run.output.slice(-3000)).toBe(0);
+        expect(run.output).toMatch(/Passed: 1\/1, 0 failed, 0 warnings/);
+        expect(run.output).toMatch(new RegExp(`\\[${check}\\] \\S*SUCCESS`));
+        expect(run.output).not.toMatch(/SKIPPED|Not testable/);
+        expect(exits(exitLog).get(scenario)).toBe(0);
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+  );
 });

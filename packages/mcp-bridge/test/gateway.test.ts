@@ -108,6 +108,7 @@ describe('toolfence-mcp serve (McpGateway)', () => {
       'ev__echo',
       'tk__note',
       'tk__publish',
+      'tk__slow',
       'tk__wipe',
     ]);
     expect(gateway.upstreams.find((u) => u.name === 'broken')).toMatchObject({ state: 'failed' });
@@ -308,6 +309,7 @@ describe('toolfence-mcp serve over stdio (the process a client starts)', () => {
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([
       'tk__note',
       'tk__publish',
+      'tk__slow',
       'tk__wipe',
     ]);
     expect(text(await client.callTool({ name: 'tk__note', arguments: { id: 'z' } }))).toBe(

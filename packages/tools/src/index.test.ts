@@ -92,6 +92,7 @@ describe('public surface of @toolfence/tools', () => {
         'SKILL_FRONT_MATTER_KEYS',
         'SkillAccessPolicy',
         'isValidSkillName',
+        'parseSkillDocument',
         'SKILL_NAME_PATTERN',
         'SkillLoader',
         'SkillRegistry',

@@ -293,6 +293,8 @@ export { SKILL_FRONT_MATTER_KEYS, type SkillFrontMatterValue } from './skills/fr
 export { SkillAccessPolicy, type SkillAccessPolicyOptions } from './skills/skill-access-policy.js';
 export {
   isValidSkillName,
+  type ParsedSkillDocument,
+  parseSkillDocument,
   SKILL_NAME_PATTERN,
   type SkillDocument,
   SkillLoader,

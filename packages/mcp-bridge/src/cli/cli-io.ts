@@ -20,4 +20,9 @@ export interface CliIo {
   };
   /** Resolves when `serve` should stop (the process got SIGINT or SIGTERM). Default: never. */
   readonly stopped?: Promise<void>;
+  /**
+   * Subscribes `serve` to reload requests (the process got SIGHUP); returns the unsubscribe
+   * function. Default: none (the config file is still watched).
+   */
+  readonly reloads?: (listener: () => void) => () => void;
 }

@@ -12,6 +12,10 @@ void runCli(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   stdio: { stdin: process.stdin, stdout: process.stdout },
+  reloads: (listener) => {
+    process.on('SIGHUP', listener);
+    return () => process.off('SIGHUP', listener);
+  },
   stopped: new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());

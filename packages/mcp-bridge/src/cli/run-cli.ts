@@ -2,6 +2,7 @@ import { VERSION } from '../version.js';
 import type { CliIo } from './cli-io.js';
 import { runAudit, runPin, runServe } from './run-gateway.js';
 import { EXIT_CODES, runInspect } from './run-inspect.js';
+import { runUnwrap, runWrap } from './run-wrap.js';
 
 /** The help text of `toolfence-mcp`. */
 export const CLI_HELP: string = `Usage: toolfence-mcp <command> [options]
@@ -12,6 +13,8 @@ Commands:
   serve      Run the policy-enforcing gateway in front of the servers of a config file.
   pin        Show tools hidden because their definition changed, or accept one.
   audit      Verify the gateway's hash-chained audit log. See "toolfence-mcp serve --help".
+  wrap       Move a client's servers (claude, cursor, vscode, codex) behind the gateway.
+  unwrap     Put the client's original config file back. See "toolfence-mcp wrap --help".
 
 Options:
   -h, --help     Show this help.
@@ -25,6 +28,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (command === 'serve') return runServe(rest, io);
   if (command === 'pin') return runPin(rest, io);
   if (command === 'audit') return runAudit(rest, io);
+  if (command === 'wrap') return runWrap(rest, io);
+  if (command === 'unwrap') return runUnwrap(rest, io);
   if (command === '-h' || command === '--help' || command === 'help') {
     io.out(CLI_HELP);
     return EXIT_CODES.ok;

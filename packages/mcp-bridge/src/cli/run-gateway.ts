@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
+import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import {
   DEFAULT_AUDIT_MAX_BYTES,
+  DEFAULT_HTTP_MAX_SESSIONS,
   type GatewayConfig,
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
@@ -13,15 +14,19 @@ import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, PinStore } from '../gateway/pin-store.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import type { CliIo } from './cli-io.js';
+import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
 import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
+
+/** Quiet time after a config change or SIGHUP before the reload starts, in milliseconds. */
+const RELOAD_DEBOUNCE_MS = 200;
 
 /** Largest config file read, in bytes (1 MiB). */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
-  toolfence-mcp serve --config FILE [--policy FILE] [--observe]
+  toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--http HOST:PORT]
   toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL)
   toolfence-mcp audit verify --config FILE
 
@@ -30,6 +35,12 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         approval asked of you through your client when the policy says ask, and the audit log.
         Tool definitions are pinned in the lock file; a changed, renamed or new tool is hidden
         until you accept it. --observe enforces nothing and logs what would have happened.
+        --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
+        one; the URL is printed on stderr); off loopback a bearer token is required
+        (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
+        SIGHUP, or a change to the config file, reloads the config, the pins and the policy
+        without dropping calls in flight (a config that cannot be used is refused; the running
+        one stays).
 pin     --show lists the hidden tools and what changed; --accept takes one as the new pin.
 audit   verify checks the audit log's hash chain (a removed or edited line is found).
 
@@ -38,6 +49,7 @@ Exit codes: 0 ok, 1 failure (or a broken audit chain), 2 usage error.
 
 interface GatewayArguments {
   config?: string;
+  http?: string;
   policy?: string;
   observe: boolean;
   show: boolean;
@@ -60,6 +72,7 @@ function parseArguments(argv: readonly string[]): GatewayArguments {
     };
     if (flag === '--config') parsed.config = value();
     else if (flag === '--policy') parsed.policy = value();
+    else if (flag === '--http') parsed.http = value();
     else if (flag === '--observe') parsed.observe = true;
     else if (flag === '--show') parsed.show = true;
     else if (flag === '--accept') parsed.accept.push(value());
@@ -91,6 +104,7 @@ async function readBounded(path: string, what: string): Promise<string> {
 }
 
 interface LoadedConfig {
+  readonly path: string;
   readonly config: GatewayConfig;
   readonly pinsPath: string;
   readonly auditPath: string;
@@ -117,6 +131,7 @@ async function loadConfig(parsed: GatewayArguments, io: CliIo): Promise<LoadedCo
         ? file
         : resolve(folder, file);
   return {
+    path,
     config,
     pinsPath: at(config.gateway.pins, 'toolfence.lock.json'),
     auditPath: at(config.gateway.audit, 'toolfence-audit.jsonl'),
@@ -140,17 +155,20 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     return EXIT_CODES.ok;
   }
   let gateway: McpGateway;
+  let parsed: GatewayArguments;
+  let loaded: LoadedConfig;
+  const readPolicy = (arguments_: GatewayArguments) =>
+    arguments_.policy === undefined
+      ? Promise.resolve(defaultInspectPolicy())
+      : loadInspectPolicy(
+          isAbsolute(arguments_.policy)
+            ? arguments_.policy
+            : resolve(io.cwd ?? process.cwd(), arguments_.policy),
+        );
   try {
-    const parsed = parseArguments(argv);
-    const loaded = await loadConfig(parsed, io);
-    const policy =
-      parsed.policy === undefined
-        ? defaultInspectPolicy()
-        : await loadInspectPolicy(
-            isAbsolute(parsed.policy)
-              ? parsed.policy
-              : resolve(io.cwd ?? process.cwd(), parsed.policy),
-          );
+    parsed = parseArguments(argv);
+    loaded = await loadConfig(parsed, io);
+    const policy = await readPolicy(parsed);
     gateway = new McpGateway({
       config: loaded.config,
       authorizer: policy.authorizer,
@@ -175,6 +193,43 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   } catch (error) {
     return fail(io, error);
   }
+  // SIGHUP or a change to the config file reloads: the config, the pins and the policy are read
+  // again; a config that cannot be used is reported and the running one stays.
+  const reload = async (why: string): Promise<void> => {
+    try {
+      const next = await loadConfig(parsed, io);
+      const policy = await readPolicy(parsed);
+      await gateway.reload({
+        config: next.config,
+        pins: await PinStore.open(next.pinsPath),
+        authorizer: policy.authorizer,
+      });
+      io.err(`toolfence-mcp: reloaded (${why}): ${gateway.toolNames().length} tool(s)\n`);
+    } catch (error) {
+      io.err(
+        `toolfence-mcp: reload refused, the running config stays: ${safeFailureMessage(error)}\n`,
+      );
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = (why: string): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void reload(why);
+    }, RELOAD_DEBOUNCE_MS);
+  };
+  const unsubscribe = io.reloads?.(() => schedule('SIGHUP'));
+  let watcher: FSWatcher | undefined;
+  try {
+    // The folder is watched, not the file: editors save by writing a new file and renaming it.
+    watcher = watch(dirname(loaded.path), (_event, file) => {
+      if (file === basename(loaded.path)) schedule('config changed');
+    });
+    watcher.on('error', () => watcher?.close());
+  } catch {
+    watcher = undefined;
+  }
   for (const upstream of gateway.upstreams) {
     io.err(
       `toolfence-mcp: ${upstream.name}: ${upstream.state}, ${upstream.tools.length} tool(s)${
@@ -184,15 +239,65 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       }\n`,
     );
   }
-  const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
-  const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
-  const closed = new Promise<void>((resolveClosed) => {
-    transport.onclose = () => resolveClosed();
-  });
-  await gateway.connect(transport);
+  let closed: Promise<void>;
+  let http: { readonly url: string; readonly close: () => Promise<void> } | undefined;
+  if (parsed.http !== undefined) {
+    try {
+      http = await serveGatewayHttp(gateway, httpOptions(parsed.http, loaded.config, io));
+    } catch (error) {
+      watcher?.close();
+      unsubscribe?.();
+      await gateway.close();
+      return fail(io, error);
+    }
+    io.err(`toolfence-mcp: listening on ${http.url}\n`);
+    closed = new Promise<void>(() => undefined);
+  } else {
+    const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
+    const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
+    closed = new Promise<void>((resolveClosed) => {
+      transport.onclose = () => resolveClosed();
+    });
+    await gateway.connect(transport);
+  }
   await Promise.race([closed, io.stopped ?? new Promise<void>(() => undefined)]);
+  watcher?.close();
+  unsubscribe?.();
+  if (timer !== undefined) clearTimeout(timer);
+  await http?.close();
   await gateway.close();
   return EXIT_CODES.ok;
+}
+
+function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {
+  const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
+  const port = Number(match?.[2]);
+  if (match === null || port > 65_535) {
+    throw usage('--http takes HOST:PORT, for example 127.0.0.1:8765 (PORT 0 picks a free one)');
+  }
+  const host = (match[1] as string).replace(/^\[|\]$/g, '');
+  const loopback = isLoopbackHost(host);
+  const fromEnv = io.env?.TOOLFENCE_GATEWAY_TOKEN;
+  const token =
+    config.gateway.httpToken ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
+  if (!loopback && token === undefined) {
+    throw new GatewayConfigError(
+      '--http off loopback needs a bearer token: set gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN',
+      { details: { at: '--http' } },
+    );
+  }
+  if (token !== undefined && token.length < 16) {
+    throw new GatewayConfigError('The bearer token must be at least 16 characters', {
+      details: { at: 'TOOLFENCE_GATEWAY_TOKEN' },
+    });
+  }
+  return {
+    host,
+    port,
+    token,
+    loopback,
+    maxSessions: config.gateway.httpMaxSessions ?? DEFAULT_HTTP_MAX_SESSIONS,
+  };
 }
 
 /** `toolfence-mcp pin`: shows hidden tools and their changes, or accepts one as the new pin. */

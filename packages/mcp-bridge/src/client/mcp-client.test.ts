@@ -21,6 +21,13 @@ describe('McpClient options', () => {
     ['a boolean maxConcurrentRequests', { url: URL_OK, maxConcurrentRequests: true }],
     ['zero maxConcurrentRequests', { url: URL_OK, maxConcurrentRequests: 0 }],
     ['roots that are not file URLs', { command: ['node'], roots: [{ uri: 'https://x.test' }] }],
+    ['extensions that are a list', { command: ['node'], extensions: [] }],
+    ['an extension id without a vendor', { command: ['node'], extensions: { skills: {} } }],
+    ['extension settings that are not an object', { command: ['node'], extensions: { 'a/b': 1 } }],
+    [
+      'extension settings over 64 KiB',
+      { command: ['node'], extensions: { 'a/b': { x: 'y'.repeat(70_000) } } },
+    ],
   ])('refuses %s', (_name, options) => {
     expect(
       () => new McpClient({ allowNonPublic: loopback, ...options } as McpClientOptions),
@@ -77,5 +84,26 @@ describe('McpClient options', () => {
           headers: { 'x-tenant': 'acme' },
         }),
     ).not.toThrow();
+  });
+});
+
+describe('McpClient extensions and request()', () => {
+  it('keeps a frozen copy of the declared extensions', () => {
+    const settings = { directoryRead: false };
+    const client = new McpClient({ command: ['node'], extensions: { 'io.example/x': settings } });
+    settings.directoryRead = true;
+    expect(client.extensions).toEqual({ 'io.example/x': { directoryRead: false } });
+    expect(Object.isFrozen(client.extensions)).toBe(true);
+  });
+
+  it.each([
+    ['tools/call (it has side effects; use callTool)', 'tools/call'],
+    ['initialize', 'initialize'],
+    ['a notification', 'notifications/initialized'],
+    ['an empty method', ''],
+    ['a method with spaces', 'skills list'],
+  ])('request() refuses %s without sending', async (_name, method) => {
+    const client = new McpClient({ command: ['node'] });
+    await expect(client.request(method)).rejects.toBeInstanceOf(ClientConfigurationError);
   });
 });

@@ -108,6 +108,12 @@ export interface McpClientOptions {
   readonly maxSseRetry?: number;
   /** HTTP: bytes of SSE comment lines allowed between two blank lines. Default 64 KiB. */
   readonly maxSseCommentBytes?: number;
+  /**
+   * Extensions the client declares under `capabilities.extensions` (SEP-2133), by identifier
+   * (`vendor/name`, such as `io.modelcontextprotocol/skills`) to their settings object (copied).
+   * Default: none. `McpSkillSource` declares the skills extension through this option.
+   */
+  readonly extensions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** `clientInfo.name`. Default `toolfence-mcp-bridge`. */
   readonly clientName?: string;
   /** `clientInfo.version`. Default this package's version. */
@@ -254,6 +260,7 @@ export class McpClient {
   #toolCacheExpires: number | undefined;
   readonly #maxListingTtlMs: number;
   #generation = 0;
+  readonly #extensions: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined;
 
   /**
    * Validates `options` and builds a throwaway transport so bad headers or commands fail now; does
@@ -307,6 +314,7 @@ export class McpClient {
     ) {
       throw new ClientConfigurationError('roots must be an array of { uri: "file://..." }');
     }
+    this.#extensions = checkExtensions(options.extensions);
     this.#openTimeoutMs = positiveNumber('openTimeout', options.openTimeout, 15) * 1000;
     this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
@@ -394,6 +402,11 @@ export class McpClient {
       }
     | undefined {
     return this.#session?.protocol.description?.serverInfo;
+  }
+
+  /** The extensions this client declares (the `extensions` option, copied), if any. */
+  get extensions(): Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined {
+    return this.#extensions;
   }
 
   /** The server's capabilities from the last `server/discover` or handshake. */
@@ -571,6 +584,32 @@ export class McpClient {
         }
       }
     });
+  }
+
+  /**
+   * Sends one read-only request by method name (such as `skills/list` or `resources/read`) and
+   * returns its result object, unchecked: the caller validates it. Runs as a replayable read
+   * (one reconnect if the wire failed before any answer began), so never use it for a request
+   * with side effects. The server's error text is not kept ({@link ServerRpcError}).
+   */
+  async request(
+    method: string,
+    params: Readonly<Record<string, unknown>> = {},
+    options: { readonly timeout?: number } = {},
+  ): Promise<Readonly<Record<string, unknown>>> {
+    if (typeof method !== 'string' || !/^[A-Za-z0-9_./-]{1,128}$/.test(method)) {
+      throw new ClientConfigurationError('The method must be 1-128 of [A-Za-z0-9_./-]');
+    }
+    if (method === 'tools/call' || method === 'initialize' || method.startsWith('notifications/')) {
+      throw new ClientConfigurationError('request() sends reads only; use callTool for tools/call');
+    }
+    const timeoutMs =
+      options.timeout === undefined
+        ? this.#readTimeoutMs
+        : positiveNumber('timeout', options.timeout, 120) * 1000;
+    return this.#read((session) =>
+      session.protocol.request(method, { ...params }, { timeoutMs }),
+    ) as Promise<Readonly<Record<string, unknown>>>;
   }
 
   /** Ends the connection: stdio terminates the child, HTTP forgets the session. The tool cache stays. */
@@ -818,6 +857,7 @@ export class McpClient {
   #capabilities(): Record<string, unknown> {
     const options = this.#options;
     const capabilities: Record<string, unknown> = {};
+    if (this.#extensions !== undefined) capabilities.extensions = this.#extensions;
     if (options.roots !== undefined) capabilities.roots = { listChanged: false };
     if (options.sampling !== undefined) capabilities.sampling = {};
     if (options.elicitation !== undefined) {
@@ -919,4 +959,36 @@ function toAuthProvider(options: McpClientOptions): McpAuthProvider | undefined 
     onChallenge: (challenge) => challenge.status === 401 && challenge.attempt === 1,
     maxChallengesPerRequest: 1,
   };
+}
+
+const EXTENSION_ID = /^[A-Za-z0-9][A-Za-z0-9.-]{0,127}\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Checks and copies the `extensions` option: `vendor/name` keys, plain JSON object settings. */
+function checkExtensions(
+  value: unknown,
+): Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ClientConfigurationError('extensions must be an object of identifier to settings');
+  }
+  const copy: Record<string, Readonly<Record<string, unknown>>> = {};
+  for (const [id, settings] of Object.entries(value)) {
+    if (!EXTENSION_ID.test(id)) {
+      throw new ClientConfigurationError('An extension identifier must look like vendor/name');
+    }
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
+      throw new ClientConfigurationError("An extension's settings must be an object");
+    }
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(settings);
+    } catch {
+      json = undefined;
+    }
+    if (json === undefined || json.length > 65_536) {
+      throw new ClientConfigurationError("An extension's settings must be JSON of at most 64 KiB");
+    }
+    copy[id] = Object.freeze(JSON.parse(json) as Record<string, unknown>);
+  }
+  return Object.freeze(copy);
 }

@@ -34,6 +34,15 @@ export interface GatewaySettings {
   readonly observe?: boolean;
   /** Seconds an `ask` waits for the user's answer before it is a deny. Default 120. */
   readonly approvalTimeoutSeconds?: number;
+  /** Calls the gateway runs at once on one upstream; the rest wait their turn. Default 8. */
+  readonly maxConcurrentCalls?: number;
+  /**
+   * `--http`: the bearer token every request must carry (variables expanded). Required off
+   * loopback; `TOOLFENCE_GATEWAY_TOKEN` in the environment is used when this is absent.
+   */
+  readonly httpToken?: string;
+  /** `--http`: sessions open at once. Default 64. */
+  readonly httpMaxSessions?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -48,6 +57,10 @@ export interface GatewayConfig {
 export const DEFAULT_AUDIT_MAX_BYTES: number = 10 * 1024 * 1024;
 /** Default seconds an approval prompt waits: 120. */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 120;
+/** Default `--http` sessions open at once: 64. */
+export const DEFAULT_HTTP_MAX_SESSIONS = 64;
+/** Default calls run at once on one upstream: 8. */
+export const DEFAULT_MAX_CONCURRENT_CALLS = 8;
 
 const SERVER_KEYS = [
   'command',
@@ -60,7 +73,16 @@ const SERVER_KEYS = [
   'deny',
   'namespace',
 ];
-const SETTINGS_KEYS = ['pins', 'audit', 'auditMaxBytes', 'observe', 'approvalTimeoutSeconds'];
+const SETTINGS_KEYS = [
+  'pins',
+  'audit',
+  'auditMaxBytes',
+  'observe',
+  'approvalTimeoutSeconds',
+  'maxConcurrentCalls',
+  'httpToken',
+  'httpMaxSessions',
+];
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,23}$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -241,7 +263,12 @@ export function parseGatewayConfig(
       fail('must be a file path', `gateway.${key}`);
     }
   }
-  for (const key of ['auditMaxBytes', 'approvalTimeoutSeconds'] as const) {
+  for (const key of [
+    'auditMaxBytes',
+    'approvalTimeoutSeconds',
+    'maxConcurrentCalls',
+    'httpMaxSessions',
+  ] as const) {
     const number = settings[key];
     if (
       number !== undefined &&
@@ -253,8 +280,19 @@ export function parseGatewayConfig(
   if (settings.observe !== undefined && typeof settings.observe !== 'boolean') {
     fail('must be true or false', 'gateway.observe');
   }
+  let httpToken: string | undefined;
+  if (settings.httpToken !== undefined) {
+    if (typeof settings.httpToken !== 'string') fail('must be a string', 'gateway.httpToken');
+    httpToken = expandVariables(settings.httpToken, env, 'gateway.httpToken');
+    if (httpToken.length < 16) {
+      fail('must be at least 16 characters (a random token)', 'gateway.httpToken');
+    }
+  }
   return Object.freeze({
     mcpServers: Object.freeze(servers),
-    gateway: Object.freeze({ ...settings }) as GatewaySettings,
+    gateway: Object.freeze({
+      ...settings,
+      ...(httpToken === undefined ? {} : { httpToken }),
+    }) as GatewaySettings,
   });
 }

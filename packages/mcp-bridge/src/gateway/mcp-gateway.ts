@@ -4,15 +4,19 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  LATEST_PROTOCOL_VERSION,
   ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   type ApprovalRequest,
   type AuthorizationRequest,
   type Authorizer,
   createToolContext,
+  type JsonObject,
   type PermissionDecision,
   type Tool,
+  type ToolContext,
   ToolRegistry,
   type ToolResult,
   ToolsError,
@@ -22,8 +26,13 @@ import { McpClient, type McpClientOptions } from '../client/mcp-client.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
-import { digestOf } from './canonical-json.js';
-import type { GatewayConfig, GatewayServerConfig } from './gateway-config.js';
+import { canonicalJson, digestOf } from './canonical-json.js';
+import {
+  DEFAULT_MAX_CONCURRENT_CALLS,
+  type GatewayConfig,
+  type GatewayServerConfig,
+} from './gateway-config.js';
+import { type GatewaySpan, GatewayTracer } from './gateway-tracing.js';
 import { escapeInvisible, type PinReason, type PinStore } from './pin-store.js';
 
 /** Options of {@link McpGateway}. */
@@ -40,6 +49,11 @@ export interface McpGatewayOptions {
   readonly observe?: boolean;
   /** Extra client options per upstream (for example `allowNonPublic` for loopback servers). */
   readonly clientOptions?: (name: string, server: GatewayServerConfig) => Partial<McpClientOptions>;
+  /**
+   * OpenTelemetry spans (`tools/call <tool>`, MCP semantic conventions) when `@opentelemetry/api`
+   * is installed; nothing is emitted without it. Default true.
+   */
+  readonly tracing?: boolean;
   /** Diagnostics (upstream failures, hidden tools). Never receives arguments or results. */
   readonly logger?: McpBridgeLogger;
 }
@@ -56,6 +70,30 @@ export interface GatewayUpstreamStatus {
   readonly hidden: Readonly<Record<string, readonly PinReason[]>>;
   /** For a failed upstream: the error code. */
   readonly error?: string;
+}
+
+/** What {@link McpGateway.reload} applies. */
+export interface GatewayReload {
+  /** The new checked config. */
+  readonly config: GatewayConfig;
+  /** The pin store read again (after `toolfence-mcp pin --accept`). Default: the current one. */
+  readonly pins?: PinStore;
+  /** A new authorizer (the policy file read again). Default: the current one. */
+  readonly authorizer?: Authorizer;
+}
+
+interface Downstream {
+  readonly server: Server;
+  protocolVersion: string | undefined;
+}
+
+interface Upstream {
+  readonly name: string;
+  readonly server: GatewayServerConfig;
+  readonly concurrency: number;
+  readonly client: McpClient;
+  live: number;
+  retired: boolean;
 }
 
 interface Offered {
@@ -94,26 +132,36 @@ function preview(value: unknown, limit = 2_000): string {
  * `ToolRegistry` (validation, the authorizer, approval asked of the downstream user, audit).
  */
 export class McpGateway {
-  readonly #options: McpGatewayOptions;
   readonly #observe: boolean;
-  readonly #clients = new Map<string, McpClient>();
-  readonly #offered = new Map<string, Offered>();
-  readonly #status: GatewayUpstreamStatus[] = [];
+  #options: McpGatewayOptions;
+  #authorizer: Authorizer;
+  #pins: PinStore;
+  #upstreams = new Map<string, Upstream>();
+  readonly #open = new Set<Upstream>();
+  #offered = new Map<string, Offered>();
+  #status: readonly GatewayUpstreamStatus[] = [];
+  #reloading: Promise<void> = Promise.resolve();
+  #closed = false;
+  #tracer: GatewayTracer = GatewayTracer.disabled();
+  readonly #spans = new WeakMap<object, GatewaySpan>();
   readonly #decisions = new WeakMap<object, PermissionDecision>();
   readonly #approvedBy = new WeakMap<object, 'user'>();
   readonly #registry: ToolRegistry;
-  readonly #server: Server;
+  readonly #downstreams = new Set<Downstream>();
+  readonly #callers = new WeakMap<object, Downstream>();
 
   /** Builds the gateway; nothing connects until {@link McpGateway.start}. */
   constructor(options: McpGatewayOptions) {
     this.#options = options;
+    this.#authorizer = options.authorizer;
+    this.#pins = options.pins;
     this.#observe = options.observe ?? options.config.gateway.observe ?? false;
-    const authorizer = options.authorizer;
     const decisions = this.#decisions;
     const observe = this.#observe;
+    const current = (): Authorizer => this.#authorizer;
     const recording: Authorizer = {
       async authorize(request: AuthorizationRequest): Promise<PermissionDecision> {
-        const decision = await authorizer.authorize(request);
+        const decision = await current().authorize(request);
         decisions.set(request.context, decision);
         return observe ? { verdict: 'allow', reason: 'observe' } : decision;
       },
@@ -123,7 +171,11 @@ export class McpGateway {
       approval: (request) => this.#ask(request),
       approvalTimeoutMs: (options.config.gateway.approvalTimeoutSeconds ?? 120) * 1000,
     });
-    this.#server = new Server(
+  }
+
+  // One SDK server per downstream connection (stdio has one; each HTTP session has its own).
+  #newServer(): Downstream {
+    const server = new Server(
       { name: 'toolfence-gateway', version: VERSION },
       {
         capabilities: { tools: { listChanged: true } },
@@ -131,13 +183,20 @@ export class McpGateway {
           'Tools from several MCP servers, named <server>__<tool>. Every call is checked by policy; some ask the user first.',
       },
     );
-    this.#server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed() }));
-    this.#server.setRequestHandler(CallToolRequestSchema, (request) =>
-      this.#call(request.params.name, request.params.arguments ?? {}),
+    const downstream: Downstream = { server, protocolVersion: undefined };
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed() }));
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      this.#call(
+        downstream,
+        request.params.name,
+        request.params.arguments ?? {},
+        request.params._meta,
+      ),
     );
+    return downstream;
   }
 
-  /** The upstreams after start: ready or failed, offered and hidden tools. */
+  /** The upstreams after the last start or reload: ready or failed, offered and hidden tools. */
   get upstreams(): readonly GatewayUpstreamStatus[] {
     return this.#status;
   }
@@ -147,33 +206,57 @@ export class McpGateway {
     return [...this.#offered.keys()].sort();
   }
 
+  /** Upstream clients still open, retired ones waiting for their last call included. */
+  get openUpstreams(): number {
+    return this.#open.size;
+  }
+
   /**
    * Connects every upstream, lists and pins its tools, and registers the visible ones. An upstream
    * that fails is reported (`upstreams`, the logger) and its tools are absent.
    */
   async start(): Promise<void> {
+    this.#tracer = await GatewayTracer.load(this.#options.tracing ?? true, VERSION);
+    await this.reload({ config: this.#options.config, pins: this.#options.pins });
+  }
+
+  /**
+   * Applies a new config (and pin store, and authorizer) without dropping calls in flight: an
+   * unchanged upstream keeps its connection and is listed again; a new or changed one is started;
+   * the pins are checked; then the registry swaps the tools in one step (`registerAll` with
+   * `replace`, `unregister` for the ones gone). Calls in flight finish on the tool instance they
+   * started on, and a retired upstream is closed only after its last call ends. The downstream
+   * client is sent `notifications/tools/list_changed` after the swap. Reloads run one at a time.
+   */
+  reload(next: GatewayReload): Promise<void> {
+    const run = this.#reloading.then(() => this.#reload(next));
+    this.#reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  async #reload(next: GatewayReload): Promise<void> {
+    if (this.#closed) return;
+    const pins = next.pins ?? this.#pins;
+    this.#pins = pins;
+    if (next.authorizer !== undefined) this.#authorizer = next.authorizer;
     let pinsChanged = false;
     const tools: Tool[] = [];
-    for (const [name, server] of Object.entries(this.#options.config.mcpServers)) {
-      const client = new McpClient({
-        ...(server.url !== undefined
-          ? {
-              url: server.url,
-              ...(server.headers === undefined ? {} : { headers: server.headers }),
-            }
-          : {
-              command: [server.command as string, ...(server.args ?? [])],
-              ...(server.env === undefined ? {} : { env: server.env }),
-            }),
-        ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
-        ...this.#options.clientOptions?.(name, server),
-      });
-      this.#clients.set(name, client);
+    const offeredNext = new Map<string, Offered>();
+    const status: GatewayUpstreamStatus[] = [];
+    const upstreamsNext = new Map<string, Upstream>();
+    for (const [name, server] of Object.entries(next.config.mcpServers)) {
+      const previous = this.#upstreams.get(name);
+      const concurrency = next.config.gateway.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
+      const reused =
+        previous !== undefined &&
+        previous.concurrency === concurrency &&
+        canonicalJson(previous.server) === canonicalJson(server);
+      const upstream = reused ? previous : this.#newUpstream(name, server, concurrency);
       try {
-        const listing = await client.tools();
-        const review = this.#options.pins.review(name, serverIdentity(server), listing);
+        const listing = await upstream.client.tools({ refresh: reused });
+        const review = pins.review(name, serverIdentity(server), listing);
         pinsChanged ||= review.changed;
-        const bridged = await bridgeTools(client, {
+        const bridged = await bridgeTools(upstream.client, {
           prefix: server.namespace as string,
           ...(server.allow === undefined ? {} : { allow: server.allow }),
           deny: [...(server.deny ?? []), ...review.hidden.keys()],
@@ -181,14 +264,15 @@ export class McpGateway {
         const offered: string[] = [];
         for (const tool of bridged) {
           if (!review.visible.has(tool.remoteName)) continue;
-          const pin = this.#options.pins.pinOf(name, tool.remoteName);
-          this.#offered.set(tool.spec.name, {
+          const pin = pins.pinOf(name, tool.remoteName);
+          const wrapped = this.#tracked(tool, upstream);
+          offeredNext.set(tool.spec.name, {
             server: name,
-            tool,
+            tool: wrapped,
             pin: pin?.sha256 ?? 'unpinned',
             flagged: pin?.flagged ?? [],
           });
-          tools.push(tool);
+          tools.push(wrapped);
           offered.push(tool.spec.name);
         }
         for (const [remote, reasons] of review.hidden) {
@@ -198,7 +282,8 @@ export class McpGateway {
             reasons,
           });
         }
-        this.#status.push({
+        upstreamsNext.set(name, upstream);
+        status.push({
           name,
           state: 'ready',
           tools: offered.sort(),
@@ -210,36 +295,138 @@ export class McpGateway {
           : ((error as { code?: unknown }).code as string | undefined);
         this.#options.logger?.error?.(
           'An upstream MCP server failed to start; its tools are absent',
-          {
-            server: name,
-            code: typeof code === 'string' ? code : 'unknown',
-          },
+          { server: name, code: typeof code === 'string' ? code : 'unknown' },
         );
-        this.#status.push({
+        status.push({
           name,
           state: 'failed',
           tools: [],
           hidden: {},
           error: typeof code === 'string' ? code : 'unknown',
         });
-        await client.close().catch(() => undefined);
-        this.#clients.delete(name);
+        if (!reused) this.#retire(upstream);
       }
     }
-    if (pinsChanged) await this.#options.pins.save();
-    await this.#registry.registerAll(tools);
+    if (pinsChanged) await pins.save();
+    const before = this.#registry.names();
+    await this.#registry.registerAll(tools, { replace: true });
+    this.#offered = offeredNext;
+    for (const name of before) {
+      if (!offeredNext.has(name)) await this.#registry.unregister(name).catch(() => undefined);
+    }
+    for (const [name, upstream] of this.#upstreams) {
+      if (upstreamsNext.get(name) !== upstream) this.#retire(upstream);
+    }
+    this.#upstreams = upstreamsNext;
+    this.#status = status;
+    this.#options = { ...this.#options, config: next.config };
+    await Promise.all(
+      [...this.#downstreams].map((downstream) =>
+        downstream.server.sendToolListChanged().catch(() => undefined),
+      ),
+    );
   }
 
-  /** Serves the downstream client on `transport` (stdio for `toolfence-mcp serve`). */
+  #newUpstream(name: string, server: GatewayServerConfig, concurrency: number): Upstream {
+    const client = new McpClient({
+      ...(server.url !== undefined
+        ? {
+            url: server.url,
+            ...(server.headers === undefined ? {} : { headers: server.headers }),
+          }
+        : {
+            command: [server.command as string, ...(server.args ?? [])],
+            ...(server.env === undefined ? {} : { env: server.env }),
+          }),
+      maxConcurrentRequests: concurrency,
+      ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+      ...this.#options.clientOptions?.(name, server),
+    });
+    const upstream: Upstream = { name, server, concurrency, client, live: 0, retired: false };
+    this.#open.add(upstream);
+    return upstream;
+  }
+
+  // Counts the registered instances of an upstream's tools: the registry closes a replaced or
+  // removed instance when its last call ends, and a retired upstream closes when none is left.
+  #tracked(tool: BridgedTool, upstream: Upstream): BridgedTool {
+    upstream.live += 1;
+    let closed = false;
+    return Object.freeze({
+      spec: tool.spec,
+      remoteName: tool.remoteName,
+      needsApproval: tool.needsApproval,
+      invoke: async (args: JsonObject, context: ToolContext) => {
+        const span = this.#tracer.upstreamCall(tool.remoteName, this.#spans.get(context), {
+          'toolfence.upstream': upstream.name,
+        });
+        try {
+          const result = await tool.invoke(args, context);
+          span.end(result.isError === true ? 'tool_error' : undefined);
+          return result;
+        } catch (error) {
+          span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
+          throw error;
+        }
+      },
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        upstream.live -= 1;
+        if (upstream.retired && upstream.live === 0) await this.#closeUpstream(upstream);
+      },
+    });
+  }
+
+  #retire(upstream: Upstream): void {
+    upstream.retired = true;
+    if (upstream.live === 0) void this.#closeUpstream(upstream);
+  }
+
+  async #closeUpstream(upstream: Upstream): Promise<void> {
+    if (!this.#open.delete(upstream)) return;
+    await upstream.client.close().catch(() => undefined);
+  }
+
+  /**
+   * Serves one downstream client on `transport` (stdio for `toolfence-mcp serve`, one Streamable
+   * HTTP session each with `--http`); several may be connected at once.
+   */
   async connect(transport: Transport): Promise<void> {
-    await this.#server.connect(transport);
+    const downstream = this.#newServer();
+    await downstream.server.connect(transport);
+    this.#downstreams.add(downstream);
+    const closed = downstream.server.onclose;
+    downstream.server.onclose = () => {
+      this.#downstreams.delete(downstream);
+      closed?.();
+    };
+    // The negotiated revision, for `mcp.protocol.version` (the SDK answers the client's requested
+    // version when it supports it, else its latest).
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const request = message as { method?: unknown; params?: { protocolVersion?: unknown } };
+      if (request.method === 'initialize') {
+        const requested = request.params?.protocolVersion;
+        downstream.protocolVersion =
+          typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+            ? requested
+            : LATEST_PROTOCOL_VERSION;
+      }
+      deliver?.(message, extra);
+    };
   }
 
   /** Closes the downstream server, the registry and every upstream client. */
   async close(): Promise<void> {
-    await this.#server.close().catch(() => undefined);
+    this.#closed = true;
+    await this.#reloading;
+    await Promise.all(
+      [...this.#downstreams].map((downstream) => downstream.server.close().catch(() => undefined)),
+    );
     await this.#registry.close().catch(() => undefined);
-    await Promise.all([...this.#clients.values()].map((client) => client.close()));
+    await Promise.all([...this.#open].map((upstream) => this.#closeUpstream(upstream)));
+    await this.#options.audit.close();
   }
 
   #listed(): Record<string, unknown>[] {
@@ -262,8 +449,9 @@ export class McpGateway {
 
   async #ask(request: ApprovalRequest): Promise<boolean> {
     const offered = this.#offered.get(request.toolName);
-    const capabilities = this.#server.getClientCapabilities();
-    if (capabilities?.elicitation === undefined) return false;
+    const server = this.#callers.get(request.context)?.server;
+    const capabilities = server?.getClientCapabilities();
+    if (server === undefined || capabilities?.elicitation === undefined) return false;
     const message = [
       `Allow this call to ${request.toolName} (server ${offered?.server ?? 'unknown'})?`,
       `Why asked: ${request.reason ?? 'the policy asks for this tool'}.`,
@@ -271,7 +459,7 @@ export class McpGateway {
       `Arguments (this approval covers exactly these, once):\n${preview(request.args)}`,
     ].join('\n');
     try {
-      const answer = await this.#server.elicitInput(
+      const answer = await server.elicitInput(
         { message, requestedSchema: APPROVAL_SCHEMA as never },
         { signal: request.signal },
       );
@@ -283,9 +471,23 @@ export class McpGateway {
     }
   }
 
-  async #call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  async #call(
+    downstream: Downstream,
+    name: string,
+    args: Record<string, unknown>,
+    meta: unknown,
+  ): Promise<CallToolResult> {
     const offered = this.#offered.get(name);
     const context = createToolContext({ runId: `gateway-${randomUUID()}` });
+    this.#callers.set(context, downstream);
+    this.#callers.set(context, downstream);
+    const span = this.#tracer.serverCall(name, meta, {
+      ...(downstream.protocolVersion === undefined
+        ? {}
+        : { 'mcp.protocol.version': downstream.protocolVersion }),
+      ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
+    });
+    this.#spans.set(context, span);
     const base = {
       time: new Date().toISOString(),
       tool: name,
@@ -296,31 +498,35 @@ export class McpGateway {
       const result = await this.#registry.invoke(name, args, context);
       const decision = this.#decisions.get(context)?.verdict ?? 'allow';
       const ambiguous = result.metadata?.ambiguous === true;
+      const outcome =
+        this.#observe && decision !== 'allow'
+          ? 'observed'
+          : ambiguous
+            ? 'ambiguous'
+            : result.isError === true
+              ? 'tool-error'
+              : 'ok';
       await this.#audit({
         ...base,
         decision,
         ...(this.#approvedBy.has(context) ? { approvedBy: 'user' as const } : {}),
-        outcome:
-          this.#observe && decision !== 'allow'
-            ? 'observed'
-            : ambiguous
-              ? 'ambiguous'
-              : result.isError === true
-                ? 'tool-error'
-                : 'ok',
+        outcome,
         resultDigest: digestOf(result),
         ...(this.#observe ? { observed: true } : {}),
       });
+      span.set('toolfence.decision', decision);
+      span.set('toolfence.outcome', outcome);
+      span.end(result.isError === true ? 'tool_error' : undefined);
       return toCallResult(result);
     } catch (error) {
       const decision = this.#decisions.get(context)?.verdict;
       const code = ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED';
       const denied = code === 'POLICY_PERMISSION_DENIED' || code === 'APPROVAL_REQUIRED';
-      await this.#audit({
-        ...base,
-        decision: decision ?? 'deny',
-        outcome: denied ? (decision === 'ask' ? 'declined' : 'denied') : 'failed',
-      });
+      const outcome = denied ? (decision === 'ask' ? 'declined' : 'denied') : 'failed';
+      await this.#audit({ ...base, decision: decision ?? 'deny', outcome });
+      span.set('toolfence.decision', decision ?? 'deny');
+      span.set('toolfence.outcome', outcome);
+      span.end(code);
       const reason = denied
         ? decision === 'ask'
           ? `The call to ${name} was not approved by the user, so it did not run.`

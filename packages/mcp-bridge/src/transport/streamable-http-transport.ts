@@ -321,8 +321,8 @@ export class StreamableHttpTransport implements Transport {
     message: JSONRPCMessage,
   ): Promise<Dispatcher.ResponseData | RejectedWithRpcError> {
     let challenges = 0;
-    const extra = messageHeaderValues(this.messageHeaders, message);
     let previous: McpAuthChallenge['previous'];
+    const extra = messageHeaderValues(this.messageHeaders, message);
     for (;;) {
       const headers = await this.#requestHeaders(
         {

@@ -31,6 +31,8 @@ export interface SkillFrontMatter {
   readonly metadata: Readonly<Record<string, string>>;
   /** Keys outside {@link SKILL_FRONT_MATTER_KEYS}, kept as frozen JSON data and reported. */
   readonly extra: Readonly<Record<string, SkillFrontMatterValue>>;
+  /** The whole front matter as frozen JSON data, exactly as YAML gives it (to compare it). */
+  readonly data: Readonly<Record<string, SkillFrontMatterValue>>;
   /** The document after the closing `---`. */
   readonly body: string;
 }
@@ -168,6 +170,7 @@ export function parseSkillFrontMatter(
     allowedTools: allowedTools === undefined ? undefined : Object.freeze(allowedTools),
     metadata: Object.freeze(metadata),
     extra: Object.freeze(extra),
+    data: deepFreeze((root === null ? {} : root.toJSON()) as Record<string, SkillFrontMatterValue>),
     body: lines.slice(end + 1).join('\n'),
   };
 }

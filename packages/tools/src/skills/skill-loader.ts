@@ -199,7 +199,7 @@ export class SkillLoader {
         );
         continue;
       }
-      let loaded: { document: SkillDocument; unknownKeys: string[] } | undefined;
+      let loaded: { document: SkillDocument; unknownKeys: readonly string[] } | undefined;
       try {
         loaded = await this.#loadOne(safeName);
       } catch (error) {
@@ -276,7 +276,7 @@ export class SkillLoader {
 
   async #loadOne(
     name: string,
-  ): Promise<{ document: SkillDocument; unknownKeys: string[] } | undefined> {
+  ): Promise<{ document: SkillDocument; unknownKeys: readonly string[] } | undefined> {
     const folder = join(this.root, name);
     const folderStats = await lstatOrUndefined(folder);
     if (folderStats === undefined) return undefined;
@@ -291,43 +291,82 @@ export class SkillLoader {
       skill: name,
       folder: { path: folder, stats: folderStats },
     });
-    const { fields, allowedTools, metadata, extra, body } = parseSkillFrontMatter(
-      text,
-      this.maxFrontmatterLines,
+    const parsed = parseSkillDocument(text, {
       name,
-    );
-    if (fields.name !== name) {
-      throw new SkillFormatError('Skill name must equal its folder name', {
-        details: {
-          reason: fields.name === undefined ? 'missing_name' : 'name_mismatch',
-          skill: name,
-        },
-      });
-    }
-    const description = fields.description ?? firstParagraph(body);
-    if (description.length > MAX_DESCRIPTION_CHARS) {
-      throw new SkillFormatError('Skill description is too long', {
-        details: { reason: 'description_too_long', skill: name },
-      });
-    }
-    const document: SkillDocument = Object.freeze({
-      name,
-      description,
-      ...(fields.version === undefined ? {} : { version: fields.version }),
-      ...(fields.license === undefined ? {} : { license: fields.license }),
-      ...(fields.compatibility === undefined ? {} : { compatibility: fields.compatibility }),
-      ...(allowedTools === undefined
-        ? {}
-        : { allowedTools: allowedTools.join(' '), allowedToolList: allowedTools }),
-      metadata,
-      extra,
       source: `${name}/SKILL.md`,
-      content: body,
-      sha256: createHash('sha256').update(body, 'utf8').digest('hex'),
-      bytes: Buffer.byteLength(text, 'utf8'),
+      maxFrontmatterLines: this.maxFrontmatterLines,
     });
-    return { document, unknownKeys: Object.keys(extra) };
+    return { document: parsed.document, unknownKeys: parsed.unknownKeys };
   }
+}
+
+/** What {@link parseSkillDocument} returns. */
+export interface ParsedSkillDocument {
+  /** The skill document, frozen. */
+  readonly document: SkillDocument;
+  /** The whole front matter as frozen JSON data, to compare it with a listed copy. */
+  readonly frontMatter: Readonly<Record<string, SkillFrontMatterValue>>;
+  /** Front matter keys without a meaning here (kept in `document.extra`). */
+  readonly unknownKeys: readonly string[];
+}
+
+/**
+ * Parses one SKILL.md's text (already read within a byte limit) into a {@link SkillDocument}
+ * with the same rules as {@link SkillLoader}: YAML front matter within `maxFrontmatterLines`
+ * lines, `name` equal to the expected `name`, description at most 1,024 characters. Throws
+ * {@link SkillFormatError} or {@link SkillLimitError}. Used for skills that come from elsewhere
+ * (an MCP server), so every source gets the same parsing.
+ */
+export function parseSkillDocument(
+  text: string,
+  options: { readonly name: string; readonly source: string; readonly maxFrontmatterLines: number },
+): ParsedSkillDocument {
+  const { name, source } = options;
+  if (text.includes('\u0000')) {
+    throw new SkillFormatError('Skill file contains a NUL character', {
+      details: { reason: 'nul', skill: name },
+    });
+  }
+  const { fields, allowedTools, metadata, extra, data, body } = parseSkillFrontMatter(
+    text,
+    options.maxFrontmatterLines,
+    name,
+  );
+  if (fields.name !== name) {
+    throw new SkillFormatError('Skill name must equal its folder name', {
+      details: {
+        reason: fields.name === undefined ? 'missing_name' : 'name_mismatch',
+        skill: name,
+      },
+    });
+  }
+  const description = fields.description ?? firstParagraph(body);
+  if (description.length > MAX_DESCRIPTION_CHARS) {
+    throw new SkillFormatError('Skill description is too long', {
+      details: { reason: 'description_too_long', skill: name },
+    });
+  }
+  const document: SkillDocument = Object.freeze({
+    name,
+    description,
+    ...(fields.version === undefined ? {} : { version: fields.version }),
+    ...(fields.license === undefined ? {} : { license: fields.license }),
+    ...(fields.compatibility === undefined ? {} : { compatibility: fields.compatibility }),
+    ...(allowedTools === undefined
+      ? {}
+      : { allowedTools: allowedTools.join(' '), allowedToolList: allowedTools }),
+    metadata,
+    extra,
+    source,
+    content: body,
+    sha256: createHash('sha256').update(body, 'utf8').digest('hex'),
+    bytes: Buffer.byteLength(text, 'utf8'),
+  });
+  return Object.freeze({
+    document,
+    frontMatter: data,
+    unknownKeys: Object.freeze(Object.keys(extra)),
+  });
 }
 
 function unsafe(reason: string, skill: string | undefined): SkillUnsafeFileError {

@@ -1,0 +1,154 @@
+// `tools/call` through the gateway against the same call straight to the upstream server, stdio.
+// The SDK's own Client is the downstream in every case, so the only difference is what sits
+// between it and the fixture server:
+//
+//   direct      SDK Client -> bench server (stdio)
+//   gateway     SDK Client -> `toolfence-mcp serve` (a second process, stdio) -> bench server
+//   in-process  SDK Client -> in-memory pair -> McpGateway -> bench server (no second process)
+//   bridge      ToolRegistry.invoke -> bridgeTools -> McpClient -> bench server (no downstream MCP)
+//
+// `gateway / direct` is the headline (target 1.5x). `in-process` and `bridge` split the time:
+// the second process hop (one more JSON-RPC encode, pipe write and parse each way) is
+// gateway - in-process; the gateway's own work per call (registry lease, argument snapshot and
+// validation, policy, audit line with two SHA-256 digests, result mapping) is in-process - bridge.
+//
+//   npx tsx bench/gateway-call.bench.ts
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import {
+  AuditLog,
+  bridgeTools,
+  McpClient,
+  McpGateway,
+  PinStore,
+  parseGatewayConfig,
+} from '@toolfence/mcp-bridge';
+import { AllowAllAuthorizer, createToolContext, ToolRegistry } from '@toolfence/tools';
+import {
+  bench,
+  type Contender,
+  figure,
+  formatMs,
+  interleave,
+  pairedRatio,
+  printTable,
+  SERVER_SCRIPT,
+  stdioCommand,
+  stopAll,
+} from './fixtures/harness.js';
+
+const WARMUP = 300;
+const ROUNDS = 20;
+const PER_ROUND = 100;
+const ARGS = { text: 'hello from the benchmark' };
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+
+const folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-bench-'));
+const closers: (() => Promise<unknown>)[] = [];
+try {
+  const servers = {
+    mcpServers: { bench: { command: process.execPath, args: [SERVER_SCRIPT, 'stdio'] } },
+    gateway: { audit: join(folder, 'audit.jsonl'), pins: join(folder, 'lock.json') },
+  };
+  const configPath = join(folder, 'toolfence.json');
+  await writeFile(configPath, JSON.stringify(servers));
+  const policyPath = join(folder, 'policy.json');
+  await writeFile(policyPath, JSON.stringify({ kind: 'rules', rules: [], default: 'allow' }));
+
+  const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
+  await direct.connect(
+    new StdioClientTransport({ command: process.execPath, args: [SERVER_SCRIPT, 'stdio'] }),
+  );
+  closers.push(() => direct.close());
+
+  const viaGateway = new Client({ name: 'bench-gateway', version: '1.0.0' });
+  await viaGateway.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', configPath, '--policy', policyPath],
+      stderr: 'ignore',
+    }),
+  );
+  closers.push(() => viaGateway.close());
+
+  const gateway = new McpGateway({
+    config: parseGatewayConfig({
+      ...servers,
+      gateway: { audit: join(folder, 'audit-2.jsonl'), pins: join(folder, 'lock-2.json') },
+    }),
+    authorizer: new AllowAllAuthorizer(),
+    pins: await PinStore.open(join(folder, 'lock-2.json')),
+    audit: new AuditLog(join(folder, 'audit-2.jsonl'), 1024 * 1024 * 1024),
+  });
+  await gateway.start();
+  closers.push(() => gateway.close());
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await gateway.connect(serverSide);
+  const inProcess = new Client({ name: 'bench-in-process', version: '1.0.0' });
+  await inProcess.connect(clientSide);
+  closers.push(() => inProcess.close());
+
+  const bridgeClient = new McpClient({ command: stdioCommand(), clientName: 'bench' });
+  closers.push(() => bridgeClient.close());
+  const registry = new ToolRegistry({
+    authorizer: new AllowAllAuthorizer(),
+    tools: await bridgeTools(bridgeClient, { prefix: 'bench' }),
+  });
+  await registry.ready();
+  closers.push(() => registry.close());
+  const context = createToolContext({ runId: 'bench' });
+
+  const contenders: Contender[] = [
+    { name: 'direct', run: () => direct.callTool({ name: 'echo', arguments: ARGS }) },
+    { name: 'gateway', run: () => viaGateway.callTool({ name: 'bench__echo', arguments: ARGS }) },
+    {
+      name: 'in-process',
+      run: () => inProcess.callTool({ name: 'bench__echo', arguments: ARGS }),
+    },
+    { name: 'bridge', run: () => registry.invoke('bench__echo', ARGS, context) },
+  ];
+  for (const contender of contenders) {
+    const text = JSON.stringify(await contender.run());
+    if (!text.includes(ARGS.text) || text.includes('"isError":true')) {
+      throw new Error(`${contender.name} did not echo: ${text.slice(0, 200)}`);
+    }
+  }
+
+  const started = performance.now();
+  const results = await interleave(contenders, {
+    warmup: WARMUP,
+    rounds: ROUNDS,
+    perRound: PER_ROUND,
+  });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const base = figure(results.get('direct'));
+  printTable(
+    `tools/call echo over stdio: ${WARMUP} warm-up calls each, ${ROUNDS} interleaved rounds x ${PER_ROUND} calls, median of round medians (${seconds} s)`,
+    ['path', 'median ms/call', 'x direct', 'paired x direct'],
+    [...results.values()].map((result) => [
+      result.name,
+      formatMs(figure(result)),
+      (figure(result) / base).toFixed(2),
+      pairedRatio(result, results.get('direct')).toFixed(2),
+    ]),
+  );
+  const through = figure(results.get('gateway'));
+  const local = figure(results.get('in-process'));
+  const bridged = figure(results.get('bridge'));
+  bench({
+    id: 'mcp-bridge.gateway-call-stdio',
+    label: 'tools/call through toolfence-mcp serve vs straight to the upstream (stdio)',
+    ratio: through / base,
+    target: 1.5,
+    detail: `gateway ${formatMs(through)} ms vs direct ${formatMs(base)} ms per call (paired ${pairedRatio(results.get('gateway'), results.get('direct')).toFixed(2)}); of the ${formatMs(through - base)} ms added, the second process hop is ${formatMs(through - local)} ms, the gateway's own work (registry, policy, audit, mapping) ${formatMs(local - bridged)} ms, and the bridged McpClient path vs the SDK Client ${formatMs(bridged - base)} ms`,
+  });
+} finally {
+  for (const closer of closers.reverse()) await closer().catch(() => undefined);
+  await stopAll();
+  await rm(folder, { recursive: true, force: true });
+}

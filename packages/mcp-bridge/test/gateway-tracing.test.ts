@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { propagation, SpanKind, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { RiskPolicy } from '@toolfence/tools';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AuditLog } from '../src/gateway/audit-log.js';
+import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
+import { GatewayTracer } from '../src/gateway/gateway-tracing.js';
+import { McpGateway } from '../src/gateway/mcp-gateway.js';
+import { PinStore } from '../src/gateway/pin-store.js';
+
+const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT_ID = '00f067aa0ba902b7';
+
+let folder: string;
+const open: { close(): Promise<void> }[] = [];
+beforeAll(() => {
+  trace.setGlobalTracerProvider(provider);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+});
+afterAll(async () => {
+  trace.disable();
+  propagation.disable();
+  await provider.shutdown();
+});
+beforeEach(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-trace-'));
+  exporter.reset();
+});
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close().catch(() => undefined);
+  await rm(folder, { recursive: true, force: true });
+});
+
+async function gatewayAndClient(tracing?: boolean) {
+  const gateway = new McpGateway({
+    config: parseGatewayConfig({
+      mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+    }),
+    authorizer: new RiskPolicy({ risk: { allowUpTo: 'read-only', askUpTo: 'paid-operation' } }),
+    pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+    audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    ...(tracing === undefined ? {} : { tracing }),
+  });
+  open.push(gateway);
+  await gateway.start();
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await gateway.connect(serverSide);
+  const client = new Client({ name: 'trace-client', version: '1.0.0' });
+  await client.connect(clientSide);
+  open.push(client);
+  return client;
+}
+
+describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
+  it('records a tools/call SERVER span under the caller’s traceparent, and a CLIENT span upstream', async () => {
+    const client = await gatewayAndClient();
+    await client.callTool({
+      name: 'tk__note',
+      arguments: { id: 'a' },
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
+    const spans = exporter.getFinishedSpans();
+    const server = spans.find((span) => span.name === 'tools/call tk__note');
+    const upstream = spans.find((span) => span.name === 'tools/call note');
+    expect(server?.kind).toBe(SpanKind.SERVER);
+    expect(server?.spanContext().traceId).toBe(TRACE_ID);
+    expect(server?.parentSpanContext?.spanId).toBe(PARENT_ID);
+    expect(server?.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'tk__note',
+      'gen_ai.operation.name': 'execute_tool',
+      'mcp.protocol.version': LATEST_PROTOCOL_VERSION,
+      'toolfence.decision': 'allow',
+      'toolfence.outcome': 'ok',
+      'toolfence.upstream': 'toolkit',
+    });
+    expect(server?.attributes['error.type']).toBeUndefined();
+    expect(upstream?.kind).toBe(SpanKind.CLIENT);
+    expect(upstream?.parentSpanContext?.spanId).toBe(server?.spanContext().spanId);
+    expect(upstream?.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'note',
+      'gen_ai.operation.name': 'execute_tool',
+    });
+  }, 30_000);
+
+  it('marks a denied call with error.type and sends nothing upstream', async () => {
+    const client = await gatewayAndClient();
+    await client.callTool({ name: 'tk__wipe', arguments: { confirm: true } });
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((span) => span.name)).toEqual(['tools/call tk__wipe']);
+    expect(spans[0]?.attributes).toMatchObject({
+      'error.type': 'POLICY_PERMISSION_DENIED',
+      'toolfence.outcome': 'denied',
+    });
+    expect(spans[0]?.status.code).toBe(2);
+  }, 30_000);
+
+  it('starts a new trace without a traceparent, and ignores a malformed one', async () => {
+    const client = await gatewayAndClient();
+    await client.callTool({ name: 'tk__note', arguments: { id: 'a' } });
+    await client.callTool({
+      name: 'tk__note',
+      arguments: { id: 'b' },
+      _meta: { traceparent: 'not-a-traceparent' },
+    });
+    const servers = exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER);
+    expect(servers).toHaveLength(2);
+    for (const span of servers) expect(span.parentSpanContext).toBeUndefined();
+  }, 30_000);
+
+  it('emits nothing with tracing: false, or when @opentelemetry/api cannot be loaded', async () => {
+    const client = await gatewayAndClient(false);
+    await client.callTool({ name: 'tk__note', arguments: { id: 'a' } });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    const absent = await GatewayTracer.load(true, '0.0.0', '@opentelemetry/not-installed');
+    expect(absent.enabled).toBe(false);
+    const span = absent.serverCall('x', { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` }, {});
+    span.end('boom');
+    expect(absent.traceContext(span)).toEqual({});
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  }, 30_000);
+});
