@@ -20,6 +20,8 @@ const steps = [
   ['release rehearsal', ['node', 'scripts/check-release.mjs']],
   // API reference: fails on any undocumented export or member (warnings are errors).
   ['api docs', ['npx', 'typedoc', '--logLevel', 'Warn']],
+  // Every benchmark runs a few rounds and must print its ratios (no timing is asserted).
+  ['bench quick', ['node', 'scripts/bench.mjs', '--quick', '--no-build']],
   [
     'tests',
     [

@@ -34,6 +34,29 @@ describe('hook script behaviour', () => {
     expect(Buffer.from(source.slice(source.indexOf(',') + 1), 'base64').equals(bytes)).toBe(true);
   }, 30000);
 
+  // Node before 20.16 (and 18) has no process.getBuiltinModule: the hook imports its built-ins.
+  it('works without process.getBuiltinModule, as on Node 18', async () => {
+    const bytes = randomBytes(1024);
+    const file = join(dir, 'old-node.bin');
+    await writeFile(file, bytes);
+    const withoutBuiltins = ['--import', 'data:text/javascript,delete process.getBuiltinModule'];
+    const probe = spawnSync(
+      process.execPath,
+      [...withoutBuiltins, '-e', 'process.stdout.write(typeof process.getBuiltinModule)'],
+      { encoding: 'utf8' },
+    );
+    expect(probe.stdout).toBe('undefined');
+    const result = await runHook(stdinFor('codex', { attachments: [{ source: fileUrl(file) }] }), {
+      nodeArgs: withoutBuiltins,
+      env: { TOOLFENCE_HOOK_ALLOWED_ROOTS: dir },
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const source: string = JSON.parse(result.stdout).hookSpecificOutput.updatedInput.attachments[0]
+      .source;
+    expect(Buffer.from(source.slice(source.indexOf(',') + 1), 'base64').equals(bytes)).toBe(true);
+  });
+
   it('lets stdout drain to a slow reader before exiting', async () => {
     const bytes = randomBytes(4 * 1024 * 1024);
     const file = join(dir, 'slow.bin');

@@ -26,6 +26,7 @@ import {
   pairedRatio,
   printTable,
   SERVER_SCRIPT,
+  scaled,
   startHttpServer,
   stdioCommand,
   stopAll,
@@ -33,11 +34,11 @@ import {
 
 type Mode = 'stdio' | 'http' | 'http-json';
 
-const WARMUP = 300;
+const WARMUP = scaled(300, 20);
 const SETTINGS: Record<Mode, { rounds: number; perRound: number }> = {
-  stdio: { rounds: 30, perRound: 100 },
-  http: { rounds: 15, perRound: 50 },
-  'http-json': { rounds: 15, perRound: 50 },
+  stdio: { rounds: scaled(30, 2), perRound: scaled(100, 10) },
+  http: { rounds: scaled(15, 2), perRound: scaled(50, 10) },
+  'http-json': { rounds: scaled(15, 2), perRound: scaled(50, 10) },
 };
 const ARGS = { text: 'hello from the benchmark' };
 

@@ -18,6 +18,7 @@ import {
   interleave,
   pairedRatio,
   printTable,
+  scaled,
 } from './fixtures/harness.js';
 
 const TARGET_BYTES = 8 * 1024 * 1024 - 4096;
@@ -65,8 +66,8 @@ const SHAPES: readonly { name: string; id: string; make: () => string }[] = [
 ];
 
 const gc = forcedGc();
-const WARMUP = 5;
-const ROUNDS = 50;
+const WARMUP = scaled(5, 1);
+const ROUNDS = scaled(50, 2);
 const PER_ROUND = 2;
 const rows: string[][] = [];
 const started = performance.now();

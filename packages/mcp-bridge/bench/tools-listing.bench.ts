@@ -23,13 +23,14 @@ import {
   median,
   printTable,
   SERVER_SCRIPT,
+  scaled,
   stdioCommand,
   stopAll,
 } from './fixtures/harness.js';
 
 const MANY = ['--tools', 'many', '--count', '10000', '--page', '100'];
 const SCHEMAS = ['--tools', 'schemas', '--count', '1000', '--page', '100'];
-const MEMORY_RUNS = 3;
+const MEMORY_RUNS = scaled(3, 1);
 
 async function sdkClient(serverArgs: readonly string[]): Promise<Client> {
   const client = new Client({ name: 'bench-sdk', version: '1.0.0' });
@@ -126,9 +127,9 @@ async function listingTime(): Promise<void> {
       run: async () => expectCount('sdk', (await sdkListAll(sdk)).length, 10_000),
     },
   ];
-  const warmup = 2;
-  const rounds = 7;
-  const perRound = 3;
+  const warmup = scaled(2, 1);
+  const rounds = scaled(7, 1);
+  const perRound = scaled(3, 1);
   const started = performance.now();
   const results = await interleave(contenders, { warmup, rounds, perRound }).finally(async () => {
     await ours.close();
@@ -233,9 +234,9 @@ async function outputSchemaListing(): Promise<void> {
       run: async () => expectCount('sdk', (await sdkListAll(sdk)).length, 1000),
     },
   ];
-  const warmup = 3;
-  const rounds = 7;
-  const perRound = 3;
+  const warmup = scaled(3, 1);
+  const rounds = scaled(7, 1);
+  const perRound = scaled(3, 1);
   const started = performance.now();
   const results = await interleave(contenders, { warmup, rounds, perRound }).finally(async () => {
     await ours.close();

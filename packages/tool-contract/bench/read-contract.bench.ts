@@ -14,9 +14,11 @@ import {
   withContractAnnotations,
 } from '../src/index.js';
 
+// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
+const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
 const TOOLS = 200;
-const ROUNDS = 15;
-const WARMUP = 3;
+const ROUNDS = QUICK ? 2 : 15;
+const WARMUP = QUICK ? 1 : 3;
 
 const catalog: ToolListEntry[] = [];
 for (let index = 0; index < TOOLS; index += 1) {

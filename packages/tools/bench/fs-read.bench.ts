@@ -11,7 +11,10 @@ import { FileSystemTool } from '../src/builtin/file-system-tool.js';
 import { createToolContext } from '../src/registry/tool-context.js';
 
 const SIZE = 10 * 1024 * 1024;
-const ROUNDS = 21;
+// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
+const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
+const ROUNDS = QUICK ? 2 : 21;
+const WARMUP = QUICK ? 1 : 5;
 const TARGET = 1.3;
 
 function median(values: number[]): number {
@@ -42,7 +45,7 @@ async function main(): Promise<void> {
       if (content.length !== SIZE) throw new Error('unexpected read size');
       return elapsed;
     };
-    for (let index = 0; index < 5; index += 1) {
+    for (let index = 0; index < WARMUP; index += 1) {
       await ours();
       await baseline();
     }

@@ -9,8 +9,11 @@ import { performance } from 'node:perf_hooks';
 import { Agent, fetch } from 'undici';
 import { createGuardedDispatcher, guardedFetch } from '../src/net/index.js';
 
-const REQUESTS_PER_ROUND = 50;
-const ROUNDS = 61;
+// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
+const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
+const REQUESTS_PER_ROUND = QUICK ? 10 : 50;
+const ROUNDS = QUICK ? 2 : 61;
+const WARMUP = QUICK ? 1 : 3;
 const TARGET = 1.2;
 const BODY = JSON.stringify({
   ok: true,
@@ -55,7 +58,7 @@ async function main(): Promise<void> {
     return (performance.now() - start) / REQUESTS_PER_ROUND;
   };
   try {
-    for (let index = 0; index < 3; index += 1) {
+    for (let index = 0; index < WARMUP; index += 1) {
       await oursRound();
       await baseRound();
     }

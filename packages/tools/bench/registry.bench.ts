@@ -20,7 +20,9 @@ import {
 } from '../src/index.js';
 
 const TARGET_RATIO = 2;
-const ROUNDS = 9;
+// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
+const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
+const ROUNDS = QUICK ? 2 : 9;
 
 const inputSchema: JsonObject = {
   type: 'object',
@@ -155,7 +157,7 @@ async function main(): Promise<void> {
   await measure({
     id: 'tools.registry-invoke',
     label: 'registry.invoke vs direct invoke + pre-compiled validation (no-op tool)',
-    callsPerRound: 20_000,
+    callsPerRound: QUICK ? 1_000 : 20_000,
     read: undefined,
   });
   const directory = await mkdtemp(join(tmpdir(), 'toolfence-bench-'));
@@ -165,7 +167,7 @@ async function main(): Promise<void> {
     await measure({
       id: 'tools.registry-invoke-file-read',
       label: 'registry.invoke vs direct invoke + pre-compiled validation (tool reads a 4 KiB file)',
-      callsPerRound: 1_000,
+      callsPerRound: QUICK ? 50 : 1_000,
       read: () => readFile(file, 'utf8'),
     });
   } finally {

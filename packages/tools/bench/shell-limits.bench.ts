@@ -14,7 +14,10 @@ import type { Sandbox } from '../src/builtin/sandbox.js';
 import { ShellTool } from '../src/builtin/shell-tool.js';
 import { createToolContext } from '../src/registry/tool-context.js';
 
-const ROUNDS = 41;
+// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
+const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
+const ROUNDS = QUICK ? 2 : 41;
+const WARMUP = QUICK ? 1 : 5;
 const OFF = { maxMemoryBytes: null, maxFileSizeBytes: null, maxOpenFiles: null } as const;
 
 function median(values: number[]): number {
@@ -42,7 +45,7 @@ async function pair(
     if (result.isError === true) throw new Error(`${id}: the call failed`);
     return elapsed;
   };
-  for (let index = 0; index < 5; index += 1) {
+  for (let index = 0; index < WARMUP; index += 1) {
     await time(ours);
     await time(base);
   }

@@ -23,15 +23,18 @@ export function runHook(
     script?: string;
     timeoutMs?: number;
     node?: string;
+    /** Node flags before the script (for example `--import` of a preload). */
+    nodeArgs?: readonly string[];
   } = {},
 ): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env };
     for (const key of Object.keys(env)) if (key.startsWith('TOOLFENCE_HOOK_')) delete env[key];
-    const child = spawn(options.node ?? process.execPath, [options.script ?? HOOK_PATH], {
-      env: { ...env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      options.node ?? process.execPath,
+      [...(options.nodeArgs ?? []), options.script ?? HOOK_PATH],
+      { env: { ...env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const timer = setTimeout(() => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from './configuration-error.js';
 import {
   DEFAULT_SNAPSHOT_LIMITS,
+  type JsonSnapshotLimits,
   resolveSnapshotLimits,
   snapshotJsonObject,
 } from './json-snapshot.js';
@@ -133,6 +134,30 @@ describe('snapshotJsonObject', () => {
     } catch (error) {
       expect((error as ToolInputError).details?.issues).toEqual([
         { path: '$.outer[0]["odd key"]', message: 'numbers must be finite' },
+      ]);
+    }
+  });
+
+  const loop: Record<string, unknown> = { name: 'loop' };
+  loop.self = loop;
+  const holey = [1, 2, 3];
+  delete holey[1];
+  const pathCases: readonly (readonly [string, unknown, Partial<JsonSnapshotLimits>, string])[] = [
+    ['a cycle', { a: [1, loop] }, {}, '$.a[1].self'],
+    ['too deep', { a: [{ b: [[]] }] }, { maxDepth: 4 }, '$.a[0].b[0]'],
+    ['too many values', { a: ['x', 'y', { z: 1 }] }, { maxNodes: 5 }, '$.a[2].z'],
+    ['too many bytes', { a: [{ long: 'x'.repeat(300) }] }, { maxBytes: 100 }, '$.a[0].long'],
+    ['a hole', { a: [holey] }, {}, '$.a[0][1]'],
+    ['a function', { a: { 'odd key': [() => 1] } }, {}, '$.a["odd key"][0]'],
+  ];
+  it.each(pathCases)('reports the path of %s at any depth', (_label, value, limits, path) => {
+    try {
+      snapshotJsonObject(value, resolveSnapshotLimits(limits));
+      expect.unreachable();
+    } catch (error) {
+      expect(ToolInputError.isInstance(error)).toBe(true);
+      expect((error as ToolInputError).details?.issues).toEqual([
+        expect.objectContaining({ path }),
       ]);
     }
   });

@@ -52,8 +52,35 @@ interface Walk {
   upper: number;
   /** Containers being copied, root first (for cycle detection; at most `maxDepth` long). */
   readonly ancestors: object[];
-  /** Keys and indexes from the root to the value being copied (for error paths only). */
-  readonly keys: (string | number)[];
+}
+
+/**
+ * A failure on its way up: each container level it passes adds its key (innermost first), so the
+ * hot path keeps no path at all; the root turns it into a {@link ToolInputError}.
+ */
+class Unwinding {
+  readonly reason: SnapshotFailure;
+  readonly message: string;
+  readonly limit: number | undefined;
+  readonly cause: unknown;
+  /** Keys and indexes from the failing value up to the root (reversed at the root). */
+  readonly keys: (string | number)[] = [];
+  constructor(reason: SnapshotFailure, message: string, limit?: number, cause?: unknown) {
+    this.reason = reason;
+    this.message = message;
+    this.limit = limit;
+    this.cause = cause;
+  }
+}
+
+/** Adds `key` to a failure passing up through its container (a getter's throw becomes one). */
+function unwind(error: unknown, key: string | number): Unwinding {
+  const unwinding =
+    error instanceof Unwinding
+      ? error
+      : new Unwinding('not-json', 'reading the value threw', undefined, error);
+  unwinding.keys.push(key);
+  return unwinding;
 }
 
 const objectPrototype = Object.prototype;
@@ -88,20 +115,29 @@ export function snapshotJsonValue(
 
 /** Copies, turning anything a getter or proxy throws into a {@link ToolInputError}. */
 function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
-  const walk = newWalk(limits);
+  const walk: Walk = { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [] };
+  let snapshot: JsonValue;
   try {
-    const snapshot = copy(value, walk, 1);
-    if (walk.upper > limits.maxBytes) checkExactBytes(snapshot, limits);
-    return snapshot;
+    snapshot = copy(value, walk, 1);
   } catch (error) {
-    if (ToolInputError.isInstance(error)) throw error;
-    const failed = failure('not-json', walk.keys, 'reading the value threw');
-    throw new ToolInputError(failed.message, { details: failed.details ?? {}, cause: error });
+    const unwinding =
+      error instanceof Unwinding
+        ? error
+        : new Unwinding('not-json', 'reading the value threw', undefined, error);
+    const failed = failure(
+      unwinding.reason,
+      unwinding.keys.reverse(),
+      unwinding.message,
+      unwinding.limit,
+    );
+    if (unwinding.cause === undefined) throw failed;
+    throw new ToolInputError(failed.message, {
+      details: failed.details ?? {},
+      cause: unwinding.cause,
+    });
   }
-}
-
-function newWalk(limits: JsonSnapshotLimits): Walk {
-  return { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [], keys: [] };
+  if (walk.upper > limits.maxBytes) checkExactBytes(snapshot, limits);
+  return snapshot;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -113,16 +149,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function copy(value: unknown, walk: Walk, depth: number): JsonValue {
   walk.nodes += 1;
   if (walk.nodes > walk.limits.maxNodes) {
-    throw failure('nodes', walk.keys, 'the arguments have too many values', walk.limits.maxNodes);
+    throw new Unwinding('nodes', 'the arguments have too many values', walk.limits.maxNodes);
   }
   switch (typeof value) {
     case 'string':
       addText(walk, value, 2);
       return value;
     case 'number':
-      if (!Number.isFinite(value)) {
-        throw failure('not-json', walk.keys, 'numbers must be finite');
-      }
+      if (!Number.isFinite(value)) throw new Unwinding('not-json', 'numbers must be finite');
       addBytes(walk, 8);
       return value;
     case 'boolean':
@@ -134,25 +168,19 @@ function copy(value: unknown, walk: Walk, depth: number): JsonValue {
         return null;
       }
       if (depth > walk.limits.maxDepth) {
-        throw failure(
-          'depth',
-          walk.keys,
-          'the arguments are nested too deeply',
-          walk.limits.maxDepth,
-        );
+        throw new Unwinding('depth', 'the arguments are nested too deeply', walk.limits.maxDepth);
       }
-      if (walk.ancestors.includes(value)) {
-        throw failure('cycle', walk.keys, 'the arguments contain a cycle');
-      }
-      walk.ancestors.push(value);
+      const ancestors = walk.ancestors;
+      if (ancestors.includes(value)) throw new Unwinding('cycle', 'the arguments contain a cycle');
+      ancestors.push(value);
       const copied = Array.isArray(value)
         ? copyArray(value, walk, depth)
         : copyObject(value, walk, depth);
-      walk.ancestors.pop();
+      ancestors.pop();
       return copied;
     }
     default:
-      throw failure('not-json', walk.keys, `a ${typeof value} is not a JSON value`);
+      throw new Unwinding('not-json', `a ${typeof value} is not a JSON value`);
   }
 }
 
@@ -160,73 +188,84 @@ function copyArray(value: readonly unknown[], walk: Walk, depth: number): JsonVa
   const length = value.length;
   addBytes(walk, 2 + length);
   const out: JsonValue[] = new Array<JsonValue>(length);
-  const keys = walk.keys;
-  for (let index = 0; index < length; index += 1) {
-    keys.push(index);
-    if (!(index in value)) {
-      throw failure('not-json', keys, 'arrays must not have holes');
+  let index = 0;
+  try {
+    for (; index < length; index += 1) {
+      if (!(index in value)) throw new Unwinding('not-json', 'arrays must not have holes');
+      out[index] = copy(value[index], walk, depth + 1);
     }
-    out[index] = copy(value[index], walk, depth + 1);
-    keys.pop();
+  } catch (error) {
+    throw unwind(error, index);
   }
   return Object.freeze(out);
 }
 
 function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   if (!isPlainObject(value)) {
-    throw failure('not-json', walk.keys, 'only plain objects are JSON objects');
+    throw new Unwinding('not-json', 'only plain objects are JSON objects');
   }
   const out: Record<string, JsonValue> = {};
   addBytes(walk, 2);
   const source = value as Record<string, unknown>;
-  const keys = walk.keys;
-  for (const key of Object.keys(source)) {
-    keys.push(key);
-    addText(walk, key, 4);
-    const child = copy(source[key], walk, depth + 1);
-    if (key === '__proto__') {
-      Object.defineProperty(out, key, {
-        value: child,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else {
-      out[key] = child;
+  const keys = Object.keys(source);
+  let key = '';
+  try {
+    for (let index = 0; index < keys.length; index += 1) {
+      key = keys[index] as string;
+      addText(walk, key, 4);
+      const child = copy(source[key], walk, depth + 1);
+      if (key === '__proto__') {
+        Object.defineProperty(out, key, {
+          value: child,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        out[key] = child;
+      }
     }
-    keys.pop();
+  } catch (error) {
+    throw unwind(error, key);
   }
   return Object.freeze(out);
 }
 
 /** Recounts a finished (frozen) snapshot with exact UTF-8 sizes, failing where it crosses the limit. */
 function checkExactBytes(snapshot: JsonValue, limits: JsonSnapshotLimits): void {
-  const walk: Walk = { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [], keys: [] };
+  const walk: Walk = { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [] };
+  const keys: (string | number)[] = [];
   const count = (value: JsonValue): void => {
     if (typeof value === 'string') {
-      addBytes(walk, utf8Length(value) + 2);
+      addExact(utf8Length(value) + 2);
     } else if (typeof value === 'number') {
-      addBytes(walk, 8);
+      addExact(8);
     } else if (typeof value === 'boolean') {
-      addBytes(walk, 5);
+      addExact(5);
     } else if (value === null) {
-      addBytes(walk, 4);
+      addExact(4);
     } else if (Array.isArray(value)) {
-      addBytes(walk, 2 + value.length);
+      addExact(2 + value.length);
       for (let index = 0; index < value.length; index += 1) {
-        walk.keys.push(index);
+        keys.push(index);
         count(value[index] as JsonValue);
-        walk.keys.pop();
+        keys.pop();
       }
     } else {
-      addBytes(walk, 2);
+      addExact(2);
       const object = value as JsonObject;
       for (const key of Object.keys(object)) {
-        walk.keys.push(key);
-        addBytes(walk, utf8Length(key) + 4);
+        keys.push(key);
+        addExact(utf8Length(key) + 4);
         count(object[key] as JsonValue);
-        walk.keys.pop();
+        keys.pop();
       }
+    }
+  };
+  const addExact = (bytes: number): void => {
+    walk.bytes += bytes;
+    if (walk.bytes > limits.maxBytes) {
+      throw failure('bytes', keys, 'the arguments are too large', limits.maxBytes);
     }
   };
   count(snapshot);
@@ -262,7 +301,7 @@ function addBytes(walk: Walk, bytes: number): void {
   walk.bytes += bytes;
   walk.upper += bytes;
   if (walk.bytes > walk.limits.maxBytes) {
-    throw failure('bytes', walk.keys, 'the arguments are too large', walk.limits.maxBytes);
+    throw new Unwinding('bytes', 'the arguments are too large', walk.limits.maxBytes);
   }
 }
 

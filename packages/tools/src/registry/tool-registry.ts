@@ -259,6 +259,8 @@ export class ToolRegistry {
   readonly #budget: BudgetReserver | undefined;
   readonly #logger: RegistryLogger | undefined;
   readonly #pipeline: (call: ToolCall) => Promise<ToolResult>;
+  /** No middleware and no onEvent: nobody sees a ToolCall, so none is built (the hot path). */
+  readonly #direct: boolean;
   readonly #initialStarts: Promise<void>[] = [];
   readonly #authorizations = new WeakMap<CallAuthorization, AuthorizationRecord>();
   readonly #grants = new WeakMap<ApprovalGrant, GrantRecord>();
@@ -350,6 +352,7 @@ export class ToolRegistry {
     this.#pipeline = compose(middleware as readonly ToolMiddleware[], (call) =>
       this.#execute(call),
     );
+    this.#direct = middleware.length === 0 && this.#onEvent === undefined;
     for (const tool of options.tools ?? []) this.#installInitial(tool);
   }
 
@@ -522,23 +525,26 @@ export class ToolRegistry {
     context: ToolContext | ToolContextInit,
     options?: InvokeOptions,
   ): Promise<ToolResult> {
-    let call: ToolCall;
     let presented: PresentedGrant | undefined;
+    let snapshot: JsonObject;
+    let frozenContext: ToolContext;
     try {
       this.#assertOpen();
       if (options !== undefined) presented = this.#presentGrant(options);
-      const frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
-      const snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
-      callCounter += 1;
-      call = Object.freeze({
-        callId: `call-${callCounter}`,
-        toolName: name,
-        args: snapshot,
-        context: frozenContext,
-      });
+      frozenContext = isCreatedToolContext(context) ? context : createToolContext(context);
+      snapshot = snapshotJsonObject(args === undefined ? {} : args, this.#limits);
     } catch (error) {
       return Promise.reject(error);
     }
+    callCounter += 1;
+    // Without middleware and onEvent the call object and its ID would be seen by nobody.
+    if (this.#direct) return this.#leased(name, snapshot, frozenContext, presented);
+    const call: ToolCall = Object.freeze({
+      callId: `call-${callCounter}`,
+      toolName: name,
+      args: snapshot,
+      context: frozenContext,
+    });
     if (presented !== undefined) this.#presented.set(call, presented);
     return this.#pipeline(call);
   }
@@ -898,7 +904,9 @@ export class ToolRegistry {
   }
 
   #execute(call: ToolCall): Promise<ToolResult> {
-    return this.#onEvent === undefined ? this.#leased(call) : this.#executeWithEvents(call);
+    return this.#onEvent === undefined
+      ? this.#leased(call.toolName, call.args, call.context, this.#presented.get(call))
+      : this.#executeWithEvents(call);
   }
 
   async #executeWithEvents(call: ToolCall): Promise<ToolResult> {
@@ -906,7 +914,12 @@ export class ToolRegistry {
     const eventBase = this.#eventBase(call);
     this.#emit({ ...eventBase, type: 'started' });
     try {
-      const result = await this.#leased(call);
+      const result = await this.#leased(
+        call.toolName,
+        call.args,
+        call.context,
+        this.#presented.get(call),
+      );
       this.#emit({
         ...eventBase,
         type: 'completed',
@@ -938,18 +951,22 @@ export class ToolRegistry {
   }
 
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
-  async #leased(call: ToolCall): Promise<ToolResult> {
+  async #leased(
+    toolName: string,
+    args: JsonObject,
+    context: ToolContext,
+    presented: PresentedGrant | undefined,
+  ): Promise<ToolResult> {
     this.#assertOpen();
-    const entry = this.#entries.get(call.toolName);
-    if (entry === undefined) throw notFound(call.toolName);
+    const entry = this.#entries.get(toolName);
+    if (entry === undefined) throw notFound(toolName);
     entry.leases += 1;
     let reservation: BudgetReservation | undefined;
     let consumed = false;
     try {
       if (entry.starting !== undefined) await entry.starting;
-      const authorizing = this.#check(entry, call);
+      const authorizing = this.#authorize(this.#screen(entry, toolName, args, context), presented);
       if (authorizing !== undefined) await authorizing;
-      const { args, context, toolName } = call;
       if (this.#budget !== undefined) {
         const reserved = this.#budget.reserve({ toolName, args, context });
         reservation = reserved instanceof Promise ? await reserved : reserved;
@@ -981,15 +998,6 @@ export class ToolRegistry {
       entry.leases -= 1;
       if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
     }
-  }
-
-  /**
-   * Validation, read-only scope and authorization on a leased instance. Returns a promise only
-   * when something asynchronous (an async authorizer, an approval) has to finish.
-   */
-  #check(entry: Entry, call: ToolCall): Promise<void> | undefined {
-    const request = this.#screen(entry, call.toolName, call.args, call.context);
-    return this.#authorize(request, this.#presented.get(call));
   }
 
   /** Start error, validation and read-only scope: throws, else returns the authorizer's request. */
