@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -327,4 +327,32 @@ describe('toolfence-mcp serve over stdio (the process a client starts)', () => {
     });
     expect(audit).toBe(0);
   }, 60_000);
+});
+
+describe('gateway config file reading', () => {
+  it.each([
+    [
+      'a file over 1 MiB',
+      async (path: string) => writeFile(path, ' '.repeat(1024 * 1024 + 1)),
+      'must be a regular file of at most 1 MiB',
+    ],
+    ['a folder', async (path: string) => mkdir(path), 'must be a regular file of at most 1 MiB'],
+    ['a missing file', async () => undefined, 'Cannot read the config file (ENOENT)'],
+  ])(
+    'refuses %s with one clear line, for serve and pin alike',
+    async (_label, arrange, message) => {
+      const path = join(folder, 'toolfence.json');
+      await arrange(path);
+      for (const command of [['serve'], ['pin', '--show']]) {
+        const err: string[] = [];
+        const code = await runCli([...command, '--config', path], {
+          out: () => undefined,
+          err: (chunk) => err.push(chunk),
+          cwd: folder,
+        });
+        expect(code).toBe(1);
+        expect(err.join('')).toContain(message);
+      }
+    },
+  );
 });

@@ -1,5 +1,5 @@
 import { existsSync, type FSWatcher, watch } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
@@ -16,13 +16,11 @@ import { McpBridgeError } from '../mcp-bridge-error.js';
 import type { CliIo } from './cli-io.js';
 import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
 import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
+import { MAX_GATEWAY_CONFIG_BYTES, readRegularFile } from './read-file.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
 
 /** Quiet time after a config change or SIGHUP before the reload starts, in milliseconds. */
 const RELOAD_DEBOUNCE_MS = 200;
-
-/** Largest config file read, in bytes (1 MiB). */
-const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
@@ -81,28 +79,6 @@ function parseArguments(argv: readonly string[]): GatewayArguments {
   return parsed;
 }
 
-async function readBounded(path: string, what: string): Promise<string> {
-  try {
-    const handle = await open(path, 'r');
-    try {
-      const stat = await handle.stat();
-      if (!stat.isFile() || stat.size > MAX_CONFIG_BYTES) {
-        throw new GatewayConfigError(`The ${what} must be a regular file of at most 1 MiB`);
-      }
-      return await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    if (GatewayConfigError.isInstance(error)) throw error;
-    const code = (error as { code?: unknown }).code;
-    throw new GatewayConfigError(
-      `Cannot read the ${what}${typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : ''}`,
-      { cause: error },
-    );
-  }
-}
-
 interface LoadedConfig {
   readonly path: string;
   readonly config: GatewayConfig;
@@ -117,7 +93,9 @@ async function loadConfig(parsed: GatewayArguments, io: CliIo): Promise<LoadedCo
     : resolve(io.cwd ?? process.cwd(), parsed.config);
   let json: unknown;
   try {
-    json = JSON.parse(await readBounded(path, 'config file'));
+    json = JSON.parse(
+      (await readRegularFile(path, 'config file', MAX_GATEWAY_CONFIG_BYTES)).toString('utf8'),
+    );
   } catch (error) {
     if (McpBridgeError.isInstance(error)) throw error;
     throw new GatewayConfigError('The config file is not valid JSON', { cause: error });

@@ -9,8 +9,8 @@ import {
 } from '../gateway/client-formats.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { parseGatewayConfig } from '../gateway/gateway-config.js';
-import { McpBridgeError } from '../mcp-bridge-error.js';
 import type { CliIo } from './cli-io.js';
+import { MAX_GATEWAY_CONFIG_BYTES, readRegularFile } from './read-file.js';
 import { EXIT_CODES, safeFailureMessage } from './run-inspect.js';
 
 /** Largest client config file read by `wrap`, in bytes (8 MiB: `~/.claude.json` grows). */
@@ -110,28 +110,6 @@ function workspaceOf(client: ClientKind, file: string): string | undefined {
   return undefined;
 }
 
-async function readBytes(path: string, what: string): Promise<Buffer> {
-  try {
-    const handle = await open(path, 'r');
-    try {
-      const info = await handle.stat();
-      if (!info.isFile() || info.size > MAX_CLIENT_FILE_BYTES) {
-        throw new GatewayConfigError(`The ${what} must be a regular file of at most 8 MiB`);
-      }
-      return await handle.readFile();
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    if (McpBridgeError.isInstance(error)) throw error;
-    const code = (error as { code?: unknown }).code;
-    throw new GatewayConfigError(
-      `Cannot read the ${what}${typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : ''}`,
-      { cause: error },
-    );
-  }
-}
-
 /** Writes `bytes` to `path` atomically (a temporary file in the same folder, then a rename). */
 async function writeAtomic(path: string, bytes: Buffer | string, mode: number): Promise<void> {
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
@@ -186,7 +164,9 @@ async function mergedConfig(
 ): Promise<string> {
   let existing: Record<string, unknown> = { mcpServers: {} };
   try {
-    const text = (await readBytes(configPath, 'config file')).toString('utf8');
+    const text = (
+      await readRegularFile(configPath, 'config file', MAX_GATEWAY_CONFIG_BYTES)
+    ).toString('utf8');
     try {
       existing = JSON.parse(text) as Record<string, unknown>;
     } catch (error) {
@@ -220,7 +200,7 @@ export async function runWrap(argv: readonly string[], io: CliIo): Promise<numbe
     const file = clientFile(parsed, io);
     const backup = `${file}.toolfence-backup`;
     const statePath = `${file}.toolfence-wrap.json`;
-    const original = await readBytes(file, `${client} config file`);
+    const original = await readRegularFile(file, `${client} config file`, MAX_CLIENT_FILE_BYTES);
     const mode = (await stat(file)).mode & 0o777;
     const cwd = io.cwd ?? process.cwd();
     const configPath =
@@ -304,16 +284,22 @@ export async function runUnwrap(argv: readonly string[], io: CliIo): Promise<num
     const file = clientFile(parsed, io);
     const backup = `${file}.toolfence-backup`;
     const statePath = `${file}.toolfence-wrap.json`;
-    const original = await readBytes(backup, 'backup file').catch((error: unknown) => {
-      throw new GatewayConfigError(`${file} is not wrapped (no ${backup})`, { cause: error });
-    });
+    const original = await readRegularFile(backup, 'backup file', MAX_CLIENT_FILE_BYTES).catch(
+      (error: unknown) => {
+        throw new GatewayConfigError(`${file} is not wrapped (no ${backup})`, { cause: error });
+      },
+    );
     let state: WrapState | undefined;
     try {
       state = JSON.parse(await readFile(statePath, 'utf8')) as WrapState;
     } catch {
       state = undefined;
     }
-    const current = await readBytes(file, `${parsed.client} config file`).catch(() => undefined);
+    const current = await readRegularFile(
+      file,
+      `${parsed.client} config file`,
+      MAX_CLIENT_FILE_BYTES,
+    ).catch(() => undefined);
     if (
       !parsed.force &&
       current !== undefined &&
