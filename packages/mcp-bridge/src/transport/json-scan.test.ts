@@ -51,6 +51,37 @@ describe('scanJsonStructure', () => {
     expect(() => scanJsonStructure('[12]', tight)).not.toThrow();
   });
 
+  it.each([
+    ['10,000 escaped quotes (more than one regular-expression match)', '\\"'.repeat(10_000)],
+    ['escaped backslashes before the closing quote', `${'\\\\'.repeat(5_000)}x\\\\`],
+    ['a mix of escapes', 'say \\"hi\\" C:\\\\temp\\n\\t\\u0022'.repeat(2_000)],
+  ])('skips a string of %s and counts what follows it', (_name, body) => {
+    const text = `{"a":"${body}","b":[1,2]}`;
+    expect(parseBoundedJson(text, limits)).toEqual(JSON.parse(text));
+    const tight = resolveRecordLimits({ maxRecordTokens: 7 });
+    expect(() => scanJsonStructure(text, tight)).not.toThrow();
+    let caught: unknown;
+    try {
+      scanJsonStructure(`${text.slice(0, -1)},"c":3}`, tight);
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as ResponseTooComplexError).kind).toBe('tokens');
+  });
+
+  it('skips an 8 MiB string of escaped quotes without overflowing the regular-expression stack', () => {
+    const text = `["${'\\"'.repeat(4 * 1024 * 1024 - 8)}"]`;
+    expect(() => scanJsonStructure(text, limits)).not.toThrow();
+  });
+
+  it.each([
+    ['a lone backslash at the end', '["abc\\'],
+    ['an escaped closing quote at the end', '["abc\\"'],
+    ['escapes then the end', `["${'\\"'.repeat(5_000)}`],
+  ])('refuses %s as unterminated', (_name, text) => {
+    expect(() => scanJsonStructure(text, limits)).toThrow(TransportProtocolError);
+  });
+
   it('refuses an unterminated string as a protocol error', () => {
     expect(() => scanJsonStructure('{"a":"b', limits)).toThrow(TransportProtocolError);
   });

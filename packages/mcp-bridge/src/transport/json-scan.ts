@@ -25,6 +25,36 @@ function isLetter(code: number): boolean {
 }
 
 /**
+ * The body of a string that holds escapes, from just after its opening quote: runs of plain
+ * characters and escape pairs, at most 4,096 escapes per match so the regular expression's
+ * backtracking stack stays small however long the string is (the caller loops). It always
+ * matches, and stops at the closing quote, at the next backslash, or at the end of the text.
+ */
+const STRING_BODY = /(?:[^"\\]*\\[\s\S]){0,4096}[^"\\]*/y;
+
+/**
+ * Index of the quote that closes the string opened at `open`, or -1 when it is not closed. A
+ * string whose first quote is not preceded by a backslash (the common case) costs one `indexOf`;
+ * one with escapes is skipped escape by escape in native regular-expression code, which is about
+ * twice as fast on escape-dense text as a JavaScript loop over every quote and backslash.
+ */
+function stringEnd(text: string, open: number): number {
+  const quote = text.indexOf('"', open + 1);
+  if (quote === -1 || text.charCodeAt(quote - 1) !== BACKSLASH) return quote;
+  let index = open + 1;
+  for (;;) {
+    STRING_BODY.lastIndex = index;
+    STRING_BODY.test(text);
+    const next = STRING_BODY.lastIndex;
+    const code = text.charCodeAt(next);
+    if (code === QUOTE) return next;
+    // Stopped at a backslash without progress: a lone backslash ends the text.
+    if (code !== BACKSLASH || next === index) return -1;
+    index = next;
+  }
+}
+
+/**
  * One linear pass over a JSON text that bounds its structure before `JSON.parse` sees it:
  * token count (every scalar, key, `{` and `[`), nesting depth, and the length of each numeric
  * token. It does not validate the grammar (the parse does); it only guarantees the parse
@@ -43,15 +73,8 @@ export function scanJsonStructure(
     const code = text.charCodeAt(index);
     if (code === QUOTE) {
       if (++tokens > maxRecordTokens) throw new ResponseTooComplexError('tokens', maxRecordTokens);
-      // Find the closing quote: a quote preceded by an even number of backslashes.
-      let end = index;
-      for (;;) {
-        end = text.indexOf('"', end + 1);
-        if (end === -1) throw new TransportProtocolError('A record is not valid JSON');
-        let backslashes = 0;
-        for (let back = end - 1; text.charCodeAt(back) === BACKSLASH; back--) backslashes++;
-        if ((backslashes & 1) === 0) break;
-      }
+      const end = stringEnd(text, index);
+      if (end === -1) throw new TransportProtocolError('A record is not valid JSON');
       index = end + 1;
     } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       if (++tokens > maxRecordTokens) throw new ResponseTooComplexError('tokens', maxRecordTokens);
