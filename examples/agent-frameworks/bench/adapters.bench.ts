@@ -24,8 +24,10 @@ import { langChainTools } from '@toolfence/tools/langchain';
 import { openAiAgentsTools } from '@toolfence/tools/openai-agents';
 
 const TARGET_RATIO = 1.2;
-const ROUNDS = 9;
-const CALLS_PER_ROUND = 1_000;
+// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
+const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
+const ROUNDS = QUICK ? 2 : 9;
+const CALLS_PER_ROUND = QUICK ? 50 : 1_000;
 
 const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);

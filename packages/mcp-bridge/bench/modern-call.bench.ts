@@ -20,6 +20,7 @@ import {
   median,
   pairedRatio,
   printTable,
+  scaled,
   stopAll,
 } from './fixtures/harness.js';
 
@@ -95,8 +96,8 @@ async function calls(transport: 'stdio' | 'http'): Promise<void> {
     }
     const settings =
       transport === 'stdio'
-        ? { warmup: 300, rounds: 20, perRound: 100 }
-        : { warmup: 200, rounds: 12, perRound: 50 };
+        ? { warmup: scaled(300, 20), rounds: scaled(20, 2), perRound: scaled(100, 10) }
+        : { warmup: scaled(200, 20), rounds: scaled(12, 2), perRound: scaled(50, 10) };
     const results = await interleave(contenders, settings);
     const baseline = figure(results.get('sdk-v2'));
     const value = figure(results.get('mcp-client'));
@@ -143,7 +144,7 @@ function childPids(): string[] {
 }
 
 async function connects(): Promise<void> {
-  const rounds = 9;
+  const rounds = scaled(9, 1);
   const mine: number[] = [];
   const sdk: number[] = [];
   const spawnedMine: number[] = [];
@@ -197,7 +198,7 @@ async function connects(): Promise<void> {
 }
 
 async function listings(): Promise<void> {
-  const count = 10_000;
+  const count = scaled(10_000, 500);
   const gc = forcedGc();
   // The SDK v2 server sends all 10,001 tools in one page: a host listing such a server raises
   // the per-record limits (the defaults bound a record at 20,001 tokens and 8 MiB).
@@ -242,12 +243,16 @@ async function listings(): Promise<void> {
         peaks.set(contender.name, Math.max(peaks.get(contender.name) ?? 0, peak - base));
       },
     }));
-    const results = await interleave(measured, { warmup: 1, rounds: 5, perRound: 1 });
+    const results = await interleave(measured, {
+      warmup: 1,
+      rounds: scaled(5, 1),
+      perRound: 1,
+    });
     const a = figure(results.get('mcp-client'));
     const b = figure(results.get('sdk-v2'));
     const mb = (bytes: number | undefined) => ((bytes ?? Number.NaN) / 1024 / 1024).toFixed(1);
     printTable(
-      `modern listing of ${count} tools over stdio (one page; 5 interleaved rounds)`,
+      `modern listing of ${count} tools over stdio (one page; ${scaled(5, 1)} interleaved rounds)`,
       ['client', 'median ms', 'peak heap growth MiB'],
       [
         ['mcp-client', formatMs(a), mb(peaks.get('mcp-client'))],
