@@ -46,6 +46,7 @@ import {
 import { StdioTransport } from '../transport/stdio-transport.js';
 import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
+import { linkSignal } from './abort-link.js';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
@@ -519,16 +520,19 @@ export class McpClient {
     if (typeof uri !== 'string' || uri === '') {
       throw new ClientConfigurationError('The resource URI must be a non-empty string');
     }
+    const link = linkSignal(options.signal);
     try {
-      const result = await this.#read((session) =>
-        session.protocol.request(
-          'resources/read',
-          { uri },
-          {
-            timeoutMs: this.#readTimeoutMs,
-            ...(options.signal === undefined ? {} : { signal: options.signal }),
-          },
-        ),
+      const result = await this.#read(
+        (session) =>
+          session.protocol.request(
+            'resources/read',
+            { uri },
+            {
+              timeoutMs: this.#readTimeoutMs,
+              ...(link === undefined ? {} : { signal: link.signal }),
+            },
+          ),
+        link?.signal,
       );
       const contents = result.contents;
       if (
@@ -541,6 +545,8 @@ export class McpClient {
     } catch (error) {
       if (isResourceNotFound(error)) throw new ResourceNotFoundError(uri, { cause: error });
       throw error;
+    } finally {
+      link?.release();
     }
   }
 
@@ -622,7 +628,9 @@ export class McpClient {
       options.timeout === undefined
         ? this.#readTimeoutMs
         : positiveNumber('timeout', options.timeout, 120) * 1000;
-    return this.#semaphore.run(async () => {
+    // The call's own signal, linked to the caller's by one shared listener (see abort-link.ts).
+    const link = linkSignal(options.signal);
+    const called = this.#semaphore.run(async () => {
       let reinitialized = false;
       for (;;) {
         options.signal?.throwIfAborted();
@@ -635,7 +643,7 @@ export class McpClient {
               { name, arguments: { ...args } },
               {
                 timeoutMs,
-                ...(options.signal === undefined ? {} : { signal: options.signal }),
+                ...(link === undefined ? {} : { signal: link.signal }),
               },
             ),
           );
@@ -651,7 +659,9 @@ export class McpClient {
           throw this.#callFailure(error, session);
         }
       }
-    });
+    }, link?.signal);
+    if (link !== undefined) called.then(link.release, link.release);
+    return called;
   }
 
   /**
@@ -749,7 +759,7 @@ export class McpClient {
   }
 
   /** Runs a replayable read: one reconnect if the wire failed before any response began. */
-  async #read<T>(operation: (session: Session) => Promise<T>): Promise<T> {
+  async #read<T>(operation: (session: Session) => Promise<T>, signal?: AbortSignal): Promise<T> {
     return this.#semaphore.run(async () => {
       let reinitialized = false;
       let reconnected = false;
@@ -777,7 +787,7 @@ export class McpClient {
           throw this.#readFailure(error, failure, session);
         }
       }
-    });
+    }, signal);
   }
 
   #readFailure(error: unknown, failure: unknown, session: Session): Error {
