@@ -6,14 +6,22 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AmbiguousDeliveryError } from '../src/client/errors.js';
 import { McpClient } from '../src/client/mcp-client.js';
-import { CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
+import {
+  allowLoopback,
+  CHILD_ENV,
+  EVERYTHING_ENTRY,
+  type EverythingHttp,
+  startEverythingHttp,
+} from './helpers.js';
 
-function everything(maxConcurrentRequests: number): McpClient {
-  return new McpClient({
-    command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
-    env: CHILD_ENV,
-    maxConcurrentRequests,
-  });
+function everything(maxConcurrentRequests: number, url?: string): McpClient {
+  return url === undefined
+    ? new McpClient({
+        command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
+        env: CHILD_ENV,
+        maxConcurrentRequests,
+      })
+    : new McpClient({ url, allowNonPublic: allowLoopback, maxConcurrentRequests });
 }
 
 /** Collects the process warnings emitted while `run` runs (and one turn after). */
@@ -35,38 +43,48 @@ async function warningsDuring(run: () => Promise<void>): Promise<Error[]> {
 
 describe('calls sharing one AbortSignal', () => {
   let client: McpClient | undefined;
+  let server: EverythingHttp | undefined;
   afterEach(async () => {
     await client?.close();
     client = undefined;
+    await server?.close();
+    server = undefined;
   });
 
   it.each([
-    ['64 concurrent calls, 64 in flight', 64, 64],
-    ['64 concurrent calls, 8 in flight', 8, 64],
-    ['40 sequential calls', 1, 1],
-  ])('%s: no MaxListenersExceededWarning and no listener left', async (_name, limit, width) => {
-    client = everything(limit);
-    await client.connect();
-    const controller = new AbortController();
-    const { signal } = controller;
-    const warnings = await warningsDuring(async () => {
-      const rounds = width === 1 ? 40 : 1;
-      for (let round = 0; round < rounds; round++) {
-        const results = await Promise.all(
-          Array.from({ length: width }, (_, index) =>
-            (client as McpClient).callTool('echo', { message: `m${index}` }, { signal }),
-          ),
-        );
-        expect(results.map((result) => result.content)).toEqual(
-          Array.from({ length: width }, (_, index) => [{ type: 'text', text: `Echo: m${index}` }]),
-        );
-      }
-    });
-    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual(
-      [],
-    );
-    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
-  });
+    ['stdio: 64 concurrent calls, 64 in flight', 'stdio', 64, 64],
+    ['stdio: 64 concurrent calls, 8 in flight', 'stdio', 8, 64],
+    ['stdio: 40 sequential calls', 'stdio', 1, 1],
+    ['HTTP: 64 concurrent calls, 64 in flight', 'http', 64, 64],
+  ])(
+    '%s: no MaxListenersExceededWarning and no listener left',
+    async (_name, mode, limit, width) => {
+      if (mode === 'http') server = await startEverythingHttp();
+      client = everything(limit, server?.url);
+      await client.connect();
+      const controller = new AbortController();
+      const { signal } = controller;
+      const warnings = await warningsDuring(async () => {
+        const rounds = width === 1 ? 40 : 1;
+        for (let round = 0; round < rounds; round++) {
+          const results = await Promise.all(
+            Array.from({ length: width }, (_, index) =>
+              (client as McpClient).callTool('echo', { message: `m${index}` }, { signal }),
+            ),
+          );
+          expect(results.map((result) => result.content)).toEqual(
+            Array.from({ length: width }, (_, index) => [
+              { type: 'text', text: `Echo: m${index}` },
+            ]),
+          );
+        }
+      });
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual(
+        [],
+      );
+      expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    },
+  );
 
   it('aborts every call in flight and every waiting call through one listener', async () => {
     client = everything(4);

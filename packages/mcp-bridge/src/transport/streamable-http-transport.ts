@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isJSONRPCErrorResponse,
@@ -180,6 +181,10 @@ export class StreamableHttpTransport implements Transport {
    *   with credentials, or a bad option.
    */
   constructor(options: StreamableHttpTransportOptions) {
+    // Every request in flight (and each open SSE body) listens on this internal signal until it
+    // completes, when undici removes its listener: the count is bounded by the client's
+    // maxConcurrentRequests, so Node's 10-listener leak warning would be noise in the host.
+    setMaxListeners(0, this.#abort.signal);
     let url: URL;
     try {
       url = new URL(options.url);
