@@ -3,6 +3,14 @@
 // server, over stdio and Streamable HTTP (SSE replies, the SDK server's default; and JSON replies).
 // @ai-sdk/mcp and @langchain/mcp-adapters run the same call for comparison (informational).
 //
+// Call times move from run to run (each run has its own heap, JIT state and server processes, and
+// the machine's load changes), so every mode runs RUNS times, each in a fresh process, modes
+// interleaved; each figure is the median over runs of the run's paired ratio (median over rounds
+// of our round median / the SDK's), with the min-max range. A second SDK 1.x client (`sdk-control`,
+// an A/A control) shows how far two identical clients drift apart in the same runs. A full GC runs
+// (untimed) before every contender's round, so one client's garbage is not collected on another's
+// time.
+//
 //   npx tsx bench/bridge-call.bench.ts [stdio] [http] [http-json]     (default: all three)
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
@@ -21,12 +29,16 @@ import {
   bench,
   type Contender,
   figure,
+  forcedGc,
   formatMs,
+  formatSpread,
   interleave,
   pairedRatio,
   printTable,
+  runChild,
   SERVER_SCRIPT,
   scaled,
+  spread,
   startHttpServer,
   stdioCommand,
   stopAll,
@@ -41,6 +53,7 @@ const SETTINGS: Record<Mode, { rounds: number; perRound: number }> = {
   'http-json': { rounds: scaled(15, 2), perRound: scaled(50, 10) },
 };
 const ARGS = { text: 'hello from the benchmark' };
+const RUNS = scaled(5, 1);
 
 interface Setup {
   readonly contenders: Contender[];
@@ -94,6 +107,14 @@ async function build(
       : new StreamableHTTPClientTransport(new URL(url)),
   );
   closers.push(() => sdk.close());
+  // the same SDK client once more, as an A/A control (its ratio to `sdk` is pure noise)
+  const control = new Client({ name: 'bench-sdk-control', version: '1.0.0' });
+  await control.connect(
+    url === undefined
+      ? new StdioClientTransport({ command: process.execPath, args: [SERVER_SCRIPT, 'stdio'] })
+      : new StreamableHTTPClientTransport(new URL(url)),
+  );
+  closers.push(() => control.close());
 
   // the SDK v2 Client (@modelcontextprotocol/client 2.x) against this legacy (1.x) server
   const sdkV2 = new ClientV2({ name: 'bench-sdk-v2', version: '1.0.0' });
@@ -145,6 +166,7 @@ async function build(
     },
     { name: 'mcp-client', run: () => bareClient.callTool('echo', ARGS) },
     { name: 'sdk', run: () => sdk.callTool({ name: 'echo', arguments: ARGS }) },
+    { name: 'sdk-control', run: () => control.callTool({ name: 'echo', arguments: ARGS }) },
     { name: 'sdk-v2', run: () => sdkV2.callTool({ name: 'echo', arguments: ARGS }) },
     {
       name: 'ai-sdk',
@@ -168,7 +190,15 @@ const LABEL: Record<Mode, string> = {
   'http-json': 'Streamable HTTP (JSON replies)',
 };
 
-async function measure(mode: Mode): Promise<void> {
+/** One run's figures: per contender, the median of round medians and the paired ratio to `sdk`. */
+interface RunResult {
+  readonly ms: Record<string, number>;
+  readonly paired: Record<string, number>;
+  readonly pairedToV2: number;
+}
+
+/** Child mode: one run of one mode in this fresh process. */
+async function runOnce(mode: Mode): Promise<RunResult> {
   const server =
     mode === 'stdio' ? undefined : await startHttpServer(mode === 'http-json' ? ['--json'] : []);
   const setup = await setUp(mode, server?.url);
@@ -176,7 +206,12 @@ async function measure(mode: Mode): Promise<void> {
   const started = performance.now();
   let results: Awaited<ReturnType<typeof interleave>>;
   try {
-    results = await interleave(setup.contenders, { warmup: WARMUP, rounds, perRound });
+    results = await interleave(setup.contenders, {
+      warmup: WARMUP,
+      rounds,
+      perRound,
+      beforeRound: forcedGc(),
+    });
   } finally {
     await setup.close();
     if (server !== undefined) {
@@ -186,71 +221,110 @@ async function measure(mode: Mode): Promise<void> {
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const sdk = figure(results.get('sdk'));
-  const rows = [...results.values()].map((result) => {
-    const value = figure(result);
-    const sorted = [...result.roundMedians].sort((a, b) => a - b);
-    return [
-      result.name,
-      formatMs(value),
-      `${formatMs(sorted[0] as number)}-${formatMs(sorted.at(-1) as number)}`,
-      (value / sdk).toFixed(2),
-      pairedRatio(result, results.get('sdk')).toFixed(2),
-    ];
-  });
   printTable(
-    `tools/call echo over ${LABEL[mode]}: ${WARMUP} warm-up calls per client, ${rounds} interleaved rounds x ${perRound} calls, median of round medians (${seconds} s)`,
+    `tools/call echo over ${LABEL[mode]}, one run: ${WARMUP} warm-up calls per client, ${rounds} interleaved rounds x ${perRound} calls, median of round medians (${seconds} s)`,
     ['client', 'median ms/call', 'round range', 'x SDK Client', 'paired x SDK'],
-    rows,
+    [...results.values()].map((result) => {
+      const value = figure(result);
+      const sorted = [...result.roundMedians].sort((a, b) => a - b);
+      return [
+        result.name,
+        formatMs(value),
+        `${formatMs(sorted[0] as number)}-${formatMs(sorted.at(-1) as number)}`,
+        (value / sdk).toFixed(2),
+        pairedRatio(result, results.get('sdk')).toFixed(2),
+      ];
+    }),
   );
-  const how = `${WARMUP} warm-up calls each, ${rounds} interleaved rounds x ${perRound} sequential calls, median of round medians`;
-  const bridge = figure(results.get('bridge'));
-  const bare = figure(results.get('mcp-client'));
-  const aiSdk = figure(results.get('ai-sdk'));
-  const langchain = figure(results.get('langchain'));
-  const paired = (name: string) => pairedRatio(results.get(name), results.get('sdk')).toFixed(2);
+  const ms: Record<string, number> = {};
+  const paired: Record<string, number> = {};
+  for (const [name, result] of results) {
+    ms[name] = figure(result);
+    paired[name] = pairedRatio(result, results.get('sdk'));
+  }
+  return {
+    ms,
+    paired,
+    pairedToV2: pairedRatio(results.get('mcp-client'), results.get('sdk-v2')),
+  };
+}
+
+function report(mode: Mode, runs: readonly RunResult[]): void {
+  const { rounds, perRound } = SETTINGS[mode];
+  const how = `${runs.length} runs in fresh processes, each ${WARMUP} warm-up calls per client then ${rounds} interleaved rounds x ${perRound} sequential calls (GC before each round); ratio = median over runs of the run's paired ratio (median over rounds of round-median ratios), range min-max`;
+  const ratios = (name: string) => runs.map((run) => run.paired[name] as number);
+  const ms = (name: string) => spread(runs.map((run) => run.ms[name] as number)).median;
+  const control = `A/A control (a second SDK 1.x client vs the first) ${formatSpread(ratios('sdk-control'))}`;
+  printTable(
+    `tools/call echo over ${LABEL[mode]}: paired ratio to the SDK 1.x Client over ${runs.length} runs`,
+    ['client', 'median ms/call', 'paired x SDK: median (min-max)'],
+    Object.keys(runs[0]?.ms ?? {}).map((name) => [
+      name,
+      formatMs(ms(name)),
+      formatSpread(ratios(name)),
+    ]),
+  );
   const id = mode === 'stdio' ? 'stdio' : mode === 'http' ? 'http' : 'http-json';
+  const median = (name: string) => spread(ratios(name)).median;
   bench({
     id: `mcp-bridge.call-${id}-bridge`,
     label: `tools/call over ${LABEL[mode]}: bridgeTools + ToolRegistry.invoke vs SDK Client`,
-    ratio: bridge / sdk,
+    ratio: median('bridge'),
     target: 1.1,
-    detail: `bridge ${formatMs(bridge)} ms vs SDK Client ${formatMs(sdk)} ms per call (per-round paired ratio ${paired('bridge')}); ${how}`,
+    detail: `${formatSpread(ratios('bridge'))} over ${runs.length} runs; bridge ${formatMs(ms('bridge'))} ms vs SDK Client ${formatMs(ms('sdk'))} ms per call; ${control}; ${how}`,
   });
   bench({
     id: `mcp-bridge.call-${id}-client`,
-    label: `tools/call over ${LABEL[mode]}: McpClient.callTool vs SDK Client`,
-    ratio: bare / sdk,
-    target: 1.1,
-    detail: `McpClient ${formatMs(bare)} ms vs SDK Client ${formatMs(sdk)} ms per call (per-round paired ratio ${paired('mcp-client')}); ${how}`,
+    label: `tools/call over ${LABEL[mode]}: McpClient.callTool vs SDK Client (legacy mode)`,
+    ratio: median('mcp-client'),
+    target: mode === 'stdio' ? 1 : 0.8,
+    detail: `${formatSpread(ratios('mcp-client'))} over ${runs.length} runs; McpClient ${formatMs(ms('mcp-client'))} ms vs SDK Client ${formatMs(ms('sdk'))} ms per call; ${control}; target: no slower than SDK v1 on stdio, 0.8x on HTTP; ${how}`,
   });
-  const v2 = figure(results.get('sdk-v2'));
+  const toV2 = runs.map((run) => run.pairedToV2);
   bench({
     id: `mcp-bridge.call-${id}-client-vs-sdk-v2`,
     label: `tools/call over ${LABEL[mode]} (legacy server): McpClient.callTool vs the SDK v2 Client`,
-    ratio: bare / v2,
+    ratio: spread(toV2).median,
     target: mode === 'stdio' ? 1 : 0.8,
-    detail: `McpClient ${formatMs(bare)} ms vs SDK v2 Client ${formatMs(v2)} ms per call (SDK v2 = ${(v2 / sdk).toFixed(2)}x the 1.x SDK Client; target: no slower than the faster SDK client on stdio, 0.8x on HTTP); ${how}`,
+    detail: `${formatSpread(toV2)} over ${runs.length} runs; McpClient ${formatMs(ms('mcp-client'))} ms vs SDK v2 Client ${formatMs(ms('sdk-v2'))} ms per call (SDK v2 = ${formatSpread(ratios('sdk-v2'))} the 1.x SDK Client); target: no slower than the faster SDK client on stdio, 0.8x on HTTP; ${how}`,
   });
   bench({
     id: `mcp-bridge.call-${id}-vs-ai-sdk`,
     label: `tools/call over ${LABEL[mode]}: bridge vs @ai-sdk/mcp tool execute (informational)`,
-    ratio: bridge / aiSdk,
+    ratio: ms('bridge') / ms('ai-sdk'),
     target: null,
-    detail: `bridge ${formatMs(bridge)} ms vs AI SDK ${formatMs(aiSdk)} ms (AI SDK = ${(aiSdk / sdk).toFixed(2)}x SDK Client; it does not validate arguments); ${how}`,
+    detail: `bridge ${formatMs(ms('bridge'))} ms vs AI SDK ${formatMs(ms('ai-sdk'))} ms (AI SDK = ${formatSpread(ratios('ai-sdk'))} SDK Client; it does not validate arguments); medians over ${runs.length} runs`,
   });
   bench({
     id: `mcp-bridge.call-${id}-vs-langchain`,
     label: `tools/call over ${LABEL[mode]}: bridge vs @langchain/mcp-adapters tool invoke (informational)`,
-    ratio: bridge / langchain,
+    ratio: ms('bridge') / ms('langchain'),
     target: null,
-    detail: `bridge ${formatMs(bridge)} ms vs LangChain ${formatMs(langchain)} ms (LangChain = ${(langchain / sdk).toFixed(2)}x SDK Client); ${how}`,
+    detail: `bridge ${formatMs(ms('bridge'))} ms vs LangChain ${formatMs(ms('langchain'))} ms (LangChain = ${formatSpread(ratios('langchain'))} SDK Client); medians over ${runs.length} runs`,
   });
 }
 
-const requested = process.argv.slice(2) as Mode[];
-const modes: Mode[] = requested.length > 0 ? requested : ['stdio', 'http', 'http-json'];
-try {
-  for (const mode of modes) await measure(mode);
-} finally {
-  await stopAll();
+const childIndex = process.argv.indexOf('--child');
+if (childIndex !== -1) {
+  try {
+    const result = await runOnce(process.argv[childIndex + 1] as Mode);
+    process.stdout.write(`\n${JSON.stringify(result)}\n`);
+  } finally {
+    await stopAll();
+  }
+} else {
+  const requested = process.argv.slice(2) as Mode[];
+  const modes: Mode[] = requested.length > 0 ? requested : ['stdio', 'http', 'http-json'];
+  const runs = new Map<Mode, RunResult[]>(modes.map((mode) => [mode, []]));
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      for (const mode of modes) {
+        console.log(`\n-- run ${run + 1} of ${RUNS}, ${mode}`);
+        runs.get(mode)?.push(await runChild<RunResult>(['--child', mode]));
+      }
+    }
+    for (const mode of modes) report(mode, runs.get(mode) ?? []);
+  } finally {
+    await stopAll();
+  }
 }
