@@ -221,7 +221,8 @@ async function listings(): Promise<void> {
       {
         name: 'sdk-v2',
         run: async () => {
-          const listed = await sdk.listTools();
+          // A fresh listing each time, like McpClient's refresh (never the v2 response cache).
+          const listed = await sdk.listTools(undefined, { cacheMode: 'refresh' });
           if (listed.tools.length !== count + 1)
             throw new Error(`SDK v2 listed ${listed.tools.length}`);
         },

@@ -1,7 +1,9 @@
 // Tool listings over stdio, against the fixture server (pages of 100 tools):
 // 1. McpClient.tools({ refresh: true }) of 10,000 tools against an SDK Client listTools cursor
-//    loop (time, in one process, interleaved), and the peak memory of one listing (each side
-//    alone in a fresh child process, sampled RSS and heap above the connected baseline).
+//    loop and the SDK v2 Client's listTools() (which follows cursors itself; this fixture server
+//    is legacy-only, so the v2 client runs in legacy mode), time in one process, interleaved, and
+//    the peak memory of one listing (each side alone in a fresh child process, sampled RSS and
+//    heap above the connected baseline).
 // 2. 1,000 tools that each carry an outputSchema: McpClient.tools() and bridgeTools() against
 //    the AI SDK's tools() (which follows cursors too) and, for context, the SDK Client's
 //    listTools loop (which compiles an Ajv validator per outputSchema on every listing).
@@ -10,6 +12,8 @@
 import { spawn } from 'node:child_process';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { bridgeTools, McpClient } from '@toolfence/mcp-bridge';
@@ -43,6 +47,20 @@ async function sdkClient(serverArgs: readonly string[]): Promise<Client> {
   return client;
 }
 
+/** The SDK v2 Client; its listTools() walks every page (capped like ours at 100 pages). */
+async function sdkV2Client(serverArgs: readonly string[]): Promise<ClientV2> {
+  const client = new ClientV2({ name: 'bench-sdk-v2', version: '1.0.0' }, { listMaxPages: 100 });
+  await client.connect(
+    new StdioV2({ command: process.execPath, args: [SERVER_SCRIPT, 'stdio', ...serverArgs] }),
+  );
+  return client;
+}
+
+/** A fresh v2 listing (never its response cache). */
+async function sdkV2ListAll(client: ClientV2): Promise<unknown[]> {
+  return (await client.listTools(undefined, { cacheMode: 'refresh' })).tools;
+}
+
 /** The SDK's documented way to list everything: follow nextCursor until it is absent. */
 async function sdkListAll(client: Client): Promise<unknown[]> {
   const tools: unknown[] = [];
@@ -68,6 +86,10 @@ async function childMain(side: string): Promise<void> {
     const client = new McpClient({ command: stdioCommand(MANY), clientName: 'bench' });
     await client.connect();
     list = async () => (await client.tools({ refresh: true })).length;
+    close = () => client.close();
+  } else if (side === 'v2') {
+    const client = await sdkV2Client(MANY);
+    list = async () => (await sdkV2ListAll(client)).length;
     close = () => client.close();
   } else {
     const client = await sdkClient(MANY);
@@ -117,6 +139,7 @@ const MiB = 1024 * 1024;
 async function listingTime(): Promise<void> {
   const ours = new McpClient({ command: stdioCommand(MANY), clientName: 'bench' });
   const sdk = await sdkClient(MANY);
+  const v2 = await sdkV2Client(MANY);
   const contenders: Contender[] = [
     {
       name: 'McpClient.tools()',
@@ -126,6 +149,10 @@ async function listingTime(): Promise<void> {
       name: 'SDK listTools loop',
       run: async () => expectCount('sdk', (await sdkListAll(sdk)).length, 10_000),
     },
+    {
+      name: 'SDK v2 listTools()',
+      run: async () => expectCount('v2', (await sdkV2ListAll(v2)).length, 10_000),
+    },
   ];
   const warmup = scaled(2, 1);
   const rounds = scaled(7, 1);
@@ -134,17 +161,21 @@ async function listingTime(): Promise<void> {
   const results = await interleave(contenders, { warmup, rounds, perRound }).finally(async () => {
     await ours.close();
     await sdk.close();
+    await v2.close();
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const oursMs = figure(results.get('McpClient.tools()'));
   const sdkMs = figure(results.get('SDK listTools loop'));
+  const v2Ms = figure(results.get('SDK v2 listTools()'));
 
   const memory: Record<string, { rss: number[]; heap: number[] }> = {
     ours: { rss: [], heap: [] },
     sdk: { rss: [], heap: [] },
+    v2: { rss: [], heap: [] },
   };
+  const sides = ['ours', 'sdk', 'v2'];
   for (let run = 0; run < MEMORY_RUNS; run++) {
-    for (const side of run % 2 === 0 ? ['ours', 'sdk'] : ['sdk', 'ours']) {
+    for (const side of [...sides.slice(run % 3), ...sides.slice(0, run % 3)]) {
       const measured = await runChild(side);
       memory[side]?.rss.push(measured.rss);
       memory[side]?.heap.push(measured.heap);
@@ -154,6 +185,8 @@ async function listingTime(): Promise<void> {
   const sdkRss = median(memory.sdk?.rss ?? []);
   const oursHeap = median(memory.ours?.heap ?? []);
   const sdkHeap = median(memory.sdk?.heap ?? []);
+  const v2Rss = median(memory.v2?.rss ?? []);
+  const v2Heap = median(memory.v2?.heap ?? []);
 
   printTable(
     `tools() of 10,000 tools (100 pages of 100) over stdio: ${warmup} warm-up listings each, ${rounds} interleaved rounds x ${perRound} listings (${seconds} s); memory: median of ${MEMORY_RUNS} fresh child processes per side, peak above the connected baseline during one listing`,
@@ -171,6 +204,12 @@ async function listingTime(): Promise<void> {
         `${(sdkRss / MiB).toFixed(1)} MiB`,
         `${(sdkHeap / MiB).toFixed(1)} MiB`,
       ],
+      [
+        'SDK v2 Client listTools()',
+        formatMs(v2Ms),
+        `${(v2Rss / MiB).toFixed(1)} MiB`,
+        `${(v2Heap / MiB).toFixed(1)} MiB`,
+      ],
     ],
   );
   bench({
@@ -187,6 +226,15 @@ async function listingTime(): Promise<void> {
     ratio: heapRatio,
     target: 1.0,
     detail: `peak heapUsed above the connected baseline during one listing, sampled every 1 ms, median of ${MEMORY_RUNS} fresh child processes per side: McpClient ${(oursHeap / MiB).toFixed(1)} MiB vs SDK ${(sdkHeap / MiB).toFixed(1)} MiB; peak RSS growth ${(oursRss / MiB).toFixed(1)} vs ${(sdkRss / MiB).toFixed(1)} MiB (ratio ${(oursRss / sdkRss).toFixed(2)})`,
+  });
+  bench({
+    id: 'mcp-bridge.list-10k-time-vs-sdk-v2',
+    label:
+      'tools() of 10,000 tools vs the SDK v2 Client listTools() (stdio, legacy server; no higher peak heap either)',
+    ratio: oursMs / v2Ms,
+    target: 1.0,
+    met: oursMs <= v2Ms && oursHeap <= v2Heap,
+    detail: `McpClient ${formatMs(oursMs)} ms vs SDK v2 ${formatMs(v2Ms)} ms per listing of 100 pages (cacheMode 'refresh', listMaxPages 100); peak heap growth ${(oursHeap / MiB).toFixed(1)} vs ${(v2Heap / MiB).toFixed(1)} MiB, RSS ${(oursRss / MiB).toFixed(1)} vs ${(v2Rss / MiB).toFixed(1)} MiB (median of ${MEMORY_RUNS} fresh processes per side); ${warmup} warm-up listings each, ${rounds} interleaved rounds x ${perRound}, median of round medians`,
   });
 }
 

@@ -38,6 +38,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'ResourceNotFoundError',
         'ServerRpcError',
         'McpClient',
+        'DEFAULT_MAX_CONCURRENT_REQUESTS',
         'RecordEncodingError',
         'RequestNotSentError',
         'ResponseTooComplexError',

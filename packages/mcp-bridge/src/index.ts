@@ -28,6 +28,7 @@ export {
   ServerRpcError,
 } from './client/errors.js';
 export {
+  DEFAULT_MAX_CONCURRENT_REQUESTS,
   type McpCallOptions,
   type McpCallToolResult,
   McpClient,

@@ -359,14 +359,15 @@ describe.each([
   });
 
   it.each([
-    ['serializes requests by default', {}, 1],
-    ['runs two at once when the host allows it', { maxConcurrentRequests: 2 }, 2],
-  ])('%s', async (_name, options, expected) => {
+    ['runs at most DEFAULT_MAX_CONCURRENT_REQUESTS (8) at once by default', {}, 12, 8],
+    ['serializes requests with maxConcurrentRequests: 1', { maxConcurrentRequests: 1 }, 2, 1],
+    ['runs two at once when the host allows it', { maxConcurrentRequests: 2 }, 4, 2],
+  ])('%s', async (_name, options, calls, expected) => {
     const mcp = client(options);
     await mcp.connect();
-    await Promise.all([mcp.callTool('slow', { bytes: 100 }), mcp.callTool('slow', { bytes: 100 })]);
+    await Promise.all(Array.from({ length: calls }, () => mcp.callTool('slow', { bytes: 100 })));
     expect(server.state.maxInFlight).toBe(expected);
-    expect(server.calls.get('slow')).toBe(2);
+    expect(server.calls.get('slow')).toBe(calls);
   });
 
   it('sends the protocol headers and asks for identity encoding', async () => {

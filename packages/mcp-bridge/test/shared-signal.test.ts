@@ -41,7 +41,7 @@ async function warningsDuring(run: () => Promise<void>): Promise<Error[]> {
   return warnings;
 }
 
-describe('calls sharing one AbortSignal', () => {
+describe('calls sharing one AbortSignal', { timeout: 30_000 }, () => {
   let client: McpClient | undefined;
   let server: EverythingHttp | undefined;
   afterEach(async () => {

@@ -95,6 +95,15 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'logger',
 ]);
 
+/**
+ * The default of `maxConcurrentRequests`: requests one client has in flight at once (8). Enough
+ * for the parallel tool calls of one model turn, while bounding what one client can load on a
+ * server, the answers buffered at once over HTTP (8 x `maxRecordBytes`) and the calls a wire
+ * failure leaves ambiguous. The same as the gateway's `maxConcurrentCalls`. A gateway or a
+ * batch host raises it (at 128 a burst of 400 calls runs as fast as the SDK's unbounded client).
+ */
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
+
 const APPROVE_ALL: AllowNonPublic = () => true;
 
 /** The network guard's form of `allowNonPublic`: `true` approves every non-public address. */
@@ -186,7 +195,10 @@ export interface McpClientOptions {
   readonly maxRecordDepth?: number;
   /** Bytes per numeric token. Default 65,536. */
   readonly maxNumberBytes?: number;
-  /** Requests in flight at once on this client. Default 1 (serialized). */
+  /**
+   * Requests in flight at once on this client; the rest wait their turn in arrival order. Default
+   * {@link DEFAULT_MAX_CONCURRENT_REQUESTS} (8); `1` serializes them.
+   */
   readonly maxConcurrentRequests?: number;
   /** Roots offered to the server; only when given is the `roots` capability declared. */
   readonly roots?: readonly Root[];
@@ -287,7 +299,7 @@ function isLoopbackHost(hostname: string): boolean {
 
 /**
  * A hardened MCP client over stdio or Streamable HTTP, built on the SDK's `Client` with bounded
- * transports. Requests are serialized by default. Nothing is retried except on an explicit
+ * transports. At most `maxConcurrentRequests` requests are in flight (default 8). Nothing is retried except on an explicit
  * server answer (401 with a token function, 404 for an expired session), and a `tools/call`
  * whose outcome is unknown raises {@link AmbiguousDeliveryError} instead of being replayed.
  */
@@ -412,7 +424,9 @@ export class McpClient {
     ) {
       throw new ClientConfigurationError('elicitation must be { handler: function }');
     }
-    this.#semaphore = new Semaphore(options.maxConcurrentRequests ?? 1);
+    this.#semaphore = new Semaphore(
+      options.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS,
+    );
     resolveRecordLimits(options);
     if (hasUrl) {
       let url: URL;
