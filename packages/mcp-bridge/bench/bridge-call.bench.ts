@@ -7,11 +7,17 @@
 // the machine's load changes), so every mode runs RUNS times, each in a fresh process, modes
 // interleaved; each figure is the median over runs of the run's paired ratio (median over rounds
 // of our round median / the SDK's), with the min-max range. A second SDK 1.x client (`sdk-control`,
-// an A/A control) shows how far two identical clients drift apart in the same runs. A full GC runs
+// an A/A control) shows how far two identical clients drift apart in the same runs. Over stdio,
+// `sdk-own-session` is the SDK client once more with its server started through `setsid`, so it
+// runs in its own session like McpClient's (which spawns `detached` to kill the server's whole
+// process group on close): on a loaded Linux machine with autogroup scheduling, a server in its
+// own session waits longer to be scheduled than one sharing the benchmark's session, which is
+// where most of McpClient's run-to-run spread against the plain SDK client comes from. A full GC runs
 // (untimed) before every contender's round, so one client's garbage is not collected on another's
 // time.
 //
 //   npx tsx bench/bridge-call.bench.ts [stdio] [http] [http-json]     (default: all three)
+import { spawnSync } from 'node:child_process';
 import { createMCPClient, type MCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
@@ -46,14 +52,16 @@ import {
 
 type Mode = 'stdio' | 'http' | 'http-json';
 
-const WARMUP = scaled(300, 20);
+const WARMUP = scaled(200, 20);
 const SETTINGS: Record<Mode, { rounds: number; perRound: number }> = {
-  stdio: { rounds: scaled(30, 2), perRound: scaled(100, 10) },
-  http: { rounds: scaled(15, 2), perRound: scaled(50, 10) },
-  'http-json': { rounds: scaled(15, 2), perRound: scaled(50, 10) },
+  stdio: { rounds: scaled(20, 2), perRound: scaled(100, 10) },
+  http: { rounds: scaled(10, 2), perRound: scaled(50, 10) },
+  'http-json': { rounds: scaled(10, 2), perRound: scaled(50, 10) },
 };
 const ARGS = { text: 'hello from the benchmark' };
 const RUNS = scaled(5, 1);
+/** util-linux `setsid`, to start a baseline server in its own session like McpClient's. */
+const HAS_SETSID = spawnSync('setsid', ['--version'], { stdio: 'ignore' }).status === 0;
 
 interface Setup {
   readonly contenders: Contender[];
@@ -115,6 +123,20 @@ async function build(
       : new StreamableHTTPClientTransport(new URL(url)),
   );
   closers.push(() => control.close());
+  // over stdio: the SDK client whose server runs in its own session, as McpClient's does
+  const ownSession =
+    url === undefined && HAS_SETSID
+      ? new Client({ name: 'bench-sdk-own-session', version: '1.0.0' })
+      : undefined;
+  if (ownSession !== undefined) {
+    await ownSession.connect(
+      new StdioClientTransport({
+        command: 'setsid',
+        args: [process.execPath, SERVER_SCRIPT, 'stdio'],
+      }),
+    );
+    closers.push(() => ownSession.close());
+  }
 
   // the SDK v2 Client (@modelcontextprotocol/client 2.x) against this legacy (1.x) server
   const sdkV2 = new ClientV2({ name: 'bench-sdk-v2', version: '1.0.0' });
@@ -167,6 +189,14 @@ async function build(
     { name: 'mcp-client', run: () => bareClient.callTool('echo', ARGS) },
     { name: 'sdk', run: () => sdk.callTool({ name: 'echo', arguments: ARGS }) },
     { name: 'sdk-control', run: () => control.callTool({ name: 'echo', arguments: ARGS }) },
+    ...(ownSession === undefined
+      ? []
+      : [
+          {
+            name: 'sdk-own-session',
+            run: () => ownSession.callTool({ name: 'echo', arguments: ARGS }),
+          },
+        ]),
     { name: 'sdk-v2', run: () => sdkV2.callTool({ name: 'echo', arguments: ARGS }) },
     {
       name: 'ai-sdk',
@@ -195,6 +225,8 @@ interface RunResult {
   readonly ms: Record<string, number>;
   readonly paired: Record<string, number>;
   readonly pairedToV2: number;
+  /** Over stdio (when `setsid` exists): McpClient vs the SDK client whose server has its own session. */
+  readonly pairedToOwnSession?: number;
 }
 
 /** Child mode: one run of one mode in this fresh process. */
@@ -246,6 +278,14 @@ async function runOnce(mode: Mode): Promise<RunResult> {
     ms,
     paired,
     pairedToV2: pairedRatio(results.get('mcp-client'), results.get('sdk-v2')),
+    ...(results.has('sdk-own-session')
+      ? {
+          pairedToOwnSession: pairedRatio(
+            results.get('mcp-client'),
+            results.get('sdk-own-session'),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -280,6 +320,18 @@ function report(mode: Mode, runs: readonly RunResult[]): void {
     target: mode === 'stdio' ? 1 : 0.8,
     detail: `${formatSpread(ratios('mcp-client'))} over ${runs.length} runs; McpClient ${formatMs(ms('mcp-client'))} ms vs SDK Client ${formatMs(ms('sdk'))} ms per call; ${control}; target: no slower than SDK v1 on stdio, 0.8x on HTTP; ${how}`,
   });
+  const toOwnSession = runs
+    .map((run) => run.pairedToOwnSession)
+    .filter((value): value is number => value !== undefined);
+  if (toOwnSession.length > 0) {
+    bench({
+      id: `mcp-bridge.call-${id}-client-vs-sdk-own-session`,
+      label: `tools/call over ${LABEL[mode]}: McpClient.callTool vs SDK Client with its server in its own session (as McpClient's)`,
+      ratio: spread(toOwnSession).median,
+      target: 1,
+      detail: `${formatSpread(toOwnSession)} over ${runs.length} runs; McpClient ${formatMs(ms('mcp-client'))} ms vs SDK Client (server started through setsid) ${formatMs(ms('sdk-own-session'))} ms per call; the same client against the same server, only the server's session differs: that is the share of the spread against the plain SDK client that comes from scheduling, not from the client; ${control}; ${how}`,
+    });
+  }
   const toV2 = runs.map((run) => run.pairedToV2);
   bench({
     id: `mcp-bridge.call-${id}-client-vs-sdk-v2`,
