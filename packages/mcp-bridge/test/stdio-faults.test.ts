@@ -116,10 +116,10 @@ describe.each([
     expect(await calls('trailing')).toBe(1);
   });
 
-  it('bounds a trickled line by readTimeout over the whole record', async () => {
-    const mcp = client({ readTimeout: 0.5 });
+  it('bounds a trickled line by readTimeoutMs over the whole record', async () => {
+    const mcp = client({ readTimeoutMs: 500 });
     await mcp.connect();
-    const error = await caught(mcp.callTool('trickle', {}, { timeout: 30 }));
+    const error = await caught(mcp.callTool('trickle', {}, { timeoutMs: 30_000 }));
     expect(error).toBeInstanceOf(AmbiguousDeliveryError);
     expect((error as Error).cause).toBeInstanceOf(TransportTimeoutError);
     expect(await calls('trickle')).toBe(1);
@@ -203,8 +203,8 @@ describe.each([
     expect(await calls('list')).toBe(2);
   });
 
-  it('sends SIGKILL after killGrace to a server that ignores SIGTERM', async () => {
-    const mcp = client({ killGrace: 0.3 });
+  it('sends SIGKILL after killGraceMs to a server that ignores SIGTERM', async () => {
+    const mcp = client({ killGraceMs: 300 });
     const result = await mcp.callTool('ignore-term');
     const pid = Number((result.content[0] as { text: string }).text);
     expect(alive(pid)).toBe(true);

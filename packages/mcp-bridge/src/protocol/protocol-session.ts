@@ -159,7 +159,7 @@ export class ProtocolSession {
    * Negotiates the era and version. With a modern version on offer, sends `server/discover`
    * first (both transports); a `-32022` naming a mutual version is retried once. Falls back to
    * `initialize` on the legacy signals: any other JSON-RPC error, an HTTP 4xx without a modern
-   * error body, and on stdio no answer within `openTimeout` or a process that exited (then it is
+   * error body, and on stdio no answer within `openTimeoutMs` or a process that exited (then it is
    * started once more).
    * @throws {UnsupportedProtocolVersionError} when no offered version is shared.
    * @throws {VersionNegotiationError} when the offered eras do not fit the server.
