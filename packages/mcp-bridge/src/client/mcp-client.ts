@@ -921,8 +921,12 @@ export class McpClient {
         await protocol.close();
         const failure = transport.failure ?? error;
         lastError = failure;
+        // Only an HTTP open is tried twice (a connection reset before any answer). A stdio
+        // server that exits during the handshake is started once: starting it again repeats its
+        // start-up (and its side effects) and fails the same way.
         const retryable =
           attempt === 0 &&
+          this.#url !== undefined &&
           !transport.responseStarted &&
           (failure instanceof RequestNotSentError ||
             (failure instanceof TransportError && !(failure instanceof TransportTimeoutError)));
