@@ -17,10 +17,12 @@ import {
   figure,
   forcedGc,
   formatMs,
+  formatSpread,
   interleave,
   median,
   pairedRatio,
   printTable,
+  runChild,
   scaled,
   stopAll,
 } from './fixtures/harness.js';
@@ -75,7 +77,21 @@ async function v2(url: string | undefined, extra: readonly string[] = []): Promi
   return client;
 }
 
-async function calls(transport: 'stdio' | 'http'): Promise<void> {
+type CallTransport = 'stdio' | 'http';
+const CALL_RUNS = scaled(5, 1);
+const CALL_SETTINGS: Record<CallTransport, { warmup: number; rounds: number; perRound: number }> = {
+  stdio: { warmup: scaled(300, 20), rounds: scaled(20, 2), perRound: scaled(100, 10) },
+  http: { warmup: scaled(200, 20), rounds: scaled(12, 2), perRound: scaled(50, 10) },
+};
+
+interface CallRun {
+  readonly ours: number;
+  readonly sdk: number;
+  readonly paired: number;
+}
+
+/** Child mode: one run of the modern call round trip, in this fresh process. */
+async function callRun(transport: CallTransport): Promise<CallRun> {
   const url = transport === 'http' ? await startHttp() : undefined;
   const mine = ours(url);
   await mine.connect();
@@ -95,32 +111,52 @@ async function calls(transport: 'stdio' | 'http'): Promise<void> {
       const text = JSON.stringify(await contender.run());
       if (!text.includes(ARGS.text)) throw new Error(`${contender.name} did not echo`);
     }
-    const settings =
-      transport === 'stdio'
-        ? { warmup: scaled(300, 20), rounds: scaled(20, 2), perRound: scaled(100, 10) }
-        : { warmup: scaled(200, 20), rounds: scaled(12, 2), perRound: scaled(50, 10) };
-    const results = await interleave(contenders, settings);
-    const baseline = figure(results.get('sdk-v2'));
-    const value = figure(results.get('mcp-client'));
-    const paired = pairedRatio(results.get('mcp-client'), results.get('sdk-v2'));
+    const results = await interleave(contenders, {
+      ...CALL_SETTINGS[transport],
+      beforeRound: forcedGc(),
+    });
+    return {
+      ours: figure(results.get('mcp-client')),
+      sdk: figure(results.get('sdk-v2')),
+      paired: pairedRatio(results.get('mcp-client'), results.get('sdk-v2')),
+    };
+  } finally {
+    await mine.close();
+    await sdk.close();
+  }
+}
+
+/** The modern call round trip over both transports, CALL_RUNS fresh processes each. */
+async function calls(): Promise<void> {
+  const runs = new Map<CallTransport, CallRun[]>([
+    ['stdio', []],
+    ['http', []],
+  ]);
+  for (let run = 0; run < CALL_RUNS; run++) {
+    for (const transport of ['stdio', 'http'] as const) {
+      runs.get(transport)?.push(await runChild<CallRun>(['--call-child', transport]));
+    }
+  }
+  for (const [transport, measured] of runs) {
+    const settings = CALL_SETTINGS[transport];
+    const paired = measured.map((run) => run.paired);
+    const value = median(measured.map((run) => run.ours));
+    const baseline = median(measured.map((run) => run.sdk));
     printTable(
-      `modern tools/call echo over ${transport}: ${settings.warmup} warm-up calls, ${settings.rounds} interleaved rounds x ${settings.perRound}`,
-      ['client', 'median ms/call', 'x SDK v2 Client'],
+      `modern tools/call echo over ${transport}: ${CALL_RUNS} runs in fresh processes, each ${settings.warmup} warm-up calls then ${settings.rounds} interleaved rounds x ${settings.perRound} (GC before each round)`,
+      ['client', 'median ms/call', 'paired x SDK v2 Client: median (min-max)'],
       [
-        ['mcp-client', formatMs(value), (value / baseline).toFixed(2)],
-        ['sdk-v2', formatMs(baseline), '1.00'],
+        ['mcp-client', formatMs(value), formatSpread(paired)],
+        ['sdk-v2', formatMs(baseline), '1.00x'],
       ],
     );
     bench({
       id: `mcp-bridge.modern-call-${transport}`,
       label: `modern (2026-07-28) tools/call over ${transport}: McpClient vs SDK v2 Client`,
-      ratio: value / baseline,
+      ratio: median(paired),
       target: 0.8,
-      detail: `McpClient ${formatMs(value)} ms vs SDK v2 Client ${formatMs(baseline)} ms per call (paired ${paired.toFixed(2)}); ${settings.rounds} interleaved rounds x ${settings.perRound} calls after ${settings.warmup} warm-up calls, median of round medians`,
+      detail: `${formatSpread(paired)} over ${CALL_RUNS} runs (each run's paired ratio: median over rounds of round-median ratios); McpClient ${formatMs(value)} ms vs SDK v2 Client ${formatMs(baseline)} ms per call; each run ${settings.rounds} interleaved rounds x ${settings.perRound} calls after ${settings.warmup} warm-up calls, in a fresh process`,
     });
-  } finally {
-    await mine.close();
-    await sdk.close();
   }
 }
 
@@ -286,13 +322,16 @@ async function listings(): Promise<void> {
   }
 }
 
-const requested = process.argv.slice(2);
-const parts = requested.length > 0 ? requested : ['call', 'connect', 'listing'];
+const callChild = process.argv.indexOf('--call-child');
+const requested = callChild === -1 ? process.argv.slice(2) : [];
+const parts =
+  callChild !== -1 ? [] : requested.length > 0 ? requested : ['call', 'connect', 'listing'];
 try {
-  if (parts.includes('call')) {
-    await calls('stdio');
-    await calls('http');
+  if (callChild !== -1) {
+    const result = await callRun(process.argv[callChild + 1] as CallTransport);
+    process.stdout.write(`\n${JSON.stringify(result)}\n`);
   }
+  if (parts.includes('call')) await calls();
   if (parts.includes('connect')) await connects();
   if (parts.includes('listing')) await listings();
 } finally {
