@@ -11,7 +11,7 @@
 // `--no-build` skips the build (`pnpm check` has just built).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { arch, cpus, platform, release, totalmem } from 'node:os';
+import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -35,6 +35,8 @@ if (!flags.has('--no-build')) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 const started = performance.now();
+/** The 1-minute load average when the run started (the machine may be shared). */
+const loadAtStart = loadavg()[0] ?? 0;
 
 const files = [];
 for (const group of ['packages', 'examples']) {
@@ -114,6 +116,13 @@ const rows = results.map(
     } | ${result.detail ?? ''} | \`${result.file}\` |`,
 );
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const loadAtEnd = loadavg()[0] ?? 0;
+const loaded = Math.max(loadAtStart, loadAtEnd) > cpus().length;
+const loadLine = `Load average (1 min) ${loadAtStart.toFixed(1)} at the start, ${loadAtEnd.toFixed(1)} at the end, on ${cpus().length} cores${
+  loaded
+    ? ': **the machine was loaded** (other work was running), so absolute times are inflated and the ratios are noisier than on a quiet machine; the paired, interleaved ratios and the ranges over runs are the figures to read.'
+    : '.'
+}`;
 const markdown = `# Benchmarks
 
 Written by \`npx -y pnpm@12.4.2 bench\` on ${new Date().toISOString().slice(0, 10)}. Every figure is a
@@ -122,6 +131,7 @@ round after a warm-up, so a noisy machine moves both sides together. Lower is be
 from the package issues.
 
 Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${platform()} ${release()} ${arch()}, Node ${process.version}.
+${loadLine}
 
 | figure | ratio | target | status | detail | benchmark |
 |---|---|---|---|---|---|
