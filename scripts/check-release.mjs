@@ -39,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { installedClosure, mirrorInstalledPackages, startRegistry } from './local-registry.mjs';
 import {
+  cpuSeconds,
   createRunner,
   EXAMPLE_COMPILER_OPTIONS,
   findPnpm as findPnpmOf,
@@ -82,18 +83,6 @@ async function phase(name, body) {
   const at = Date.now();
   await body();
   timings.push(`${name} ${((Date.now() - at) / 1000).toFixed(1)} s`);
-}
-
-/** CPU seconds used by this process and the children it has waited for (Linux). */
-function cpuSeconds() {
-  try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-    // utime, stime, cutime, cstime: fields 14 to 17 of proc(5), in clock ticks of 1/100 s.
-    const ticks = fields.slice(11, 15).reduce((sum, value) => sum + Number(value), 0);
-    return (ticks / 100).toFixed(1);
-  } catch {
-    return '?';
-  }
 }
 
 // ---- versions -------------------------------------------------------------------------------

@@ -6,8 +6,8 @@
 //    in it, as they would not be for a newcomer).
 // 2. Run the root README's install command (the first command of its first ```sh block) with
 //    `--offline`, so it installs from the local pnpm store (what an install here already
-//    fetched) and CI needs no network, then `pnpm demo`, the README's first command (it builds
-//    the packages and runs the end-to-end demo).
+//    fetched) and CI needs no network, then the build both README commands start with
+//    (`--demo`: run `pnpm demo` too).
 // 3. Pack one package (`--package NAME`, default tool-contract) in the clone and install its
 //    tarball alone with npm into a fresh project, with only the third-party packages its README
 //    example imports, served from a registry on 127.0.0.1 (scripts/local-registry.mjs) that holds
@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { installedClosure, mirrorInstalledPackages, startRegistry } from './local-registry.mjs';
 import {
+  cpuSeconds,
   createRunner,
   EXAMPLE_COMPILER_OPTIONS,
   findPnpm,
@@ -130,14 +131,24 @@ async function newcomer() {
     await sh(words.join(' '), words[0], [...words.slice(1), '--offline']);
   });
 
-  await phase('demo', async () => {
-    // The README's first command after the install: it builds the packages and runs the demo.
-    const demo = await sh('pnpm demo', 'npx', ['-y', pnpmSpec(), 'demo']);
-    if (verbose) console.log(demo.stdout);
-    check(
-      demo.stdout.trim() !== '',
-      'pnpm demo printed nothing (the README promises a transcript)',
-    );
+  await phase('build', async () => {
+    // What the README's two commands do first after the install (`pnpm demo` and `pnpm check`
+    // both build); `--demo` runs the demo itself too (its test runs it in `pnpm check` anyway).
+    await sh('pnpm build', 'npx', ['-y', pnpmSpec(), 'build']);
+    if (argv.includes('--demo')) {
+      const demo = await sh('pnpm demo', 'npx', ['-y', pnpmSpec(), 'demo']);
+      if (verbose) console.log(demo.stdout);
+      check(
+        demo.stdout.trim() !== '',
+        'pnpm demo printed nothing (the README promises a transcript)',
+      );
+    }
+    for (const name of readdirSync(join(clone, 'packages'))) {
+      check(
+        existsSync(join(clone, 'packages', name, 'dist', 'index.js')),
+        `the build left no dist/index.js in packages/${name}`,
+      );
+    }
   });
 
   const packageDir = join(clone, 'packages', chosen);
@@ -291,7 +302,7 @@ async function newcomer() {
     `requests tried to leave 127.0.0.1: ${trap.attempts.join('; ')}`,
   );
   console.log(
-    `newcomer: cloned ${head.slice(0, 12)}, installed offline, ran the demo, and ran ${manifest.name}'s README example from its tarball alone`,
+    `newcomer: cloned ${head.slice(0, 12)}, installed offline, built, and ran ${manifest.name}'s README example from its tarball alone`,
   );
 }
 
@@ -320,7 +331,9 @@ async function main() {
     }
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`newcomer: ${timings.join(', ')}; total ${seconds} s`);
+  console.log(
+    `newcomer: ${timings.join(', ')}; total ${seconds} s (CPU ${cpuSeconds()} s, all processes)`,
+  );
   if (existsSync(temp)) failures.push(`${temp} was not removed`);
   if (failures.length > 0) {
     for (const failure of failures) console.error(`newcomer: ${failure}`);
