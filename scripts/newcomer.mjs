@@ -108,6 +108,11 @@ function readmeInstallCommand(markdown) {
 }
 
 async function newcomer() {
+  if (!existsSync(join(repo, 'packages', chosen ?? '', 'package.json'))) {
+    throw new StepError(
+      `--package must name a package folder (${readdirSync(join(repo, 'packages')).join(', ')})`,
+    );
+  }
   let head;
   await phase('clone', async () => {
     trap = await startTrap();
