@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -153,6 +154,41 @@ describe('PostgresConnectionStore on a real server', () => {
     expect((await store.get('linear'))?.accessToken).toBe(FULL.accessToken);
   });
 
+  it('defaults to verify-full TLS for a host that is not loopback by name (refused by this TLS-less server)', async () => {
+    // ::ffff:127.0.0.1 reaches the loopback server, but only localhost, 127.0.0.0/8 and ::1
+    // count as loopback for the default: anything else must use TLS unless told otherwise.
+    const mapped = url.replace('127.0.0.1', '[::ffff:127.0.0.1]');
+    await expect(
+      PostgresConnectionStore.open({
+        connectionString: mapped,
+        key: randomBytes(32),
+        connectTimeoutMs: 2_000,
+      }),
+    ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const plain = await open({ connectionString: mapped, sslMode: 'disable' });
+    await plain.put(FULL);
+    expect(await plain.list()).toEqual(['linear']);
+  });
+
+  it('gives up connecting after connectTimeoutMs (a server that never answers)', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const started = Date.now();
+      await expect(
+        PostgresConnectionStore.open({
+          connectionString: `postgres://user:hunter2@127.0.0.1:${port}/db`,
+          key: randomBytes(32),
+          connectTimeoutMs: 300,
+        }),
+      ).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      silent.close();
+    }
+  });
+
   it('keeps stores with other schemas or table prefixes apart, under the stated table names', async () => {
     const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     const key = randomBytes(32);
@@ -239,8 +275,12 @@ describe('PostgresConnectionStore on a real server', () => {
     const key = randomBytes(32);
     const hung = await open({ schema: shared, key, leaseMs: 300 });
     const waiter = await open({ schema: shared, key, leaseWaitMs: 5_000 });
-    void hung.singleFlight('refresh:x', () => new Promise(() => undefined));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise<void>((started) => {
+      void hung.singleFlight('refresh:x', () => {
+        started();
+        return new Promise(() => undefined);
+      });
+    });
     const started = Date.now();
     await expect(waiter.singleFlight('refresh:x', async () => 'mine')).resolves.toBe('mine');
     const waited = Date.now() - started;

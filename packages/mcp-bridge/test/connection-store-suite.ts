@@ -324,12 +324,17 @@ export function describeConnectionStore(backend: StoreBackend): void {
       const held = new Promise<void>((resolve) => {
         release = resolve;
       });
+      let started: () => void = () => undefined;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
       const a = first.singleFlight('refresh:x', async () => {
         order.push('a-start');
+        started();
         await held;
         order.push('a-end');
       });
-      await sleep(100);
+      await running;
       const b = second.singleFlight('refresh:x', async () => {
         order.push('b');
       });
@@ -349,19 +354,24 @@ export function describeConnectionStore(backend: StoreBackend): void {
       const holder = await open({ key });
       const waiter = await open({ key, leaseWaitMs: 300 });
       let release: () => void = () => undefined;
+      let started: () => void = () => undefined;
+      const running = new Promise<void>((resolve) => {
+        started = resolve;
+      });
       const held = holder.singleFlight(
         'refresh:x',
         () =>
           new Promise<void>((resolve) => {
             release = resolve;
+            started();
           }),
       );
-      await sleep(100);
-      const started = Date.now();
+      await running;
+      const waitStarted = Date.now();
       await expect(waiter.singleFlight('refresh:x', async () => 1)).rejects.toMatchObject({
         code: 'STORE_LEASE_TIMEOUT',
       });
-      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      expect(Date.now() - waitStarted).toBeGreaterThanOrEqual(250);
       release();
       await held;
       await expect(waiter.singleFlight('refresh:x', async () => 2)).resolves.toBe(2);
