@@ -109,7 +109,7 @@ describe('PostgresConnectionStore on a real server', () => {
     ['pool size 0', { poolSize: 0 }, /poolSize/],
     ['pool size 101', { poolSize: 101 }, /poolSize/],
     ['a fractional statement timeout', { statementTimeoutMs: 1.5 }, /statementTimeoutMs/],
-    ['a zero lease', { leaseMs: 0 }, /leaseMs/],
+    ['a zero lease time', { leaseMs: 0 }, /leaseMs/],
     ['a NaN lease wait', { leaseWaitMs: Number.NaN }, /leaseWaitMs/],
     ['a lease wait over a day', { leaseWaitMs: 86_400_001 }, /leaseWaitMs/],
     ['a zero connect timeout', { connectTimeoutMs: 0 }, /connectTimeoutMs/],
@@ -390,7 +390,7 @@ describe('connectionStoreFromUrl', () => {
     ['an empty sqlite path', 'sqlite:', {}, /needs a path/],
     ['a PostgreSQL option with sqlite:', 'sqlite:/tmp/x.db', { poolSize: 2 }, /poolSize/],
     ['an unknown option', 'sqlite:/tmp/x.db', { pool: {} }, /unknown option "pool"/],
-    ['a fractional lease', 'sqlite:/tmp/x.db', { leaseMs: 0.5 }, /leaseMs/],
+    ['a zero lease', 'sqlite:/tmp/x.db', { leaseMs: 0 }, /leaseMs/],
   ])(
     'refuses %s (STORE_RECORD_INVALID, no password in the message)',
     async (_name, target, extra, message) => {

@@ -28,7 +28,7 @@ describeConnectionStore({
       path: path(),
       key,
       ...(previousKeys === undefined ? {} : { previousKeys }),
-      ...(leaseWaitMs === undefined ? {} : { leaseWaitSeconds: leaseWaitMs / 1000 }),
+      ...(leaseWaitMs === undefined ? {} : { leaseWaitMs }),
       ...extra,
     });
   },

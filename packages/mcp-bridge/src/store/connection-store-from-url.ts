@@ -106,22 +106,12 @@ export async function connectionStoreFromUrl(
       });
     }
     const { key, previousKeys, leaseMs, leaseWaitMs } = options;
-    for (const [name, value] of [
-      ['leaseMs', leaseMs],
-      ['leaseWaitMs', leaseWaitMs],
-    ] as const) {
-      if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
-        throw new StoreRecordError(`${name} must be a positive integer number of milliseconds`, {
-          details: { option: name },
-        });
-      }
-    }
     return new SqliteConnectionStore({
       path,
       key,
       ...(previousKeys === undefined ? {} : { previousKeys }),
-      ...(leaseMs === undefined ? {} : { leaseSeconds: leaseMs / 1000 }),
-      ...(leaseWaitMs === undefined ? {} : { leaseWaitSeconds: leaseWaitMs / 1000 }),
+      ...(leaseMs === undefined ? {} : { leaseMs }),
+      ...(leaseWaitMs === undefined ? {} : { leaseWaitMs }),
     });
   }
   const scheme = /^([a-z][a-z0-9+.-]{0,20}):/i.exec(url)?.[1];
