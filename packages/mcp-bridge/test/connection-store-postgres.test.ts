@@ -210,6 +210,32 @@ describe('PostgresConnectionStore on a real server', () => {
     expect(version.rows).toEqual([{ version: 1 }]);
   });
 
+  it('opens a migrated store as a user with only USAGE on the schema and DML on the two tables', async () => {
+    const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const role = `app_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const key = randomBytes(32);
+    await (await open({ schema: shared, key })).put(FULL);
+    await admin.query(`CREATE ROLE ${role} LOGIN`);
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${shared} TO ${role}`);
+      await admin.query(
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON ${shared}.toolfence_connections, ${shared}.toolfence_store_version TO ${role}`,
+      );
+      const limited = await open({
+        connectionString: url.replace('postgres@', `${role}@`),
+        schema: shared,
+        key,
+      });
+      await limited.update('linear', (current) => current && { ...current, accessToken: 'next' });
+      expect((await limited.get('linear'))?.accessToken).toBe('next');
+      await expect(limited.singleFlight('refresh:linear', async () => 'ran')).resolves.toBe('ran');
+      await limited.close();
+    } finally {
+      await admin.query(`DROP OWNED BY ${role}`);
+      await admin.query(`DROP ROLE ${role}`);
+    }
+  });
+
   it('migrates once when several replicas open a fresh schema at the same time', async () => {
     const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     const key = randomBytes(32);
