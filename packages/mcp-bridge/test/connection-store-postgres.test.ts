@@ -236,6 +236,19 @@ describe('PostgresConnectionStore on a real server', () => {
     }
   });
 
+  it('a running replica without the new key refuses rotated records (STORE_KEY_INVALID), one with it reads them', async () => {
+    const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const stale = await open({ schema: shared, key: oldKey });
+    await stale.put(FULL);
+    const rotating = await open({ schema: shared, key: newKey, previousKeys: [oldKey] });
+    const ready = await open({ schema: shared, key: oldKey, previousKeys: [newKey] });
+    expect(await rotating.rotateKey()).toBe(1);
+    await expect(stale.get('linear')).rejects.toMatchObject({ code: 'STORE_KEY_INVALID' });
+    expect((await ready.get('linear'))?.accessToken).toBe(FULL.accessToken);
+  });
+
   it('migrates once when several replicas open a fresh schema at the same time', async () => {
     const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     const key = randomBytes(32);
