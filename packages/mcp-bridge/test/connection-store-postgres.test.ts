@@ -309,6 +309,33 @@ describe('PostgresConnectionStore on a real server', () => {
     expect((await store.get('linear'))?.accessToken).toBe(FULL.accessToken);
   });
 
+  it('gives up waiting for a free pooled connection after connectTimeoutMs (STORE_UNAVAILABLE)', async () => {
+    const own = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const store = await open({ schema: own, poolSize: 1, connectTimeoutMs: 300 });
+    await store.put(FULL);
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(
+        `SELECT id FROM "${own}".toolfence_connections WHERE id = $1 FOR UPDATE`,
+        ['linear'],
+      );
+      // The only pooled connection waits for the row (up to statementTimeoutMs, 5 s) ...
+      const stuck = store.update('linear', (current) => current).catch((error: unknown) => error);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // ... so a read cannot get a connection and gives up after connectTimeoutMs.
+      const started = Date.now();
+      await expect(store.get('linear')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(Date.now() - started).toBeLessThan(2_500);
+      await blocker.query('ROLLBACK');
+      expect(await stuck).toMatchObject({ id: 'linear' });
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+  });
+
   it('ends a hung holder after leaseMs, so another replica takes the lock before its leaseWaitMs', async () => {
     const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     const key = randomBytes(32);

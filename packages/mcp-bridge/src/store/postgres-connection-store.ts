@@ -42,7 +42,10 @@ export interface PostgresConnectionStoreOptions {
    * milliseconds; past it the operation fails with `STORE_UNAVAILABLE`. Default 5,000.
    */
   readonly statementTimeoutMs?: number | undefined;
-  /** Longest time opening a connection may take, in milliseconds. Default 10,000. */
+  /**
+   * Longest time opening a connection, or waiting for a free one of the pool, may take, in
+   * milliseconds; then `STORE_UNAVAILABLE`. Default 10,000.
+   */
   readonly connectTimeoutMs?: number | undefined;
   /**
    * Longest time a `singleFlight` lock (a token refresh) is held, in milliseconds: the server
