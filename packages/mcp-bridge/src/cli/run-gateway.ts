@@ -1,7 +1,7 @@
 import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import {
