@@ -12,7 +12,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { RiskPolicy } from '@toolfence/tools';
+import { AllowAllAuthorizer, RiskPolicy } from '@toolfence/tools';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
@@ -21,6 +21,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
+const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -134,5 +135,64 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
     span.end('boom');
     expect(absent.traceContext(span)).toEqual({});
     expect(exporter.getFinishedSpans()).toEqual([]);
+  }, 30_000);
+
+  it('carries the upstream span’s traceparent in params._meta to the upstream server', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        // An SDK v2 server whose `whoami` answers the `_meta` it received.
+        mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
+      }),
+      authorizer: new AllowAllAuthorizer(),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client({ name: 'trace-client', version: '1.0.0' });
+    await client.connect(clientSide);
+    open.push(client);
+    const result = await client.callTool({
+      name: 'v2__whoami',
+      arguments: {},
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: 'vendor=1' },
+    });
+    const seen = JSON.parse(
+      (result.content as { text: string }[])[0]?.text as string,
+    ) as Record<string, unknown>;
+    const upstream = exporter
+      .getFinishedSpans()
+      .find((span) => span.kind === SpanKind.CLIENT && span.name === 'tools/call whoami');
+    expect(upstream?.spanContext().traceId).toBe(TRACE_ID);
+    expect(seen.traceparent).toBe(`00-${TRACE_ID}-${upstream?.spanContext().spanId}-01`);
+    expect(seen.tracestate).toBe('vendor=1');
+  }, 30_000);
+
+  it('sends no trace context upstream when tracing is off', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
+      }),
+      authorizer: new AllowAllAuthorizer(),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+      tracing: false,
+    });
+    open.push(gateway);
+    await gateway.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client({ name: 'trace-client', version: '1.0.0' });
+    await client.connect(clientSide);
+    open.push(client);
+    const result = await client.callTool({
+      name: 'v2__whoami',
+      arguments: {},
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
+    const seen = (result.content as { text: string }[])[0]?.text as string;
+    expect(seen).not.toContain('traceparent');
   }, 30_000);
 });
