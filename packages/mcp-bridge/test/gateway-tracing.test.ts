@@ -159,9 +159,10 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
       arguments: {},
       _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: 'vendor=1' },
     });
-    const seen = JSON.parse(
-      (result.content as { text: string }[])[0]?.text as string,
-    ) as Record<string, unknown>;
+    const seen = JSON.parse((result.content as { text: string }[])[0]?.text as string) as Record<
+      string,
+      unknown
+    >;
     const upstream = exporter
       .getFinishedSpans()
       .find((span) => span.kind === SpanKind.CLIENT && span.name === 'tools/call whoami');
