@@ -518,8 +518,9 @@ export class McpGateway {
       remoteName: tool.remoteName,
       needsApproval: tool.needsApproval,
       invoke: async (args: JsonObject, context: ToolContext) => {
-        if (!this.#tracer.enabled) return tool.invoke(args, context);
-        const span = this.#tracer.upstreamCall(tool.remoteName, this.#calls.get(context)?.span, {
+        const parent = this.#calls.get(context)?.span;
+        if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
+        const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
           'toolfence.upstream': upstream.name,
         });
         try {
