@@ -25,6 +25,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'expandVariables',
         'parseGatewayConfig',
         'McpGateway',
+        'DEFAULT_MAX_PENDING_APPROVALS',
         'serverIdentity',
         'escapeInvisible',
         'hasInvisibleUnicode',

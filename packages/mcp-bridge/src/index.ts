@@ -222,6 +222,7 @@ export {
 
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
+export { DEFAULT_MAX_PENDING_APPROVALS } from './gateway/approval-grants.js';
 export {
   type AuditEntry,
   type AuditLine,
@@ -253,6 +254,7 @@ export {
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  type GatewayEra,
   type GatewayReload,
   type GatewayUpstreamStatus,
   McpGateway,

@@ -6,12 +6,17 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
+import {
+  Client as ClientV2,
+  InMemoryTransport,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport as InMemoryV1 } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
@@ -128,5 +133,53 @@ describe('upstream list_changed relay', () => {
     process.kill(pid, 'SIGUSR2');
     expect(await heard).toEqual(['tk__publish', 'tk__slow', 'tk__wipe']);
     expect(notePending()).toBe(true);
+  }, 30_000);
+
+  it('tells modern and legacy clients over --http, each after the pins are checked', async () => {
+    const gateway = await startGateway();
+    const http = await serveGatewayHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      loopback: true,
+      maxSessions: 4,
+    });
+    open.push(http);
+    const listening = async (modern: boolean) => {
+      let resolveHeard: (pending: boolean) => void = () => undefined;
+      const heard = new Promise<boolean>((resolve) => {
+        resolveHeard = resolve;
+      });
+      const client = new ClientV2(
+        { name: modern ? 'relay-http-modern' : 'relay-http-legacy', version: '1.0.0' },
+        {
+          ...(modern ? { versionNegotiation: { mode: 'auto' as const } } : {}),
+          listChanged: {
+            tools: {
+              autoRefresh: false,
+              debounceMs: 0,
+              onChanged: () => resolveHeard(notePending()),
+            },
+          },
+        },
+      );
+      await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+      open.push(client);
+      expect(client.getNegotiatedProtocolVersion()).toBe(modern ? '2026-07-28' : '2025-11-25');
+      return { client, heard };
+    };
+    const modern = await listening(true);
+    const legacy = await listening(false);
+    const pid = await upstreamPid(() =>
+      modern.client.callTool({ name: 'tk__note', arguments: { id: 'before' } }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    process.kill(pid, 'SIGUSR2');
+    expect(await modern.heard).toBe(true);
+    expect(await legacy.heard).toBe(true);
+    for (const { client } of [modern, legacy]) {
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).not.toContain('tk__note');
+    }
   }, 30_000);
 });

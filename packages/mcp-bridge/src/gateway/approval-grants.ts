@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** Default number of approvals asked through `input_required` and not yet answered. */
-export const DEFAULT_MAX_PENDING_APPROVALS = 1000;
+export const DEFAULT_MAX_PENDING_APPROVALS: number = 1000;
 
 /** What one approval covers: one exact call. */
 export interface ApprovalBinding {
