@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
+import { McpClient } from '../src/client/mcp-client.js';
+import { allowLoopback, EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
@@ -230,4 +231,35 @@ describe('the SDK v2 client downstream of toolfence-mcp serve, real servers upst
     },
     60_000,
   );
+
+  it('serves our own McpClient over --http in 2026-07-28, asking through input_required', async () => {
+    const before = await published();
+    const url = await serveHttp();
+    const asked: string[] = [];
+    const client = new McpClient({
+      url,
+      allowNonPublic: allowLoopback,
+      elicitation: {
+        handler: async (params) => {
+          asked.push(String(params.message));
+          return {
+            action: 'accept',
+            content: { approve: String(params.message).includes('"id": "yes"') },
+          };
+        },
+      },
+    });
+    try {
+      await client.connect();
+      expect(client.protocolVersion).toBe('2026-07-28');
+      const approved = await client.callTool('tk__publish', { id: 'yes' });
+      expect((approved.content[0] as { text: string }).text).toBe('published yes');
+      const declined = await client.callTool('tk__publish', { id: 'no' });
+      expect(declined.isError).toBe(true);
+      expect(asked).toHaveLength(2);
+    } finally {
+      await client.close();
+    }
+    expect((await published()).slice(before.length)).toEqual(['yes']);
+  }, 60_000);
 });
