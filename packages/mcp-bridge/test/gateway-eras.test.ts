@@ -364,6 +364,44 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     expect((await serverCalls()).map((entry) => entry.name)).toEqual(['publish']);
   }, 30_000);
 
+  it('refuses an approval given for the definition before it changed and was accepted again', async () => {
+    const gateway = await startGateway();
+    const call = await rawModern(gateway, { elicitation: {} });
+    const asked = await call(publish('p'));
+    const changed = (pins: PinStore) =>
+      gateway.reload({
+        config: parseGatewayConfig({
+          mcpServers: {
+            toolkit: {
+              command: process.execPath,
+              args: [TOOLKIT],
+              env: {
+                CALLS_FILE: callsFile,
+                PUBLISH_DESCRIPTION: 'Publishes a note, now elsewhere.',
+              },
+              namespace: 'tk',
+            },
+          },
+        }),
+        pins,
+      });
+    const lock = join(folder, 'toolfence.lock.json');
+    await changed(await PinStore.open(lock));
+    expect(gateway.toolNames()).not.toContain('tk__publish');
+    const pins = await PinStore.open(lock);
+    expect(pins.accept('toolkit', 'publish')).toBe(true);
+    await pins.save();
+    await changed(await PinStore.open(lock));
+    expect(gateway.toolNames()).toContain('tk__publish');
+    const reply = await call({
+      ...publish('p'),
+      inputResponses: approve,
+      requestState: asked.result?.requestState,
+    });
+    expect(text(reply.result)).toMatch(/another definition/);
+    expect(await serverCalls()).toEqual([]);
+  }, 30_000);
+
   it('refuses a retry whose answer declines, and one that answers something else', async () => {
     const gateway = await startGateway();
     const call = await rawModern(gateway, { elicitation: {} });
