@@ -351,20 +351,22 @@ export class McpGateway {
    * changed. Reloads run one at a time.
    */
   reload(next: GatewayReload): Promise<void> {
-    const run = this.#reloading.then(() => this.#reload(next));
+    const run = this.#reloading.then(() => this.#reload(next, true));
     this.#reloading = run.catch(() => undefined);
     return run;
   }
 
-  // An upstream said its tools changed: list every upstream again (with the config current when
-  // the relist runs), check the pins, and only then tell the downstream clients. Changes that
-  // arrive while a relist waits are folded into it.
+  // An upstream said its tools changed (its client marked its cached listing stale): list again
+  // what is stale, with the config current when the relist runs, check the pins, and only then
+  // tell the downstream clients. The other upstreams answer from their cached listing, so a
+  // server that keeps announcing changes costs only its own listing. Changes that arrive while a
+  // relist waits are folded into it.
   #relist(): void {
     if (this.#relistQueued || this.#closed) return;
     this.#relistQueued = true;
     const run = this.#reloading.then(() => {
       this.#relistQueued = false;
-      return this.#reload({ config: this.#options.config });
+      return this.#reload({ config: this.#options.config }, false);
     });
     this.#reloading = run.catch((error: unknown) => {
       this.#options.logger?.error?.('Listing the upstream tools again failed', {
@@ -373,7 +375,7 @@ export class McpGateway {
     });
   }
 
-  async #reload(next: GatewayReload): Promise<void> {
+  async #reload(next: GatewayReload, refresh: boolean): Promise<void> {
     if (this.#closed) return;
     const pins = next.pins ?? this.#pins;
     this.#pins = pins;
@@ -385,6 +387,12 @@ export class McpGateway {
     const upstreamsNext = new Map<string, Upstream>();
     for (const [name, server] of Object.entries(next.config.mcpServers)) {
       const previous = this.#upstreams.get(name);
+      // A relist starts nothing: an upstream that failed stays failed until a reload.
+      const failed = this.#status.find((entry) => entry.name === name && entry.state === 'failed');
+      if (!refresh && previous === undefined && failed !== undefined) {
+        status.push(failed);
+        continue;
+      }
       const concurrency = next.config.gateway.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
       const reused =
         previous !== undefined &&
@@ -392,7 +400,7 @@ export class McpGateway {
         canonicalJson(previous.server) === canonicalJson(server);
       const upstream = reused ? previous : this.#newUpstream(name, server, concurrency);
       try {
-        const listing = await upstream.client.tools({ refresh: reused });
+        const listing = await upstream.client.tools({ refresh: reused && refresh });
         const review = pins.review(name, serverIdentity(server), listing);
         pinsChanged ||= review.changed;
         const bridged = await bridgeTools(upstream.client, {
