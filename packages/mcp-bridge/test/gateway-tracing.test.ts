@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as ClientV2, InMemoryTransport as InMemoryV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -195,5 +196,34 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
     });
     const seen = (result.content as { text: string }[])[0]?.text as string;
     expect(seen).not.toContain('traceparent');
+  }, 30_000);
+
+  it('records mcp.protocol.version 2026-07-28 for a modern client', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+      }),
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'read-only', askUpTo: 'paid-operation' } }),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    const [clientSide, serverSide] = InMemoryV2.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new ClientV2(
+      { name: 'trace-modern', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(clientSide);
+    open.push(client);
+    await client.callTool({
+      name: 'tk__note',
+      arguments: { id: 'm' },
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
+    const server = exporter.getFinishedSpans().find((span) => span.name === 'tools/call tk__note');
+    expect(server?.attributes['mcp.protocol.version']).toBe('2026-07-28');
+    expect(server?.parentSpanContext?.spanId).toBe(PARENT_ID);
   }, 30_000);
 });
