@@ -33,6 +33,7 @@ import {
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_MAX_CONCURRENT_CALLS,
   type GatewayConfig,
   type GatewayServerConfig,
@@ -243,7 +244,9 @@ export class McpGateway {
     this.#pins = options.pins;
     this.#observe = options.observe ?? options.config.gateway.observe ?? false;
     const approvalTimeoutMs =
-      options.approvalTimeoutMs ?? (options.config.gateway.approvalTimeoutSeconds ?? 120) * 1000;
+      options.approvalTimeoutMs ??
+      options.config.gateway.approvalTimeoutMs ??
+      DEFAULT_APPROVAL_TIMEOUT_MS;
     this.#grants = new ApprovalGrants(
       approvalTimeoutMs,
       options.maxPendingApprovals ?? DEFAULT_MAX_PENDING_APPROVALS,
