@@ -1,5 +1,5 @@
 // McpClient.callTool's per-call `meta`: W3C trace context only, checked before anything is sent,
-// and delivered in `params._meta` to a real SDK v2 server.
+// and delivered in `params._meta` to a real SDK v2 server. And `onToolsListChanged`.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { ClientConfigurationError } from '../src/client/errors.js';
 import { McpClient } from '../src/client/mcp-client.js';
 
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
+const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 let folder: string;
@@ -74,5 +75,46 @@ describe('McpClient.callTool meta', () => {
   it('accepts a tracestate of exactly 512 characters', async () => {
     const tracestate = `a=${'x'.repeat(510)}`;
     expect((await whoami({ meta: { tracestate } })).tracestate).toBe(tracestate);
+  }, 30_000);
+});
+
+describe('McpClient onToolsListChanged', () => {
+  it('refuses a value that is not a function', () => {
+    expect(
+      () => new McpClient({ command: [process.execPath, TOOLKIT], onToolsListChanged: 1 as never }),
+    ).toThrow(/onToolsListChanged must be a function/);
+  });
+
+  it('is called when the server says its tools changed, and a throwing callback breaks nothing', async () => {
+    const calls = join(folder, 'toolkit-calls.jsonl');
+    let heard = 0;
+    let resolveHeard: () => void = () => undefined;
+    const changed = new Promise<void>((resolve) => {
+      resolveHeard = resolve;
+    });
+    const toolkit = new McpClient({
+      command: [process.execPath, TOOLKIT],
+      env: { CALLS_FILE: calls, MUTATE_DESCRIPTION: 'Changed while connected.' },
+      onToolsListChanged: () => {
+        heard += 1;
+        resolveHeard();
+        throw new Error('a careless callback');
+      },
+    });
+    try {
+      const before = await toolkit.tools();
+      expect(before.find((tool) => tool.name === 'note')?.description).toBe('Reads a note by id.');
+      await toolkit.callTool('note', { id: 'x' });
+      const { pid } = JSON.parse((await readFile(calls, 'utf8')).trim()) as { pid: number };
+      process.kill(pid, 'SIGUSR2');
+      await changed;
+      expect(heard).toBe(1);
+      const after = await toolkit.tools();
+      expect(after.find((tool) => tool.name === 'note')?.description).toBe(
+        'Changed while connected.',
+      );
+    } finally {
+      await toolkit.close();
+    }
   }, 30_000);
 });

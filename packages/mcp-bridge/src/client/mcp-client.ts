@@ -402,6 +402,14 @@ export class McpClient {
       MCP_CLIENT_RENAMED_KEYS,
     );
     if (
+      options.onToolsListChanged !== undefined &&
+      typeof options.onToolsListChanged !== 'function'
+    ) {
+      throw new ClientConfigurationError('onToolsListChanged must be a function () => void', {
+        details: { option: 'onToolsListChanged' },
+      });
+    }
+    if (
       options.allowNonPublic !== undefined &&
       typeof options.allowNonPublic !== 'function' &&
       typeof options.allowNonPublic !== 'boolean'
@@ -961,7 +969,11 @@ export class McpClient {
         // The server's tool list changed: the next tools() lists again.
         onToolsListChanged: () => {
           if (this.#toolCache !== undefined) this.#toolCacheExpires = 0;
-          this.#options.onToolsListChanged?.();
+          try {
+            this.#options.onToolsListChanged?.();
+          } catch {
+            // The callback's failure is its own; the listing is already marked stale.
+          }
         },
       });
       const session: Session = {
