@@ -53,7 +53,8 @@ export {
   verifyState,
 } from './oauth/authorization-code.js';
 // OAuth: flow (startOAuth / completeOAuth / refreshOAuth), callback helpers, connection stores,
-// token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath.
+// token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath;
+// PostgresConnectionStore: `./postgres-store` subpath.
 export { type BearerChallenge, parseBearerChallenge } from './oauth/challenge.js';
 export {
   type ClientCredentialsAuthMethod,
@@ -152,6 +153,11 @@ export {
   type TokenAuthMethod,
 } from './store/connection-store.js';
 export {
+  type ConnectionStoreUrlOptions,
+  connectionStoreFromUrl,
+  type PersistentConnectionStore,
+} from './store/connection-store-from-url.js';
+export {
   ConnectionNotFoundError,
   StoreDecryptionError,
   StoreDriverError,
@@ -159,6 +165,7 @@ export {
   StoreLeaseTimeoutError,
   StoreRecordError,
   StoreSchemaError,
+  StoreUnavailableError,
 } from './store/store-errors.js';
 // Hardened MCP client (src/client) — issue 7
 export type {
