@@ -255,14 +255,23 @@ export {
 } from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
+  DEFAULT_GATEWAY_BUDGET_KEY_PREFIX,
+  type GatewayBudget,
+  gatewayBudget,
+} from './gateway/gateway-budget.js';
+export {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,
   DEFAULT_MAX_CONCURRENT_CALLS,
+  decodeStoreKey,
   expandVariables,
+  type GatewayBudgetLimits,
+  type GatewayBudgetSettings,
   type GatewayConfig,
   type GatewayServerConfig,
+  type GatewayServerOAuth,
   type GatewaySettings,
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
@@ -275,7 +284,9 @@ export {
   serverIdentity,
 } from './gateway/mcp-gateway.js';
 export {
+  acceptPending,
   escapeInvisible,
+  type GatewayPinStore,
   hasInvisibleUnicode,
   type PendingPin,
   type PendingTool,
@@ -284,4 +295,11 @@ export {
   type PinReview,
   PinStore,
   pinnedDefinition,
+  reviewServer,
+  type ServerPins,
 } from './gateway/pin-store.js';
+export {
+  DEFAULT_PIN_TABLE,
+  PostgresPinStore,
+  type PostgresPinStoreOptions,
+} from './gateway/postgres-pin-store.js';
