@@ -84,8 +84,8 @@ describe('toolfence-mcp serve with replica settings', () => {
       const { code, stderr } = await serve(gateway, blocked);
       expect(code).toBe(1);
       // One line: the message, then the error code (and a missing module's code).
-    expect(stderr.indexOf('\n')).toBe(stderr.length - 1);
-    expect(stderr.startsWith(`${line} (`)).toBe(true);
+      expect(stderr.indexOf('\n')).toBe(stderr.length - 1);
+      expect(stderr.startsWith(`${line} (`)).toBe(true);
       expect(stderr).not.toContain('secret');
     },
     40_000,
