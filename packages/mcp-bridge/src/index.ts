@@ -297,6 +297,7 @@ export {
   pinnedDefinition,
   reviewServer,
   type ServerPins,
+  type ServerReview,
 } from './gateway/pin-store.js';
 export {
   DEFAULT_PIN_TABLE,

@@ -133,6 +133,14 @@ export interface ServerPins {
   pending: Record<string, PendingPin>;
 }
 
+/** What {@link reviewServer} decides for one server's listing. */
+export interface ServerReview {
+  /** The server's pins after the review (a new object; store it when `review.changed`). */
+  readonly pins: ServerPins;
+  /** Which tools may be offered, which are hidden and why. */
+  readonly review: PinReview;
+}
+
 /**
  * The pin decision for one server's listing, shared by every pin back end: `known` is what is
  * stored for the server (undefined at first sight, when the whole listing is pinned as seen).
@@ -142,7 +150,7 @@ export function reviewServer(
   known: ServerPins | undefined,
   identity: string,
   tools: readonly McpToolInfo[],
-): { readonly pins: ServerPins; readonly review: PinReview } {
+): ServerReview {
   const visible = new Set<string>();
   const hidden = new Map<string, PinReason[]>();
   if (known === undefined) {
