@@ -18,6 +18,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { McpClient } from '../src/client/mcp-client.js';
 import { digestOf } from '../src/gateway/canonical-json.js';
 import { PostgresConnectionStore } from '../src/store/postgres-connection-store.js';
+import { SqliteConnectionStore } from '../src/store/sqlite-connection-store.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
 import {
   type ProtectedMcpServer,
@@ -103,7 +104,11 @@ afterEach(async () => {
 }, 30_000);
 
 /** Starts one replica with its own config folder (and audit log) on the shared back ends. */
-async function startReplica(name: string, budget?: Record<string, unknown>): Promise<Replica> {
+async function startReplica(
+  name: string,
+  budget?: Record<string, unknown>,
+  settings: Record<string, unknown> = {},
+): Promise<Replica> {
   const home = join(folder, name);
   await mkdir(home);
   const config = join(home, 'toolfence.json');
@@ -120,6 +125,7 @@ async function startReplica(name: string, budget?: Record<string, unknown>): Pro
         pins: database,
         audit: 'audit.jsonl',
         ...(budget === undefined ? {} : { budget }),
+        ...settings,
       },
     }),
   );
@@ -354,5 +360,35 @@ describe('gateway replicas on one PostgreSQL and one Redis', () => {
         `echo accepted-${index}`,
       );
     }
+  });
+
+  it('reaches an OAuth server through a sqlite: store beside the config, with file pins', {
+    timeout: 60_000,
+  }, async () => {
+    await mkdir(join(folder, 'solo'));
+    const local = new SqliteConnectionStore({
+      path: join(folder, 'solo', 'store.db'),
+      key: Buffer.from(KEY, 'hex'),
+    });
+    local.put({
+      id: 'up',
+      url: upstream.url,
+      issuer: upstream.issuer,
+      resource: upstream.url,
+      clientId: 'gateway',
+      tokenAuthMethod: 'none',
+      accessToken: 'at-0',
+      refreshToken: 'rt-0',
+      expiresAt: Date.now() - 1_000,
+    });
+    local.close();
+    const solo = await startReplica('solo-gateway', undefined, {
+      store: 'sqlite:../solo/store.db',
+      pins: 'toolfence.lock.json',
+    });
+    const client = await connect(solo.url);
+    expect(textOf(await client.callTool('up__echo', { text: 'solo' }))).toBe('echo solo');
+    expect(upstream.refreshes()).toBe(1);
+    expect(existsSync(join(folder, 'solo-gateway', 'toolfence.lock.json'))).toBe(true);
   });
 });
