@@ -370,7 +370,7 @@ describe('gateway replicas on one PostgreSQL and one Redis', () => {
       path: join(folder, 'solo', 'store.db'),
       key: Buffer.from(KEY, 'hex'),
     });
-    local.put({
+    await local.put({
       id: 'up',
       url: upstream.url,
       issuer: upstream.issuer,
