@@ -1,6 +1,7 @@
 // `toolfence-mcp serve` with the replica settings: a missing optional peer (pg, ioredis) or a bad
 // URL stops the start with one clear line, before any connection is made.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const BLOCK = fileURLToPath(new URL('./fixtures/block-peers.mjs', import.meta.url));
 const KEY = 'cd'.repeat(32);
+const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 
 let folder: string;
 beforeEach(async () => {
@@ -90,4 +92,56 @@ describe('toolfence-mcp serve with replica settings', () => {
     },
     40_000,
   );
+
+  it('refuses a reload that changes the store, the budget or shared pins, and keeps running', async () => {
+    const config = join(folder, 'toolfence.json');
+    const write = (gateway: Record<string, unknown>) =>
+      writeFile(
+        config,
+        JSON.stringify({
+          mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+          gateway: { storeKey: KEY, store: 'sqlite:store.db', ...gateway },
+        }),
+      );
+    await write({ budget: { maxCalls: 10 } });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
+    const waitFor = async (pattern: RegExp, count: number): Promise<void> => {
+      const deadline = Date.now() + 20_000;
+      while ((stderr.match(pattern) ?? []).length < count) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(stderr);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    try {
+      await waitFor(/listening on/g, 1);
+      const refused =
+        /reload refused, the running config stays: gateway\.store, gateway\.storeKey, gateway\.budget and a postgres:\/\/ gateway\.pins apply at start; restart the gateway to change them/g;
+      await write({ budget: { maxCalls: 11 } });
+      child.kill('SIGHUP');
+      await waitFor(refused, 1);
+      await write({ budget: { maxCalls: 10 }, store: 'sqlite:other.db' });
+      child.kill('SIGHUP');
+      await waitFor(refused, 2);
+      expect(stderr).not.toContain('reloaded (');
+      // The same start-only settings with another change reload as before.
+      await write({ budget: { maxCalls: 10 }, maxConcurrentCalls: 4 });
+      child.kill('SIGHUP');
+      await waitFor(/reloaded \(SIGHUP\)/g, 1);
+      expect(child.exitCode).toBe(null);
+    } finally {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    }
+  }, 60_000);
 });
