@@ -46,6 +46,9 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         SIGHUP, or a change to the config file, reloads the config, the pins and the policy
         without dropping calls in flight (a config that cannot be used is refused; the running
         one stays).
+        Replicas: gateway.store (sqlite:/postgres://, for servers with "oauth"), gateway.budget
+        (memory or redis://) and gateway.pins (a file or postgres://) shared by every replica;
+        they apply at start.
 pin     --show lists the hidden tools and what changed; --accept takes one as the new pin.
 audit   verify checks the audit log's hash chain (a removed or edited line is found).
 
