@@ -237,6 +237,7 @@ export {
 
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
+export { DEFAULT_MAX_PENDING_APPROVALS } from './gateway/approval-grants.js';
 export {
   type AuditEntry,
   type AuditLine,
@@ -257,18 +258,28 @@ export {
 } from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
+  DEFAULT_GATEWAY_BUDGET_KEY_PREFIX,
+  type GatewayBudget,
+  gatewayBudget,
+} from './gateway/gateway-budget.js';
+export {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,
   DEFAULT_MAX_CONCURRENT_CALLS,
+  decodeStoreKey,
   expandVariables,
+  type GatewayBudgetLimits,
+  type GatewayBudgetSettings,
   type GatewayConfig,
   type GatewayServerConfig,
+  type GatewayServerOAuth,
   type GatewaySettings,
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  type GatewayEra,
   type GatewayReload,
   type GatewayUpstreamStatus,
   McpGateway,
@@ -276,7 +287,9 @@ export {
   serverIdentity,
 } from './gateway/mcp-gateway.js';
 export {
+  acceptPending,
   escapeInvisible,
+  type GatewayPinStore,
   hasInvisibleUnicode,
   type PendingPin,
   type PendingTool,
@@ -285,4 +298,12 @@ export {
   type PinReview,
   PinStore,
   pinnedDefinition,
+  reviewServer,
+  type ServerPins,
+  type ServerReview,
 } from './gateway/pin-store.js';
+export {
+  DEFAULT_PIN_TABLE,
+  PostgresPinStore,
+  type PostgresPinStoreOptions,
+} from './gateway/postgres-pin-store.js';
