@@ -17,6 +17,7 @@ describe('public surface of @toolfence/tools', () => {
         'VERSION',
         // Built-in tools and network guard errors (issue 5)
         'FILE_SYSTEM_OPERATIONS',
+        'FILE_SYSTEM_OPERATION_RISKS',
         'FileSystemAccessError',
         'FileSystemTool',
         'FileSystemToolOptionsError',
@@ -33,6 +34,7 @@ describe('public surface of @toolfence/tools', () => {
         'ShellTool',
         'ShellToolOptionsError',
         'HTTP_TOOL_METHODS',
+        'HTTP_TOOL_METHOD_RISKS',
         'HttpTool',
         'HttpToolOptionsError',
         'NetworkLimitError',
@@ -41,6 +43,7 @@ describe('public surface of @toolfence/tools', () => {
         'NetworkResolutionError',
         // Registry and policies (issue 4)
         'ConfigurationError',
+        'contractOf',
         'defineTool',
         'effectOfContract',
         'resolveEffect',

@@ -211,10 +211,25 @@ describe('ShellTool program rules', () => {
 });
 
 describe('ShellTool contract and per-command risk', () => {
-  it('declares a conservative contract and no read effect by default', () => {
+  it('declares a conservative contract for every command by default', () => {
     const shell = tool();
     expect(shell.spec.contract).toMatchObject({ risk: 'destructive', contentTrust: 'untrusted' });
-    expect(shell.spec.effect).toEqual({ default: 'unknown' });
+    expect(shell.spec.effect).toBeUndefined();
+    const contracts = shell.spec.operationContracts;
+    expect(contracts?.select).toBe('command');
+    for (const command of shell.programs.keys()) {
+      expect(contracts?.operations[command]?.risk, command).toBe('destructive');
+    }
+  });
+
+  it('declares read-only per command for readOnlyCommands, and read-only overall when all are', () => {
+    const mixed = tool({ readOnlyCommands: ['ls', 'cat'] });
+    expect(mixed.spec.operationContracts?.operations.ls?.risk).toBe('read-only');
+    expect(mixed.spec.operationContracts?.operations.touch?.risk).toBe('destructive');
+    expect(mixed.spec.contract?.risk).toBe('destructive');
+    const reader = tool({ allowedCommands: ['ls', 'cat'], readOnlyCommands: ['ls', 'cat', 'ls'] });
+    expect(reader.spec.contract?.risk).toBe('read-only');
+    expect(reader.spec.annotations?.readOnlyHint).toBe(true);
   });
 
   it('lets RiskPolicy allow the commands the host declares read-only and ask for the rest', async () => {

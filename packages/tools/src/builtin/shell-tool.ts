@@ -1,6 +1,12 @@
 import { accessSync, constants, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { defineContract, isRiskLevel, RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
+import {
+  defineContract,
+  isRiskLevel,
+  RISK_LEVELS,
+  type RiskLevel,
+  type ToolContract,
+} from '@toolfence/tool-contract';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
@@ -379,8 +385,16 @@ export class ShellTool implements Tool {
     this.#maxTimeoutSeconds = maxTimeoutSeconds;
     this.#maxOutputBytes = maxOutputBytes;
     this.#rules = rules;
-    const byValue: Record<string, 'read'> = {};
-    for (const command of readOnlyCommands) byValue[command] = 'read';
+    // One contract per allowlisted command: read-only for readOnlyCommands, `risk` for the rest,
+    // so each call is judged by the command it runs; tools/list publishes the riskiest.
+    const readOnlyContract = defineContract({ risk: 'read-only', contentTrust: 'untrusted' });
+    const commandContract = defineContract({ risk, contentTrust: 'untrusted' });
+    const readOnly = new Set(readOnlyCommands);
+    const operations: Record<string, ToolContract> = {};
+    for (const command of programs.keys()) {
+      operations[command] = readOnly.has(command) ? readOnlyContract : commandContract;
+    }
+    const onlyReads = [...programs.keys()].every((command) => readOnly.has(command));
     this.spec = Object.freeze({
       name,
       description: `Runs one allowlisted program with arguments (no shell) in the workspace. Programs: ${[...programs.keys()].join(', ')}.`,
@@ -400,16 +414,15 @@ export class ShellTool implements Tool {
         required: ['command'],
         additionalProperties: false,
       },
-      contract: defineContract({ risk, contentTrust: 'untrusted' }),
-      effect: Object.freeze(
-        readOnlyCommands.length === 0
-          ? { default: 'unknown' as const }
-          : { default: 'unknown' as const, argument: 'command', byValue: Object.freeze(byValue) },
-      ),
+      contract: onlyReads ? readOnlyContract : commandContract,
+      operationContracts: Object.freeze({
+        select: 'command',
+        operations: Object.freeze(operations),
+      }),
       operationArgument: 'command',
       annotations: {
-        readOnlyHint: false,
-        destructiveHint: risk === 'destructive',
+        readOnlyHint: onlyReads,
+        destructiveHint: risk === 'destructive' && !onlyReads,
         openWorldHint: true,
       },
     });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
 import { ToolsError } from '../tools-error.js';
 import type { ApprovalGrant, CallAuthorization, InvokeOptions } from './approval-grant.js';
 import { ApprovalRequiredError } from './approval-required-error.js';
@@ -18,6 +19,11 @@ import {
   resolveSnapshotLimits,
   snapshotJsonObject,
 } from './json-snapshot.js';
+import {
+  type OperationPlan,
+  planOperationContracts,
+  resolveCallContract,
+} from './operation-contracts.js';
 import { checkOptionKeys } from './option-keys.js';
 import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
@@ -79,6 +85,13 @@ export interface ToolEventBase {
   readonly args?: JsonObject;
   /** Milliseconds since the epoch. */
   readonly timestamp: number;
+  /**
+   * The operation the call performs, for a tool with per-operation contracts, once known (the
+   * `started` event and calls refused before validation have none).
+   */
+  readonly operation?: string;
+  /** Risk of the contract the call was judged by, once known (a declared contract only). */
+  readonly risk?: RiskLevel;
 }
 
 /** A structured audit event. Raw arguments are never included unless asked for. */
@@ -174,6 +187,10 @@ interface Entry {
   readonly name: string;
   readonly tool: Tool;
   readonly spec: ToolSpec;
+  /** The static contract (`contractOf(spec)`), read once at registration. */
+  readonly contract: ToolContract | undefined;
+  /** Per-operation contracts, checked and copied at registration. */
+  readonly plan: OperationPlan | undefined;
   /** Calls holding this instance. */
   leases: number;
   /** Set for a constructor-provided tool while its `start()` runs. */
@@ -183,6 +200,12 @@ interface Entry {
   /** Settles when the retired instance has been closed (rejects with ToolCloseError). */
   retirement: Promise<void> | undefined;
   finishRetirement: (() => void) | undefined;
+}
+
+/** What an audited call learned about itself while it was screened (for its closing event). */
+interface CallTrace {
+  operation: string | undefined;
+  contract: ToolContract | undefined;
 }
 
 /** What the registry remembers about a {@link CallAuthorization} it issued. */
@@ -742,6 +765,7 @@ export class ToolRegistry {
       }
     }
     if (spec.effect !== undefined) checkEffectDescriptor(spec.effect, name);
+    if (spec.operationContracts !== undefined) planOperationContracts(spec);
     if (spec.operationArgument !== undefined && typeof spec.operationArgument !== 'string') {
       throw new ConfigurationError(`Tool ${quote(name)}: spec.operationArgument must be a string`, {
         details: { tool: name, option: 'spec.operationArgument' },
@@ -911,15 +935,26 @@ export class ToolRegistry {
 
   async #executeWithEvents(call: ToolCall): Promise<ToolResult> {
     const startedAt = performance.now();
-    const eventBase = this.#eventBase(call);
+    let eventBase = this.#eventBase(call);
     this.#emit({ ...eventBase, type: 'started' });
+    const trace: CallTrace = { operation: undefined, contract: undefined };
+    const judged = (): ToolEventBase =>
+      trace.operation === undefined && trace.contract === undefined
+        ? eventBase
+        : {
+            ...eventBase,
+            ...(trace.operation === undefined ? {} : { operation: trace.operation }),
+            ...(trace.contract === undefined ? {} : { risk: trace.contract.risk }),
+          };
     try {
       const result = await this.#leased(
         call.toolName,
         call.args,
         call.context,
         this.#presented.get(call),
+        trace,
       );
+      eventBase = judged();
       this.#emit({
         ...eventBase,
         type: 'completed',
@@ -929,6 +964,7 @@ export class ToolRegistry {
       });
       return result;
     } catch (error) {
+      eventBase = judged();
       {
         const code = ToolsError.isInstance(error) ? error.code : ToolExecutionError.code;
         const durationMs = performance.now() - startedAt;
@@ -956,6 +992,7 @@ export class ToolRegistry {
     args: JsonObject,
     context: ToolContext,
     presented: PresentedGrant | undefined,
+    trace?: CallTrace,
   ): Promise<ToolResult> {
     this.#assertOpen();
     const entry = this.#entries.get(toolName);
@@ -965,7 +1002,10 @@ export class ToolRegistry {
     let consumed = false;
     try {
       if (entry.starting !== undefined) await entry.starting;
-      const authorizing = this.#authorize(this.#screen(entry, toolName, args, context), presented);
+      const authorizing = this.#authorize(
+        this.#screen(entry, toolName, args, context, trace),
+        presented,
+      );
       if (authorizing !== undefined) await authorizing;
       if (this.#budget !== undefined) {
         const reserved = this.#budget.reserve({ toolName, args, context });
@@ -1006,6 +1046,7 @@ export class ToolRegistry {
     toolName: string,
     args: JsonObject,
     context: ToolContext,
+    trace?: CallTrace,
   ): AuthorizationRequest {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec } = entry;
@@ -1021,7 +1062,17 @@ export class ToolRegistry {
       );
     }
 
-    const contract = contractOf(spec);
+    let contract = entry.contract;
+    let operation: string | undefined;
+    if (entry.plan !== undefined) {
+      const call = resolveCallContract(entry.plan, toolName, args);
+      contract = call.contract;
+      operation = call.operation;
+    }
+    if (trace !== undefined) {
+      trace.contract = contract;
+      trace.operation = operation;
+    }
     const effect = resolveEffect(spec, args, contract);
     if (context.accessScope === 'read-only' && effect !== 'read') {
       throw new PermissionDeniedError(
@@ -1029,7 +1080,7 @@ export class ToolRegistry {
         { details: { tool: toolName, reason: 'read-only-scope', effect } },
       );
     }
-    return { toolName, args, context, spec, contract, effect };
+    return { toolName, args, context, spec, contract, operation, effect };
   }
 
   /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
@@ -1167,10 +1218,13 @@ function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): str
 }
 
 function newEntry(spec: ToolSpec, tool: Tool): Entry {
+  const plan = spec.operationContracts === undefined ? undefined : planOperationContracts(spec);
   return {
     name: spec.name,
     tool,
     spec,
+    contract: spec.contract ?? plan?.worst ?? contractOf(spec),
+    plan,
     leases: 0,
     starting: undefined,
     startError: undefined,
