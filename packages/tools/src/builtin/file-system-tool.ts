@@ -14,14 +14,7 @@ import {
 } from 'node:fs/promises';
 import { defineContract, type RiskLevel, type ToolContract } from '@toolfence/tool-contract';
 import { checkOptionKeys } from '../registry/option-keys.js';
-import type {
-  JsonObject,
-  OperationContracts,
-  Tool,
-  ToolContext,
-  ToolResult,
-  ToolSpec,
-} from '../registry/tool.js';
+import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
 import { ACCEPTED_PATH_FORM, normalisePath, quoteForMessage } from './confined-path.js';
 import {
