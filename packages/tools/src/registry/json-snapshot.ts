@@ -54,8 +54,6 @@ interface Walk {
   bytes: number;
   /** Bytes so far, counting short strings at three bytes per UTF-16 unit (an upper bound). */
   upper: number;
-  /** Deepest container level reached (the root object is 1). */
-  deepest: number;
 }
 
 /**
@@ -119,19 +117,6 @@ export function snapshotJsonValue(
 
 /** Copies, turning anything a getter or proxy throws into a {@link ToolInputError}. */
 function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
-  if (typeof value === 'object' && value !== null) {
-    // A snapshot this module took (deep, frozen, JSON) is its own snapshot, when it fits the
-    // limits of this call too: no second copy.
-    const made = measured.get(value);
-    if (
-      made !== undefined &&
-      made.nodes <= limits.maxNodes &&
-      made.depth <= limits.maxDepth &&
-      made.bytes <= limits.maxBytes
-    ) {
-      return value as JsonValue;
-    }
-  }
   const walk: Walk = {
     limits,
     maxNodes: limits.maxNodes,
@@ -140,7 +125,6 @@ function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
     nodes: 0,
     bytes: 0,
     upper: 0,
-    deepest: 0,
   };
   let snapshot: JsonValue;
   try {
@@ -169,22 +153,11 @@ function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
       cause: unwinding.cause,
     });
   }
-  const bytes = walk.upper > limits.maxBytes ? checkExactBytes(snapshot, limits) : walk.upper;
-  if (typeof snapshot === 'object' && snapshot !== null) {
-    measured.set(snapshot, { nodes: walk.nodes, depth: walk.deepest, bytes });
-  }
+  // Remembering snapshots to skip copying them again (a WeakMap entry per call) cost more than
+  // the copies it would save: every call pays the entry, few calls pass a snapshot back.
+  if (walk.upper > limits.maxBytes) checkExactBytes(snapshot, limits);
   return snapshot;
 }
-
-/** What a snapshot this module took measured (bytes: an upper bound, or exact when recounted). */
-interface Measured {
-  readonly nodes: number;
-  readonly depth: number;
-  readonly bytes: number;
-}
-
-/** Root containers of the snapshots taken here, with their measures. */
-const measured = new WeakMap<object, Measured>();
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -216,7 +189,6 @@ function copy(value: unknown, walk: Walk, depth: number): JsonValue {
       if (depth > walk.maxDepth) {
         throw new Unwinding('depth', 'the arguments are nested too deeply', walk.limits.maxDepth);
       }
-      if (depth > walk.deepest) walk.deepest = depth;
       return Array.isArray(value) ? copyArray(value, walk, depth) : copyObject(value, walk, depth);
     }
     default:
@@ -314,7 +286,7 @@ function hasCycle(value: unknown, maxDepth: number): boolean {
 }
 
 /** Recounts a finished (frozen) snapshot with exact UTF-8 sizes, failing where it crosses the limit. */
-function checkExactBytes(snapshot: JsonValue, limits: JsonSnapshotLimits): number {
+function checkExactBytes(snapshot: JsonValue, limits: JsonSnapshotLimits): void {
   const walk: Walk = {
     limits,
     maxNodes: limits.maxNodes,
@@ -323,7 +295,6 @@ function checkExactBytes(snapshot: JsonValue, limits: JsonSnapshotLimits): numbe
     nodes: 0,
     bytes: 0,
     upper: 0,
-    deepest: 0,
   };
   const keys: (string | number)[] = [];
   const count = (value: JsonValue): void => {
@@ -360,7 +331,6 @@ function checkExactBytes(snapshot: JsonValue, limits: JsonSnapshotLimits): numbe
     }
   };
   count(snapshot);
-  return walk.bytes;
 }
 
 function utf8Length(text: string): number {

@@ -561,7 +561,7 @@ export class ToolRegistry {
     }
     callCounter += 1;
     // Without middleware and onEvent the call object and its ID would be seen by nobody.
-    if (this.#direct) return this.#leased(name, snapshot, frozenContext, presented);
+    if (this.#direct) return this.#leasedDirect(name, snapshot, frozenContext, presented);
     const call: ToolCall = Object.freeze({
       callId: `call-${callCounter}`,
       toolName: name,
@@ -986,6 +986,46 @@ export class ToolRegistry {
     }
   }
 
+  /**
+   * {@link invoke}'s hot path (no middleware, no events): the steps of #leased without an async
+   * frame while nothing needs waiting for (the tool has started, no budget, the authorizer answers
+   * at once); anything else continues on the general path, screened and authorized only once.
+   */
+  #leasedDirect(
+    toolName: string,
+    args: JsonObject,
+    context: ToolContext,
+    presented: PresentedGrant | undefined,
+  ): Promise<ToolResult> {
+    const entry = this.#entries.get(toolName);
+    if (
+      this.#closing ||
+      entry === undefined ||
+      entry.starting !== undefined ||
+      this.#budget !== undefined
+    ) {
+      return this.#leased(toolName, args, context, presented);
+    }
+    entry.leases += 1;
+    let authorizing: Promise<void> | undefined;
+    try {
+      authorizing = this.#authorize(this.#screen(entry, toolName, args, context), presented);
+    } catch (error) {
+      release(entry);
+      return Promise.reject(error);
+    }
+    if (authorizing !== undefined) {
+      return authorizing.then(
+        () => runLeased(entry, toolName, args, context),
+        (error: unknown) => {
+          release(entry);
+          throw error;
+        },
+      );
+    }
+    return runLeased(entry, toolName, args, context);
+  }
+
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
   async #leased(
     toolName: string,
@@ -1200,6 +1240,69 @@ export class ToolRegistry {
       this.#logger?.warn('onEvent threw; the event was dropped', { type: event.type });
     }
   }
+}
+
+/** Ends a lease; the last lease of a retired instance closes it. */
+function release(entry: Entry): void {
+  entry.leases -= 1;
+  if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
+}
+
+/**
+ * Runs an authorized call on its leased instance (no budget) and ends the lease when it settles,
+ * with #leased's checks: not run once aborted, a foreign throw wrapped, the result's shape checked.
+ */
+function runLeased(
+  entry: Entry,
+  toolName: string,
+  args: JsonObject,
+  context: ToolContext,
+): Promise<ToolResult> {
+  let pending: unknown;
+  try {
+    if (isAborted(context.signal)) {
+      throw new ToolExecutionError(`Tool ${quote(toolName)} was not run: the call was aborted`, {
+        details: { tool: toolName, reason: 'aborted' },
+      });
+    }
+    pending = entry.tool.invoke(args, context);
+  } catch (error) {
+    release(entry);
+    return Promise.reject(toolFailure(error, toolName, context));
+  }
+  return Promise.resolve(pending).then(
+    (result) => {
+      release(entry);
+      return checkedResult(result, toolName);
+    },
+    (error: unknown) => {
+      release(entry);
+      throw toolFailure(error, toolName, context);
+    },
+  );
+}
+
+/** A tool's throw as the caller sees it: a ToolsError as it is, anything else wrapped. */
+function toolFailure(error: unknown, toolName: string, context: ToolContext): unknown {
+  if (ToolsError.isInstance(error)) return error;
+  return new ToolExecutionError(`Tool ${quote(toolName)} failed`, {
+    details: { tool: toolName, reason: isAborted(context.signal) ? 'aborted' : 'threw' },
+    cause: error,
+  });
+}
+
+/** The tool's result, when it has the shape of one. */
+function checkedResult(result: unknown, toolName: string): ToolResult {
+  if (
+    typeof result !== 'object' ||
+    result === null ||
+    !Array.isArray((result as ToolResult).content)
+  ) {
+    throw new ToolExecutionError(`Tool ${quote(toolName)} returned an invalid result`, {
+      details: { tool: toolName, reason: 'invalid-result' },
+    });
+  }
+  return result as ToolResult;
 }
 
 /** Why a presented grant does not answer this `ask`, or undefined when it does. */
