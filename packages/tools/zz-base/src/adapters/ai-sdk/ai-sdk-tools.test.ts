@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { permission } from '../../registry/authorization.js';
+import { errorResult, jsonResult, type Tool, type ToolResult } from '../../registry/tool.js';
+import { ToolRegistry } from '../../registry/tool-registry.js';
+import { TRUNCATED_NOTE } from '../registry-call.js';
+import { aiSdkTools } from './ai-sdk-tools.js';
+
+function constant(result: ToolResult): Tool {
+  return {
+    spec: { name: 'probe', description: 'probe', inputSchema: { type: 'object' } },
+    invoke: async () => result,
+  };
+}
+
+async function modelOutput(result: ToolResult): Promise<unknown> {
+  const registry = new ToolRegistry({
+    authorizer: { authorize: () => permission('allow') },
+    tools: [constant(result)],
+  });
+  const tool = aiSdkTools(registry, { context: { runId: 'r' } }).probe as unknown as {
+    execute: (input: unknown, options: unknown) => Promise<unknown>;
+    toModelOutput: (options: unknown) => unknown;
+  };
+  const output = await tool.execute({}, { toolCallId: 'c', messages: [], context: {} });
+  return tool.toModelOutput({ toolCallId: 'c', input: {}, output });
+}
+
+describe('aiSdkTools result mapping', () => {
+  it.each([
+    [
+      'structured content alone becomes json',
+      jsonResult({ a: 1 }),
+      { type: 'json', value: { a: 1 } },
+    ],
+    [
+      'an error result becomes error-text',
+      errorResult('The path is not a folder.'),
+      { type: 'error-text', value: 'The path is not a folder.' },
+    ],
+    [
+      'text stays text, structured content appended as JSON',
+      { content: [{ type: 'text', text: 'hi' }], structuredContent: { b: 2 } } as ToolResult,
+      { type: 'text', value: 'hi\n{"b":2}' },
+    ],
+    [
+      'a truncated result carries the note',
+      jsonResult({ content: 'abcd', truncated: true }),
+      { type: 'text', value: `{"content":"abcd","truncated":true}\n${TRUNCATED_NOTE}` },
+    ],
+    [
+      'images and audio become file parts',
+      {
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', data: 'aW1n', mimeType: 'image/png' },
+          { type: 'audio', data: 'YXU=', mimeType: 'audio/wav' },
+        ],
+        metadata: { truncated: true },
+      } as ToolResult,
+      {
+        type: 'content',
+        value: [
+          { type: 'text', text: 'look' },
+          { type: 'file', data: { type: 'data', data: 'aW1n' }, mediaType: 'image/png' },
+          { type: 'file', data: { type: 'data', data: 'YXU=' }, mediaType: 'audio/wav' },
+          { type: 'text', text: TRUNCATED_NOTE },
+        ],
+      },
+    ],
+  ])('%s', async (_label, result, expected) => {
+    expect(await modelOutput(result)).toEqual(expected);
+  });
+});

@@ -1,0 +1,544 @@
+import { accessSync, constants, realpathSync, type Stats, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { defineContract, isRiskLevel, RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
+import { checkOptionKeys } from '../registry/option-keys.js';
+import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
+import { errorResult, jsonResult } from '../registry/tool.js';
+import { parseRelativePath, resolveInside } from './confined-path.js';
+import { FileSystemAccessError } from './file-system-error.js';
+import { LocalProcessSandbox } from './local-process-sandbox.js';
+import {
+  DEFAULT_PROGRAM_RULES,
+  type ProgramRule,
+  programFamily,
+  refusedArgument,
+} from './program-rules.js';
+import type { Sandbox } from './sandbox.js';
+import { ShellToolOptionsError } from './shell-tool-options-error.js';
+
+/** Options of {@link ShellTool}. */
+export interface ShellToolOptions {
+  /** Folder commands run in (and, with `BubblewrapSandbox`, the only writable one). Its real path is taken once. */
+  readonly workspace: string;
+  /** Bare program names (no `/`), each resolved once, at construction, to the absolute path found in `searchPath`. */
+  readonly allowedCommands: readonly string[];
+  /** Runs the process. Default `new LocalProcessSandbox()` (limits, not isolation). */
+  readonly sandbox?: Sandbox;
+  /**
+   * Per-program rules that replace the default ones of {@link DEFAULT_PROGRAM_RULES} (by
+   * allowlisted command name): a {@link ProgramRule}, or `'unrestricted'` to drop the default
+   * rule of that program. Default none (the default table applies).
+   */
+  readonly programRules?: Readonly<Record<string, ProgramRule | 'unrestricted'>>;
+  /**
+   * Allowlisted commands the host declares read-only: their calls have the `read` effect, so
+   * `RiskPolicy` judges them `read-only` and a read-only access scope allows them. Default `[]`.
+   * Declare only programs that cannot write with any argument the program rules let through.
+   */
+  readonly readOnlyCommands?: readonly string[];
+  /** Declared risk of every other command (the tool's contract). Default `'destructive'`. */
+  readonly risk?: RiskLevel;
+  /** Where environment values come from. Default `process.env` as it is at construction. */
+  readonly baseEnvironment?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Keys copied from `baseEnvironment` (so, by default, from the host's environment);
+   * everything else is left out. Default `['PATH', 'LANG', 'LC_ALL', 'TZ']`; `[]` starts from
+   * an empty environment.
+   */
+  readonly allowedEnvironment?: readonly string[];
+  /** Upper bound (and default) of a call's `timeoutSeconds`. Default 60. */
+  readonly maxTimeoutSeconds?: number;
+  /** Byte budget shared by stdout and stderr. Default 1,000,000. */
+  readonly maxOutputBytes?: number;
+  /** Folders searched when resolving `allowedCommands`. Default `/usr/local/bin:/usr/bin:/bin`. */
+  readonly searchPath?: string;
+  /** Tool name in a registry. Default `shell`. */
+  readonly name?: string;
+}
+
+/** Most arguments one call may pass. */
+export const MAX_SHELL_ARGUMENTS = 1024;
+/** Most bytes all arguments of one call may total. */
+export const MAX_SHELL_ARGUMENT_BYTES = 131_072;
+
+const COMMAND_NAME = /^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,127}$/;
+
+const optionError = (message: string, option: string): Error =>
+  new ShellToolOptionsError(message, { details: { option } });
+
+const OPTION_KEYS: readonly string[] = Object.freeze([
+  'workspace',
+  'allowedCommands',
+  'sandbox',
+  'programRules',
+  'readOnlyCommands',
+  'risk',
+  'baseEnvironment',
+  'allowedEnvironment',
+  'maxTimeoutSeconds',
+  'maxOutputBytes',
+  'searchPath',
+  'name',
+]);
+
+const RULE_KEYS: ReadonlySet<string> = new Set([
+  'reason',
+  'refuseProgram',
+  'refuseArguments',
+  'options',
+  'globalOptions',
+  'shortLetters',
+  'valueLetters',
+  'oldStyleClusters',
+  'subcommands',
+  'subcommandOptions',
+  'prependArguments',
+]);
+
+function checkRule(command: string, rule: unknown): ProgramRule | undefined {
+  if (rule === 'unrestricted') return undefined;
+  const fail = (what: string): never => {
+    throw new ShellToolOptionsError(
+      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, oldStyleClusters?, subcommands?, subcommandOptions?, prependArguments? }.`,
+      { details: { option: 'programRules', command } },
+    );
+  };
+  if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) fail('is not a rule');
+  const record = rule as Record<string, unknown>;
+  for (const key of Object.keys(record)) if (!RULE_KEYS.has(key)) fail('has an unknown field');
+  if (typeof record.reason !== 'string' || record.reason === '' || record.reason.length > 200) {
+    fail('needs a reason of 1-200 characters');
+  }
+  for (const key of ['refuseProgram', 'refuseArguments', 'oldStyleClusters']) {
+    if (record[key] !== undefined && typeof record[key] !== 'boolean')
+      fail(`${key} must be a boolean`);
+  }
+  for (const key of ['shortLetters', 'valueLetters']) {
+    if (
+      record[key] !== undefined &&
+      (typeof record[key] !== 'string' || !/^[A-Za-z0-9]*$/.test(record[key]))
+    ) {
+      fail(`${key} must be a string of letters`);
+    }
+  }
+  if (record.subcommandOptions !== undefined) {
+    const table = record.subcommandOptions;
+    if (
+      typeof table !== 'object' ||
+      table === null ||
+      Array.isArray(table) ||
+      Object.values(table).some(
+        (list) =>
+          !Array.isArray(list) ||
+          list.some((item) => typeof item !== 'string' || item === '' || item.includes('\0')),
+      )
+    ) {
+      fail('subcommandOptions must map subcommands to arrays of non-empty strings');
+    }
+  }
+  for (const key of ['options', 'globalOptions', 'subcommands', 'prependArguments']) {
+    const list = record[key];
+    if (
+      list !== undefined &&
+      (!Array.isArray(list) ||
+        list.some((item) => typeof item !== 'string' || item === '' || item.includes('\0')))
+    ) {
+      fail(`${key} must be an array of non-empty strings`);
+    }
+  }
+  // A frozen deep copy: changing the host's object later changes nothing.
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (Array.isArray(value)) copy[key] = Object.freeze([...value]);
+    else if (key === 'subcommandOptions') {
+      const table: Record<string, readonly string[]> = {};
+      for (const [subcommand, list] of Object.entries(value as Record<string, string[]>)) {
+        table[subcommand] = Object.freeze([...list]);
+      }
+      copy[key] = Object.freeze(table);
+    } else copy[key] = value;
+  }
+  return Object.freeze(copy) as unknown as ProgramRule;
+}
+
+function ruleFor(
+  command: string,
+  program: string,
+  rules: Readonly<Record<string, unknown>>,
+): ProgramRule | undefined {
+  if (Object.hasOwn(rules, command)) return checkRule(command, rules[command]);
+  return defaultRuleFor(command, program);
+}
+
+function defaultRuleFor(command: string, program: string): ProgramRule | undefined {
+  let real = program;
+  try {
+    real = realpathSync(program);
+  } catch {
+    // Resolved at construction; keep the path found.
+  }
+  for (const key of [
+    command,
+    basename(real),
+    programFamily(command),
+    programFamily(basename(real)),
+  ]) {
+    if (Object.hasOwn(DEFAULT_PROGRAM_RULES, key)) return DEFAULT_PROGRAM_RULES[key];
+  }
+  return undefined;
+}
+
+function resolveProgram(name: string, searchPath: string): string {
+  for (const folder of searchPath.split(':')) {
+    if (!folder.startsWith('/')) continue;
+    const candidate = `${folder.replace(/\/+$/, '')}/${name}`;
+    try {
+      // Keep the path found (not its real path): multi-call programs such as busybox choose
+      // what to do from the name they are started as.
+      if (statSync(realpathSync(candidate)).isFile()) {
+        accessSync(candidate, constants.X_OK);
+        return candidate;
+      }
+    } catch {
+      // Not here.
+    }
+  }
+  throw new ShellToolOptionsError('An allowed command was not found in searchPath.', {
+    details: { command: name },
+  });
+}
+
+function fail(message: string, code: string): never {
+  throw Object.assign(new Error(message), { shellCode: code });
+}
+
+/**
+ * Runs allowlisted programs with argv (never a shell) inside a workspace, through a
+ * {@link Sandbox}. Programs and options of {@link DEFAULT_PROGRAM_RULES} that run code are
+ * refused before spawning. The environment holds only the allowlisted keys of the host's;
+ * stdout and stderr share one byte budget; on timeout or budget the whole process group is
+ * killed. The result is `{ exitCode, signal, stdout, stderr, timedOut, truncated, limit }`, an
+ * error result for a non-zero exit, a signal, a timeout or a resource limit.
+ */
+export class ShellTool implements Tool {
+  /** Name, description, input schema and risk of the tool as the registry and models see it. */
+  readonly spec: ToolSpec;
+  readonly #workspace: string;
+  readonly #workspaceStat: Stats;
+  readonly #programs: ReadonlyMap<string, string>;
+  readonly #sandbox: Sandbox;
+  readonly #environment: Readonly<Record<string, string>>;
+  readonly #maxTimeoutSeconds: number;
+  readonly #maxOutputBytes: number;
+  readonly #rules: ReadonlyMap<string, ProgramRule>;
+
+  /**
+   * Resolves the workspace and each allowed command to a program path and checks the options.
+   * Throws {@link ShellToolOptionsError} for an invalid or unknown option, a command that is
+   * not found, or a command whose program rule refuses it outright (an interpreter, a program
+   * runner) unless `programRules` loosens it.
+   */
+  constructor(options: ShellToolOptions) {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw new ShellToolOptionsError('ShellTool needs an options object.');
+    }
+    checkOptionKeys(options, OPTION_KEYS, 'ShellTool', optionError);
+    const {
+      workspace,
+      allowedCommands,
+      programRules = {},
+      readOnlyCommands = [],
+      risk = 'destructive',
+      baseEnvironment = process.env,
+      allowedEnvironment = ['PATH', 'LANG', 'LC_ALL', 'TZ'],
+      maxTimeoutSeconds = 60,
+      maxOutputBytes = 1_000_000,
+      searchPath = '/usr/local/bin:/usr/bin:/bin',
+      name = 'shell',
+    } = options;
+    if (typeof name !== 'string' || !/^[a-zA-Z0-9_.-]{1,64}$/.test(name)) {
+      throw new ShellToolOptionsError('name must be 1-64 letters, digits, _ . or -.');
+    }
+    if (typeof workspace !== 'string' || workspace === '' || workspace.includes('\0')) {
+      throw new ShellToolOptionsError('workspace must be a folder path.');
+    }
+    try {
+      this.#workspace = realpathSync(workspace);
+      this.#workspaceStat = statSync(this.#workspace);
+    } catch (error) {
+      throw new ShellToolOptionsError('workspace must be an existing folder.', { cause: error });
+    }
+    if (!this.#workspaceStat.isDirectory()) {
+      throw new ShellToolOptionsError('workspace must be a folder.');
+    }
+    if (
+      !Array.isArray(allowedCommands) ||
+      allowedCommands.length === 0 ||
+      allowedCommands.some((command) => typeof command !== 'string' || !COMMAND_NAME.test(command))
+    ) {
+      throw new ShellToolOptionsError(
+        'allowedCommands must be a non-empty array of bare program names.',
+      );
+    }
+    if (typeof searchPath !== 'string')
+      throw new ShellToolOptionsError('searchPath must be a string.');
+    const sandbox: Sandbox = options.sandbox ?? new LocalProcessSandbox();
+    if (
+      typeof sandbox !== 'object' ||
+      sandbox === null ||
+      typeof sandbox.run !== 'function' ||
+      (sandbox.verify !== undefined && typeof sandbox.verify !== 'function')
+    ) {
+      throw new ShellToolOptionsError('sandbox must implement run().');
+    }
+    if (
+      typeof maxTimeoutSeconds !== 'number' ||
+      !Number.isFinite(maxTimeoutSeconds) ||
+      maxTimeoutSeconds <= 0 ||
+      maxTimeoutSeconds > 86_400
+    ) {
+      throw new ShellToolOptionsError(
+        'maxTimeoutSeconds must be a number of seconds from 0 to 86400.',
+      );
+    }
+    if (
+      typeof maxOutputBytes !== 'number' ||
+      !Number.isSafeInteger(maxOutputBytes) ||
+      maxOutputBytes < 1
+    ) {
+      throw new ShellToolOptionsError('maxOutputBytes must be a positive safe integer.');
+    }
+    if (typeof baseEnvironment !== 'object' || baseEnvironment === null) {
+      throw new ShellToolOptionsError('baseEnvironment must be an object.');
+    }
+    if (
+      !Array.isArray(allowedEnvironment) ||
+      allowedEnvironment.some(
+        (key) => typeof key !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key),
+      )
+    ) {
+      throw new ShellToolOptionsError('allowedEnvironment must be an array of variable names.');
+    }
+    if (typeof programRules !== 'object' || programRules === null || Array.isArray(programRules)) {
+      throw new ShellToolOptionsError('programRules must be an object keyed by command name.', {
+        details: { option: 'programRules' },
+      });
+    }
+    for (const command of Object.keys(programRules)) {
+      if (!allowedCommands.includes(command)) {
+        throw new ShellToolOptionsError(
+          `programRules names ${JSON.stringify(command.slice(0, 64))}, which is not in allowedCommands.`,
+          { details: { option: 'programRules' } },
+        );
+      }
+    }
+    if (
+      !Array.isArray(readOnlyCommands) ||
+      readOnlyCommands.some(
+        (command) => typeof command !== 'string' || !allowedCommands.includes(command),
+      )
+    ) {
+      throw new ShellToolOptionsError('readOnlyCommands must name commands of allowedCommands.', {
+        details: { option: 'readOnlyCommands' },
+      });
+    }
+    if (!isRiskLevel(risk)) {
+      throw new ShellToolOptionsError(`risk must be one of ${RISK_LEVELS.join(', ')}.`, {
+        details: { option: 'risk' },
+      });
+    }
+    const programs = new Map<string, string>();
+    const rules = new Map<string, ProgramRule>();
+    for (const command of allowedCommands) {
+      const program = resolveProgram(command, searchPath);
+      programs.set(command, program);
+      const rule = ruleFor(command, program, programRules);
+      if (rule?.refuseProgram === true) {
+        throw new ShellToolOptionsError(
+          `${command} is refused: ${rule.reason}. Allowlisting it hands the model everything the sandbox allows; if that is intended, pass programRules: { ${JSON.stringify(command)}: 'unrestricted' }.`,
+          { details: { option: 'allowedCommands', command } },
+        );
+      }
+      if (rule !== undefined) rules.set(command, rule);
+      const builtIn = defaultRuleFor(command, program);
+      if (readOnlyCommands.includes(command) && builtIn?.refuseProgram === true) {
+        throw new ShellToolOptionsError(
+          `${command} cannot be declared read-only: ${builtIn.reason}.`,
+          { details: { option: 'readOnlyCommands', command } },
+        );
+      }
+    }
+    const environment: Record<string, string> = {};
+    for (const key of allowedEnvironment) {
+      const value = baseEnvironment[key];
+      if (typeof value === 'string' && !value.includes('\0')) environment[key] = value;
+    }
+    this.#programs = programs;
+    this.#sandbox = sandbox;
+    this.#environment = Object.freeze(environment);
+    this.#maxTimeoutSeconds = maxTimeoutSeconds;
+    this.#maxOutputBytes = maxOutputBytes;
+    this.#rules = rules;
+    const byValue: Record<string, 'read'> = {};
+    for (const command of readOnlyCommands) byValue[command] = 'read';
+    this.spec = Object.freeze({
+      name,
+      description: `Runs one allowlisted program with arguments (no shell) in the workspace. Programs: ${[...programs.keys()].join(', ')}.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          command: { type: 'string', enum: [...programs.keys()] },
+          args: {
+            type: 'array',
+            items: { type: 'string' },
+            maxItems: MAX_SHELL_ARGUMENTS,
+            default: [],
+          },
+          cwd: { type: 'string', description: 'Workspace-relative folder; default the workspace.' },
+          timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: maxTimeoutSeconds },
+        },
+        required: ['command'],
+        additionalProperties: false,
+      },
+      contract: defineContract({ risk, contentTrust: 'untrusted' }),
+      effect: Object.freeze(
+        readOnlyCommands.length === 0
+          ? { default: 'unknown' as const }
+          : { default: 'unknown' as const, argument: 'command', byValue: Object.freeze(byValue) },
+      ),
+      operationArgument: 'command',
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: risk === 'destructive',
+        openWorldHint: true,
+      },
+    });
+  }
+
+  /** Checks the sandbox in the workspace (a registry runs this before the tool takes calls). */
+  async start(): Promise<void> {
+    await this.#sandbox.verify?.({ workspace: this.#workspace });
+  }
+
+  /** The workspace's real path. */
+  get workspace(): string {
+    return this.#workspace;
+  }
+
+  /** Allowed command names and the absolute programs they run. */
+  get programs(): ReadonlyMap<string, string> {
+    return this.#programs;
+  }
+
+  async invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
+    const command = args.command;
+    const metadata = {
+      command: typeof command === 'string' ? command : null,
+      sandbox: this.#sandbox.name,
+    };
+    try {
+      if (typeof command !== 'string' || !this.#programs.has(command)) {
+        fail('The command is not allowed.', 'SHELL_COMMAND_NOT_ALLOWED');
+      }
+      const program = this.#programs.get(command) as string;
+      const list = args.args ?? [];
+      if (!Array.isArray(list) || list.length > MAX_SHELL_ARGUMENTS) {
+        fail('args must be an array of at most 1024 strings.', 'SHELL_ARGUMENT_INVALID');
+      }
+      let total = 0;
+      for (const item of list) {
+        if (typeof item !== 'string' || item.includes('\0')) {
+          fail('Every argument must be a string without NUL.', 'SHELL_ARGUMENT_INVALID');
+        }
+        total += Buffer.byteLength(item, 'utf8');
+      }
+      if (total > MAX_SHELL_ARGUMENT_BYTES)
+        fail('The arguments are too long.', 'SHELL_ARGUMENT_INVALID');
+      const rule = this.#rules.get(command);
+      if (rule !== undefined) {
+        const refused = refusedArgument(rule, list as string[]);
+        if (refused !== undefined) {
+          const shown =
+            refused === null ? command : JSON.stringify(refused.split('=', 1)[0]?.slice(0, 64));
+          fail(`${shown} is refused for ${command}: ${rule.reason}.`, 'SHELL_ARGUMENT_REFUSED');
+        }
+      }
+      const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutSeconds;
+      if (
+        typeof timeoutSeconds !== 'number' ||
+        !Number.isFinite(timeoutSeconds) ||
+        timeoutSeconds <= 0 ||
+        timeoutSeconds > this.#maxTimeoutSeconds
+      ) {
+        fail('timeoutSeconds is out of range.', 'SHELL_ARGUMENT_INVALID');
+      }
+      let cwd = this.#workspace;
+      if (args.cwd !== undefined && args.cwd !== '.') {
+        let resolved: Awaited<ReturnType<typeof resolveInside>>;
+        try {
+          resolved = await resolveInside(
+            this.#workspace,
+            this.#workspaceStat,
+            parseRelativePath(args.cwd),
+            {
+              allowMissing: false,
+            },
+          );
+        } catch (error) {
+          if (FileSystemAccessError.isInstance(error))
+            fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
+          throw error;
+        }
+        if (!resolved.stat?.isDirectory())
+          fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
+        cwd = resolved.absolute;
+      }
+      if (context?.signal?.aborted) fail('The call was cancelled.', 'SHELL_CANCELLED');
+      const result = await this.#sandbox.run({
+        program,
+        args: [...(rule?.prependArguments ?? []), ...(list as string[])],
+        cwd,
+        env: this.#environment,
+        workspace: this.#workspace,
+        timeoutMs: Math.ceil(timeoutSeconds * 1000),
+        maxOutputBytes: this.#maxOutputBytes,
+        ...(context?.signal === undefined ? {} : { signal: context.signal }),
+      });
+      const failed = result.exitCode !== 0 || result.timedOut;
+      const limit = failed ? (result.limit ?? null) : null;
+      const code =
+        limit !== null
+          ? 'SHELL_RESOURCE_LIMIT'
+          : result.timedOut
+            ? 'SHELL_TIMEOUT'
+            : 'SHELL_NONZERO_EXIT';
+      return jsonResult(
+        {
+          exitCode: result.exitCode,
+          signal: result.signal,
+          stdout: result.stdout,
+          stderr: result.stderr,
+          timedOut: result.timedOut,
+          truncated: result.truncated,
+          limit,
+        },
+        {
+          ...(failed ? { isError: true } : {}),
+          metadata: {
+            ...metadata,
+            ...(failed ? { code } : {}),
+            ...(limit === null ? {} : { limit }),
+          },
+        },
+      );
+    } catch (error) {
+      const code = (error as { shellCode?: unknown } | null)?.shellCode;
+      if (typeof code === 'string') {
+        return errorResult((error as Error).message, { metadata: { ...metadata, code } });
+      }
+      return errorResult('The command could not be started.', {
+        metadata: { ...metadata, code: 'SHELL_SPAWN_FAILED' },
+      });
+    }
+  }
+}

@@ -1,0 +1,212 @@
+import {
+  classifyAddress,
+  DOTTED_QUAD,
+  isLoopbackAddress,
+  parseAddressBytes,
+} from './classify-address.js';
+import { NetworkOptionsError } from './network-options-error.js';
+import { NetworkPolicyError } from './network-policy-error.js';
+
+/** The origin a connection goes to, as given (frozen) to {@link AllowNonPublic}. */
+export interface NetworkTarget {
+  /** `https:` or `http:`. */
+  readonly protocol: string;
+  /** Lowercase ASCII host name, or the IP literal without brackets. */
+  readonly hostname: string;
+  readonly port: number;
+}
+
+/** An address the classifier refused, as given (frozen) to {@link AllowNonPublic}. */
+export interface NonPublicAddress {
+  /** The address as resolved (or as written in the URL), canonical form. */
+  readonly address: string;
+  readonly family: 4 | 6;
+  /** The matching table entry (for example `loopback`, `private-use`). */
+  readonly range: string;
+  /** For IPv4-mapped / NAT64 addresses, the embedded IPv4. */
+  readonly embedded?: string;
+}
+
+/**
+ * Consulted only for addresses the classifier refuses. Return exactly `true` to allow a
+ * connection to that address; anything else (or a throw) keeps it refused. It receives frozen
+ * copies, so it cannot change what the guard checks.
+ */
+export type AllowNonPublic = (target: NetworkTarget, address: NonPublicAddress) => boolean;
+
+/** Rules for URLs, shared by {@link checkUrl}, `guardedFetch` and `HttpTool`. */
+export interface UrlPolicy {
+  /**
+   * Allow `http:` to a loopback host (`127.0.0.0/8`, `[::1]`, `localhost`) the host approves
+   * through `allowNonPublic`; any port. Default `false` (HTTPS only).
+   */
+  readonly allowHttpLoopback?: boolean;
+  /** Ports allowed for `https:` (an absent port means 443). Default `[443]`; `'any'` allows 1-65535. */
+  readonly allowedPorts?: readonly number[] | 'any';
+  /** Approves otherwise refused addresses. Default: none approved. */
+  readonly allowNonPublic?: AllowNonPublic;
+}
+
+/** Longest URL accepted, in characters. */
+export const MAX_URL_LENGTH = 8192;
+
+/** Validates a {@link UrlPolicy}; throws {@link NetworkOptionsError}. */
+export function validateUrlPolicy(policy: UrlPolicy): void {
+  if (typeof policy !== 'object' || policy === null) {
+    throw new NetworkOptionsError('The URL policy must be an object.');
+  }
+  const { allowHttpLoopback, allowedPorts, allowNonPublic } = policy;
+  if (allowHttpLoopback !== undefined && typeof allowHttpLoopback !== 'boolean') {
+    throw new NetworkOptionsError('allowHttpLoopback must be a boolean.');
+  }
+  if (allowNonPublic !== undefined && typeof allowNonPublic !== 'function') {
+    throw new NetworkOptionsError('allowNonPublic must be a function.');
+  }
+  if (allowedPorts !== undefined && allowedPorts !== 'any') {
+    if (
+      !Array.isArray(allowedPorts) ||
+      allowedPorts.some(
+        (port) => typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535,
+      )
+    ) {
+      throw new NetworkOptionsError(
+        "allowedPorts must be 'any' or an array of integers from 1 to 65535.",
+      );
+    }
+  }
+}
+
+const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+/** The host exactly as written between `//` and the path (userinfo and port removed), lowercased. */
+function rawHost(text: string): { host: string; hadAt: boolean } | undefined {
+  const match = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]{2}([^/?#\\]*)/.exec(text.trim());
+  if (match === null) return undefined;
+  let authority = match[1] ?? '';
+  const at = authority.lastIndexOf('@');
+  const hadAt = at !== -1;
+  if (hadAt) authority = authority.slice(at + 1);
+  if (authority.startsWith('[')) {
+    return { host: authority.slice(0, authority.indexOf(']') + 1).toLowerCase(), hadAt };
+  }
+  const colon = authority.indexOf(':');
+  return { host: (colon === -1 ? authority : authority.slice(0, colon)).toLowerCase(), hadAt };
+}
+
+function deny(message: string, reason: ConstructorParameters<typeof NetworkPolicyError>[1]): never {
+  throw new NetworkPolicyError(message, reason);
+}
+
+/**
+ * Asks the host whether a refused address may be used. Fail closed: only a literal `true`
+ * return approves; a throw refuses.
+ */
+export function approveNonPublic(
+  policy: { readonly allowNonPublic?: AllowNonPublic | undefined },
+  target: NetworkTarget,
+  address: NonPublicAddress,
+): boolean {
+  const callback = policy.allowNonPublic;
+  if (callback === undefined) return false;
+  try {
+    return callback(Object.freeze({ ...target }), Object.freeze({ ...address })) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** A canonical, unbracketed host name; `undefined` when it is not an IP literal. */
+export function literalFamily(hostname: string): 4 | 6 | undefined {
+  const bytes = parseAddressBytes(hostname);
+  if (bytes === undefined || bytes === 'zone-id') return undefined;
+  return bytes.length === 4 ? 4 : 6;
+}
+
+/**
+ * Checks a URL against the network rules and returns a fresh, canonical `URL`:
+ * absolute `https:` only (or `http:` to an approved loopback host with `allowHttpLoopback`),
+ * no userinfo (not even an empty `@`), an allowed port, a canonical host name (lowercase ASCII
+ * after IDNA, no trailing dot, no empty or over-long labels, no single-label name except
+ * `localhost`), IPv4 literals only in dotted-decimal form, and IP literals judged by
+ * {@link classifyAddress} (refused ones only if `allowNonPublic` approves them).
+ *
+ * Throws {@link NetworkPolicyError}; never a `TypeError`.
+ */
+export function checkUrl(url: string | URL, policy: UrlPolicy = {}): URL {
+  validateUrlPolicy(policy);
+  return checkUrlWithValidPolicy(url, policy);
+}
+
+/** {@link checkUrl} for a policy the caller already validated (internal hot path). */
+export function checkUrlWithValidPolicy(url: string | URL, policy: UrlPolicy): URL {
+  const text = url instanceof URL ? url.href : url;
+  if (typeof text !== 'string' || text.length === 0 || text.length > MAX_URL_LENGTH) {
+    deny('The URL is missing or too long.', 'invalid-url');
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    deny('The URL is not an absolute URL.', 'invalid-url');
+  }
+  const protocol = parsed.protocol;
+  if (protocol !== 'https:' && protocol !== 'http:') {
+    deny('Only https URLs are allowed.', 'scheme');
+  }
+  const raw = rawHost(text);
+  if (raw === undefined) deny('The URL has no authority.', 'invalid-url');
+  if (raw.hadAt || parsed.username !== '' || parsed.password !== '') {
+    deny('URLs with credentials (userinfo) are refused.', 'userinfo');
+  }
+  let hostname = parsed.hostname;
+  if (hostname.length === 0) deny('The URL has no host.', 'hostname');
+  const bracketed = hostname.startsWith('[');
+  if (bracketed) hostname = hostname.slice(1, -1);
+  const family = bracketed ? 6 : DOTTED_QUAD.test(hostname) ? 4 : undefined;
+  if (family === 4 && raw.host !== hostname) {
+    deny('IPv4 addresses must be written in dotted-decimal form.', 'hostname');
+  }
+  if (family === undefined) {
+    if (hostname.length > 253 || hostname.endsWith('.')) {
+      deny('The host name is not canonical.', 'hostname');
+    }
+    const labels = hostname.split('.');
+    if (labels.some((label) => !HOST_LABEL.test(label))) {
+      deny('The host name is not a canonical DNS name.', 'hostname');
+    }
+    if (labels.length === 1 && hostname !== 'localhost') {
+      deny('Single-label host names are refused.', 'hostname');
+    }
+  }
+  const defaultPort = protocol === 'https:' ? 443 : 80;
+  const port = parsed.port === '' ? defaultPort : Number(parsed.port);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) deny('The port is invalid.', 'port');
+  const loopbackHost =
+    protocol === 'http:' &&
+    (hostname === 'localhost' || (family !== undefined && isLoopbackAddress(hostname)));
+  if (protocol === 'http:') {
+    if (policy.allowHttpLoopback !== true || !loopbackHost) {
+      deny('Only https URLs are allowed.', 'scheme');
+    }
+  } else {
+    const allowedPorts = policy.allowedPorts ?? [443];
+    if (allowedPorts !== 'any' && !allowedPorts.includes(port)) {
+      deny('The port is not allowed.', 'port');
+    }
+  }
+  const target: NetworkTarget = { protocol, hostname, port };
+  if (family !== undefined) {
+    const verdict = classifyAddress(hostname);
+    const approved =
+      verdict.allowed ||
+      approveNonPublic(policy, target, {
+        address: hostname,
+        family,
+        range: verdict.range ?? 'invalid',
+        ...(verdict.embedded === undefined ? {} : { embedded: verdict.embedded }),
+      });
+    if (!approved) deny('The address is not publicly routable.', 'address');
+  }
+  // `http://localhost` is resolved and checked (loopback and approved) when connecting.
+  return parsed;
+}

@@ -1,0 +1,417 @@
+import {
+  type Dispatcher,
+  Headers as UndiciHeaders,
+  type HeadersInit as UndiciHeadersInit,
+  type RequestInit as UndiciRequestInit,
+  Response as UndiciResponse,
+  fetch as undiciFetch,
+} from 'undici';
+import { ToolsError } from '../tools-error.js';
+import { checkUrlWithValidPolicy, type UrlPolicy, validateUrlPolicy } from './check-url.js';
+import {
+  createGuardedDispatcher,
+  type GuardedDispatcherOptions,
+  guardedDispatcherFacts,
+} from './guarded-dispatcher.js';
+import { NetworkLimitError } from './network-limit-error.js';
+import { NetworkOptionsError } from './network-options-error.js';
+import { NetworkPolicyError } from './network-policy-error.js';
+
+/** Default response byte limit of {@link guardedFetch}: 10 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES: number = 10 * 1024 * 1024;
+/** Default total time limit of {@link guardedFetch}: 30 s (connect, redirects and body). */
+export const DEFAULT_FETCH_TIMEOUT_MS = 30_000;
+/** Largest `timeoutMs` (the longest delay a Node timer supports, about 24.8 days). */
+export const MAX_TIMER_MS = 2_147_483_647;
+/** Default redirect limit when redirects are followed. */
+export const DEFAULT_MAX_REDIRECTS = 5;
+
+/** Guard settings of one {@link guardedFetch} call. */
+export interface GuardedFetchOptions {
+  /**
+   * A dispatcher made by `createGuardedDispatcher` (its `allowNonPublic` also decides IP-literal
+   * URLs). Default: a shared guarded dispatcher that approves no non-public address.
+   */
+  readonly dispatcher?: Dispatcher;
+  /** Allow `http:` to approved loopback hosts. Default `false`. */
+  readonly allowHttpLoopback?: boolean;
+  /** Ports allowed for `https:`. Default `[443]`. */
+  readonly allowedPorts?: readonly number[] | 'any';
+  /** Response byte limit, checked against `Content-Length` and while streaming. Default 10 MiB. */
+  readonly maxResponseBytes?: number;
+  /**
+   * Total time limit in milliseconds, including reading the body. Default 30,000; at most
+   * {@link MAX_TIMER_MS} (long-lived event streams need a large value).
+   */
+  readonly timeoutMs?: number;
+  /** Most redirects followed when `redirect: 'follow'`. Default 5. */
+  readonly maxRedirects?: number;
+  /**
+   * Extra rule for each redirect hop, after the URL rules passed: return exactly `true` to
+   * follow `target`. Default: every hop that passes the URL rules is followed.
+   */
+  readonly allowRedirect?: (target: URL, from: URL) => boolean;
+}
+
+/**
+ * `RequestInit` for {@link guardedFetch}: the standard (global) one, so the function is a
+ * drop-in `fetch` for libraries such as the MCP SDK; `dispatcher` is refused (the guard chooses it);
+ * plus `guard`. `redirect` defaults to `'manual'` (the 3xx response is returned); `'follow'`
+ * re-checks every hop; `'error'` throws a `NetworkPolicyError` on a redirect.
+ */
+export type GuardedRequestInit = RequestInit & {
+  readonly guard?: GuardedFetchOptions;
+};
+
+/** A fetch-compatible function bound to one guarded dispatcher and policy. */
+export type GuardedFetch = (input: string | URL, init?: GuardedRequestInit) => Promise<Response>;
+
+let sharedDispatcher: Dispatcher | undefined;
+
+function defaultDispatcher(): Dispatcher {
+  sharedDispatcher ??= createGuardedDispatcher();
+  return sharedDispatcher;
+}
+
+function positiveInteger(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new NetworkOptionsError(`${name} must be a non-negative safe integer.`);
+  }
+  return value;
+}
+
+const IDENTITY_ONLY: Readonly<Record<string, string>> = Object.freeze({
+  'accept-encoding': 'identity',
+});
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+const CROSS_ORIGIN_DROPPED = ['authorization', 'cookie', 'proxy-authorization'];
+const BODY_HEADERS = [
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-language',
+  'content-location',
+];
+
+function findGuardError(error: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted && NetworkLimitError.isInstance(signal.reason)) return signal.reason;
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
+    if (ToolsError.isInstance(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return error;
+}
+
+function isReplayableBody(body: unknown): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === 'string' ||
+    body instanceof Uint8Array ||
+    body instanceof ArrayBuffer ||
+    body instanceof URLSearchParams
+  );
+}
+
+/**
+ * `fetch` through the network guard. Checks the URL with `checkUrl`, sends it through a guarded
+ * dispatcher (never a proxy, never the global dispatcher), sends `Accept-Encoding: identity`,
+ * follows redirects only with `redirect: 'follow'` (re-checking every hop and dropping
+ * `Authorization`, `Cookie` and `Proxy-Authorization` across origins), refuses a response whose
+ * `Content-Length` exceeds the byte limit and errors the body stream once more bytes arrive,
+ * and aborts everything after the total time limit.
+ *
+ * Throws `NetworkPolicyError` for refused URLs/addresses/redirects and `NetworkLimitError` for
+ * exceeded limits (the body stream errors with it too); connection failures stay undici's
+ * `TypeError('fetch failed')`.
+ */
+export async function guardedFetch(
+  input: string | URL,
+  init: GuardedRequestInit = {},
+): Promise<Response> {
+  if (typeof init !== 'object' || init === null) {
+    throw new NetworkOptionsError('init must be an object.');
+  }
+  if ('dispatcher' in init) {
+    throw new NetworkOptionsError(
+      'guardedFetch chooses its own dispatcher; pass guard.dispatcher.',
+    );
+  }
+  const { guard = {}, ...requestInit } = init;
+  const dispatcher = guard.dispatcher ?? defaultDispatcher();
+  const facts = guardedDispatcherFacts(dispatcher);
+  if (facts === undefined) {
+    throw new NetworkOptionsError('guard.dispatcher must come from createGuardedDispatcher.');
+  }
+  const maxResponseBytes = positiveInteger(
+    guard.maxResponseBytes,
+    'maxResponseBytes',
+    DEFAULT_MAX_RESPONSE_BYTES,
+  );
+  const timeoutMs = positiveInteger(guard.timeoutMs, 'timeoutMs', DEFAULT_FETCH_TIMEOUT_MS);
+  if (timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
+    throw new NetworkOptionsError(`timeoutMs must be from 1 to ${MAX_TIMER_MS}.`);
+  }
+  const maxRedirects = positiveInteger(guard.maxRedirects, 'maxRedirects', DEFAULT_MAX_REDIRECTS);
+  if (guard.allowRedirect !== undefined && typeof guard.allowRedirect !== 'function') {
+    throw new NetworkOptionsError('allowRedirect must be a function.');
+  }
+  const redirectMode = requestInit.redirect ?? 'manual';
+  if (redirectMode !== 'manual' && redirectMode !== 'follow' && redirectMode !== 'error') {
+    throw new NetworkOptionsError("redirect must be 'manual', 'follow' or 'error'.");
+  }
+  const policy: UrlPolicy = {
+    ...(guard.allowHttpLoopback === undefined
+      ? {}
+      : { allowHttpLoopback: guard.allowHttpLoopback }),
+    ...(guard.allowedPorts === undefined ? {} : { allowedPorts: guard.allowedPorts }),
+    ...(facts.allowNonPublic === undefined ? {} : { allowNonPublic: facts.allowNonPublic }),
+  };
+  validateUrlPolicy(policy);
+  let url = checkUrlWithValidPolicy(input, policy);
+
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    controller.abort(
+      new NetworkLimitError('The request took longer than its time limit.', 'timeout', {
+        details: { timeoutMs },
+      }),
+    );
+  }, timeoutMs);
+  timer.unref?.();
+  const signal =
+    requestInit.signal === undefined || requestInit.signal === null
+      ? controller.signal
+      : AbortSignal.any([requestInit.signal as AbortSignal, controller.signal]);
+
+  // Without caller headers, a constant record avoids building a Headers object per request.
+  let headers: UndiciHeaders | undefined;
+  if (requestInit.headers !== undefined && requestInit.headers !== null) {
+    headers = new UndiciHeaders(requestInit.headers as UndiciHeadersInit);
+    headers.delete('host');
+    headers.delete('proxy-authorization');
+    headers.set('accept-encoding', 'identity');
+  }
+  let method = (requestInit.method ?? 'GET').toUpperCase();
+  let body = requestInit.body;
+
+  try {
+    for (let hop = 0; ; hop += 1) {
+      const response = await undiciFetch(url, {
+        ...(requestInit as unknown as UndiciRequestInit),
+        method,
+        headers: headers ?? IDENTITY_ONLY,
+        body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
+        redirect: 'manual',
+        dispatcher,
+        signal,
+      });
+      const location = response.headers.get('location');
+      if (
+        !REDIRECT_STATUSES.has(response.status) ||
+        location === null ||
+        redirectMode === 'manual'
+      ) {
+        // An undici Response: the same API as the global one (a different class in Node 20).
+        return limitResponse(
+          response,
+          url,
+          hop > 0,
+          maxResponseBytes,
+          controller,
+          timer,
+        ) as unknown as Response;
+      }
+      await response.body?.cancel().catch(() => undefined);
+      if (redirectMode === 'error') {
+        throw new NetworkPolicyError('The server answered with a redirect.', 'redirect');
+      }
+      if (hop >= maxRedirects) {
+        throw new NetworkLimitError('Too many redirects.', 'redirects', {
+          details: { maxRedirects },
+        });
+      }
+      let next: URL;
+      try {
+        next = checkUrlWithValidPolicy(new URL(location, url), policy);
+      } catch (error) {
+        throw NetworkPolicyError.isInstance(error)
+          ? new NetworkPolicyError(`A redirect was refused: ${error.message}`, 'redirect', {
+              details: { rule: error.reason, hop: hop + 1 },
+            })
+          : new NetworkPolicyError('A redirect location is not a valid URL.', 'redirect');
+      }
+      if (guard.allowRedirect !== undefined) {
+        let allowed = false;
+        try {
+          allowed = guard.allowRedirect(new URL(next.href), new URL(url.href)) === true;
+        } catch {
+          allowed = false;
+        }
+        if (!allowed) {
+          throw new NetworkPolicyError('A redirect was refused by allowRedirect.', 'redirect', {
+            details: { hop: hop + 1 },
+          });
+        }
+      }
+      headers ??= new UndiciHeaders(IDENTITY_ONLY);
+      if (next.origin !== url.origin) {
+        for (const name of CROSS_ORIGIN_DROPPED) headers.delete(name);
+      }
+      const status = response.status;
+      if (
+        (status === 303 && method !== 'GET' && method !== 'HEAD') ||
+        ((status === 301 || status === 302) && method === 'POST')
+      ) {
+        method = 'GET';
+        body = undefined;
+        for (const name of BODY_HEADERS) headers.delete(name);
+      } else if (!isReplayableBody(body)) {
+        throw new NetworkPolicyError(
+          'A streamed request body cannot follow a redirect.',
+          'redirect',
+        );
+      }
+      url = next;
+    }
+  } catch (error) {
+    clearTimeout(timer);
+    throw findGuardError(error, controller.signal);
+  }
+}
+
+function isIdentity(encoding: string | null): boolean {
+  return (
+    encoding === null || encoding.trim() === '' || encoding.trim().toLowerCase() === 'identity'
+  );
+}
+
+function limitResponse(
+  response: UndiciResponse,
+  url: URL,
+  redirected: boolean,
+  maxResponseBytes: number,
+  controller: AbortController,
+  timer: ReturnType<typeof setTimeout>,
+): UndiciResponse {
+  const declared = response.headers.get('content-length');
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxResponseBytes) {
+    response.body?.cancel().catch(() => undefined);
+    throw new NetworkLimitError('The response is larger than its byte limit.', 'response-bytes', {
+      details: { maxResponseBytes },
+    });
+  }
+  const source = response.body;
+  if (
+    source !== null &&
+    declared !== null &&
+    /^\d+$/.test(declared) &&
+    !NULL_BODY_STATUSES.has(response.status) &&
+    isIdentity(response.headers.get('content-encoding'))
+  ) {
+    // Without a content coding, undici never delivers more than Content-Length bytes, so the
+    // declared size (checked above) bounds the body; the request's signal still enforces the
+    // total time limit while it is read (the unref'd timer lapses harmlessly afterwards).
+    if (redirected) {
+      Object.defineProperty(response, 'redirected', { value: true, enumerable: true });
+    }
+    return response;
+  }
+  let wrapped: UndiciResponse;
+  if (source === null || NULL_BODY_STATUSES.has(response.status)) {
+    source?.cancel().catch(() => undefined);
+    clearTimeout(timer);
+    wrapped = new UndiciResponse(null, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  } else {
+    const reader = source.getReader();
+    let total = 0;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        async pull(streamController) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) {
+              clearTimeout(timer);
+              streamController.close();
+              return;
+            }
+            total += value.byteLength;
+            if (total > maxResponseBytes) {
+              clearTimeout(timer);
+              reader.cancel().catch(() => undefined);
+              streamController.error(
+                new NetworkLimitError(
+                  'The response is larger than its byte limit.',
+                  'response-bytes',
+                  {
+                    details: { maxResponseBytes },
+                  },
+                ),
+              );
+              return;
+            }
+            streamController.enqueue(value);
+          } catch (error) {
+            clearTimeout(timer);
+            streamController.error(findGuardError(error, controller.signal));
+          }
+        },
+        cancel(reason) {
+          clearTimeout(timer);
+          return reader.cancel(reason);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    wrapped = new UndiciResponse(stream, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  }
+  Object.defineProperty(wrapped, 'url', { value: url.href, enumerable: true });
+  Object.defineProperty(wrapped, 'redirected', { value: redirected, enumerable: true });
+  return wrapped;
+}
+
+/** Options of {@link createGuardedFetch}: a dispatcher's options plus the fetch guard's. */
+export type CreateGuardedFetchOptions = GuardedDispatcherOptions &
+  Omit<GuardedFetchOptions, 'dispatcher'> & { readonly dispatcher?: Dispatcher };
+
+/**
+ * A fetch-compatible function with its own guarded dispatcher (or the given one) and default
+ * guard settings, for libraries that take a `fetch` option (the MCP SDK's transports and OAuth
+ * helpers). Per-call `init.guard` values override the defaults, except the dispatcher.
+ */
+export function createGuardedFetch(options: CreateGuardedFetchOptions = {}): GuardedFetch {
+  const {
+    allowNonPublic,
+    connectTimeoutMs,
+    resolver,
+    ca,
+    maxAddresses,
+    dispatcher: given,
+    ...guardDefaults
+  } = options;
+  const dispatcher =
+    given ??
+    createGuardedDispatcher({
+      ...(allowNonPublic === undefined ? {} : { allowNonPublic }),
+      ...(connectTimeoutMs === undefined ? {} : { connectTimeoutMs }),
+      ...(resolver === undefined ? {} : { resolver }),
+      ...(ca === undefined ? {} : { ca }),
+      ...(maxAddresses === undefined ? {} : { maxAddresses }),
+    });
+  if (guardedDispatcherFacts(dispatcher) === undefined) {
+    throw new NetworkOptionsError('dispatcher must come from createGuardedDispatcher.');
+  }
+  return (input, init = {}) =>
+    guardedFetch(input, { ...init, guard: { ...guardDefaults, ...init.guard, dispatcher } });
+}

@@ -1,0 +1,257 @@
+import type { BudgetRequest, BudgetReservation, BudgetReserver } from '../registry/budget.js';
+import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
+import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
+
+/** Limits of one budget scope. An omitted limit is unlimited. */
+export interface BudgetLimits {
+  /** Most calls that may start in the scope (failed and aborted calls are refunded). */
+  readonly maxCalls?: number;
+  /** Most calls that may run at the same time in the scope. */
+  readonly maxConcurrent?: number;
+}
+
+/** An extra scope a resolver puts a call in (a user, a tenant, a tool group, ...). */
+export interface BudgetScope {
+  /** Identifies the scope; calls resolving to the same key share its counters. */
+  readonly key: string;
+  /** Limits of this scope; an omitted limit is unlimited. */
+  readonly limits: BudgetLimits;
+}
+
+/** Options of {@link CallBudget}. */
+export interface CallBudgetOptions {
+  /** Limits of each run (keyed by `context.runId`). Default: none. */
+  readonly perRun?: BudgetLimits;
+  /** Further scopes for a call; each is reserved together with the run's. Default: none. */
+  readonly scopes?: (request: BudgetRequest) => readonly BudgetScope[];
+}
+
+/** Current counters of a scope. */
+export interface BudgetUsage {
+  /** Calls started and not refunded (a call settled as not consumed is refunded). */
+  readonly calls: number;
+  /** Calls reserved and not yet settled, i.e. running now. */
+  readonly active: number;
+}
+
+interface Counter {
+  calls: number;
+  active: number;
+}
+
+interface Held {
+  readonly counter: Counter;
+  readonly key: string;
+  readonly limits: BudgetLimits;
+  readonly kind: 'run' | 'scope';
+}
+
+const NOOP_RESERVATION: BudgetReservation = Object.freeze({ settle(): void {} });
+
+/**
+ * Call-count and concurrency budgets per run and per resolver scope. `reserve` checks every scope
+ * of a call and then takes a slot in each, all synchronously (so atomically): either every scope
+ * has room or none is charged. Counters live until `forgetRun` / `forgetScope`.
+ */
+export class CallBudget implements BudgetReserver {
+  readonly #perRun: BudgetLimits | undefined;
+  readonly #scopes: ((request: BudgetRequest) => readonly BudgetScope[]) | undefined;
+  readonly #counters = new Map<string, Counter>();
+
+  /**
+   * Checks the options; throws {@link ConfigurationError} when `scopes` is not a function or a
+   * `perRun` limit is not a non-negative integer.
+   */
+  constructor(options: CallBudgetOptions = {}) {
+    checkOptionKeys(options, ['perRun', 'scopes'], 'CallBudget');
+    if (options.perRun !== undefined) checkLimits(options.perRun, 'perRun');
+    if (options.scopes !== undefined && typeof options.scopes !== 'function') {
+      throw new ConfigurationError('scopes must be a function', { details: { option: 'scopes' } });
+    }
+    this.#perRun = options.perRun;
+    this.#scopes = options.scopes;
+  }
+
+  /** Reserves a slot for a call in every scope, or throws {@link BudgetExceededError} and holds nothing. */
+  reserve(request: BudgetRequest): BudgetReservation {
+    const wanted: Held[] = [];
+    if (this.#perRun !== undefined) {
+      const key = `run\u0000${request.context.runId}`;
+      wanted.push({ key, limits: this.#perRun, kind: 'run', counter: this.#counter(key) });
+    }
+    if (this.#scopes !== undefined) {
+      let scopes: unknown;
+      try {
+        scopes = this.#scopes(request);
+      } catch (error) {
+        throw new ConfigurationError('The budget scopes resolver threw; the call was not run', {
+          details: { option: 'scopes' },
+          cause: error,
+        });
+      }
+      if (!Array.isArray(scopes)) {
+        throw new ConfigurationError('The budget scopes resolver must return an array', {
+          details: { option: 'scopes' },
+        });
+      }
+      for (const scope of scopes as readonly BudgetScope[]) {
+        if (typeof scope?.key !== 'string') {
+          throw new ConfigurationError('A budget scope needs a string key', {
+            details: { option: 'scopes' },
+          });
+        }
+        checkLimits(scope.limits, 'scopes[].limits');
+        const key = `scope\u0000${scope.key}`;
+        if (wanted.some((held) => held.key === key)) continue;
+        wanted.push({ key, limits: scope.limits, kind: 'scope', counter: this.#counter(key) });
+      }
+    }
+    if (wanted.length === 0) return NOOP_RESERVATION;
+    for (const held of wanted) {
+      const { maxCalls, maxConcurrent } = held.limits;
+      if (maxCalls !== undefined && held.counter.calls >= maxCalls) {
+        throw exceeded(held, 'maxCalls', maxCalls);
+      }
+      if (maxConcurrent !== undefined && held.counter.active >= maxConcurrent) {
+        throw exceeded(held, 'maxConcurrent', maxConcurrent);
+      }
+    }
+    for (const held of wanted) {
+      held.counter.calls += 1;
+      held.counter.active += 1;
+    }
+    let settled = false;
+    return {
+      settle: (consumed: boolean): void => {
+        if (settled) return;
+        settled = true;
+        for (const held of wanted) {
+          held.counter.active -= 1;
+          if (!consumed) held.counter.calls -= 1;
+        }
+      },
+    };
+  }
+
+  /** Counters of a run. */
+  runUsage(runId: string): BudgetUsage {
+    return this.#usage(`run\u0000${runId}`);
+  }
+
+  /** Counters of a resolver scope. */
+  scopeUsage(key: string): BudgetUsage {
+    return this.#usage(`scope\u0000${key}`);
+  }
+
+  /** Drops a finished run's counters (a later call of that run starts from zero). */
+  forgetRun(runId: string): void {
+    this.#forget(`run\u0000${runId}`);
+  }
+
+  /** Drops a resolver scope's counters. */
+  forgetScope(key: string): void {
+    this.#forget(`scope\u0000${key}`);
+  }
+
+  #forget(key: string): void {
+    const counter = this.#counters.get(key);
+    // A counter with calls in flight stays, or their settle would go to a fresh counter.
+    if (counter !== undefined && counter.active === 0) this.#counters.delete(key);
+  }
+
+  #usage(key: string): BudgetUsage {
+    const counter = this.#counters.get(key);
+    return { calls: counter?.calls ?? 0, active: counter?.active ?? 0 };
+  }
+
+  #counter(key: string): Counter {
+    let counter = this.#counters.get(key);
+    if (counter === undefined) {
+      counter = { calls: 0, active: 0 };
+      this.#counters.set(key, counter);
+    }
+    return counter;
+  }
+}
+
+function exceeded(
+  held: Held,
+  limit: 'maxCalls' | 'maxConcurrent',
+  max: number,
+): BudgetExceededError {
+  return new BudgetExceededError(
+    limit === 'maxCalls'
+      ? `The ${held.kind === 'run' ? "run's" : "scope's"} call budget is used up`
+      : `The ${held.kind === 'run' ? "run's" : "scope's"} concurrency budget is full`,
+    { details: { scope: held.kind, limit, max } },
+  );
+}
+
+function checkLimits(limits: BudgetLimits, option: string): void {
+  if (typeof limits !== 'object' || limits === null) {
+    throw new ConfigurationError(`${option} must be an object`, { details: { option } });
+  }
+  for (const key of ['maxCalls', 'maxConcurrent'] as const) {
+    const value: unknown = limits[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+      throw new ConfigurationError(`${option}.${key} must be a non-negative integer`, {
+        details: { option: `${option}.${key}` },
+      });
+    }
+  }
+}
+
+/** A tool wrapped by {@link withBudget}; `inner` is the wrapped tool. */
+export interface BudgetedTool extends Tool {
+  /** The wrapped tool, whose calls are budgeted. */
+  readonly inner: Tool;
+}
+
+/**
+ * Wraps a tool so each call reserves `budget` first (throwing {@link BudgetExceededError} when
+ * there is no room) and settles it after: a call that throws or is aborted is refunded. The
+ * wrapper forwards the wrapped tool's `spec` (same object: effect descriptor, contract,
+ * operation argument) and its `start` / `close` (present only when the tool has them).
+ */
+export function withBudget(tool: Tool, budget: CallBudget): BudgetedTool {
+  const wrapper: { -readonly [K in keyof BudgetedTool]: BudgetedTool[K] } = {
+    get spec(): ToolSpec {
+      return tool.spec;
+    },
+    inner: tool,
+    async invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
+      return runWithBudget(budget, { toolName: tool.spec.name, args, context }, () =>
+        tool.invoke(args, context),
+      );
+    },
+  };
+  if (typeof tool.start === 'function') {
+    const start = tool.start;
+    wrapper.start = () => start.call(tool);
+  }
+  if (typeof tool.close === 'function') {
+    const close = tool.close;
+    wrapper.close = () => close.call(tool);
+  }
+  return Object.freeze(wrapper);
+}
+
+/** Reserves, runs, and settles: consumed unless the call threw or its signal was aborted. */
+export async function runWithBudget(
+  budget: CallBudget,
+  request: BudgetRequest,
+  run: () => Promise<ToolResult>,
+): Promise<ToolResult> {
+  const reservation = budget.reserve(request);
+  let consumed = false;
+  try {
+    const result = await run();
+    consumed = request.context.signal?.aborted !== true;
+    return result;
+  } finally {
+    reservation.settle(consumed);
+  }
+}

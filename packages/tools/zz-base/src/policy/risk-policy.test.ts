@@ -1,0 +1,181 @@
+import { defineContract, type ToolContract } from '@toolfence/tool-contract';
+import { describe, expect, it } from 'vitest';
+import {
+  type AuthorizationRequest,
+  type Authorizer,
+  permission,
+} from '../registry/authorization.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
+import type { ToolEffect, ToolSpec } from '../registry/tool.js';
+import { createToolContext } from '../registry/tool-context.js';
+import { firstDecisive, strictest } from './combinators.js';
+import { RiskPolicy } from './risk-policy.js';
+
+function request(
+  name: string,
+  contract: ToolContract | undefined,
+  effect: ToolEffect = 'unknown',
+  description = '',
+): AuthorizationRequest {
+  const spec: ToolSpec = { name, description, inputSchema: { type: 'object' } };
+  return {
+    toolName: name,
+    args: {},
+    context: createToolContext({ runId: 'r' }),
+    spec,
+    contract,
+    effect,
+  };
+}
+
+const contract = (
+  risk: ToolContract['risk'],
+  contentTrust: ToolContract['contentTrust'] = 'trusted',
+) => defineContract({ risk, contentTrust, idempotent: risk === 'read-only', version: '1.0.0' });
+
+describe('RiskPolicy', () => {
+  it.each([
+    ['read-only', 'allow'],
+    ['low-risk-write', 'ask'],
+    ['destructive', 'ask'],
+  ] as const)('by default decides declared %s as %s', (risk, verdict) => {
+    expect(new RiskPolicy().authorize(request('t', contract(risk))).verdict).toBe(verdict);
+  });
+
+  it('applies configured thresholds: allow, ask, deny', () => {
+    const policy = new RiskPolicy({
+      risk: { allowUpTo: 'low-risk-write', askUpTo: 'external-publication' },
+    });
+    expect(policy.authorize(request('t', contract('low-risk-write'))).verdict).toBe('allow');
+    expect(policy.authorize(request('t', contract('external-publication'))).verdict).toBe('ask');
+    expect(policy.authorize(request('t', contract('paid-operation'))).verdict).toBe('deny');
+  });
+
+  it('takes the stricter of risk and content trust', () => {
+    const policy = new RiskPolicy({
+      contentTrust: { allowUpTo: 'untrusted', askUpTo: 'sensitive' },
+    });
+    expect(policy.authorize(request('t', contract('read-only', 'sensitive'))).verdict).toBe('ask');
+    const decision = policy.authorize(
+      request('t', contract('read-only', 'prompt-injection-prone')),
+    );
+    expect(decision.verdict).toBe('deny');
+    expect(decision.reason).toContain('content trust');
+  });
+
+  it('uses the heuristic for undeclared tools, cautious when it cannot classify', () => {
+    const policy = new RiskPolicy();
+    expect(policy.authorize(request('get_weather', undefined)).verdict).toBe('allow');
+    expect(policy.authorize(request('delete_repo', undefined)).verdict).toBe('ask');
+    expect(policy.authorize(request('frobnicate', undefined)).reason).toBe(
+      'heuristic risk high-risk-write',
+    );
+    expect(
+      new RiskPolicy({ undeclared: 'deny' }).authorize(request('get_weather', undefined)).verdict,
+    ).toBe('deny');
+  });
+
+  it.each([
+    ['get_weather', { destructiveHint: true }, 'ask', 'heuristic risk destructive'],
+    ['get_weather', { readOnlyHint: false }, 'ask', 'heuristic risk low-risk-write'],
+    ['get_weather', { readOnlyHint: true }, 'allow', 'heuristic risk read-only'],
+    ['frobnicate', { readOnlyHint: true }, 'ask', 'heuristic risk high-risk-write'],
+    ['drop-database', { readOnlyHint: true, title: 'Drop' }, 'ask', 'heuristic risk destructive'],
+  ] as const)(
+    'raises an undeclared %s by its hints %j (never lowers)',
+    (name, annotations, verdict, reason) => {
+      const policy = new RiskPolicy({ risk: { allowUpTo: 'read-only', askUpTo: 'destructive' } });
+      const base = request(name, undefined);
+      const decision = policy.authorize({ ...base, spec: { ...base.spec, annotations } });
+      expect(decision).toMatchObject({ verdict, reason });
+    },
+  );
+
+  it('judges a destructiveHint tool by the floor where a write is allowed', () => {
+    const policy = new RiskPolicy({
+      risk: { allowUpTo: 'high-risk-write', askUpTo: 'destructive' },
+    });
+    const base = request('start_process', undefined);
+    expect(policy.authorize(base).verdict).toBe('allow');
+    expect(
+      policy.authorize({ ...base, spec: { ...base.spec, annotations: { destructiveHint: true } } }),
+    ).toMatchObject({ verdict: 'ask', reason: 'heuristic risk destructive' });
+  });
+
+  it('lets operator overrides win, and a veto deny', () => {
+    const policy = new RiskPolicy({
+      overrides: {
+        wiper: { risk: 'destructive', reason: 'it wipes' },
+        banned: { veto: true },
+        trusted_writer: { risk: 'read-only' },
+      },
+      risk: { allowUpTo: 'read-only', askUpTo: 'paid-operation' },
+    });
+    expect(policy.authorize(request('wiper', contract('read-only'))).verdict).toBe('deny');
+    expect(policy.authorize(request('banned', contract('read-only')))).toEqual({
+      verdict: 'deny',
+      reason: 'vetoed by an operator override',
+    });
+    expect(policy.authorize(request('trusted_writer', undefined)).reason).toBe(
+      'override risk read-only',
+    );
+    expect(() => new RiskPolicy({ overrides: { t: { risk: 'huge' as never } } })).toThrow(
+      ConfigurationError,
+    );
+  });
+
+  it('treats a read effect as read-only risk unless told not to', () => {
+    expect(
+      new RiskPolicy().authorize(request('http', contract('external-publication'), 'read')).verdict,
+    ).toBe('allow');
+    expect(
+      new RiskPolicy({ readEffectIsReadOnly: false }).authorize(
+        request('http', contract('external-publication'), 'read'),
+      ).verdict,
+    ).toBe('ask');
+  });
+
+  it.each([
+    ['unknown risk level', { risk: { allowUpTo: 'safe' as never } }],
+    ['ask below allow', { risk: { allowUpTo: 'destructive', askUpTo: 'read-only' } }],
+    ['bad content trust', { contentTrust: { askUpTo: 'weird' as never } }],
+    ['bad undeclared', { undeclared: 'allow' as never }],
+    ['non-boolean readEffectIsReadOnly', { readEffectIsReadOnly: 1 as never }],
+  ] as const)('rejects %s', (_label, options) => {
+    expect(() => new RiskPolicy(options)).toThrow(ConfigurationError);
+  });
+});
+
+describe('policy combinators', () => {
+  const fixed = (verdict: 'allow' | 'deny' | 'ask'): Authorizer => ({
+    authorize: () => permission(verdict, verdict),
+  });
+  const throwing: Authorizer = {
+    authorize: () => {
+      throw new Error('x');
+    },
+  };
+  const req = request('t', undefined);
+
+  it('firstDecisive returns the first allow or deny, passing over ask', async () => {
+    expect(
+      (await firstDecisive(fixed('ask'), fixed('allow'), fixed('deny')).authorize(req)).verdict,
+    ).toBe('allow');
+    expect((await firstDecisive(fixed('ask'), fixed('ask')).authorize(req)).verdict).toBe('ask');
+    expect((await firstDecisive(throwing, fixed('allow')).authorize(req)).verdict).toBe('deny');
+  });
+
+  it('strictest returns deny over ask over allow', async () => {
+    expect((await strictest(fixed('allow'), fixed('ask')).authorize(req)).verdict).toBe('ask');
+    expect(
+      (await strictest(fixed('allow'), fixed('deny'), fixed('ask')).authorize(req)).verdict,
+    ).toBe('deny');
+    expect((await strictest(fixed('allow'), throwing).authorize(req)).verdict).toBe('deny');
+    expect((await strictest(fixed('allow')).authorize(req)).verdict).toBe('allow');
+  });
+
+  it('needs at least one authorizer', () => {
+    expect(() => strictest()).toThrow(ConfigurationError);
+    expect(() => firstDecisive({} as never)).toThrow(ConfigurationError);
+  });
+});

@@ -1,0 +1,55 @@
+// What the registry asks an authorizer and what it accepts back. Policies implement `Authorizer`.
+import type { ToolContract } from '@toolfence/tool-contract';
+import type { JsonObject, ToolContext, ToolEffect, ToolSpec } from './tool.js';
+
+/** The three answers an authorizer can give. */
+export const PERMISSION_VERDICTS = ['allow', 'deny', 'ask'] as const;
+
+/** One of {@link PERMISSION_VERDICTS}. */
+export type PermissionVerdict = (typeof PERMISSION_VERDICTS)[number];
+
+/** An authorizer's answer: allow, deny, or ask a human (through the registry's `approval`). */
+export interface PermissionDecision {
+  /** `allow` runs the call, `deny` refuses it, `ask` defers to the registry's `approval`. */
+  readonly verdict: PermissionVerdict;
+  /** A short, log-safe reason (never argument values); reaches errors' `details.reason`. */
+  readonly reason?: string;
+}
+
+/** Everything an authorizer may look at for one call. Arguments and context are frozen. */
+export interface AuthorizationRequest {
+  /** Registry name of the tool being called. */
+  readonly toolName: string;
+  /** The call's frozen argument snapshot (already validated against the input schema). */
+  readonly args: JsonObject;
+  /** The frozen per-call context (run, step, metadata, access scope, signal). */
+  readonly context: ToolContext;
+  /** The spec of the leased tool instance that will run if the call is allowed. */
+  readonly spec: ToolSpec;
+  /** The tool's effective contract (declared in the spec or its annotations), if any. */
+  readonly contract: ToolContract | undefined;
+  /** The effect of this call, from the spec's effect descriptor or the contract. */
+  readonly effect: ToolEffect;
+}
+
+/** Decides whether one call may run. It may be async; throwing denies the call. */
+export interface Authorizer {
+  /** Returns the verdict for one call; a throw, rejection or malformed answer counts as deny. */
+  authorize(request: AuthorizationRequest): PermissionDecision | Promise<PermissionDecision>;
+}
+
+/** Builds a {@link PermissionDecision}. */
+export function permission(verdict: PermissionVerdict, reason?: string): PermissionDecision {
+  return Object.freeze(reason === undefined ? { verdict } : { verdict, reason });
+}
+
+/** Checks that a value is a well-formed decision; anything else is treated as a deny. */
+export function isPermissionDecision(value: unknown): value is PermissionDecision {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    PERMISSION_VERDICTS.includes((value as { verdict?: unknown }).verdict as PermissionVerdict) &&
+    ((value as { reason?: unknown }).reason === undefined ||
+      typeof (value as { reason?: unknown }).reason === 'string')
+  );
+}

@@ -1,0 +1,67 @@
+import { ConfigurationError } from './configuration-error.js';
+
+/** Builds the error for a bad option; the default raises {@link ConfigurationError}. */
+export type OptionErrorFactory = (message: string, option: string) => Error;
+
+const configurationError: OptionErrorFactory = (message, option) =>
+  new ConfigurationError(message, { details: { option } });
+
+/**
+ * Checks that `options` is a plain object whose keys are all in `accepted`; a misspelled key
+ * (`readTimout`) is refused with the accepted keys and, when one is close, a suggestion. Keys whose
+ * value is `undefined` are checked too: a typo is a typo whatever its value.
+ */
+export function checkOptionKeys(
+  options: unknown,
+  accepted: readonly string[],
+  owner: string,
+  fail: OptionErrorFactory = configurationError,
+): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw fail(
+      `${owner} options must be an object with the keys ${accepted.join(', ')}`,
+      'options',
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (accepted.includes(key)) continue;
+    const near = closest(key, accepted);
+    throw fail(
+      `Unknown ${owner} option ${JSON.stringify(key)}${near === undefined ? '' : ` (did you mean ${JSON.stringify(near)}?)`}; accepted: ${accepted.join(', ')}`,
+      key,
+    );
+  }
+}
+
+/** The accepted key within edit distance 2 (or differing only in case), if exactly one is. */
+function closest(key: string, accepted: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of accepted) {
+    const distance =
+      candidate.toLowerCase() === lower ? 0 : editDistance(lower, candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}

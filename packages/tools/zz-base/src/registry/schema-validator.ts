@@ -1,0 +1,445 @@
+import { createRequire } from 'node:module';
+import { Ajv, type Options as AjvOptions, type AnySchemaObject } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import AjvDraft04Module from 'ajv-draft-04';
+import addFormatsModule from 'ajv-formats';
+import { ConfigurationError } from './configuration-error.js';
+import { appendPath } from './json-snapshot.js';
+import { checkOptionKeys } from './option-keys.js';
+import {
+  DEFAULT_SCHEMA_DIALECT,
+  declaredSchemaDialect,
+  type JsonSchemaDialect,
+  schemaForDialect,
+} from './schema-dialect.js';
+import type { JsonObject, JsonValue } from './tool.js';
+
+// ajv-formats and ajv-draft-04 are CommonJS: under NodeNext their default import is
+// `module.exports`, the plugin or class itself.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+const AjvDraft04 = AjvDraft04Module as unknown as typeof AjvDraft04Module.default;
+
+/** One reason a value failed validation: where (a JSON path such as `$.items[2].name`) and what. */
+export interface ValidationIssue {
+  /** JSON path of the offending value, from `$` (for example `$.items[2].name`). */
+  readonly path: string;
+  /** What is wrong, from the schema side; never contains the value itself. */
+  readonly message: string;
+}
+
+/** The outcome of validating one value. */
+export type ValidationResult =
+  | {
+      /** The value satisfies the schema. */
+      readonly valid: true;
+    }
+  | {
+      /** The value does not satisfy the schema. */
+      readonly valid: false;
+      /** Why it failed, at most the validator's issue limit. */
+      readonly issues: readonly ValidationIssue[];
+    };
+
+/**
+ * Validates JSON values against JSON Schema objects (the default reads each in the dialect its
+ * `$schema` declares, 2020-12 when none). The registry calls `prepare` when a tool is registered (so a broken schema fails registration) and `validate` on every call.
+ * Implementations must never fetch remote schemas and must not echo values in messages.
+ */
+export interface SchemaValidator {
+  /** Compiles (and caches) a schema; throws {@link ConfigurationError} if it cannot be used. */
+  prepare(schema: JsonObject): void;
+  /** Validates a value; returns at most the implementation's issue limit. */
+  validate(schema: JsonObject, value: JsonValue): ValidationResult;
+}
+
+/** Where {@link AjvSchemaValidator} sends ajv's notes (for example an unknown `format`). */
+export interface SchemaValidatorLogger {
+  /** Receives one note; `details.note` is ajv's schema-side text (never a validated value). */
+  warn(message: string, details?: Readonly<Record<string, unknown>>): void;
+}
+
+/** Options of {@link AjvSchemaValidator}. */
+export interface AjvSchemaValidatorOptions {
+  /** Most issues reported per failed validation. Default 8. */
+  readonly maxIssues?: number;
+  /**
+   * Assert `format` keywords (date-time, email, uri, uuid, ...) with ajv-formats. Default false:
+   * `format` is an annotation, as JSON Schema 2020-12's default vocabulary says, so a value the
+   * server accepts (a dashless UUID, a date-time without seconds) is not refused here.
+   */
+  readonly validateFormats?: boolean;
+  /**
+   * @deprecated Use {@link AjvSchemaValidatorOptions.validateFormats}; kept for one minor. Giving
+   * both with different values is refused.
+   */
+  readonly formats?: boolean;
+  /**
+   * Compiled schemas kept by content, so an equal schema in a new object (a refreshed MCP tool
+   * list) is not compiled again; least recently used first out. Default 256.
+   */
+  readonly maxCachedSchemas?: number;
+  /** Receives ajv's warnings (an unknown format, for example). Default none: nothing is printed. */
+  readonly logger?: SchemaValidatorLogger;
+}
+
+/** The default of {@link AjvSchemaValidatorOptions.maxCachedSchemas}. */
+export const DEFAULT_MAX_CACHED_SCHEMAS = 256;
+
+/** The default of {@link AjvSchemaValidatorOptions.maxIssues}. */
+export const DEFAULT_MAX_VALIDATION_ISSUES = 8;
+
+const VALID: ValidationResult = Object.freeze({ valid: true });
+
+const OPTION_KEYS: readonly string[] = [
+  'maxIssues',
+  'validateFormats',
+  'formats',
+  'maxCachedSchemas',
+  'logger',
+];
+
+/** The longest ajv note passed to the logger. */
+const MAX_NOTE_LENGTH = 512;
+
+/** What every ajv instance has in common here (the classes differ only in their dialect). */
+interface DialectAjv {
+  compile(schema: AnySchemaObject): ValidateFunction;
+}
+
+/**
+ * The default {@link SchemaValidator}: ajv, in the JSON Schema dialect each schema declares with
+ * `$schema` (draft-04 through `ajv-draft-04`, draft-06 and draft-07 through ajv's default class
+ * with the draft-06 meta-schema added, 2019-09 and 2020-12 through ajv's classes for them), and
+ * 2020-12 when none is declared. Keywords are judged as the declared dialect judges them: in
+ * draft-04 to draft-07 the keywords beside a `$ref` are ignored, array-form `items` is a tuple,
+ * `dependencies` applies; draft-04's `exclusiveMinimum` is a boolean. An unknown `$schema` value
+ * is refused.
+ *
+ * Each schema object is compiled once and cached (by object, and by content in a bounded LRU).
+ * Remote `$ref`s are never fetched: a `$ref` that does not resolve inside the schema makes
+ * `prepare` fail. Unknown keywords are ignored (MCP servers send vendor keywords). `format` is an
+ * annotation unless `validateFormats` is true. Ajv's notes go to `logger` or nowhere, never to
+ * the console. Messages carry JSON paths and ajv's schema-side text, never the offending values.
+ */
+export class AjvSchemaValidator implements SchemaValidator {
+  readonly #instances = new Map<JsonSchemaDialect, DialectAjv>();
+  readonly #validateFormats: boolean;
+  readonly #logger: SchemaValidatorLogger | undefined;
+  readonly #maxIssues: number;
+  readonly #compiled = new WeakMap<object, ValidateFunction>();
+  readonly #byContent = new Map<string, ValidateFunction>();
+  readonly #byText = new Map<string, ValidateFunction>();
+  readonly #maxCachedSchemas: number;
+
+  /** Checks the options; throws {@link ConfigurationError} for an invalid or unknown option. */
+  constructor(options: AjvSchemaValidatorOptions = {}) {
+    checkOptionKeys(options, OPTION_KEYS, 'AjvSchemaValidator');
+    const maxIssues: unknown = options.maxIssues ?? DEFAULT_MAX_VALIDATION_ISSUES;
+    if (typeof maxIssues !== 'number' || !Number.isSafeInteger(maxIssues) || maxIssues < 1) {
+      throw new ConfigurationError('maxIssues must be a positive integer', {
+        details: { option: 'maxIssues' },
+      });
+    }
+    const legacy: unknown = options.formats;
+    const formats: unknown = options.validateFormats ?? legacy ?? false;
+    if (typeof formats !== 'boolean' || (legacy !== undefined && typeof legacy !== 'boolean')) {
+      throw new ConfigurationError('validateFormats must be a boolean', {
+        details: { option: options.validateFormats === undefined ? 'formats' : 'validateFormats' },
+      });
+    }
+    if (legacy !== undefined && options.validateFormats !== undefined && legacy !== formats) {
+      throw new ConfigurationError(
+        'formats (deprecated) and validateFormats disagree; give only validateFormats',
+        { details: { option: 'formats' } },
+      );
+    }
+    this.#validateFormats = formats;
+    const logger: unknown = options.logger;
+    if (
+      logger !== undefined &&
+      (typeof logger !== 'object' ||
+        logger === null ||
+        typeof (logger as { warn?: unknown }).warn !== 'function')
+    ) {
+      throw new ConfigurationError(
+        'logger must be an object with a warn(message, details) method',
+        {
+          details: { option: 'logger' },
+        },
+      );
+    }
+    this.#logger = logger as SchemaValidatorLogger | undefined;
+    this.#maxIssues = maxIssues;
+    const maxCached: unknown = options.maxCachedSchemas ?? DEFAULT_MAX_CACHED_SCHEMAS;
+    if (typeof maxCached !== 'number' || !Number.isSafeInteger(maxCached) || maxCached < 0) {
+      throw new ConfigurationError('maxCachedSchemas must be a non-negative integer', {
+        details: { option: 'maxCachedSchemas' },
+      });
+    }
+    this.#maxCachedSchemas = maxCached;
+  }
+
+  /** Compiles the schema (once) and returns a reusable check for values. */
+  compile(schema: JsonObject): (value: JsonValue) => ValidationResult {
+    const validate = this.#compile(schema);
+    return (value) => this.#run(validate, value);
+  }
+
+  prepare(schema: JsonObject): void {
+    this.#compile(schema);
+  }
+
+  validate(schema: JsonObject, value: JsonValue): ValidationResult {
+    return this.#run(this.#compile(schema), value);
+  }
+
+  /** One ajv instance per dialect, made on first use (each compiles its meta-schema once). */
+  #ajv(dialect: JsonSchemaDialect): DialectAjv {
+    // draft-06 and draft-07 share ajv's default class (draft-06 differs by `if`/`then`/`else`,
+    // which schemaForDialect drops).
+    const key = dialect === 'draft-06' ? 'draft-07' : dialect;
+    const existing = this.#instances.get(key);
+    if (existing !== undefined) return existing;
+    const logger = this.#logger;
+    const options: AjvOptions = {
+      strict: false,
+      allErrors: true,
+      // Schemas with the same `$id` (two MCP servers, or two versions of one tool) must not clash.
+      addUsedSchema: false,
+      // Never load anything: no loadSchema, and compile is synchronous.
+      validateFormats: this.#validateFormats,
+      logger:
+        logger === undefined
+          ? false
+          : {
+              log: () => {},
+              warn: (...args: unknown[]) => note(logger, dialect, args),
+              error: (...args: unknown[]) => note(logger, dialect, args),
+            },
+    };
+    let ajv: Ajv | Ajv2019 | Ajv2020 | InstanceType<typeof AjvDraft04>;
+    switch (key) {
+      case 'draft-04':
+        ajv = new AjvDraft04(options);
+        break;
+      case 'draft-07': {
+        const draft07 = new Ajv(options);
+        draft07.addMetaSchema(draft06MetaSchema());
+        ajv = draft07;
+        break;
+      }
+      case '2019-09':
+        ajv = new Ajv2019(options);
+        break;
+      default:
+        ajv = new Ajv2020(options);
+    }
+    if (this.#validateFormats) addFormats(ajv as Ajv);
+    this.#instances.set(key, ajv);
+    return ajv;
+  }
+
+  #compile(schema: JsonObject): ValidateFunction {
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+      throw new ConfigurationError('A JSON Schema must be an object', {
+        details: { reason: 'schema-not-object' },
+      });
+    }
+    const cached = this.#compiled.get(schema);
+    if (cached !== undefined) return cached;
+    // The schema's JSON as written is tried first (native, no copies: a refreshed listing repeats
+    // its key order); its canonical form (sorted keys) second, so key order never costs a compile.
+    const text = this.#maxCachedSchemas > 0 ? plainKey(schema) : undefined;
+    const sameText = text === undefined ? undefined : this.#byText.get(text);
+    if (text !== undefined && sameText !== undefined) {
+      remember(this.#byText, text, sameText, this.#maxCachedSchemas);
+      this.#compiled.set(schema, sameText);
+      return sameText;
+    }
+    const content = this.#maxCachedSchemas > 0 ? contentKey(schema) : undefined;
+    const equal = content === undefined ? undefined : this.#byContent.get(content);
+    if (content !== undefined && equal !== undefined) {
+      remember(this.#byContent, content, equal, this.#maxCachedSchemas);
+      if (text !== undefined) remember(this.#byText, text, equal, this.#maxCachedSchemas);
+      this.#compiled.set(schema, equal);
+      return equal;
+    }
+    const declared = declaredSchemaDialect(schema);
+    if (declared === 'unknown') {
+      throw new ConfigurationError(
+        'The JSON Schema declares a $schema this validator does not know (accepted: draft-04, draft-06, draft-07, 2019-09, 2020-12, or none for 2020-12)',
+        { details: { reason: 'unknown-dialect' } },
+      );
+    }
+    const dialect = declared === 'none' ? DEFAULT_SCHEMA_DIALECT : declared;
+    let validate: ValidateFunction;
+    try {
+      validate = this.#ajv(dialect).compile(schemaForDialect(schema, dialect) as AnySchemaObject);
+    } catch (error) {
+      const missingRef =
+        typeof error === 'object' && error !== null && 'missingRef' in error
+          ? 'unresolved-ref'
+          : 'invalid-schema';
+      throw new ConfigurationError(
+        missingRef === 'unresolved-ref'
+          ? 'The JSON Schema has a $ref that does not resolve inside it (remote schemas are never fetched)'
+          : `The JSON Schema is not a valid ${dialect} schema`,
+        { details: { reason: missingRef, dialect }, cause: error },
+      );
+    }
+    this.#compiled.set(schema, validate);
+    if (content !== undefined) remember(this.#byContent, content, validate, this.#maxCachedSchemas);
+    if (text !== undefined) remember(this.#byText, text, validate, this.#maxCachedSchemas);
+    return validate;
+  }
+
+  #run(validate: ValidateFunction, value: JsonValue): ValidationResult {
+    if (validate(value) === true) return VALID;
+    const errors = validate.errors ?? [];
+    const issues: ValidationIssue[] = [];
+    for (const error of errors) {
+      if (issues.length >= this.#maxIssues) break;
+      issues.push(toIssue(error));
+    }
+    if (issues.length === 0) issues.push({ path: '$', message: 'is not valid' });
+    return { valid: false, issues };
+  }
+}
+
+/** Passes one ajv note on; a logger that throws is ignored (diagnostics never fail a call). */
+function note(logger: SchemaValidatorLogger, dialect: JsonSchemaDialect, args: unknown[]): void {
+  const text = args
+    .map((arg) => (typeof arg === 'string' ? arg : arg instanceof Error ? arg.message : ''))
+    .join(' ')
+    .trim()
+    .slice(0, MAX_NOTE_LENGTH);
+  try {
+    logger.warn('JSON Schema validator note', { note: text, dialect });
+  } catch {
+    // ignored
+  }
+}
+
+let draft06: AnySchemaObject | undefined;
+
+/** ajv's copy of the draft-06 meta-schema, loaded on first use (a JSON file in ajv's package). */
+function draft06MetaSchema(): AnySchemaObject {
+  draft06 ??= createRequire(import.meta.url)(
+    'ajv/dist/refs/json-schema-draft-06.json',
+  ) as AnySchemaObject;
+  return draft06;
+}
+
+/** Puts `key` last in an LRU map (most recent), dropping the oldest entry over `max`. */
+function remember(
+  map: Map<string, ValidateFunction>,
+  key: string,
+  validate: ValidateFunction,
+  max: number,
+): void {
+  map.delete(key);
+  map.set(key, validate);
+  if (map.size > max) map.delete(map.keys().next().value as string);
+}
+
+/** The schema's JSON in its own key order; undefined when it cannot be serialized. */
+function plainKey(schema: JsonObject): string | undefined {
+  try {
+    return JSON.stringify(schema);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Canonical JSON (sorted keys) of a schema; undefined when it cannot be serialized. */
+function contentKey(schema: JsonObject): string | undefined {
+  try {
+    return JSON.stringify(schema, (_key, value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((key) => [key, (value as Record<string, unknown>)[key]]),
+          )
+        : value,
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+function toIssue(error: ErrorObject): ValidationIssue {
+  const path = pointerToPath(error.instancePath);
+  switch (error.keyword) {
+    case 'required':
+      return {
+        path: appendPath(
+          path,
+          String((error.params as { missingProperty?: unknown }).missingProperty),
+        ),
+        message: 'is required',
+      };
+    case 'additionalProperties':
+    case 'unevaluatedProperties': {
+      const extra =
+        (error.params as { additionalProperty?: unknown; unevaluatedProperty?: unknown })
+          .additionalProperty ??
+        (error.params as { unevaluatedProperty?: unknown }).unevaluatedProperty;
+      return {
+        path,
+        message:
+          typeof extra === 'string'
+            ? `must not have the property ${shortText(extra)} (not in the schema)`
+            : 'must not have additional properties',
+      };
+    }
+    case 'enum': {
+      const allowed = (error.params as { allowedValues?: unknown }).allowedValues;
+      return {
+        path,
+        message: Array.isArray(allowed)
+          ? `must be one of ${listValues(allowed)}`
+          : 'must be one of the allowed values',
+      };
+    }
+    case 'const':
+      return {
+        path,
+        message: `must be ${listValues([(error.params as { allowedValue?: unknown }).allowedValue])}`,
+      };
+    default:
+      return { path, message: error.message ?? `fails ${error.keyword}` };
+  }
+}
+
+/** A name as JSON text, cut to 64 characters. */
+function shortText(text: string): string {
+  return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
+}
+
+/** Allowed values from the schema as JSON, at most 10 of them and 200 characters. */
+function listValues(values: readonly unknown[]): string {
+  let out = '';
+  for (const [index, value] of values.entries()) {
+    const text = JSON.stringify(value) ?? 'null';
+    const next = index === 0 ? text : `, ${text}`;
+    if (index >= 10 || out.length + next.length > 200) {
+      return `${out}, … (${values.length} values)`;
+    }
+    out += next;
+  }
+  return out;
+}
+
+/** `/items/2/na~1me` → `$.items[2]["na/me"]`. */
+function pointerToPath(pointer: string): string {
+  if (pointer === '') return '$';
+  let path = '$';
+  for (const raw of pointer.slice(1).split('/')) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    path = /^(?:0|[1-9][0-9]*)$/.test(segment) ? `${path}[${segment}]` : appendPath(path, segment);
+    if (path.length > 512) return `${path.slice(0, 512)}…`;
+  }
+  return path;
+}

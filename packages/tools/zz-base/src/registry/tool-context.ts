@@ -1,0 +1,77 @@
+import { ConfigurationError } from './configuration-error.js';
+import { type JsonSnapshotLimits, snapshotJsonObject } from './json-snapshot.js';
+import type { AccessScope, JsonObject, ToolContext } from './tool.js';
+
+const created = new WeakSet<object>();
+
+/** What `createToolContext` accepts. */
+export interface ToolContextInit {
+  /** Identifies the agent run; must be a non-empty string. */
+  readonly runId: string;
+  /** Identifies the step within the run, when the host tracks steps. */
+  readonly stepId?: string;
+  /** Log-safe JSON facts for tools and policies; snapshotted and deep-frozen. Default `{}`. */
+  readonly metadata?: JsonObject;
+  /** What the call may do; `read-only` denies non-`read` effects. Default `full`. */
+  readonly accessScope?: AccessScope;
+  /** Passed to the tool; aborting it asks the tool to stop. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Builds a frozen {@link ToolContext}: `runId` must be a non-empty string, `metadata` JSON values
+ * only (taken as a bounded, deep-frozen JSON snapshot, the same one the registry takes of
+ * arguments, with the same default limits), `accessScope` defaults to `full`, `signal` must be an
+ * AbortSignal. Throws {@link ConfigurationError}.
+ */
+export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLimits): ToolContext {
+  if (typeof init !== 'object' || init === null) {
+    throw new ConfigurationError('A ToolContext must be an object', {
+      details: { option: 'context' },
+    });
+  }
+  if (typeof init.runId !== 'string' || init.runId.trim() === '') {
+    throw new ConfigurationError('ToolContext.runId must be a non-empty string', {
+      details: { option: 'context.runId' },
+    });
+  }
+  if (init.stepId !== undefined && typeof init.stepId !== 'string') {
+    throw new ConfigurationError('ToolContext.stepId must be a string', {
+      details: { option: 'context.stepId' },
+    });
+  }
+  const accessScope = init.accessScope ?? 'full';
+  if (accessScope !== 'full' && accessScope !== 'read-only') {
+    throw new ConfigurationError("ToolContext.accessScope must be 'full' or 'read-only'", {
+      details: { option: 'context.accessScope' },
+    });
+  }
+  if (init.signal !== undefined && !(init.signal instanceof AbortSignal)) {
+    throw new ConfigurationError('ToolContext.signal must be an AbortSignal', {
+      details: { option: 'context.signal' },
+    });
+  }
+  let metadata: JsonObject;
+  try {
+    metadata = snapshotJsonObject(init.metadata ?? {}, limits);
+  } catch (error) {
+    throw new ConfigurationError('ToolContext.metadata must be a JSON object within the limits', {
+      details: { option: 'context.metadata' },
+      cause: error,
+    });
+  }
+  const context: ToolContext = Object.freeze({
+    runId: init.runId,
+    ...(init.stepId === undefined ? {} : { stepId: init.stepId }),
+    metadata,
+    accessScope,
+    ...(init.signal === undefined ? {} : { signal: init.signal }),
+  });
+  created.add(context);
+  return context;
+}
+
+/** True for a context built by {@link createToolContext} (already checked and frozen). */
+export function isCreatedToolContext(value: unknown): value is ToolContext {
+  return typeof value === 'object' && value !== null && created.has(value);
+}
