@@ -21,7 +21,7 @@ import {
 
 // `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
 const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
-const ROUNDS = QUICK ? 2 : 41;
+const ROUNDS = QUICK ? 2 : 21;
 
 const inputSchema: JsonObject = {
   type: 'object',
@@ -169,7 +169,7 @@ async function main(): Promise<void> {
     id: 'tools.registry-invoke',
     label: 'registry.invoke vs direct invoke + pre-compiled validation (no-op tool)',
     target: 2,
-    callsPerRound: QUICK ? 1_000 : 5_000,
+    callsPerRound: QUICK ? 1_000 : 20_000,
     read: undefined,
   });
   const directory = await mkdtemp(join(tmpdir(), 'toolfence-bench-'));
