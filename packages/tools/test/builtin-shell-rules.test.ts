@@ -211,6 +211,65 @@ describe('ShellTool program rules', () => {
 });
 
 describe('ShellTool contract and per-command risk', () => {
+  it('declares commandRisks per command and judges each call by its own', async () => {
+    const shell = tool({
+      readOnlyCommands: ['ls'],
+      commandRisks: { touch: 'low-risk-write', git: 'high-risk-write' },
+    });
+    const risks = Object.fromEntries(
+      Object.entries(shell.spec.operationContracts?.operations ?? {}).map(([key, value]) => [
+        key,
+        value.risk,
+      ]),
+    );
+    expect(risks).toMatchObject({
+      ls: 'read-only',
+      touch: 'low-risk-write',
+      git: 'high-risk-write',
+      find: 'destructive',
+    });
+    expect(shell.spec.contract?.risk).toBe('destructive');
+    const lower = tool({
+      allowedCommands: ['ls', 'touch'],
+      readOnlyCommands: ['ls'],
+      commandRisks: { touch: 'low-risk-write' },
+    });
+    expect(lower.spec.contract?.risk).toBe('low-risk-write');
+    expect(lower.spec.annotations?.destructiveHint).toBe(false);
+    const asked: string[] = [];
+    const registry = new ToolRegistry({
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'low-risk-write' } }),
+      tools: [shell],
+      approval: (request) => {
+        asked.push(`${request.operation} ${request.reason}`);
+        return false;
+      },
+    });
+    try {
+      await registry.invoke('shell', { command: 'touch', args: ['made.txt'] }, { runId: 'r' });
+      expect(readdirSync(workspace)).toContain('made.txt');
+      await expect(
+        registry.invoke('shell', { command: 'find', args: ['.'] }, { runId: 'r' }),
+      ).rejects.toSatisfy((error) => PermissionDeniedError.isInstance(error));
+      expect(asked).toEqual(['find declared risk destructive']);
+    } finally {
+      await registry.close();
+      rmSync(join(workspace, 'made.txt'), { force: true });
+    }
+  });
+
+  it.each([
+    ['an array', []],
+    ['a command not allowlisted', { rm: 'destructive' }],
+    ['read-only (readOnlyCommands checks the program rules)', { cat: 'read-only' }],
+    ['an unknown level', { touch: 'harmless' }],
+    ['a command also in readOnlyCommands', { ls: 'low-risk-write' }],
+  ])('refuses commandRisks with %s', (_label, commandRisks) => {
+    expect(() => tool({ readOnlyCommands: ['ls'], commandRisks: commandRisks as never })).toThrow(
+      ShellToolOptionsError,
+    );
+  });
+
   it('declares a conservative contract for every command by default', () => {
     const shell = tool();
     expect(shell.spec.contract).toMatchObject({ risk: 'destructive', contentTrust: 'untrusted' });
