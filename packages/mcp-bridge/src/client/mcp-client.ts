@@ -103,7 +103,7 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
  * for the parallel tool calls of one model turn, while bounding what one client can load on a
  * server, the answers buffered at once over HTTP (8 x `maxRecordBytes`) and the calls a wire
  * failure leaves ambiguous. The same as the gateway's `maxConcurrentCalls`. A gateway or a
- * batch host raises it (at 128 a burst of 400 calls runs as fast as the SDK's unbounded client).
+ * batch host that fires bursts of calls raises it.
  */
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
 
