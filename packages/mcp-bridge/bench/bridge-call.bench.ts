@@ -11,8 +11,9 @@
 // `sdk-own-session` is the SDK client once more with its server started through `setsid`, so it
 // runs in its own session like McpClient's (which spawns `detached` to kill the server's whole
 // process group on close): on a loaded Linux machine with autogroup scheduling, a server in its
-// own session waits longer to be scheduled than one sharing the benchmark's session, which is
-// where most of McpClient's run-to-run spread against the plain SDK client comes from. A full GC runs
+// own session waits longer to be scheduled than one sharing the benchmark's session (most of
+// McpClient's run-to-run spread against the plain SDK client under heavy load; a few percent on a
+// quieter machine). A full GC runs
 // (untimed) before every contender's round, so one client's garbage is not collected on another's
 // time.
 //
