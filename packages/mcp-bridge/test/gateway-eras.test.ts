@@ -364,6 +364,28 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     expect((await serverCalls()).map((entry) => entry.name)).toEqual(['publish']);
   }, 30_000);
 
+  it('races one honest retry against 19 with other arguments: at most the approved call runs', async () => {
+    const gateway = await startGateway();
+    const call = await rawModern(gateway, { elicitation: {} });
+    const asked = await call(publish('approved'));
+    const state = asked.result?.requestState;
+    const retries = Array.from({ length: 20 }, (_, index) =>
+      call({
+        ...publish(index === 10 ? 'approved' : `swapped-${index}`),
+        inputResponses: approve,
+        requestState: state,
+      }),
+    );
+    const answers = (await Promise.all(retries)).map((reply) => text(reply.result));
+    const ran = (await serverCalls()).map((entry) => entry.args.id);
+    expect(ran.length).toBeLessThanOrEqual(1);
+    expect(ran.every((id) => id === 'approved')).toBe(true);
+    expect(answers.filter((answer) => answer.startsWith('published'))).toHaveLength(ran.length);
+    expect(answers.filter((answer) => /does not cover this call/.test(answer))).toHaveLength(
+      20 - ran.length,
+    );
+  }, 30_000);
+
   it('refuses an approval given for the definition before it changed and was accepted again', async () => {
     const gateway = await startGateway();
     const call = await rawModern(gateway, { elicitation: {} });
