@@ -13,6 +13,7 @@ import { InMemoryTransport as InMemoryV1 } from '@modelcontextprotocol/sdk/inMem
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
@@ -460,6 +461,68 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     const kept = await call({ ...publish('c'), inputResponses: approve, requestState: states[2] });
     expect(text(kept.result)).toBe('published c');
     expect((await serverCalls()).map((entry) => entry.args.id)).toEqual(['c']);
+  }, 30_000);
+});
+
+describe('approvals over stateless HTTP (2026-07-28)', () => {
+  it('binds an approval across requests: the same handle for other arguments is refused, the exact retry runs once', async () => {
+    const gateway = await startGateway();
+    const http = await serveGatewayHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      loopback: true,
+      maxSessions: 4,
+    });
+    open.push(http);
+    let id = 0;
+    const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
+      id += 1;
+      const response = await fetch(http.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': 'tools/call',
+          'mcp-name': String(params.name),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            ...params,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+              'io.modelcontextprotocol/clientInfo': { name: 'raw-http', version: '1.0.0' },
+            },
+          },
+        }),
+      });
+      expect(response.headers.get('mcp-session-id')).toBeNull();
+      return (await response.json()) as RpcReply;
+    };
+    const asked = await post(publish('over-http'));
+    expect(asked.result?.resultType).toBe('input_required');
+    const state = asked.result?.requestState;
+    const other = await post({ ...publish('other'), inputResponses: approve, requestState: state });
+    expect(text(other.result)).toMatch(/given for other arguments/);
+    const again = await post(publish('over-http'));
+    const exact = await post({
+      ...publish('over-http'),
+      inputResponses: approve,
+      requestState: again.result?.requestState,
+    });
+    expect(text(exact.result)).toBe('published over-http');
+    const replay = await post({
+      ...publish('over-http'),
+      inputResponses: approve,
+      requestState: again.result?.requestState,
+    });
+    expect(text(replay.result)).toMatch(/unknown or was already used/);
+    expect((await serverCalls()).map((entry) => entry.args.id)).toEqual(['over-http']);
   }, 30_000);
 });
 
