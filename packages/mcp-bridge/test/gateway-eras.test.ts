@@ -15,6 +15,7 @@ import { RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
+import { GatewayConfigError } from '../src/gateway/errors.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
@@ -590,4 +591,43 @@ describe('the gateway downstream in MCP 2025-11-25 (legacy sessions)', () => {
     expect(asked).toBe(1);
     expect(await serverCalls()).toEqual([]);
   }, 30_000);
+});
+
+describe('McpGateway options', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['an unknown key', { approvalTimeout: 1000 }, 'approvalTimeout'],
+    ['a zero approvalTimeoutMs', { approvalTimeoutMs: 0 }, 'approvalTimeoutMs'],
+    ['a fractional approvalTimeoutMs', { approvalTimeoutMs: 1.5 }, 'approvalTimeoutMs'],
+    [
+      'an approvalTimeoutMs over the timer limit',
+      { approvalTimeoutMs: 2 ** 31 },
+      'approvalTimeoutMs',
+    ],
+    ['a zero maxPendingApprovals', { maxPendingApprovals: 0 }, 'maxPendingApprovals'],
+    ['a string maxPendingApprovals', { maxPendingApprovals: '10' }, 'maxPendingApprovals'],
+  ])('refuses %s with GATEWAY_CONFIG naming the option', async (_label, extra, option) => {
+    const build = async () =>
+      new McpGateway({
+        config: parseGatewayConfig({ mcpServers: {} }),
+        authorizer: new RiskPolicy(),
+        pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+        audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+        ...extra,
+      });
+    const error = await build().catch((caught: unknown) => caught);
+    expect(GatewayConfigError.isInstance(error)).toBe(true);
+    expect((error as GatewayConfigError).details).toEqual({ option });
+  });
+
+  it('accepts an approvalTimeoutMs at the timer limit', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({ mcpServers: {} }),
+      authorizer: new RiskPolicy(),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+      approvalTimeoutMs: 2 ** 31 - 1,
+      maxPendingApprovals: 1_000_000,
+    });
+    await gateway.close();
+  });
 });
