@@ -12,6 +12,7 @@ import {
   type ApprovalRequest,
   type AuthorizationRequest,
   type Authorizer,
+  type BudgetReserver,
   checkOptionKeys,
   createToolContext,
   type JsonObject,
@@ -41,7 +42,7 @@ import {
   type GatewayServerConfig,
 } from './gateway-config.js';
 import { type GatewaySpan, GatewayTracer } from './gateway-tracing.js';
-import { escapeInvisible, type PinReason, type PinStore } from './pin-store.js';
+import { escapeInvisible, type GatewayPinStore, type PinReason } from './pin-store.js';
 
 /** Options of {@link McpGateway}. */
 export interface McpGatewayOptions {
@@ -49,8 +50,14 @@ export interface McpGatewayOptions {
   readonly config: GatewayConfig;
   /** Decides every call: allow, deny or ask (for example a `RiskPolicy`). */
   readonly authorizer: Authorizer;
-  /** The pin lock file. */
-  readonly pins: PinStore;
+  /** The pins: the lock file (`PinStore`) or a table shared by replicas (`PostgresPinStore`). */
+  readonly pins: GatewayPinStore;
+  /**
+   * Call budgets, reserved after the policy and before the upstream call (`CallBudget` in
+   * memory, or `RedisCallBudget` shared by replicas; see `gatewayBudget`). A call over budget
+   * answers a tool error saying which limit. Default none. Not replaced by a reload.
+   */
+  readonly budget?: BudgetReserver;
   /** Where each call is recorded. */
   readonly audit: AuditLog;
   /** Enforce nothing; log what each decision would have been. Default the config's `observe`. */
@@ -80,6 +87,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'config',
   'authorizer',
   'pins',
+  'budget',
   'audit',
   'observe',
   'clientOptions',
@@ -124,7 +132,7 @@ export interface GatewayReload {
   /** The new checked config. */
   readonly config: GatewayConfig;
   /** The pin store read again (after `toolfence-mcp pin --accept`). Default: the current one. */
-  readonly pins?: PinStore;
+  readonly pins?: GatewayPinStore;
   /** A new authorizer (the policy file read again). Default: the current one. */
   readonly authorizer?: Authorizer;
 }
@@ -246,7 +254,7 @@ export class McpGateway {
   readonly #observe: boolean;
   #options: McpGatewayOptions;
   #authorizer: Authorizer;
-  #pins: PinStore;
+  #pins: GatewayPinStore;
   #upstreams = new Map<string, Upstream>();
   readonly #open = new Set<Upstream>();
   #offered = new Map<string, Offered>();
@@ -306,6 +314,7 @@ export class McpGateway {
       authorizer: recording,
       approval: (request) => this.#ask(request),
       approvalTimeoutMs,
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
     });
   }
 
@@ -444,7 +453,7 @@ export class McpGateway {
       const upstream = reused ? previous : this.#newUpstream(name, server, concurrency);
       try {
         const listing = await upstream.client.tools({ refresh: reused && refresh });
-        const review = pins.review(name, serverIdentity(server), listing);
+        const review = await pins.review(name, serverIdentity(server), listing);
         pinsChanged ||= review.changed;
         const bridged = await bridgeTools(upstream.client, {
           prefix: server.namespace as string,
@@ -790,7 +799,14 @@ export class McpGateway {
           requestState: handle,
         });
       }
-      const outcome = denied ? (decision === 'ask' ? 'declined' : 'denied') : 'failed';
+      const overBudget = code === 'POLICY_BUDGET_EXCEEDED';
+      const outcome = denied
+        ? decision === 'ask'
+          ? 'declined'
+          : 'denied'
+        : overBudget
+          ? 'over-budget'
+          : 'failed';
       await this.#audit({ ...base, decision: decision ?? 'deny', outcome });
       span.set('toolfence.decision', decision ?? 'deny');
       span.set('toolfence.outcome', outcome);
@@ -800,7 +816,9 @@ export class McpGateway {
           ? decision === 'ask'
             ? `The call to ${name} was not approved by the user, so it did not run.`
             : `The call to ${name} is denied by the gateway's policy, so it did not run.`
-          : `The call to ${name} failed before it reached the server (${code}).`,
+          : overBudget
+            ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
+            : `The call to ${name} failed before it reached the server (${code}).`,
       );
     }
   }
@@ -843,6 +861,18 @@ function listedDefinition(
     ...(spec.outputSchema === undefined ? {} : { outputSchema: spec.outputSchema }),
     ...(spec.annotations === undefined ? {} : { annotations: spec.annotations }),
   });
+}
+
+/** Which budget limit refused a call, from `BudgetExceededError.details` (safe to show). */
+function budgetLimit(error: unknown): string {
+  const details = (error as { details?: Record<string, unknown> }).details ?? {};
+  if (details.reason === 'unavailable') {
+    return 'the shared budget store cannot be reached, and the gateway fails closed';
+  }
+  const { limit, max } = details;
+  if (limit === 'maxCalls' && typeof max === 'number') return `maxCalls ${max} used up`;
+  if (limit === 'maxConcurrent' && typeof max === 'number') return `maxConcurrent ${max} running`;
+  return 'a limit was reached';
 }
 
 function errorText(text: string): CallToolResult {
