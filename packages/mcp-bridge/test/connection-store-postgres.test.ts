@@ -210,6 +210,45 @@ describe('PostgresConnectionStore on a real server', () => {
     expect(version.rows).toEqual([{ version: 1 }]);
   });
 
+  it('opens a migrated store as a user with only USAGE on the schema and DML on the two tables', async () => {
+    const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const role = `app_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const key = randomBytes(32);
+    await (await open({ schema: shared, key })).put(FULL);
+    await admin.query(`CREATE ROLE ${role} LOGIN`);
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${shared} TO ${role}`);
+      await admin.query(
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON ${shared}.toolfence_connections, ${shared}.toolfence_store_version TO ${role}`,
+      );
+      const limited = await open({
+        connectionString: url.replace('postgres@', `${role}@`),
+        schema: shared,
+        key,
+      });
+      await limited.update('linear', (current) => current && { ...current, accessToken: 'next' });
+      expect((await limited.get('linear'))?.accessToken).toBe('next');
+      await expect(limited.singleFlight('refresh:linear', async () => 'ran')).resolves.toBe('ran');
+      await limited.close();
+    } finally {
+      await admin.query(`DROP OWNED BY ${role}`);
+      await admin.query(`DROP ROLE ${role}`);
+    }
+  });
+
+  it('a running replica without the new key refuses rotated records (STORE_KEY_INVALID), one with it reads them', async () => {
+    const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const stale = await open({ schema: shared, key: oldKey });
+    await stale.put(FULL);
+    const rotating = await open({ schema: shared, key: newKey, previousKeys: [oldKey] });
+    const ready = await open({ schema: shared, key: oldKey, previousKeys: [newKey] });
+    expect(await rotating.rotateKey()).toBe(1);
+    await expect(stale.get('linear')).rejects.toMatchObject({ code: 'STORE_KEY_INVALID' });
+    expect((await ready.get('linear'))?.accessToken).toBe(FULL.accessToken);
+  });
+
   it('migrates once when several replicas open a fresh schema at the same time', async () => {
     const shared = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     const key = randomBytes(32);
@@ -268,6 +307,33 @@ describe('PostgresConnectionStore on a real server', () => {
       await blocker.end();
     }
     expect((await store.get('linear'))?.accessToken).toBe(FULL.accessToken);
+  });
+
+  it('gives up waiting for a free pooled connection after connectTimeoutMs (STORE_UNAVAILABLE)', async () => {
+    const own = `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const store = await open({ schema: own, poolSize: 1, connectTimeoutMs: 300 });
+    await store.put(FULL);
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(
+        `SELECT id FROM "${own}".toolfence_connections WHERE id = $1 FOR UPDATE`,
+        ['linear'],
+      );
+      // The only pooled connection waits for the row (up to statementTimeoutMs, 5 s) ...
+      const stuck = store.update('linear', (current) => current).catch((error: unknown) => error);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // ... so a read cannot get a connection and gives up after connectTimeoutMs.
+      const started = Date.now();
+      await expect(store.get('linear')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(Date.now() - started).toBeLessThan(2_500);
+      await blocker.query('ROLLBACK');
+      expect(await stuck).toMatchObject({ id: 'linear' });
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
   });
 
   it('ends a hung holder after leaseMs, so another replica takes the lock before its leaseWaitMs', async () => {

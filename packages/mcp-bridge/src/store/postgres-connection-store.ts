@@ -42,7 +42,10 @@ export interface PostgresConnectionStoreOptions {
    * milliseconds; past it the operation fails with `STORE_UNAVAILABLE`. Default 5,000.
    */
   readonly statementTimeoutMs?: number | undefined;
-  /** Longest time opening a connection may take, in milliseconds. Default 10,000. */
+  /**
+   * Longest time opening a connection, or waiting for a free one of the pool, may take, in
+   * milliseconds; then `STORE_UNAVAILABLE`. Default 10,000.
+   */
   readonly connectTimeoutMs?: number | undefined;
   /**
    * Longest time a `singleFlight` lock (a token refresh) is held, in milliseconds: the server
@@ -524,28 +527,43 @@ export class PostgresConnectionStore implements ConnectionStore {
       await client.query('SELECT pg_advisory_xact_lock($1)', [
         lockId(`${settings.lockPrefix}migrate`),
       ]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${settings.schema}`);
-      await client.query(
-        `CREATE TABLE IF NOT EXISTS ${settings.version} (
-           singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-           version integer NOT NULL
-         )`,
-      );
-      const found = await client.query(`SELECT version FROM ${settings.version}`);
-      const version = Number(found.rows[0]?.version ?? 0);
+      // DDL only when something is missing or old: a user with only SELECT/INSERT/UPDATE/DELETE
+      // on the tables (and USAGE on the schema) opens an up-to-date store.
+      const existing = await client.query('SELECT to_regclass($1) AS version_table', [
+        settings.version,
+      ]);
+      let version = 0;
+      if (existing.rows[0]?.version_table !== null) {
+        const found = await client.query(`SELECT version FROM ${settings.version}`);
+        version = Number(found.rows[0]?.version ?? 0);
+      }
       if (version > MIGRATIONS.length) {
         throw new StoreSchemaError('the database was written by a newer version of the store', {
           details: { found: version, supported: MIGRATIONS.length },
         });
       }
-      for (let index = version; index < MIGRATIONS.length; index += 1) {
-        await client.query((MIGRATIONS[index] as (tables: Settings) => string)(settings));
+      if (version < MIGRATIONS.length) {
+        const schema = await client.query('SELECT to_regnamespace($1) AS schema', [
+          settings.schema,
+        ]);
+        if (schema.rows[0]?.schema === null) {
+          await client.query(`CREATE SCHEMA IF NOT EXISTS ${settings.schema}`);
+        }
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS ${settings.version} (
+             singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+             version integer NOT NULL
+           )`,
+        );
+        for (let index = version; index < MIGRATIONS.length; index += 1) {
+          await client.query((MIGRATIONS[index] as (tables: Settings) => string)(settings));
+        }
+        await client.query(
+          `INSERT INTO ${settings.version} (singleton, version) VALUES (true, $1)
+           ON CONFLICT (singleton) DO UPDATE SET version = excluded.version`,
+          [MIGRATIONS.length],
+        );
       }
-      await client.query(
-        `INSERT INTO ${settings.version} (singleton, version) VALUES (true, $1)
-         ON CONFLICT (singleton) DO UPDATE SET version = excluded.version`,
-        [MIGRATIONS.length],
-      );
       const keys = await client.query(`SELECT DISTINCT key_id FROM ${settings.connections}`);
       const unknown = keys.rows.filter((row) => !this.#keys.has(row.key_id as string));
       if (unknown.length > 0) {

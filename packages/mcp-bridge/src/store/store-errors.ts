@@ -38,7 +38,7 @@ export class StoreDriverError extends McpBridgeError {
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/StoreDriverError');
 }
 
-/** Another process held a store lease (a token refresh) longer than `leaseWaitMs`. */
+/** Another process or replica held the refresh lease or lock longer than `leaseWaitMs`. */
 export class StoreLeaseTimeoutError extends McpBridgeError {
   static override readonly code: string = 'STORE_LEASE_TIMEOUT';
   static override readonly brand: symbol = Symbol.for(
