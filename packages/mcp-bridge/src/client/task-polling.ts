@@ -235,12 +235,24 @@ export async function awaitTask(
             throw error;
           }
           if (aborted()) throw await cancelled('aborted');
-          const acknowledged = await port.update(
-            taskId,
-            responses,
-            Math.min(options.requestTimeoutMs, Math.max(1, deadline - Date.now())),
-            stop.signal,
-          );
+          let acknowledged: boolean;
+          try {
+            acknowledged = await port.update(
+              taskId,
+              responses,
+              Math.min(options.requestTimeoutMs, Math.max(1, deadline - Date.now())),
+              stop.signal,
+            );
+          } catch (error) {
+            // The server refused the input (a JSON-RPC error): the task cannot go on.
+            if (aborted()) throw await cancelled('aborted', error);
+            await port.cancel(taskId);
+            const rpcCode = error instanceof McpError ? error.code : -32603;
+            throw new ServerRpcError(rpcCode, {
+              cause: error,
+              details: { method: 'tasks/update' },
+            });
+          }
           if (acknowledged) for (const key of Object.keys(responses)) answered.add(key);
           continue;
         }
