@@ -1,6 +1,7 @@
+import { fileURLToPath } from 'node:url';
 import { McpClient, type McpClientOptions } from '@toolfence/mcp-bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allowLoopback, type RecordedRequest } from './helpers.js';
+import { allowLoopback, CHILD_ENV, type RecordedRequest } from './helpers.js';
 import {
   eventually,
   type ListenTasksServer,
@@ -172,6 +173,27 @@ describe('subscriptions/listen against a server that declares no tools.listChang
     } finally {
       await client.close();
       await server.close();
+    }
+  });
+});
+
+describe('subscriptions/listen over stdio against an SDK v2 server (serveStdio)', () => {
+  it('sends subscriptions/listen once on the channel and relists after tools/list_changed', async () => {
+    const client = new McpClient({
+      command: [
+        process.execPath,
+        fileURLToPath(new URL('./fixtures/v2-listen-tasks-server.mjs', import.meta.url)),
+        'stdio',
+      ],
+      env: { ...CHILD_ENV },
+    });
+    try {
+      expect(await hasAdded(client)).toBe(false);
+      expect(client.protocolVersion).toBe('2026-07-28');
+      await client.callTool('change');
+      await eventually(() => hasAdded(client));
+    } finally {
+      await client.close();
     }
   });
 });
