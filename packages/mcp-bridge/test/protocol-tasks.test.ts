@@ -131,6 +131,36 @@ describe('the Tasks extension (SEP-2663) against an SDK v2 server with the task 
     expect(task?.status).toBe('cancelled');
   });
 
+  it('ends the wait at once on close(), leaving the task running (no cancel, no more polls)', async () => {
+    const before = Object.keys((await server.state()).tasks);
+    const client = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      standaloneStream: false,
+      tasks: { minPollIntervalMs: 10, pollIntervalMs: 10_000 },
+    });
+    const pending = client
+      .callTool('forever', { pollIntervalMs: 10 })
+      .catch((error: unknown) => error);
+    let id: string | undefined;
+    await eventually(async () => {
+      const state = await server.state();
+      id = Object.keys(state.tasks).find(
+        (key) => !before.includes(key) && (state.tasks[key]?.polls ?? 0) >= 2,
+      );
+      return id !== undefined;
+    });
+    await client.close();
+    const result = await pending;
+    expect(TaskError.isInstance(result) && result.reason).toBe('closed');
+    const polls = (await server.state()).tasks[id as string]?.polls;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const task = (await server.state()).tasks[id as string];
+    expect(task?.polls).toBe(polls);
+    expect(task?.cancels).toBe(0);
+    expect(task?.status).toBe('working');
+  });
+
   it('cancels the task at the total-time limit (tasks.maxWaitMs)', async () => {
     const { result, log } = await withClient(
       { tasks: { minPollIntervalMs: 20, maxWaitMs: 300 } },

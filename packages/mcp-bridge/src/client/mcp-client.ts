@@ -373,6 +373,8 @@ export class McpClient {
   /** Bumped by every tool list change: a listing that started before one is stale on arrival. */
   #listChanges = 0;
   readonly #tasks: TaskSettings | undefined;
+  /** The waits of tasks being polled: `close()` ends them. */
+  readonly #taskWaits = new Set<AbortController>();
   readonly #listenBackoff: { readonly initialMs: number; readonly maxMs: number };
   readonly #extensions: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined;
 
@@ -731,14 +733,22 @@ export class McpClient {
     });
     if (answer.task === undefined) return answer.result;
     const handle = answer.task;
-    const result = await awaitTask(handle, {
-      settings: this.#tasks as TaskSettings,
-      port: this.#taskPort(),
-      handlers: this.#inputHandlers(),
-      maxInputRounds: this.#maxInputRounds,
-      requestTimeoutMs: this.#readTimeoutMs,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
+    const closer = new AbortController();
+    this.#taskWaits.add(closer);
+    let result: Record<string, unknown>;
+    try {
+      result = await awaitTask(handle, {
+        settings: this.#tasks as TaskSettings,
+        port: this.#taskPort(),
+        handlers: this.#inputHandlers(),
+        maxInputRounds: this.#maxInputRounds,
+        requestTimeoutMs: this.#readTimeoutMs,
+        closeSignal: closer.signal,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+    } finally {
+      this.#taskWaits.delete(closer);
+    }
     try {
       return { content: [], ...checkCallResult(result) } as McpCallToolResult;
     } catch (error) {
@@ -759,6 +769,8 @@ export class McpClient {
       signal?: AbortSignal,
     ): Promise<PollOutcome> =>
       this.#semaphore.run(async () => {
+        // Aborted (or closed) while waiting for its turn: nothing is sent, no session is opened.
+        if (signal?.aborted === true) return { ok: false, error: signal.reason };
         let session: Session | undefined;
         try {
           session = await this.#ensureSession();
@@ -829,6 +841,7 @@ export class McpClient {
   /** Ends the connection: stdio terminates the child, HTTP forgets the session. The tool cache stays. */
   async close(): Promise<void> {
     this.#generation++;
+    for (const wait of this.#taskWaits) wait.abort();
     const session = this.#session;
     this.#session = undefined;
     this.#opening = undefined;

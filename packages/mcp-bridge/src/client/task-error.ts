@@ -10,15 +10,17 @@ export type TaskFailureReason =
   | 'cancelled'
   /** `tasks.maxPollFailures` polls in a row failed on the wire; the task was left running. */
   | 'poll-failed'
-  /** The server no longer knows the task (`tasks/get` answered with a JSON-RPC error). */
+  /** The server no longer knows the task (`tasks/get` answered `-32602`). */
   | 'not-found'
+  /** `close()` was called while the task ran; the task was left running. */
+  | 'closed'
   /** The task handle or a `tasks/get` answer was malformed; `tasks/cancel` was sent. */
   | 'invalid';
 
 /**
  * A `tools/call` was accepted as a task (the server answered with a task handle) and the task
  * ended without a result. The call itself was delivered exactly once and is never repeated; but
- * cancellation is cooperative, so for `aborted`, `timeout`, `poll-failed` and `not-found` the work
+ * cancellation is cooperative, so for every reason but `cancelled` and `invalid` the work
  * may still have run or finish: verify external state before calling again. The task id is on
  * {@link TaskError.taskId} (never in the message or `details`: a server may use it as a bearer
  * token).
@@ -60,6 +62,8 @@ function messageFor(reason: TaskFailureReason): string {
       return 'The MCP server cancelled the task; the tool call has no result';
     case 'poll-failed':
       return 'Polling the task failed tasks.maxPollFailures times in a row; the task may still run: verify external state before calling again';
+    case 'closed':
+      return 'The client was closed while the task ran; the task was left running: verify external state before calling again';
     case 'not-found':
       return 'The MCP server no longer knows the task; its outcome is unknown: verify external state before calling again';
     default:

@@ -134,6 +134,8 @@ export interface AwaitTaskOptions {
   /** Milliseconds for each poll's answer (the client's read timeout). */
   readonly requestTimeoutMs: number;
   readonly signal?: AbortSignal;
+  /** Fires when the client is closed: the wait ends at once and the task is left running. */
+  readonly closeSignal?: AbortSignal;
 }
 
 /**
@@ -147,13 +149,16 @@ export async function awaitTask(
   handle: TaskHandle,
   options: AwaitTaskOptions,
 ): Promise<Record<string, unknown>> {
-  const { settings, port, signal } = options;
+  const { settings, port, signal, closeSignal } = options;
   const taskId = handle.taskId;
   const deadline = Date.now() + settings.maxWaitMs;
   const aborted = (): boolean => signal?.aborted === true;
+  const closed = (): boolean => closeSignal?.aborted === true;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
+  closeSignal?.addEventListener('abort', onAbort, { once: true });
+  const closedError = (): TaskError => new TaskError('closed', taskId, false);
   const cancelled = async (reason: 'aborted' | 'timeout' | 'invalid', cause?: unknown) =>
     new TaskError(reason, taskId, await port.cancel(taskId), cause === undefined ? {} : { cause });
   try {
@@ -168,6 +173,7 @@ export async function awaitTask(
         settings.maxPollIntervalMs,
       );
       await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), stop.signal);
+      if (closed()) throw closedError();
       if (aborted()) throw await cancelled('aborted');
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw await cancelled('timeout');
@@ -179,15 +185,20 @@ export async function awaitTask(
           stop.signal,
         );
       } catch (error) {
+        if (closed()) throw closedError();
         if (aborted()) throw await cancelled('aborted', error);
-        if (error instanceof McpError) {
+        // -32602 is the spec's answer for an unknown or expired task; other errors count as a
+        // failed poll below.
+        if (!(error instanceof McpError)) throw error;
+        if (error.code === -32602) {
           throw new TaskError('not-found', taskId, false, {
             cause: error,
             details: { rpcCode: error.code },
           });
         }
-        throw error;
+        outcome = { ok: false, error };
       }
+      if (closed()) throw closedError();
       if (aborted()) throw await cancelled('aborted');
       if (!outcome.ok) {
         failures++;
@@ -262,6 +273,7 @@ export async function awaitTask(
     }
   } finally {
     signal?.removeEventListener('abort', onAbort);
+    closeSignal?.removeEventListener('abort', onAbort);
   }
 }
 
