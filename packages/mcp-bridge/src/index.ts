@@ -197,6 +197,7 @@ export {
 } from './transport/stdio-transport.js';
 export {
   type HttpTransportEra,
+  type ListenStreamEnd,
   type MessageHeaders,
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,

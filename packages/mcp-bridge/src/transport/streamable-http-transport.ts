@@ -103,12 +103,20 @@ interface RejectedWithRpcError {
 
 /** How one `subscriptions/listen` stream ended ({@link StreamableHttpTransport.listen}). */
 export type ListenStreamEnd =
-  /** The server ended the stream (after a graceful close or an error answer). */
-  | { readonly kind: 'ended' }
-  /** The transport was closed. */
-  | { readonly kind: 'closed' }
-  /** The stream was refused or cut: an HTTP error, a limit, a malformed record, a broken wire. */
-  | { readonly kind: 'failed'; readonly error: Error };
+  | {
+      /** The server ended the stream (after a graceful close or an error answer). */
+      readonly kind: 'ended';
+    }
+  | {
+      /** The transport was closed. */
+      readonly kind: 'closed';
+    }
+  | {
+      /** The stream was refused or cut. */
+      readonly kind: 'failed';
+      /** Why: an HTTP error, a limit, a malformed record, a broken wire. */
+      readonly error: Error;
+    };
 
 /** How long a request's SSE stream may stay open after its answer arrived. */
 const ANSWERED_STREAM_LINGER_MS = 2000;
