@@ -71,36 +71,45 @@ describe('subscriptions/listen against an SDK v2 server (stateless modern Stream
     }
   });
 
-  it('cuts a listen stream that sends an over-limit record, reopens it, and keeps the client usable', async () => {
-    const before = (await server.log()).length;
-    const logged: Logged[] = [];
-    const client = new McpClient({
-      url: server.url,
-      allowNonPublic: allowLoopback,
-      maxRecordBytes: 16 * 1024,
-      listenBackoffInitialMs: 20,
-      logger: recordingLogger(logged),
-    });
-    try {
-      await client.tools();
-      await eventually(async () => listens((await server.log()).slice(before)).length === 1);
-      await server.control('poison?bytes=65536');
-      await eventually(async () => listens((await server.log()).slice(before)).length === 2);
-      expect(logged).toContainEqual({
-        level: 'debug',
-        message: 'Reopening subscriptions/listen',
-        details: expect.objectContaining({ code: 'TRANSPORT_RESPONSE_TOO_LARGE', delayMs: 20 }),
+  it.each([
+    ['over maxRecordBytes', 'poison?bytes=65536', 'TRANSPORT_RESPONSE_TOO_LARGE'],
+    ['over maxRecordDepth', 'poison-deep?depth=40', 'TRANSPORT_RESPONSE_TOO_COMPLEX'],
+    ['over maxRecordTokens', 'poison-wide?count=2000', 'TRANSPORT_RESPONSE_TOO_COMPLEX'],
+  ])(
+    'cuts a listen stream that sends a record %s, reopens it, and keeps the client usable',
+    async (_name, poison, code) => {
+      const before = (await server.log()).length;
+      const logged: Logged[] = [];
+      const client = new McpClient({
+        url: server.url,
+        allowNonPublic: allowLoopback,
+        maxRecordBytes: 16 * 1024,
+        maxRecordDepth: 16,
+        maxRecordTokens: 500,
+        listenBackoffInitialMs: 20,
+        logger: recordingLogger(logged),
       });
-      // The transport survived: calls work, and the reopened stream follows the next change.
-      const echoed = await client.callTool('echo', { message: 'still here' });
-      expect(echoed.content).toEqual([{ type: 'text', text: 'Echo: still here' }]);
-      await server.control('change');
-      await eventually(() => hasAdded(client));
-    } finally {
-      await client.close();
-      await server.control('change');
-    }
-  });
+      try {
+        await client.tools();
+        await eventually(async () => listens((await server.log()).slice(before)).length === 1);
+        await server.control(poison);
+        await eventually(async () => listens((await server.log()).slice(before)).length === 2);
+        expect(logged).toContainEqual({
+          level: 'debug',
+          message: 'Reopening subscriptions/listen',
+          details: expect.objectContaining({ code, delayMs: 20 }),
+        });
+        // The transport survived: calls work, and the reopened stream follows the next change.
+        const echoed = await client.callTool('echo', { message: 'still here' });
+        expect(echoed.content).toEqual([{ type: 'text', text: 'Echo: still here' }]);
+        await server.control('change');
+        await eventually(() => hasAdded(client));
+      } finally {
+        await client.close();
+        await server.control('change');
+      }
+    },
+  );
 
   it('reopens a failing stream with a capped backoff, never hot, and stops on close()', async () => {
     const logged: Logged[] = [];
