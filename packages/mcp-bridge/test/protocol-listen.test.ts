@@ -144,6 +144,37 @@ describe('subscriptions/listen against an SDK v2 server (stateless modern Stream
     await server.control('drop-listens?count=0');
   });
 
+  it('starts the backoff over only after a stream was acknowledged and stayed open for listenBackoffMaxMs', async () => {
+    const logged: Logged[] = [];
+    const delays = (): number[] =>
+      logged
+        .filter((entry) => entry.message === 'Reopening subscriptions/listen')
+        .map((entry) => entry.details?.delayMs as number);
+    await server.control('drop-listens?count=5');
+    const client = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      maxRecordBytes: 16 * 1024,
+      listenBackoffInitialMs: 10,
+      listenBackoffMaxMs: 100,
+      logger: recordingLogger(logged),
+    });
+    try {
+      await client.connect();
+      // Five dropped streams: 10, 20, 40, 80, 100 ms; the sixth is acknowledged and stays open.
+      await eventually(async () => delays().length === 5);
+      expect(delays()).toEqual([10, 20, 40, 80, 100]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(delays()).toHaveLength(5);
+      await server.control('poison?bytes=65536');
+      await eventually(async () => delays().length === 6);
+      expect(delays()[5]).toBe(10);
+    } finally {
+      await client.close();
+      await server.control('drop-listens?count=0');
+    }
+  });
+
   it('opens no listen stream when the host passes standaloneStream: false', async () => {
     const before = (await server.log()).length;
     const client = new McpClient({
