@@ -131,6 +131,39 @@ describe('the Tasks extension (SEP-2663) against an SDK v2 server with the task 
     expect(task?.status).toBe('cancelled');
   });
 
+  it('races abort against the handle: before it the call is ambiguous, after it the task is cancelled; never a second tools/call', async () => {
+    const before = (await server.state()).toolCalls.forever ?? 0;
+    const outcomes: string[] = [];
+    const { log } = await withClient({ tasks: { minPollIntervalMs: 5 } }, async (client) => {
+      for (let round = 0; round < 12; round++) {
+        const controller = new AbortController();
+        const pending = client
+          .callTool('forever', { pollIntervalMs: 5 }, { signal: controller.signal })
+          .catch((error: unknown) => error);
+        setTimeout(() => controller.abort(), round * 3);
+        const error = await pending;
+        if (TaskError.isInstance(error)) {
+          expect(error.reason).toBe('aborted');
+          expect(error.cancelAcknowledged).toBe(true);
+          outcomes.push('task-cancelled');
+        } else if (AmbiguousDeliveryError.isInstance(error)) {
+          expect(error.reason).toBe('aborted');
+          outcomes.push('ambiguous');
+        } else {
+          expect((error as Error).name).toBe('AbortError');
+          outcomes.push('not-sent');
+        }
+      }
+    });
+    const calls = byMethod(log, 'tools/call').length;
+    expect(calls).toBeLessThanOrEqual(12);
+    expect((await server.state()).toolCalls.forever).toBe(before + calls);
+    expect(byMethod(log, 'tasks/cancel')).toHaveLength(
+      outcomes.filter((outcome) => outcome === 'task-cancelled').length,
+    );
+    expect(outcomes).toContain('task-cancelled');
+  });
+
   it('ends the wait at once on close(), leaving the task running (no cancel, no more polls)', async () => {
     const before = Object.keys((await server.state()).tasks);
     const client = new McpClient({
