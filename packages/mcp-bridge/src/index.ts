@@ -70,6 +70,7 @@ export {
   type CompleteConnectionOptions,
   type ConnectionAuthorization,
   completeConnection,
+  DEFAULT_PENDING_AUTHORIZATION_MS,
   DEFAULT_PENDING_AUTHORIZATION_SECONDS,
   type RefreshConnectionOptions,
   refreshConnection,
@@ -102,8 +103,10 @@ export {
 } from './oauth/errors.js';
 export {
   type AllowNonPublic as OAuthAllowNonPublic,
+  DEFAULT_OAUTH_CONNECT_TIMEOUT_MS,
   DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
+  DEFAULT_OAUTH_READ_TIMEOUT_MS,
   DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_TIMEOUT_SECONDS,
   type FetchFunction as OAuthFetchFunction,
@@ -118,6 +121,7 @@ export { type RefreshOAuthOptions, refreshOAuth } from './oauth/refresh-token.js
 export type { OAuthClientOptions, OAuthTokens } from './oauth/token-endpoint.js';
 export {
   DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
+  DEFAULT_REFRESH_SKEW_MS,
   DEFAULT_REFRESH_SKEW_SECONDS,
   type OAuthConnectionOptions,
   OAuthTokenProvider,
@@ -144,6 +148,7 @@ export {
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
+  DEFAULT_AUTHORIZATION_WINDOW_MS,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
   type DpopKeyRecord,
   MemoryConnectionStore,
@@ -247,6 +252,7 @@ export {
 } from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,

@@ -149,8 +149,8 @@ describe.each([
   );
 
   it('refuses an empty batch ([]) as a protocol error', async () => {
-    // readTimeout bounds the wait for an answer that an accepted empty batch would never give
-    const error = await caught(client({ readTimeout: 3 }).callTool('empty-batch'));
+    // readTimeoutMs bounds the wait for an answer that an accepted empty batch would never give
+    const error = await caught(client({ readTimeoutMs: 3000 }).callTool('empty-batch'));
     expect(error).toBeInstanceOf(AmbiguousDeliveryError);
     expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
     const cause = (error as Error).cause as TransportProtocolError;
@@ -314,12 +314,21 @@ describe.each([
 
   it('times out a slow first byte as ambiguous, once', async () => {
     server.state.firstByteDelayMs = 1500;
-    const mcp = client({ readTimeout: 0.4 });
+    const mcp = client({ readTimeoutMs: 400 });
     await mcp.connect();
     const error = await caught(mcp.callTool('slow-first-byte'));
     expect(error).toBeInstanceOf(AmbiguousDeliveryError);
     expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
     expect(server.calls.get('slow-first-byte')).toBe(1);
+  });
+
+  it('takes the per-call timeoutMs in milliseconds', async () => {
+    server.state.firstByteDelayMs = 1500;
+    const mcp = client();
+    await mcp.connect();
+    const error = await caught(mcp.callTool('slow-first-byte', {}, { timeoutMs: 300 }));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
   });
 
   it('reports a call aborted in flight as ambiguous and one aborted before sending as not run', async () => {
@@ -410,13 +419,13 @@ describe('McpClient SSE resumption', () => {
 });
 
 describe('McpClient SSE retry bound', () => {
-  it('cuts a huge server retry: to maxSseRetry and resumes after it', async () => {
+  it('cuts a huge server retry: to maxSseRetryMs and resumes after it', async () => {
     const server = await startFaultHttpServer({ resumableRetryMs: 2_000_000_000 });
     const delays: unknown[] = [];
     const mcp = new McpClient({
       url: server.url,
       allowNonPublic: allowLoopback,
-      maxSseRetry: 100,
+      maxSseRetryMs: 100,
       logger: {
         debug: (message, details) => {
           if (message === 'Resuming the SSE stream') delays.push(details?.delayMs);
@@ -490,12 +499,12 @@ describe('McpClient SSE framing', () => {
     }
   });
 
-  it('does not count keep-alive comment lines as a record (no readTimeout while they flow)', async () => {
-    const mcp = client({ readTimeout: 0.4 });
+  it('does not count keep-alive comment lines as a record (no readTimeoutMs while they flow)', async () => {
+    const mcp = client({ readTimeoutMs: 400 });
     try {
       await mcp.connect();
       // 1 s of comment lines with no blank line between them, then the answer
-      const result = await mcp.callTool('sse-keepalive', { bytes: 1000 }, { timeout: 30 });
+      const result = await mcp.callTool('sse-keepalive', { bytes: 1000 }, { timeoutMs: 30_000 });
       expect(result.content).toEqual([{ type: 'text', text: 'framed:sse-keepalive' }]);
     } finally {
       await mcp.close();
@@ -551,12 +560,16 @@ describe('McpClient streaming faults (SSE)', () => {
     }
   });
 
-  it('bounds a slowly trickled record by readTimeout over the whole record', async () => {
-    const mcp = new McpClient({ url: server.url, allowNonPublic: allowLoopback, readTimeout: 0.5 });
+  it('bounds a slowly trickled record by readTimeoutMs over the whole record', async () => {
+    const mcp = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      readTimeoutMs: 500,
+    });
     try {
       await mcp.connect();
       // the call's own timeout is long: only the per-record timer can end it
-      const error = await caught(mcp.callTool('trickle', {}, { timeout: 30 }));
+      const error = await caught(mcp.callTool('trickle', {}, { timeoutMs: 30_000 }));
       expect(error).toBeInstanceOf(AmbiguousDeliveryError);
       expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
       expect((error as Error).cause).toBeInstanceOf(TransportTimeoutError);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequestNotSentError, TransportConfigurationError } from '../transport/errors.js';
+import { StdioTransport } from '../transport/stdio-transport.js';
+import { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { ClientConfigurationError } from './errors.js';
 import { McpClient, type McpClientOptions } from './mcp-client.js';
 
@@ -49,8 +51,8 @@ describe('McpClient options', () => {
   });
 
   it.each([
-    ['readTimout', 'readTimeout'],
-    ['opentimeout', 'openTimeout'],
+    ['readTimoutMs', 'readTimeoutMs'],
+    ['opentimeoutms', 'openTimeoutMs'],
     ['allowNonPublc', 'allowNonPublic'],
   ])('refuses the misspelled option %s and suggests %s', (key, near) => {
     let caught: unknown;
@@ -64,6 +66,66 @@ describe('McpClient options', () => {
     expect((caught as ClientConfigurationError).details).toMatchObject({ option: key });
   });
 
+  it.each([
+    ['openTimeout', 'openTimeoutMs'],
+    ['readTimeout', 'readTimeoutMs'],
+    ['maxListingTtl', 'maxListingTtlMs'],
+    ['killGrace', 'killGraceMs'],
+    ['maxSseRetry', 'maxSseRetryMs'],
+  ])('refuses the old seconds option %s, naming %s and its unit', (oldKey, newKey) => {
+    let caught: unknown;
+    try {
+      new McpClient({ command: ['node'], [oldKey]: 15 } as never);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ClientConfigurationError);
+    expect((caught as Error).message).toBe(
+      `McpClient option "${oldKey}" was renamed to "${newKey}" (milliseconds; multiply a value in seconds by 1000)`,
+    );
+    expect((caught as ClientConfigurationError).details).toMatchObject({ option: oldKey });
+  });
+
+  it('refuses the per-call timeout (seconds), naming timeoutMs', async () => {
+    const client = new McpClient({ command: ['node'] });
+    await expect(client.callTool('x', {}, { timeout: 5 } as never)).rejects.toThrow(
+      'callTool option "timeout" was renamed to "timeoutMs" (milliseconds',
+    );
+    await expect(client.request('x/list', {}, { timeout: 5 } as never)).rejects.toThrow(
+      'request option "timeout" was renamed to "timeoutMs" (milliseconds',
+    );
+  });
+
+  it.each([
+    [
+      'StdioTransport readTimeout',
+      () => new StdioTransport({ command: ['node'], readTimeout: 5 } as never),
+      'readTimeout',
+      'readTimeoutMs',
+    ],
+    [
+      'StdioTransport killGrace',
+      () => new StdioTransport({ command: ['node'], killGrace: 5 } as never),
+      'killGrace',
+      'killGraceMs',
+    ],
+    [
+      'StreamableHttpTransport defaultSseRetry',
+      () =>
+        new StreamableHttpTransport({ url: URL_OK, dispatcher: {}, defaultSseRetry: 5 } as never),
+      'defaultSseRetry',
+      'defaultSseRetryMs',
+    ],
+  ])('%s is refused with its new name', (_label, construct, oldKey, newKey) => {
+    expect(construct).toThrow(
+      expect.objectContaining({
+        code: 'TRANSPORT_CONFIGURATION',
+        details: { option: oldKey },
+        message: expect.stringContaining(`"${oldKey}" was renamed to "${newKey}" (milliseconds`),
+      }),
+    );
+  });
+
   it('refuses at connect time, as not sent, a host name that resolves to a non-public address', async () => {
     const client = new McpClient({ url: 'https://localhost:1/mcp' });
     try {
@@ -74,14 +136,14 @@ describe('McpClient options', () => {
   });
 
   it.each([
-    ['a string readTimeout', { readTimeout: '10' }],
-    ['a boolean openTimeout', { openTimeout: true }],
+    ['a string readTimeoutMs', { readTimeoutMs: '10' }],
+    ['a boolean openTimeoutMs', { openTimeoutMs: true }],
     ['a negative maxRecordBytes', { maxRecordBytes: -1 }],
     ['a fractional maxRecordTokens', { maxRecordTokens: 1.5 }],
     ['a boolean maxToolPages', { maxToolPages: false }],
     ['zero maxTools', { maxTools: 0 }],
-    ['zero maxSseRetry', { maxSseRetry: 0 }],
-    ['a string maxSseRetry', { maxSseRetry: '30000' }],
+    ['zero maxSseRetryMs', { maxSseRetryMs: 0 }],
+    ['a string maxSseRetryMs', { maxSseRetryMs: '30000' }],
     ['a fractional maxSseCommentBytes', { maxSseCommentBytes: 1.5 }],
     ['a boolean maxSseCommentBytes', { maxSseCommentBytes: true }],
     ['the authorization header', { headers: { Authorization: 'Bearer x' } }],

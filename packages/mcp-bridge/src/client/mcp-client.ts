@@ -6,7 +6,7 @@ import {
   McpError,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
-import { checkOptionKeys } from '@toolfence/tools';
+import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools';
 import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -82,13 +82,13 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'allowNonPublic',
   'deleteSessionOnClose',
   'standaloneStream',
-  'maxSseRetry',
+  'maxSseRetryMs',
   'maxSseCommentBytes',
   'extensions',
   'clientName',
   'clientVersion',
-  'openTimeout',
-  'readTimeout',
+  'openTimeoutMs',
+  'readTimeoutMs',
   'maxToolPages',
   'maxTools',
   'maxRecordBytes',
@@ -101,13 +101,31 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'sampling',
   'protocolVersions',
   'maxInputRounds',
-  'maxListingTtl',
+  'maxListingTtlMs',
   'listenBackoffInitialMs',
   'listenBackoffMaxMs',
   'tasks',
-  'killGrace',
+  'killGraceMs',
   'logger',
 ]);
+
+/** Time options that counted seconds before 0.x (now milliseconds, named `…Ms`). */
+const MCP_CLIENT_RENAMED_KEYS: Readonly<Record<string, string>> = Object.freeze({
+  openTimeout: 'openTimeoutMs',
+  readTimeout: 'readTimeoutMs',
+  maxListingTtl: 'maxListingTtlMs',
+  killGrace: 'killGraceMs',
+  maxSseRetry: 'maxSseRetryMs',
+});
+
+/** Refuses the per-call `timeout` (seconds), renamed to `timeoutMs` (milliseconds). */
+function checkCallOptions(options: unknown, owner: string): void {
+  if (typeof options === 'object' && options !== null && Object.hasOwn(options, 'timeout')) {
+    throw new ClientConfigurationError(renamedOptionMessage(owner, 'timeout', 'timeoutMs'), {
+      details: { option: 'timeout' },
+    });
+  }
+}
 
 const APPROVE_ALL: AllowNonPublic = () => true;
 
@@ -193,7 +211,7 @@ export interface McpClientOptions {
    */
   readonly tasks?: McpTaskOptions;
   /** HTTP: milliseconds a server's SSE `retry:` may ask for at most (longer is cut). Default 30,000. */
-  readonly maxSseRetry?: number;
+  readonly maxSseRetryMs?: number;
   /** HTTP: bytes of SSE comment lines allowed between two blank lines. Default 64 KiB. */
   readonly maxSseCommentBytes?: number;
   /**
@@ -206,10 +224,10 @@ export interface McpClientOptions {
   readonly clientName?: string;
   /** `clientInfo.version`. Default this package's version. */
   readonly clientVersion?: string;
-  /** Seconds for the handshake. Default 15. */
-  readonly openTimeout?: number;
-  /** Seconds for a request's answer and for each record to complete. Default 120. */
-  readonly readTimeout?: number;
+  /** Milliseconds for the handshake. Default 15,000. */
+  readonly openTimeoutMs?: number;
+  /** Milliseconds for a request's answer and for each record to complete. Default 120,000. */
+  readonly readTimeoutMs?: number;
   /** Pages `tools()` follows at most. Default 100. */
   readonly maxToolPages?: number;
   /** Tools `tools()` accepts at most over all pages. Default 10,000. */
@@ -242,12 +260,13 @@ export interface McpClientOptions {
   /** `input_required` results one request may answer before it fails (modern mode). Default 8. */
   readonly maxInputRounds?: number;
   /**
-   * Seconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`, SEP-2549);
-   * `0` relists every time. Default 300. Listings without a TTL are kept until `refresh`.
+   * Milliseconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`,
+   * SEP-2549); `0` relists every time. Default 300,000. Listings without a TTL are kept until
+   * `refresh`.
    */
-  readonly maxListingTtl?: number;
-  /** Stdio: seconds between SIGTERM and SIGKILL on close. Default 2. */
-  readonly killGrace?: number;
+  readonly maxListingTtlMs?: number;
+  /** Stdio: milliseconds between SIGTERM and SIGKILL on close. Default 2,000. */
+  readonly killGraceMs?: number;
   /** Diagnostics (stderr lines at debug, failures at warn). Nothing goes to the console. */
   readonly logger?: McpBridgeLogger;
 }
@@ -256,8 +275,8 @@ export interface McpClientOptions {
 export interface McpCallOptions {
   /** Aborting rejects the call (ambiguous once sent) and sends `notifications/cancelled`. */
   readonly signal?: AbortSignal;
-  /** Seconds for this call; default `readTimeout`. */
-  readonly timeout?: number;
+  /** Milliseconds for this call; default `readTimeoutMs`. */
+  readonly timeoutMs?: number;
 }
 
 type BoundedTransport = StdioTransport | StreamableHttpTransport;
@@ -394,6 +413,7 @@ export class McpClient {
       MCP_CLIENT_OPTION_KEYS,
       'McpClient',
       (message, option) => new ClientConfigurationError(message, { details: { option } }),
+      MCP_CLIENT_RENAMED_KEYS,
     );
     if (
       options.allowNonPublic !== undefined &&
@@ -458,15 +478,15 @@ export class McpClient {
         { details: { option: 'listenBackoffInitialMs' } },
       );
     }
-    this.#openTimeoutMs = positiveNumber('openTimeout', options.openTimeout, 15) * 1000;
-    this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
+    this.#openTimeoutMs = positiveNumber('openTimeoutMs', options.openTimeoutMs, 15_000);
+    this.#readTimeoutMs = positiveNumber('readTimeoutMs', options.readTimeoutMs, 120_000);
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
     this.#maxTools = positiveInteger('maxTools', options.maxTools, 10_000);
     this.#maxInputRounds = positiveInteger('maxInputRounds', options.maxInputRounds, 8);
     this.#maxListingTtlMs =
-      options.maxListingTtl === 0
+      options.maxListingTtlMs === 0
         ? 0
-        : positiveNumber('maxListingTtl', options.maxListingTtl, 300) * 1000;
+        : positiveNumber('maxListingTtlMs', options.maxListingTtlMs, 300_000);
     this.#protocolVersions = resolveProtocolVersions(
       options.protocolVersions,
       (message) => new ClientConfigurationError(message),
@@ -623,7 +643,7 @@ export class McpClient {
   /**
    * Lists the server's tools: follows `tools/list` pagination once (page, item and repeated-cursor
    * limits), skips and reports malformed tools, and caches the result until `refresh`, or, when a
-   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtl`.
+   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtlMs`.
    */
   async tools(options: { readonly refresh?: boolean } = {}): Promise<readonly McpToolInfo[]> {
     return (await this.listing(options)).tools;
@@ -697,10 +717,11 @@ export class McpClient {
     if (typeof name !== 'string' || name === '') {
       throw new ClientConfigurationError('The tool name must be a non-empty string');
     }
+    checkCallOptions(options, 'callTool');
     const timeoutMs =
-      options.timeout === undefined
+      options.timeoutMs === undefined
         ? this.#readTimeoutMs
-        : positiveNumber('timeout', options.timeout, 120) * 1000;
+        : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     const answer = await this.#semaphore.run(async (): Promise<CallAnswer> => {
       let reinitialized = false;
       for (;;) {
@@ -821,7 +842,10 @@ export class McpClient {
   async request(
     method: string,
     params: Readonly<Record<string, unknown>> = {},
-    options: { readonly timeout?: number } = {},
+    options: {
+      /** Milliseconds for this request; default `readTimeoutMs`. */
+      readonly timeoutMs?: number;
+    } = {},
   ): Promise<Readonly<Record<string, unknown>>> {
     if (typeof method !== 'string' || !/^[A-Za-z0-9_./-]{1,128}$/.test(method)) {
       throw new ClientConfigurationError('The method must be 1-128 of [A-Za-z0-9_./-]');
@@ -829,10 +853,11 @@ export class McpClient {
     if (method === 'tools/call' || method === 'initialize' || method.startsWith('notifications/')) {
       throw new ClientConfigurationError('request() sends reads only; use callTool for tools/call');
     }
+    checkCallOptions(options, 'request');
     const timeoutMs =
-      options.timeout === undefined
+      options.timeoutMs === undefined
         ? this.#readTimeoutMs
-        : positiveNumber('timeout', options.timeout, 120) * 1000;
+        : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     return this.#read((session) =>
       session.protocol.request(method, { ...params }, { timeoutMs }),
     ) as Promise<Readonly<Record<string, unknown>>>;
@@ -943,7 +968,7 @@ export class McpClient {
     if (error instanceof InputRequestError) return error;
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
       if (error.code === ErrorCode.RequestTimeout) {
-        return new RequestFailedError('The MCP server did not answer within readTimeout', {
+        return new RequestFailedError('The MCP server did not answer within readTimeoutMs', {
           cause: error,
         });
       }
@@ -1059,8 +1084,12 @@ export class McpClient {
         await protocol.close();
         const failure = transport.failure ?? error;
         lastError = failure;
+        // Only an HTTP open is tried twice (a connection reset before any answer). A stdio
+        // server that exits during the handshake is started once: starting it again repeats its
+        // start-up (and its side effects) and fails the same way.
         const retryable =
           attempt === 0 &&
+          this.#url !== undefined &&
           !transport.responseStarted &&
           (failure instanceof RequestNotSentError ||
             (failure instanceof TransportError && !(failure instanceof TransportTimeoutError)));
@@ -1129,7 +1158,7 @@ export class McpClient {
     };
     const common = {
       ...limits,
-      readTimeout: this.#readTimeoutMs / 1000,
+      readTimeoutMs: this.#readTimeoutMs,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     };
     if (this.#url === undefined) {
@@ -1139,7 +1168,7 @@ export class McpClient {
         ...(options.env === undefined ? {} : { env: options.env }),
         ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-        ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace }),
+        ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
       });
     }
     if (!probe && this.#dispatcher === undefined) {
@@ -1160,7 +1189,7 @@ export class McpClient {
       ...(options.standaloneStream === undefined
         ? {}
         : { standaloneStream: options.standaloneStream }),
-      ...(options.maxSseRetry === undefined ? {} : { maxSseRetry: options.maxSseRetry }),
+      ...(options.maxSseRetryMs === undefined ? {} : { maxSseRetryMs: options.maxSseRetryMs }),
       ...(options.maxSseCommentBytes === undefined
         ? {}
         : { maxSseCommentBytes: options.maxSseCommentBytes }),

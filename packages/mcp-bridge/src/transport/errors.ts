@@ -98,7 +98,7 @@ export class RecordEncodingError extends TransportProtocolError {
   }
 }
 
-/** A record did not complete within `readTimeout`. */
+/** A record did not complete within `readTimeoutMs`. */
 export class TransportTimeoutError extends McpBridgeError {
   static override readonly code: string = 'TRANSPORT_TIMEOUT';
   static override readonly brand: symbol = Symbol.for(
