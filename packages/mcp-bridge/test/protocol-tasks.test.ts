@@ -261,6 +261,31 @@ describe('the Tasks extension (SEP-2663) against an SDK v2 server with the task 
     expect(update?.headers['mcp-name']).toBe(update?.body?.params?.taskId);
   });
 
+  it('sends a lost tasks/update again without asking the host twice', async () => {
+    await server.control('drop-updates?count=1');
+    const asked: unknown[] = [];
+    const { result, log } = await withClient(
+      {
+        tasks: { minPollIntervalMs: 10, pollIntervalMs: 10 },
+        elicitation: {
+          handler: async (params) => {
+            asked.push(params.message);
+            return { action: 'accept', content: { ok: true } };
+          },
+        },
+      },
+      (client) => client.callTool('ask'),
+    );
+    expect(asked).toEqual(['Approve the long job?']);
+    expect(byMethod(log, 'tasks/update')).toHaveLength(2);
+    expect(result.content).toEqual([
+      {
+        type: 'text',
+        text: 'approved [{"approve-1":{"action":"accept","content":{"ok":true}}}]',
+      },
+    ]);
+  });
+
   it('declares nothing and never polls when the host does not opt in', async () => {
     const { result, log } = await withClient({}, (client) => client.callTool('slow', { polls: 2 }));
     expect(result.content).toEqual([{ type: 'text', text: 'slow done in place' }]);

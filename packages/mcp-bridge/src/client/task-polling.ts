@@ -166,6 +166,8 @@ export async function awaitTask(
     let failures = 0;
     let rounds = 0;
     const answered = new Set<string>();
+    /** Answers the host gave whose `tasks/update` is not acknowledged yet. */
+    const prepared = new Map<string, unknown>();
     for (;;) {
       const interval = clamp(
         suggested ?? settings.pollIntervalMs,
@@ -231,21 +233,34 @@ export async function awaitTask(
           const pending = pendingRequests(task.inputRequests, answered);
           if (pending === undefined) throw await cancelled('invalid');
           if (Object.keys(pending).length === 0) continue;
-          if (rounds >= options.maxInputRounds) {
-            await port.cancel(taskId);
-            throw new InputRequestError('too-many-rounds', undefined, {
-              details: { maxInputRounds: options.maxInputRounds },
-            });
-          }
-          rounds++;
-          let responses: Record<string, unknown>;
-          try {
-            responses = await answerInputRequests({ inputRequests: pending }, options.handlers);
-          } catch (error) {
-            await port.cancel(taskId);
-            throw error;
+          // Ask the host only for requests it has not answered yet: an answer whose tasks/update
+          // was lost is sent again, never asked for twice.
+          const unasked = Object.fromEntries(
+            Object.entries(pending).filter(([key]) => !prepared.has(key)),
+          );
+          if (Object.keys(unasked).length > 0) {
+            if (rounds >= options.maxInputRounds) {
+              await port.cancel(taskId);
+              throw new InputRequestError('too-many-rounds', undefined, {
+                details: { maxInputRounds: options.maxInputRounds },
+              });
+            }
+            rounds++;
+            let answers: Record<string, unknown>;
+            try {
+              answers = await answerInputRequests({ inputRequests: unasked }, options.handlers);
+            } catch (error) {
+              await port.cancel(taskId);
+              throw error;
+            }
+            for (const [key, answer] of Object.entries(answers)) prepared.set(key, answer);
           }
           if (aborted()) throw await cancelled('aborted');
+          const responses = Object.fromEntries(
+            Object.keys(pending)
+              .filter((key) => prepared.has(key))
+              .map((key) => [key, prepared.get(key)]),
+          );
           let acknowledged: boolean;
           try {
             acknowledged = await port.update(
@@ -264,7 +279,19 @@ export async function awaitTask(
               details: { method: 'tasks/update' },
             });
           }
-          if (acknowledged) for (const key of Object.keys(responses)) answered.add(key);
+          if (!acknowledged) {
+            failures++;
+            if (failures >= settings.maxPollFailures) {
+              throw new TaskError('poll-failed', taskId, false, {
+                details: { maxPollFailures: settings.maxPollFailures },
+              });
+            }
+            continue;
+          }
+          for (const key of Object.keys(responses)) {
+            answered.add(key);
+            prepared.delete(key);
+          }
           continue;
         }
         default:
