@@ -195,6 +195,9 @@ export { REFUSED_HEADER_NAMES } from './transport/header-rules.js';
 export { parseBoundedJson, scanJsonStructure } from './transport/json-scan.js';
 export type { McpBridgeLogger } from './transport/logger.js';
 export { DEFAULT_RECORD_LIMITS, type RecordLimits } from './transport/record-limits.js';
+export { MAX_RETRY_AFTER_MS } from './transport/retry-after.js';
+export { ServerOverloadedError } from './transport/server-overloaded-error.js';
+export { ServerRateLimitedError } from './transport/server-rate-limited-error.js';
 export {
   DEFAULT_INHERITED_ENV,
   StdioTransport,

@@ -13,6 +13,8 @@ import {
   TransportTimeoutError,
   TransportUnauthorizedError,
 } from '../src/transport/errors.js';
+import { ServerOverloadedError } from '../src/transport/server-overloaded-error.js';
+import { ServerRateLimitedError } from '../src/transport/server-rate-limited-error.js';
 import {
   type FaultHttpServer,
   type FaultState,
@@ -67,6 +69,7 @@ describe.each([
       httpMethods: [],
       firstByteDelayMs: 0,
       maxInFlight: 0,
+      refuse: undefined,
     });
   });
   afterAll(async () => {
@@ -398,6 +401,90 @@ describe.each([
     }
     expect(headers['x-tenant']).toBe('acme');
     expect(headers.authorization).toBe('Bearer secret-token');
+  });
+
+  it('sends a fixed Authorization header from headers when no token is given', async () => {
+    server.state.validToken = 'fixed-1';
+    const mcp = client({ headers: { Authorization: 'Bearer fixed-1', 'X-Tenant': 'acme' } });
+    await mcp.callTool('echo');
+    expect(server.state.callHeaders.authorization).toBe('Bearer fixed-1');
+    expect(server.state.callHeaders['x-tenant']).toBe('acme');
+    expect(new Set(server.state.tokensSeen)).toEqual(new Set(['fixed-1']));
+  });
+
+  it('reports HTTP 429 on tools/call as ServerRateLimitedError with Retry-After in ms, never retried', async () => {
+    const mcp = client();
+    await mcp.connect();
+    server.state.refuse = { status: 429, method: 'tools/call', times: 1, retryAfter: '7' };
+    const error = await caught(mcp.callTool('echo', { text: 'a' }));
+    expect(error).toBeInstanceOf(ServerRateLimitedError);
+    expect(error).toBeInstanceOf(TransportHttpError);
+    expect(error).toMatchObject({
+      code: 'TRANSPORT_RATE_LIMITED',
+      status: 429,
+      retryAfterMs: 7000,
+      details: { status: 429, retryAfterMs: 7000 },
+    });
+    expect((error as Error).message).toContain('wait at least 7000 ms (Retry-After)');
+    expect((error as Error).message).not.toContain('slow down');
+    expect(server.calls.get('echo')).toBe(1);
+    // Nothing was retried, and the session is kept for the next call.
+    const methods = server.state.methods.length;
+    const result = await mcp.callTool('echo', { text: 'b' });
+    expect(result.content).toEqual([{ type: 'text', text: 'echo:b' }]);
+    expect(server.calls.get('echo')).toBe(2);
+    expect(server.state.methods.slice(methods)).toEqual(['tools/call']);
+  });
+
+  it.each([
+    ['an HTTP-date Retry-After', () => new Date(Date.now() + 30_000).toUTCString()],
+    ['no Retry-After', () => undefined],
+    ['a malformed Retry-After', () => 'soon'],
+  ])(
+    'reports HTTP 529 on tools/call as ServerOverloadedError (%s), not as ambiguous',
+    async (label, retryAfter) => {
+      const mcp = client();
+      await mcp.connect();
+      server.state.refuse = {
+        status: 529,
+        method: 'tools/call',
+        times: 1,
+        retryAfter: retryAfter(),
+      };
+      const error = await caught(mcp.callTool('echo'));
+      expect(error).toBeInstanceOf(ServerOverloadedError);
+      expect(error).not.toBeInstanceOf(AmbiguousDeliveryError);
+      expect(error).toMatchObject({ code: 'TRANSPORT_SERVER_OVERLOADED', status: 529 });
+      const wait = (error as ServerOverloadedError).retryAfterMs;
+      if (label === 'an HTTP-date Retry-After') {
+        expect(wait).toBeGreaterThan(25_000);
+        expect(wait).toBeLessThanOrEqual(30_000);
+      } else {
+        expect(wait).toBeUndefined();
+        expect((error as Error).message).toContain('the server gave no Retry-After');
+      }
+      expect(server.calls.get('echo')).toBe(1);
+    },
+  );
+
+  it('reports HTTP 429 on the opening request as ServerRateLimitedError, with no fallback or retry', async () => {
+    server.state.refuse = { status: 429, method: opening, times: 1, retryAfter: '3' };
+    const error = await caught(client().tools());
+    expect(error).toBeInstanceOf(ServerRateLimitedError);
+    expect((error as ServerRateLimitedError).retryAfterMs).toBe(3000);
+    expect(server.state.methods.filter((method) => method === opening)).toHaveLength(1);
+    // A rate limit on the probe is not a legacy signal: no fallback to initialize.
+    if (modern) expect(server.state.methods).not.toContain('initialize');
+  });
+
+  it('does not replay a read refused with HTTP 429', async () => {
+    const mcp = client();
+    await mcp.connect();
+    server.state.refuse = { status: 429, method: 'tools/list', times: 1 };
+    const error = await caught(mcp.tools());
+    expect(error).toBeInstanceOf(ServerRateLimitedError);
+    expect((error as ServerRateLimitedError).retryAfterMs).toBeUndefined();
+    expect(server.state.methods.filter((method) => method === 'tools/list')).toHaveLength(1);
   });
 });
 

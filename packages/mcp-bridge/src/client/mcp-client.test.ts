@@ -126,6 +126,59 @@ describe('McpClient options', () => {
     );
   });
 
+  it('accepts a fixed Authorization header in headers when nothing else owns it', () => {
+    expect(
+      () =>
+        new McpClient({
+          url: URL_OK,
+          allowNonPublic: loopback,
+          headers: { Authorization: 'Basic dXNlcjpwYXNz' },
+        }),
+    ).not.toThrow();
+  });
+
+  it.each([
+    ['token', { token: 't' }],
+    ['authProvider', { authProvider: { token: () => 't' } }],
+    ['oauth', { oauth: { store: {}, connectionId: 'c' } }],
+  ])('refuses a fixed Authorization header together with %s, and says why', (_label, extra) => {
+    let caught: unknown;
+    try {
+      new McpClient({
+        url: URL_OK,
+        allowNonPublic: loopback,
+        headers: { authorization: 'Bearer fixed' },
+        ...extra,
+      } as never);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ClientConfigurationError);
+    expect((caught as Error).message).toBe(
+      'headers.Authorization cannot be combined with token, authProvider or oauth, which set the Authorization header themselves; give a fixed Authorization header only when none of them is given',
+    );
+    expect((caught as ClientConfigurationError).details).toMatchObject({ option: 'headers' });
+  });
+
+  it.each([
+    [
+      'twice in different case',
+      { headers: { Authorization: 'Bearer a', authorization: 'Bearer b' } },
+      'more than once',
+    ],
+    ['empty', { headers: { Authorization: ' ' } }, 'non-empty string'],
+    ['with a CRLF', { headers: { Authorization: 'Bearer a\r\nx-evil: 1' } }, 'control characters'],
+    [
+      'on a stdio server',
+      { url: undefined, command: ['node'], headers: { Authorization: 'Bearer a' } },
+      'url connections only',
+    ],
+  ])('refuses a fixed Authorization header %s', (_label, options, message) => {
+    expect(
+      () => new McpClient({ url: URL_OK, allowNonPublic: loopback, ...options } as never),
+    ).toThrow(message);
+  });
+
   it('refuses at connect time, as not sent, a host name that resolves to a non-public address', async () => {
     const client = new McpClient({ url: 'https://localhost:1/mcp' });
     try {
@@ -146,7 +199,6 @@ describe('McpClient options', () => {
     ['a string maxSseRetryMs', { maxSseRetryMs: '30000' }],
     ['a fractional maxSseCommentBytes', { maxSseCommentBytes: 1.5 }],
     ['a boolean maxSseCommentBytes', { maxSseCommentBytes: true }],
-    ['the authorization header', { headers: { Authorization: 'Bearer x' } }],
     ['the session header', { headers: { 'Mcp-Session-Id': 'x' } }],
     ['the protocol-version header', { headers: { 'mcp-protocol-version': '1' } }],
     ['a framing header', { headers: { 'Transfer-Encoding': 'chunked' } }],

@@ -37,13 +37,15 @@ import {
   TransportTimeoutError,
   TransportUnauthorizedError,
 } from '../transport/errors.js';
-import { copyFixedHeaders } from '../transport/header-rules.js';
+import { copyFixedHeaders, hasControlCharacter } from '../transport/header-rules.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import {
   positiveInteger,
   positiveNumber,
   resolveRecordLimits,
 } from '../transport/record-limits.js';
+import { ServerOverloadedError } from '../transport/server-overloaded-error.js';
+import { ServerRateLimitedError } from '../transport/server-rate-limited-error.js';
 import { StdioTransport } from '../transport/stdio-transport.js';
 import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
@@ -177,7 +179,11 @@ export interface McpClientOptions {
    * (`findAuthorizationRequired`).
    */
   readonly oauth?: Omit<OAuthConnectionOptions, 'url'>;
-  /** HTTP: fixed extra headers (copied; transport-owned names refused). */
+  /**
+   * HTTP: fixed extra headers (copied; transport-owned names refused). A fixed `Authorization`
+   * (any case) is accepted when no `token`, `authProvider` or `oauth` is given, and refused with
+   * one of them.
+   */
   readonly headers?: Readonly<Record<string, string>>;
   /**
    * HTTP: approves non-public addresses (loopback, private, internal hosts): `true` for every one,
@@ -439,6 +445,7 @@ export class McpClient {
     ) {
       throw new ClientConfigurationError('Give at most one of token, authProvider and oauth');
     }
+    const fixedAuthorization = takeFixedAuthorization(options);
     if (options.oauth !== undefined && !hasUrl) {
       throw new ClientConfigurationError('oauth applies to url connections only');
     }
@@ -530,7 +537,8 @@ export class McpClient {
         !isLoopbackHost(url.hostname) &&
         (options.token !== undefined ||
           options.authProvider !== undefined ||
-          options.oauth !== undefined)
+          options.oauth !== undefined ||
+          fixedAuthorization !== undefined)
       ) {
         throw new ClientConfigurationError(
           'A bearer token is never sent over plain HTTP to a non-loopback host',
@@ -540,11 +548,13 @@ export class McpClient {
     } else if (options.token !== undefined || options.authProvider !== undefined) {
       throw new ClientConfigurationError('token and authProvider apply to url connections only');
     }
-    this.#authProvider = toAuthProvider(options);
+    this.#authProvider = toAuthProvider(options, fixedAuthorization?.value);
     // Copy everything the sessions use later, so a caller's later mutation changes nothing.
     this.#options = Object.freeze({
       ...options,
-      ...(options.headers === undefined ? {} : { headers: copyFixedHeaders(options.headers) }),
+      ...(options.headers === undefined
+        ? {}
+        : { headers: copyFixedHeaders(fixedAuthorization?.rest ?? options.headers) }),
       ...(options.env === undefined ? {} : { env: Object.freeze({ ...options.env }) }),
       ...(Array.isArray(options.command) ? { command: Object.freeze([...options.command]) } : {}),
       ...(options.roots === undefined
@@ -907,6 +917,11 @@ export class McpClient {
       }
       return new ServerRpcError(error.code, { cause: error });
     }
+    // Refused under load (429, 529): reported as refused, with the server's Retry-After; the
+    // session stays, and nothing is retried.
+    if (error instanceof ServerRateLimitedError || error instanceof ServerOverloadedError) {
+      return error;
+    }
     if (error instanceof TransportHttpError) {
       if (error.status < 500) return error;
       return new AmbiguousDeliveryError('server-error-status', { cause: error });
@@ -977,7 +992,14 @@ export class McpClient {
     if (error instanceof z.ZodError) {
       return new RequestFailedError('The MCP server sent a malformed answer', { cause: error });
     }
-    if (isAuthRefusal(error) || error instanceof TransportUnauthorizedError) return error as Error;
+    if (
+      isAuthRefusal(error) ||
+      error instanceof TransportUnauthorizedError ||
+      error instanceof ServerRateLimitedError ||
+      error instanceof ServerOverloadedError
+    ) {
+      return error as Error;
+    }
     this.#dropSession(session);
     if (failure instanceof Error) return failure;
     return new TransportError('The MCP connection failed', { cause: error });
@@ -1200,7 +1222,64 @@ export class McpClient {
 // Used only to validate transport options at construction; never dispatches.
 const PROBE_DISPATCHER = {} as Dispatcher;
 
-function toAuthProvider(options: McpClientOptions): McpAuthProvider | undefined {
+/**
+ * Takes a fixed `Authorization` out of `headers` (mistri's rule: a fixed header is allowed when
+ * nothing else owns authorization). Refused next to `token`, `authProvider` or `oauth`, which own
+ * the header, so one of two credentials is never dropped silently.
+ */
+function takeFixedAuthorization(
+  options: McpClientOptions,
+): { readonly value: string; readonly rest: Readonly<Record<string, string>> } | undefined {
+  const headers = options.headers;
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return undefined;
+  const names = Object.keys(headers).filter((name) => name.toLowerCase() === 'authorization');
+  if (names.length === 0) return undefined;
+  if (options.url === undefined) {
+    throw new ClientConfigurationError('headers apply to url connections only', {
+      details: { option: 'headers' },
+    });
+  }
+  if (
+    options.token !== undefined ||
+    options.authProvider !== undefined ||
+    options.oauth !== undefined
+  ) {
+    throw new ClientConfigurationError(
+      'headers.Authorization cannot be combined with token, authProvider or oauth, which set the Authorization header themselves; give a fixed Authorization header only when none of them is given',
+      { details: { option: 'headers' } },
+    );
+  }
+  if (names.length > 1) {
+    throw new ClientConfigurationError('headers names Authorization more than once', {
+      details: { option: 'headers' },
+    });
+  }
+  const value = headers[names[0] as string];
+  if (typeof value !== 'string' || value.trim() === '' || hasControlCharacter(value)) {
+    throw new ClientConfigurationError(
+      'headers.Authorization must be a non-empty string without control characters',
+      { details: { option: 'headers' } },
+    );
+  }
+  const rest: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(headers)) {
+    if (name.toLowerCase() !== 'authorization') rest[name] = entry;
+  }
+  return { value, rest };
+}
+
+function toAuthProvider(
+  options: McpClientOptions,
+  fixedAuthorization: string | undefined,
+): McpAuthProvider | undefined {
+  if (fixedAuthorization !== undefined) {
+    // Sent as given on every request; a 401 is the caller's to act on (no retry).
+    return {
+      token: () => undefined,
+      headers: () => ({ authorization: fixedAuthorization }),
+      maxChallengesPerRequest: 0,
+    };
+  }
   if (options.authProvider !== undefined) return options.authProvider;
   if (options.oauth !== undefined) {
     return new OAuthTokenProvider({

@@ -453,7 +453,8 @@ export class ProtocolSession {
           // "bad request"): the server does not speak the modern protocol.
           return { kind: 'legacy', restart: false };
         }
-        if (error instanceof TransportHttpError && error.status < 500) {
+        // A 429 is a rate limit, not a legacy signal: it is reported (ServerRateLimitedError).
+        if (error instanceof TransportHttpError && error.status < 500 && error.status !== 429) {
           return { kind: 'legacy', restart: false };
         }
         throw error;

@@ -32,6 +32,9 @@ import {
   refuseRenamedOptions,
   resolveRecordLimits,
 } from './record-limits.js';
+import { parseRetryAfter } from './retry-after.js';
+import { ServerOverloadedError } from './server-overloaded-error.js';
+import { ServerRateLimitedError } from './server-rate-limited-error.js';
 import { SseParser } from './sse-parser.js';
 import { decodeUtf8 } from './utf8.js';
 
@@ -380,6 +383,14 @@ export class StreamableHttpTransport implements Transport {
       const status = response.statusCode;
       this.#noteResponse(status, response);
       if (status >= 200 && status < 300) return response;
+      if (status === 429 || status === 529) {
+        // Refused under load: typed, with the server's Retry-After; never retried here.
+        await discard(response.body);
+        const retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
+        throw status === 429
+          ? new ServerRateLimitedError(retryAfterMs)
+          : new ServerOverloadedError(retryAfterMs);
+      }
       // In modern mode (and for a legacy handshake, which a modern-only server refuses with the
       // versions it speaks) a 4xx JSON-RPC error body is the answer to the request.
       const readsRpcError =
