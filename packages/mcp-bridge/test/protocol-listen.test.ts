@@ -175,6 +175,36 @@ describe('subscriptions/listen against an SDK v2 server (stateless modern Stream
     }
   });
 
+  it('waits out a 429 answer for its Retry-After (within listenBackoffMaxMs), then listens again', async () => {
+    const before = (await server.log()).length;
+    const logged: Logged[] = [];
+    await server.control('limit-listens?count=1');
+    const client = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      listenBackoffInitialMs: 10,
+      listenBackoffMaxMs: 5000,
+      logger: recordingLogger(logged),
+    });
+    try {
+      await client.connect();
+      await eventually(async () => listens((await server.log()).slice(before)).length === 2);
+      const reopenings = logged.filter(
+        (entry) => entry.message === 'Reopening subscriptions/listen',
+      );
+      expect(reopenings).toEqual([
+        expect.objectContaining({
+          details: expect.objectContaining({ code: 'TRANSPORT_RATE_LIMITED', delayMs: 1000 }),
+        }),
+      ]);
+      await server.control('change');
+      await eventually(() => hasAdded(client));
+    } finally {
+      await client.close();
+      await server.control('change');
+    }
+  });
+
   it('opens no listen stream when the host passes standaloneStream: false', async () => {
     const before = (await server.log()).length;
     const client = new McpClient({

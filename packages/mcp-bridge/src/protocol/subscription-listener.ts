@@ -52,7 +52,8 @@ function subscriptionOf(message: JSONRPCMessage): unknown {
 /**
  * Keeps one `subscriptions/listen` stream open for `toolsListChanged`. A stream that ends, or is
  * cut for a limit, a malformed record or a broken connection, is reopened after a delay that
- * doubles from `initialMs` up to `maxMs`; the doubling starts over only after a stream was
+ * doubles from `initialMs` up to `maxMs` (a 429/529 answer's `Retry-After` is waited for, within
+ * `maxMs`); the doubling starts over only after a stream was
  * acknowledged and stayed open for at least `maxMs`, so no server can make it loop hot. It stops
  * for good on `stop()`, on an HTTP 4xx or auth refusal, on a JSON-RPC error that says the method
  * or filter is not served, and when the server acknowledges without `toolsListChanged`. Every time
@@ -114,7 +115,16 @@ export class SubscriptionListener {
         return;
       }
       if (outcome.acknowledged && Date.now() - opened >= maxMs) failures = 0;
-      const delayMs = Math.min(initialMs * 2 ** Math.min(failures, 30), maxMs);
+      // A server that refused under load (429/529) with Retry-After is waited for, within maxMs.
+      const retryAfterMs =
+        end.kind === 'failed' ? (end.error as { retryAfterMs?: unknown }).retryAfterMs : undefined;
+      const delayMs = Math.min(
+        Math.max(
+          initialMs * 2 ** Math.min(failures, 30),
+          typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) ? retryAfterMs : 0,
+        ),
+        maxMs,
+      );
       failures++;
       logger?.debug?.('Reopening subscriptions/listen', {
         delayMs,
