@@ -40,13 +40,23 @@ describe('subscriptions/listen against an SDK v2 server (stateless modern Stream
 
   it('opens one listen stream instead of the GET stream and relists after tools/list_changed', async () => {
     const before = (await server.log()).length;
-    const client = new McpClient({ url: server.url, allowNonPublic: allowLoopback });
+    let announced = 0;
+    const client = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      onToolsListChanged: () => {
+        announced++;
+      },
+    });
     try {
       expect(await hasAdded(client)).toBe(false);
       await eventually(async () => listens((await server.log()).slice(before)).length === 1);
+      // The acknowledgement marks the listing stale but is not a change the host hears about.
+      expect(announced).toBe(0);
       // The listing has a 10-minute TTL: without the stream the change below would never be seen.
       await server.control('change');
       await eventually(() => hasAdded(client));
+      expect(announced).toBe(1);
       const log = (await server.log()).slice(before);
       const [listen] = listens(log);
       expect(listen?.headers['mcp-method']).toBe('subscriptions/listen');
@@ -80,9 +90,13 @@ describe('subscriptions/listen against an SDK v2 server (stateless modern Stream
     async (_name, poison, code) => {
       const before = (await server.log()).length;
       const logged: Logged[] = [];
+      let announced = 0;
       const client = new McpClient({
         url: server.url,
         allowNonPublic: allowLoopback,
+        onToolsListChanged: () => {
+          announced++;
+        },
         maxRecordBytes: 16 * 1024,
         maxRecordDepth: 16,
         maxRecordTokens: 500,
@@ -99,6 +113,8 @@ describe('subscriptions/listen against an SDK v2 server (stateless modern Stream
           message: 'Reopening subscriptions/listen',
           details: expect.objectContaining({ code, delayMs: 20 }),
         });
+        // The over-limit notification was never delivered: the host heard of no change.
+        expect(announced).toBe(0);
         // The transport survived: calls work, and the reopened stream follows the next change.
         const echoed = await client.callTool('echo', { message: 'still here' });
         expect(echoed.content).toEqual([{ type: 'text', text: 'Echo: still here' }]);

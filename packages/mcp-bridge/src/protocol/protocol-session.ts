@@ -86,6 +86,11 @@ export interface ProtocolSessionOptions {
   /** Called for `notifications/tools/list_changed`, in either era and on any stream. */
   readonly onToolsListChanged?: () => void;
   /**
+   * Called when a change may have been missed (a listen stream acknowledged, or lost): the
+   * listing should be taken again, though the server announced nothing.
+   */
+  readonly onToolsListStale?: () => void;
+  /**
    * Modern mode: open `subscriptions/listen` for `toolsListChanged` when the server declares
    * `tools.listChanged` (over HTTP reopened with this backoff). Undefined: never.
    */
@@ -352,7 +357,9 @@ export class ProtocolSession {
     const backoff = this.#options.listen;
     const tools = description.capabilities.tools;
     const onToolsListChanged = this.#options.onToolsListChanged;
+    const onToolsListStale = this.#options.onToolsListStale ?? onToolsListChanged;
     if (backoff === undefined || onToolsListChanged === undefined) return;
+    if (onToolsListStale === undefined) return;
     if (!isRecord(tools) || tools.listChanged !== true) return;
     const version = description.protocolVersion;
     const request = (id: string): JSONRPCRequest => ({
@@ -368,6 +375,7 @@ export class ProtocolSession {
         open: (message, onMessage) => transport.listen(message, onMessage),
         request,
         onToolsListChanged,
+        onToolsListStale,
         ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
       });
       this.#listener = listener;
@@ -381,7 +389,7 @@ export class ProtocolSession {
         notification.method === 'notifications/subscriptions/acknowledged' &&
         meta[SUBSCRIPTION_ID_KEY] === id
       ) {
-        onToolsListChanged();
+        onToolsListStale();
       }
     };
     void transport.send(request(id)).catch((error: unknown) => {

@@ -31,8 +31,10 @@ export interface SubscriptionListenerOptions extends ListenBackoff {
   ) => Promise<ListenStreamEnd>;
   /** Builds the `subscriptions/listen` request for one JSON-RPC id (with the modern `_meta`). */
   readonly request: (id: string) => JSONRPCRequest;
-  /** Called for `notifications/tools/list_changed`, and whenever a change may have been missed. */
+  /** Called for `notifications/tools/list_changed` on the stream. */
   readonly onToolsListChanged: () => void;
+  /** Called whenever a change may have been missed (a stream acknowledged or lost). */
+  readonly onToolsListStale: () => void;
   /** Diagnostics. */
   readonly logger?: McpBridgeLogger;
 }
@@ -107,7 +109,7 @@ export class SubscriptionListener {
       if (this.#stopped || end.kind === 'closed') return;
       if (end.kind === 'failed' && isPermanentFailure(end.error)) outcome.permanent = true;
       // The stream is gone: a change may have been missed while it was down.
-      this.#options.onToolsListChanged();
+      this.#options.onToolsListStale();
       if (outcome.permanent || outcome.unsupported) {
         logger?.warn?.('subscriptions/listen is not served; tool list changes are not followed', {
           ...(end.kind === 'failed' ? { code: (end.error as { code?: unknown }).code } : {}),
@@ -147,7 +149,7 @@ export class SubscriptionListener {
         const honored = isRecord(message.params?.notifications) ? message.params.notifications : {};
         if (honored.toolsListChanged !== true) outcome.unsupported = true;
         // Listings taken before the subscription may already be stale.
-        this.#options.onToolsListChanged();
+        this.#options.onToolsListStale();
         return;
       }
       if (message.method === 'notifications/tools/list_changed') {
