@@ -46,13 +46,14 @@ import {
   pairedRatio,
   printTable,
   SERVER_SCRIPT,
+  scaled,
   stdioCommand,
   stopAll,
 } from './fixtures/harness.js';
 
-const WARMUP = 300;
-const ROUNDS = 20;
-const PER_ROUND = 100;
+const WARMUP = scaled(300, 20);
+const ROUNDS = scaled(20, 2);
+const PER_ROUND = scaled(100, 10);
 const ARGS = { text: 'hello from the benchmark' };
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));

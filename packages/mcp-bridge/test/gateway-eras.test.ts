@@ -13,7 +13,9 @@ import { InMemoryTransport as InMemoryV1 } from '@modelcontextprotocol/sdk/inMem
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
+import { GatewayConfigError } from '../src/gateway/errors.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
@@ -364,6 +366,28 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     expect((await serverCalls()).map((entry) => entry.name)).toEqual(['publish']);
   }, 30_000);
 
+  it('races one honest retry against 19 with other arguments: at most the approved call runs', async () => {
+    const gateway = await startGateway();
+    const call = await rawModern(gateway, { elicitation: {} });
+    const asked = await call(publish('approved'));
+    const state = asked.result?.requestState;
+    const retries = Array.from({ length: 20 }, (_, index) =>
+      call({
+        ...publish(index === 10 ? 'approved' : `swapped-${index}`),
+        inputResponses: approve,
+        requestState: state,
+      }),
+    );
+    const answers = (await Promise.all(retries)).map((reply) => text(reply.result));
+    const ran = (await serverCalls()).map((entry) => entry.args.id);
+    expect(ran.length).toBeLessThanOrEqual(1);
+    expect(ran.every((id) => id === 'approved')).toBe(true);
+    expect(answers.filter((answer) => answer.startsWith('published'))).toHaveLength(ran.length);
+    expect(answers.filter((answer) => /does not cover this call/.test(answer))).toHaveLength(
+      20 - ran.length,
+    );
+  }, 30_000);
+
   it('refuses an approval given for the definition before it changed and was accepted again', async () => {
     const gateway = await startGateway();
     const call = await rawModern(gateway, { elicitation: {} });
@@ -441,6 +465,68 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
   }, 30_000);
 });
 
+describe('approvals over stateless HTTP (2026-07-28)', () => {
+  it('binds an approval across requests: the same handle for other arguments is refused, the exact retry runs once', async () => {
+    const gateway = await startGateway();
+    const http = await serveGatewayHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      loopback: true,
+      maxSessions: 4,
+    });
+    open.push(http);
+    let id = 0;
+    const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
+      id += 1;
+      const response = await fetch(http.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': 'tools/call',
+          'mcp-name': String(params.name),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            ...params,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+              'io.modelcontextprotocol/clientInfo': { name: 'raw-http', version: '1.0.0' },
+            },
+          },
+        }),
+      });
+      expect(response.headers.get('mcp-session-id')).toBeNull();
+      return (await response.json()) as RpcReply;
+    };
+    const asked = await post(publish('over-http'));
+    expect(asked.result?.resultType).toBe('input_required');
+    const state = asked.result?.requestState;
+    const other = await post({ ...publish('other'), inputResponses: approve, requestState: state });
+    expect(text(other.result)).toMatch(/given for other arguments/);
+    const again = await post(publish('over-http'));
+    const exact = await post({
+      ...publish('over-http'),
+      inputResponses: approve,
+      requestState: again.result?.requestState,
+    });
+    expect(text(exact.result)).toBe('published over-http');
+    const replay = await post({
+      ...publish('over-http'),
+      inputResponses: approve,
+      requestState: again.result?.requestState,
+    });
+    expect(text(replay.result)).toMatch(/unknown or was already used/);
+    expect((await serverCalls()).map((entry) => entry.args.id)).toEqual(['over-http']);
+  }, 30_000);
+});
+
 describe('the gateway downstream in MCP 2025-11-25 (legacy sessions)', () => {
   it('serves the SDK v2 client in legacy mode and asks through elicitation', async () => {
     const gateway = await startGateway();
@@ -505,4 +591,43 @@ describe('the gateway downstream in MCP 2025-11-25 (legacy sessions)', () => {
     expect(asked).toBe(1);
     expect(await serverCalls()).toEqual([]);
   }, 30_000);
+});
+
+describe('McpGateway options', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['an unknown key', { approvalTimeout: 1000 }, 'approvalTimeout'],
+    ['a zero approvalTimeoutMs', { approvalTimeoutMs: 0 }, 'approvalTimeoutMs'],
+    ['a fractional approvalTimeoutMs', { approvalTimeoutMs: 1.5 }, 'approvalTimeoutMs'],
+    [
+      'an approvalTimeoutMs over the timer limit',
+      { approvalTimeoutMs: 2 ** 31 },
+      'approvalTimeoutMs',
+    ],
+    ['a zero maxPendingApprovals', { maxPendingApprovals: 0 }, 'maxPendingApprovals'],
+    ['a string maxPendingApprovals', { maxPendingApprovals: '10' }, 'maxPendingApprovals'],
+  ])('refuses %s with GATEWAY_CONFIG naming the option', async (_label, extra, option) => {
+    const build = async () =>
+      new McpGateway({
+        config: parseGatewayConfig({ mcpServers: {} }),
+        authorizer: new RiskPolicy(),
+        pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+        audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+        ...extra,
+      });
+    const error = await build().catch((caught: unknown) => caught);
+    expect(GatewayConfigError.isInstance(error)).toBe(true);
+    expect((error as GatewayConfigError).details).toEqual({ option });
+  });
+
+  it('accepts an approvalTimeoutMs at the timer limit', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({ mcpServers: {} }),
+      authorizer: new RiskPolicy(),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+      approvalTimeoutMs: 2 ** 31 - 1,
+      maxPendingApprovals: 1_000_000,
+    });
+    await gateway.close();
+  });
 });

@@ -40,6 +40,8 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         approval asked of you through your client when the policy says ask, and the audit log.
         Tool definitions are pinned in the lock file; a changed, renamed or new tool is hidden
         until you accept it. --observe enforces nothing and logs what would have happened.
+        Clients may speak MCP 2026-07-28 (stateless; an ask comes back as input_required) or
+        2025-11-25 (a session; an ask is an elicitation).
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).

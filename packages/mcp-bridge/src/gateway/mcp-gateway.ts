@@ -13,6 +13,7 @@ import {
   type AuthorizationRequest,
   type Authorizer,
   type BudgetReserver,
+  checkOptionKeys,
   createToolContext,
   type JsonObject,
   type PermissionDecision,
@@ -33,6 +34,7 @@ import {
 } from './approval-grants.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
+import { GatewayConfigError } from './errors.js';
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_MAX_CONCURRENT_CALLS,
@@ -79,6 +81,33 @@ export interface McpGatewayOptions {
    * oldest is dropped and fails closed (its user is asked again). Default 1000.
    */
   readonly maxPendingApprovals?: number;
+}
+
+const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
+  'config',
+  'authorizer',
+  'pins',
+  'budget',
+  'audit',
+  'observe',
+  'clientOptions',
+  'tracing',
+  'logger',
+  'approvalTimeoutMs',
+  'maxPendingApprovals',
+]);
+
+/** A positive whole number of at most `max`, or the error naming the option. */
+function positiveInteger(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new GatewayConfigError(
+      `McpGateway option ${name} must be a whole number from 1 to ${max}`,
+      {
+        details: { option: name },
+      },
+    );
+  }
+  return value;
 }
 
 /** The era a downstream connection speaks: `modern` (2026-07-28, stateless) or `legacy`. */
@@ -246,6 +275,12 @@ export class McpGateway {
 
   /** Builds the gateway; nothing connects until {@link McpGateway.start}. */
   constructor(options: McpGatewayOptions) {
+    checkOptionKeys(
+      options,
+      GATEWAY_OPTION_KEYS,
+      'McpGateway',
+      (message, option) => new GatewayConfigError(message, { details: { option } }),
+    );
     this.#options = options;
     this.#authorizer = options.authorizer;
     this.#pins = options.pins;
@@ -254,9 +289,15 @@ export class McpGateway {
       options.approvalTimeoutMs ??
       options.config.gateway.approvalTimeoutMs ??
       DEFAULT_APPROVAL_TIMEOUT_MS;
+    // At most the timer limit: a longer timeout would fire at once.
+    positiveInteger('approvalTimeoutMs', approvalTimeoutMs, 2_147_483_647);
     this.#grants = new ApprovalGrants(
       approvalTimeoutMs,
-      options.maxPendingApprovals ?? DEFAULT_MAX_PENDING_APPROVALS,
+      positiveInteger(
+        'maxPendingApprovals',
+        options.maxPendingApprovals ?? DEFAULT_MAX_PENDING_APPROVALS,
+        1_000_000,
+      ),
     );
     const calls = this.#calls;
     const observe = this.#observe;
