@@ -15,7 +15,7 @@ const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
 const WARMUP = QUICK ? 1 : 3;
 
 const HOOK = fileURLToPath(
-  new URL('../hook/toolfence_attachment_substitution.mjs', import.meta.url),
+  new URL('../hook/toolfence_attachment_substitution.cjs', import.meta.url),
 );
 
 function time(args: string[], stdin: string): Promise<number> {
