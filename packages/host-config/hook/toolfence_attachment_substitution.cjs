@@ -1021,6 +1021,25 @@ function answer(text) {
 }
 
 /**
+ * Writes Cursor's no-op answer `{}` straight to fd 1: `process.stdout` would first load Node's
+ * stream and socket modules (some 30 of them, about 1 ms at every start). Falls back to the
+ * stream when fd 1 is a non-blocking pipe that is full (EAGAIN); any other failure means nobody
+ * reads the answer.
+ */
+function answerNoop() {
+  process.exitCode = 0;
+  const bytes = Buffer.from('{}');
+  let written = 0;
+  try {
+    while (written < bytes.length) written += fs.writeSync(1, bytes, written);
+  } catch (error) {
+    if (/** @type {{ code?: unknown }} */ (error).code === 'EAGAIN') {
+      process.stdout.write(bytes.subarray(written));
+    }
+  }
+}
+
+/**
  * Whether the event could hold an `attachment` or `attachments` key. Looks at the bytes as read
  * (every character of the key is ASCII, and UTF-8 never hides an ASCII byte inside another
  * character), so an event without one is never decoded or parsed. JSON may spell a letter of the
@@ -1040,7 +1059,7 @@ function mayHoldAttachment(bytes) {
 function handle(bytes) {
   // Fast path: most calls carry no attachment at all; answer without decoding or parsing.
   if (!mayHoldAttachment(bytes)) {
-    if (bytes.indexOf('"cursor_version"') >= 0) answer('{}');
+    if (bytes.indexOf('"cursor_version"') >= 0) answerNoop();
     return;
   }
   const raw = bytes.toString('utf8');
@@ -1054,7 +1073,7 @@ function handle(bytes) {
   const dialect = detectDialect(event);
   if (dialect === undefined) return;
   const noop = () => {
-    if (dialect === 'cursor') answer('{}');
+    if (dialect === 'cursor') answerNoop();
   };
   const input = event.tool_input;
   if (!isObject(input)) return noop();
