@@ -157,6 +157,7 @@ describe('migrating an installation of the earlier .mjs form', () => {
         `${client} (${scope}): OUTDATED (installed in its earlier form ${OLD}`,
       );
       expect(text.stdout).toContain(`run \`${fix}\` to migrate it`);
+      expect(text.stdout).toContain(`registered in its earlier form in ${setup.configPath}`);
     },
   );
 

@@ -70,7 +70,9 @@ export interface HookInstallOptions {
   /**
    * install, Codex only: also write the trust entry Codex would write when you trust the hook in
    * `/hooks` (`[hooks.state."<hooks.json>:pre_tool_use:<group>:0"] trusted_hash = "sha256:..."` in
-   * `$CODEX_HOME/config.toml`). Default false: trust it in Codex yourself.
+   * `$CODEX_HOME/config.toml`). Default false: trust it in Codex yourself. Either way, when
+   * install replaces a registration of this hook that Codex trusted (the earlier `.mjs` form, or
+   * an older handler), it moves that trust to the new command; it never trusts one on its own.
    */
   readonly trustCodexHook?: boolean;
 }
@@ -99,7 +101,9 @@ export interface HookFileChange {
   readonly path: string;
   /**
    * Which file: the hook script, the client's config, the hook's own config (`allowedRoots`,
-   * `toolkitBudgets`), or Codex's `config.toml` (the trust entry).
+   * `toolkitBudgets`), or Codex's `config.toml` (the trust entry). An install or uninstall that
+   * finds the earlier form of the script (`toolfence_attachment_substitution.mjs`) lists it as a
+   * `script` change with action `delete`.
    */
   readonly kind: 'script' | 'config' | 'hook-config' | 'codex-config';
   /** What happened (or, in a dry run, would happen) to the file. */

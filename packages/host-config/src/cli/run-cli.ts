@@ -212,9 +212,11 @@ export function runCli(
             ? `config problem: ${status.configProblem}`
             : status.registered
               ? `registered in ${status.configPath}`
-              : status.referenced
-                ? `registered differently in ${status.configPath}: run install again`
-                : `not registered in ${status.configPath}`;
+              : status.referenced && status.outdated
+                ? `registered in its earlier form in ${status.configPath}`
+                : status.referenced
+                  ? `registered differently in ${status.configPath}: run install again`
+                  : `not registered in ${status.configPath}`;
           const allowlist = !status.scriptInstalled
             ? ''
             : status.hookConfigProblem !== undefined
