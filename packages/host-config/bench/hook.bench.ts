@@ -2,7 +2,8 @@
 //  1. an event with no attachment (the common case: VS Code and Cursor run the hook for every
 //     tool call) against `node -e 0`; target at most 1.10x; once as Claude Code or VS Code send it
 //     (no output), once as Cursor does (the answer is `{}`); the CPU time of both, read inside
-//     each process, is printed beside the wall-time ratio (steadier on a shared machine);
+//     each process, is printed beside the wall-time ratio (steadier on a shared machine); and,
+//     for reading only, the start-up cost by form (empty .cjs, empty .mjs, the earlier .mjs hook);
 //  2. a 25 MiB attachment against a minimal read-and-base64 Node script; target at most 1.3x.
 // Run from the repository root: `pnpm bench host-config` (or
 // `node_modules/.bin/tsx packages/host-config/bench/hook.bench.ts`). Inside this package `npx`
@@ -21,6 +22,10 @@ const WARMUP = QUICK ? 1 : 3;
 
 const HOOK = fileURLToPath(
   new URL('../hook/toolfence_attachment_substitution.cjs', import.meta.url),
+);
+/** The hook as earlier versions shipped it (an ES module), kept as a test fixture. */
+const LEGACY_HOOK = fileURLToPath(
+  new URL('../test/fixtures/legacy/toolfence_attachment_substitution.mjs', import.meta.url),
 );
 
 function time(args: string[], stdin: string): Promise<number> {
@@ -189,6 +194,37 @@ try {
     () => time([minimal, file], withAttachment),
   );
 
+  // What Node spends before the first line, by form: an empty CommonJS file, an empty ES module
+  // (the ESM loader), the earlier ES-module hook (test/fixtures/legacy) and this one, each
+  // against `node -e 0` on the same event. Printed for reading, not a target.
+  const emptyCjs = join(dir, 'empty.cjs');
+  const emptyMjs = join(dir, 'empty.mjs');
+  writeFileSync(emptyCjs, '');
+  writeFileSync(emptyMjs, '');
+  const forms: [string, string][] = [
+    ['empty .cjs file', emptyCjs],
+    ['empty .mjs file (ESM loader)', emptyMjs],
+    ['earlier hook, .mjs', LEGACY_HOOK],
+    ['this hook, .cjs', HOOK],
+  ];
+  const formRounds = QUICK ? 1 : 20;
+  const byForm: string[] = [];
+  for (const [name, script] of forms) {
+    const wall = await compare(
+      formRounds,
+      () => time([script], noAttachment),
+      () => time(['-e', '0'], noAttachment),
+    );
+    const cpu = await compare(
+      formRounds,
+      () => cpuTime(preload, [script], noAttachment),
+      () => cpuTime(preload, ['-e', '0'], noAttachment),
+    );
+    byForm.push(
+      `  ${name.padEnd(30)} wall ${(wall.ours / wall.baseline).toFixed(2)}x   CPU ${(cpu.ours / cpu.baseline).toFixed(2)}x (${cpu.ours.toFixed(1)} ms vs ${cpu.baseline.toFixed(1)} ms)`,
+    );
+  }
+
   console.log(`\nhost-config hook (Node ${process.version}, medians)`);
   report(
     'host-config.hook-no-attachment',
@@ -213,6 +249,8 @@ try {
     1.3,
     `${secondRounds} interleaved rounds after ${WARMUP} warm-ups; medians ${second.ours.toFixed(1)} ms vs ${second.baseline.toFixed(1)} ms`,
   );
+  console.log(`\nstart-up by form, event without attachment, vs node -e 0 (${formRounds} rounds)`);
+  for (const line of byForm) console.log(line);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
