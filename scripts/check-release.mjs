@@ -23,7 +23,6 @@
 //    mcp-bridge updates and its examples still compile and run, and a fresh install of the latest
 //    mcp-bridge has one tool-contract.
 // The registry is stopped and the folder removed at the end, also on failure or interruption.
-import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -36,10 +35,20 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { installedClosure, mirrorInstalledPackages, startRegistry } from './local-registry.mjs';
+import {
+  cpuSeconds,
+  createRunner,
+  EXAMPLE_COMPILER_OPTIONS,
+  findPnpm as findPnpmOf,
+  readmeExample as firstTsBlock,
+  stepEnvironment as isolatedEnvironment,
+  StepError,
+  startTrap,
+  tail,
+} from './step-kit.mjs';
 
 const repo = resolve(import.meta.dirname, '..');
 const PACKAGES = ['tool-contract', 'host-config', 'tools', 'mcp-bridge'];
@@ -52,7 +61,6 @@ const RUNNABLE = ['tool-contract', 'tools', 'mcp-bridge'];
 const BUDGET_MS = 420_000;
 const verbose = process.argv.includes('--verbose');
 const started = Date.now();
-const deadline = started + BUDGET_MS;
 const temp = mkdtempSync(join(tmpdir(), 'toolfence-release-'));
 const work = join(temp, 'repo');
 const failures = [];
@@ -61,104 +69,20 @@ let registry;
 let trap;
 let env;
 
-class StepError extends Error {}
-
 const check = (condition, message) => {
   if (!condition) failures.push(message);
   return condition;
 };
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const manifestOf = (name) => readJson(join(work, 'packages', name, 'package.json'));
-const tail = (text) => (text ?? '').trim().split('\n').slice(-40).join('\n');
 
-/** The command running now, so that a signal can end it (and what it started) first. */
-let running;
-let interrupted;
-
-/**
- * Runs a command of this step in its environment and its own process group, bounded by what is
- * left of the budget; throws on failure unless `allowFailure`.
- */
-function sh(label, command, args, { cwd = work, allowFailure = false } = {}) {
-  return new Promise((resolveRun, reject) => {
-    const remaining = deadline - Date.now();
-    if (interrupted) return reject(new StepError(`interrupted (${interrupted}) before ${label}`));
-    if (remaining <= 0) {
-      return reject(new StepError(`over the ${BUDGET_MS / 1000} s budget before ${label}`));
-    }
-    const at = Date.now();
-    const child = spawn(command, args, {
-      cwd,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    running = child;
-    const output = { stdout: '', stderr: '' };
-    for (const stream of ['stdout', 'stderr']) {
-      child[stream].setEncoding('utf8');
-      child[stream].on('data', (chunk) => {
-        if (output[stream].length < 16 * 1024 * 1024) output[stream] += chunk;
-      });
-    }
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child);
-    }, remaining);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      running = undefined;
-      reject(new StepError(`${label}: ${error.message}`));
-    });
-    child.once('close', (status, signal) => {
-      clearTimeout(timer);
-      running = undefined;
-      if (verbose) console.log(`  ${label}: ${Date.now() - at} ms`);
-      const result = { status, signal, ...output };
-      if (interrupted) return reject(new StepError(`interrupted (${interrupted}) during ${label}`));
-      if (timedOut)
-        return reject(new StepError(`${label} ran past the ${BUDGET_MS / 1000} s budget`));
-      if (status !== 0 && !allowFailure) {
-        return reject(
-          new StepError(
-            `${label} failed (${status ?? signal})\n${tail(output.stdout)}\n${tail(output.stderr)}`,
-          ),
-        );
-      }
-      resolveRun(result);
-    });
-  });
-}
-
-/** Ends a command and every process it started (its process group). */
-function killGroup(child) {
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-    setTimeout(() => {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {}
-    }, 2000).unref();
-  } catch {}
-}
+const runner = createRunner({ budgetMs: BUDGET_MS, cwd: work, environment: () => env, verbose });
+const sh = runner.sh;
 
 async function phase(name, body) {
   const at = Date.now();
   await body();
   timings.push(`${name} ${((Date.now() - at) / 1000).toFixed(1)} s`);
-}
-
-/** CPU seconds used by this process and the children it has waited for (Linux). */
-function cpuSeconds() {
-  try {
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
-    // utime, stime, cutime, cstime: fields 14 to 17 of proc(5), in clock ticks of 1/100 s.
-    const ticks = fields.slice(11, 15).reduce((sum, value) => sum + Number(value), 0);
-    return (ticks / 100).toFixed(1);
-  } catch {
-    return '?';
-  }
 }
 
 // ---- versions -------------------------------------------------------------------------------
@@ -221,125 +145,10 @@ function copyRepository() {
 
 const git = (...args) => sh(`git ${args[0]}`, 'git', args);
 
-/**
- * The pnpm binary of packageManager's version (the one release.yml runs through npx), so that
- * `changeset publish` finds `pnpm` on PATH: the caller's own when `pnpm check` runs this,
- * otherwise the one `npx -y pnpm@<version>` runs, looked up with the caller's npm setup before
- * this step's environment exists.
- */
-function findPnpm() {
-  const packageManager = readJson(join(repo, 'package.json')).packageManager;
-  // biome-ignore lint/suspicious/noUndeclaredEnvVars: set by pnpm for its scripts; no turbo task reads it
-  const caller = process.env.npm_execpath;
-  if (caller && basename(caller) === 'pnpm') {
-    const version = spawnSync(caller, ['--version'], { encoding: 'utf8' }).stdout?.trim();
-    if (`pnpm@${version}` === packageManager) return caller;
-  }
-  const result = spawnSync('npx', ['-y', '-p', packageManager, '-c', 'command -v pnpm'], {
-    cwd: repo,
-    encoding: 'utf8',
-  });
-  const path = result.stdout?.trim().split('\n').pop();
-  if (result.status !== 0 || !path) {
-    throw new StepError(`cannot find ${packageManager}: ${result.stderr}`);
-  }
-  return path;
-}
+const findPnpm = () => findPnpmOf(repo);
 
 /** The environment of every command of this step: nothing of the caller's npm or pnpm setup. */
-function stepEnvironment(pnpm) {
-  const home = join(temp, 'home');
-  for (const dir of ['.config', '.cache', '.local/share', '.local/state', 'tmp']) {
-    mkdirSync(join(home, dir), { recursive: true });
-  }
-  const host = registry.url.replace(/^http:/, '');
-  writeFileSync(
-    join(temp, 'npmrc'),
-    [
-      `registry=${registry.url}`,
-      `${host}:_authToken=${registry.token}`,
-      `cache=${join(temp, 'npm-cache')}`,
-      // Any request to a host other than 127.0.0.1 goes to the trap, which refuses and records it.
-      `proxy=${trap.url}`,
-      `https-proxy=${trap.url}`,
-      'noproxy=127.0.0.1',
-      // A local registry answers at once: fail fast instead of npm's minute of retries.
-      'fetch-retries=1',
-      'fetch-retry-mintimeout=1000',
-      'fetch-retry-maxtimeout=2000',
-      'audit=false',
-      'fund=false',
-      'update-notifier=false',
-      'provenance=false',
-      '',
-    ].join('\n'),
-  );
-  writeFileSync(join(temp, 'npmrc-global'), '');
-  const proxy = trap.url;
-  return {
-    PATH: `${dirname(pnpm)}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_DATA_HOME: join(home, '.local/share'),
-    XDG_STATE_HOME: join(home, '.local/state'),
-    TMPDIR: join(home, 'tmp'),
-    LANG: 'C.UTF-8',
-    CI: 'true',
-    NPM_CONFIG_USERCONFIG: join(temp, 'npmrc'),
-    NPM_CONFIG_GLOBALCONFIG: join(temp, 'npmrc-global'),
-    // changesets passes this registry to `npm info` and `pnpm publish`: without it, npmjs.org.
-    npm_config_registry: registry.url,
-    // release.yml publishes with provenance; a rehearsal outside CI cannot.
-    NPM_CONFIG_PROVENANCE: 'false',
-    HTTP_PROXY: proxy,
-    HTTPS_PROXY: proxy,
-    http_proxy: proxy,
-    https_proxy: proxy,
-    NO_PROXY: '127.0.0.1',
-    no_proxy: '127.0.0.1',
-    // The copy's node_modules link to the repository's install, which pnpm cannot verify; before
-    // each script it would re-install (from this registry, which has only what consumers need).
-    pnpm_config_verify_deps_before_run: 'false',
-    // changeset publish tags annotated (`git tag -m`), which needs an identity; a failed tag is
-    // silently skipped, so the rehearsal checks the tags.
-    GIT_AUTHOR_NAME: 'Release rehearsal',
-    GIT_AUTHOR_EMAIL: 'rehearsal@127.0.0.1',
-    GIT_COMMITTER_NAME: 'Release rehearsal',
-    GIT_COMMITTER_EMAIL: 'rehearsal@127.0.0.1',
-    GIT_CONFIG_NOSYSTEM: '1',
-    TURBO_TELEMETRY_DISABLED: '1',
-    TURBO_NO_UPDATE_NOTIFIER: '1',
-    DO_NOT_TRACK: '1',
-  };
-}
-
-/**
- * A "proxy" on 127.0.0.1 that answers nothing: every npm, pnpm, turbo and registry process of the
- * step is pointed at it for any host but 127.0.0.1, so a request that would have left the machine
- * ends here, fails, and is recorded (its first line, e.g. `CONNECT registry.npmjs.org:443`).
- */
-function startTrap() {
-  const attempts = [];
-  const server = createServer((socket) => {
-    socket.setTimeout(2000, () => socket.destroy());
-    socket.once('data', (chunk) => {
-      attempts.push(chunk.toString('latin1').split('\r\n')[0]);
-      socket.destroy();
-    });
-    socket.once('end', () => socket.destroy());
-  });
-  return new Promise((resolveTrap, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      resolveTrap({
-        url: `http://127.0.0.1:${server.address().port}`,
-        attempts,
-        close: () => new Promise((done) => server.close(() => done())),
-      });
-    });
-  });
-}
+const stepEnvironment = (pnpm) => isolatedEnvironment({ temp, registry, trap, pnpm });
 
 // ---- the registry ---------------------------------------------------------------------------
 
@@ -512,8 +321,7 @@ const ourCopies = (tree) =>
 
 /** The README example of a package: its first ```ts block (as examples/readme-examples reads it). */
 function readmeExample(name) {
-  const markdown = readFileSync(join(work, 'packages', name, 'README.md'), 'utf8');
-  return /^```ts\n([\s\S]*?)^```$/m.exec(markdown)?.[1];
+  return firstTsBlock(readFileSync(join(work, 'packages', name, 'README.md'), 'utf8'));
 }
 
 /** A client for host-config's example, which is an MCP server over stdio. */
@@ -562,24 +370,7 @@ async function runExamples(dir, label) {
     join(dir, 'tsconfig.json'),
     `${JSON.stringify(
       {
-        compilerOptions: {
-          target: 'ES2022',
-          lib: ['ES2023', 'DOM'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          verbatimModuleSyntax: true,
-          strict: true,
-          exactOptionalPropertyTypes: true,
-          noUncheckedIndexedAccess: true,
-          noImplicitOverride: true,
-          noImplicitReturns: true,
-          isolatedModules: true,
-          // Our shipped .d.ts are checked with skipLibCheck off by scripts/check-packages.mjs.
-          skipLibCheck: true,
-          types: ['node'],
-          rootDir: '.',
-          outDir: 'out',
-        },
+        compilerOptions: EXAMPLE_COMPILER_OPTIONS,
         include: ['*.mts'],
       },
       null,
@@ -890,10 +681,7 @@ async function main() {
   // On a signal, end the running command; the rehearsal then unwinds through the cleanup below.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => {
-      if (interrupted) return;
-      interrupted = signal;
-      console.error(`release rehearsal: ${signal}, stopping`);
-      if (running) killGroup(running);
+      if (runner.interrupt(signal)) console.error(`release rehearsal: ${signal}, stopping`);
     });
   }
   try {

@@ -18,6 +18,9 @@ const steps = [
   ['package checks', ['node', 'scripts/check-packages.mjs']],
   // Publishes to a local registry on 127.0.0.1 and installs from it (VERSIONING.md).
   ['release rehearsal', ['node', 'scripts/check-release.mjs']],
+  // Clones HEAD, installs offline from the local store, builds, and runs one package's README
+  // example from its tarball alone in a fresh project (scripts/newcomer.mjs).
+  ['newcomer', ['node', 'scripts/newcomer.mjs']],
   // API reference: fails on any undocumented export or member (warnings are errors).
   ['api docs', ['npx', 'typedoc', '--logLevel', 'Warn']],
   // Every benchmark runs a few rounds and must print its ratios (no timing is asserted).

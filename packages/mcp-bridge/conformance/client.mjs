@@ -95,7 +95,7 @@ const client = new McpClient({
       }
     : {}),
   clientName: 'toolfence-conformance-client',
-  readTimeout: 20,
+  readTimeoutMs: 20_000,
   // Skills over MCP (SEP-2640): the host declares the extension.
   ...(scenario.startsWith('sep-2640-client') ? { extensions: { [SKILLS_EXTENSION_ID]: {} } } : {}),
   logger: process.env.CONFORMANCE_DEBUG

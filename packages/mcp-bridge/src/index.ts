@@ -67,6 +67,7 @@ export {
   type CompleteConnectionOptions,
   type ConnectionAuthorization,
   completeConnection,
+  DEFAULT_PENDING_AUTHORIZATION_MS,
   DEFAULT_PENDING_AUTHORIZATION_SECONDS,
   type RefreshConnectionOptions,
   refreshConnection,
@@ -99,8 +100,10 @@ export {
 } from './oauth/errors.js';
 export {
   type AllowNonPublic as OAuthAllowNonPublic,
+  DEFAULT_OAUTH_CONNECT_TIMEOUT_MS,
   DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
+  DEFAULT_OAUTH_READ_TIMEOUT_MS,
   DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
   DEFAULT_OAUTH_TIMEOUT_SECONDS,
   type FetchFunction as OAuthFetchFunction,
@@ -115,6 +118,7 @@ export { type RefreshOAuthOptions, refreshOAuth } from './oauth/refresh-token.js
 export type { OAuthClientOptions, OAuthTokens } from './oauth/token-endpoint.js';
 export {
   DEFAULT_MAX_AUTHORIZATION_ATTEMPTS,
+  DEFAULT_REFRESH_SKEW_MS,
   DEFAULT_REFRESH_SKEW_SECONDS,
   type OAuthConnectionOptions,
   OAuthTokenProvider,
@@ -140,6 +144,7 @@ export {
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
+  DEFAULT_AUTHORIZATION_WINDOW_MS,
   DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
   type DpopKeyRecord,
   MemoryConnectionStore,
@@ -186,6 +191,9 @@ export { REFUSED_HEADER_NAMES } from './transport/header-rules.js';
 export { parseBoundedJson, scanJsonStructure } from './transport/json-scan.js';
 export type { McpBridgeLogger } from './transport/logger.js';
 export { DEFAULT_RECORD_LIMITS, type RecordLimits } from './transport/record-limits.js';
+export { MAX_RETRY_AFTER_MS } from './transport/retry-after.js';
+export { ServerOverloadedError } from './transport/server-overloaded-error.js';
+export { ServerRateLimitedError } from './transport/server-rate-limited-error.js';
 export {
   DEFAULT_INHERITED_ENV,
   StdioTransport,
@@ -242,6 +250,7 @@ export {
 } from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,

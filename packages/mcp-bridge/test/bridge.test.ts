@@ -398,4 +398,30 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     expect(result?.metadata?.ambiguous).toBe(true);
     expect(server.calls.get('drop')).toBe(1);
   });
+
+  it.each([
+    [
+      429,
+      '12',
+      'The server is rate limiting calls (HTTP 429) and refused the call to fs__echo. Wait at least 12 s before calling it again.',
+      { code: 'TRANSPORT_RATE_LIMITED', status: 429, retryAfterMs: 12_000 },
+    ],
+    [
+      529,
+      undefined,
+      'The server is overloaded (HTTP 529) and refused the call to fs__echo. Wait before calling it again.',
+      { code: 'TRANSPORT_SERVER_OVERLOADED', status: 529 },
+    ],
+  ])(
+    'turns HTTP %i into an error result that says to wait, and never retries',
+    async (status, retryAfter, text, metadata) => {
+      const [echo] = await bridgeTools(client, { prefix: 'fs', allow: ['echo'] });
+      const before = server.calls.get('echo') ?? 0;
+      server.state.refuse = { status, method: 'tools/call', times: 1, retryAfter };
+      const result = await echo?.invoke({}, context);
+      expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text }], metadata });
+      expect(result?.metadata?.ambiguous).toBeUndefined();
+      expect(server.calls.get('echo')).toBe(before + 1);
+    },
+  );
 });

@@ -49,6 +49,13 @@ export interface FaultState {
    * GET is refused with 405. Set at start.
    */
   modern: boolean;
+  /**
+   * Refuse the next `times` POSTs of JSON-RPC `method` with HTTP `status` (and `Retry-After` when
+   * given); a refused tools/call is still counted in `calls`.
+   */
+  refuse:
+    | { status: number; method: string; times: number; retryAfter?: string | undefined }
+    | undefined;
 }
 
 export interface FaultHttpServer {
@@ -179,6 +186,7 @@ export async function startFaultHttpServer(
     lastEventIds: [],
     callHeaders: {},
     modern: false,
+    refuse: undefined,
     ...init,
   };
   const calls = new Map<string, number>();
@@ -262,6 +270,21 @@ export async function startFaultHttpServer(
     if (authorization !== undefined) state.tokensSeen.push(authorization.replace(/^Bearer /, ''));
     if (state.validToken !== undefined && authorization !== `Bearer ${state.validToken}`) {
       res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
+      return;
+    }
+    const refuse = state.refuse;
+    if (refuse !== undefined && refuse.times > 0 && method === refuse.method) {
+      refuse.times--;
+      if (method === 'tools/call') {
+        const name = String(body.params?.name);
+        calls.set(name, (calls.get(name) ?? 0) + 1);
+      }
+      res
+        .writeHead(
+          refuse.status,
+          refuse.retryAfter === undefined ? {} : { 'retry-after': refuse.retryAfter },
+        )
+        .end('{"error":"slow down"}');
       return;
     }
     if (state.modern && req.method !== 'POST') {

@@ -264,8 +264,23 @@ describe('gateway config', () => {
       /namespace "a"/,
     ],
     ['an unknown setting', { mcpServers: {}, gateway: { observ: true } }, /unknown key "observ"/],
+    [
+      'the old approvalTimeoutSeconds',
+      { mcpServers: {}, gateway: { approvalTimeoutSeconds: 120 } },
+      /gateway\.approvalTimeoutSeconds: "approvalTimeoutSeconds" was renamed to "approvalTimeoutMs" \(milliseconds/,
+    ],
+    [
+      'a fractional approvalTimeoutMs',
+      { mcpServers: {}, gateway: { approvalTimeoutMs: 0.5 } },
+      /gateway\.approvalTimeoutMs: must be a positive integer/,
+    ],
   ])('stops the start with one clear line for %s', (_label, config, message) => {
     expect(() => parseGatewayConfig(config, {})).toThrow(message);
+  });
+
+  it('keeps approvalTimeoutMs in milliseconds', () => {
+    const config = parseGatewayConfig({ mcpServers: {}, gateway: { approvalTimeoutMs: 250 } }, {});
+    expect(config.gateway.approvalTimeoutMs).toBe(250);
   });
 
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the config syntax under test

@@ -13,6 +13,8 @@ import {
   TransportTimeoutError,
   TransportUnauthorizedError,
 } from '../src/transport/errors.js';
+import { ServerOverloadedError } from '../src/transport/server-overloaded-error.js';
+import { ServerRateLimitedError } from '../src/transport/server-rate-limited-error.js';
 import {
   type FaultHttpServer,
   type FaultState,
@@ -67,6 +69,7 @@ describe.each([
       httpMethods: [],
       firstByteDelayMs: 0,
       maxInFlight: 0,
+      refuse: undefined,
     });
   });
   afterAll(async () => {
@@ -149,8 +152,8 @@ describe.each([
   );
 
   it('refuses an empty batch ([]) as a protocol error', async () => {
-    // readTimeout bounds the wait for an answer that an accepted empty batch would never give
-    const error = await caught(client({ readTimeout: 3 }).callTool('empty-batch'));
+    // readTimeoutMs bounds the wait for an answer that an accepted empty batch would never give
+    const error = await caught(client({ readTimeoutMs: 3000 }).callTool('empty-batch'));
     expect(error).toBeInstanceOf(AmbiguousDeliveryError);
     expect((error as AmbiguousDeliveryError).reason).toBe('invalid-response');
     const cause = (error as Error).cause as TransportProtocolError;
@@ -314,12 +317,21 @@ describe.each([
 
   it('times out a slow first byte as ambiguous, once', async () => {
     server.state.firstByteDelayMs = 1500;
-    const mcp = client({ readTimeout: 0.4 });
+    const mcp = client({ readTimeoutMs: 400 });
     await mcp.connect();
     const error = await caught(mcp.callTool('slow-first-byte'));
     expect(error).toBeInstanceOf(AmbiguousDeliveryError);
     expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
     expect(server.calls.get('slow-first-byte')).toBe(1);
+  });
+
+  it('takes the per-call timeoutMs in milliseconds', async () => {
+    server.state.firstByteDelayMs = 1500;
+    const mcp = client();
+    await mcp.connect();
+    const error = await caught(mcp.callTool('slow-first-byte', {}, { timeoutMs: 300 }));
+    expect(error).toBeInstanceOf(AmbiguousDeliveryError);
+    expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
   });
 
   it('reports a call aborted in flight as ambiguous and one aborted before sending as not run', async () => {
@@ -390,6 +402,90 @@ describe.each([
     expect(headers['x-tenant']).toBe('acme');
     expect(headers.authorization).toBe('Bearer secret-token');
   });
+
+  it('sends a fixed Authorization header from headers when no token is given', async () => {
+    server.state.validToken = 'fixed-1';
+    const mcp = client({ headers: { Authorization: 'Bearer fixed-1', 'X-Tenant': 'acme' } });
+    await mcp.callTool('echo');
+    expect(server.state.callHeaders.authorization).toBe('Bearer fixed-1');
+    expect(server.state.callHeaders['x-tenant']).toBe('acme');
+    expect(new Set(server.state.tokensSeen)).toEqual(new Set(['fixed-1']));
+  });
+
+  it('reports HTTP 429 on tools/call as ServerRateLimitedError with Retry-After in ms, never retried', async () => {
+    const mcp = client();
+    await mcp.connect();
+    server.state.refuse = { status: 429, method: 'tools/call', times: 1, retryAfter: '7' };
+    const error = await caught(mcp.callTool('echo', { text: 'a' }));
+    expect(error).toBeInstanceOf(ServerRateLimitedError);
+    expect(error).toBeInstanceOf(TransportHttpError);
+    expect(error).toMatchObject({
+      code: 'TRANSPORT_RATE_LIMITED',
+      status: 429,
+      retryAfterMs: 7000,
+      details: { status: 429, retryAfterMs: 7000 },
+    });
+    expect((error as Error).message).toContain('wait at least 7000 ms (Retry-After)');
+    expect((error as Error).message).not.toContain('slow down');
+    expect(server.calls.get('echo')).toBe(1);
+    // Nothing was retried, and the session is kept for the next call.
+    const methods = server.state.methods.length;
+    const result = await mcp.callTool('echo', { text: 'b' });
+    expect(result.content).toEqual([{ type: 'text', text: 'echo:b' }]);
+    expect(server.calls.get('echo')).toBe(2);
+    expect(server.state.methods.slice(methods)).toEqual(['tools/call']);
+  });
+
+  it.each([
+    ['an HTTP-date Retry-After', () => new Date(Date.now() + 30_000).toUTCString()],
+    ['no Retry-After', () => undefined],
+    ['a malformed Retry-After', () => 'soon'],
+  ])(
+    'reports HTTP 529 on tools/call as ServerOverloadedError (%s), not as ambiguous',
+    async (label, retryAfter) => {
+      const mcp = client();
+      await mcp.connect();
+      server.state.refuse = {
+        status: 529,
+        method: 'tools/call',
+        times: 1,
+        retryAfter: retryAfter(),
+      };
+      const error = await caught(mcp.callTool('echo'));
+      expect(error).toBeInstanceOf(ServerOverloadedError);
+      expect(error).not.toBeInstanceOf(AmbiguousDeliveryError);
+      expect(error).toMatchObject({ code: 'TRANSPORT_SERVER_OVERLOADED', status: 529 });
+      const wait = (error as ServerOverloadedError).retryAfterMs;
+      if (label === 'an HTTP-date Retry-After') {
+        expect(wait).toBeGreaterThan(25_000);
+        expect(wait).toBeLessThanOrEqual(30_000);
+      } else {
+        expect(wait).toBeUndefined();
+        expect((error as Error).message).toContain('the server gave no Retry-After');
+      }
+      expect(server.calls.get('echo')).toBe(1);
+    },
+  );
+
+  it('reports HTTP 429 on the opening request as ServerRateLimitedError, with no fallback or retry', async () => {
+    server.state.refuse = { status: 429, method: opening, times: 1, retryAfter: '3' };
+    const error = await caught(client().tools());
+    expect(error).toBeInstanceOf(ServerRateLimitedError);
+    expect((error as ServerRateLimitedError).retryAfterMs).toBe(3000);
+    expect(server.state.methods.filter((method) => method === opening)).toHaveLength(1);
+    // A rate limit on the probe is not a legacy signal: no fallback to initialize.
+    if (modern) expect(server.state.methods).not.toContain('initialize');
+  });
+
+  it('does not replay a read refused with HTTP 429', async () => {
+    const mcp = client();
+    await mcp.connect();
+    server.state.refuse = { status: 429, method: 'tools/list', times: 1 };
+    const error = await caught(mcp.tools());
+    expect(error).toBeInstanceOf(ServerRateLimitedError);
+    expect((error as ServerRateLimitedError).retryAfterMs).toBeUndefined();
+    expect(server.state.methods.filter((method) => method === 'tools/list')).toHaveLength(1);
+  });
 });
 
 describe('McpClient SSE resumption', () => {
@@ -410,13 +506,13 @@ describe('McpClient SSE resumption', () => {
 });
 
 describe('McpClient SSE retry bound', () => {
-  it('cuts a huge server retry: to maxSseRetry and resumes after it', async () => {
+  it('cuts a huge server retry: to maxSseRetryMs and resumes after it', async () => {
     const server = await startFaultHttpServer({ resumableRetryMs: 2_000_000_000 });
     const delays: unknown[] = [];
     const mcp = new McpClient({
       url: server.url,
       allowNonPublic: allowLoopback,
-      maxSseRetry: 100,
+      maxSseRetryMs: 100,
       logger: {
         debug: (message, details) => {
           if (message === 'Resuming the SSE stream') delays.push(details?.delayMs);
@@ -490,12 +586,12 @@ describe('McpClient SSE framing', () => {
     }
   });
 
-  it('does not count keep-alive comment lines as a record (no readTimeout while they flow)', async () => {
-    const mcp = client({ readTimeout: 0.4 });
+  it('does not count keep-alive comment lines as a record (no readTimeoutMs while they flow)', async () => {
+    const mcp = client({ readTimeoutMs: 400 });
     try {
       await mcp.connect();
       // 1 s of comment lines with no blank line between them, then the answer
-      const result = await mcp.callTool('sse-keepalive', { bytes: 1000 }, { timeout: 30 });
+      const result = await mcp.callTool('sse-keepalive', { bytes: 1000 }, { timeoutMs: 30_000 });
       expect(result.content).toEqual([{ type: 'text', text: 'framed:sse-keepalive' }]);
     } finally {
       await mcp.close();
@@ -551,12 +647,16 @@ describe('McpClient streaming faults (SSE)', () => {
     }
   });
 
-  it('bounds a slowly trickled record by readTimeout over the whole record', async () => {
-    const mcp = new McpClient({ url: server.url, allowNonPublic: allowLoopback, readTimeout: 0.5 });
+  it('bounds a slowly trickled record by readTimeoutMs over the whole record', async () => {
+    const mcp = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      readTimeoutMs: 500,
+    });
     try {
       await mcp.connect();
       // the call's own timeout is long: only the per-record timer can end it
-      const error = await caught(mcp.callTool('trickle', {}, { timeout: 30 }));
+      const error = await caught(mcp.callTool('trickle', {}, { timeoutMs: 30_000 }));
       expect(error).toBeInstanceOf(AmbiguousDeliveryError);
       expect((error as AmbiguousDeliveryError).reason).toBe('timeout');
       expect((error as Error).cause).toBeInstanceOf(TransportTimeoutError);

@@ -432,9 +432,11 @@ describe('toolfence-mcp usage errors', () => {
     ['plain http to a private address', ['--url', 'http://10.0.0.1/mcp']],
     ['https to a private address', ['--url', 'https://192.168.1.1/mcp']],
     ['credentials in the URL', ['--url', 'https://user:secret@example.com/mcp']],
-    ['a non-numeric timeout', ['--timeout', 'soon', '--url', 'http://127.0.0.1:9/mcp']],
-    ['a zero timeout', ['--timeout', '0', '--url', 'http://127.0.0.1:9/mcp']],
-    ['a timeout above the maximum', ['--timeout', '601', '--url', 'http://127.0.0.1:9/mcp']],
+    ['a non-numeric timeout', ['--timeout-ms', 'soon', '--url', 'http://127.0.0.1:9/mcp']],
+    ['a zero timeout', ['--timeout-ms', '0', '--url', 'http://127.0.0.1:9/mcp']],
+    ['a fractional timeout', ['--timeout-ms', '1.5', '--url', 'http://127.0.0.1:9/mcp']],
+    ['a timeout above the maximum', ['--timeout-ms', '600001', '--url', 'http://127.0.0.1:9/mcp']],
+    ['the old --timeout (seconds)', ['--timeout', '15', '--url', 'http://127.0.0.1:9/mcp']],
     ['--env with a URL', ['--env', 'FOO', '--url', 'http://127.0.0.1:9/mcp']],
     ['--env with an invalid name', ['--env', '1FOO=bar', '--', 'node']],
     ['a missing policy file', ['--policy', 'missing.json', '--', 'node']],
@@ -531,10 +533,18 @@ describe('toolfence-mcp connection failures', () => {
     expect(result.err.split('\n').filter(Boolean)).toHaveLength(1);
   }, 10_000);
 
+  it('names --timeout-ms and its unit when the old --timeout is given', async () => {
+    const result = await inspect(['--timeout=15', '--url', 'http://127.0.0.1:9/mcp']);
+    expect(result.code).toBe(2);
+    expect(result.err).toContain(
+      '--timeout was renamed to --timeout-ms (milliseconds; multiply a value in seconds by 1000)',
+    );
+  });
+
   it('exits 1 when the stdio command is not a server', async () => {
     const result = await inspect([
-      '--timeout',
-      '3',
+      '--timeout-ms',
+      '3000',
       '--',
       process.execPath,
       '-e',
@@ -547,15 +557,15 @@ describe('toolfence-mcp connection failures', () => {
 
   it('exits 1 and names the timeout when the server never answers', async () => {
     const result = await inspect([
-      '--timeout',
-      '1',
+      '--timeout-ms',
+      '1000',
       '--',
       process.execPath,
       '-e',
       'setTimeout(() => {}, 9000)',
     ]);
     expect(result.code).toBe(1);
-    expect(result.err).toContain('no answer within --timeout');
+    expect(result.err).toContain('no answer within --timeout-ms');
   }, 10_000);
 
   it('exits 1 when the stdio command does not exist', async () => {

@@ -134,7 +134,7 @@ describe('stored connections on a scripted authorization server', () => {
     expect(server.requests.filter((line) => line === 'POST /register').length).toBe(registrations);
   });
 
-  it('refuses an expired pending authorization (pendingAuthorizationSeconds) and validates it', async () => {
+  it('refuses an expired pending authorization (pendingAuthorizationMs) and validates it', async () => {
     const { authorizeUrl } = await authorizeConnection(store, 'c', {
       url: server.url,
       redirectUri: REDIRECT_URI,
@@ -143,7 +143,7 @@ describe('stored connections on a scripted authorization server', () => {
     const state = new URL(authorizeUrl).searchParams.get('state') as string;
     const callback = `${REDIRECT_URI}?code=code-1&state=${state}&iss=${encodeURIComponent(server.issuer)}`;
     await expect(
-      completeConnection(store, 'c', callback, { pendingAuthorizationSeconds: 0 }),
+      completeConnection(store, 'c', callback, { pendingAuthorizationMs: 0 }),
     ).rejects.toMatchObject({ code: 'OAUTH_CONFIGURATION_INVALID' });
     await store.update('c', (current) =>
       current?.pending
@@ -153,7 +153,7 @@ describe('stored connections on a scripted authorization server', () => {
     await expect(
       completeConnection(store, 'c', callback, {
         allowNonPublic: loopback,
-        pendingAuthorizationSeconds: 60,
+        pendingAuthorizationMs: 60_000,
       }),
     ).rejects.toMatchObject({ code: 'OAUTH_STATE_MISMATCH' });
     expect(server.requests).not.toContain('POST /token');
@@ -180,31 +180,31 @@ describe('stored connections on a scripted authorization server', () => {
     expect(record.accessToken).toBe('access-1');
   });
 
-  it.each([
-    ['readTimeoutSeconds', { readTimeoutSeconds: 0.3, connectTimeoutSeconds: 0.3 }],
-    ['the deprecated timeoutSeconds', { timeoutSeconds: 0.3, connectTimeoutSeconds: 0.3 }],
-  ])('enforces %s on a server that never answers', async (_name, limits) => {
-    server.routes.set(
-      'GET /.well-known/oauth-authorization-server',
-      () => new Promise<void>(() => undefined),
-    );
-    const started = Date.now();
-    await expect(
-      startOAuth({
-        url: server.url,
-        redirectUri: REDIRECT_URI,
-        allowNonPublic: loopback,
-        ...limits,
-      }),
-    ).rejects.toMatchObject({
-      code: 'OAUTH_TRANSPORT_FAILED',
-      reason: 'timeout',
-      details: expect.objectContaining({ phase: 'read' }),
-    });
-    expect(Date.now() - started).toBeLessThan(10_000);
-  });
+  it.each([['readTimeoutMs', { readTimeoutMs: 300, connectTimeoutMs: 300 }]])(
+    'enforces %s on a server that never answers',
+    async (_name, limits) => {
+      server.routes.set(
+        'GET /.well-known/oauth-authorization-server',
+        () => new Promise<void>(() => undefined),
+      );
+      const started = Date.now();
+      await expect(
+        startOAuth({
+          url: server.url,
+          redirectUri: REDIRECT_URI,
+          allowNonPublic: loopback,
+          ...limits,
+        }),
+      ).rejects.toMatchObject({
+        code: 'OAUTH_TRANSPORT_FAILED',
+        reason: 'timeout',
+        details: expect.objectContaining({ phase: 'read' }),
+      });
+      expect(Date.now() - started).toBeLessThan(10_000);
+    },
+  );
 
-  it('enforces connectTimeoutSeconds on a server that accepts TCP but never finishes TLS', async () => {
+  it('enforces connectTimeoutMs on a server that accepts TCP but never finishes TLS', async () => {
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
@@ -214,8 +214,8 @@ describe('stored connections on a scripted authorization server', () => {
           url: `https://127.0.0.1:${port}/mcp`,
           redirectUri: REDIRECT_URI,
           allowNonPublic: true,
-          connectTimeoutSeconds: 0.3,
-          readTimeoutSeconds: 20,
+          connectTimeoutMs: 300,
+          readTimeoutMs: 20_000,
         }),
       ).rejects.toMatchObject({
         code: 'OAUTH_TRANSPORT_FAILED',
@@ -227,16 +227,89 @@ describe('stored connections on a scripted authorization server', () => {
     }
   });
 
-  it('refuses timeoutSeconds together with readTimeoutSeconds', async () => {
+  it.each([
+    ['connectTimeoutSeconds', 'connectTimeoutMs'],
+    ['readTimeoutSeconds', 'readTimeoutMs'],
+    ['timeoutSeconds', 'readTimeoutMs'],
+  ])('refuses the old seconds option %s before any request, naming %s', async (oldKey, newKey) => {
     await expect(
       startOAuth({
         url: server.url,
         redirectUri: REDIRECT_URI,
         allowNonPublic: loopback,
-        timeoutSeconds: 5,
-        readTimeoutSeconds: 5,
+        [oldKey]: 5,
+      } as never),
+    ).rejects.toMatchObject({
+      code: 'OAUTH_CONFIGURATION_INVALID',
+      details: { option: oldKey },
+      message: expect.stringContaining(`"${oldKey}" was renamed to "${newKey}" (milliseconds`),
+    });
+    expect(server.requests).toEqual([]);
+  });
+
+  it.each([
+    [
+      'OAuthTokenProvider refreshSkewSeconds',
+      () => new OAuthTokenProvider({ store, connectionId: 'c', refreshSkewSeconds: 60 } as never),
+      'refreshSkewSeconds',
+      'refreshSkewMs',
+    ],
+    [
+      'OAuthTokenProvider authorizationWindowSeconds',
+      () =>
+        new OAuthTokenProvider({
+          store,
+          connectionId: 'c',
+          authorizationWindowSeconds: 600,
+        } as never),
+      'authorizationWindowSeconds',
+      'authorizationWindowMs',
+    ],
+    [
+      'OAuthTokenProvider connectTimeoutSeconds',
+      () => new OAuthTokenProvider({ store, connectionId: 'c', connectTimeoutSeconds: 5 } as never),
+      'connectTimeoutSeconds',
+      'connectTimeoutMs',
+    ],
+  ])('refuses %s with its new name', (_label, construct, oldKey, newKey) => {
+    expect(construct).toThrow(
+      expect.objectContaining({
+        code: 'OAUTH_CONFIGURATION_INVALID',
+        details: { option: oldKey },
+        message: expect.stringContaining(`"${oldKey}" was renamed to "${newKey}" (milliseconds`),
       }),
-    ).rejects.toMatchObject({ code: 'OAUTH_CONFIGURATION_INVALID' });
+    );
+  });
+
+  it.each([
+    [
+      'authorizeConnection authorizationWindowSeconds',
+      () =>
+        authorizeConnection(store, 'c', {
+          redirectUri: REDIRECT_URI,
+          authorizationWindowSeconds: 600,
+        } as never),
+      'authorizationWindowSeconds',
+      'authorizationWindowMs',
+    ],
+    [
+      'completeConnection pendingAuthorizationSeconds',
+      () => completeConnection(store, 'c', 'x', { pendingAuthorizationSeconds: 60 } as never),
+      'pendingAuthorizationSeconds',
+      'pendingAuthorizationMs',
+    ],
+    [
+      'refreshConnection readTimeoutSeconds',
+      () => refreshConnection(store, 'c', { readTimeoutSeconds: 5 } as never),
+      'readTimeoutSeconds',
+      'readTimeoutMs',
+    ],
+  ])('%s is refused before any request', async (_label, run, oldKey, newKey) => {
+    await expect(run()).rejects.toMatchObject({
+      code: 'OAUTH_CONFIGURATION_INVALID',
+      details: { option: oldKey },
+      message: expect.stringContaining(`"${oldKey}" was renamed to "${newKey}" (milliseconds`),
+    });
     expect(server.requests).toEqual([]);
   });
 
@@ -255,7 +328,7 @@ describe('stored connections on a scripted authorization server', () => {
 });
 
 describe('OAuthTokenProvider limits', () => {
-  it('refreshes within refreshSkewSeconds of expiry, not before', async () => {
+  it('refreshes within refreshSkewMs of expiry, not before', async () => {
     await authorized();
     const tokens = countTokenRequests();
     await store.update('c', (current) => current && { ...current, expiresAt: Date.now() + 90_000 });
@@ -275,7 +348,7 @@ describe('OAuthTokenProvider limits', () => {
       store: aged,
       connectionId: 'c',
       allowNonPublic: loopback,
-      refreshSkewSeconds: 60,
+      refreshSkewMs: 60_000,
     });
     expect(await relaxed.getToken()).toBe('access-1');
     expect(tokens()).toBe(0);
@@ -283,7 +356,7 @@ describe('OAuthTokenProvider limits', () => {
       store: aged,
       connectionId: 'c',
       allowNonPublic: loopback,
-      refreshSkewSeconds: 120,
+      refreshSkewMs: 120_000,
     });
     expect(await eager.getToken()).toBe('access-2');
     expect(tokens()).toBe(1);
@@ -317,7 +390,7 @@ describe('OAuthTokenProvider limits', () => {
     expect((error as AuthorizationRequiredError).scope).toBe('mcp:tools mcp:admin');
   });
 
-  it('counts authorization attempts within authorizationWindowSeconds only', async () => {
+  it('counts authorization attempts within authorizationWindowMs only', async () => {
     await authorized();
     await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
     await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
@@ -338,7 +411,7 @@ describe('OAuthTokenProvider limits', () => {
     await authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, allowNonPublic: loopback });
     expect((await store.get('c'))?.authorizationAttempts).toBe(1);
     await expect(
-      authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, authorizationWindowSeconds: 0 }),
+      authorizeConnection(store, 'c', { redirectUri: REDIRECT_URI, authorizationWindowMs: 0 }),
     ).rejects.toMatchObject({ code: 'OAUTH_CONFIGURATION_INVALID' });
   });
 
@@ -369,13 +442,13 @@ describe('OAuthTokenProvider limits', () => {
   });
 
   it.each([
-    { refreshSkewSeconds: -1 },
-    { refreshSkewSeconds: '60' },
+    { refreshSkewMs: -1 },
+    { refreshSkewMs: '60' },
     { maxAuthorizationAttempts: 0 },
     { maxAuthorizationAttempts: 1.5 },
     { maxAuthorizationAttempts: true },
     { connectionId: '' },
-    { authorizationWindowSeconds: 0 },
+    { authorizationWindowMs: 0 },
   ])('validates %o', (options) => {
     expect(
       () => new OAuthTokenProvider({ store, connectionId: 'c', ...(options as object) }),

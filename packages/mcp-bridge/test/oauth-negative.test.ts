@@ -462,9 +462,9 @@ describe('startOAuth refuses hostile or broken servers', () => {
   it.each([
     { option: 'maxResponseBytes', value: true },
     { option: 'maxResponseBytes', value: 0 },
-    { option: 'timeoutSeconds', value: '5' },
-    { option: 'readTimeoutSeconds', value: 0 },
-    { option: 'connectTimeoutSeconds', value: -1 },
+    { option: 'readTimeoutMs', value: '5' },
+    { option: 'readTimeoutMs', value: 0 },
+    { option: 'connectTimeoutMs', value: -1 },
     { option: 'allowNonPublic', value: 'yes' },
     { option: 'tokenAuthMethod', value: 'private_key_jwt' },
     { option: 'redirectUri', value: 'http://example.com/cb' },

@@ -87,8 +87,8 @@ interface Worker {
   next(): Promise<string>;
 }
 
-function startWorker(path: string, key: Buffer, leaseSeconds: number): Worker {
-  const child = spawn(process.execPath, [WORKER, path, key.toString('hex'), String(leaseSeconds)]);
+function startWorker(path: string, key: Buffer, leaseMs: number): Worker {
+  const child = spawn(process.execPath, [WORKER, path, key.toString('hex'), String(leaseMs)]);
   const lines = createInterface({ input: child.stdout });
   const queue: string[] = [];
   const waiting: ((line: string) => void)[] = [];
@@ -146,7 +146,7 @@ describe('refresh single-flight across processes on one SQLite store', () => {
     const path = join(folder, 'store.db');
     const key = randomBytes(32);
     const store = await seed(path, key);
-    workers = Array.from({ length: 4 }, () => startWorker(path, key, 30));
+    workers = Array.from({ length: 4 }, () => startWorker(path, key, 30_000));
     for (let round = 1; round <= 50; round += 1) {
       for (const worker of workers) worker.child.stdin.write('go\n');
       const answers = await Promise.all(workers.map((worker) => worker.next()));
@@ -165,8 +165,8 @@ describe('refresh single-flight across processes on one SQLite store', () => {
     const path = join(folder, 'store.db');
     const key = randomBytes(32);
     const store = await seed(path, key);
-    const holder = startWorker(path, key, 1);
-    const other = startWorker(path, key, 1);
+    const holder = startWorker(path, key, 1000);
+    const other = startWorker(path, key, 1000);
     workers = [holder, other];
     holder.child.stdin.write('hold\n');
     expect(await holder.next()).toBe('holding');

@@ -34,14 +34,14 @@ function ttlServer(ttlMs: number | undefined) {
 
 async function listings(
   ttlMs: number | undefined,
-  maxListingTtl: number | undefined,
+  maxListingTtlMs: number | undefined,
   run: (client: McpClient) => Promise<void>,
 ): Promise<number> {
   const endpoint = await ttlServer(ttlMs);
   const client = new McpClient({
     url: endpoint.url,
     allowNonPublic: allowLoopback,
-    ...(maxListingTtl === undefined ? {} : { maxListingTtl }),
+    ...(maxListingTtlMs === undefined ? {} : { maxListingTtlMs }),
   });
   try {
     await run(client);
@@ -66,12 +66,12 @@ describe('list TTL (SEP-2549)', () => {
     expect(await listings(0, undefined, twice)).toBe(2);
   });
 
-  it('caps the server’s TTL with maxListingTtl (0: never reuse)', async () => {
+  it('caps the server’s TTL with maxListingTtlMs (0: never reuse)', async () => {
     expect(await listings(60_000, 0, twice)).toBe(2);
   });
 
   it('relists after the capped TTL ran out', async () => {
-    const count = await listings(60_000, 0.05, async (client) => {
+    const count = await listings(60_000, 50, async (client) => {
       await client.tools();
       await new Promise((resolve) => setTimeout(resolve, 80));
       await client.tools();
@@ -89,15 +89,15 @@ describe('list TTL (SEP-2549)', () => {
     ).toBe(2);
   });
 
-  it('refuses an invalid maxListingTtl', () => {
+  it('refuses an invalid maxListingTtlMs', () => {
     expect(
       () =>
         new McpClient({
           url: 'http://127.0.0.1:1/mcp',
           allowNonPublic: allowLoopback,
-          maxListingTtl: -1,
+          maxListingTtlMs: -1,
         }),
-    ).toThrow(/maxListingTtl/);
+    ).toThrow(/maxListingTtlMs/);
   });
 });
 

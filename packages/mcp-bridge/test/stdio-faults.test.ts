@@ -11,6 +11,7 @@ import {
   ResponseTooComplexError,
   ResponseTooLargeError,
   TransportConfigurationError,
+  type TransportError,
   TransportProtocolError,
   TransportTimeoutError,
 } from '../src/transport/errors.js';
@@ -116,10 +117,10 @@ describe.each([
     expect(await calls('trailing')).toBe(1);
   });
 
-  it('bounds a trickled line by readTimeout over the whole record', async () => {
-    const mcp = client({ readTimeout: 0.5 });
+  it('bounds a trickled line by readTimeoutMs over the whole record', async () => {
+    const mcp = client({ readTimeoutMs: 500 });
     await mcp.connect();
-    const error = await caught(mcp.callTool('trickle', {}, { timeout: 30 }));
+    const error = await caught(mcp.callTool('trickle', {}, { timeoutMs: 30_000 }));
     expect(error).toBeInstanceOf(AmbiguousDeliveryError);
     expect((error as Error).cause).toBeInstanceOf(TransportTimeoutError);
     expect(await calls('trickle')).toBe(1);
@@ -203,8 +204,8 @@ describe.each([
     expect(await calls('list')).toBe(2);
   });
 
-  it('sends SIGKILL after killGrace to a server that ignores SIGTERM', async () => {
-    const mcp = client({ killGrace: 0.3 });
+  it('sends SIGKILL after killGraceMs to a server that ignores SIGTERM', async () => {
+    const mcp = client({ killGraceMs: 300 });
     const result = await mcp.callTool('ignore-term');
     const pid = Number((result.content[0] as { text: string }).text);
     expect(alive(pid)).toBe(true);
@@ -289,5 +290,76 @@ describe.each([
     ['a non-string argument', ['node', 1]],
   ])('refuses %s as command', (_name, command) => {
     expect(() => new McpClient({ command: command as never })).toThrow(TransportConfigurationError);
+  });
+});
+
+describe('a stdio server that fails at start', () => {
+  let dir: string;
+  let startsFile: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolfence-starts-'));
+    startsFile = join(dir, 'starts');
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A real process that appends one line per start to STARTS_FILE and exits with `code`. */
+  function failing(code: number, options: Partial<McpClientOptions> = {}): McpClient {
+    return new McpClient({
+      command: [
+        process.execPath,
+        '-e',
+        `require('node:fs').appendFileSync(process.env.STARTS_FILE, 'start\\n'); process.stderr.write('missing configuration\\n'); process.exit(${code});`,
+      ],
+      env: { ...CHILD_ENV, STARTS_FILE: startsFile },
+      ...options,
+    });
+  }
+
+  async function starts(): Promise<number> {
+    const text = await readFile(startsFile, 'utf8').catch(() => '');
+    return text.split('\n').filter((line) => line === 'start').length;
+  }
+
+  it.each([
+    ['a legacy version pinned', ['2025-11-25']],
+    ['the modern version pinned', ['2026-07-28']],
+  ])('starts it once with %s, and names the exit code', async (_label, protocolVersions) => {
+    const mcp = failing(1, { protocolVersions });
+    try {
+      const error = await caught(mcp.tools());
+      expect(await starts()).toBe(1);
+      const cause = (error as Error).cause as TransportError;
+      expect(cause.message).toContain('exited with code 1');
+      expect(cause.details).toMatchObject({ exitCode: 1, stderrTail: 'missing configuration' });
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('starts a command that was not found (exit 127) once, even with the modern probe on offer', async () => {
+    const mcp = failing(127);
+    try {
+      await caught(mcp.tools());
+      expect(await starts()).toBe(1);
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('gives a server that exits during the server/discover probe exactly one more start, for initialize', async () => {
+    const mcp = failing(1);
+    try {
+      await caught(mcp.tools());
+      // The probe's start, then initialize's (a legacy server may exit on server/discover).
+      expect(await starts()).toBe(2);
+      await caught(mcp.tools());
+      expect(await starts()).toBe(4);
+    } finally {
+      await mcp.close();
+    }
   });
 });

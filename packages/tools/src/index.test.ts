@@ -10,6 +10,7 @@ describe('public surface of @toolfence/tools', () => {
         'TOOL_EFFECTS',
         'ToolsError',
         'checkOptionKeys',
+        'renamedOptionMessage',
         'createToolContext',
         'errorResult',
         'jsonResult',

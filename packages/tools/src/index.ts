@@ -50,7 +50,12 @@ export {
   snapshotJsonObject,
   snapshotJsonValue,
 } from './registry/json-snapshot.js';
-export { checkOptionKeys, type OptionErrorFactory } from './registry/option-keys.js';
+export {
+  checkOptionKeys,
+  type OptionErrorFactory,
+  type RenamedOptionKeys,
+  renamedOptionMessage,
+} from './registry/option-keys.js';
 export { RegistryClosedError } from './registry/registry-closed-error.js';
 export {
   DEFAULT_SCHEMA_DIALECT,

@@ -240,6 +240,13 @@ describe('HttpTool', () => {
     expect(result.metadata?.code).toBe('HTTP_TOOL_RESPONSE_TOO_LARGE');
   });
 
+  it('takes maxTimeoutMs in milliseconds as the default time limit of a call', async () => {
+    const result = await call(loopbackTool({ maxTimeoutMs: 200 }), {
+      url: `${server.origin}/stall`,
+    });
+    expect(result.metadata?.code).toBe('HTTP_TOOL_TIMEOUT');
+  });
+
   it('times out', async () => {
     const result = await call(loopbackTool(), {
       url: `${server.origin}/stall`,
@@ -296,7 +303,8 @@ describe('HttpTool', () => {
     ['requireHttps as a string', { requireHttps: 'no' }],
     ['maxResponseBytes as a boolean', { maxResponseBytes: true }],
     ['maxRequestBytes zero', { maxRequestBytes: 0 }],
-    ['maxTimeoutSeconds negative', { maxTimeoutSeconds: -1 }],
+    ['maxTimeoutMs negative', { maxTimeoutMs: -1 }],
+    ['maxTimeoutMs fractional', { maxTimeoutMs: 0.5 }],
     ['a header name with a space', { allowedHeaders: ['x y'] }],
     ['a foreign dispatcher', { dispatcher: {} }],
     ['oversizedResponse unknown', { oversizedResponse: 'drop' }],

@@ -178,6 +178,11 @@ describe('ShellTool with LocalProcessSandbox', () => {
     });
   });
 
+  it('takes maxTimeoutMs in milliseconds as the default time limit of a call', async () => {
+    const result = await run(tool({ maxTimeoutMs: 300 }), { command: 'sleep', args: ['30'] });
+    expect(result.metadata?.code).toBe('SHELL_TIMEOUT');
+  });
+
   it('kills the whole process group on timeout, grandchildren too', async () => {
     const marker = join(workspace, 'marker');
     const result = await run(tool(), {
@@ -252,8 +257,9 @@ describe('ShellTool options', () => {
     ['a path in allowedCommands', { allowedCommands: ['/bin/sh'] }],
     ['a parent in allowedCommands', { allowedCommands: ['..'] }],
     ['an unknown program', { allowedCommands: ['definitely-not-a-program-xyz'] }],
-    ['maxTimeoutSeconds as a boolean', { maxTimeoutSeconds: true }],
-    ['maxTimeoutSeconds zero', { maxTimeoutSeconds: 0 }],
+    ['maxTimeoutMs as a boolean', { maxTimeoutMs: true }],
+    ['maxTimeoutMs zero', { maxTimeoutMs: 0 }],
+    ['maxTimeoutMs over a day', { maxTimeoutMs: 86_400_001 }],
     ['maxOutputBytes as a string', { maxOutputBytes: '10' }],
     ['maxOutputBytes zero', { maxOutputBytes: 0 }],
     ['a sandbox without run', { sandbox: {} }],

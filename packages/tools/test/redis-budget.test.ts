@@ -89,7 +89,7 @@ describe('RedisCallBudget against a real redis-server', () => {
     const budget = new RedisCallBudget({
       client: redis,
       keyPrefix: prefix,
-      ttlSeconds: 60,
+      ttlMs: 60_000,
       perRun: { maxCalls: 10 },
       scopes: () => [{ key: 'tenant', limits: { maxCalls: 0 } }],
     });
@@ -100,13 +100,13 @@ describe('RedisCallBudget against a real redis-server', () => {
     const open = new RedisCallBudget({
       client: redis,
       keyPrefix: prefix,
-      ttlSeconds: 60,
+      ttlMs: 60_000,
       perRun: { maxCalls: 10 },
     });
     (await open.reserve(request)).settle(true);
-    const ttl = await redis.ttl(`${prefix}:run:run-1`);
+    const ttl = await redis.pttl(`${prefix}:run:run-1`);
     expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(60);
+    expect(ttl).toBeLessThanOrEqual(60_000);
   });
 
   it('refuses a call through the registry when the shared budget is used up', async () => {

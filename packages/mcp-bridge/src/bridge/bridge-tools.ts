@@ -24,6 +24,8 @@ import {
 import { type AmbiguityReason, AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
 import { clientLoggerOf, type McpClient } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
+import { ServerOverloadedError } from '../transport/server-overloaded-error.js';
+import { ServerRateLimitedError } from '../transport/server-rate-limited-error.js';
 import { BridgeApprovalError, BridgeConfigurationError, BridgeSchemaError } from './errors.js';
 import {
   authoritativeSchema,
@@ -506,6 +508,23 @@ function bridgeOne(
         return errorResult(text, {
           metadata: { code: ServerRpcError.code, rpcCode: error.rpcCode },
         });
+      }
+      if (ServerRateLimitedError.isInstance(error) || ServerOverloadedError.isInstance(error)) {
+        const why = error.status === 429 ? 'is rate limiting calls' : 'is overloaded';
+        const wait =
+          error.retryAfterMs === undefined
+            ? 'Wait before calling it again'
+            : `Wait at least ${Math.ceil(error.retryAfterMs / 1000)} s before calling it again`;
+        return errorResult(
+          `The server ${why} (HTTP ${error.status}) and refused the call to ${localName}. ${wait}.`,
+          {
+            metadata: {
+              code: error.code,
+              status: error.status,
+              ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+            },
+          },
+        );
       }
       throw error;
     }

@@ -11,16 +11,16 @@ export interface InspectArguments {
   readonly target: InspectTarget | undefined;
   readonly json: boolean;
   readonly policyFile: string | undefined;
-  /** Seconds for the handshake and for each answer. */
-  readonly timeout: number;
+  /** Milliseconds for the handshake and for each answer (`--timeout-ms`). */
+  readonly timeoutMs: number;
   /** `--env NAME` (copied from the environment) or `--env NAME=VALUE`, in order. */
   readonly env: readonly { readonly name: string; readonly value?: string }[];
 }
 
-/** Default of `--timeout`, in seconds. */
-export const DEFAULT_INSPECT_TIMEOUT_SECONDS = 15;
-/** Largest `--timeout`, in seconds. */
-export const MAX_INSPECT_TIMEOUT_SECONDS = 600;
+/** Default of `--timeout-ms`, in milliseconds. */
+export const DEFAULT_INSPECT_TIMEOUT_MS = 15_000;
+/** Largest `--timeout-ms`, in milliseconds. */
+export const MAX_INSPECT_TIMEOUT_MS = 600_000;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -35,7 +35,7 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
   let command: string[] | undefined;
   let json = false;
   let policyFile: string | undefined;
-  let timeout = DEFAULT_INSPECT_TIMEOUT_SECONDS;
+  let timeoutMs = DEFAULT_INSPECT_TIMEOUT_MS;
   const env: { name: string; value?: string }[] = [];
   const seen = new Set<string>();
 
@@ -91,16 +91,20 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
         policyFile = value();
         if (policyFile === '') throw usage('--policy needs a file name');
         break;
-      case '--timeout': {
+      case '--timeout':
+        throw usage(
+          '--timeout was renamed to --timeout-ms (milliseconds; multiply a value in seconds by 1000)',
+        );
+      case '--timeout-ms': {
         once();
         const text = value();
-        const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
-        if (!(seconds > 0 && seconds <= MAX_INSPECT_TIMEOUT_SECONDS)) {
+        const milliseconds = /^\d{1,7}$/.test(text) ? Number(text) : Number.NaN;
+        if (!(milliseconds > 0 && milliseconds <= MAX_INSPECT_TIMEOUT_MS)) {
           throw usage(
-            `--timeout must be a number of seconds above 0, at most ${MAX_INSPECT_TIMEOUT_SECONDS}`,
+            `--timeout-ms must be a whole number of milliseconds above 0, at most ${MAX_INSPECT_TIMEOUT_MS}`,
           );
         }
-        timeout = seconds;
+        timeoutMs = milliseconds;
         break;
       }
       case '--env': {
@@ -118,7 +122,7 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
     }
   }
 
-  if (help) return { help, target: undefined, json, policyFile, timeout, env };
+  if (help) return { help, target: undefined, json, policyFile, timeoutMs, env };
   if (url !== undefined && command !== undefined) {
     throw usage('Give either --url or a command after "--", not both');
   }
@@ -132,5 +136,5 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
     url !== undefined
       ? { kind: 'url', url }
       : { kind: 'command', command: Object.freeze([...(command as string[])]) };
-  return { help, target, json, policyFile, timeout, env };
+  return { help, target, json, policyFile, timeoutMs, env };
 }

@@ -51,7 +51,7 @@ Options:
                           "undeclared":"heuristic"}
                          {"kind":"rules","rules":[{"tool":"delete_*","decision":"deny"}],"default":"ask"}
                        At most 1 MiB.
-  --timeout SECONDS    Handshake and per-answer timeout. Default 15.
+  --timeout-ms MS      Handshake and per-answer timeout, in milliseconds. Default 15000.
   --env NAME[=VALUE]   Pass one more variable to a stdio server (repeatable).
   -h, --help           Show this help.
 
@@ -83,7 +83,7 @@ export function safeFailureMessage(error: unknown): string {
     if (branded) {
       parts.push(`${(current as Error).message} (${code})`);
     } else if (current instanceof McpError && current.code === ErrorCode.RequestTimeout) {
-      parts.push('no answer within --timeout');
+      parts.push('no answer within --timeout-ms');
       break;
     } else if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) {
       // A Node system error: its code is safe, its message may carry paths or addresses.
@@ -99,7 +99,7 @@ export function safeFailureMessage(error: unknown): string {
 
 function clientOptions(parsed: InspectArguments, io: CliIo): McpClientOptions {
   const target = parsed.target;
-  const timeouts = { openTimeout: parsed.timeout, readTimeout: parsed.timeout };
+  const timeouts = { openTimeoutMs: parsed.timeoutMs, readTimeoutMs: parsed.timeoutMs };
   if (target?.kind === 'url') {
     let url: URL;
     try {

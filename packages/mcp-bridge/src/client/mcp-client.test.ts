@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RequestNotSentError, TransportConfigurationError } from '../transport/errors.js';
+import { StdioTransport } from '../transport/stdio-transport.js';
+import { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { ClientConfigurationError } from './errors.js';
 import { McpClient, type McpClientOptions } from './mcp-client.js';
 
@@ -49,8 +51,8 @@ describe('McpClient options', () => {
   });
 
   it.each([
-    ['readTimout', 'readTimeout'],
-    ['opentimeout', 'openTimeout'],
+    ['readTimoutMs', 'readTimeoutMs'],
+    ['opentimeoutms', 'openTimeoutMs'],
     ['allowNonPublc', 'allowNonPublic'],
   ])('refuses the misspelled option %s and suggests %s', (key, near) => {
     let caught: unknown;
@@ -64,6 +66,119 @@ describe('McpClient options', () => {
     expect((caught as ClientConfigurationError).details).toMatchObject({ option: key });
   });
 
+  it.each([
+    ['openTimeout', 'openTimeoutMs'],
+    ['readTimeout', 'readTimeoutMs'],
+    ['maxListingTtl', 'maxListingTtlMs'],
+    ['killGrace', 'killGraceMs'],
+    ['maxSseRetry', 'maxSseRetryMs'],
+  ])('refuses the old seconds option %s, naming %s and its unit', (oldKey, newKey) => {
+    let caught: unknown;
+    try {
+      new McpClient({ command: ['node'], [oldKey]: 15 } as never);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ClientConfigurationError);
+    expect((caught as Error).message).toBe(
+      `McpClient option "${oldKey}" was renamed to "${newKey}" (milliseconds; multiply a value in seconds by 1000)`,
+    );
+    expect((caught as ClientConfigurationError).details).toMatchObject({ option: oldKey });
+  });
+
+  it('refuses the per-call timeout (seconds), naming timeoutMs', async () => {
+    const client = new McpClient({ command: ['node'] });
+    await expect(client.callTool('x', {}, { timeout: 5 } as never)).rejects.toThrow(
+      'callTool option "timeout" was renamed to "timeoutMs" (milliseconds',
+    );
+    await expect(client.request('x/list', {}, { timeout: 5 } as never)).rejects.toThrow(
+      'request option "timeout" was renamed to "timeoutMs" (milliseconds',
+    );
+  });
+
+  it.each([
+    [
+      'StdioTransport readTimeout',
+      () => new StdioTransport({ command: ['node'], readTimeout: 5 } as never),
+      'readTimeout',
+      'readTimeoutMs',
+    ],
+    [
+      'StdioTransport killGrace',
+      () => new StdioTransport({ command: ['node'], killGrace: 5 } as never),
+      'killGrace',
+      'killGraceMs',
+    ],
+    [
+      'StreamableHttpTransport defaultSseRetry',
+      () =>
+        new StreamableHttpTransport({ url: URL_OK, dispatcher: {}, defaultSseRetry: 5 } as never),
+      'defaultSseRetry',
+      'defaultSseRetryMs',
+    ],
+  ])('%s is refused with its new name', (_label, construct, oldKey, newKey) => {
+    expect(construct).toThrow(
+      expect.objectContaining({
+        code: 'TRANSPORT_CONFIGURATION',
+        details: { option: oldKey },
+        message: expect.stringContaining(`"${oldKey}" was renamed to "${newKey}" (milliseconds`),
+      }),
+    );
+  });
+
+  it('accepts a fixed Authorization header in headers when nothing else owns it', () => {
+    expect(
+      () =>
+        new McpClient({
+          url: URL_OK,
+          allowNonPublic: loopback,
+          headers: { Authorization: 'Basic dXNlcjpwYXNz' },
+        }),
+    ).not.toThrow();
+  });
+
+  it.each([
+    ['token', { token: 't' }],
+    ['authProvider', { authProvider: { token: () => 't' } }],
+    ['oauth', { oauth: { store: {}, connectionId: 'c' } }],
+  ])('refuses a fixed Authorization header together with %s, and says why', (_label, extra) => {
+    let caught: unknown;
+    try {
+      new McpClient({
+        url: URL_OK,
+        allowNonPublic: loopback,
+        headers: { authorization: 'Bearer fixed' },
+        ...extra,
+      } as never);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ClientConfigurationError);
+    expect((caught as Error).message).toBe(
+      'headers.Authorization cannot be combined with token, authProvider or oauth, which set the Authorization header themselves; give a fixed Authorization header only when none of them is given',
+    );
+    expect((caught as ClientConfigurationError).details).toMatchObject({ option: 'headers' });
+  });
+
+  it.each([
+    [
+      'twice in different case',
+      { headers: { Authorization: 'Bearer a', authorization: 'Bearer b' } },
+      'more than once',
+    ],
+    ['empty', { headers: { Authorization: ' ' } }, 'non-empty string'],
+    ['with a CRLF', { headers: { Authorization: 'Bearer a\r\nx-evil: 1' } }, 'control characters'],
+    [
+      'on a stdio server',
+      { url: undefined, command: ['node'], headers: { Authorization: 'Bearer a' } },
+      'url connections only',
+    ],
+  ])('refuses a fixed Authorization header %s', (_label, options, message) => {
+    expect(
+      () => new McpClient({ url: URL_OK, allowNonPublic: loopback, ...options } as never),
+    ).toThrow(message);
+  });
+
   it('refuses at connect time, as not sent, a host name that resolves to a non-public address', async () => {
     const client = new McpClient({ url: 'https://localhost:1/mcp' });
     try {
@@ -74,17 +189,16 @@ describe('McpClient options', () => {
   });
 
   it.each([
-    ['a string readTimeout', { readTimeout: '10' }],
-    ['a boolean openTimeout', { openTimeout: true }],
+    ['a string readTimeoutMs', { readTimeoutMs: '10' }],
+    ['a boolean openTimeoutMs', { openTimeoutMs: true }],
     ['a negative maxRecordBytes', { maxRecordBytes: -1 }],
     ['a fractional maxRecordTokens', { maxRecordTokens: 1.5 }],
     ['a boolean maxToolPages', { maxToolPages: false }],
     ['zero maxTools', { maxTools: 0 }],
-    ['zero maxSseRetry', { maxSseRetry: 0 }],
-    ['a string maxSseRetry', { maxSseRetry: '30000' }],
+    ['zero maxSseRetryMs', { maxSseRetryMs: 0 }],
+    ['a string maxSseRetryMs', { maxSseRetryMs: '30000' }],
     ['a fractional maxSseCommentBytes', { maxSseCommentBytes: 1.5 }],
     ['a boolean maxSseCommentBytes', { maxSseCommentBytes: true }],
-    ['the authorization header', { headers: { Authorization: 'Bearer x' } }],
     ['the session header', { headers: { 'Mcp-Session-Id': 'x' } }],
     ['the protocol-version header', { headers: { 'mcp-protocol-version': '1' } }],
     ['a framing header', { headers: { 'Transfer-Encoding': 'chunked' } }],

@@ -6,7 +6,7 @@ import {
   McpError,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
-import { checkOptionKeys } from '@toolfence/tools';
+import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools';
 import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -36,13 +36,15 @@ import {
   TransportTimeoutError,
   TransportUnauthorizedError,
 } from '../transport/errors.js';
-import { copyFixedHeaders } from '../transport/header-rules.js';
+import { copyFixedHeaders, hasControlCharacter } from '../transport/header-rules.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import {
   positiveInteger,
   positiveNumber,
   resolveRecordLimits,
 } from '../transport/record-limits.js';
+import { ServerOverloadedError } from '../transport/server-overloaded-error.js';
+import { ServerRateLimitedError } from '../transport/server-rate-limited-error.js';
 import { StdioTransport } from '../transport/stdio-transport.js';
 import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
@@ -70,13 +72,13 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'allowNonPublic',
   'deleteSessionOnClose',
   'standaloneStream',
-  'maxSseRetry',
+  'maxSseRetryMs',
   'maxSseCommentBytes',
   'extensions',
   'clientName',
   'clientVersion',
-  'openTimeout',
-  'readTimeout',
+  'openTimeoutMs',
+  'readTimeoutMs',
   'maxToolPages',
   'maxTools',
   'maxRecordBytes',
@@ -89,10 +91,28 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'sampling',
   'protocolVersions',
   'maxInputRounds',
-  'maxListingTtl',
-  'killGrace',
+  'maxListingTtlMs',
+  'killGraceMs',
   'logger',
 ]);
+
+/** Time options that counted seconds before 0.x (now milliseconds, named `…Ms`). */
+const MCP_CLIENT_RENAMED_KEYS: Readonly<Record<string, string>> = Object.freeze({
+  openTimeout: 'openTimeoutMs',
+  readTimeout: 'readTimeoutMs',
+  maxListingTtl: 'maxListingTtlMs',
+  killGrace: 'killGraceMs',
+  maxSseRetry: 'maxSseRetryMs',
+});
+
+/** Refuses the per-call `timeout` (seconds), renamed to `timeoutMs` (milliseconds). */
+function checkCallOptions(options: unknown, owner: string): void {
+  if (typeof options === 'object' && options !== null && Object.hasOwn(options, 'timeout')) {
+    throw new ClientConfigurationError(renamedOptionMessage(owner, 'timeout', 'timeoutMs'), {
+      details: { option: 'timeout' },
+    });
+  }
+}
 
 const APPROVE_ALL: AllowNonPublic = () => true;
 
@@ -144,7 +164,11 @@ export interface McpClientOptions {
    * (`findAuthorizationRequired`).
    */
   readonly oauth?: Omit<OAuthConnectionOptions, 'url'>;
-  /** HTTP: fixed extra headers (copied; transport-owned names refused). */
+  /**
+   * HTTP: fixed extra headers (copied; transport-owned names refused). A fixed `Authorization`
+   * (any case) is accepted when no `token`, `authProvider` or `oauth` is given, and refused with
+   * one of them.
+   */
   readonly headers?: Readonly<Record<string, string>>;
   /**
    * HTTP: approves non-public addresses (loopback, private, internal hosts): `true` for every one,
@@ -156,7 +180,7 @@ export interface McpClientOptions {
   /** HTTP: open the optional GET stream for server-initiated requests after the handshake. Default true. */
   readonly standaloneStream?: boolean;
   /** HTTP: milliseconds a server's SSE `retry:` may ask for at most (longer is cut). Default 30,000. */
-  readonly maxSseRetry?: number;
+  readonly maxSseRetryMs?: number;
   /** HTTP: bytes of SSE comment lines allowed between two blank lines. Default 64 KiB. */
   readonly maxSseCommentBytes?: number;
   /**
@@ -169,10 +193,10 @@ export interface McpClientOptions {
   readonly clientName?: string;
   /** `clientInfo.version`. Default this package's version. */
   readonly clientVersion?: string;
-  /** Seconds for the handshake. Default 15. */
-  readonly openTimeout?: number;
-  /** Seconds for a request's answer and for each record to complete. Default 120. */
-  readonly readTimeout?: number;
+  /** Milliseconds for the handshake. Default 15,000. */
+  readonly openTimeoutMs?: number;
+  /** Milliseconds for a request's answer and for each record to complete. Default 120,000. */
+  readonly readTimeoutMs?: number;
   /** Pages `tools()` follows at most. Default 100. */
   readonly maxToolPages?: number;
   /** Tools `tools()` accepts at most over all pages. Default 10,000. */
@@ -205,12 +229,13 @@ export interface McpClientOptions {
   /** `input_required` results one request may answer before it fails (modern mode). Default 8. */
   readonly maxInputRounds?: number;
   /**
-   * Seconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`, SEP-2549);
-   * `0` relists every time. Default 300. Listings without a TTL are kept until `refresh`.
+   * Milliseconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`,
+   * SEP-2549); `0` relists every time. Default 300,000. Listings without a TTL are kept until
+   * `refresh`.
    */
-  readonly maxListingTtl?: number;
-  /** Stdio: seconds between SIGTERM and SIGKILL on close. Default 2. */
-  readonly killGrace?: number;
+  readonly maxListingTtlMs?: number;
+  /** Stdio: milliseconds between SIGTERM and SIGKILL on close. Default 2,000. */
+  readonly killGraceMs?: number;
   /** Diagnostics (stderr lines at debug, failures at warn). Nothing goes to the console. */
   readonly logger?: McpBridgeLogger;
 }
@@ -219,8 +244,8 @@ export interface McpClientOptions {
 export interface McpCallOptions {
   /** Aborting rejects the call (ambiguous once sent) and sends `notifications/cancelled`. */
   readonly signal?: AbortSignal;
-  /** Seconds for this call; default `readTimeout`. */
-  readonly timeout?: number;
+  /** Milliseconds for this call; default `readTimeoutMs`. */
+  readonly timeoutMs?: number;
 }
 
 type BoundedTransport = StdioTransport | StreamableHttpTransport;
@@ -329,6 +354,7 @@ export class McpClient {
       MCP_CLIENT_OPTION_KEYS,
       'McpClient',
       (message, option) => new ClientConfigurationError(message, { details: { option } }),
+      MCP_CLIENT_RENAMED_KEYS,
     );
     if (
       options.allowNonPublic !== undefined &&
@@ -354,6 +380,7 @@ export class McpClient {
     ) {
       throw new ClientConfigurationError('Give at most one of token, authProvider and oauth');
     }
+    const fixedAuthorization = takeFixedAuthorization(options);
     if (options.oauth !== undefined && !hasUrl) {
       throw new ClientConfigurationError('oauth applies to url connections only');
     }
@@ -382,15 +409,15 @@ export class McpClient {
       throw new ClientConfigurationError('roots must be an array of { uri: "file://..." }');
     }
     this.#extensions = checkExtensions(options.extensions);
-    this.#openTimeoutMs = positiveNumber('openTimeout', options.openTimeout, 15) * 1000;
-    this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
+    this.#openTimeoutMs = positiveNumber('openTimeoutMs', options.openTimeoutMs, 15_000);
+    this.#readTimeoutMs = positiveNumber('readTimeoutMs', options.readTimeoutMs, 120_000);
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
     this.#maxTools = positiveInteger('maxTools', options.maxTools, 10_000);
     this.#maxInputRounds = positiveInteger('maxInputRounds', options.maxInputRounds, 8);
     this.#maxListingTtlMs =
-      options.maxListingTtl === 0
+      options.maxListingTtlMs === 0
         ? 0
-        : positiveNumber('maxListingTtl', options.maxListingTtl, 300) * 1000;
+        : positiveNumber('maxListingTtlMs', options.maxListingTtlMs, 300_000);
     this.#protocolVersions = resolveProtocolVersions(
       options.protocolVersions,
       (message) => new ClientConfigurationError(message),
@@ -434,7 +461,8 @@ export class McpClient {
         !isLoopbackHost(url.hostname) &&
         (options.token !== undefined ||
           options.authProvider !== undefined ||
-          options.oauth !== undefined)
+          options.oauth !== undefined ||
+          fixedAuthorization !== undefined)
       ) {
         throw new ClientConfigurationError(
           'A bearer token is never sent over plain HTTP to a non-loopback host',
@@ -444,11 +472,13 @@ export class McpClient {
     } else if (options.token !== undefined || options.authProvider !== undefined) {
       throw new ClientConfigurationError('token and authProvider apply to url connections only');
     }
-    this.#authProvider = toAuthProvider(options);
+    this.#authProvider = toAuthProvider(options, fixedAuthorization?.value);
     // Copy everything the sessions use later, so a caller's later mutation changes nothing.
     this.#options = Object.freeze({
       ...options,
-      ...(options.headers === undefined ? {} : { headers: copyFixedHeaders(options.headers) }),
+      ...(options.headers === undefined
+        ? {}
+        : { headers: copyFixedHeaders(fixedAuthorization?.rest ?? options.headers) }),
       ...(options.env === undefined ? {} : { env: Object.freeze({ ...options.env }) }),
       ...(Array.isArray(options.command) ? { command: Object.freeze([...options.command]) } : {}),
       ...(options.roots === undefined
@@ -547,7 +577,7 @@ export class McpClient {
   /**
    * Lists the server's tools: follows `tools/list` pagination once (page, item and repeated-cursor
    * limits), skips and reports malformed tools, and caches the result until `refresh`, or, when a
-   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtl`.
+   * modern server gave the listing a TTL, for that TTL capped by `maxListingTtlMs`.
    */
   async tools(options: { readonly refresh?: boolean } = {}): Promise<readonly McpToolInfo[]> {
     return (await this.listing(options)).tools;
@@ -618,10 +648,11 @@ export class McpClient {
     if (typeof name !== 'string' || name === '') {
       throw new ClientConfigurationError('The tool name must be a non-empty string');
     }
+    checkCallOptions(options, 'callTool');
     const timeoutMs =
-      options.timeout === undefined
+      options.timeoutMs === undefined
         ? this.#readTimeoutMs
-        : positiveNumber('timeout', options.timeout, 120) * 1000;
+        : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     return this.#semaphore.run(async () => {
       let reinitialized = false;
       for (;;) {
@@ -663,7 +694,10 @@ export class McpClient {
   async request(
     method: string,
     params: Readonly<Record<string, unknown>> = {},
-    options: { readonly timeout?: number } = {},
+    options: {
+      /** Milliseconds for this request; default `readTimeoutMs`. */
+      readonly timeoutMs?: number;
+    } = {},
   ): Promise<Readonly<Record<string, unknown>>> {
     if (typeof method !== 'string' || !/^[A-Za-z0-9_./-]{1,128}$/.test(method)) {
       throw new ClientConfigurationError('The method must be 1-128 of [A-Za-z0-9_./-]');
@@ -671,10 +705,11 @@ export class McpClient {
     if (method === 'tools/call' || method === 'initialize' || method.startsWith('notifications/')) {
       throw new ClientConfigurationError('request() sends reads only; use callTool for tools/call');
     }
+    checkCallOptions(options, 'request');
     const timeoutMs =
-      options.timeout === undefined
+      options.timeoutMs === undefined
         ? this.#readTimeoutMs
-        : positiveNumber('timeout', options.timeout, 120) * 1000;
+        : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     return this.#read((session) =>
       session.protocol.request(method, { ...params }, { timeoutMs }),
     ) as Promise<Readonly<Record<string, unknown>>>;
@@ -722,6 +757,11 @@ export class McpClient {
         return new AmbiguousDeliveryError('timeout', { cause: error });
       }
       return new ServerRpcError(error.code, { cause: error });
+    }
+    // Refused under load (429, 529): reported as refused, with the server's Retry-After; the
+    // session stays, and nothing is retried.
+    if (error instanceof ServerRateLimitedError || error instanceof ServerOverloadedError) {
+      return error;
     }
     if (error instanceof TransportHttpError) {
       if (error.status < 500) return error;
@@ -784,7 +824,7 @@ export class McpClient {
     if (error instanceof InputRequestError) return error;
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
       if (error.code === ErrorCode.RequestTimeout) {
-        return new RequestFailedError('The MCP server did not answer within readTimeout', {
+        return new RequestFailedError('The MCP server did not answer within readTimeoutMs', {
           cause: error,
         });
       }
@@ -793,7 +833,14 @@ export class McpClient {
     if (error instanceof z.ZodError) {
       return new RequestFailedError('The MCP server sent a malformed answer', { cause: error });
     }
-    if (isAuthRefusal(error) || error instanceof TransportUnauthorizedError) return error as Error;
+    if (
+      isAuthRefusal(error) ||
+      error instanceof TransportUnauthorizedError ||
+      error instanceof ServerRateLimitedError ||
+      error instanceof ServerOverloadedError
+    ) {
+      return error as Error;
+    }
     this.#dropSession(session);
     if (failure instanceof Error) return failure;
     return new TransportError('The MCP connection failed', { cause: error });
@@ -896,8 +943,12 @@ export class McpClient {
         await protocol.close();
         const failure = transport.failure ?? error;
         lastError = failure;
+        // Only an HTTP open is tried twice (a connection reset before any answer). A stdio
+        // server that exits during the handshake is started once: starting it again repeats its
+        // start-up (and its side effects) and fails the same way.
         const retryable =
           attempt === 0 &&
+          this.#url !== undefined &&
           !transport.responseStarted &&
           (failure instanceof RequestNotSentError ||
             (failure instanceof TransportError && !(failure instanceof TransportTimeoutError)));
@@ -966,7 +1017,7 @@ export class McpClient {
     };
     const common = {
       ...limits,
-      readTimeout: this.#readTimeoutMs / 1000,
+      readTimeoutMs: this.#readTimeoutMs,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     };
     if (this.#url === undefined) {
@@ -976,7 +1027,7 @@ export class McpClient {
         ...(options.env === undefined ? {} : { env: options.env }),
         ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-        ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace }),
+        ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
       });
     }
     if (!probe && this.#dispatcher === undefined) {
@@ -997,7 +1048,7 @@ export class McpClient {
       ...(options.standaloneStream === undefined
         ? {}
         : { standaloneStream: options.standaloneStream }),
-      ...(options.maxSseRetry === undefined ? {} : { maxSseRetry: options.maxSseRetry }),
+      ...(options.maxSseRetryMs === undefined ? {} : { maxSseRetryMs: options.maxSseRetryMs }),
       ...(options.maxSseCommentBytes === undefined
         ? {}
         : { maxSseCommentBytes: options.maxSseCommentBytes }),
@@ -1008,7 +1059,64 @@ export class McpClient {
 // Used only to validate transport options at construction; never dispatches.
 const PROBE_DISPATCHER = {} as Dispatcher;
 
-function toAuthProvider(options: McpClientOptions): McpAuthProvider | undefined {
+/**
+ * Takes a fixed `Authorization` out of `headers` (mistri's rule: a fixed header is allowed when
+ * nothing else owns authorization). Refused next to `token`, `authProvider` or `oauth`, which own
+ * the header, so one of two credentials is never dropped silently.
+ */
+function takeFixedAuthorization(
+  options: McpClientOptions,
+): { readonly value: string; readonly rest: Readonly<Record<string, string>> } | undefined {
+  const headers = options.headers;
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return undefined;
+  const names = Object.keys(headers).filter((name) => name.toLowerCase() === 'authorization');
+  if (names.length === 0) return undefined;
+  if (options.url === undefined) {
+    throw new ClientConfigurationError('headers apply to url connections only', {
+      details: { option: 'headers' },
+    });
+  }
+  if (
+    options.token !== undefined ||
+    options.authProvider !== undefined ||
+    options.oauth !== undefined
+  ) {
+    throw new ClientConfigurationError(
+      'headers.Authorization cannot be combined with token, authProvider or oauth, which set the Authorization header themselves; give a fixed Authorization header only when none of them is given',
+      { details: { option: 'headers' } },
+    );
+  }
+  if (names.length > 1) {
+    throw new ClientConfigurationError('headers names Authorization more than once', {
+      details: { option: 'headers' },
+    });
+  }
+  const value = headers[names[0] as string];
+  if (typeof value !== 'string' || value.trim() === '' || hasControlCharacter(value)) {
+    throw new ClientConfigurationError(
+      'headers.Authorization must be a non-empty string without control characters',
+      { details: { option: 'headers' } },
+    );
+  }
+  const rest: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(headers)) {
+    if (name.toLowerCase() !== 'authorization') rest[name] = entry;
+  }
+  return { value, rest };
+}
+
+function toAuthProvider(
+  options: McpClientOptions,
+  fixedAuthorization: string | undefined,
+): McpAuthProvider | undefined {
+  if (fixedAuthorization !== undefined) {
+    // Sent as given on every request; a 401 is the caller's to act on (no retry).
+    return {
+      token: () => undefined,
+      headers: () => ({ authorization: fixedAuthorization }),
+      maxChallengesPerRequest: 0,
+    };
+  }
   if (options.authProvider !== undefined) return options.authProvider;
   if (options.oauth !== undefined) {
     return new OAuthTokenProvider({

@@ -32,8 +32,8 @@ export interface GatewaySettings {
   readonly auditMaxBytes?: number;
   /** Enforce nothing; log what each decision would have been. Default false. */
   readonly observe?: boolean;
-  /** Seconds an `ask` waits for the user's answer before it is a deny. Default 120. */
-  readonly approvalTimeoutSeconds?: number;
+  /** Milliseconds an `ask` waits for the user's answer before it is a deny. Default 120,000. */
+  readonly approvalTimeoutMs?: number;
   /** Calls the gateway runs at once on one upstream; the rest wait their turn. Default 8. */
   readonly maxConcurrentCalls?: number;
   /**
@@ -55,7 +55,9 @@ export interface GatewayConfig {
 
 /** Default size at which the audit log rotates: 10 MiB. */
 export const DEFAULT_AUDIT_MAX_BYTES: number = 10 * 1024 * 1024;
-/** Default seconds an approval prompt waits: 120. */
+/** Default milliseconds an approval prompt waits: 120,000 (two minutes). */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
+/** @deprecated In seconds; use {@link DEFAULT_APPROVAL_TIMEOUT_MS}. Removed in the next minor. */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 120;
 /** Default `--http` sessions open at once: 64. */
 export const DEFAULT_HTTP_MAX_SESSIONS = 64;
@@ -78,7 +80,7 @@ const SETTINGS_KEYS = [
   'audit',
   'auditMaxBytes',
   'observe',
-  'approvalTimeoutSeconds',
+  'approvalTimeoutMs',
   'maxConcurrentCalls',
   'httpToken',
   'httpMaxSessions',
@@ -93,8 +95,21 @@ function fail(message: string, at: string): never {
   throw new GatewayConfigError(`${at}: ${message}`, { details: { at } });
 }
 
+/** Config keys that counted seconds (now milliseconds, named `…Ms`), by section. */
+const RENAMED_KEYS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  gateway: { approvalTimeoutSeconds: 'approvalTimeoutMs' },
+};
+
 function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], at: string): void {
+  const renamed = RENAMED_KEYS[at] ?? {};
   for (const key of Object.keys(record)) {
+    const renamedTo = Object.hasOwn(renamed, key) ? renamed[key] : undefined;
+    if (renamedTo !== undefined) {
+      fail(
+        `"${key}" was renamed to "${renamedTo}" (milliseconds; multiply a value in seconds by 1000)`,
+        `${at}.${key}`,
+      );
+    }
     if (!allowed.includes(key)) {
       const shown = /^[\w$.-]{1,40}$/.test(key) ? `"${key}"` : 'a key';
       fail(`unknown key ${shown} (accepted: ${allowed.join(', ')})`, at);
@@ -265,7 +280,7 @@ export function parseGatewayConfig(
   }
   for (const key of [
     'auditMaxBytes',
-    'approvalTimeoutSeconds',
+    'approvalTimeoutMs',
     'maxConcurrentCalls',
     'httpMaxSessions',
   ] as const) {

@@ -28,6 +28,7 @@ import { VERSION } from '../version.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_MAX_CONCURRENT_CALLS,
   type GatewayConfig,
   type GatewayServerConfig,
@@ -169,7 +170,7 @@ export class McpGateway {
     this.#registry = new ToolRegistry({
       authorizer: recording,
       approval: (request) => this.#ask(request),
-      approvalTimeoutMs: (options.config.gateway.approvalTimeoutSeconds ?? 120) * 1000,
+      approvalTimeoutMs: options.config.gateway.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
     });
   }
 

@@ -1,7 +1,7 @@
 import {
   type ConnectionRecord,
   type ConnectionStore,
-  DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  DEFAULT_AUTHORIZATION_WINDOW_MS,
   recentAuthorizationAttempts,
 } from '../store/connection-store.js';
 import { ConnectionNotFoundError } from '../store/store-errors.js';
@@ -19,15 +19,18 @@ import {
   OAuthError,
   OAuthStateMismatchError,
 } from './errors.js';
-import type { OAuthNetworkOptions } from './http.js';
+import { type OAuthNetworkOptions, refuseRenamedOAuthOptions } from './http.js';
 import { refreshOAuth } from './refresh-token.js';
 
 /** Options of {@link authorizeConnection}. */
 export interface AuthorizeConnectionOptions extends Omit<StartOAuthOptions, 'url'> {
   /** The MCP server URL; required when the store has no record for the connection yet. */
   readonly url?: string | undefined;
-  /** Flows started within this many seconds of the previous one count as one series. Default 600. */
-  readonly authorizationWindowSeconds?: number | undefined;
+  /**
+   * Flows started within this many milliseconds of the previous one count as one series.
+   * Default 600,000 (ten minutes).
+   */
+  readonly authorizationWindowMs?: number | undefined;
 }
 
 /** What the host needs to send the user on: the authorize URL. */
@@ -38,7 +41,9 @@ export interface ConnectionAuthorization {
   readonly authorizeUrl: string;
 }
 
-/** Default time a started authorization stays valid, in seconds. */
+/** Default time a started authorization stays valid: 600,000 milliseconds (ten minutes). */
+export const DEFAULT_PENDING_AUTHORIZATION_MS = 600_000;
+/** @deprecated In seconds; use {@link DEFAULT_PENDING_AUTHORIZATION_MS}. Removed in the next minor. */
 export const DEFAULT_PENDING_AUTHORIZATION_SECONDS = 600;
 
 /**
@@ -51,10 +56,11 @@ export async function authorizeConnection(
   connectionId: string,
   options: AuthorizeConnectionOptions,
 ): Promise<ConnectionAuthorization> {
-  const window = options.authorizationWindowSeconds ?? DEFAULT_AUTHORIZATION_WINDOW_SECONDS;
+  refuseRenamedOAuthOptions(options);
+  const window = options.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS;
   if (typeof window !== 'number' || !Number.isFinite(window) || window <= 0) {
-    throw new OAuthConfigurationError('authorizationWindowSeconds must be a positive number', {
-      details: { option: 'authorizationWindowSeconds' },
+    throw new OAuthConfigurationError('authorizationWindowMs must be a positive number', {
+      details: { option: 'authorizationWindowMs' },
     });
   }
   const record = await store.get(connectionId);
@@ -70,7 +76,7 @@ export async function authorizeConnection(
     record.url === url &&
     record.redirectUri === options.redirectUri &&
     (options.issuer === undefined || options.issuer === record.issuer);
-  const { authorizationWindowSeconds: _window, ...startOptions } = options;
+  const { authorizationWindowMs: _window, ...startOptions } = options;
   const fresh = { ...startOptions, url };
   let started: Awaited<ReturnType<typeof startOAuth>>;
   try {
@@ -129,7 +135,7 @@ export async function authorizeConnection(
       clientSecret: started.clientSecret,
       tokenAuthMethod: started.tokenAuthMethod,
       redirectUri: started.redirectUri,
-      authorizationAttempts: recentAuthorizationAttempts(base, now, window * 1000) + 1,
+      authorizationAttempts: recentAuthorizationAttempts(base, now, window) + 1,
       lastAuthorizationAt: now,
       pending: {
         state: started.state,
@@ -146,8 +152,8 @@ export async function authorizeConnection(
 
 /** Options of {@link completeConnection}. */
 export interface CompleteConnectionOptions extends OAuthNetworkOptions {
-  /** How long a started authorization stays valid, in seconds. Default 600. */
-  readonly pendingAuthorizationSeconds?: number | undefined;
+  /** How long a started authorization stays valid, in milliseconds. Default 600,000. */
+  readonly pendingAuthorizationMs?: number | undefined;
   /** As given to `authorizeConnection` (the MCP 2025-03-26 fallback). Default `false`. */
   readonly legacyAuthorizationServer?: boolean | undefined;
 }
@@ -163,10 +169,11 @@ export async function completeConnection(
   callback: string | URL | URLSearchParams,
   options: CompleteConnectionOptions = {},
 ): Promise<ConnectionRecord> {
-  const ttl = options.pendingAuthorizationSeconds ?? DEFAULT_PENDING_AUTHORIZATION_SECONDS;
+  refuseRenamedOAuthOptions(options);
+  const ttl = options.pendingAuthorizationMs ?? DEFAULT_PENDING_AUTHORIZATION_MS;
   if (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl <= 0) {
-    throw new OAuthConfigurationError('pendingAuthorizationSeconds must be a positive number', {
-      details: { option: 'pendingAuthorizationSeconds' },
+    throw new OAuthConfigurationError('pendingAuthorizationMs must be a positive number', {
+      details: { option: 'pendingAuthorizationMs' },
     });
   }
   const record = await store.get(connectionId);
@@ -184,7 +191,7 @@ export async function completeConnection(
     consumed = true;
     return { ...current, pending: undefined };
   });
-  if (!consumed || Date.now() - pending.createdAt > ttl * 1000) {
+  if (!consumed || Date.now() - pending.createdAt > ttl) {
     throw new OAuthStateMismatchError('the pending authorization was already used or expired', {
       details: { connectionId },
     });
@@ -258,6 +265,11 @@ export function refreshConnection(
   connectionId: string,
   options: RefreshConnectionOptions = {},
 ): Promise<ConnectionRecord> {
+  try {
+    refuseRenamedOAuthOptions(options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const { staleAccessToken, ...network } = options;
   return store.singleFlight(`refresh:${connectionId}`, async () => {
     const record = await store.get(connectionId);

@@ -19,10 +19,10 @@ export type AllowNonPublic = boolean | NetAllowNonPublic;
 export interface GuardedOAuthFetchOptions {
   readonly allowNonPublic: AllowNonPublic;
   readonly maxResponseBytes: number;
-  /** TCP and TLS connect limit, enforced by the guarded dispatcher. */
-  readonly connectTimeoutSeconds: number;
-  /** Limit of the exchange once connected. */
-  readonly readTimeoutSeconds: number;
+  /** TCP and TLS connect limit in milliseconds, enforced by the guarded dispatcher. */
+  readonly connectTimeoutMs: number;
+  /** Limit of the exchange once connected, in milliseconds. */
+  readonly readTimeoutMs: number;
 }
 
 /** Maps the OAuth option to the network guard's callback. */
@@ -67,7 +67,7 @@ function dispatcherFor(
  */
 export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunction {
   const allowNonPublic = netAllowNonPublic(options.allowNonPublic);
-  const connectTimeoutMs = Math.ceil(options.connectTimeoutSeconds * 1000);
+  const connectTimeoutMs = Math.ceil(options.connectTimeoutMs);
   const dispatcher = dispatcherFor(allowNonPublic, connectTimeoutMs);
   const guard = {
     dispatcher,
@@ -76,7 +76,7 @@ export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunct
     // still checked on every connection.
     allowedPorts: 'any' as const,
     maxResponseBytes: options.maxResponseBytes,
-    timeoutMs: connectTimeoutMs + Math.ceil(options.readTimeoutSeconds * 1000),
+    timeoutMs: connectTimeoutMs + Math.ceil(options.readTimeoutMs),
   };
   return (input, init) =>
     guardedFetch(input, { ...(init as object), redirect: 'manual', guard }) as Promise<Response>;

@@ -1,3 +1,4 @@
+import { renamedOptionMessage } from '@toolfence/tools';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { OAuthConfigurationError, OAuthTransportError } from './errors.js';
 import { type AllowNonPublic, type FetchFunction, guardedOAuthFetch } from './guard.js';
@@ -11,20 +12,15 @@ export interface OAuthNetworkOptions {
   /** Largest accepted response body, in bytes. Default 262,144 (256 KiB). */
   readonly maxResponseBytes?: number | undefined;
   /**
-   * Time limit to open each connection (TCP and TLS handshake), in seconds. Default 15. Applies
-   * to the built-in network guard (an injected `fetch` brings its own connect limit).
+   * Time limit to open each connection (TCP and TLS handshake), in milliseconds. Default 15,000.
+   * Applies to the built-in network guard (an injected `fetch` brings its own connect limit).
    */
-  readonly connectTimeoutSeconds?: number | undefined;
+  readonly connectTimeoutMs?: number | undefined;
   /**
    * Time limit of each HTTP exchange once connected (request sent, whole response read), in
-   * seconds. Default 30.
+   * milliseconds. Default 30,000.
    */
-  readonly readTimeoutSeconds?: number | undefined;
-  /**
-   * @deprecated Use `readTimeoutSeconds` (this sets it) and `connectTimeoutSeconds`. Not with
-   * `readTimeoutSeconds`.
-   */
-  readonly timeoutSeconds?: number | undefined;
+  readonly readTimeoutMs?: number | undefined;
   /**
    * The fetch under the bounds. Default: the toolfence network guard. Only inject your own for
    * tests or when you wrap the guard yourself; the bounds (size, no redirects, no compression)
@@ -35,12 +31,44 @@ export interface OAuthNetworkOptions {
 
 /** Default of {@link OAuthNetworkOptions.maxResponseBytes}. */
 export const DEFAULT_OAUTH_MAX_RESPONSE_BYTES = 262_144;
-/** Default of {@link OAuthNetworkOptions.connectTimeoutSeconds}. */
+/** Default of {@link OAuthNetworkOptions.connectTimeoutMs}: 15,000 milliseconds. */
+export const DEFAULT_OAUTH_CONNECT_TIMEOUT_MS = 15_000;
+/** Default of {@link OAuthNetworkOptions.readTimeoutMs}: 30,000 milliseconds. */
+export const DEFAULT_OAUTH_READ_TIMEOUT_MS = 30_000;
+/** @deprecated In seconds; use {@link DEFAULT_OAUTH_CONNECT_TIMEOUT_MS}. Removed in the next minor. */
 export const DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS = 15;
-/** Default of {@link OAuthNetworkOptions.readTimeoutSeconds}. */
+/** @deprecated In seconds; use {@link DEFAULT_OAUTH_READ_TIMEOUT_MS}. Removed in the next minor. */
 export const DEFAULT_OAUTH_READ_TIMEOUT_SECONDS = 30;
-/** @deprecated The read timeout's default: {@link DEFAULT_OAUTH_READ_TIMEOUT_SECONDS}. */
-export const DEFAULT_OAUTH_TIMEOUT_SECONDS: number = DEFAULT_OAUTH_READ_TIMEOUT_SECONDS;
+/** @deprecated In seconds; use {@link DEFAULT_OAUTH_READ_TIMEOUT_MS}. Removed in the next minor. */
+export const DEFAULT_OAUTH_TIMEOUT_SECONDS = 30;
+
+/**
+ * OAuth options that counted seconds (now milliseconds, named `…Ms`): given under the old name,
+ * an option is refused with a message that names the new one.
+ */
+const RENAMED_OAUTH_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
+  connectTimeoutSeconds: 'connectTimeoutMs',
+  readTimeoutSeconds: 'readTimeoutMs',
+  timeoutSeconds: 'readTimeoutMs',
+  refreshSkewSeconds: 'refreshSkewMs',
+  authorizationWindowSeconds: 'authorizationWindowMs',
+  pendingAuthorizationSeconds: 'pendingAuthorizationMs',
+});
+
+/**
+ * Refuses an OAuth option under its old seconds name with {@link OAuthConfigurationError}
+ * (`details.option` the old name), naming the new `…Ms` key.
+ */
+export function refuseRenamedOAuthOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const [key, renamedTo] of Object.entries(RENAMED_OAUTH_OPTIONS)) {
+    if (Object.hasOwn(options, key)) {
+      throw new OAuthConfigurationError(renamedOptionMessage('OAuth', key, renamedTo), {
+        details: { option: key },
+      });
+    }
+  }
+}
 
 /** Resolved network settings. */
 export interface OAuthHttp {
@@ -53,8 +81,8 @@ export interface OAuthHttp {
   readonly allowInsecure: boolean;
   readonly allowNonPublic: AllowNonPublic;
   readonly maxResponseBytes: number;
-  readonly connectTimeoutSeconds: number;
-  readonly readTimeoutSeconds: number;
+  readonly connectTimeoutMs: number;
+  readonly readTimeoutMs: number;
 }
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
@@ -79,6 +107,7 @@ function positiveNumber(value: unknown, name: string, fallback: number): number 
 
 /** Validates the network options and builds the bounded fetch every OAuth request goes through. */
 export function resolveOAuthHttp(options: OAuthNetworkOptions): OAuthHttp {
+  refuseRenamedOAuthOptions(options);
   const allowNonPublic = options.allowNonPublic ?? false;
   if (typeof allowNonPublic !== 'boolean' && typeof allowNonPublic !== 'function') {
     throw new OAuthConfigurationError('allowNonPublic must be a boolean or a function', {
@@ -90,21 +119,15 @@ export function resolveOAuthHttp(options: OAuthNetworkOptions): OAuthHttp {
     'maxResponseBytes',
     DEFAULT_OAUTH_MAX_RESPONSE_BYTES,
   );
-  if (options.timeoutSeconds !== undefined && options.readTimeoutSeconds !== undefined) {
-    throw new OAuthConfigurationError(
-      'give readTimeoutSeconds (timeoutSeconds is its deprecated name), not both',
-      { details: { option: 'timeoutSeconds' } },
-    );
-  }
-  const timeoutSeconds = positiveNumber(
-    options.readTimeoutSeconds ?? options.timeoutSeconds,
-    options.timeoutSeconds === undefined ? 'readTimeoutSeconds' : 'timeoutSeconds',
-    DEFAULT_OAUTH_READ_TIMEOUT_SECONDS,
+  const readTimeoutMs = positiveNumber(
+    options.readTimeoutMs,
+    'readTimeoutMs',
+    DEFAULT_OAUTH_READ_TIMEOUT_MS,
   );
-  const connectTimeoutSeconds = positiveNumber(
-    options.connectTimeoutSeconds,
-    'connectTimeoutSeconds',
-    DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS,
+  const connectTimeoutMs = positiveNumber(
+    options.connectTimeoutMs,
+    'connectTimeoutMs',
+    DEFAULT_OAUTH_CONNECT_TIMEOUT_MS,
   );
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new OAuthConfigurationError('fetch must be a function', { details: { option: 'fetch' } });
@@ -114,18 +137,16 @@ export function resolveOAuthHttp(options: OAuthNetworkOptions): OAuthHttp {
     guardedOAuthFetch({
       allowNonPublic,
       maxResponseBytes,
-      connectTimeoutSeconds,
-      readTimeoutSeconds: timeoutSeconds,
+      connectTimeoutMs,
+      readTimeoutMs,
     });
   return {
-    fetch: boundedFetch(inner, maxResponseBytes, timeoutSeconds + connectTimeoutSeconds),
+    fetch: boundedFetch(inner, maxResponseBytes, readTimeoutMs + connectTimeoutMs),
     probe: async (input, init) => {
       const url = new URL(input);
       const headers = new Headers(init.headers);
       headers.set('accept-encoding', 'identity');
-      const timeout = AbortSignal.timeout(
-        Math.ceil((timeoutSeconds + connectTimeoutSeconds) * 1000),
-      );
+      const timeout = AbortSignal.timeout(Math.ceil(readTimeoutMs + connectTimeoutMs));
       let response: Response;
       try {
         response = await inner(url.href, { ...init, headers, redirect: 'manual', signal: timeout });
@@ -144,8 +165,8 @@ export function resolveOAuthHttp(options: OAuthNetworkOptions): OAuthHttp {
     allowInsecure: allowNonPublic !== false,
     allowNonPublic,
     maxResponseBytes,
-    connectTimeoutSeconds,
-    readTimeoutSeconds: timeoutSeconds,
+    connectTimeoutMs,
+    readTimeoutMs,
   };
 }
 
@@ -189,13 +210,13 @@ async function readBounded(response: Response, limit: number, url: URL): Promise
 export function boundedFetch(
   inner: FetchFunction,
   maxResponseBytes: number,
-  timeoutSeconds: number,
+  timeoutMs: number,
 ): FetchFunction {
   return async (input, init) => {
     const url = new URL(input);
     const headers = new Headers(init.headers);
     headers.set('accept-encoding', 'identity');
-    const timeout = AbortSignal.timeout(Math.ceil(timeoutSeconds * 1000));
+    const timeout = AbortSignal.timeout(Math.ceil(timeoutMs));
     const signal = init.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     let response: Response;
     try {
@@ -253,13 +274,13 @@ function transportFailure(error: unknown, url: URL, timeout: AbortSignal): McpBr
   }
   const causeCode = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
   if (code === 'UND_ERR_CONNECT_TIMEOUT' || causeCode === 'UND_ERR_CONNECT_TIMEOUT') {
-    return new OAuthTransportError('OAuth connection timed out (connectTimeoutSeconds)', {
+    return new OAuthTransportError('OAuth connection timed out (connectTimeoutMs)', {
       reason: 'timeout',
       details: { ...details, phase: 'connect' },
     });
   }
   if (isTimeout(error) || timeout.aborted || code === 'NET_LIMIT_EXCEEDED') {
-    return new OAuthTransportError('OAuth request timed out (readTimeoutSeconds)', {
+    return new OAuthTransportError('OAuth request timed out (readTimeoutMs)', {
       reason: 'timeout',
       details: { ...details, phase: 'read' },
     });

@@ -11,7 +11,7 @@ import {
   discoverProtectedResource,
 } from './discovery.js';
 import { OAuthConfigurationError, OAuthUnsupportedServerError } from './errors.js';
-import { type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
+import { type OAuthNetworkOptions, refuseRenamedOAuthOptions, resolveOAuthHttp } from './http.js';
 import { probe } from './probe.js';
 import {
   checkMethod,
@@ -71,9 +71,8 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   'scope',
   'allowNonPublic',
   'maxResponseBytes',
-  'connectTimeoutSeconds',
-  'readTimeoutSeconds',
-  'timeoutSeconds',
+  'connectTimeoutMs',
+  'readTimeoutMs',
   'fetch',
 ]);
 
@@ -113,6 +112,7 @@ async function resolveAssertion(source: unknown): Promise<string> {
  * again (with a fresh assertion) when the token expires.
  */
 export async function jwtBearerOAuth(options: JwtBearerOAuthOptions): Promise<JwtBearerTokens> {
+  refuseRenamedOAuthOptions(options);
   for (const name of Object.keys(options ?? {})) {
     if (!OPTION_KEYS.has(name)) {
       throw new OAuthConfigurationError(

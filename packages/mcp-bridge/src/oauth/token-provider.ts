@@ -1,7 +1,7 @@
 import {
   type ConnectionRecord,
   type ConnectionStore,
-  DEFAULT_AUTHORIZATION_WINDOW_SECONDS,
+  DEFAULT_AUTHORIZATION_WINDOW_MS,
   recentAuthorizationAttempts,
 } from '../store/connection-store.js';
 import type {
@@ -18,7 +18,7 @@ import {
   OAuthDpopError,
   OAuthStepUpLimitError,
 } from './errors.js';
-import type { OAuthNetworkOptions } from './http.js';
+import { type OAuthNetworkOptions, refuseRenamedOAuthOptions } from './http.js';
 
 /** Options of {@link OAuthTokenProvider} (and McpClient's `oauth` option). */
 export interface OAuthConnectionOptions extends OAuthNetworkOptions {
@@ -28,15 +28,20 @@ export interface OAuthConnectionOptions extends OAuthNetworkOptions {
   readonly connectionId: string;
   /** The MCP server URL, reported in errors when the store has no record yet. */
   readonly url?: string | undefined;
-  /** Refresh this many seconds before `expiresAt`. Default 60. */
-  readonly refreshSkewSeconds?: number | undefined;
-  /** Authorization flows allowed in one series (see `authorizationWindowSeconds`). Default 3. */
+  /** Refresh this many milliseconds before `expiresAt`. Default 60,000. */
+  readonly refreshSkewMs?: number | undefined;
+  /** Authorization flows allowed in one series (see `authorizationWindowMs`). Default 3. */
   readonly maxAuthorizationAttempts?: number | undefined;
-  /** Flows started within this many seconds of the previous one count as one series. Default 600. */
-  readonly authorizationWindowSeconds?: number | undefined;
+  /**
+   * Flows started within this many milliseconds of the previous one count as one series.
+   * Default 600,000 (ten minutes).
+   */
+  readonly authorizationWindowMs?: number | undefined;
 }
 
-/** Default of {@link OAuthConnectionOptions.refreshSkewSeconds}. */
+/** Default of {@link OAuthConnectionOptions.refreshSkewMs}: 60,000 milliseconds. */
+export const DEFAULT_REFRESH_SKEW_MS = 60_000;
+/** @deprecated In seconds; use {@link DEFAULT_REFRESH_SKEW_MS}. Removed in the next minor. */
 export const DEFAULT_REFRESH_SKEW_SECONDS = 60;
 /** Default of {@link OAuthConnectionOptions.maxAuthorizationAttempts}. */
 export const DEFAULT_MAX_AUTHORIZATION_ATTEMPTS = 3;
@@ -73,10 +78,11 @@ export class OAuthTokenProvider {
         details: { option: 'connectionId' },
       });
     }
-    const skew = options.refreshSkewSeconds ?? DEFAULT_REFRESH_SKEW_SECONDS;
+    refuseRenamedOAuthOptions(options);
+    const skew = options.refreshSkewMs ?? DEFAULT_REFRESH_SKEW_MS;
     if (typeof skew !== 'number' || !Number.isFinite(skew) || skew < 0) {
-      throw new OAuthConfigurationError('refreshSkewSeconds must be a non-negative number', {
-        details: { option: 'refreshSkewSeconds' },
+      throw new OAuthConfigurationError('refreshSkewMs must be a non-negative number', {
+        details: { option: 'refreshSkewMs' },
       });
     }
     const attempts = options.maxAuthorizationAttempts ?? DEFAULT_MAX_AUTHORIZATION_ATTEMPTS;
@@ -85,22 +91,21 @@ export class OAuthTokenProvider {
         details: { option: 'maxAuthorizationAttempts' },
       });
     }
-    const window = options.authorizationWindowSeconds ?? DEFAULT_AUTHORIZATION_WINDOW_SECONDS;
+    const window = options.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS;
     if (typeof window !== 'number' || !Number.isFinite(window) || window <= 0) {
-      throw new OAuthConfigurationError('authorizationWindowSeconds must be a positive number', {
-        details: { option: 'authorizationWindowSeconds' },
+      throw new OAuthConfigurationError('authorizationWindowMs must be a positive number', {
+        details: { option: 'authorizationWindowMs' },
       });
     }
-    this.#windowMs = window * 1000;
+    this.#windowMs = window;
     this.#options = options;
-    this.#skewMs = skew * 1000;
+    this.#skewMs = skew;
     this.#maxAttempts = attempts;
     this.#network = {
       allowNonPublic: options.allowNonPublic,
       maxResponseBytes: options.maxResponseBytes,
-      connectTimeoutSeconds: options.connectTimeoutSeconds,
-      readTimeoutSeconds: options.readTimeoutSeconds,
-      timeoutSeconds: options.timeoutSeconds,
+      connectTimeoutMs: options.connectTimeoutMs,
+      readTimeoutMs: options.readTimeoutMs,
       fetch: options.fetch,
     };
   }
@@ -250,7 +255,7 @@ export class OAuthTokenProvider {
    * The server answered 403 `insufficient_scope`: raises {@link AuthorizationRequiredError}
    * with the widened scope (stored plus challenged), or {@link OAuthStepUpLimitError} once
    * `maxAuthorizationAttempts` flows were started in one series (each within
-   * `authorizationWindowSeconds` of the previous one, with no `onSuccess()` in between).
+   * `authorizationWindowMs` of the previous one, with no `onSuccess()` in between).
    */
   async onInsufficientScope(scope: string | undefined): Promise<never> {
     const record = await this.#options.store.get(this.#options.connectionId);

@@ -123,6 +123,12 @@ function implementation(value: unknown): McpServerDescription['serverInfo'] {
   });
 }
 
+/** True for a stdio exit that says the command could not run (126, 127). */
+function commandNotFound(failure: unknown): boolean {
+  const exitCode = (failure as { details?: { exitCode?: unknown } } | undefined)?.details?.exitCode;
+  return exitCode === 126 || exitCode === 127;
+}
+
 type ProbeVerdict =
   | { readonly kind: 'modern'; readonly description: McpServerDescription }
   | { readonly kind: 'legacy'; readonly restart: boolean };
@@ -159,7 +165,7 @@ export class ProtocolSession {
    * Negotiates the era and version. With a modern version on offer, sends `server/discover`
    * first (both transports); a `-32022` naming a mutual version is retried once. Falls back to
    * `initialize` on the legacy signals: any other JSON-RPC error, an HTTP 4xx without a modern
-   * error body, and on stdio no answer within `openTimeout` or a process that exited (then it is
+   * error body, and on stdio no answer within `openTimeoutMs` or a process that exited (then it is
    * started once more).
    * @throws {UnsupportedProtocolVersionError} when no offered version is shared.
    * @throws {VersionNegotiationError} when the offered eras do not fit the server.
@@ -328,14 +334,20 @@ export class ProtocolSession {
             throw error;
           }
           if (error.code === ErrorCode.ConnectionClosed) {
-            if (stdio && !this.#closed) return { kind: 'legacy', restart: true };
+            // A legacy server that exits on an unknown request (older Python SDK servers do on
+            // `server/discover`) gets one more start, for `initialize`. A command that was not
+            // found (exit 126 or 127) fails the same way again, so it is not started twice.
+            if (stdio && !this.#closed && !commandNotFound(this.#transport.failure)) {
+              return { kind: 'legacy', restart: true };
+            }
             throw error;
           }
           // Any other JSON-RPC error (method not found, invalid params, a legacy server's
           // "bad request"): the server does not speak the modern protocol.
           return { kind: 'legacy', restart: false };
         }
-        if (error instanceof TransportHttpError && error.status < 500) {
+        // A 429 is a rate limit, not a legacy signal: it is reported (ServerRateLimitedError).
+        if (error instanceof TransportHttpError && error.status < 500 && error.status !== 429) {
           return { kind: 'legacy', restart: false };
         }
         throw error;

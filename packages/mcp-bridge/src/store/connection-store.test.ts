@@ -325,14 +325,33 @@ describe('SqliteConnectionStore encryption and schema', () => {
     ).toThrow(
       expect.objectContaining({
         code: 'STORE_RECORD_INVALID',
-        message: expect.stringMatching(/leaseSeconds/),
+        message: expect.stringMatching(/leaseMs/),
       }),
     );
-    expect(() => new SqliteConnectionStore({ path, key, leaseSeconds: 0 })).toThrow(
+    expect(() => new SqliteConnectionStore({ path, key, leaseMs: 0 })).toThrow(
       expect.objectContaining({ code: 'STORE_RECORD_INVALID' }),
     );
-    expect(() => new SqliteConnectionStore({ path, key, leaseWaitSeconds: Number.NaN })).toThrow(
+    expect(() => new SqliteConnectionStore({ path, key, leaseWaitMs: Number.NaN })).toThrow(
       expect.objectContaining({ code: 'STORE_RECORD_INVALID' }),
+    );
+    expect(() => new SqliteConnectionStore({ path, key, leaseMs: 86_400_001 })).toThrow(
+      expect.objectContaining({ code: 'STORE_RECORD_INVALID' }),
+    );
+  });
+
+  it.each([
+    ['leaseSeconds', 'leaseMs'],
+    ['leaseWaitSeconds', 'leaseWaitMs'],
+  ])('refuses the old seconds option %s, naming %s', (oldKey, newKey) => {
+    const path = join(folder, 'renamed.db');
+    expect(
+      () => new SqliteConnectionStore({ path, key: randomBytes(32), [oldKey]: 60 } as never),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'STORE_RECORD_INVALID',
+        details: { option: oldKey },
+        message: expect.stringContaining(`"${oldKey}" was renamed to "${newKey}" (milliseconds`),
+      }),
     );
   });
 
@@ -386,10 +405,10 @@ describe('SqliteConnectionStore encryption and schema', () => {
     second.close();
   });
 
-  it('takes over an expired lease (a crashed holder) and gives up after leaseWaitSeconds', async () => {
+  it('takes over an expired lease (a crashed holder) and gives up after leaseWaitMs', async () => {
     const path = join(folder, 'store.db');
     const key = randomBytes(32);
-    const store = new SqliteConnectionStore({ path, key, leaseWaitSeconds: 0.2 });
+    const store = new SqliteConnectionStore({ path, key, leaseWaitMs: 200 });
     const raw = new Database(path);
     raw
       .prepare('INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?)')

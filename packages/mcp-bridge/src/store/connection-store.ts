@@ -70,7 +70,7 @@ export interface ConnectionRecord {
   readonly pending?: PendingAuthorization | undefined;
   /**
    * Authorization flows started in a row: the series resets to 0 once no flow has started
-   * within the authorization window (`authorizationWindowSeconds`, default 600 s) of
+   * within the authorization window (`authorizationWindowMs`, default 600,000 ms) of
    * `lastAuthorizationAt`.
    */
   readonly authorizationAttempts?: number | undefined;
@@ -190,7 +190,12 @@ export class MemoryConnectionStore implements ConnectionStore {
   }
 }
 
-/** Default window in which authorization flows count as one series of attempts, in seconds. */
+/**
+ * Default window in which authorization flows count as one series of attempts: 600,000
+ * milliseconds (ten minutes).
+ */
+export const DEFAULT_AUTHORIZATION_WINDOW_MS = 600_000;
+/** @deprecated In seconds; use {@link DEFAULT_AUTHORIZATION_WINDOW_MS}. Removed in the next minor. */
 export const DEFAULT_AUTHORIZATION_WINDOW_SECONDS = 600;
 
 /**

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { renamedOptionMessage } from '@toolfence/tools';
 import type Database from 'better-sqlite3';
 import {
   type AccessTokenType,
@@ -45,29 +46,35 @@ export interface SqliteConnectionStoreOptions {
   readonly previousKeys?: readonly Uint8Array[] | undefined;
   /**
    * How long a `singleFlight` lease (for example a token refresh) excludes other processes on
-   * this database file before it expires, in seconds; a crashed holder's lease expires then.
-   * Default 60 (longer than one refresh with the default OAuth timeouts).
+   * this database file before it expires, in milliseconds (at most 86,400,000); a crashed
+   * holder's lease expires then. Default 60,000 (longer than one refresh with the default OAuth
+   * timeouts).
    */
-  readonly leaseSeconds?: number | undefined;
+  readonly leaseMs?: number | undefined;
   /**
    * How long `singleFlight` waits for another process's lease before it fails with
-   * `STORE_LEASE_TIMEOUT`, in seconds. Default 90.
+   * `STORE_LEASE_TIMEOUT`, in milliseconds (at most 86,400,000). Default 90,000.
    */
-  readonly leaseWaitSeconds?: number | undefined;
+  readonly leaseWaitMs?: number | undefined;
 }
 
-/** Default of {@link SqliteConnectionStoreOptions.leaseSeconds}. */
-export const DEFAULT_STORE_LEASE_SECONDS = 60;
-/** Default of {@link SqliteConnectionStoreOptions.leaseWaitSeconds}. */
-export const DEFAULT_STORE_LEASE_WAIT_SECONDS = 90;
+/** Default of {@link SqliteConnectionStoreOptions.leaseMs}. */
+export const DEFAULT_STORE_LEASE_MS = 60_000;
+/** Default of {@link SqliteConnectionStoreOptions.leaseWaitMs}. */
+export const DEFAULT_STORE_LEASE_WAIT_MS = 90_000;
 
 const OPTION_KEYS: ReadonlySet<string> = new Set([
   'path',
   'key',
   'previousKeys',
-  'leaseSeconds',
-  'leaseWaitSeconds',
+  'leaseMs',
+  'leaseWaitMs',
 ]);
+/** Options that counted seconds (now milliseconds, named `…Ms`). */
+const RENAMED_KEYS: Readonly<Record<string, string>> = Object.freeze({
+  leaseSeconds: 'leaseMs',
+  leaseWaitSeconds: 'leaseWaitMs',
+});
 
 /** The schema version this package writes. */
 export const SQLITE_STORE_SCHEMA_VERSION = 3;
@@ -180,12 +187,15 @@ function aad(row: Omit<Row, 'secrets'>): Buffer {
 const LEGACY_VERSION_BYTE = 1;
 const VERSION_BYTE = 3;
 
-function seconds(value: unknown, name: string, fallback: number): number {
+function milliseconds(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 86_400) {
-    throw new StoreRecordError(`${name} must be a number of seconds from 0 to 86400`, {
-      details: { option: name },
-    });
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > 86_400_000) {
+    throw new StoreRecordError(
+      `${name} must be a number of milliseconds above 0, at most 86400000`,
+      {
+        details: { option: name },
+      },
+    );
   }
   return value;
 }
@@ -224,6 +234,12 @@ export class SqliteConnectionStore implements ConnectionStore {
       });
     }
     for (const name of Object.keys(options)) {
+      const renamedTo = Object.hasOwn(RENAMED_KEYS, name) ? RENAMED_KEYS[name] : undefined;
+      if (renamedTo !== undefined) {
+        throw new StoreRecordError(renamedOptionMessage('SqliteConnectionStore', name, renamedTo), {
+          details: { option: name },
+        });
+      }
       if (!OPTION_KEYS.has(name)) {
         throw new StoreRecordError(
           `unknown option "${name}"; accepted: ${[...OPTION_KEYS].join(', ')}`,
@@ -231,11 +247,12 @@ export class SqliteConnectionStore implements ConnectionStore {
         );
       }
     }
-    this.#leaseMs =
-      seconds(options.leaseSeconds, 'leaseSeconds', DEFAULT_STORE_LEASE_SECONDS) * 1000;
-    this.#leaseWaitMs =
-      seconds(options.leaseWaitSeconds, 'leaseWaitSeconds', DEFAULT_STORE_LEASE_WAIT_SECONDS) *
-      1000;
+    this.#leaseMs = milliseconds(options.leaseMs, 'leaseMs', DEFAULT_STORE_LEASE_MS);
+    this.#leaseWaitMs = milliseconds(
+      options.leaseWaitMs,
+      'leaseWaitMs',
+      DEFAULT_STORE_LEASE_WAIT_MS,
+    );
     this.#key = keyOf(options.key, 'key');
     const keys = new Map<string, Key>([[this.#key.id, this.#key]]);
     for (const [index, previous] of (options.previousKeys ?? []).entries()) {
@@ -460,8 +477,8 @@ export class SqliteConnectionStore implements ConnectionStore {
    * Runs `task` once per key at a time across every process that opened this database file:
    * callers in this process share one run; another process waits for the lease (polling), then
    * runs its own task, which should reread the record (a refresh finds the rotated tokens). A
-   * lease expires after `leaseSeconds`, so a crashed holder blocks others for at most that long.
-   * @throws {StoreLeaseTimeoutError} when another process held the lease past `leaseWaitSeconds`.
+   * lease expires after `leaseMs`, so a crashed holder blocks others for at most that long.
+   * @throws {StoreLeaseTimeoutError} when another process held the lease past `leaseWaitMs`.
    */
   singleFlight<T>(key: string, task: () => Promise<T>): Promise<T> {
     return this.#flights.run(key, async () => {
@@ -496,8 +513,8 @@ export class SqliteConnectionStore implements ConnectionStore {
       if (take.immediate(Date.now())) return;
       if (Date.now() >= deadline) {
         throw new StoreLeaseTimeoutError(
-          'another process held the refresh lease longer than leaseWaitSeconds',
-          { details: { leaseWaitSeconds: this.#leaseWaitMs / 1000 } },
+          'another process held the refresh lease longer than leaseWaitMs',
+          { details: { leaseWaitMs: this.#leaseWaitMs } },
         );
       }
       await sleep(wait + Math.floor(Math.random() * wait));

@@ -38,7 +38,7 @@ export class StoreDriverError extends McpBridgeError {
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/StoreDriverError');
 }
 
-/** Another process held a store lease (a token refresh) longer than `leaseWaitSeconds`. */
+/** Another process held a store lease (a token refresh) longer than `leaseWaitMs`. */
 export class StoreLeaseTimeoutError extends McpBridgeError {
   static override readonly code: string = 'STORE_LEASE_TIMEOUT';
   static override readonly brand: symbol = Symbol.for(

@@ -98,7 +98,7 @@ export class RecordEncodingError extends TransportProtocolError {
   }
 }
 
-/** A record did not complete within `readTimeout`. */
+/** A record did not complete within `readTimeoutMs`. */
 export class TransportTimeoutError extends McpBridgeError {
   static override readonly code: string = 'TRANSPORT_TIMEOUT';
   static override readonly brand: symbol = Symbol.for(
@@ -113,11 +113,15 @@ export class TransportHttpError extends McpBridgeError {
   /** The HTTP status. */
   readonly status: number;
 
-  /** Creates the error for HTTP `status` (also in `details.status`); the body is not kept. */
-  constructor(status: number, options: McpBridgeErrorOptions = {}) {
-    super(`The MCP server answered with HTTP status ${status}`, {
-      ...options,
-      details: { status, ...options.details },
+  /**
+   * Creates the error for HTTP `status` (also in `details.status`); the body is not kept.
+   * `options.message` replaces the default message (subclasses say what to do).
+   */
+  constructor(status: number, options: McpBridgeErrorOptions & { readonly message?: string } = {}) {
+    const { message, ...rest } = options;
+    super(message ?? `The MCP server answered with HTTP status ${status}`, {
+      ...rest,
+      details: { status, ...rest.details },
     });
     this.status = status;
   }

@@ -1,3 +1,4 @@
+import { renamedOptionMessage } from '@toolfence/tools';
 import { TransportConfigurationError } from './errors.js';
 
 /** Byte and structure limits applied to every record read from a server. */
@@ -31,7 +32,25 @@ export function positiveInteger(name: string, value: unknown, fallback: number):
   return value;
 }
 
-/** Validates a positive-number option (seconds may be fractional). */
+/**
+ * Refuses an option under its old name (a time option that counted seconds, now `…Ms`), naming
+ * the new key and its unit.
+ */
+export function refuseRenamedOptions(
+  options: object,
+  renamed: Readonly<Record<string, string>>,
+  owner: string,
+): void {
+  for (const [key, renamedTo] of Object.entries(renamed)) {
+    if (Object.hasOwn(options, key)) {
+      throw new TransportConfigurationError(renamedOptionMessage(owner, key, renamedTo), {
+        details: { option: key },
+      });
+    }
+  }
+}
+
+/** Validates a positive-number option (milliseconds may be fractional). */
 export function positiveNumber(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {

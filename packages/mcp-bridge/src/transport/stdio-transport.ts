@@ -14,6 +14,7 @@ import {
   positiveInteger,
   positiveNumber,
   type RecordLimits,
+  refuseRenamedOptions,
   resolveRecordLimits,
 } from './record-limits.js';
 import { decodeUtf8 } from './utf8.js';
@@ -38,10 +39,10 @@ export interface StdioTransportOptions extends Partial<RecordLimits> {
   readonly stderrTailBytes?: number;
   /** Working directory of the child. Default: this process's. */
   readonly cwd?: string;
-  /** Seconds a started record may take to complete. Default 120. */
-  readonly readTimeout?: number;
-  /** Seconds between SIGTERM and SIGKILL on close. Default 2. */
-  readonly killGrace?: number;
+  /** Milliseconds a started record may take to complete. Default 120,000. */
+  readonly readTimeoutMs?: number;
+  /** Milliseconds between SIGTERM and SIGKILL on close. Default 2,000. */
+  readonly killGraceMs?: number;
   /** Bytes kept per stderr line before it is cut (the rest of the line is dropped). Default 4096. */
   readonly maxStderrLineBytes?: number;
   /** Receives the child's stderr lines (at debug level) and transport diagnostics. */
@@ -72,12 +73,12 @@ function isBlankLine(line: Buffer): boolean {
 /**
  * The SDK `Transport` over a child process's stdin/stdout, one JSON-RPC record per line.
  *
- * Each stdout line is bounded by `maxRecordBytes` as bytes arrive and by `readTimeout` from its
+ * Each stdout line is bounded by `maxRecordBytes` as bytes arrive and by `readTimeoutMs` from its
  * first byte to its newline (the CR of a CRLF ending is not counted), decoded as strict UTF-8,
  * then scanned for structure before parsing. Empty lines and lines of only spaces and tabs are
  * skipped; any other non-protocol line is a fatal error. A last record without a trailing
  * newline is delivered when stdout ends. The child runs in its own process group; `close()` sends SIGTERM to the
- * group, then SIGKILL after `killGrace` seconds.
+ * group, then SIGKILL after `killGraceMs` milliseconds.
  */
 export class StdioTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -117,6 +118,11 @@ export class StdioTransport implements Transport {
    *   `env`.
    */
   constructor(options: StdioTransportOptions) {
+    refuseRenamedOptions(
+      options,
+      { readTimeout: 'readTimeoutMs', killGrace: 'killGraceMs' },
+      'StdioTransport',
+    );
     const command = options.command;
     if (
       !Array.isArray(command) ||
@@ -159,8 +165,8 @@ export class StdioTransport implements Transport {
     this.#env = Object.freeze({ ...inherited, ...env });
     this.#cwd = options.cwd;
     this.#limits = resolveRecordLimits(options);
-    this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
-    this.#killGraceMs = positiveNumber('killGrace', options.killGrace, 2) * 1000;
+    this.#readTimeoutMs = positiveNumber('readTimeoutMs', options.readTimeoutMs, 120_000);
+    this.#killGraceMs = positiveNumber('killGraceMs', options.killGraceMs, 2000);
     this.#maxStderrLineBytes = positiveInteger(
       'maxStderrLineBytes',
       options.maxStderrLineBytes,
@@ -343,8 +349,8 @@ export class StdioTransport implements Transport {
           this.#recordTimer = setTimeout(
             () =>
               this.#fail(
-                new TransportTimeoutError('A stdio record did not complete within readTimeout', {
-                  details: { readTimeout: this.#readTimeoutMs / 1000 },
+                new TransportTimeoutError('A stdio record did not complete within readTimeoutMs', {
+                  details: { readTimeoutMs: this.#readTimeoutMs },
                 }),
               ),
             this.#readTimeoutMs,

@@ -28,8 +28,12 @@ import {
   positiveInteger,
   positiveNumber,
   type RecordLimits,
+  refuseRenamedOptions,
   resolveRecordLimits,
 } from './record-limits.js';
+import { parseRetryAfter } from './retry-after.js';
+import { ServerOverloadedError } from './server-overloaded-error.js';
+import { ServerRateLimitedError } from './server-rate-limited-error.js';
 import { SseParser } from './sse-parser.js';
 import { decodeUtf8 } from './utf8.js';
 
@@ -43,16 +47,16 @@ export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
   readonly authProvider?: McpAuthProvider;
   /** Fixed extra headers, copied and validated at construction. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Seconds for the first response byte and for each record to complete. Default 120. */
-  readonly readTimeout?: number;
+  /** Milliseconds for the first response byte and for each record to complete. Default 120,000. */
+  readonly readTimeoutMs?: number;
   /** Send `DELETE` for the session on close. Default true. */
   readonly deleteSessionOnClose?: boolean;
   /** SSE resumption attempts (GET with `Last-Event-ID`) per stream. Default 2. */
   readonly maxSseReconnects?: number;
   /** Milliseconds to wait before resuming when the server sent no `retry:`. Default 1000. */
-  readonly defaultSseRetry?: number;
+  readonly defaultSseRetryMs?: number;
   /** Milliseconds a server's `retry:` may ask for at most (a longer value is cut to this). Default 30,000. */
-  readonly maxSseRetry?: number;
+  readonly maxSseRetryMs?: number;
   /** Bytes of SSE comment lines allowed between two blank lines (comments are dropped, never kept). Default 64 KiB. */
   readonly maxSseCommentBytes?: number;
   /** Open the optional GET stream for server-initiated messages after the handshake. Default true. */
@@ -180,6 +184,15 @@ export class StreamableHttpTransport implements Transport {
    *   with credentials, or a bad option.
    */
   constructor(options: StreamableHttpTransportOptions) {
+    refuseRenamedOptions(
+      options,
+      {
+        readTimeout: 'readTimeoutMs',
+        defaultSseRetry: 'defaultSseRetryMs',
+        maxSseRetry: 'maxSseRetryMs',
+      },
+      'StreamableHttpTransport',
+    );
     let url: URL;
     try {
       url = new URL(options.url);
@@ -197,7 +210,7 @@ export class StreamableHttpTransport implements Transport {
     this.#authProvider = options.authProvider;
     this.#headers = copyFixedHeaders(options.headers);
     this.#limits = resolveRecordLimits(options);
-    this.#readTimeoutMs = positiveNumber('readTimeout', options.readTimeout, 120) * 1000;
+    this.#readTimeoutMs = positiveNumber('readTimeoutMs', options.readTimeoutMs, 120_000);
     if (
       options.deleteSessionOnClose !== undefined &&
       typeof options.deleteSessionOnClose !== 'boolean'
@@ -209,8 +222,8 @@ export class StreamableHttpTransport implements Transport {
       options.maxSseReconnects === 0
         ? 0
         : positiveInteger('maxSseReconnects', options.maxSseReconnects, 2);
-    this.#defaultSseRetry = positiveInteger('defaultSseRetry', options.defaultSseRetry, 1000);
-    this.#maxSseRetry = positiveInteger('maxSseRetry', options.maxSseRetry, 30_000);
+    this.#defaultSseRetry = positiveInteger('defaultSseRetryMs', options.defaultSseRetryMs, 1000);
+    this.#maxSseRetry = positiveInteger('maxSseRetryMs', options.maxSseRetryMs, 30_000);
     this.#maxSseCommentBytes = positiveInteger(
       'maxSseCommentBytes',
       options.maxSseCommentBytes,
@@ -350,6 +363,14 @@ export class StreamableHttpTransport implements Transport {
       const status = response.statusCode;
       this.#noteResponse(status, response);
       if (status >= 200 && status < 300) return response;
+      if (status === 429 || status === 529) {
+        // Refused under load: typed, with the server's Retry-After; never retried here.
+        await discard(response.body);
+        const retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
+        throw status === 429
+          ? new ServerRateLimitedError(retryAfterMs)
+          : new ServerOverloadedError(retryAfterMs);
+      }
       // In modern mode (and for a legacy handshake, which a modern-only server refuses with the
       // versions it speaks) a 4xx JSON-RPC error body is the answer to the request.
       const readsRpcError =
@@ -428,9 +449,9 @@ export class StreamableHttpTransport implements Transport {
       });
     }
     if (errorCode(error) === 'UND_ERR_HEADERS_TIMEOUT') {
-      return new TransportTimeoutError('The MCP server did not answer within readTimeout', {
+      return new TransportTimeoutError('The MCP server did not answer within readTimeoutMs', {
         cause: error,
-        details: { readTimeout: this.#readTimeoutMs / 1000 },
+        details: { readTimeoutMs: this.#readTimeoutMs },
       });
     }
     return new TransportError('The HTTP request failed after it may have been sent', {
@@ -516,7 +537,7 @@ export class StreamableHttpTransport implements Transport {
     let total = 0;
     const timer = setTimeout(() => {
       response.body.destroy(
-        new TransportTimeoutError('A JSON record did not complete within readTimeout'),
+        new TransportTimeoutError('A JSON record did not complete within readTimeoutMs'),
       );
     }, this.#readTimeoutMs);
     try {
@@ -563,7 +584,7 @@ export class StreamableHttpTransport implements Transport {
         onRecordStart: () => {
           timer = setTimeout(() => {
             body.destroy(
-              new TransportTimeoutError('An SSE record did not complete within readTimeout'),
+              new TransportTimeoutError('An SSE record did not complete within readTimeoutMs'),
             );
           }, this.#readTimeoutMs);
         },

@@ -48,8 +48,11 @@ export interface HttpToolOptions {
   readonly followRedirects?: boolean;
   /** Most redirects followed. Default 5. */
   readonly maxRedirects?: number;
-  /** Upper bound (and default) of a call's `timeoutSeconds`, covering the whole exchange. Default 20. */
-  readonly maxTimeoutSeconds?: number;
+  /**
+   * Upper bound (and default) of a call's time limit, covering the whole exchange, in
+   * milliseconds. Default 20,000. The model gives its own limit as `timeoutSeconds` (at most this).
+   */
+  readonly maxTimeoutMs?: number;
   /** Most response body bytes returned. Default 2,000,000. */
   readonly maxResponseBytes?: number;
   /** `truncate` (default): return the first `maxResponseBytes` bytes and `truncated: true`; `error`: refuse the response. */
@@ -75,7 +78,7 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'requireHttps',
   'followRedirects',
   'maxRedirects',
-  'maxTimeoutSeconds',
+  'maxTimeoutMs',
   'maxResponseBytes',
   'oversizedResponse',
   'maxRequestBytes',
@@ -177,7 +180,7 @@ export class HttpTool implements Tool {
   readonly #requireHttps: boolean;
   readonly #followRedirects: boolean;
   readonly #maxRedirects: number;
-  readonly #maxTimeoutSeconds: number;
+  readonly #maxTimeoutMs: number;
   readonly #maxResponseBytes: number;
   readonly #maxRequestBytes: number;
   readonly #oversized: 'truncate' | 'error';
@@ -193,7 +196,9 @@ export class HttpTool implements Tool {
     if (typeof options !== 'object' || options === null) {
       throw new HttpToolOptionsError('HttpTool needs an options object.');
     }
-    checkOptionKeys(options, OPTION_KEYS, 'HttpTool', optionError);
+    checkOptionKeys(options, OPTION_KEYS, 'HttpTool', optionError, {
+      maxTimeoutSeconds: 'maxTimeoutMs',
+    });
     const {
       allowedHosts,
       allowedMethods = ['GET'],
@@ -253,7 +258,7 @@ export class HttpTool implements Tool {
     this.#followRedirects = followRedirects;
     this.#oversized = oversizedResponse;
     this.#maxRedirects = positive(options.maxRedirects, 'maxRedirects', 5);
-    this.#maxTimeoutSeconds = positive(options.maxTimeoutSeconds, 'maxTimeoutSeconds', 20, false);
+    this.#maxTimeoutMs = positive(options.maxTimeoutMs, 'maxTimeoutMs', 20_000);
     this.#maxResponseBytes = positive(options.maxResponseBytes, 'maxResponseBytes', 2_000_000);
     this.#maxRequestBytes = positive(options.maxRequestBytes, 'maxRequestBytes', 1_000_000);
     try {
@@ -292,7 +297,11 @@ export class HttpTool implements Tool {
             additionalProperties: { type: 'string' },
           },
           body: { type: 'string', description: 'Request body (not for GET or HEAD).' },
-          timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: this.#maxTimeoutSeconds },
+          timeoutSeconds: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            maximum: this.#maxTimeoutMs / 1000,
+          },
         },
         required: ['url'],
         additionalProperties: false,
@@ -375,11 +384,11 @@ export class HttpTool implements Tool {
         }
         body = args.body;
       }
-      const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutSeconds;
+      const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutMs / 1000;
       if (
         typeof timeoutSeconds !== 'number' ||
         !(timeoutSeconds > 0) ||
-        timeoutSeconds > this.#maxTimeoutSeconds
+        timeoutSeconds > this.#maxTimeoutMs / 1000
       ) {
         refuse('timeoutSeconds is out of range.', 'HTTP_TOOL_INVALID_ARGUMENTS');
       }
@@ -394,7 +403,7 @@ export class HttpTool implements Tool {
           allowHttpLoopback: !this.#requireHttps,
           allowedPorts: this.#allowedPorts,
           maxRedirects: this.#maxRedirects,
-          timeoutMs: Math.ceil(timeoutSeconds * 1000),
+          timeoutMs: Math.min(this.#maxTimeoutMs, Math.ceil(timeoutSeconds * 1000)),
           maxResponseBytes:
             this.#oversized === 'error' ? this.#maxResponseBytes : Number.MAX_SAFE_INTEGER,
           allowRedirect: (target) => {

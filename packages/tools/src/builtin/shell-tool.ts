@@ -46,8 +46,11 @@ export interface ShellToolOptions {
    * an empty environment.
    */
   readonly allowedEnvironment?: readonly string[];
-  /** Upper bound (and default) of a call's `timeoutSeconds`. Default 60. */
-  readonly maxTimeoutSeconds?: number;
+  /**
+   * Upper bound (and default) of a call's time limit, in milliseconds, at most 86,400,000 (one
+   * day). Default 60,000. The model gives its own limit as `timeoutSeconds` (at most this).
+   */
+  readonly maxTimeoutMs?: number;
   /** Byte budget shared by stdout and stderr. Default 1,000,000. */
   readonly maxOutputBytes?: number;
   /** Folders searched when resolving `allowedCommands`. Default `/usr/local/bin:/usr/bin:/bin`. */
@@ -75,7 +78,7 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'risk',
   'baseEnvironment',
   'allowedEnvironment',
-  'maxTimeoutSeconds',
+  'maxTimeoutMs',
   'maxOutputBytes',
   'searchPath',
   'name',
@@ -228,7 +231,7 @@ export class ShellTool implements Tool {
   readonly #programs: ReadonlyMap<string, string>;
   readonly #sandbox: Sandbox;
   readonly #environment: Readonly<Record<string, string>>;
-  readonly #maxTimeoutSeconds: number;
+  readonly #maxTimeoutMs: number;
   readonly #maxOutputBytes: number;
   readonly #rules: ReadonlyMap<string, ProgramRule>;
 
@@ -242,7 +245,9 @@ export class ShellTool implements Tool {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
       throw new ShellToolOptionsError('ShellTool needs an options object.');
     }
-    checkOptionKeys(options, OPTION_KEYS, 'ShellTool', optionError);
+    checkOptionKeys(options, OPTION_KEYS, 'ShellTool', optionError, {
+      maxTimeoutSeconds: 'maxTimeoutMs',
+    });
     const {
       workspace,
       allowedCommands,
@@ -251,7 +256,7 @@ export class ShellTool implements Tool {
       risk = 'destructive',
       baseEnvironment = process.env,
       allowedEnvironment = ['PATH', 'LANG', 'LC_ALL', 'TZ'],
-      maxTimeoutSeconds = 60,
+      maxTimeoutMs = 60_000,
       maxOutputBytes = 1_000_000,
       searchPath = '/usr/local/bin:/usr/bin:/bin',
       name = 'shell',
@@ -292,13 +297,13 @@ export class ShellTool implements Tool {
       throw new ShellToolOptionsError('sandbox must implement run().');
     }
     if (
-      typeof maxTimeoutSeconds !== 'number' ||
-      !Number.isFinite(maxTimeoutSeconds) ||
-      maxTimeoutSeconds <= 0 ||
-      maxTimeoutSeconds > 86_400
+      typeof maxTimeoutMs !== 'number' ||
+      !Number.isSafeInteger(maxTimeoutMs) ||
+      maxTimeoutMs <= 0 ||
+      maxTimeoutMs > 86_400_000
     ) {
       throw new ShellToolOptionsError(
-        'maxTimeoutSeconds must be a number of seconds from 0 to 86400.',
+        'maxTimeoutMs must be a whole number of milliseconds from 1 to 86400000 (one day).',
       );
     }
     if (
@@ -376,7 +381,7 @@ export class ShellTool implements Tool {
     this.#programs = programs;
     this.#sandbox = sandbox;
     this.#environment = Object.freeze(environment);
-    this.#maxTimeoutSeconds = maxTimeoutSeconds;
+    this.#maxTimeoutMs = maxTimeoutMs;
     this.#maxOutputBytes = maxOutputBytes;
     this.#rules = rules;
     const byValue: Record<string, 'read'> = {};
@@ -395,7 +400,7 @@ export class ShellTool implements Tool {
             default: [],
           },
           cwd: { type: 'string', description: 'Workspace-relative folder; default the workspace.' },
-          timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: maxTimeoutSeconds },
+          timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: maxTimeoutMs / 1000 },
         },
         required: ['command'],
         additionalProperties: false,
@@ -463,12 +468,12 @@ export class ShellTool implements Tool {
           fail(`${shown} is refused for ${command}: ${rule.reason}.`, 'SHELL_ARGUMENT_REFUSED');
         }
       }
-      const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutSeconds;
+      const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutMs / 1000;
       if (
         typeof timeoutSeconds !== 'number' ||
         !Number.isFinite(timeoutSeconds) ||
         timeoutSeconds <= 0 ||
-        timeoutSeconds > this.#maxTimeoutSeconds
+        timeoutSeconds > this.#maxTimeoutMs / 1000
       ) {
         fail('timeoutSeconds is out of range.', 'SHELL_ARGUMENT_INVALID');
       }
@@ -500,7 +505,7 @@ export class ShellTool implements Tool {
         cwd,
         env: this.#environment,
         workspace: this.#workspace,
-        timeoutMs: Math.ceil(timeoutSeconds * 1000),
+        timeoutMs: Math.min(this.#maxTimeoutMs, Math.ceil(timeoutSeconds * 1000)),
         maxOutputBytes: this.#maxOutputBytes,
         ...(context?.signal === undefined ? {} : { signal: context.signal }),
       });

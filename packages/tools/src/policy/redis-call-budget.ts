@@ -28,15 +28,18 @@ export interface RedisCallBudgetOptions {
   readonly perRun?: BudgetLimits;
   /** Further scopes for a call (a user, a tenant); each is reserved together with the run's. */
   readonly scopes?: (request: BudgetRequest) => readonly BudgetScope[];
-  /** Seconds a scope's counters live after its last reservation. Default 86,400 (one day). */
-  readonly ttlSeconds?: number;
+  /**
+   * Milliseconds a scope's counters live after its last reservation. Default 86,400,000 (one
+   * day).
+   */
+  readonly ttlMs?: number;
   /** Milliseconds one Redis round trip may take before it counts as unreachable. Default 2,000. */
   readonly timeoutMs?: number;
   /** When Redis cannot be reached: `deny` (default: fail closed) or `allow` (no budget applies). */
   readonly onUnavailable?: 'deny' | 'allow';
 }
 
-// KEYS: one hash per scope. ARGV: ttl, then per key maxCalls and maxConcurrent (-1 = unlimited).
+// KEYS: one hash per scope. ARGV: ttl in milliseconds, then per key maxCalls and maxConcurrent (-1 = unlimited).
 // Checks every scope first and charges all or none, in one atomic script.
 const RESERVE = `
 local ttl = tonumber(ARGV[1])
@@ -51,7 +54,7 @@ end
 for i = 1, #KEYS do
   redis.call('HINCRBY', KEYS[i], 'calls', 1)
   redis.call('HINCRBY', KEYS[i], 'active', 1)
-  redis.call('EXPIRE', KEYS[i], ttl)
+  redis.call('PEXPIRE', KEYS[i], ttl)
 end
 return {0, 'ok'}
 `;
@@ -81,7 +84,7 @@ interface Scope {
  * The {@link CallBudget} limits (calls and concurrency per run and per resolver scope) kept in
  * Redis, so several processes or gateway replicas share them. Each reservation is one Lua script
  * that checks every scope and charges all or none (atomic across processes); settling frees the
- * concurrency slot and refunds a call that did not count, once. Keys expire `ttlSeconds` after
+ * concurrency slot and refunds a call that did not count, once. Keys expire `ttlMs` after
  * their last reservation, so a crashed process's slots do not stay taken forever. When Redis
  * cannot be reached the call is refused (`onUnavailable: 'deny'`, the default) with
  * `POLICY_BUDGET_EXCEEDED` and `details.reason: 'unavailable'`.
@@ -98,17 +101,10 @@ export class RedisCallBudget implements BudgetReserver {
   constructor(options: RedisCallBudgetOptions) {
     checkOptionKeys(
       options,
-      [
-        'client',
-        'url',
-        'keyPrefix',
-        'perRun',
-        'scopes',
-        'ttlSeconds',
-        'timeoutMs',
-        'onUnavailable',
-      ],
+      ['client', 'url', 'keyPrefix', 'perRun', 'scopes', 'ttlMs', 'timeoutMs', 'onUnavailable'],
       'RedisCallBudget',
+      undefined,
+      { ttlSeconds: 'ttlMs' },
     );
     if ((options.client === undefined) === (options.url === undefined)) {
       throw new ConfigurationError('RedisCallBudget needs exactly one of client or url', {
@@ -128,7 +124,7 @@ export class RedisCallBudget implements BudgetReserver {
         details: { option: 'url' },
       });
     }
-    for (const key of ['ttlSeconds', 'timeoutMs'] as const) {
+    for (const key of ['ttlMs', 'timeoutMs'] as const) {
       const value = options[key];
       if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
         throw new ConfigurationError(`${key} must be a positive integer`, {
@@ -146,7 +142,7 @@ export class RedisCallBudget implements BudgetReserver {
     }
     this.#options = options;
     this.#prefix = options.keyPrefix ?? 'toolfence:budget';
-    this.#ttl = options.ttlSeconds ?? 86_400;
+    this.#ttl = options.ttlMs ?? 86_400_000;
     this.#timeoutMs = options.timeoutMs ?? 2_000;
     this.#owned = options.client === undefined;
     if (options.client !== undefined) this.#client = Promise.resolve(options.client);

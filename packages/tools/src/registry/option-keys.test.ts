@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { HttpTool } from '../builtin/http-tool.js';
+import { ShellTool } from '../builtin/shell-tool.js';
 import { McpServerConfig } from '../mcp/mcp-server-config.js';
 import { McpServerRegistry } from '../mcp/mcp-server-registry.js';
 import { AllowAllAuthorizer } from '../policy/authorizer.js';
 import { CallBudget } from '../policy/call-budget.js';
+import { RedisCallBudget } from '../policy/redis-call-budget.js';
 import { RiskPolicy } from '../policy/risk-policy.js';
 import { RuleBasedPolicy } from '../policy/rule-based-policy.js';
 import { SkillLoader } from '../skills/skill-loader.js';
@@ -22,6 +25,21 @@ describe('checkOptionKeys', () => {
     expect(() => checkOptionKeys({ ReadTimeout: undefined }, ['readTimeout'], 'X')).toThrow(
       /did you mean "readTimeout"/,
     );
+  });
+
+  it('refuses a renamed key with its new name and unit, even when undefined', () => {
+    for (const value of [5, undefined]) {
+      expect(() =>
+        checkOptionKeys({ readTimeout: value }, ['readTimeoutMs'], 'X', undefined, {
+          readTimeout: 'readTimeoutMs',
+        }),
+      ).toThrow(
+        'X option "readTimeout" was renamed to "readTimeoutMs" (milliseconds; multiply a value in seconds by 1000)',
+      );
+    }
+    expect(() =>
+      checkOptionKeys({ toString: 1 }, ['a'], 'X', undefined, { readTimeout: 'readTimeoutMs' }),
+    ).toThrow('Unknown X option "toString"');
   });
 
   it.each([null, 'x', 3, [1]])('refuses %j as options', (value) => {
@@ -68,6 +86,45 @@ describe('public constructors refuse unknown option keys', () => {
   it('refuses RiskPolicy({ risk: "read-only" }), which was silently ignored', () => {
     expect(() => new RiskPolicy({ risk: 'read-only' } as never)).toThrow(
       'RiskPolicy risk options must be an object with the keys allowUpTo, askUpTo',
+    );
+  });
+});
+
+describe('time options are milliseconds, and the old seconds names are refused', () => {
+  it.each([
+    [
+      'HttpTool maxTimeoutSeconds',
+      () => new HttpTool({ allowedHosts: ['example.com'], maxTimeoutSeconds: 20 } as never),
+      'maxTimeoutSeconds',
+      'maxTimeoutMs',
+    ],
+    [
+      'ShellTool maxTimeoutSeconds',
+      () =>
+        new ShellTool({
+          workspace: '/tmp',
+          allowedCommands: ['echo'],
+          maxTimeoutSeconds: 60,
+        } as never),
+      'maxTimeoutSeconds',
+      'maxTimeoutMs',
+    ],
+    [
+      'RedisCallBudget ttlSeconds',
+      () => new RedisCallBudget({ url: 'redis://127.0.0.1:1', ttlSeconds: 60 } as never),
+      'ttlSeconds',
+      'ttlMs',
+    ],
+  ])('%s', (_label, construct, oldKey, newKey) => {
+    let caught: unknown;
+    try {
+      construct();
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toMatchObject({ details: { option: oldKey } });
+    expect((caught as Error).message).toContain(
+      `"${oldKey}" was renamed to "${newKey}" (milliseconds`,
     );
   });
 });

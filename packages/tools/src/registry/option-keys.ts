@@ -7,15 +7,34 @@ const configurationError: OptionErrorFactory = (message, option) =>
   new ConfigurationError(message, { details: { option } });
 
 /**
+ * Old option names mapped to their new names: a key here is refused with a message that names the
+ * new key (and its unit, for a time option whose new name ends in `Ms`).
+ */
+export type RenamedOptionKeys = Readonly<Record<string, string>>;
+
+/**
+ * The message for an option that was renamed: `Unknown X option "readTimeout": it was renamed to
+ * "readTimeoutMs" (milliseconds; a value in seconds times 1000)`.
+ */
+export function renamedOptionMessage(owner: string, key: string, renamedTo: string): string {
+  const unit = renamedTo.endsWith('Ms')
+    ? ' (milliseconds; multiply a value in seconds by 1000)'
+    : '';
+  return `${owner} option ${JSON.stringify(key)} was renamed to ${JSON.stringify(renamedTo)}${unit}`;
+}
+
+/**
  * Checks that `options` is a plain object whose keys are all in `accepted`; a misspelled key
  * (`readTimout`) is refused with the accepted keys and, when one is close, a suggestion. Keys whose
- * value is `undefined` are checked too: a typo is a typo whatever its value.
+ * value is `undefined` are checked too: a typo is a typo whatever its value. A key in `renamed` (an
+ * old name) is refused with a message that names its new key and unit.
  */
 export function checkOptionKeys(
   options: unknown,
   accepted: readonly string[],
   owner: string,
   fail: OptionErrorFactory = configurationError,
+  renamed: RenamedOptionKeys = {},
 ): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw fail(
@@ -25,6 +44,8 @@ export function checkOptionKeys(
   }
   for (const key of Object.keys(options)) {
     if (accepted.includes(key)) continue;
+    const renamedTo = Object.hasOwn(renamed, key) ? renamed[key] : undefined;
+    if (renamedTo !== undefined) throw fail(renamedOptionMessage(owner, key, renamedTo), key);
     const near = closest(key, accepted);
     throw fail(
       `Unknown ${owner} option ${JSON.stringify(key)}${near === undefined ? '' : ` (did you mean ${JSON.stringify(near)}?)`}; accepted: ${accepted.join(', ')}`,
