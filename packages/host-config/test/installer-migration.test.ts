@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -260,6 +269,30 @@ describe('migrating an installation of the earlier .mjs form', () => {
       expect.stringContaining(`the registered command runs the earlier ${OLD}, which is not there`),
     ]);
   });
+
+  // Creating a symlink needs a privilege on Windows.
+  it.skipIf(process.platform === 'win32')(
+    'removes a symlinked old script as a link, keeping the file it points at',
+    () => {
+      const setup = setupFor('claude-code');
+      installLegacy(setup);
+      const kept = join(home, 'dotfiles', OLD);
+      write(kept, LEGACY_SCRIPT);
+      rmSync(legacyScriptPath(setup));
+      symlinkSync(kept, legacyScriptPath(setup));
+      installHook({ client: 'claude-code', home });
+      expect(() => lstatSync(legacyScriptPath(setup))).toThrow();
+      expect(readFileSync(kept, 'utf8')).toBe(LEGACY_SCRIPT);
+      // The same for uninstall: the link goes, its target stays.
+      const target = join(home, 'dotfiles', NEW);
+      write(target, HOOK_SCRIPT);
+      rmSync(setup.scriptPath);
+      symlinkSync(target, setup.scriptPath);
+      uninstallHook({ client: 'claude-code', home });
+      expect(() => lstatSync(setup.scriptPath)).toThrow();
+      expect(readFileSync(target, 'utf8')).toBe(HOOK_SCRIPT);
+    },
+  );
 
   it('shows the migration in a dry run and writes nothing', () => {
     const setup = setupFor('codex');

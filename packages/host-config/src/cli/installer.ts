@@ -528,7 +528,8 @@ function apply(changes: readonly HookFileChange[]): void {
     }
     if (item.after === undefined) {
       try {
-        unlinkSync(target);
+        // A symlink is removed itself: what it points at may be outside the hooks folder.
+        unlinkSync(item.path);
       } catch (error) {
         if ((error as { code?: unknown }).code !== 'ENOENT') {
           throw new InstallWriteError('deleting the file failed', {
