@@ -1,15 +1,21 @@
 // `tools/call` through the gateway against the same call straight to the upstream server, stdio.
-// The SDK's own Client is the downstream in every case, so the only difference is what sits
-// between it and the fixture server:
+// The SDK's own Client is the downstream (SDK 1.x, and the SDK v2 client as a second baseline),
+// so the only difference is what sits between it and the fixture server:
 //
-//   direct      SDK Client -> bench server (stdio)
-//   gateway     SDK Client -> `toolfence-mcp serve` (a second process, stdio) -> bench server
-//   in-process  SDK Client -> in-memory pair -> McpGateway -> bench server (no second process)
-//   bridge      ToolRegistry.invoke -> bridgeTools -> McpClient -> bench server (no downstream MCP)
+//   direct        SDK 1.x Client -> bench server (stdio)
+//   direct-v2     SDK v2 Client (2025-11-25; the bench server is SDK 1.x) -> bench server
+//   relay-bytes   SDK 1.x Client -> a process that forwards bytes untouched -> bench server
+//   relay-json    SDK 1.x Client -> a process that parses and re-serialises each line -> server
+//   gateway       SDK 1.x Client -> `toolfence-mcp serve` (a second process, stdio) -> server
+//   gateway-v2    SDK v2 Client in 2026-07-28 mode -> `toolfence-mcp serve` -> bench server
+//   in-process    SDK 1.x Client -> in-memory pair -> McpGateway -> bench server (no 2nd process)
+//   bridge        ToolRegistry.invoke -> bridgeTools -> McpClient -> bench server (no downstream)
 //
-// `gateway / direct` is the headline (target 1.5x). `in-process` and `bridge` split the time:
-// the second process hop (one more JSON-RPC encode, pipe write and parse each way) is
-// gateway - in-process; the gateway's own work per call (registry lease, argument snapshot and
+// `gateway / direct` is the headline (target 1.5x). The relays are the floor of any design with
+// one more process on the path: `relay-bytes / direct` is the hop alone, `relay-json / direct`
+// the hop plus the JSON a process must read and write. `in-process` and `bridge` split the rest:
+// the second process hop of the gateway is gateway - in-process; the gateway's own work per call
+// (the SDK v2 server's request and result checks, registry lease, argument snapshot and
 // validation, policy, audit line with two SHA-256 digests, result mapping) is in-process - bridge.
 //
 //   npx tsx bench/gateway-call.bench.ts
@@ -17,6 +23,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -38,15 +46,17 @@ import {
   pairedRatio,
   printTable,
   SERVER_SCRIPT,
+  scaled,
   stdioCommand,
   stopAll,
 } from './fixtures/harness.js';
 
-const WARMUP = 300;
-const ROUNDS = 20;
-const PER_ROUND = 100;
+const WARMUP = scaled(300, 20);
+const ROUNDS = scaled(20, 2);
+const PER_ROUND = scaled(100, 10);
 const ARGS = { text: 'hello from the benchmark' };
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
 
 const folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-bench-'));
 const closers: (() => Promise<unknown>)[] = [];
@@ -65,6 +75,41 @@ try {
     new StdioClientTransport({ command: process.execPath, args: [SERVER_SCRIPT, 'stdio'] }),
   );
   closers.push(() => direct.close());
+
+  const directV2 = new ClientV2({ name: 'bench-direct-v2', version: '1.0.0' });
+  await directV2.connect(
+    new StdioV2({ command: process.execPath, args: [SERVER_SCRIPT, 'stdio'], stderr: 'ignore' }),
+  );
+  closers.push(() => directV2.close());
+
+  const relays = new Map<string, Client>();
+  for (const mode of ['bytes', 'json']) {
+    const relay = new Client({ name: `bench-relay-${mode}`, version: '1.0.0' });
+    await relay.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [RELAY, mode, '--', process.execPath, SERVER_SCRIPT, 'stdio'],
+      }),
+    );
+    closers.push(() => relay.close());
+    relays.set(mode, relay);
+  }
+
+  const gatewayV2 = new ClientV2(
+    { name: 'bench-gateway-v2', version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' } },
+  );
+  await gatewayV2.connect(
+    new StdioV2({
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', configPath, '--policy', policyPath],
+      stderr: 'ignore',
+    }),
+  );
+  closers.push(() => gatewayV2.close());
+  if (gatewayV2.getNegotiatedProtocolVersion() !== '2026-07-28') {
+    throw new Error('the SDK v2 client did not reach the gateway in 2026-07-28 mode');
+  }
 
   const viaGateway = new Client({ name: 'bench-gateway', version: '1.0.0' });
   await viaGateway.connect(
@@ -105,7 +150,20 @@ try {
 
   const contenders: Contender[] = [
     { name: 'direct', run: () => direct.callTool({ name: 'echo', arguments: ARGS }) },
+    { name: 'direct-v2', run: () => directV2.callTool({ name: 'echo', arguments: ARGS }) },
+    {
+      name: 'relay-bytes',
+      run: () => (relays.get('bytes') as Client).callTool({ name: 'echo', arguments: ARGS }),
+    },
+    {
+      name: 'relay-json',
+      run: () => (relays.get('json') as Client).callTool({ name: 'echo', arguments: ARGS }),
+    },
     { name: 'gateway', run: () => viaGateway.callTool({ name: 'bench__echo', arguments: ARGS }) },
+    {
+      name: 'gateway-v2',
+      run: () => gatewayV2.callTool({ name: 'bench__echo', arguments: ARGS }),
+    },
     {
       name: 'in-process',
       run: () => inProcess.callTool({ name: 'bench__echo', arguments: ARGS }),
@@ -140,12 +198,14 @@ try {
   const through = figure(results.get('gateway'));
   const local = figure(results.get('in-process'));
   const bridged = figure(results.get('bridge'));
+  const floor = figure(results.get('relay-json'));
+  const hop = figure(results.get('relay-bytes'));
   bench({
     id: 'mcp-bridge.gateway-call-stdio',
     label: 'tools/call through toolfence-mcp serve vs straight to the upstream (stdio)',
     ratio: through / base,
     target: 1.5,
-    detail: `gateway ${formatMs(through)} ms vs direct ${formatMs(base)} ms per call (paired ${pairedRatio(results.get('gateway'), results.get('direct')).toFixed(2)}); of the ${formatMs(through - base)} ms added, the second process hop is ${formatMs(through - local)} ms, the gateway's own work (registry, policy, audit, mapping) ${formatMs(local - bridged)} ms, and the bridged McpClient path vs the SDK Client ${formatMs(bridged - base)} ms`,
+    detail: `gateway ${formatMs(through)} ms vs direct ${formatMs(base)} ms per call (paired ${pairedRatio(results.get('gateway'), results.get('direct')).toFixed(2)}; SDK v2 client in 2026-07-28 mode ${(figure(results.get('gateway-v2')) / figure(results.get('direct-v2'))).toFixed(2)}x its direct call); the floor of one more stdio process is ${(hop / base).toFixed(2)}x forwarding bytes and ${(floor / base).toFixed(2)}x parsing and re-serialising JSON; of the ${formatMs(through - base)} ms added, the second process hop is ${formatMs(through - local)} ms, the gateway's own work (SDK v2 server checks, registry, policy, audit, mapping) ${formatMs(local - bridged)} ms, and the bridged McpClient path vs the SDK Client ${formatMs(bridged - base)} ms`,
   });
 } finally {
   for (const closer of closers.reverse()) await closer().catch(() => undefined);

@@ -53,7 +53,8 @@ export {
   verifyState,
 } from './oauth/authorization-code.js';
 // OAuth: flow (startOAuth / completeOAuth / refreshOAuth), callback helpers, connection stores,
-// token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath.
+// token provider for McpClient, and their errors. SqliteConnectionStore: `./sqlite-store` subpath;
+// PostgresConnectionStore: `./postgres-store` subpath.
 export { type BearerChallenge, parseBearerChallenge } from './oauth/challenge.js';
 export {
   type ClientCredentialsAuthMethod,
@@ -152,6 +153,11 @@ export {
   type TokenAuthMethod,
 } from './store/connection-store.js';
 export {
+  type ConnectionStoreUrlOptions,
+  connectionStoreFromUrl,
+  type PersistentConnectionStore,
+} from './store/connection-store-from-url.js';
+export {
   ConnectionNotFoundError,
   StoreDecryptionError,
   StoreDriverError,
@@ -159,6 +165,7 @@ export {
   StoreLeaseTimeoutError,
   StoreRecordError,
   StoreSchemaError,
+  StoreUnavailableError,
 } from './store/store-errors.js';
 // Hardened MCP client (src/client) — issue 7
 export type {
@@ -230,6 +237,7 @@ export {
 
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
+export { DEFAULT_MAX_PENDING_APPROVALS } from './gateway/approval-grants.js';
 export {
   type AuditEntry,
   type AuditLine,
@@ -250,18 +258,28 @@ export {
 } from './gateway/client-formats.js';
 export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
 export {
+  DEFAULT_GATEWAY_BUDGET_KEY_PREFIX,
+  type GatewayBudget,
+  gatewayBudget,
+} from './gateway/gateway-budget.js';
+export {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,
   DEFAULT_MAX_CONCURRENT_CALLS,
+  decodeStoreKey,
   expandVariables,
+  type GatewayBudgetLimits,
+  type GatewayBudgetSettings,
   type GatewayConfig,
   type GatewayServerConfig,
+  type GatewayServerOAuth,
   type GatewaySettings,
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  type GatewayEra,
   type GatewayReload,
   type GatewayUpstreamStatus,
   McpGateway,
@@ -269,7 +287,9 @@ export {
   serverIdentity,
 } from './gateway/mcp-gateway.js';
 export {
+  acceptPending,
   escapeInvisible,
+  type GatewayPinStore,
   hasInvisibleUnicode,
   type PendingPin,
   type PendingTool,
@@ -278,4 +298,12 @@ export {
   type PinReview,
   PinStore,
   pinnedDefinition,
+  reviewServer,
+  type ServerPins,
+  type ServerReview,
 } from './gateway/pin-store.js';
+export {
+  DEFAULT_PIN_TABLE,
+  PostgresPinStore,
+  type PostgresPinStoreOptions,
+} from './gateway/postgres-pin-store.js';

@@ -165,6 +165,64 @@ describe('toolfence-mcp serve --http', () => {
     expect(status).toBe(403);
   }, 60_000);
 
+  it('refuses a body over 4 MiB (413) and a body that is not JSON (400), in either era', async () => {
+    const url = await serveHttp();
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const big = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: `"${'x'.repeat(4 * 1024 * 1024)}"`,
+    });
+    expect(big.status).toBe(413);
+    const broken = await fetch(url, { method: 'POST', headers, body: '{"jsonrpc":' });
+    expect(broken.status).toBe(400);
+    // Just under the limit is read (and then judged by the protocol, not refused for size).
+    const under = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'ping',
+        params: { pad: 'x'.repeat(1024) },
+      }),
+    });
+    expect(under.status).not.toBe(413);
+  }, 60_000);
+
+  it('requires the bearer token of a modern (2026-07-28) request too', async () => {
+    const url = await serveHttp({ httpToken: TOKEN });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'server/discover',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'server/discover',
+    };
+    expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(401);
+    const allowed = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, authorization: `Bearer ${TOKEN}` },
+      body,
+    });
+    expect(allowed.status).toBe(200);
+    const answer = (await allowed.json()) as { result?: { supportedVersions?: string[] } };
+    expect(answer.result?.supportedVersions).toContain('2026-07-28');
+  }, 60_000);
+
   it('refuses an initialize beyond gateway.httpMaxSessions', async () => {
     const url = await serveHttp({ httpMaxSessions: 1 });
     await connect(url);

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as ClientV2, InMemoryTransport as InMemoryV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -12,7 +13,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { RiskPolicy } from '@toolfence/tools';
+import { AllowAllAuthorizer, RiskPolicy } from '@toolfence/tools';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
@@ -21,6 +22,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
+const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -134,5 +136,94 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
     span.end('boom');
     expect(absent.traceContext(span)).toEqual({});
     expect(exporter.getFinishedSpans()).toEqual([]);
+  }, 30_000);
+
+  it('carries the upstream span’s traceparent in params._meta to the upstream server', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        // An SDK v2 server whose `whoami` answers the `_meta` it received.
+        mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
+      }),
+      authorizer: new AllowAllAuthorizer(),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client({ name: 'trace-client', version: '1.0.0' });
+    await client.connect(clientSide);
+    open.push(client);
+    const result = await client.callTool({
+      name: 'v2__whoami',
+      arguments: {},
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, tracestate: 'vendor=1' },
+    });
+    const seen = JSON.parse((result.content as { text: string }[])[0]?.text as string) as Record<
+      string,
+      unknown
+    >;
+    const upstream = exporter
+      .getFinishedSpans()
+      .find((span) => span.kind === SpanKind.CLIENT && span.name === 'tools/call whoami');
+    expect(upstream?.spanContext().traceId).toBe(TRACE_ID);
+    expect(seen.traceparent).toBe(`00-${TRACE_ID}-${upstream?.spanContext().spanId}-01`);
+    expect(seen.tracestate).toBe('vendor=1');
+  }, 30_000);
+
+  it('sends no trace context upstream when tracing is off', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
+      }),
+      authorizer: new AllowAllAuthorizer(),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+      tracing: false,
+    });
+    open.push(gateway);
+    await gateway.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client({ name: 'trace-client', version: '1.0.0' });
+    await client.connect(clientSide);
+    open.push(client);
+    const result = await client.callTool({
+      name: 'v2__whoami',
+      arguments: {},
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
+    const seen = (result.content as { text: string }[])[0]?.text as string;
+    expect(seen).not.toContain('traceparent');
+  }, 30_000);
+
+  it('records mcp.protocol.version 2026-07-28 for a modern client', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+      }),
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'read-only', askUpTo: 'paid-operation' } }),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    const [clientSide, serverSide] = InMemoryV2.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new ClientV2(
+      { name: 'trace-modern', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(clientSide);
+    open.push(client);
+    await client.callTool({
+      name: 'tk__note',
+      arguments: { id: 'm' },
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
+    const server = exporter.getFinishedSpans().find((span) => span.name === 'tools/call tk__note');
+    expect(server?.attributes['mcp.protocol.version']).toBe('2026-07-28');
+    expect(server?.parentSpanContext?.spanId).toBe(PARENT_ID);
   }, 30_000);
 });

@@ -2,8 +2,6 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
@@ -12,74 +10,10 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refreshConnection } from '../src/index.js';
 import { SqliteConnectionStore } from '../src/store/sqlite-connection-store.js';
+import { type RotatingServer, startRotatingServer } from './fixtures/rotating-token-server.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/refresh-worker.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url));
-
-/** A token endpoint that rotates refresh tokens and counts every reuse of a spent one. */
-interface RotatingServer {
-  readonly issuer: string;
-  readonly url: string;
-  readonly refreshes: () => number;
-  readonly reuses: () => number;
-  readonly close: () => Promise<void>;
-}
-
-async function startRotatingServer(): Promise<RotatingServer> {
-  const spent = new Set<string>();
-  let issued = 0;
-  let reuses = 0;
-  let issuer = '';
-  const server: Server = createServer((request, response) => {
-    const json = (status: number, body: unknown): void => {
-      response.writeHead(status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(body));
-    };
-    if (request.method === 'GET' && request.url === '/.well-known/oauth-authorization-server') {
-      json(200, {
-        issuer,
-        authorization_endpoint: `${issuer}/authorize`,
-        token_endpoint: `${issuer}/token`,
-        code_challenge_methods_supported: ['S256'],
-        token_endpoint_auth_methods_supported: ['none'],
-      });
-      return;
-    }
-    if (request.method === 'POST' && request.url === '/token') {
-      let body = '';
-      request.on('data', (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      request.on('end', () => {
-        const token = new URLSearchParams(body).get('refresh_token') ?? '';
-        if (spent.has(token)) {
-          reuses += 1;
-          json(400, { error: 'invalid_grant' });
-          return;
-        }
-        spent.add(token);
-        issued += 1;
-        json(200, {
-          access_token: `at-${issued}`,
-          token_type: 'Bearer',
-          refresh_token: `rt-${issued}`,
-          expires_in: 3600,
-        });
-      });
-      return;
-    }
-    json(404, {});
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    issuer,
-    url: `${issuer}/mcp`,
-    refreshes: () => issued,
-    reuses: () => reuses,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 interface Worker {
   readonly child: ChildProcessWithoutNullStreams;

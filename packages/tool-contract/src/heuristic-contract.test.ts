@@ -99,6 +99,33 @@ describe('heuristicContract risk', () => {
     expect(heuristicContract(name).risk).toBe(risk);
   });
 
+  // Tool names of the reference git server (mcp-server-git 2026.x): what each does to the
+  // repository. `git_branch` lists branches there, but `branch` alone also names creating one,
+  // so it keeps the cautious default.
+  it.each([
+    ['git_status', 'read-only'],
+    ['git_diff_unstaged', 'read-only'],
+    ['git_diff_staged', 'read-only'],
+    ['git_diff', 'read-only'],
+    ['git_show', 'read-only'],
+    ['git_log', 'read-only'],
+    ['git__git_log', 'read-only'],
+    ['git_commit', 'low-risk-write'],
+    ['git_add', 'low-risk-write'],
+    ['git_create_branch', 'low-risk-write'],
+    ['git_init', 'low-risk-write'],
+    ['git_checkout', 'high-risk-write'],
+    ['git_branch', 'high-risk-write'],
+    ['git_reset', 'destructive'],
+    ['git_log_and_delete', 'destructive'],
+    ['log_event', 'high-risk-write'],
+    ['write_log', 'low-risk-write'],
+    ['checkout_cart', 'paid-operation'],
+    ['create_checkout_session', 'paid-operation'],
+  ] as const)('classifies the git server tool %s (and its look-alikes) as %s', (name, risk) => {
+    expect(heuristicContract(name).risk).toBe(risk);
+  });
+
   it('lets the riskiest name word win', () => {
     expect(heuristicContract('get_and_delete').risk).toBe('destructive');
     expect(heuristicContract('list_then_pay').risk).toBe('paid-operation');

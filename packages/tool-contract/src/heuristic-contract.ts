@@ -173,6 +173,8 @@ export const HEURISTIC_RISK_RULES: readonly HeuristicRiskRule[] = deepFreeze([
       'commit',
       'draft',
       'star',
+      'init',
+      'initialize',
     ],
     descriptionWords: ['write', 'modify', 'create', 'update', 'insert', 'append'],
   },
@@ -356,7 +358,21 @@ export const HEURISTIC_OPEN_READ_OBJECTS: readonly string[] = Object.freeze([
   'graph',
 ]);
 
+/**
+ * Git's read verbs, which read only in a name that also has the word `git` (`git_log` of the
+ * reference git server reads; `log_event` elsewhere writes a log line, so it stays unclassified).
+ * In such a name `checkout` is git's, not a payment: it does not count as `paid-operation`, so
+ * `git_checkout` gets the cautious default (it rewrites the working tree).
+ */
+export const HEURISTIC_GIT_READ_WORDS: readonly string[] = Object.freeze([
+  'log',
+  'reflog',
+  'shortlog',
+  'blame',
+]);
+
 const CONJUNCTIONS: ReadonlySet<string> = new Set(['and', 'or', 'then']);
+const GIT_READS: ReadonlySet<string> = new Set(HEURISTIC_GIT_READ_WORDS);
 const READ_OBJECTS: ReadonlySet<string> = new Set(HEURISTIC_READ_OBJECT_WORDS);
 const OPEN_OBJECTS: ReadonlySet<string> = new Set(HEURISTIC_OPEN_READ_OBJECTS);
 
@@ -383,6 +399,15 @@ function riskNameWords(name: string, readWords: ReadonlySet<string>): Set<string
     second.some((variant) => OPEN_OBJECTS.has(variant))
   ) {
     result.add('read');
+  }
+  if (result.has('git')) {
+    result.delete('checkout');
+    for (const word of GIT_READS) {
+      if (result.has(word)) {
+        result.add('read');
+        break;
+      }
+    }
   }
   return result;
 }

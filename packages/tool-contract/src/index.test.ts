@@ -52,6 +52,7 @@ describe('public surface of @toolfence/tool-contract', () => {
         'HEURISTIC_RISK_RULES',
         'HEURISTIC_TRUST_RULES',
         'HEURISTIC_VERSION',
+        'HEURISTIC_GIT_READ_WORDS',
         'HEURISTIC_OPEN_READ_OBJECTS',
         'HEURISTIC_READ_OBJECT_WORDS',
         'hintRiskFloor',

@@ -18,6 +18,7 @@ describe('public surface of @toolfence/tools', () => {
         'VERSION',
         // Built-in tools and network guard errors (issue 5)
         'FILE_SYSTEM_OPERATIONS',
+        'FILE_SYSTEM_OPERATION_RISKS',
         'FileSystemAccessError',
         'FileSystemTool',
         'FileSystemToolOptionsError',
@@ -34,6 +35,7 @@ describe('public surface of @toolfence/tools', () => {
         'ShellTool',
         'ShellToolOptionsError',
         'HTTP_TOOL_METHODS',
+        'HTTP_TOOL_METHOD_RISKS',
         'HttpTool',
         'HttpToolOptionsError',
         'NetworkLimitError',
@@ -42,6 +44,7 @@ describe('public surface of @toolfence/tools', () => {
         'NetworkResolutionError',
         // Registry and policies (issue 4)
         'ConfigurationError',
+        'contractOf',
         'defineTool',
         'effectOfContract',
         'resolveEffect',

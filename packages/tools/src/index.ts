@@ -12,6 +12,7 @@ export {
   type JsonObject,
   type JsonValue,
   jsonResult,
+  type OperationContracts,
   TOOL_EFFECTS,
   type Tool,
   type ToolContext,
@@ -35,6 +36,7 @@ export type {
   InvokeOptions,
 } from './registry/approval-grant.js';
 export { ConfigurationError } from './registry/configuration-error.js';
+export { contractOf } from './registry/contract-of.js';
 export {
   type DefineJsonSchemaToolOptions,
   type DefineToolBase,
@@ -157,6 +159,7 @@ export {
   type FileSystemErrorCode,
 } from './builtin/file-system-error.js';
 export {
+  FILE_SYSTEM_OPERATION_RISKS,
   FILE_SYSTEM_OPERATIONS,
   type FileSystemOperation,
   FileSystemTool,
@@ -164,6 +167,7 @@ export {
 } from './builtin/file-system-tool.js';
 export { FileSystemToolOptionsError } from './builtin/file-system-tool-options-error.js';
 export {
+  HTTP_TOOL_METHOD_RISKS,
   HTTP_TOOL_METHODS,
   HttpTool,
   type HttpToolMethod,

@@ -552,18 +552,31 @@ describe('FileSystemTool: writing is confined and atomic', () => {
     expect(existsSync(join(root, 'made'))).toBe(false);
   });
 
-  it('declares read and write effects by operation', () => {
-    expect(writeTool.spec.effect).toEqual({
+  it('declares a contract per operation when writable, read and write effects when not', () => {
+    const risks = Object.fromEntries(
+      Object.entries(writeTool.spec.operationContracts?.operations ?? {}).map(([key, value]) => [
+        key,
+        value.risk,
+      ]),
+    );
+    expect(risks).toEqual({
+      read: 'read-only',
+      list: 'read-only',
+      exists: 'read-only',
+      stat: 'read-only',
+      glob: 'read-only',
+      mkdir: 'low-risk-write',
+      write: 'high-risk-write',
+      move: 'high-risk-write',
+      'move-overwrite': 'destructive',
+      delete: 'destructive',
+    });
+    expect(writeTool.spec.effect).toBeUndefined();
+    expect(readTool.spec.operationContracts).toBeUndefined();
+    expect(readTool.spec.effect).toEqual({
       default: 'write',
       argument: 'operation',
-      byValue: expect.objectContaining({
-        read: 'read',
-        glob: 'read',
-        write: 'write',
-        delete: 'write',
-        move: 'write',
-        mkdir: 'write',
-      }),
+      byValue: expect.objectContaining({ read: 'read', glob: 'read', write: 'write' }),
     });
     expect(writeTool.spec.operationArgument).toBe('operation');
     // Every operation stays in the schema so a write reaches the tool and gets FS_WRITE_DISABLED.

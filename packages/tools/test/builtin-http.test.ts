@@ -2,9 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpTool, type HttpToolOptions } from '../src/builtin/http-tool.js';
 import { HttpToolOptionsError } from '../src/builtin/http-tool-options-error.js';
 import { type AllowNonPublic, createGuardedDispatcher, type Resolver } from '../src/net/index.js';
+import { RiskPolicy } from '../src/policy/risk-policy.js';
+import type { AuthorizationRequest } from '../src/registry/authorization.js';
 import { resolveEffect } from '../src/registry/effect.js';
 import type { JsonObject, ToolResult } from '../src/registry/tool.js';
 import { createToolContext } from '../src/registry/tool-context.js';
+import { ToolRegistry } from '../src/registry/tool-registry.js';
 import {
   type LoopbackServer,
   makeCertificate,
@@ -288,12 +291,60 @@ describe('HttpTool', () => {
 
   it('derives the effect from the method', () => {
     const tool = loopbackTool({ allowedMethods: ['GET', 'POST', 'DELETE'] });
-    expect(resolveEffect(tool.spec, { url: 'x' })).toBe('read');
-    expect(resolveEffect(tool.spec, { url: 'x', method: 'get' })).toBe('read');
-    expect(resolveEffect(tool.spec, { url: 'x', method: 'POST' })).toBe('write');
-    expect(resolveEffect(tool.spec, { url: 'x', method: 'HEAD' })).toBe('write');
+    const contracts = tool.spec.operationContracts;
+    const select = contracts?.select as (args: JsonObject) => string | undefined;
+    expect(select({ url: 'x' })).toBe('GET');
+    expect(select({ url: 'x', method: 'get' })).toBe('GET');
+    expect(select({ url: 'x', method: 'HEAD' })).toBeUndefined();
+    const riskOf = (method: string): string | undefined => contracts?.operations[method]?.risk;
+    expect(riskOf('GET')).toBe('read-only');
+    expect(riskOf('POST')).toBe('high-risk-write');
+    expect(riskOf('DELETE')).toBe('destructive');
+    expect(Object.keys(contracts?.operations ?? {}).sort()).toEqual(['DELETE', 'GET', 'POST']);
+    expect(tool.spec.contract?.risk).toBe('destructive');
+    expect(resolveEffect(tool.spec, { url: 'x' }, contracts?.operations.GET)).toBe('read');
+    expect(resolveEffect(tool.spec, { url: 'x' }, contracts?.operations.POST)).toBe('write');
+    expect(loopbackTool({ allowedMethods: ['GET', 'HEAD'] }).spec.annotations?.readOnlyHint).toBe(
+      true,
+    );
     expect(tool.spec.operationArgument).toBe('method');
   });
+
+  it.each([
+    ['GET', 'GET', 'allow', 'read-only'],
+    ['an absent method (GET)', 'none', 'allow', 'read-only'],
+    ['HEAD', 'HEAD', 'allow', 'read-only'],
+    ['POST', 'POST', 'ask', 'high-risk-write'],
+    ['PUT', 'PUT', 'ask', 'high-risk-write'],
+    ['DELETE', 'DELETE', 'ask', 'destructive'],
+  ])(
+    'judges a %s call by its own contract in a registry',
+    async (_label, method, verdict, risk) => {
+      const seen: AuthorizationRequest[] = [];
+      const policy = new RiskPolicy({ contentTrust: { allowUpTo: 'prompt-injection-prone' } });
+      const registry = new ToolRegistry({
+        authorizer: {
+          authorize: (request) => {
+            seen.push(request);
+            return policy.authorize(request);
+          },
+        },
+        tools: [loopbackTool({ allowedMethods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'] })],
+      });
+      try {
+        const args: JsonObject =
+          method === 'none' || method === undefined
+            ? { url: 'http://127.0.0.1/' }
+            : { url: 'http://127.0.0.1/', method };
+        const answer = await registry.authorize('http', args, { runId: 'r' });
+        expect(answer.verdict).toBe(verdict);
+        expect(seen[0]?.contract?.risk).toBe(risk);
+        expect(seen[0]?.contract?.contentTrust).toBe('prompt-injection-prone');
+      } finally {
+        await registry.close();
+      }
+    },
+  );
 
   it.each([
     ['no allowedHosts', { allowedHosts: [] }],

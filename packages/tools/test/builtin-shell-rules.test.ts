@@ -211,10 +211,84 @@ describe('ShellTool program rules', () => {
 });
 
 describe('ShellTool contract and per-command risk', () => {
-  it('declares a conservative contract and no read effect by default', () => {
+  it('declares commandRisks per command and judges each call by its own', async () => {
+    const shell = tool({
+      readOnlyCommands: ['ls'],
+      commandRisks: { touch: 'low-risk-write', git: 'high-risk-write' },
+    });
+    const risks = Object.fromEntries(
+      Object.entries(shell.spec.operationContracts?.operations ?? {}).map(([key, value]) => [
+        key,
+        value.risk,
+      ]),
+    );
+    expect(risks).toMatchObject({
+      ls: 'read-only',
+      touch: 'low-risk-write',
+      git: 'high-risk-write',
+      find: 'destructive',
+    });
+    expect(shell.spec.contract?.risk).toBe('destructive');
+    const lower = tool({
+      allowedCommands: ['ls', 'touch'],
+      readOnlyCommands: ['ls'],
+      commandRisks: { touch: 'low-risk-write' },
+    });
+    expect(lower.spec.contract?.risk).toBe('low-risk-write');
+    expect(lower.spec.annotations?.destructiveHint).toBe(false);
+    const asked: string[] = [];
+    const registry = new ToolRegistry({
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'low-risk-write' } }),
+      tools: [shell],
+      approval: (request) => {
+        asked.push(`${request.operation} ${request.reason}`);
+        return false;
+      },
+    });
+    try {
+      await registry.invoke('shell', { command: 'touch', args: ['made.txt'] }, { runId: 'r' });
+      expect(readdirSync(workspace)).toContain('made.txt');
+      await expect(
+        registry.invoke('shell', { command: 'find', args: ['.'] }, { runId: 'r' }),
+      ).rejects.toSatisfy((error) => PermissionDeniedError.isInstance(error));
+      expect(asked).toEqual(['find declared risk destructive']);
+    } finally {
+      await registry.close();
+      rmSync(join(workspace, 'made.txt'), { force: true });
+    }
+  });
+
+  it.each([
+    ['an array', []],
+    ['a command not allowlisted', { rm: 'destructive' }],
+    ['read-only (readOnlyCommands checks the program rules)', { cat: 'read-only' }],
+    ['an unknown level', { touch: 'harmless' }],
+    ['a command also in readOnlyCommands', { ls: 'low-risk-write' }],
+  ])('refuses commandRisks with %s', (_label, commandRisks) => {
+    expect(() => tool({ readOnlyCommands: ['ls'], commandRisks: commandRisks as never })).toThrow(
+      ShellToolOptionsError,
+    );
+  });
+
+  it('declares a conservative contract for every command by default', () => {
     const shell = tool();
     expect(shell.spec.contract).toMatchObject({ risk: 'destructive', contentTrust: 'untrusted' });
-    expect(shell.spec.effect).toEqual({ default: 'unknown' });
+    expect(shell.spec.effect).toBeUndefined();
+    const contracts = shell.spec.operationContracts;
+    expect(contracts?.select).toBe('command');
+    for (const command of shell.programs.keys()) {
+      expect(contracts?.operations[command]?.risk, command).toBe('destructive');
+    }
+  });
+
+  it('declares read-only per command for readOnlyCommands, and read-only overall when all are', () => {
+    const mixed = tool({ readOnlyCommands: ['ls', 'cat'] });
+    expect(mixed.spec.operationContracts?.operations.ls?.risk).toBe('read-only');
+    expect(mixed.spec.operationContracts?.operations.touch?.risk).toBe('destructive');
+    expect(mixed.spec.contract?.risk).toBe('destructive');
+    const reader = tool({ allowedCommands: ['ls', 'cat'], readOnlyCommands: ['ls', 'cat', 'ls'] });
+    expect(reader.spec.contract?.risk).toBe('read-only');
+    expect(reader.spec.annotations?.readOnlyHint).toBe(true);
   });
 
   it('lets RiskPolicy allow the commands the host declares read-only and ask for the rest', async () => {

@@ -230,9 +230,10 @@ describe('ShellTool with LocalProcessSandbox', () => {
     expect(out(result).signal).toBe('SIGKILL');
   });
 
-  it('declares an unknown effect and the command as the operation', () => {
+  it('declares a contract per command and the command as the operation', () => {
     const shell = tool();
-    expect(shell.spec.effect).toEqual({ default: 'unknown' });
+    expect(shell.spec.effect).toBeUndefined();
+    expect(shell.spec.operationContracts?.operations.echo?.risk).toBe('destructive');
     expect(shell.spec.operationArgument).toBe('command');
     expect(shell.programs.get('echo')).toMatch(/^\/.*echo$/);
   });

@@ -2,7 +2,19 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApprovalRequest, FileSystemTool, RiskPolicy, ToolRegistry } from '../src/index.js';
+import {
+  type ApprovalRequest,
+  ApprovalRequiredError,
+  contractOf,
+  FileSystemTool,
+  PermissionDeniedError,
+  permission,
+  RiskPolicy,
+  type SchemaValidator,
+  type ToolEvent,
+  ToolInputError,
+  ToolRegistry,
+} from '../src/index.js';
 
 let base: string;
 
@@ -81,8 +93,11 @@ describe('FileSystemTool in a ToolRegistry with a RiskPolicy', () => {
       );
       expect(written.isError).not.toBe(true);
       expect(asked).toHaveLength(1);
-      // The reason comes from the declared contract, not the name heuristic.
-      expect(asked[0]?.reason).toBe('declared risk destructive');
+      // The reason comes from the write operation's declared contract, not the name heuristic
+      // and not the tool's worst case.
+      expect(asked[0]?.reason).toBe('declared risk high-risk-write');
+      expect(asked[0]?.operation).toBe('write');
+      expect(asked[0]?.contract?.risk).toBe('high-risk-write');
     } finally {
       await registry.close();
     }
@@ -98,5 +113,138 @@ describe('FileSystemTool in a ToolRegistry with a RiskPolicy', () => {
       { runId: 'r', metadata: {}, accessScope: 'full' },
     );
     expect(result.metadata?.code).toBe('FS_IO_ERROR');
+  });
+});
+
+describe('FileSystemTool per-operation contracts: a call is judged by what it does', () => {
+  // Each row: the risk the approval is asked with ('none': nobody is asked) and the arguments.
+  it.each([
+    ['read', 'none', { operation: 'read', path: 'a.txt' }],
+    ['read with write arguments', 'none', { operation: 'read', path: 'a.txt', content: 'x' }],
+    ['stat', 'none', { operation: 'stat', path: 'a.txt' }],
+    ['list', 'none', { operation: 'list' }],
+    ['mkdir', 'low-risk-write', { operation: 'mkdir', path: 'folder' }],
+    ['write', 'high-risk-write', { operation: 'write', path: 'a.txt', content: 'new' }],
+    ['move', 'high-risk-write', { operation: 'move', path: 'a.txt', destination: 'c.txt' }],
+    [
+      'move over a file',
+      'destructive',
+      { operation: 'move', path: 'a.txt', destination: 'b.txt', overwrite: true },
+    ],
+    [
+      'move with overwrite: false',
+      'high-risk-write',
+      { operation: 'move', path: 'a.txt', destination: 'c.txt', overwrite: false },
+    ],
+    ['delete', 'destructive', { operation: 'delete', path: 'a.txt' }],
+  ] as const)('%s is asked as %s', async (_label, risk, args) => {
+    const root = mkdtempSync(join(tmpdir(), 'toolfence-fs-ops-'));
+    writeFileSync(join(root, 'a.txt'), 'a');
+    writeFileSync(join(root, 'b.txt'), 'b');
+    const asked: ApprovalRequest[] = [];
+    const registry = new ToolRegistry({
+      authorizer: new RiskPolicy(),
+      // Declining keeps the workspace as it was, so a wrongly lowered contract shows as a change.
+      approval: (request) => {
+        asked.push(request);
+        return false;
+      },
+      tools: [new FileSystemTool({ root, allowWrite: true })],
+    });
+    try {
+      const call = registry.invoke('filesystem', args, { runId: 'r' });
+      if (risk === 'none') {
+        expect((await call).isError).not.toBe(true);
+        expect(asked).toEqual([]);
+      } else {
+        await expect(call).rejects.toSatisfy((error) => PermissionDeniedError.isInstance(error));
+        expect(asked.map((request) => request.contract?.risk)).toEqual([risk]);
+        expect(asked[0]?.reason).toBe(`declared risk ${risk}`);
+      }
+      expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a');
+      expect(readFileSync(join(root, 'b.txt'), 'utf8')).toBe('b');
+      expect(existsSync(join(root, 'c.txt'))).toBe(false);
+      expect(existsSync(join(root, 'folder'))).toBe(false);
+    } finally {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  // A validator that accepts anything: the contract layer alone must still refuse these.
+  const lax: SchemaValidator = { prepare() {}, validate: () => ({ valid: true }) };
+
+  it.each([
+    ['an operation in another case', { operation: 'DELETE', path: 'a.txt' }],
+    ['an unknown operation', { operation: 'shred', path: 'a.txt' }],
+    ['the internal name of move over', { operation: 'move-overwrite', path: 'a.txt' }],
+    ['an operation in an array', { operation: ['delete'], path: 'a.txt' }],
+    ['no operation', { path: 'a.txt' }],
+  ])('refuses %s before the tool runs, even past a lax validator', async (_label, args) => {
+    const root = mkdtempSync(join(tmpdir(), 'toolfence-fs-ops-'));
+    writeFileSync(join(root, 'a.txt'), 'a');
+    const tool = new FileSystemTool({ root, allowWrite: true });
+    let ran = 0;
+    const invoke = tool.invoke.bind(tool);
+    const counted = {
+      spec: tool.spec,
+      invoke: (...call: Parameters<typeof invoke>) => {
+        ran += 1;
+        return invoke(...call);
+      },
+    };
+    const registry = new ToolRegistry({
+      authorizer: { authorize: () => permission('allow') },
+      validator: lax,
+      tools: [counted],
+    });
+    try {
+      await expect(registry.invoke('filesystem', args, { runId: 'r' })).rejects.toSatisfy(
+        (error) =>
+          ToolInputError.isInstance(error) && error.details?.reason === 'unknown-operation',
+      );
+      expect(ran).toBe(0);
+      expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('a');
+    } finally {
+      await registry.close();
+      await tool.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('publishes the riskiest operation as the static contract and audits the call’s own', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'toolfence-fs-ops-'));
+    writeFileSync(join(root, 'a.txt'), 'a');
+    const events: ToolEvent[] = [];
+    const tool = new FileSystemTool({ root, allowWrite: true });
+    const registry = new ToolRegistry({
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'high-risk-write' } }),
+      onEvent: (event) => events.push(event),
+      tools: [tool],
+    });
+    try {
+      expect(contractOf(tool.spec)?.risk).toBe('destructive');
+      await registry.invoke('filesystem', { operation: 'read', path: 'a.txt' }, { runId: 'r' });
+      await registry.invoke(
+        'filesystem',
+        { operation: 'write', path: 'a.txt', content: 'b' },
+        { runId: 'r' },
+      );
+      await expect(
+        registry.invoke('filesystem', { operation: 'delete', path: 'a.txt' }, { runId: 'r' }),
+      ).rejects.toSatisfy((error) => ApprovalRequiredError.isInstance(error));
+      const closing = events
+        .filter((event) => event.type !== 'started')
+        .map((event) => [event.type, event.operation, event.risk]);
+      expect(closing).toEqual([
+        ['completed', 'read', 'read-only'],
+        ['completed', 'write', 'high-risk-write'],
+        ['denied', 'delete', 'destructive'],
+      ]);
+      expect(readFileSync(join(root, 'a.txt'), 'utf8')).toBe('b');
+    } finally {
+      await registry.close();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

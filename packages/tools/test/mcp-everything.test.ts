@@ -3,10 +3,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  contractOf,
   McpCatalogStaleError,
   McpServerConnection,
   McpServerRegistry,
   type McpToolAdapter,
+  RiskPolicy,
+  resolveEffect,
+  type ToolSpec,
 } from '../src/index.js';
 import { McpSdkSessionAdapter } from '../src/mcp/sdk-session-adapter.js';
 import { context } from './mcp-helpers.js';
@@ -27,6 +31,20 @@ async function startEverything(): Promise<Client> {
     }),
   );
   return client;
+}
+
+/** What a default RiskPolicy says about a discovered tool, as the registry would ask it. */
+function riskVerdict(spec: ToolSpec): string {
+  const contract = contractOf(spec);
+  const decision = new RiskPolicy().authorize({
+    toolName: spec.name,
+    args: {},
+    context,
+    spec,
+    contract,
+    effect: resolveEffect(spec, {}, contract),
+  });
+  return `${decision.verdict} (${decision.reason})`;
 }
 
 describe('MCP adapter against server-everything over stdio', () => {
@@ -82,6 +100,35 @@ describe('MCP adapter against server-everything over stdio', () => {
     );
     expect(echo.spec.effect).toEqual({ default: 'unknown' });
     expect(echo.contractSource).toBe('heuristic');
+  });
+
+  // The live server's names and hints through a default RiskPolicy: reads by name are allowed;
+  // a readOnlyHint alone never lowers a guess (echo, trigger-long-running-operation still ask),
+  // readOnlyHint: false raises a read-looking name to a write (simulate-research-query).
+  it('judges the undeclared tools by the name heuristic raised by their hints', () => {
+    const verdicts = Object.fromEntries(
+      tools.map((tool) => [tool.serverToolName, riskVerdict(tool.spec)]),
+    );
+    expect(verdicts).toMatchObject({
+      echo: 'ask (heuristic risk high-risk-write)',
+      'get-annotated-message': 'ask (heuristic content trust prompt-injection-prone)',
+      'get-env': 'ask (heuristic content trust sensitive)',
+      'get-resource-links': 'allow (heuristic risk read-only)',
+      'get-resource-reference': 'allow (heuristic risk read-only)',
+      'get-structured-content': 'allow (heuristic risk read-only)',
+      'get-sum': 'allow (heuristic risk read-only)',
+      'get-tiny-image': 'allow (heuristic risk read-only)',
+      'gzip-file-as-resource': 'ask (heuristic risk high-risk-write)',
+      'toggle-simulated-logging': 'ask (heuristic risk high-risk-write)',
+      'toggle-subscriber-updates': 'ask (heuristic risk low-risk-write)',
+      'simulate-research-query': 'ask (heuristic risk low-risk-write)',
+    });
+    // No tool the server marks as a write is ever allowed.
+    for (const tool of tools) {
+      if (tool.spec.annotations?.readOnlyHint === false) {
+        expect(riskVerdict(tool.spec), tool.serverToolName).not.toMatch(/^allow/);
+      }
+    }
   });
 
   it('calls a tool and maps its text result with metadata', async () => {

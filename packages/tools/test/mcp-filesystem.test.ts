@@ -6,18 +6,37 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  contractOf,
   McpServerConnection,
   McpServerRegistry,
   PermissionDeniedError,
+  RiskPolicy,
   RuleBasedPolicy,
+  resolveEffect,
   ToolInputError,
   ToolRegistry,
+  type ToolSpec,
 } from '../src/index.js';
 import { McpSdkSessionAdapter } from '../src/mcp/sdk-session-adapter.js';
+import { context } from './mcp-helpers.js';
 
 const filesystemEntry = fileURLToPath(
   new URL('../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', import.meta.url),
 );
+
+/** What a default RiskPolicy says about a discovered tool, as the registry would ask it. */
+function riskVerdict(spec: ToolSpec): string {
+  const contract = contractOf(spec);
+  const decision = new RiskPolicy().authorize({
+    toolName: spec.name,
+    args: {},
+    context,
+    spec,
+    contract,
+    effect: resolveEffect(spec, {}, contract),
+  });
+  return `${decision.verdict} (${decision.reason})`;
+}
 
 describe('MCP adapter with server-filesystem through the ToolRegistry and a rule policy', () => {
   let base: string;
@@ -79,6 +98,30 @@ describe('MCP adapter with server-filesystem through the ToolRegistry and a rule
         'mcp__fs__list_directory',
       ]),
     );
+  });
+
+  it('judges every tool as its hints say under a default RiskPolicy', () => {
+    const verdicts = Object.fromEntries(
+      registry.specs().map((spec) => [spec.name.replace('mcp__fs__', ''), riskVerdict(spec)]),
+    );
+    // Every read by name and hint is allowed; every write asks at least at the level its hints
+    // give (destructiveHint: true is destructive).
+    expect(verdicts).toEqual({
+      create_directory: 'ask (heuristic risk low-risk-write)',
+      directory_tree: 'allow (heuristic risk read-only)',
+      edit_file: 'ask (heuristic risk destructive)',
+      get_file_info: 'allow (heuristic risk read-only)',
+      list_allowed_directories: 'allow (heuristic risk read-only)',
+      list_directory: 'allow (heuristic risk read-only)',
+      list_directory_with_sizes: 'allow (heuristic risk read-only)',
+      move_file: 'ask (heuristic risk destructive)',
+      read_file: 'allow (heuristic risk read-only)',
+      read_media_file: 'allow (heuristic risk read-only)',
+      read_multiple_files: 'allow (heuristic risk read-only)',
+      read_text_file: 'allow (heuristic risk read-only)',
+      search_files: 'allow (heuristic risk read-only)',
+      write_file: 'ask (heuristic risk destructive)',
+    });
   });
 
   it('runs an allowed read inside the allowed folder', async () => {

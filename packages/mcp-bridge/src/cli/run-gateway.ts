@@ -1,18 +1,25 @@
 import { existsSync, type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
+import { type GatewayBudget, gatewayBudget } from '../gateway/gateway-budget.js';
 import {
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,
+  decodeStoreKey,
   type GatewayConfig,
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
-import { escapeInvisible, PinStore } from '../gateway/pin-store.js';
+import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
+import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
+import {
+  connectionStoreFromUrl,
+  type PersistentConnectionStore,
+} from '../store/connection-store-from-url.js';
 import type { CliIo } from './cli-io.js';
 import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
 import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
@@ -33,12 +40,17 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         approval asked of you through your client when the policy says ask, and the audit log.
         Tool definitions are pinned in the lock file; a changed, renamed or new tool is hidden
         until you accept it. --observe enforces nothing and logs what would have happened.
+        Clients may speak MCP 2026-07-28 (stateless; an ask comes back as input_required) or
+        2025-11-25 (a session; an ask is an elicitation).
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
         SIGHUP, or a change to the config file, reloads the config, the pins and the policy
         without dropping calls in flight (a config that cannot be used is refused; the running
         one stays).
+        Replicas: gateway.store (sqlite:/postgres://, for servers with "oauth"), gateway.budget
+        (memory or redis://) and gateway.pins (a file or postgres://) shared by every replica;
+        they apply at start.
 pin     --show lists the hidden tools and what changed; --accept takes one as the new pin.
 audit   verify checks the audit log's hash chain (a removed or edited line is found).
 
@@ -82,8 +94,31 @@ function parseArguments(argv: readonly string[]): GatewayArguments {
 interface LoadedConfig {
   readonly path: string;
   readonly config: GatewayConfig;
+  /** The lock file path, or a `postgres://` URL. */
   readonly pinsPath: string;
   readonly auditPath: string;
+  /** `gateway.store` with a relative `sqlite:` path resolved beside the config file. */
+  readonly storeUrl: string | undefined;
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/** Opens the pins `gateway.pins` names: the lock file, or the shared PostgreSQL table. */
+function openPins(loaded: LoadedConfig): Promise<GatewayPinStore> {
+  return POSTGRES_URL.test(loaded.pinsPath)
+    ? PostgresPinStore.open({ connectionString: loaded.pinsPath })
+    : PinStore.open(loaded.pinsPath);
+}
+
+/** What a reload cannot change: the store, its key, the budget and a shared pin table. */
+function startOnly(loaded: LoadedConfig): string {
+  const { store, storeKey, budget } = loaded.config.gateway;
+  return JSON.stringify({
+    store,
+    storeKey,
+    budget,
+    pins: POSTGRES_URL.test(loaded.pinsPath) ? loaded.pinsPath : 'file',
+  });
 }
 
 async function loadConfig(parsed: GatewayArguments, io: CliIo): Promise<LoadedConfig> {
@@ -108,11 +143,20 @@ async function loadConfig(parsed: GatewayArguments, io: CliIo): Promise<LoadedCo
       : isAbsolute(file)
         ? file
         : resolve(folder, file);
+  const pins = config.gateway.pins;
+  const store = config.gateway.store;
+  let storeUrl = store;
+  if (store?.startsWith('sqlite:')) {
+    const file = store.slice('sqlite:'.length).replace(/^\/\//, '');
+    storeUrl = file === ':memory:' ? store : `sqlite:${at(file, file)}`;
+  }
   return {
     path,
     config,
-    pinsPath: at(config.gateway.pins, 'toolfence.lock.json'),
+    pinsPath:
+      pins !== undefined && POSTGRES_URL.test(pins) ? pins : at(pins, 'toolfence.lock.json'),
     auditPath: at(config.gateway.audit, 'toolfence-audit.jsonl'),
+    storeUrl,
   };
 }
 
@@ -135,6 +179,15 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   let gateway: McpGateway;
   let parsed: GatewayArguments;
   let loaded: LoadedConfig;
+  let pins: GatewayPinStore | undefined;
+  let store: PersistentConnectionStore | undefined;
+  let budget: GatewayBudget | undefined;
+  let current: GatewayConfig;
+  const release = async (): Promise<void> => {
+    await budget?.close();
+    await store?.close();
+    await pins?.close?.();
+  };
   const readPolicy = (arguments_: GatewayArguments) =>
     arguments_.policy === undefined
       ? Promise.resolve(defaultInspectPolicy())
@@ -147,19 +200,52 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     parsed = parseArguments(argv);
     loaded = await loadConfig(parsed, io);
     const policy = await readPolicy(parsed);
+    const settings = loaded.config.gateway;
+    current = loaded.config;
+    pins = await openPins(loaded);
+    if (loaded.storeUrl !== undefined) {
+      store = await connectionStoreFromUrl(loaded.storeUrl, {
+        key: decodeStoreKey(settings.storeKey as string) as Uint8Array,
+      });
+    }
+    if (settings.budget !== undefined) {
+      // The offered name's namespace names its server, in the config of the latest reload.
+      const serverOf = (toolName: string): string | undefined => {
+        const split = toolName.indexOf('__');
+        if (split === -1) return undefined;
+        const namespace = toolName.slice(0, split);
+        return Object.entries(current.mcpServers).find(
+          ([, server]) => server.namespace === namespace,
+        )?.[0];
+      };
+      budget = await gatewayBudget(settings.budget, serverOf, (message) =>
+        io.err(`toolfence-mcp: ${message}\n`),
+      );
+    }
+    const connectionStore = store;
     gateway = new McpGateway({
       config: loaded.config,
       authorizer: policy.authorizer,
-      pins: await PinStore.open(loaded.pinsPath),
-      audit: new AuditLog(
-        loaded.auditPath,
-        loaded.config.gateway.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES,
-      ),
+      pins,
+      audit: new AuditLog(loaded.auditPath, settings.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES),
       ...(parsed.observe ? { observe: true } : {}),
-      clientOptions: (_name, server) =>
-        server.url !== undefined && isLoopbackHost(new URL(server.url).hostname)
+      ...(budget === undefined ? {} : { budget: budget.reserver }),
+      clientOptions: (_name, server) => ({
+        ...(server.url !== undefined && isLoopbackHost(new URL(server.url).hostname)
           ? { allowNonPublic: approveLoopback }
-          : {},
+          : {}),
+        ...(server.oauth === undefined || connectionStore === undefined
+          ? {}
+          : {
+              oauth: {
+                store: connectionStore,
+                connectionId: server.oauth.connectionId,
+                ...(server.oauth.refreshSkewMs === undefined
+                  ? {}
+                  : { refreshSkewMs: server.oauth.refreshSkewMs }),
+              },
+            }),
+      }),
       logger: {
         warn: (message, details) =>
           io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
@@ -169,6 +255,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     });
     await gateway.start();
   } catch (error) {
+    await release();
     return fail(io, error);
   }
   // SIGHUP or a change to the config file reloads: the config, the pins and the policy are read
@@ -176,12 +263,20 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const reload = async (why: string): Promise<void> => {
     try {
       const next = await loadConfig(parsed, io);
+      if (startOnly(next) !== startOnly(loaded)) {
+        throw new GatewayConfigError(
+          'gateway.store, gateway.storeKey, gateway.budget and a postgres:// gateway.pins apply at start; restart the gateway to change them',
+        );
+      }
       const policy = await readPolicy(parsed);
+      // A shared pin table is read again by every review; a lock file is opened again.
+      const nextPins = POSTGRES_URL.test(next.pinsPath) ? pins : await PinStore.open(next.pinsPath);
       await gateway.reload({
         config: next.config,
-        pins: await PinStore.open(next.pinsPath),
+        ...(nextPins === undefined ? {} : { pins: nextPins }),
         authorizer: policy.authorizer,
       });
+      current = next.config;
       io.err(`toolfence-mcp: reloaded (${why}): ${gateway.toolNames().length} tool(s)\n`);
     } catch (error) {
       io.err(
@@ -226,6 +321,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       watcher?.close();
       unsubscribe?.();
       await gateway.close();
+      await release();
       return fail(io, error);
     }
     io.err(`toolfence-mcp: listening on ${http.url}\n`);
@@ -244,6 +340,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   if (timer !== undefined) clearTimeout(timer);
   await http?.close();
   await gateway.close();
+  await release();
   return EXIT_CODES.ok;
 }
 
@@ -285,7 +382,24 @@ export async function runPin(argv: readonly string[], io: CliIo): Promise<number
     if (parsed.show === parsed.accept.length > 0)
       throw usage('give exactly one of --show or --accept');
     const loaded = await loadConfig(parsed, io);
-    const pins = await PinStore.open(loaded.pinsPath);
+    const pins = await openPins(loaded);
+    try {
+      return await pinCommand(parsed, loaded, pins, io);
+    } finally {
+      await pins.close?.();
+    }
+  } catch (error) {
+    return fail(io, error);
+  }
+}
+
+async function pinCommand(
+  parsed: GatewayArguments,
+  loaded: LoadedConfig,
+  pins: GatewayPinStore,
+  io: CliIo,
+): Promise<number> {
+  {
     const namespaceOf = new Map(
       Object.entries(loaded.config.mcpServers).map(([name, server]) => [
         name,
@@ -318,7 +432,7 @@ export async function runPin(argv: readonly string[], io: CliIo): Promise<number
       const split = name.indexOf('__');
       const namespace = split === -1 ? '' : name.slice(0, split);
       const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-      if (server === undefined || !pins.accept(server, name.slice(split + 2))) {
+      if (server === undefined || !(await pins.accept(server, name.slice(split + 2)))) {
         throw new GatewayConfigError(
           `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
         );
@@ -327,8 +441,6 @@ export async function runPin(argv: readonly string[], io: CliIo): Promise<number
     }
     await pins.save();
     return EXIT_CODES.ok;
-  } catch (error) {
-    return fail(io, error);
   }
 }
 

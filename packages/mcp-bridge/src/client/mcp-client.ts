@@ -94,7 +94,46 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'maxListingTtlMs',
   'killGraceMs',
   'logger',
+  'onToolsListChanged',
 ]);
+
+const CALL_OPTION_KEYS: readonly string[] = Object.freeze(['signal', 'timeoutMs', 'meta']);
+
+/** The `params._meta` keys {@link McpCallOptions.meta} may set: W3C trace context only. */
+const CALL_META_KEYS: readonly string[] = Object.freeze(['traceparent', 'tracestate']);
+
+/** Longest `tracestate` accepted in {@link McpCallOptions.meta}, in characters (W3C: 512). */
+const MAX_TRACESTATE_LENGTH = 512;
+
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const PRINTABLE = /^[\x20-\x7e]*$/;
+
+/** Checks {@link McpCallOptions.meta}: known keys only, W3C-shaped string values. */
+function checkCallMeta(meta: unknown): Readonly<Record<string, string>> {
+  const fail = (message: string): never => {
+    throw new ClientConfigurationError(message, { details: { option: 'meta' } });
+  };
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
+    return fail('meta must be an object of strings, for example { traceparent }');
+  }
+  const copy: Record<string, string> = {};
+  for (const [key, value] of Object.entries(meta)) {
+    if (!CALL_META_KEYS.includes(key)) {
+      fail(
+        `meta accepts only ${CALL_META_KEYS.join(' and ')}; ${JSON.stringify(key.slice(0, 40))} is not one`,
+      );
+    }
+    if (typeof value !== 'string') fail(`meta.${key} must be a string`);
+    if (key === 'traceparent' && !TRACEPARENT.test(value)) {
+      fail('meta.traceparent must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)');
+    }
+    if (value.length > MAX_TRACESTATE_LENGTH || !PRINTABLE.test(value)) {
+      fail(`meta.${key} must be printable ASCII of at most ${MAX_TRACESTATE_LENGTH} characters`);
+    }
+    copy[key] = value;
+  }
+  return copy;
+}
 
 /** Time options that counted seconds before 0.x (now milliseconds, named `…Ms`). */
 const MCP_CLIENT_RENAMED_KEYS: Readonly<Record<string, string>> = Object.freeze({
@@ -238,14 +277,26 @@ export interface McpClientOptions {
   readonly killGraceMs?: number;
   /** Diagnostics (stderr lines at debug, failures at warn). Nothing goes to the console. */
   readonly logger?: McpBridgeLogger;
+  /**
+   * Called when the server says its tool list changed (`notifications/tools/list_changed`), after
+   * the cached listing is marked stale: the next `tools()` lists again. Must not throw.
+   */
+  readonly onToolsListChanged?: () => void;
 }
 
-/** Per-call options of {@link McpClient.callTool}. */
+/** Per-call options of {@link McpClient.callTool}. Unknown keys are refused. */
 export interface McpCallOptions {
   /** Aborting rejects the call (ambiguous once sent) and sends `notifications/cancelled`. */
   readonly signal?: AbortSignal;
   /** Milliseconds for this call; default `readTimeoutMs`. */
   readonly timeoutMs?: number;
+  /**
+   * Entries added to this call's `params._meta`: W3C trace context only (`traceparent`, exactly
+   * the W3C format, and `tracestate`, printable ASCII of at most 512 characters). Any other key
+   * or value is refused with {@link ClientConfigurationError} before anything is sent; the
+   * protocol's own `_meta` keys are set by the client and cannot be overridden here.
+   */
+  readonly meta?: Readonly<Record<string, string>>;
 }
 
 type BoundedTransport = StdioTransport | StreamableHttpTransport;
@@ -356,6 +407,14 @@ export class McpClient {
       (message, option) => new ClientConfigurationError(message, { details: { option } }),
       MCP_CLIENT_RENAMED_KEYS,
     );
+    if (
+      options.onToolsListChanged !== undefined &&
+      typeof options.onToolsListChanged !== 'function'
+    ) {
+      throw new ClientConfigurationError('onToolsListChanged must be a function () => void', {
+        details: { option: 'onToolsListChanged' },
+      });
+    }
     if (
       options.allowNonPublic !== undefined &&
       typeof options.allowNonPublic !== 'function' &&
@@ -649,6 +708,13 @@ export class McpClient {
       throw new ClientConfigurationError('The tool name must be a non-empty string');
     }
     checkCallOptions(options, 'callTool');
+    checkOptionKeys(
+      options,
+      CALL_OPTION_KEYS,
+      'callTool',
+      (message, option) => new ClientConfigurationError(message, { details: { option } }),
+    );
+    const meta = options.meta === undefined ? undefined : checkCallMeta(options.meta);
     const timeoutMs =
       options.timeoutMs === undefined
         ? this.#readTimeoutMs
@@ -663,7 +729,9 @@ export class McpClient {
           const result = checkCallResult(
             await session.protocol.request(
               'tools/call',
-              { name, arguments: { ...args } },
+              meta === undefined
+                ? { name, arguments: { ...args } }
+                : { name, arguments: { ...args }, _meta: { ...meta } },
               {
                 timeoutMs,
                 ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -923,6 +991,11 @@ export class McpClient {
         // The server's tool list changed: the next tools() lists again.
         onToolsListChanged: () => {
           if (this.#toolCache !== undefined) this.#toolCacheExpires = 0;
+          try {
+            this.#options.onToolsListChanged?.();
+          } catch {
+            // The callback's failure is its own; the listing is already marked stale.
+          }
         },
       });
       const session: Session = {

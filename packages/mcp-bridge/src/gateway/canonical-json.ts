@@ -4,13 +4,26 @@ import { createHash } from 'node:crypto';
 export function canonicalJson(value: unknown): string {
   if (value === undefined) return 'null';
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) out += ',';
+      out += canonicalJson(value[index]);
+    }
+    return `${out}]`;
+  }
   const record = value as Record<string, unknown>;
-  return `{${Object.keys(record)
-    .filter((key) => record[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
-    .join(',')}}`;
+  const keys = Object.keys(record).sort();
+  let out = '{';
+  let first = true;
+  for (const key of keys) {
+    const member = record[key];
+    if (member === undefined) continue;
+    if (!first) out += ',';
+    first = false;
+    out += `${JSON.stringify(key)}:${canonicalJson(member)}`;
+  }
+  return `${out}}`;
 }
 
 /** `sha256:` and the hex SHA-256 of the canonical JSON of `value`. */

@@ -20,12 +20,63 @@ export interface GatewayServerConfig {
   readonly deny?: readonly string[];
   /** Prefix of the offered names (`<namespace>__<tool>`). Default: the server's name. */
   readonly namespace?: string;
+  /** HTTP: OAuth through a connection in `gateway.store` (exclusive with an Authorization header). */
+  readonly oauth?: GatewayServerOAuth;
+}
+
+/** Per-server `oauth`: which connection of the gateway's store authorizes this server. */
+export interface GatewayServerOAuth {
+  /** Id of the connection's record in `gateway.store` (as given to `authorizeConnection`). */
+  readonly connectionId: string;
+  /** Refresh this many milliseconds before the access token expires. Default 60,000. */
+  readonly refreshSkewMs?: number;
+}
+
+/** Limits of one budget scope in the config. An omitted limit is unlimited. */
+export interface GatewayBudgetLimits {
+  /** Most calls that may start (calls that did not run are refunded). */
+  readonly maxCalls?: number;
+  /** Most calls running at the same time. */
+  readonly maxConcurrent?: number;
+}
+
+/** `gateway.budget`: call budgets, in this process or shared by replicas through Redis. */
+export interface GatewayBudgetSettings extends GatewayBudgetLimits {
+  /** `memory` (default: this process only) or `redis://…` / `rediss://…` (shared by replicas). */
+  readonly url?: string;
+  /** Limits of each upstream server (a counter per server), beside the gateway-wide ones. */
+  readonly perServer?: GatewayBudgetLimits;
+  /** Limits of each offered tool (a counter per `server__tool`), beside the others. */
+  readonly perTool?: GatewayBudgetLimits;
+  /** Redis: prefix of every key, so deployments share one Redis. Default `toolfence:gateway`. */
+  readonly keyPrefix?: string;
+  /** Redis: milliseconds a counter lives after its last call. Default 86,400,000 (one day). */
+  readonly ttlMs?: number;
+  /** Redis: milliseconds one round trip may take before Redis counts as unreachable. Default 2,000. */
+  readonly timeoutMs?: number;
+  /** Redis unreachable: `deny` (default, fail closed) or `allow` (no budget applies). */
+  readonly onUnavailable?: 'deny' | 'allow';
 }
 
 /** The gateway's own settings, under `gateway` in the config file. */
 export interface GatewaySettings {
-  /** The pin lock file. Default `toolfence.lock.json` beside the config file. */
+  /**
+   * The pins: a lock file path (default `toolfence.lock.json` beside the config file), or a
+   * `postgres://…` URL so replicas on several machines share one pin table.
+   */
   readonly pins?: string;
+  /**
+   * The OAuth connection store of the servers with `oauth`: `sqlite:<path>` (relative to the
+   * config file) or `postgres://…` (shared by replicas). Default none.
+   */
+  readonly store?: string;
+  /**
+   * The store's AES-256-GCM key: 32 bytes as 64 hex digits or base64 (variables expanded, so
+   * `${TOOLFENCE_STORE_KEY}`). Default: `TOOLFENCE_STORE_KEY` from the environment.
+   */
+  readonly storeKey?: string;
+  /** Call budgets. Default none (no limit). */
+  readonly budget?: GatewayBudgetSettings;
   /** The audit log (JSON lines, hash-chained). Default `toolfence-audit.jsonl` beside the config file. */
   readonly audit?: string;
   /** Size at which the audit log is rotated, in bytes. Default 10 MiB. */
@@ -74,6 +125,7 @@ const SERVER_KEYS = [
   'allow',
   'deny',
   'namespace',
+  'oauth',
 ];
 const SETTINGS_KEYS = [
   'pins',
@@ -84,7 +136,24 @@ const SETTINGS_KEYS = [
   'maxConcurrentCalls',
   'httpToken',
   'httpMaxSessions',
+  'store',
+  'storeKey',
+  'budget',
 ];
+const BUDGET_KEYS = [
+  'url',
+  'maxCalls',
+  'maxConcurrent',
+  'perServer',
+  'perTool',
+  'keyPrefix',
+  'ttlMs',
+  'timeoutMs',
+  'onUnavailable',
+];
+const REDIS_ONLY_KEYS = ['keyPrefix', 'ttlMs', 'timeoutMs', 'onUnavailable'] as const;
+const LIMIT_KEYS = ['maxCalls', 'maxConcurrent'];
+const OAUTH_KEYS = ['connectionId', 'refreshSkewMs'];
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,23}$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -98,6 +167,7 @@ function fail(message: string, at: string): never {
 /** Config keys that counted seconds (now milliseconds, named `…Ms`), by section. */
 const RENAMED_KEYS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   gateway: { approvalTimeoutSeconds: 'approvalTimeoutMs' },
+  'gateway.budget': { ttlSeconds: 'ttlMs', timeoutSeconds: 'timeoutMs' },
 };
 
 function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], at: string): void {
@@ -191,6 +261,7 @@ function checkServer(
     if (type !== undefined && type !== 'stdio')
       fail(`type "${type}" needs "url", not "command"`, at);
     if (value.headers !== undefined) fail('"headers" applies to url servers only', at);
+    if (value.oauth !== undefined) fail('"oauth" applies to url servers only', at);
     return Object.freeze({
       command: expandVariables(value.command, env, `${at}.command`),
       args: Object.freeze(
@@ -217,11 +288,178 @@ function checkServer(
   if (value.env !== undefined || value.args !== undefined) {
     fail('"env" and "args" apply to command servers only', at);
   }
+  const headers = stringMap(value.headers, `${at}.headers`, env);
+  const oauth = serverOAuth(value.oauth, `${at}.oauth`);
+  if (
+    oauth !== undefined &&
+    Object.keys(headers ?? {}).some((header) => header.toLowerCase() === 'authorization')
+  ) {
+    fail('give either "oauth" or an Authorization header, not both', at);
+  }
   return Object.freeze({
     url,
-    ...optional('headers', stringMap(value.headers, `${at}.headers`, env)),
+    ...optional('headers', headers),
     ...common(value, at, name),
+    ...optional('oauth', oauth),
   });
+}
+
+function serverOAuth(value: unknown, at: string): GatewayServerOAuth | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) fail('must be an object with "connectionId"', at);
+  onlyKeys(value, OAUTH_KEYS, at);
+  const { connectionId, refreshSkewMs } = value;
+  if (typeof connectionId !== 'string' || connectionId.length === 0 || connectionId.length > 200) {
+    fail('must be a non-empty string (the connection id in gateway.store)', `${at}.connectionId`);
+  }
+  if (
+    refreshSkewMs !== undefined &&
+    (typeof refreshSkewMs !== 'number' || !Number.isSafeInteger(refreshSkewMs) || refreshSkewMs < 0)
+  ) {
+    fail('must be a non-negative integer (milliseconds)', `${at}.refreshSkewMs`);
+  }
+  return Object.freeze({
+    connectionId,
+    ...optional('refreshSkewMs', refreshSkewMs as number | undefined),
+  });
+}
+
+/** True for a `postgres://` or `postgresql://` URL with a host (the URL is never echoed). */
+function isPostgresUrl(text: string): boolean {
+  if (!/^postgres(ql)?:\/\//i.test(text)) return false;
+  try {
+    return new URL(text).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+function checkStore(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const at = 'gateway.store';
+  if (typeof value !== 'string' || value === '') {
+    fail('must be "sqlite:<path>" or "postgres://user:password@host:port/database"', at);
+  }
+  if (/^postgres(ql)?:/i.test(value)) {
+    if (!isPostgresUrl(value)) {
+      fail('is not a valid postgres:// URL (postgres://user:password@host:port/database)', at);
+    }
+    return value;
+  }
+  if (value.startsWith('sqlite:')) {
+    if (value.length === 'sqlite:'.length) fail('a sqlite: URL needs a path (sqlite:store.db)', at);
+    return value;
+  }
+  fail('must be "sqlite:<path>" or "postgres://user:password@host:port/database"', at);
+}
+
+function checkStoreKey(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const at = 'gateway.storeKey';
+  const given =
+    value === undefined
+      ? env.TOOLFENCE_STORE_KEY
+      : typeof value === 'string'
+        ? expandVariables(value, env, at)
+        : fail('must be a string (64 hex digits or base64 of 32 bytes)', at);
+  if (given === undefined || given === '') {
+    fail(
+      'gateway.store needs a key: set gateway.storeKey, or TOOLFENCE_STORE_KEY in the environment, to 32 random bytes as 64 hex digits or base64',
+      at,
+    );
+  }
+  if (decodeStoreKey(given) === undefined) {
+    fail('must be 32 bytes: 64 hex digits or 44 characters of base64', at);
+  }
+  return given;
+}
+
+/** The 32 key bytes of a `storeKey` (64 hex digits or base64), or undefined when it is neither. */
+export function decodeStoreKey(text: string): Uint8Array | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=$/.test(text)) {
+    const bytes = Buffer.from(text, 'base64');
+    return bytes.length === 32 ? bytes : undefined;
+  }
+  return undefined;
+}
+
+function checkLimits(value: unknown, at: string): GatewayBudgetLimits | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) fail('must be an object with maxCalls and/or maxConcurrent', at);
+  onlyKeys(value, LIMIT_KEYS, at);
+  return limitsOf(value, at);
+}
+
+function limitsOf(value: Record<string, unknown>, at: string): GatewayBudgetLimits {
+  const out: Record<string, number> = {};
+  for (const key of LIMIT_KEYS) {
+    const number = value[key];
+    if (number === undefined) continue;
+    if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 0) {
+      fail('must be a non-negative integer', `${at}.${key}`);
+    }
+    out[key] = number;
+  }
+  return out;
+}
+
+function checkBudget(value: unknown): GatewayBudgetSettings | undefined {
+  if (value === undefined) return undefined;
+  const at = 'gateway.budget';
+  if (!isRecord(value))
+    fail('must be an object (url, maxCalls, maxConcurrent, perServer, perTool)', at);
+  onlyKeys(value, BUDGET_KEYS, at);
+  const url = value.url ?? 'memory';
+  if (typeof url !== 'string') fail('must be "memory" or a redis:// URL', `${at}.url`);
+  if (url !== 'memory') {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (
+      parsed === undefined ||
+      (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') ||
+      parsed.hostname === ''
+    ) {
+      fail('must be "memory" or a redis://host:port (or rediss://) URL', `${at}.url`);
+    }
+  } else {
+    const given = REDIS_ONLY_KEYS.find((key) => value[key] !== undefined);
+    if (given !== undefined) fail(`"${given}" applies to a redis:// budget only`, `${at}.${given}`);
+  }
+  for (const key of ['ttlMs', 'timeoutMs'] as const) {
+    const number = value[key];
+    if (
+      number !== undefined &&
+      (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1)
+    ) {
+      fail('must be a positive integer (milliseconds)', `${at}.${key}`);
+    }
+  }
+  if (value.keyPrefix !== undefined) {
+    if (typeof value.keyPrefix !== 'string' || !/^[\w:.-]{1,100}$/.test(value.keyPrefix)) {
+      fail('must be 1-100 of letters, digits, "_", ":", "." and "-"', `${at}.keyPrefix`);
+    }
+  }
+  if (
+    value.onUnavailable !== undefined &&
+    value.onUnavailable !== 'deny' &&
+    value.onUnavailable !== 'allow'
+  ) {
+    fail('must be "deny" (fail closed) or "allow"', `${at}.onUnavailable`);
+  }
+  return Object.freeze({
+    ...value,
+    url,
+    ...limitsOf(value, at),
+    ...optional('perServer', checkLimits(value.perServer, `${at}.perServer`)),
+    ...optional('perTool', checkLimits(value.perTool, `${at}.perTool`)),
+  }) as GatewayBudgetSettings;
 }
 
 function common(
@@ -270,6 +508,32 @@ export function parseGatewayConfig(
   const settings = value.gateway ?? {};
   if (!isRecord(settings)) fail('must be an object', 'gateway');
   onlyKeys(settings, SETTINGS_KEYS, 'gateway');
+  if (
+    typeof settings.pins === 'string' &&
+    /^postgres(ql)?:/i.test(settings.pins) &&
+    !isPostgresUrl(settings.pins)
+  ) {
+    fail(
+      'is not a valid postgres:// URL (postgres://user:password@host:port/database)',
+      'gateway.pins',
+    );
+  }
+  const store = checkStore(settings.store);
+  const storeKey =
+    store === undefined
+      ? settings.storeKey === undefined
+        ? undefined
+        : fail('applies only with gateway.store', 'gateway.storeKey')
+      : checkStoreKey(settings.storeKey, env);
+  const budget = checkBudget(settings.budget);
+  for (const [name, server] of Object.entries(servers)) {
+    if (server.oauth !== undefined && store === undefined) {
+      fail(
+        'needs gateway.store (sqlite:<path> or postgres://…), where the connection is kept',
+        `mcpServers.${name}.oauth`,
+      );
+    }
+  }
   for (const key of ['pins', 'audit'] as const) {
     if (
       settings[key] !== undefined &&
@@ -308,6 +572,8 @@ export function parseGatewayConfig(
     gateway: Object.freeze({
       ...settings,
       ...(httpToken === undefined ? {} : { httpToken }),
+      ...(storeKey === undefined ? {} : { storeKey }),
+      ...(budget === undefined ? {} : { budget }),
     }) as GatewaySettings,
   });
 }

@@ -6,6 +6,8 @@
 type Attributes = Record<string, string | number | boolean>;
 
 interface OtelSpan {
+  isRecording(): boolean;
+  spanContext(): { readonly traceId: string };
   setAttribute(key: string, value: string | number | boolean): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
   end(): void;
@@ -139,6 +141,11 @@ export class GatewayTracer {
     );
   }
 
+  /** False for the span that records nothing and carries no trace context (nothing to do). */
+  static live(span: GatewaySpan | undefined): boolean {
+    return span !== undefined && span !== NO_SPAN;
+  }
+
   /** The W3C trace context of `span` (`traceparent`, `tracestate`), for an outgoing `_meta`. */
   traceContext(span: GatewaySpan | undefined): Record<string, string> {
     const carrier: Record<string, string> = {};
@@ -172,6 +179,9 @@ export class GatewayTracer {
       },
       parent,
     );
+    // No SDK registered (or one that samples nothing) and no incoming trace: nothing to record or
+    // propagate, so the per-call work stops here.
+    if (!span.isRecording() && !/[1-9a-f]/.test(span.spanContext().traceId)) return NO_SPAN;
     const context = api.trace.setSpan(parent, span);
     let ended = false;
     return {

@@ -1,17 +1,19 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  CallToolRequestSchema,
   type CallToolResult,
-  LATEST_PROTOCOL_VERSION,
-  ListToolsRequestSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+  inputRequired,
+  Server,
+  type ServerContext,
+  type Transport,
+} from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import {
   type ApprovalRequest,
   type AuthorizationRequest,
   type Authorizer,
+  type BudgetReserver,
+  checkOptionKeys,
   createToolContext,
   type JsonObject,
   type PermissionDecision,
@@ -22,11 +24,17 @@ import {
   ToolsError,
 } from '@toolfence/tools';
 import { type BridgedTool, bridgeTools } from '../bridge/bridge-tools.js';
-import { McpClient, type McpClientOptions } from '../client/mcp-client.js';
+import { type McpCallOptions, McpClient, type McpClientOptions } from '../client/mcp-client.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
+import {
+  ApprovalGrants,
+  type ApprovalRefusal,
+  DEFAULT_MAX_PENDING_APPROVALS,
+} from './approval-grants.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
+import { GatewayConfigError } from './errors.js';
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_MAX_CONCURRENT_CALLS,
@@ -34,7 +42,7 @@ import {
   type GatewayServerConfig,
 } from './gateway-config.js';
 import { type GatewaySpan, GatewayTracer } from './gateway-tracing.js';
-import { escapeInvisible, type PinReason, type PinStore } from './pin-store.js';
+import { escapeInvisible, type GatewayPinStore, type PinReason } from './pin-store.js';
 
 /** Options of {@link McpGateway}. */
 export interface McpGatewayOptions {
@@ -42,8 +50,14 @@ export interface McpGatewayOptions {
   readonly config: GatewayConfig;
   /** Decides every call: allow, deny or ask (for example a `RiskPolicy`). */
   readonly authorizer: Authorizer;
-  /** The pin lock file. */
-  readonly pins: PinStore;
+  /** The pins: the lock file (`PinStore`) or a table shared by replicas (`PostgresPinStore`). */
+  readonly pins: GatewayPinStore;
+  /**
+   * Call budgets, reserved after the policy and before the upstream call (`CallBudget` in
+   * memory, or `RedisCallBudget` shared by replicas; see `gatewayBudget`). A call over budget
+   * answers a tool error saying which limit. Default none. Not replaced by a reload.
+   */
+  readonly budget?: BudgetReserver;
   /** Where each call is recorded. */
   readonly audit: AuditLog;
   /** Enforce nothing; log what each decision would have been. Default the config's `observe`. */
@@ -57,7 +71,47 @@ export interface McpGatewayOptions {
   readonly tracing?: boolean;
   /** Diagnostics (upstream failures, hidden tools). Never receives arguments or results. */
   readonly logger?: McpBridgeLogger;
+  /**
+   * Milliseconds the user has to answer an `ask` (an elicitation, or an `input_required` result
+   * and its retry); past it the approval is refused. Default: the config's approval timeout.
+   */
+  readonly approvalTimeoutMs?: number;
+  /**
+   * Approvals asked through `input_required` and not answered yet, held at most; beyond it the
+   * oldest is dropped and fails closed (its user is asked again). Default 1000.
+   */
+  readonly maxPendingApprovals?: number;
 }
+
+const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
+  'config',
+  'authorizer',
+  'pins',
+  'budget',
+  'audit',
+  'observe',
+  'clientOptions',
+  'tracing',
+  'logger',
+  'approvalTimeoutMs',
+  'maxPendingApprovals',
+]);
+
+/** A positive whole number of at most `max`, or the error naming the option. */
+function positiveInteger(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new GatewayConfigError(
+      `McpGateway option ${name} must be a whole number from 1 to ${max}`,
+      {
+        details: { option: name },
+      },
+    );
+  }
+  return value;
+}
+
+/** The era a downstream connection speaks: `modern` (2026-07-28, stateless) or `legacy`. */
+export type GatewayEra = 'legacy' | 'modern';
 
 /** What the gateway knows about one upstream after start. */
 export interface GatewayUpstreamStatus {
@@ -78,14 +132,29 @@ export interface GatewayReload {
   /** The new checked config. */
   readonly config: GatewayConfig;
   /** The pin store read again (after `toolfence-mcp pin --accept`). Default: the current one. */
-  readonly pins?: PinStore;
+  readonly pins?: GatewayPinStore;
   /** A new authorizer (the policy file read again). Default: the current one. */
   readonly authorizer?: Authorizer;
 }
 
 interface Downstream {
   readonly server: Server;
-  protocolVersion: string | undefined;
+  readonly era: GatewayEra;
+}
+
+/** One downstream `tools/call` while the registry runs it. */
+interface CallState {
+  readonly downstream: Downstream;
+  readonly request: ServerContext['mcpReq'];
+  /** The client declared form elicitation (legacy: at initialize; modern: on this request). */
+  readonly canAsk: boolean;
+  /** Modern retry: the user's answer to the approval this call's `requestState` names. */
+  readonly answer: 'approved' | 'declined' | undefined;
+  /** Modern: the prompt to send back as an `input_required` result. */
+  prompt?: string;
+  approvedBy?: 'user';
+  decision?: PermissionDecision;
+  span?: GatewaySpan;
 }
 
 interface Upstream {
@@ -102,8 +171,10 @@ interface Offered {
   readonly tool: BridgedTool;
   readonly pin: string;
   readonly flagged: readonly string[];
+  readonly listed: Readonly<Record<string, unknown>>;
 }
 
+const APPROVAL_KEY = 'approval';
 const APPROVAL_SCHEMA = {
   type: 'object',
   properties: {
@@ -111,6 +182,48 @@ const APPROVAL_SCHEMA = {
   },
   required: ['approve'],
 } as const;
+
+const REFUSALS: Readonly<Record<ApprovalRefusal, string>> = {
+  unknown: 'it is unknown or was already used (an approval covers one call, once)',
+  expired: 'it expired before the call was retried',
+  mismatch: 'it was given for other arguments, another tool or another definition',
+};
+
+/** A McpClient that adds the gateway's trace context to each upstream `tools/call`. */
+class TracedClient extends McpClient {
+  readonly #meta: AsyncLocalStorage<Record<string, string>>;
+
+  constructor(options: McpClientOptions, meta: AsyncLocalStorage<Record<string, string>>) {
+    super(options);
+    this.#meta = meta;
+  }
+
+  override callTool(
+    name: string,
+    args?: Readonly<Record<string, unknown>>,
+    options: McpCallOptions = {},
+  ): ReturnType<McpClient['callTool']> {
+    const meta = this.#meta.getStore();
+    return super.callTool(
+      name,
+      args,
+      meta === undefined || Object.keys(meta).length === 0 ? options : { ...options, meta },
+    );
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True when a client's capabilities include form-mode elicitation. */
+function supportsFormElicitation(capabilities: unknown): boolean {
+  if (!isRecord(capabilities)) return false;
+  const elicitation = capabilities.elicitation;
+  if (!isRecord(elicitation)) return false;
+  // An empty `elicitation: {}` is form mode (the rule before modes existed).
+  return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
+}
 
 /** Identity of an upstream as pinned: its command line or its URL. */
 export function serverIdentity(server: GatewayServerConfig): string {
@@ -131,51 +244,90 @@ function preview(value: unknown, limit = 2_000): string {
  * the user's client) in front of the configured upstream servers. Every upstream is reached
  * through `McpClient` and `bridgeTools`; every offered tool is pinned; every call passes one
  * `ToolRegistry` (validation, the authorizer, approval asked of the downstream user, audit).
+ *
+ * Downstream it speaks both eras on the SDK v2 server (`@modelcontextprotocol/server`): MCP
+ * 2026-07-28 (stateless: `server/discover`, the per-request `_meta` envelope, an `ask` answered
+ * through an `input_required` result) and 2025-11-25 (an `initialize` session, an `ask` answered
+ * through elicitation).
  */
 export class McpGateway {
   readonly #observe: boolean;
   #options: McpGatewayOptions;
   #authorizer: Authorizer;
-  #pins: PinStore;
+  #pins: GatewayPinStore;
   #upstreams = new Map<string, Upstream>();
   readonly #open = new Set<Upstream>();
   #offered = new Map<string, Offered>();
+  #listing: readonly Readonly<Record<string, unknown>>[] = [];
+  #listingKey = '[]';
   #status: readonly GatewayUpstreamStatus[] = [];
   #reloading: Promise<void> = Promise.resolve();
+  #relistQueued = false;
   #closed = false;
   #tracer: GatewayTracer = GatewayTracer.disabled();
-  readonly #spans = new WeakMap<object, GatewaySpan>();
-  readonly #decisions = new WeakMap<object, PermissionDecision>();
-  readonly #approvedBy = new WeakMap<object, 'user'>();
+  readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
+  readonly #calls = new WeakMap<object, CallState>();
   readonly #registry: ToolRegistry;
+  readonly #grants: ApprovalGrants;
   readonly #downstreams = new Set<Downstream>();
-  readonly #callers = new WeakMap<object, Downstream>();
+  readonly #stdio = new Set<{ close(): Promise<void> }>();
+  readonly #changeListeners = new Set<() => void>();
 
   /** Builds the gateway; nothing connects until {@link McpGateway.start}. */
   constructor(options: McpGatewayOptions) {
+    checkOptionKeys(
+      options,
+      GATEWAY_OPTION_KEYS,
+      'McpGateway',
+      (message, option) => new GatewayConfigError(message, { details: { option } }),
+    );
     this.#options = options;
     this.#authorizer = options.authorizer;
     this.#pins = options.pins;
     this.#observe = options.observe ?? options.config.gateway.observe ?? false;
-    const decisions = this.#decisions;
+    const approvalTimeoutMs =
+      options.approvalTimeoutMs ??
+      options.config.gateway.approvalTimeoutMs ??
+      DEFAULT_APPROVAL_TIMEOUT_MS;
+    // At most the timer limit: a longer timeout would fire at once.
+    positiveInteger('approvalTimeoutMs', approvalTimeoutMs, 2_147_483_647);
+    this.#grants = new ApprovalGrants(
+      approvalTimeoutMs,
+      positiveInteger(
+        'maxPendingApprovals',
+        options.maxPendingApprovals ?? DEFAULT_MAX_PENDING_APPROVALS,
+        1_000_000,
+      ),
+    );
+    const calls = this.#calls;
     const observe = this.#observe;
     const current = (): Authorizer => this.#authorizer;
     const recording: Authorizer = {
       async authorize(request: AuthorizationRequest): Promise<PermissionDecision> {
         const decision = await current().authorize(request);
-        decisions.set(request.context, decision);
+        const call = calls.get(request.context);
+        if (call !== undefined) call.decision = decision;
         return observe ? { verdict: 'allow', reason: 'observe' } : decision;
       },
     };
     this.#registry = new ToolRegistry({
       authorizer: recording,
       approval: (request) => this.#ask(request),
-      approvalTimeoutMs: options.config.gateway.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+      approvalTimeoutMs,
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
     });
   }
 
-  // One SDK server per downstream connection (stdio has one; each HTTP session has its own).
-  #newServer(): Downstream {
+  /**
+   * A new downstream server (SDK v2 `Server`) for one connection of `era`, for serving the
+   * gateway on a transport of your own: a legacy session (it is sent `list_changed` until it
+   * closes) or one modern HTTP request. {@link McpGateway.connect} and `serveGatewayHttp` use it.
+   */
+  downstreamServer(era: GatewayEra): Server {
+    return this.#newDownstream(era, era === 'legacy').server;
+  }
+
+  #newDownstream(era: GatewayEra, track: boolean): Downstream {
     const server = new Server(
       { name: 'toolfence-gateway', version: VERSION },
       {
@@ -184,17 +336,32 @@ export class McpGateway {
           'Tools from several MCP servers, named <server>__<tool>. Every call is checked by policy; some ask the user first.',
       },
     );
-    const downstream: Downstream = { server, protocolVersion: undefined };
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#listed() }));
-    server.setRequestHandler(CallToolRequestSchema, (request) =>
-      this.#call(
-        downstream,
-        request.params.name,
-        request.params.arguments ?? {},
-        request.params._meta,
-      ),
+    const downstream: Downstream = { server, era };
+    server.setRequestHandler('tools/list', () => ({ tools: this.#listing }) as never);
+    server.setRequestHandler(
+      'tools/call',
+      (request, context) =>
+        this.#call(downstream, request.params, context.mcpReq) as Promise<CallToolResult>,
     );
+    if (track) {
+      this.#downstreams.add(downstream);
+      server.onclose = () => {
+        this.#downstreams.delete(downstream);
+      };
+    }
     return downstream;
+  }
+
+  /**
+   * Calls `listener` after the offered tools changed (a reload, or an upstream's `list_changed`
+   * once its pins are checked); `serveGatewayHttp` relays it to modern `subscriptions/listen`
+   * streams. Returns the unsubscribe function.
+   */
+  onToolsChanged(listener: () => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => {
+      this.#changeListeners.delete(listener);
+    };
   }
 
   /** The upstreams after the last start or reload: ready or failed, offered and hidden tools. */
@@ -212,6 +379,11 @@ export class McpGateway {
     return this.#open.size;
   }
 
+  /** Approvals asked through `input_required` that are not answered or expired yet. */
+  get pendingApprovals(): number {
+    return this.#grants.size;
+  }
+
   /**
    * Connects every upstream, lists and pins its tools, and registers the visible ones. An upstream
    * that fails is reported (`upstreams`, the logger) and its tools are absent.
@@ -227,15 +399,35 @@ export class McpGateway {
    * the pins are checked; then the registry swaps the tools in one step (`registerAll` with
    * `replace`, `unregister` for the ones gone). Calls in flight finish on the tool instance they
    * started on, and a retired upstream is closed only after its last call ends. The downstream
-   * client is sent `notifications/tools/list_changed` after the swap. Reloads run one at a time.
+   * clients are sent `notifications/tools/list_changed` after the swap when the offered tools
+   * changed. Reloads run one at a time.
    */
   reload(next: GatewayReload): Promise<void> {
-    const run = this.#reloading.then(() => this.#reload(next));
+    const run = this.#reloading.then(() => this.#reload(next, true));
     this.#reloading = run.catch(() => undefined);
     return run;
   }
 
-  async #reload(next: GatewayReload): Promise<void> {
+  // An upstream said its tools changed (its client marked its cached listing stale): list again
+  // what is stale, with the config current when the relist runs, check the pins, and only then
+  // tell the downstream clients. The other upstreams answer from their cached listing, so a
+  // server that keeps announcing changes costs only its own listing. Changes that arrive while a
+  // relist waits are folded into it.
+  #relist(): void {
+    if (this.#relistQueued || this.#closed) return;
+    this.#relistQueued = true;
+    const run = this.#reloading.then(() => {
+      this.#relistQueued = false;
+      return this.#reload({ config: this.#options.config }, false);
+    });
+    this.#reloading = run.catch((error: unknown) => {
+      this.#options.logger?.error?.('Listing the upstream tools again failed', {
+        code: (error as { code?: unknown }).code,
+      });
+    });
+  }
+
+  async #reload(next: GatewayReload, refresh: boolean): Promise<void> {
     if (this.#closed) return;
     const pins = next.pins ?? this.#pins;
     this.#pins = pins;
@@ -247,6 +439,12 @@ export class McpGateway {
     const upstreamsNext = new Map<string, Upstream>();
     for (const [name, server] of Object.entries(next.config.mcpServers)) {
       const previous = this.#upstreams.get(name);
+      // A relist starts nothing: an upstream that failed stays failed until a reload.
+      const failed = this.#status.find((entry) => entry.name === name && entry.state === 'failed');
+      if (!refresh && previous === undefined && failed !== undefined) {
+        status.push(failed);
+        continue;
+      }
       const concurrency = next.config.gateway.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
       const reused =
         previous !== undefined &&
@@ -254,8 +452,8 @@ export class McpGateway {
         canonicalJson(previous.server) === canonicalJson(server);
       const upstream = reused ? previous : this.#newUpstream(name, server, concurrency);
       try {
-        const listing = await upstream.client.tools({ refresh: reused });
-        const review = pins.review(name, serverIdentity(server), listing);
+        const listing = await upstream.client.tools({ refresh: reused && refresh });
+        const review = await pins.review(name, serverIdentity(server), listing);
         pinsChanged ||= review.changed;
         const bridged = await bridgeTools(upstream.client, {
           prefix: server.namespace as string,
@@ -267,11 +465,13 @@ export class McpGateway {
           if (!review.visible.has(tool.remoteName)) continue;
           const pin = pins.pinOf(name, tool.remoteName);
           const wrapped = this.#tracked(tool, upstream);
+          const flagged = pin?.flagged ?? [];
           offeredNext.set(tool.spec.name, {
             server: name,
             tool: wrapped,
             pin: pin?.sha256 ?? 'unpinned',
-            flagged: pin?.flagged ?? [],
+            flagged,
+            listed: listedDefinition(wrapped, flagged),
           });
           tools.push(wrapped);
           offered.push(tool.spec.name);
@@ -308,10 +508,14 @@ export class McpGateway {
         if (!reused) this.#retire(upstream);
       }
     }
+    // The pins are on disk before any client can see the new listing.
     if (pinsChanged) await pins.save();
     const before = this.#registry.names();
     await this.#registry.registerAll(tools, { replace: true });
     this.#offered = offeredNext;
+    this.#listing = [...offeredNext.keys()]
+      .sort()
+      .map((name) => (offeredNext.get(name) as Offered).listed);
     for (const name of before) {
       if (!offeredNext.has(name)) await this.#registry.unregister(name).catch(() => undefined);
     }
@@ -321,6 +525,16 @@ export class McpGateway {
     this.#upstreams = upstreamsNext;
     this.#status = status;
     this.#options = { ...this.#options, config: next.config };
+    const listingKey = canonicalJson(this.#listing);
+    if (listingKey === this.#listingKey) return;
+    this.#listingKey = listingKey;
+    for (const listener of this.#changeListeners) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own; the others still hear of the change.
+      }
+    }
     await Promise.all(
       [...this.#downstreams].map((downstream) =>
         downstream.server.sendToolListChanged().catch(() => undefined),
@@ -329,20 +543,26 @@ export class McpGateway {
   }
 
   #newUpstream(name: string, server: GatewayServerConfig, concurrency: number): Upstream {
-    const client = new McpClient({
-      ...(server.url !== undefined
-        ? {
-            url: server.url,
-            ...(server.headers === undefined ? {} : { headers: server.headers }),
-          }
-        : {
-            command: [server.command as string, ...(server.args ?? [])],
-            ...(server.env === undefined ? {} : { env: server.env }),
-          }),
-      maxConcurrentRequests: concurrency,
-      ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
-      ...this.#options.clientOptions?.(name, server),
-    });
+    const client = new TracedClient(
+      {
+        ...(server.url !== undefined
+          ? {
+              url: server.url,
+              ...(server.headers === undefined ? {} : { headers: server.headers }),
+            }
+          : {
+              command: [server.command as string, ...(server.args ?? [])],
+              ...(server.env === undefined ? {} : { env: server.env }),
+            }),
+        maxConcurrentRequests: concurrency,
+        ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+        ...this.#options.clientOptions?.(name, server),
+        onToolsListChanged: () => {
+          if (!upstream.retired) this.#relist();
+        },
+      },
+      this.#traceMeta,
+    );
     const upstream: Upstream = { name, server, concurrency, client, live: 0, retired: false };
     this.#open.add(upstream);
     return upstream;
@@ -358,11 +578,16 @@ export class McpGateway {
       remoteName: tool.remoteName,
       needsApproval: tool.needsApproval,
       invoke: async (args: JsonObject, context: ToolContext) => {
-        const span = this.#tracer.upstreamCall(tool.remoteName, this.#spans.get(context), {
+        const parent = this.#calls.get(context)?.span;
+        if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
+        const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
           'toolfence.upstream': upstream.name,
         });
         try {
-          const result = await tool.invoke(args, context);
+          // The upstream call carries this span's trace context in `params._meta`.
+          const result = await this.#traceMeta.run(this.#tracer.traceContext(span), () =>
+            tool.invoke(args, context),
+          );
           span.end(result.isError === true ? 'tool_error' : undefined);
           return result;
         } catch (error) {
@@ -390,38 +615,34 @@ export class McpGateway {
   }
 
   /**
-   * Serves one downstream client on `transport` (stdio for `toolfence-mcp serve`, one Streamable
-   * HTTP session each with `--http`); several may be connected at once.
+   * Serves one downstream client on a stdio-shaped `transport` (stdin/stdout for
+   * `toolfence-mcp serve`, or an in-memory pair): the client's opening picks the era, a
+   * `server/discover` probe for 2026-07-28 or an `initialize` for 2025-11-25 (the SDK v2's
+   * `serveStdio`). Several may be connected at once.
    */
   async connect(transport: Transport): Promise<void> {
-    const downstream = this.#newServer();
-    await downstream.server.connect(transport);
-    this.#downstreams.add(downstream);
-    const closed = downstream.server.onclose;
-    downstream.server.onclose = () => {
-      this.#downstreams.delete(downstream);
+    // The entry owns the transport's callbacks; an `onclose` set before connecting still runs.
+    const closed = transport.onclose;
+    const handle = serveStdio((context) => this.#newDownstream(context.era, true).server, {
+      transport,
+      onerror: (error) => {
+        this.#options.logger?.debug?.('Downstream connection error', { name: error.name });
+      },
+    });
+    this.#stdio.add(handle);
+    const entry = transport.onclose;
+    transport.onclose = () => {
+      this.#stdio.delete(handle);
+      entry?.();
       closed?.();
-    };
-    // The negotiated revision, for `mcp.protocol.version` (the SDK answers the client's requested
-    // version when it supports it, else its latest).
-    const deliver = transport.onmessage;
-    transport.onmessage = (message, extra) => {
-      const request = message as { method?: unknown; params?: { protocolVersion?: unknown } };
-      if (request.method === 'initialize') {
-        const requested = request.params?.protocolVersion;
-        downstream.protocolVersion =
-          typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
-            ? requested
-            : LATEST_PROTOCOL_VERSION;
-      }
-      deliver?.(message, extra);
     };
   }
 
-  /** Closes the downstream server, the registry and every upstream client. */
+  /** Closes the downstream servers, the registry and every upstream client. */
   async close(): Promise<void> {
     this.#closed = true;
     await this.#reloading;
+    await Promise.all([...this.#stdio].map((handle) => handle.close().catch(() => undefined)));
     await Promise.all(
       [...this.#downstreams].map((downstream) => downstream.server.close().catch(() => undefined)),
     );
@@ -430,42 +651,29 @@ export class McpGateway {
     await this.#options.audit.close();
   }
 
-  #listed(): Record<string, unknown>[] {
-    return this.toolNames().map((name) => {
-      const { tool, flagged } = this.#offered.get(name) as Offered;
-      const spec = tool.spec;
-      const warning =
-        flagged.length > 0
-          ? ` [toolfence: this definition holds invisible Unicode in ${flagged.join(', ')}; shown escaped]`
-          : '';
-      return {
-        name,
-        description: `${escapeInvisible(spec.description)}${warning}`,
-        inputSchema: spec.inputSchema,
-        ...(spec.outputSchema === undefined ? {} : { outputSchema: spec.outputSchema }),
-        ...(spec.annotations === undefined ? {} : { annotations: spec.annotations }),
-      };
-    });
-  }
-
   async #ask(request: ApprovalRequest): Promise<boolean> {
+    const call = this.#calls.get(request.context);
+    if (call === undefined) return false;
     const offered = this.#offered.get(request.toolName);
-    const server = this.#callers.get(request.context)?.server;
-    const capabilities = server?.getClientCapabilities();
-    if (server === undefined || capabilities?.elicitation === undefined) return false;
-    const message = [
-      `Allow this call to ${request.toolName} (server ${offered?.server ?? 'unknown'})?`,
-      `Why asked: ${request.reason ?? 'the policy asks for this tool'}.`,
-      `Tool description: ${escapeInvisible(request.spec.description).slice(0, 500)}`,
-      `Arguments (this approval covers exactly these, once):\n${preview(request.args)}`,
-    ].join('\n');
+    if (call.downstream.era === 'modern') {
+      if (call.answer !== undefined) {
+        if (call.answer === 'approved') call.approvedBy = 'user';
+        return call.answer === 'approved';
+      }
+      if (call.canAsk) call.prompt = approvalPrompt(request, offered?.server);
+      return false;
+    }
+    if (!call.canAsk) return false;
     try {
-      const answer = await server.elicitInput(
-        { message, requestedSchema: APPROVAL_SCHEMA as never },
+      const answer = await call.request.elicitInput(
+        {
+          message: approvalPrompt(request, offered?.server),
+          requestedSchema: APPROVAL_SCHEMA as never,
+        },
         { signal: request.signal },
       );
       const approved = answer.action === 'accept' && answer.content?.approve === true;
-      if (approved) this.#approvedBy.set(request.context, 'user');
+      if (approved) call.approvedBy = 'user';
       return approved;
     } catch {
       return false;
@@ -474,30 +682,72 @@ export class McpGateway {
 
   async #call(
     downstream: Downstream,
-    name: string,
-    args: Record<string, unknown>,
-    meta: unknown,
-  ): Promise<CallToolResult> {
+    params: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
+    request: ServerContext['mcpReq'],
+  ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
+    const name = params.name;
+    const args = params.arguments ?? {};
     const offered = this.#offered.get(name);
-    const context = createToolContext({ runId: `gateway-${randomUUID()}` });
-    this.#callers.set(context, downstream);
-    this.#callers.set(context, downstream);
-    const span = this.#tracer.serverCall(name, meta, {
-      ...(downstream.protocolVersion === undefined
-        ? {}
-        : { 'mcp.protocol.version': downstream.protocolVersion }),
-      ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
-    });
-    this.#spans.set(context, span);
+    const modern = downstream.era === 'modern';
     const base = {
       time: new Date().toISOString(),
       tool: name,
       pin: offered?.pin ?? 'unknown',
       argumentsDigest: digestOf(args),
     };
+    // A modern retry presents the approval it was asked for: it must name one this gateway issued
+    // for exactly this tool, definition pin and arguments, unexpired and unused.
+    let answer: CallState['answer'];
+    if (modern) {
+      const state = request.requestState();
+      const responses = request.inputResponses;
+      if (state !== undefined || responses !== undefined) {
+        const refusal =
+          typeof state === 'string'
+            ? this.#grants.redeem(state, {
+                tool: name,
+                pin: base.pin,
+                argumentsDigest: base.argumentsDigest,
+              })
+            : 'unknown';
+        if (refusal !== undefined) {
+          await this.#audit({ ...base, decision: 'ask', outcome: `approval-${refusal}` });
+          return errorText(
+            `The approval presented for ${name} does not cover this call: ${REFUSALS[refusal]}. The call did not run; call again to be asked.`,
+          );
+        }
+        const response = responses?.[APPROVAL_KEY];
+        answer =
+          isRecord(response) &&
+          response.action === 'accept' &&
+          isRecord(response.content) &&
+          response.content.approve === true
+            ? 'approved'
+            : 'declined';
+      }
+    }
+    const envelope = (request.envelope ?? {}) as Record<string, unknown>;
+    const call: CallState = {
+      downstream,
+      request,
+      canAsk: supportsFormElicitation(
+        modern
+          ? envelope['io.modelcontextprotocol/clientCapabilities']
+          : downstream.server.getClientCapabilities(),
+      ),
+      answer,
+    };
+    const context = createToolContext({ runId: `gateway-${randomUUID()}`, signal: request.signal });
+    this.#calls.set(context, call);
+    const version = downstream.server.getNegotiatedProtocolVersion();
+    const span = this.#tracer.serverCall(name, request._meta, {
+      ...(version === undefined ? {} : { 'mcp.protocol.version': version }),
+      ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
+    });
+    call.span = span;
     try {
       const result = await this.#registry.invoke(name, args, context);
-      const decision = this.#decisions.get(context)?.verdict ?? 'allow';
+      const decision = call.decision?.verdict ?? 'allow';
       const ambiguous = result.metadata?.ambiguous === true;
       const outcome =
         this.#observe && decision !== 'allow'
@@ -510,30 +760,66 @@ export class McpGateway {
       await this.#audit({
         ...base,
         decision,
-        ...(this.#approvedBy.has(context) ? { approvedBy: 'user' as const } : {}),
+        ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
         outcome,
         resultDigest: digestOf(result),
         ...(this.#observe ? { observed: true } : {}),
       });
-      span.set('toolfence.decision', decision);
-      span.set('toolfence.outcome', outcome);
-      span.end(result.isError === true ? 'tool_error' : undefined);
-      return toCallResult(result);
+      if (span !== undefined) {
+        span.set('toolfence.decision', decision);
+        span.set('toolfence.outcome', outcome);
+        span.end(result.isError === true ? 'tool_error' : undefined);
+      }
+      return downstream.server.projectCallToolResult(
+        toCallResult(result),
+        offered?.tool.spec.outputSchema as Readonly<Record<string, unknown>> | undefined,
+      );
     } catch (error) {
-      const decision = this.#decisions.get(context)?.verdict;
+      const decision = call.decision?.verdict;
       const code = ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED';
       const denied = code === 'POLICY_PERMISSION_DENIED' || code === 'APPROVAL_REQUIRED';
-      const outcome = denied ? (decision === 'ask' ? 'declined' : 'denied') : 'failed';
+      if (denied && call.prompt !== undefined) {
+        // Modern: ask through an `input_required` result; the client retries with the answer.
+        const handle = this.#grants.issue({
+          tool: name,
+          pin: base.pin,
+          argumentsDigest: base.argumentsDigest,
+        });
+        await this.#audit({ ...base, decision: 'ask', outcome: 'asked' });
+        span.set('toolfence.decision', 'ask');
+        span.set('toolfence.outcome', 'asked');
+        span.end();
+        return inputRequired({
+          inputRequests: {
+            [APPROVAL_KEY]: inputRequired.elicit({
+              message: call.prompt,
+              requestedSchema: APPROVAL_SCHEMA as never,
+            }),
+          },
+          requestState: handle,
+        });
+      }
+      const overBudget = code === 'POLICY_BUDGET_EXCEEDED';
+      const outcome = denied
+        ? decision === 'ask'
+          ? 'declined'
+          : 'denied'
+        : overBudget
+          ? 'over-budget'
+          : 'failed';
       await this.#audit({ ...base, decision: decision ?? 'deny', outcome });
       span.set('toolfence.decision', decision ?? 'deny');
       span.set('toolfence.outcome', outcome);
       span.end(code);
-      const reason = denied
-        ? decision === 'ask'
-          ? `The call to ${name} was not approved by the user, so it did not run.`
-          : `The call to ${name} is denied by the gateway's policy, so it did not run.`
-        : `The call to ${name} failed before it reached the server (${code}).`;
-      return { content: [{ type: 'text', text: reason }], isError: true };
+      return errorText(
+        denied
+          ? decision === 'ask'
+            ? `The call to ${name} was not approved by the user, so it did not run.`
+            : `The call to ${name} is denied by the gateway's policy, so it did not run.`
+          : overBudget
+            ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
+            : `The call to ${name} failed before it reached the server (${code}).`,
+      );
     }
   }
 
@@ -546,6 +832,51 @@ export class McpGateway {
       });
     }
   }
+}
+
+/** The prompt of one approval: the tool, why, its description and exactly these arguments. */
+function approvalPrompt(request: ApprovalRequest, server: string | undefined): string {
+  return [
+    `Allow this call to ${request.toolName} (server ${server ?? 'unknown'})?`,
+    `Why asked: ${request.reason ?? 'the policy asks for this tool'}.`,
+    `Tool description: ${escapeInvisible(request.spec.description).slice(0, 500)}`,
+    `Arguments (this approval covers exactly these, once):\n${preview(request.args)}`,
+  ].join('\n');
+}
+
+/** The `tools/list` entry of an offered tool, built once per reload. */
+function listedDefinition(
+  tool: BridgedTool,
+  flagged: readonly string[],
+): Readonly<Record<string, unknown>> {
+  const spec = tool.spec;
+  const warning =
+    flagged.length > 0
+      ? ` [toolfence: this definition holds invisible Unicode in ${flagged.join(', ')}; shown escaped]`
+      : '';
+  return Object.freeze({
+    name: spec.name,
+    description: `${escapeInvisible(spec.description)}${warning}`,
+    inputSchema: spec.inputSchema,
+    ...(spec.outputSchema === undefined ? {} : { outputSchema: spec.outputSchema }),
+    ...(spec.annotations === undefined ? {} : { annotations: spec.annotations }),
+  });
+}
+
+/** Which budget limit refused a call, from `BudgetExceededError.details` (safe to show). */
+function budgetLimit(error: unknown): string {
+  const details = (error as { details?: Record<string, unknown> }).details ?? {};
+  if (details.reason === 'unavailable') {
+    return 'the shared budget store cannot be reached, and the gateway fails closed';
+  }
+  const { limit, max } = details;
+  if (limit === 'maxCalls' && typeof max === 'number') return `maxCalls ${max} used up`;
+  if (limit === 'maxConcurrent' && typeof max === 'number') return `maxConcurrent ${max} running`;
+  return 'a limit was reached';
+}
+
+function errorText(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
 }
 
 /** A registry result in MCP's shape: `json` blocks become text, annotations are kept. */

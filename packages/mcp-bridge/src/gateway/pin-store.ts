@@ -55,11 +55,6 @@ export interface PinReview {
   readonly changed: boolean;
 }
 
-interface ServerPins {
-  tools: Record<string, PinRecord>;
-  pending: Record<string, PendingPin>;
-}
-
 interface LockFile {
   version: 1;
   servers: Record<string, ServerPins>;
@@ -130,6 +125,111 @@ function recordFor(tool: McpToolInfo, identity: string): PinRecord {
   };
 }
 
+/** One server's pins and pending tools, as a pin back end stores them. */
+export interface ServerPins {
+  /** Pinned definitions by remote tool name. */
+  tools: Record<string, PinRecord>;
+  /** Definitions waiting for acceptance by remote tool name. */
+  pending: Record<string, PendingPin>;
+}
+
+/** What {@link reviewServer} decides for one server's listing. */
+export interface ServerReview {
+  /** The server's pins after the review (a new object; store it when `review.changed`). */
+  readonly pins: ServerPins;
+  /** Which tools may be offered, which are hidden and why. */
+  readonly review: PinReview;
+}
+
+/**
+ * The pin decision for one server's listing, shared by every pin back end: `known` is what is
+ * stored for the server (undefined at first sight, when the whole listing is pinned as seen).
+ * Returns the server's pins after the review (a new object when anything changed) and the review.
+ */
+export function reviewServer(
+  known: ServerPins | undefined,
+  identity: string,
+  tools: readonly McpToolInfo[],
+): ServerReview {
+  const visible = new Set<string>();
+  const hidden = new Map<string, PinReason[]>();
+  if (known === undefined) {
+    const pins: ServerPins = { tools: {}, pending: {} };
+    for (const tool of tools) {
+      pins.tools[tool.name] = recordFor(tool, identity);
+      visible.add(tool.name);
+    }
+    return { pins, review: { visible, hidden, changed: true } };
+  }
+  const pins: ServerPins = { tools: { ...known.tools }, pending: { ...known.pending } };
+  let changed = false;
+  for (const tool of tools) {
+    const record = recordFor(tool, identity);
+    const pinned = pins.tools[tool.name];
+    const reasons: PinReason[] = [];
+    if (pinned === undefined) reasons.push('new-tool');
+    else if (pinned.sha256 !== record.sha256) {
+      if (pinned.identity !== identity) reasons.push('server-changed');
+      if (digestOf(pinned.definition) !== digestOf(record.definition)) {
+        reasons.push('definition-changed');
+      }
+      if (compareRisk(record.risk, pinned.risk) < 0) reasons.push('risk-lowered');
+    }
+    if (reasons.length === 0) {
+      visible.add(tool.name);
+      if (pins.pending[tool.name] !== undefined) {
+        delete pins.pending[tool.name];
+        changed = true;
+      }
+      continue;
+    }
+    if (record.flagged.length > 0) reasons.push('invisible-unicode');
+    hidden.set(tool.name, reasons);
+    const pending = pins.pending[tool.name];
+    if (pending === undefined || pending.sha256 !== record.sha256) {
+      pins.pending[tool.name] = { ...record, reasons };
+      changed = true;
+    }
+  }
+  return { pins, review: { visible, hidden, changed } };
+}
+
+/**
+ * Moves a pending tool to the pins: its definition, as last listed, becomes the pin. Returns
+ * false when nothing is pending under that name (and changes nothing).
+ */
+export function acceptPending(pins: ServerPins | undefined, tool: string): boolean {
+  const pending = pins?.pending[tool];
+  if (pins === undefined || pending === undefined) return false;
+  const { reasons: _reasons, ...record } = pending;
+  pins.tools[tool] = record;
+  delete pins.pending[tool];
+  return true;
+}
+
+/**
+ * What the gateway needs of a pin back end: the lock file ({@link PinStore}) or a shared
+ * PostgreSQL table (`PostgresPinStore`, for replicas).
+ */
+export interface GatewayPinStore {
+  /** Decides which of a server's listed tools may be offered, recording new and pending pins. */
+  review(
+    server: string,
+    identity: string,
+    tools: readonly McpToolInfo[],
+  ): PinReview | Promise<PinReview>;
+  /** The pin of one tool as of the last review or open, if it is pinned. */
+  pinOf(server: string, tool: string): PinRecord | undefined;
+  /** Tools waiting for acceptance, per server, as of the last review or open. */
+  pending(): PendingTool[];
+  /** Accepts a pending tool; false when nothing is pending under that name. */
+  accept(server: string, tool: string): boolean | Promise<boolean>;
+  /** Makes the reviews and acceptances durable (a file back end writes here). */
+  save(): Promise<void>;
+  /** Releases the back end's resources (a database pool). */
+  close?(): Promise<void>;
+}
+
 /**
  * The pin lock file: for each server its identity (command or URL) and, per tool, a SHA-256 over
  * the canonical JSON of the whole definition. The first listing of a server is pinned as seen
@@ -137,7 +237,7 @@ function recordFor(tool: McpToolInfo, identity: string): PinRecord {
  * changed in any field, or whose risk went down, and every tool of a server whose identity
  * changed, is hidden until the user accepts it. Written atomically (temporary file, rename).
  */
-export class PinStore {
+export class PinStore implements GatewayPinStore {
   /** Where the lock file lives. */
   readonly path: string;
   #lock: LockFile;
@@ -182,49 +282,10 @@ export class PinStore {
 
   /** Decides which of a server's listed tools may be offered, recording new pins and pending ones. */
   review(server: string, identity: string, tools: readonly McpToolInfo[]): PinReview {
-    const visible = new Set<string>();
-    const hidden = new Map<string, PinReason[]>();
-    let changed = false;
     const known = this.#lock.servers[server];
-    if (known === undefined) {
-      const pins: ServerPins = { tools: {}, pending: {} };
-      for (const tool of tools) {
-        const record = recordFor(tool, identity);
-        pins.tools[tool.name] = record;
-        visible.add(tool.name);
-      }
-      this.#lock.servers[server] = pins;
-      return { visible, hidden, changed: true };
-    }
-    for (const tool of tools) {
-      const record = recordFor(tool, identity);
-      const pinned = known.tools[tool.name];
-      const reasons: PinReason[] = [];
-      if (pinned === undefined) reasons.push('new-tool');
-      else if (pinned.sha256 !== record.sha256) {
-        if (pinned.identity !== identity) reasons.push('server-changed');
-        if (digestOf(pinned.definition) !== digestOf(record.definition)) {
-          reasons.push('definition-changed');
-        }
-        if (compareRisk(record.risk, pinned.risk) < 0) reasons.push('risk-lowered');
-      }
-      if (reasons.length === 0) {
-        visible.add(tool.name);
-        if (known.pending[tool.name] !== undefined) {
-          delete known.pending[tool.name];
-          changed = true;
-        }
-        continue;
-      }
-      if (record.flagged.length > 0) reasons.push('invisible-unicode');
-      hidden.set(tool.name, reasons);
-      const pending = known.pending[tool.name];
-      if (pending === undefined || pending.sha256 !== record.sha256) {
-        known.pending[tool.name] = { ...record, reasons };
-        changed = true;
-      }
-    }
-    return { visible, hidden, changed };
+    const { pins, review } = reviewServer(known, identity, tools);
+    this.#lock.servers[server] = pins;
+    return review;
   }
 
   /** Tools waiting for acceptance, per server. */
@@ -248,13 +309,7 @@ export class PinStore {
    * becomes the pin. Returns false when nothing is pending under that name.
    */
   accept(server: string, tool: string): boolean {
-    const pins = this.#lock.servers[server];
-    const pending = pins?.pending[tool];
-    if (pins === undefined || pending === undefined) return false;
-    const { reasons: _reasons, ...record } = pending;
-    pins.tools[tool] = record;
-    delete pins.pending[tool];
-    return true;
+    return acceptPending(this.#lock.servers[server], tool);
   }
 
   /** Writes the lock file atomically (a temporary file in the same folder, then a rename). */

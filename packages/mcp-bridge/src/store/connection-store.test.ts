@@ -1,5 +1,5 @@
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -53,10 +53,6 @@ function withoutUpdatedAt(
 
 const stores: [string, () => ConnectionStore & { close?: () => void }][] = [
   ['MemoryConnectionStore', () => new MemoryConnectionStore()],
-  [
-    'SqliteConnectionStore',
-    () => new SqliteConnectionStore({ path: join(folder, 'store.db'), key: randomBytes(32) }),
-  ],
 ];
 
 describe.each(stores)('%s', (_name, create) => {
@@ -123,96 +119,10 @@ describe.each(stores)('%s', (_name, create) => {
   });
 });
 
-describe('SqliteConnectionStore encryption and schema', () => {
-  it('keeps everything across reopening and never writes secrets in plaintext', async () => {
-    const path = join(folder, 'store.db');
-    const key = randomBytes(32);
-    const first = new SqliteConnectionStore({ path, key });
-    await first.put(FULL);
-    first.close();
-    const bytes = (await readFile(path)).toString('latin1');
-    const wal = await readFile(`${path}-wal`)
-      .then((b) => b.toString('latin1'))
-      .catch(() => '');
-    expect(bytes + wal).not.toContain('SECRET');
-    expect(bytes + wal).toContain('mcp.linear.example');
-    const second = new SqliteConnectionStore({ path, key });
-    expect(withoutUpdatedAt(await second.get('linear'))).toEqual(FULL);
-    second.close();
-  });
-
-  it('fails clearly at open with a wrong key', async () => {
-    const path = join(folder, 'store.db');
-    const store = new SqliteConnectionStore({ path, key: randomBytes(32) });
-    await store.put(FULL);
-    store.close();
-    expect(() => new SqliteConnectionStore({ path, key: randomBytes(32) })).toThrow(
-      expect.objectContaining({
-        code: 'STORE_KEY_INVALID',
-        message: expect.stringMatching(/wrong key/),
-      }),
-    );
-  });
-
-  it.each([
-    ['a 31-byte key', randomBytes(31)],
-    ['a 33-byte key', randomBytes(33)],
-    ['a string key', 'k'.repeat(32)],
-    ['no key', undefined],
-  ])('refuses %s', (_name, key) => {
-    expect(
-      () => new SqliteConnectionStore({ path: join(folder, 'store.db'), key: key as Uint8Array }),
-    ).toThrow(expect.objectContaining({ code: 'STORE_KEY_INVALID' }));
-  });
-
-  it('rotates the key: reads with the previous key, re-encrypts, then works with the new key alone', async () => {
-    const path = join(folder, 'store.db');
-    const oldKey = randomBytes(32);
-    const newKey = randomBytes(32);
-    const store = new SqliteConnectionStore({ path, key: oldKey });
-    await store.put(FULL);
-    await store.put({ ...FULL, id: 'second' });
-    store.close();
-    const rotating = new SqliteConnectionStore({ path, key: newKey, previousKeys: [oldKey] });
-    expect((await rotating.get('linear'))?.accessToken).toBe(FULL.accessToken);
-    const blobBefore = new Database(path)
-      .prepare('SELECT secrets FROM connections WHERE id = ?')
-      .get('linear');
-    expect(rotating.rotateKey()).toBe(2);
-    expect(rotating.rotateKey()).toBe(0);
-    rotating.close();
-    const blobAfter = new Database(path)
-      .prepare('SELECT secrets FROM connections WHERE id = ?')
-      .get('linear');
-    expect(blobAfter).not.toEqual(blobBefore);
-    const fresh = new SqliteConnectionStore({ path, key: newKey });
-    expect(withoutUpdatedAt(await fresh.get('second'))).toEqual({ ...FULL, id: 'second' });
-    fresh.close();
-    expect(() => new SqliteConnectionStore({ path, key: oldKey })).toThrow(
-      expect.objectContaining({ code: 'STORE_KEY_INVALID' }),
-    );
-  });
-
-  it('detects a tampered record and a record moved to another id', async () => {
-    const path = join(folder, 'store.db');
-    const key = randomBytes(32);
-    const store = new SqliteConnectionStore({ path, key });
-    await store.put(FULL);
-    await store.put({ ...FULL, id: 'victim', accessToken: 'victim-token' });
-    const raw = new Database(path);
-    const row = raw.prepare('SELECT secrets FROM connections WHERE id = ?').get('linear') as {
-      secrets: Buffer;
-    };
-    const flipped = Buffer.from(row.secrets);
-    flipped[flipped.length - 1] = (flipped[flipped.length - 1] ?? 0) ^ 1;
-    raw.prepare('UPDATE connections SET secrets = ? WHERE id = ?').run(flipped, 'linear');
-    raw.prepare('UPDATE connections SET secrets = ? WHERE id = ?').run(row.secrets, 'victim');
-    raw.close();
-    await expect(store.get('linear')).rejects.toMatchObject({ code: 'STORE_DECRYPTION_FAILED' });
-    await expect(store.get('victim')).rejects.toMatchObject({ code: 'STORE_DECRYPTION_FAILED' });
-    store.close();
-  });
-
+// The persistent stores' shared suite (encryption, tampering, key rotation, leases) runs on
+// SQLite and PostgreSQL in test/connection-store-{sqlite,postgres}.test.ts; here: the memory
+// store, and SQLite's own migrations, lease rows and options.
+describe('SqliteConnectionStore migrations, leases and options', () => {
   /** Rewrites a record as schema 1/2 stored it: the secrets bound to the record id only. */
   function writeLegacy(raw: Database.Database, key: Buffer, id: string, secrets: object): void {
     const iv = randomBytes(12);
@@ -283,36 +193,6 @@ describe('SqliteConnectionStore encryption and schema', () => {
     reopened.close();
   });
 
-  it.each([
-    ['issuer', 'https://evil.example'],
-    ['resource', 'https://evil.example/mcp'],
-    ['client_id', 'attacker-client'],
-    ['token_auth_method', 'client_secret_post'],
-    ['redirect_uri', 'https://evil.example/callback'],
-    ['url', 'https://evil.example/mcp'],
-    ['scope', 'admin'],
-    ['expires_at', 1],
-    ['authorization_attempts', 0],
-    ['last_authorization_at', 0],
-    ['updated_at', 1],
-  ])(
-    'refuses a record whose %s column was changed in the file (STORE_DECRYPTION_FAILED)',
-    async (column, value) => {
-      const path = join(folder, 'store.db');
-      const key = randomBytes(32);
-      const store = new SqliteConnectionStore({ path, key });
-      await store.put(FULL);
-      const raw = new Database(path);
-      raw.prepare(`UPDATE connections SET ${column} = ? WHERE id = ?`).run(value, 'linear');
-      raw.close();
-      await expect(store.get('linear')).rejects.toMatchObject({ code: 'STORE_DECRYPTION_FAILED' });
-      await expect(store.update('linear', (current) => current)).rejects.toMatchObject({
-        code: 'STORE_DECRYPTION_FAILED',
-      });
-      store.close();
-    },
-  );
-
   it('refuses unknown and out-of-range options', () => {
     const path = join(folder, 'store.db');
     const key = randomBytes(32);
@@ -353,56 +233,6 @@ describe('SqliteConnectionStore encryption and schema', () => {
         message: expect.stringContaining(`"${oldKey}" was renamed to "${newKey}" (milliseconds`),
       }),
     );
-  });
-
-  it('keeps a DPoP token type and key pair in the encrypted payload across reopening', async () => {
-    const path = join(folder, 'store.db');
-    const key = randomBytes(32);
-    const record: ConnectionRecord = {
-      ...FULL,
-      tokenType: 'DPoP',
-      dpopKey: { privateJwk: { kty: 'EC', crv: 'P-256', x: 'X', y: 'Y', d: 'SECRET-d' } },
-    };
-    const store = new SqliteConnectionStore({ path, key });
-    await store.put(record);
-    store.close();
-    const bytes = (await readFile(path)).toString('latin1');
-    const wal = await readFile(`${path}-wal`)
-      .then((b) => b.toString('latin1'))
-      .catch(() => '');
-    expect(bytes + wal).not.toContain('SECRET');
-    expect(bytes + wal).not.toContain('DPoP');
-    const reopened = new SqliteConnectionStore({ path, key });
-    expect(withoutUpdatedAt(await reopened.get('linear'))).toEqual(record);
-    reopened.close();
-  });
-
-  it('excludes a second store on the same file from a single-flight key until the first ends', async () => {
-    const path = join(folder, 'store.db');
-    const key = randomBytes(32);
-    const first = new SqliteConnectionStore({ path, key });
-    const second = new SqliteConnectionStore({ path, key });
-    const order: string[] = [];
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const a = first.singleFlight('refresh:x', async () => {
-      order.push('a-start');
-      await held;
-      order.push('a-end');
-    });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const b = second.singleFlight('refresh:x', async () => {
-      order.push('b');
-    });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(order).toEqual(['a-start']);
-    release();
-    await Promise.all([a, b]);
-    expect(order).toEqual(['a-start', 'a-end', 'b']);
-    first.close();
-    second.close();
   });
 
   it('takes over an expired lease (a crashed holder) and gives up after leaseWaitMs', async () => {

@@ -32,16 +32,27 @@ export class StoreRecordError extends McpBridgeError {
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/StoreRecordError');
 }
 
-/** `better-sqlite3` (the optional peer dependency of `SqliteConnectionStore`) is not installed. */
+/** The optional peer a store needs is not installed: `better-sqlite3` (SQLite) or `pg` (PostgreSQL). */
 export class StoreDriverError extends McpBridgeError {
   static override readonly code: string = 'STORE_DRIVER_MISSING';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/StoreDriverError');
 }
 
-/** Another process held a store lease (a token refresh) longer than `leaseWaitMs`. */
+/** Another process or replica held the refresh lease or lock longer than `leaseWaitMs`. */
 export class StoreLeaseTimeoutError extends McpBridgeError {
   static override readonly code: string = 'STORE_LEASE_TIMEOUT';
   static override readonly brand: symbol = Symbol.for(
     '@toolfence/mcp-bridge/StoreLeaseTimeoutError',
+  );
+}
+
+/**
+ * The PostgreSQL store could not reach its server, was refused, or a statement failed or ran
+ * past `statementTimeoutMs` (`details.action` says what, `details.sqlState` the server's code).
+ */
+export class StoreUnavailableError extends McpBridgeError {
+  static override readonly code: string = 'STORE_UNAVAILABLE';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/StoreUnavailableError',
   );
 }

@@ -12,7 +12,7 @@ import {
   stat as statPath,
   unlink,
 } from 'node:fs/promises';
-import { defineContract, type ToolContract } from '@toolfence/tool-contract';
+import { defineContract, type RiskLevel, type ToolContract } from '@toolfence/tool-contract';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
@@ -87,6 +87,40 @@ export const FILE_SYSTEM_OPERATIONS = [
 export type FileSystemOperation = (typeof FILE_SYSTEM_OPERATIONS)[number];
 
 const WRITE_OPERATIONS: ReadonlySet<string> = new Set(['write', 'mkdir', 'delete', 'move']);
+
+/**
+ * The risk of each operation of a writable {@link FileSystemTool}, as its per-operation contracts
+ * declare it. `write` may replace an existing file (atomically), so it is a high-risk write, not
+ * a low one; `move` with `overwrite: true` (the `move-overwrite` operation) and `delete` lose data
+ * for good. Every read is `read-only`.
+ */
+export const FILE_SYSTEM_OPERATION_RISKS: Readonly<Record<string, RiskLevel>> = Object.freeze({
+  read: 'read-only',
+  list: 'read-only',
+  exists: 'read-only',
+  stat: 'read-only',
+  glob: 'read-only',
+  mkdir: 'low-risk-write',
+  write: 'high-risk-write',
+  move: 'high-risk-write',
+  'move-overwrite': 'destructive',
+  delete: 'destructive',
+});
+
+/**
+ * The operation a call performs, exactly as {@link FileSystemTool.invoke} picks it (a move with
+ * `overwrite: true` is `move-overwrite`); undefined when the arguments name none.
+ */
+function operationOf(args: JsonObject): string | undefined {
+  const operation = args.operation;
+  if (
+    typeof operation !== 'string' ||
+    !(FILE_SYSTEM_OPERATIONS as readonly string[]).includes(operation)
+  ) {
+    return undefined;
+  }
+  return operation === 'move' && args.overwrite === true ? 'move-overwrite' : operation;
+}
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const READ_CHUNK = 1024 * 1024;
 const FILE_FLAGS =
@@ -272,17 +306,43 @@ export class FileSystemTool implements Tool {
     }
     this.#follow = symlinks === 'follow-inside';
     this.#root = new ConfinedRoot(options.root, { confinement, symlinks, maxSymlinkHops });
-    const byValue: Record<string, 'read' | 'write'> = {};
-    for (const operation of FILE_SYSTEM_OPERATIONS) {
-      byValue[operation] = WRITE_OPERATIONS.has(operation) ? 'write' : 'read';
+    // A writable tool declares a contract per operation (FILE_SYSTEM_OPERATION_RISKS), so each
+    // call is judged by what it does; its static contract (what tools/list publishes) is the
+    // riskiest, destructive. A read-only tool declares read-only for every call, so a write
+    // reaches the tool and gets FS_WRITE_DISABLED instead of an approval prompt.
+    const readOnly = defineContract({
+      risk: 'read-only',
+      contentTrust: 'untrusted',
+      idempotent: true,
+    });
+    let judged: Pick<ToolSpec, 'contract' | 'operationContracts' | 'effect'>;
+    if (this.#allowWrite) {
+      const operations: Record<string, ToolContract> = {};
+      for (const [operation, risk] of Object.entries(FILE_SYSTEM_OPERATION_RISKS)) {
+        operations[operation] =
+          risk === 'read-only' ? readOnly : defineContract({ risk, contentTrust: 'untrusted' });
+      }
+      judged = {
+        contract: operations.delete as ToolContract,
+        operationContracts: Object.freeze({
+          select: operationOf,
+          operations: Object.freeze(operations),
+        }),
+      };
+    } else {
+      const byValue: Record<string, 'read' | 'write'> = {};
+      for (const operation of FILE_SYSTEM_OPERATIONS) {
+        byValue[operation] = WRITE_OPERATIONS.has(operation) ? 'write' : 'read';
+      }
+      judged = {
+        contract: readOnly,
+        effect: Object.freeze({
+          default: 'write',
+          argument: 'operation',
+          byValue: Object.freeze(byValue),
+        }),
+      };
     }
-    // One contract per tool: the registry reads one per spec. Reads are `read` effects, which
-    // RiskPolicy treats as read-only; the writes of a writable tool carry its worst case (delete,
-    // overwrite). A read-only tool declares read-only, so a write reaches the tool and gets
-    // FS_WRITE_DISABLED instead of an approval prompt.
-    const contract: ToolContract = this.#allowWrite
-      ? defineContract({ risk: 'destructive', contentTrust: 'untrusted' })
-      : defineContract({ risk: 'read-only', contentTrust: 'untrusted', idempotent: true });
     this.spec = Object.freeze({
       name,
       description:
@@ -317,12 +377,7 @@ export class FileSystemTool implements Tool {
         required: ['operation'],
         additionalProperties: false,
       },
-      contract,
-      effect: Object.freeze({
-        default: 'write',
-        argument: 'operation',
-        byValue: Object.freeze(byValue),
-      }),
+      ...judged,
       operationArgument: 'operation',
       annotations: {
         readOnlyHint: !this.#allowWrite,
@@ -348,10 +403,7 @@ export class FileSystemTool implements Tool {
     const operation = args.operation;
     try {
       if (context?.signal?.aborted) fail('The call was cancelled.', 'FS_IO_ERROR');
-      if (
-        typeof operation !== 'string' ||
-        !(FILE_SYSTEM_OPERATIONS as readonly string[]).includes(operation)
-      ) {
+      if (typeof operation !== 'string' || operationOf(args) === undefined) {
         fail(
           `Unknown operation; use one of ${FILE_SYSTEM_OPERATIONS.join(', ')}.`,
           'FS_INVALID_ARGUMENTS',

@@ -1,3 +1,9 @@
+import {
+  compareRisk,
+  defineContract,
+  type RiskLevel,
+  type ToolContract,
+} from '@toolfence/tool-contract';
 import type { Dispatcher } from 'undici';
 import { checkUrl } from '../net/check-url.js';
 import { createGuardedDispatcher, guardedDispatcherFacts } from '../net/guarded-dispatcher.js';
@@ -6,14 +12,7 @@ import { NetworkLimitError } from '../net/network-limit-error.js';
 import { NetworkPolicyError } from '../net/network-policy-error.js';
 import { NetworkResolutionError } from '../net/network-resolution-error.js';
 import { checkOptionKeys } from '../registry/option-keys.js';
-import type {
-  JsonObject,
-  Tool,
-  ToolContext,
-  ToolEffect,
-  ToolResult,
-  ToolSpec,
-} from '../registry/tool.js';
+import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
 import { HttpToolOptionsError } from './http-tool-options-error.js';
 
@@ -30,6 +29,28 @@ export const HTTP_TOOL_METHODS = [
 
 /** One of {@link HTTP_TOOL_METHODS}. */
 export type HttpToolMethod = (typeof HTTP_TOOL_METHODS)[number];
+
+/**
+ * The risk of each method, as `HttpTool`'s per-operation contracts declare it: `GET`, `HEAD` and
+ * `OPTIONS` read; `POST`, `PUT` and `PATCH` are high-risk writes (the tool cannot know what the
+ * remote API does with them); `DELETE` is destructive. Content is `prompt-injection-prone` for
+ * every method (it comes from the web).
+ */
+export const HTTP_TOOL_METHOD_RISKS: Readonly<Record<HttpToolMethod, RiskLevel>> = Object.freeze({
+  GET: 'read-only',
+  HEAD: 'read-only',
+  OPTIONS: 'read-only',
+  POST: 'high-risk-write',
+  PUT: 'high-risk-write',
+  PATCH: 'high-risk-write',
+  DELETE: 'destructive',
+});
+
+/** The method of a call exactly as `HttpTool.invoke` reads it: upper-cased, `GET` when absent. */
+function methodOf(args: JsonObject): string {
+  const raw = args.method ?? 'GET';
+  return typeof raw === 'string' ? raw.toUpperCase() : '';
+}
 
 /** Options of {@link HttpTool}. */
 export interface HttpToolOptions {
@@ -167,8 +188,9 @@ function refuse(message: string, code: string): never {
  * Makes HTTP requests to an exact host allowlist, through the network guard: every connection is
  * resolved, every answer checked against the IANA special-purpose registries and the checked
  * address pinned, so DNS rebinding and private addresses are refused (unlike a host check
- * alone). GET calls are `read`, every other method `write`; rule policies see the method as the
- * operation.
+ * alone). Each method has its own contract ({@link HTTP_TOOL_METHOD_RISKS}: GET, HEAD and
+ * OPTIONS read, DELETE is destructive, the others high-risk writes), so a registry judges every
+ * call by its method; rule policies see the method as the operation.
  */
 export class HttpTool implements Tool {
   /** Name, description, input schema and risk of the tool as the registry and models see it. */
@@ -281,8 +303,20 @@ export class HttpTool implements Tool {
       this.#dispatcher = options.dispatcher;
       this.#ownsDispatcher = false;
     }
-    const byValue: Record<string, ToolEffect> = {};
-    for (const method of HTTP_TOOL_METHODS) byValue[method] = method === 'GET' ? 'read' : 'write';
+    // One contract per allowed method: each call is judged by its method (HTTP_TOOL_METHOD_RISKS),
+    // and the static contract tools/list publishes is the riskiest allowed method's.
+    const operations: Record<string, ToolContract> = {};
+    let riskiest: ToolContract | undefined;
+    for (const method of this.#methods) {
+      const risk = HTTP_TOOL_METHOD_RISKS[method as HttpToolMethod];
+      const contract = defineContract({
+        risk,
+        contentTrust: 'prompt-injection-prone',
+        idempotent: risk === 'read-only' || method === 'PUT',
+      });
+      operations[method] = contract;
+      if (riskiest === undefined || compareRisk(risk, riskiest.risk) > 0) riskiest = contract;
+    }
     this.spec = Object.freeze({
       name,
       description: `Makes an HTTP request to an allowed host (${[...new Set(shownHosts)].join(', ')}). Methods: ${[...this.#methods].join(', ')}.`,
@@ -306,15 +340,20 @@ export class HttpTool implements Tool {
         required: ['url'],
         additionalProperties: false,
       },
-      // An absent method is GET; any value outside HTTP_TOOL_METHODS is refused by invoke.
-      effect: Object.freeze({
-        default: 'read',
-        argument: 'method',
-        byValue: Object.freeze(byValue),
+      contract: riskiest as ToolContract,
+      // An absent method is GET; a method the tool does not allow is refused before it runs.
+      operationContracts: Object.freeze({
+        select: (args: JsonObject) => {
+          const method = methodOf(args);
+          return Object.hasOwn(operations, method) ? method : undefined;
+        },
+        operations: Object.freeze(operations),
       }),
       operationArgument: 'method',
       annotations: {
-        readOnlyHint: [...this.#methods].every((method) => method === 'GET'),
+        readOnlyHint: [...this.#methods].every(
+          (method) => HTTP_TOOL_METHOD_RISKS[method as HttpToolMethod] === 'read-only',
+        ),
         openWorldHint: true,
       },
     });
@@ -338,8 +377,7 @@ export class HttpTool implements Tool {
   }
 
   async invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
-    const rawMethod = args.method ?? 'GET';
-    const method = typeof rawMethod === 'string' ? rawMethod.toUpperCase() : '';
+    const method = methodOf(args);
     const metadata = { method: method || null };
     try {
       if (!this.#methods.has(method))

@@ -1,6 +1,13 @@
 import { accessSync, constants, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename } from 'node:path';
-import { defineContract, isRiskLevel, RISK_LEVELS, type RiskLevel } from '@toolfence/tool-contract';
+import {
+  compareRisk,
+  defineContract,
+  isRiskLevel,
+  RISK_LEVELS,
+  type RiskLevel,
+  type ToolContract,
+} from '@toolfence/tool-contract';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
@@ -38,6 +45,13 @@ export interface ShellToolOptions {
   readonly readOnlyCommands?: readonly string[];
   /** Declared risk of every other command (the tool's contract). Default `'destructive'`. */
   readonly risk?: RiskLevel;
+  /**
+   * Declared risk per allowlisted command, for commands that are neither read-only nor as risky
+   * as `risk` (for example `{ touch: 'low-risk-write' }`); each call is judged by its command's.
+   * Any level but `read-only` (declare those in `readOnlyCommands`, which checks the program
+   * rules). Default none: every command not in `readOnlyCommands` has `risk`.
+   */
+  readonly commandRisks?: Readonly<Record<string, RiskLevel>>;
   /** Where environment values come from. Default `process.env` as it is at construction. */
   readonly baseEnvironment?: Readonly<Record<string, string | undefined>>;
   /**
@@ -76,6 +90,7 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'programRules',
   'readOnlyCommands',
   'risk',
+  'commandRisks',
   'baseEnvironment',
   'allowedEnvironment',
   'maxTimeoutMs',
@@ -254,6 +269,7 @@ export class ShellTool implements Tool {
       programRules = {},
       readOnlyCommands = [],
       risk = 'destructive',
+      commandRisks = {},
       baseEnvironment = process.env,
       allowedEnvironment = ['PATH', 'LANG', 'LC_ALL', 'TZ'],
       maxTimeoutMs = 60_000,
@@ -352,6 +368,32 @@ export class ShellTool implements Tool {
         details: { option: 'risk' },
       });
     }
+    if (typeof commandRisks !== 'object' || commandRisks === null || Array.isArray(commandRisks)) {
+      throw new ShellToolOptionsError('commandRisks must be an object keyed by command name.', {
+        details: { option: 'commandRisks' },
+      });
+    }
+    for (const [command, level] of Object.entries(commandRisks)) {
+      const shown = JSON.stringify(command.slice(0, 64));
+      if (!allowedCommands.includes(command)) {
+        throw new ShellToolOptionsError(
+          `commandRisks names ${shown}, which is not in allowedCommands.`,
+          { details: { option: 'commandRisks' } },
+        );
+      }
+      if (!isRiskLevel(level) || level === 'read-only') {
+        throw new ShellToolOptionsError(
+          `commandRisks[${shown}] must be one of ${RISK_LEVELS.filter((item) => item !== 'read-only').join(', ')} (declare read-only commands in readOnlyCommands).`,
+          { details: { option: 'commandRisks', command } },
+        );
+      }
+      if (readOnlyCommands.includes(command)) {
+        throw new ShellToolOptionsError(
+          `${shown} is in both readOnlyCommands and commandRisks; declare it once.`,
+          { details: { option: 'commandRisks', command } },
+        );
+      }
+    }
     const programs = new Map<string, string>();
     const rules = new Map<string, ProgramRule>();
     for (const command of allowedCommands) {
@@ -384,8 +426,32 @@ export class ShellTool implements Tool {
     this.#maxTimeoutMs = maxTimeoutMs;
     this.#maxOutputBytes = maxOutputBytes;
     this.#rules = rules;
-    const byValue: Record<string, 'read'> = {};
-    for (const command of readOnlyCommands) byValue[command] = 'read';
+    // One contract per allowlisted command: read-only for readOnlyCommands, commandRisks' level,
+    // else `risk`, so each call is judged by the command it runs; tools/list publishes the
+    // riskiest.
+    const readOnlyContract = defineContract({ risk: 'read-only', contentTrust: 'untrusted' });
+    const byRisk = new Map<RiskLevel, ToolContract>();
+    const contractAt = (level: RiskLevel): ToolContract => {
+      let contract = byRisk.get(level);
+      if (contract === undefined) {
+        contract = defineContract({ risk: level, contentTrust: 'untrusted' });
+        byRisk.set(level, contract);
+      }
+      return contract;
+    };
+    const readOnly = new Set(readOnlyCommands);
+    const operations: Record<string, ToolContract> = {};
+    let riskiest: ToolContract = readOnlyContract;
+    for (const command of programs.keys()) {
+      const contract = readOnly.has(command)
+        ? readOnlyContract
+        : contractAt(
+            Object.hasOwn(commandRisks, command) ? (commandRisks[command] as RiskLevel) : risk,
+          );
+      operations[command] = contract;
+      if (compareRisk(contract.risk, riskiest.risk) > 0) riskiest = contract;
+    }
+    const onlyReads = riskiest === readOnlyContract;
     this.spec = Object.freeze({
       name,
       description: `Runs one allowlisted program with arguments (no shell) in the workspace. Programs: ${[...programs.keys()].join(', ')}.`,
@@ -405,16 +471,15 @@ export class ShellTool implements Tool {
         required: ['command'],
         additionalProperties: false,
       },
-      contract: defineContract({ risk, contentTrust: 'untrusted' }),
-      effect: Object.freeze(
-        readOnlyCommands.length === 0
-          ? { default: 'unknown' as const }
-          : { default: 'unknown' as const, argument: 'command', byValue: Object.freeze(byValue) },
-      ),
+      contract: riskiest,
+      operationContracts: Object.freeze({
+        select: 'command',
+        operations: Object.freeze(operations),
+      }),
       operationArgument: 'command',
       annotations: {
-        readOnlyHint: false,
-        destructiveHint: risk === 'destructive',
+        readOnlyHint: onlyReads,
+        destructiveHint: riskiest.risk === 'destructive',
         openWorldHint: true,
       },
     });

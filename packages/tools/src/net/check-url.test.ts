@@ -183,3 +183,29 @@ describe('checkUrl', () => {
     );
   });
 });
+
+describe('checkUrl on a URL it has seen before', () => {
+  it('judges the policy on every call, the address approval included', () => {
+    const text = 'http://127.0.0.1:8080/mcp';
+    const asked: string[] = [];
+    const allowNonPublic = (_target: unknown, address: { readonly range: string }): boolean => {
+      asked.push(address.range);
+      return asked.length === 1;
+    };
+    expect(checkUrl(text, { allowHttpLoopback: true, allowNonPublic }).href).toBe(text);
+    // Same text, the callback now says no: refused, not served from the cache.
+    expect(() => checkUrl(text, { allowHttpLoopback: true, allowNonPublic })).toThrow(
+      NetworkPolicyError,
+    );
+    expect(() => checkUrl(text, { allowNonPublic: () => true })).toThrow(/Only https/);
+    expect(asked).toEqual(['loopback', 'loopback']);
+    expect(() => checkUrl('https://example.com:8443/', {})).toThrow(/port is not allowed/);
+    expect(checkUrl('https://example.com:8443/', { allowedPorts: [8443] }).port).toBe('8443');
+  });
+
+  it('returns a fresh URL each time, so a caller changing one changes nothing', () => {
+    const first = checkUrl('https://example.com/a');
+    first.pathname = '/changed';
+    expect(checkUrl('https://example.com/a').href).toBe('https://example.com/a');
+  });
+});

@@ -139,10 +139,55 @@ export function checkUrl(url: string | URL, policy: UrlPolicy = {}): URL {
 
 /** {@link checkUrl} for a policy the caller already validated (internal hot path). */
 export function checkUrlWithValidPolicy(url: string | URL, policy: UrlPolicy): URL {
+  return new URL(checkedUrl(url, policy).href);
+}
+
+/** What a URL's text alone says (no policy): cached per text, since callers repeat URLs. */
+export interface UrlFacts {
+  /** The canonical URL (`new URL(text).href`). */
+  readonly href: string;
+  readonly protocol: 'https:' | 'http:';
+  /** Lowercase host name, or the IP literal without brackets. */
+  readonly hostname: string;
+  readonly port: number;
+  /** 4 or 6 for an IP literal, else undefined. */
+  readonly family: 4 | 6 | undefined;
+  /** `http:` to `localhost` or a loopback IP literal. */
+  readonly loopbackHost: boolean;
+}
+
+/** Most URL texts whose facts are kept (least recently used first out). */
+const MAX_CACHED_URLS = 256;
+const factsByText = new Map<string, UrlFacts>();
+
+/**
+ * {@link checkUrl}'s rules for a validated policy, returning the URL's facts (the canonical
+ * `href` among them) instead of a new `URL`. The policy-free part (parsing, userinfo, host
+ * syntax, port syntax) is cached per URL text; the policy (scheme, ports, address approval,
+ * which calls `allowNonPublic`) is judged on every call.
+ */
+export function checkedUrl(url: string | URL, policy: UrlPolicy): UrlFacts {
   const text = url instanceof URL ? url.href : url;
   if (typeof text !== 'string' || text.length === 0 || text.length > MAX_URL_LENGTH) {
     deny('The URL is missing or too long.', 'invalid-url');
   }
+  let facts = factsByText.get(text);
+  if (facts === undefined) {
+    facts = urlFacts(text);
+    // URLs with a query or fragment (which may carry tokens) are never kept.
+    if (!facts.href.includes('?') && !facts.href.includes('#')) {
+      if (factsByText.size >= MAX_CACHED_URLS) {
+        factsByText.delete(factsByText.keys().next().value as string);
+      }
+      factsByText.set(text, facts);
+    }
+  }
+  judgeUrl(facts, policy);
+  return facts;
+}
+
+/** The policy-free checks of a URL text; throws {@link NetworkPolicyError}. */
+function urlFacts(text: string): UrlFacts {
   let parsed: URL;
   try {
     parsed = new URL(text);
@@ -184,8 +229,14 @@ export function checkUrlWithValidPolicy(url: string | URL, policy: UrlPolicy): U
   const loopbackHost =
     protocol === 'http:' &&
     (hostname === 'localhost' || (family !== undefined && isLoopbackAddress(hostname)));
+  return Object.freeze({ href: parsed.href, protocol, hostname, port, family, loopbackHost });
+}
+
+/** The policy's checks of a URL's facts; throws {@link NetworkPolicyError}. */
+function judgeUrl(facts: UrlFacts, policy: UrlPolicy): void {
+  const { protocol, hostname, port, family } = facts;
   if (protocol === 'http:') {
-    if (policy.allowHttpLoopback !== true || !loopbackHost) {
+    if (policy.allowHttpLoopback !== true || !facts.loopbackHost) {
       deny('Only https URLs are allowed.', 'scheme');
     }
   } else {
@@ -194,19 +245,21 @@ export function checkUrlWithValidPolicy(url: string | URL, policy: UrlPolicy): U
       deny('The port is not allowed.', 'port');
     }
   }
-  const target: NetworkTarget = { protocol, hostname, port };
   if (family !== undefined) {
     const verdict = classifyAddress(hostname);
     const approved =
       verdict.allowed ||
-      approveNonPublic(policy, target, {
-        address: hostname,
-        family,
-        range: verdict.range ?? 'invalid',
-        ...(verdict.embedded === undefined ? {} : { embedded: verdict.embedded }),
-      });
+      approveNonPublic(
+        policy,
+        { protocol, hostname, port },
+        {
+          address: hostname,
+          family,
+          range: verdict.range ?? 'invalid',
+          ...(verdict.embedded === undefined ? {} : { embedded: verdict.embedded }),
+        },
+      );
     if (!approved) deny('The address is not publicly routable.', 'address');
   }
   // `http://localhost` is resolved and checked (loopback and approved) when connecting.
-  return parsed;
 }

@@ -7,7 +7,7 @@ import {
   fetch as undiciFetch,
 } from 'undici';
 import { ToolsError } from '../tools-error.js';
-import { checkUrlWithValidPolicy, type UrlPolicy, validateUrlPolicy } from './check-url.js';
+import { checkedUrl, type UrlPolicy, validateUrlPolicy } from './check-url.js';
 import {
   createGuardedDispatcher,
   type GuardedDispatcherOptions,
@@ -171,7 +171,8 @@ export async function guardedFetch(
     ...(facts.allowNonPublic === undefined ? {} : { allowNonPublic: facts.allowNonPublic }),
   };
   validateUrlPolicy(policy);
-  let url = checkUrlWithValidPolicy(input, policy);
+  // The canonical href goes to undici as text (it parses it once, as for a plain fetch).
+  let href = checkedUrl(input, policy).href;
 
   const controller = new AbortController();
   const timer = setTimeout(() => {
@@ -200,7 +201,7 @@ export async function guardedFetch(
 
   try {
     for (let hop = 0; ; hop += 1) {
-      const response = await undiciFetch(url, {
+      const response = await undiciFetch(href, {
         ...(requestInit as unknown as UndiciRequestInit),
         method,
         headers: headers ?? IDENTITY_ONLY,
@@ -218,7 +219,7 @@ export async function guardedFetch(
         // An undici Response: the same API as the global one (a different class in Node 20).
         return limitResponse(
           response,
-          url,
+          href,
           hop > 0,
           maxResponseBytes,
           controller,
@@ -236,7 +237,7 @@ export async function guardedFetch(
       }
       let next: URL;
       try {
-        next = checkUrlWithValidPolicy(new URL(location, url), policy);
+        next = new URL(checkedUrl(new URL(location, href), policy).href);
       } catch (error) {
         throw NetworkPolicyError.isInstance(error)
           ? new NetworkPolicyError(`A redirect was refused: ${error.message}`, 'redirect', {
@@ -247,7 +248,7 @@ export async function guardedFetch(
       if (guard.allowRedirect !== undefined) {
         let allowed = false;
         try {
-          allowed = guard.allowRedirect(new URL(next.href), new URL(url.href)) === true;
+          allowed = guard.allowRedirect(new URL(next.href), new URL(href)) === true;
         } catch {
           allowed = false;
         }
@@ -258,7 +259,7 @@ export async function guardedFetch(
         }
       }
       headers ??= new UndiciHeaders(IDENTITY_ONLY);
-      if (next.origin !== url.origin) {
+      if (next.origin !== new URL(href).origin) {
         for (const name of CROSS_ORIGIN_DROPPED) headers.delete(name);
       }
       const status = response.status;
@@ -275,7 +276,7 @@ export async function guardedFetch(
           'redirect',
         );
       }
-      url = next;
+      href = next.href;
     }
   } catch (error) {
     clearTimeout(timer);
@@ -291,7 +292,7 @@ function isIdentity(encoding: string | null): boolean {
 
 function limitResponse(
   response: UndiciResponse,
-  url: URL,
+  href: string,
   redirected: boolean,
   maxResponseBytes: number,
   controller: AbortController,
@@ -376,7 +377,7 @@ function limitResponse(
       headers: response.headers,
     });
   }
-  Object.defineProperty(wrapped, 'url', { value: url.href, enumerable: true });
+  Object.defineProperty(wrapped, 'url', { value: href, enumerable: true });
   Object.defineProperty(wrapped, 'redirected', { value: redirected, enumerable: true });
   return wrapped;
 }

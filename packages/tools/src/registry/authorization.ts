@@ -26,9 +26,15 @@ export interface AuthorizationRequest {
   readonly context: ToolContext;
   /** The spec of the leased tool instance that will run if the call is allowed. */
   readonly spec: ToolSpec;
-  /** The tool's effective contract (declared in the spec or its annotations), if any. */
+  /**
+   * The contract of this call: for a tool with `spec.operationContracts`, the contract of the
+   * operation the call performs; else the tool's declared contract (in the spec or its
+   * annotations), if any.
+   */
   readonly contract: ToolContract | undefined;
-  /** The effect of this call, from the spec's effect descriptor or the contract. */
+  /** The operation the call performs, for a tool with `spec.operationContracts`; else undefined. */
+  readonly operation?: string | undefined;
+  /** The effect of this call, from the spec's effect descriptor or the call's contract. */
   readonly effect: ToolEffect;
 }
 

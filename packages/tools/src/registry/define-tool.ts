@@ -5,6 +5,7 @@ import { appendPath, snapshotJsonValue } from './json-snapshot.js';
 import type {
   EffectDescriptor,
   JsonObject,
+  OperationContracts,
   Tool,
   ToolContext,
   ToolEffect,
@@ -23,6 +24,11 @@ export interface DefineToolBase {
   readonly contract?: ToolContract;
   /** How each call's effect is found; copied to `spec.effect`. Default: from the contract. */
   readonly effect?: ToolEffect | EffectDescriptor;
+  /**
+   * A contract per operation, so each call is judged by the operation it performs; copied to
+   * `spec.operationContracts` (not together with `effect`).
+   */
+  readonly operationContracts?: OperationContracts;
   /** Argument rule policies read as the operation; copied to `spec.operationArgument`. */
   readonly operationArgument?: string;
   /** MCP-style annotations; copied to `spec.annotations`. */
@@ -95,6 +101,9 @@ export function defineTool(
     ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
     ...(options.contract === undefined ? {} : { contract: options.contract }),
     ...(options.effect === undefined ? {} : { effect: options.effect }),
+    ...(options.operationContracts === undefined
+      ? {}
+      : { operationContracts: options.operationContracts }),
     ...(options.operationArgument === undefined
       ? {}
       : { operationArgument: options.operationArgument }),

@@ -195,3 +195,21 @@ describe('snapshotJsonObject', () => {
     });
   });
 });
+
+describe('cycles without an ancestor list', () => {
+  it('still tells a cycle from deep nesting without keeping ancestors', () => {
+    const loop: Record<string, unknown> = { x: 1 };
+    loop.self = { again: loop };
+    expect(() => snapshotJsonObject({ top: loop })).toThrow(
+      expect.objectContaining({
+        details: expect.objectContaining({
+          reason: 'cycle',
+          issues: [expect.objectContaining({ path: '$.top.self.again' })],
+        }),
+      }),
+    );
+    expect(() => snapshotJsonObject(nested(70))).toThrow(
+      expect.objectContaining({ details: expect.objectContaining({ reason: 'depth' }) }),
+    );
+  });
+});

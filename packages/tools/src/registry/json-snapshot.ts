@@ -45,13 +45,15 @@ export function resolveSnapshotLimits(
 
 interface Walk {
   readonly limits: JsonSnapshotLimits;
+  /** The limits again, as own fields (one load each on the hot path). */
+  readonly maxNodes: number;
+  readonly maxDepth: number;
+  readonly maxBytes: number;
   nodes: number;
   /** Bytes so far, counting short strings at one byte per UTF-16 unit (a lower bound). */
   bytes: number;
   /** Bytes so far, counting short strings at three bytes per UTF-16 unit (an upper bound). */
   upper: number;
-  /** Containers being copied, root first (for cycle detection; at most `maxDepth` long). */
-  readonly ancestors: object[];
 }
 
 /**
@@ -115,15 +117,30 @@ export function snapshotJsonValue(
 
 /** Copies, turning anything a getter or proxy throws into a {@link ToolInputError}. */
 function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
-  const walk: Walk = { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [] };
+  const walk: Walk = {
+    limits,
+    maxNodes: limits.maxNodes,
+    maxDepth: limits.maxDepth,
+    maxBytes: limits.maxBytes,
+    nodes: 0,
+    bytes: 0,
+    upper: 0,
+  };
   let snapshot: JsonValue;
   try {
     snapshot = copy(value, walk, 1);
   } catch (error) {
-    const unwinding =
+    let unwinding =
       error instanceof Unwinding
         ? error
         : new Unwinding('not-json', 'reading the value threw', undefined, error);
+    // A cycle never ends, so the copy (which keeps no ancestors) stops at the depth limit; tell a
+    // cycle from deep nesting only now, on the failure path.
+    if (unwinding.reason === 'depth' && hasCycle(value, limits.maxDepth + 1)) {
+      unwinding = new Unwinding('cycle', 'the arguments contain a cycle');
+      unwinding.keys.push(...cyclePath);
+      cyclePath.length = 0;
+    }
     const failed = failure(
       unwinding.reason,
       unwinding.keys.reverse(),
@@ -136,6 +153,8 @@ function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
       cause: unwinding.cause,
     });
   }
+  // Remembering snapshots to skip copying them again (a WeakMap entry per call) cost more than
+  // the copies it would save: every call pays the entry, few calls pass a snapshot back.
   if (walk.upper > limits.maxBytes) checkExactBytes(snapshot, limits);
   return snapshot;
 }
@@ -148,7 +167,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function copy(value: unknown, walk: Walk, depth: number): JsonValue {
   walk.nodes += 1;
-  if (walk.nodes > walk.limits.maxNodes) {
+  if (walk.nodes > walk.maxNodes) {
     throw new Unwinding('nodes', 'the arguments have too many values', walk.limits.maxNodes);
   }
   switch (typeof value) {
@@ -167,17 +186,10 @@ function copy(value: unknown, walk: Walk, depth: number): JsonValue {
         addBytes(walk, 4);
         return null;
       }
-      if (depth > walk.limits.maxDepth) {
+      if (depth > walk.maxDepth) {
         throw new Unwinding('depth', 'the arguments are nested too deeply', walk.limits.maxDepth);
       }
-      const ancestors = walk.ancestors;
-      if (ancestors.includes(value)) throw new Unwinding('cycle', 'the arguments contain a cycle');
-      ancestors.push(value);
-      const copied = Array.isArray(value)
-        ? copyArray(value, walk, depth)
-        : copyObject(value, walk, depth);
-      ancestors.pop();
-      return copied;
+      return Array.isArray(value) ? copyArray(value, walk, depth) : copyObject(value, walk, depth);
     }
     default:
       throw new Unwinding('not-json', `a ${typeof value} is not a JSON value`);
@@ -187,12 +199,17 @@ function copy(value: unknown, walk: Walk, depth: number): JsonValue {
 function copyArray(value: readonly unknown[], walk: Walk, depth: number): JsonValue {
   const length = value.length;
   addBytes(walk, 2 + length);
-  const out: JsonValue[] = new Array<JsonValue>(length);
+  // Filled by push, so the copy is a packed array (a preallocated one would stay holey).
+  const out: JsonValue[] = [];
   let index = 0;
   try {
     for (; index < length; index += 1) {
-      if (!(index in value)) throw new Unwinding('not-json', 'arrays must not have holes');
-      out[index] = copy(value[index], walk, depth + 1);
+      const item = value[index];
+      // A hole reads as undefined; only then is `in` worth asking.
+      if (item === undefined && !(index in value)) {
+        throw new Unwinding('not-json', 'arrays must not have holes');
+      }
+      out.push(copy(item, walk, depth + 1));
     }
   } catch (error) {
     throw unwind(error, index);
@@ -231,9 +248,54 @@ function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   return Object.freeze(out);
 }
 
+/** Keys from the root to the first repeated container (innermost first), set by {@link hasCycle}. */
+const cyclePath: (string | number)[] = [];
+
+/**
+ * True when `value` holds a container inside itself within `maxDepth` levels (only on the failure
+ * path: reading the value a second time cannot change a result, only the reason of a refusal).
+ * Leaves the path to the repeated container in {@link cyclePath}, innermost key first.
+ */
+function hasCycle(value: unknown, maxDepth: number): boolean {
+  const ancestors: object[] = [];
+  const keys: (string | number)[] = [];
+  const visit = (node: unknown): boolean => {
+    if (typeof node !== 'object' || node === null) return false;
+    if (ancestors.includes(node)) return true;
+    if (ancestors.length >= maxDepth) return false;
+    ancestors.push(node);
+    try {
+      const entries: [string | number, unknown][] = Array.isArray(node)
+        ? node.map((item, index) => [index, item])
+        : Object.keys(node).map((key) => [key, (node as Record<string, unknown>)[key]]);
+      for (const [key, child] of entries) {
+        keys.push(key);
+        if (visit(child)) return true;
+        keys.pop();
+      }
+    } catch {
+      return false;
+    }
+    ancestors.pop();
+    return false;
+  };
+  cyclePath.length = 0;
+  if (!visit(value)) return false;
+  cyclePath.push(...keys.reverse());
+  return true;
+}
+
 /** Recounts a finished (frozen) snapshot with exact UTF-8 sizes, failing where it crosses the limit. */
 function checkExactBytes(snapshot: JsonValue, limits: JsonSnapshotLimits): void {
-  const walk: Walk = { limits, nodes: 0, bytes: 0, upper: 0, ancestors: [] };
+  const walk: Walk = {
+    limits,
+    maxNodes: limits.maxNodes,
+    maxDepth: limits.maxDepth,
+    maxBytes: limits.maxBytes,
+    nodes: 0,
+    bytes: 0,
+    upper: 0,
+  };
   const keys: (string | number)[] = [];
   const count = (value: JsonValue): void => {
     if (typeof value === 'string') {
@@ -300,7 +362,7 @@ function addText(walk: Walk, text: string, overhead: number): void {
 function addBytes(walk: Walk, bytes: number): void {
   walk.bytes += bytes;
   walk.upper += bytes;
-  if (walk.bytes > walk.limits.maxBytes) {
+  if (walk.bytes > walk.maxBytes) {
     throw new Unwinding('bytes', 'the arguments are too large', walk.limits.maxBytes);
   }
 }

@@ -881,3 +881,75 @@ describe('ToolRegistry.registerAll', () => {
     expect(registry.names()).toEqual([]);
   });
 });
+
+describe('the direct path (no middleware, events or budget)', () => {
+  const ok = textResult('ok');
+  it.each([
+    [
+      'a synchronous throw',
+      () => {
+        throw new Error('boom');
+      },
+      'threw',
+    ],
+    ['a rejection', () => Promise.reject(new Error('boom')), 'threw'],
+    ['a plain value', () => ok as unknown as Promise<ToolResult>, undefined],
+    // biome-ignore lint/suspicious/noThenProperty: a tool returning a foreign thenable is the case under test
+    ['a thenable', () => ({ then: (resolve: (value: unknown) => void) => resolve(ok) }), undefined],
+    ['an invalid result', () => Promise.resolve({ content: 'no' }), 'invalid-result'],
+  ])('answers %s like the general path and ends the lease', async (_label, run, reason) => {
+    const tool = {
+      spec: { name: 't', description: '', inputSchema: { type: 'object' } },
+      invoke: run as unknown as Tool['invoke'],
+    };
+    for (const audited of [false, true]) {
+      const registry = new ToolRegistry({
+        authorizer: new AllowAllAuthorizer(),
+        tools: [tool],
+        ...(audited ? { onEvent: () => {} } : {}),
+      });
+      const call = registry.invoke('t', {}, { runId: 'r' });
+      if (reason === undefined) {
+        await expect(call).resolves.toEqual(ok);
+      } else {
+        await expect(call).rejects.toSatisfy(
+          (error) => ToolExecutionError.isInstance(error) && error.details?.reason === reason,
+        );
+      }
+      expect(registry.diagnostics().activeCalls).toBe(0);
+      await registry.close();
+    }
+  });
+
+  it('holds the lease through an asynchronous authorizer and closes a replaced tool after', async () => {
+    let allow: (() => void) | undefined;
+    const closed: string[] = [];
+    const make = (label: string): Tool => ({
+      spec: { name: 't', description: '', inputSchema: { type: 'object' } },
+      invoke: async () => textResult(label),
+      close: async () => {
+        closed.push(label);
+      },
+    });
+    const registry = new ToolRegistry({
+      authorizer: {
+        authorize: () =>
+          new Promise((resolve) => {
+            allow = () => resolve(permission('allow'));
+          }),
+      },
+      tools: [make('old')],
+    });
+    await registry.ready();
+    const call = registry.invoke('t', {}, { runId: 'r' });
+    await vi.waitFor(() => expect(allow).toBeDefined());
+    expect(registry.diagnostics().activeCalls).toBe(1);
+    await registry.replace('t', make('new'));
+    expect(closed).toEqual([]);
+    allow?.();
+    expect(await call).toEqual(textResult('old'));
+    await vi.waitFor(() => expect(closed).toEqual(['old']));
+    expect(registry.diagnostics().activeCalls).toBe(0);
+    await registry.close();
+  });
+});

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
 import { ToolsError } from '../tools-error.js';
 import type { ApprovalGrant, CallAuthorization, InvokeOptions } from './approval-grant.js';
 import { ApprovalRequiredError } from './approval-required-error.js';
@@ -18,6 +19,11 @@ import {
   resolveSnapshotLimits,
   snapshotJsonObject,
 } from './json-snapshot.js';
+import {
+  type OperationPlan,
+  planOperationContracts,
+  resolveCallContract,
+} from './operation-contracts.js';
 import { checkOptionKeys } from './option-keys.js';
 import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
@@ -79,6 +85,13 @@ export interface ToolEventBase {
   readonly args?: JsonObject;
   /** Milliseconds since the epoch. */
   readonly timestamp: number;
+  /**
+   * The operation the call performs, for a tool with per-operation contracts, once known (the
+   * `started` event and calls refused before validation have none).
+   */
+  readonly operation?: string;
+  /** Risk of the contract the call was judged by, once known (a declared contract only). */
+  readonly risk?: RiskLevel;
 }
 
 /** A structured audit event. Raw arguments are never included unless asked for. */
@@ -174,6 +187,10 @@ interface Entry {
   readonly name: string;
   readonly tool: Tool;
   readonly spec: ToolSpec;
+  /** The static contract (`contractOf(spec)`), read once at registration. */
+  readonly contract: ToolContract | undefined;
+  /** Per-operation contracts, checked and copied at registration. */
+  readonly plan: OperationPlan | undefined;
   /** Calls holding this instance. */
   leases: number;
   /** Set for a constructor-provided tool while its `start()` runs. */
@@ -183,6 +200,12 @@ interface Entry {
   /** Settles when the retired instance has been closed (rejects with ToolCloseError). */
   retirement: Promise<void> | undefined;
   finishRetirement: (() => void) | undefined;
+}
+
+/** What an audited call learned about itself while it was screened (for its closing event). */
+interface CallTrace {
+  operation: string | undefined;
+  contract: ToolContract | undefined;
 }
 
 /** What the registry remembers about a {@link CallAuthorization} it issued. */
@@ -538,7 +561,7 @@ export class ToolRegistry {
     }
     callCounter += 1;
     // Without middleware and onEvent the call object and its ID would be seen by nobody.
-    if (this.#direct) return this.#leased(name, snapshot, frozenContext, presented);
+    if (this.#direct) return this.#leasedDirect(name, snapshot, frozenContext, presented);
     const call: ToolCall = Object.freeze({
       callId: `call-${callCounter}`,
       toolName: name,
@@ -742,6 +765,7 @@ export class ToolRegistry {
       }
     }
     if (spec.effect !== undefined) checkEffectDescriptor(spec.effect, name);
+    if (spec.operationContracts !== undefined) planOperationContracts(spec);
     if (spec.operationArgument !== undefined && typeof spec.operationArgument !== 'string') {
       throw new ConfigurationError(`Tool ${quote(name)}: spec.operationArgument must be a string`, {
         details: { tool: name, option: 'spec.operationArgument' },
@@ -911,15 +935,26 @@ export class ToolRegistry {
 
   async #executeWithEvents(call: ToolCall): Promise<ToolResult> {
     const startedAt = performance.now();
-    const eventBase = this.#eventBase(call);
+    let eventBase = this.#eventBase(call);
     this.#emit({ ...eventBase, type: 'started' });
+    const trace: CallTrace = { operation: undefined, contract: undefined };
+    const judged = (): ToolEventBase =>
+      trace.operation === undefined && trace.contract === undefined
+        ? eventBase
+        : {
+            ...eventBase,
+            ...(trace.operation === undefined ? {} : { operation: trace.operation }),
+            ...(trace.contract === undefined ? {} : { risk: trace.contract.risk }),
+          };
     try {
       const result = await this.#leased(
         call.toolName,
         call.args,
         call.context,
         this.#presented.get(call),
+        trace,
       );
+      eventBase = judged();
       this.#emit({
         ...eventBase,
         type: 'completed',
@@ -929,6 +964,7 @@ export class ToolRegistry {
       });
       return result;
     } catch (error) {
+      eventBase = judged();
       {
         const code = ToolsError.isInstance(error) ? error.code : ToolExecutionError.code;
         const durationMs = performance.now() - startedAt;
@@ -950,12 +986,53 @@ export class ToolRegistry {
     }
   }
 
+  /**
+   * {@link invoke}'s hot path (no middleware, no events): the steps of #leased without an async
+   * frame while nothing needs waiting for (the tool has started, no budget, the authorizer answers
+   * at once); anything else continues on the general path, screened and authorized only once.
+   */
+  #leasedDirect(
+    toolName: string,
+    args: JsonObject,
+    context: ToolContext,
+    presented: PresentedGrant | undefined,
+  ): Promise<ToolResult> {
+    const entry = this.#entries.get(toolName);
+    if (
+      this.#closing ||
+      entry === undefined ||
+      entry.starting !== undefined ||
+      this.#budget !== undefined
+    ) {
+      return this.#leased(toolName, args, context, presented);
+    }
+    entry.leases += 1;
+    let authorizing: Promise<void> | undefined;
+    try {
+      authorizing = this.#authorize(this.#screen(entry, toolName, args, context), presented);
+    } catch (error) {
+      release(entry);
+      return Promise.reject(error);
+    }
+    if (authorizing !== undefined) {
+      return authorizing.then(
+        () => runLeased(entry, toolName, args, context),
+        (error: unknown) => {
+          release(entry);
+          throw error;
+        },
+      );
+    }
+    return runLeased(entry, toolName, args, context);
+  }
+
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
   async #leased(
     toolName: string,
     args: JsonObject,
     context: ToolContext,
     presented: PresentedGrant | undefined,
+    trace?: CallTrace,
   ): Promise<ToolResult> {
     this.#assertOpen();
     const entry = this.#entries.get(toolName);
@@ -965,7 +1042,10 @@ export class ToolRegistry {
     let consumed = false;
     try {
       if (entry.starting !== undefined) await entry.starting;
-      const authorizing = this.#authorize(this.#screen(entry, toolName, args, context), presented);
+      const authorizing = this.#authorize(
+        this.#screen(entry, toolName, args, context, trace),
+        presented,
+      );
       if (authorizing !== undefined) await authorizing;
       if (this.#budget !== undefined) {
         const reserved = this.#budget.reserve({ toolName, args, context });
@@ -1006,6 +1086,7 @@ export class ToolRegistry {
     toolName: string,
     args: JsonObject,
     context: ToolContext,
+    trace?: CallTrace,
   ): AuthorizationRequest {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec } = entry;
@@ -1021,7 +1102,17 @@ export class ToolRegistry {
       );
     }
 
-    const contract = contractOf(spec);
+    let contract = entry.contract;
+    let operation: string | undefined;
+    if (entry.plan !== undefined) {
+      const call = resolveCallContract(entry.plan, toolName, args);
+      contract = call.contract;
+      operation = call.operation;
+    }
+    if (trace !== undefined) {
+      trace.contract = contract;
+      trace.operation = operation;
+    }
     const effect = resolveEffect(spec, args, contract);
     if (context.accessScope === 'read-only' && effect !== 'read') {
       throw new PermissionDeniedError(
@@ -1029,7 +1120,7 @@ export class ToolRegistry {
         { details: { tool: toolName, reason: 'read-only-scope', effect } },
       );
     }
-    return { toolName, args, context, spec, contract, effect };
+    return { toolName, args, context, spec, contract, operation, effect };
   }
 
   /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
@@ -1151,6 +1242,69 @@ export class ToolRegistry {
   }
 }
 
+/** Ends a lease; the last lease of a retired instance closes it. */
+function release(entry: Entry): void {
+  entry.leases -= 1;
+  if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
+}
+
+/**
+ * Runs an authorized call on its leased instance (no budget) and ends the lease when it settles,
+ * with #leased's checks: not run once aborted, a foreign throw wrapped, the result's shape checked.
+ */
+function runLeased(
+  entry: Entry,
+  toolName: string,
+  args: JsonObject,
+  context: ToolContext,
+): Promise<ToolResult> {
+  let pending: unknown;
+  try {
+    if (isAborted(context.signal)) {
+      throw new ToolExecutionError(`Tool ${quote(toolName)} was not run: the call was aborted`, {
+        details: { tool: toolName, reason: 'aborted' },
+      });
+    }
+    pending = entry.tool.invoke(args, context);
+  } catch (error) {
+    release(entry);
+    return Promise.reject(toolFailure(error, toolName, context));
+  }
+  return Promise.resolve(pending).then(
+    (result) => {
+      release(entry);
+      return checkedResult(result, toolName);
+    },
+    (error: unknown) => {
+      release(entry);
+      throw toolFailure(error, toolName, context);
+    },
+  );
+}
+
+/** A tool's throw as the caller sees it: a ToolsError as it is, anything else wrapped. */
+function toolFailure(error: unknown, toolName: string, context: ToolContext): unknown {
+  if (ToolsError.isInstance(error)) return error;
+  return new ToolExecutionError(`Tool ${quote(toolName)} failed`, {
+    details: { tool: toolName, reason: isAborted(context.signal) ? 'aborted' : 'threw' },
+    cause: error,
+  });
+}
+
+/** The tool's result, when it has the shape of one. */
+function checkedResult(result: unknown, toolName: string): ToolResult {
+  if (
+    typeof result !== 'object' ||
+    result === null ||
+    !Array.isArray((result as ToolResult).content)
+  ) {
+    throw new ToolExecutionError(`Tool ${quote(toolName)} returned an invalid result`, {
+      details: { tool: toolName, reason: 'invalid-result' },
+    });
+  }
+  return result as ToolResult;
+}
+
 /** Why a presented grant does not answer this `ask`, or undefined when it does. */
 function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): string | undefined {
   if (!grant.fresh) return 'approval-grant-used';
@@ -1167,10 +1321,13 @@ function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): str
 }
 
 function newEntry(spec: ToolSpec, tool: Tool): Entry {
+  const plan = spec.operationContracts === undefined ? undefined : planOperationContracts(spec);
   return {
     name: spec.name,
     tool,
     spec,
+    contract: spec.contract ?? plan?.worst ?? contractOf(spec),
+    plan,
     leases: 0,
     starting: undefined,
     startError: undefined,

@@ -27,6 +27,26 @@ export interface EffectDescriptor {
   readonly byValue?: Readonly<Record<string, ToolEffect>>;
 }
 
+/**
+ * A contract per operation: each call is judged (risk policy, approval, audit) by the contract of
+ * the operation it performs, not by the tool's worst case. The set of operations is fixed, so the
+ * tool's riskiest contract can still be published statically (see `contractOf`).
+ */
+export interface OperationContracts {
+  /**
+   * How a call's operation is found: the name of a top-level argument whose string value is the
+   * operation (compared exactly, as the tool compares it), or a function of the validated, frozen
+   * arguments that returns the operation, or `undefined` when they name none. A call whose
+   * operation is missing or not declared is refused before it runs (`REGISTRY_INPUT_INVALID`);
+   * a function that throws or returns anything else fails closed (`POLICY_PERMISSION_DENIED`,
+   * reason `contract-error`). The function must pick the operation the tool will perform from
+   * the same arguments, so a call can never be judged by a lower contract than it executes.
+   */
+  readonly select: string | ((args: JsonObject) => string | undefined);
+  /** The contract of each operation (each checked as `defineContract` checks it). */
+  readonly operations: Readonly<Record<string, ToolContract>>;
+}
+
 /** The static description of a tool. */
 export interface ToolSpec {
   /** Unique name in a registry. */
@@ -39,8 +59,16 @@ export interface ToolSpec {
   readonly outputSchema?: JsonObject;
   /** MCP-style annotations (hints, and tool-contract's keys). */
   readonly annotations?: JsonObject;
-  /** The contract the tool's author declared, if any. */
+  /**
+   * The contract the tool's author declared, if any. With {@link ToolSpec.operationContracts} it
+   * is the static (worst-case) contract and must be at least as risky as every operation.
+   */
   readonly contract?: ToolContract;
+  /**
+   * Contracts per operation; each call is judged by the one of the operation it performs. Not
+   * together with `effect` (each operation's contract gives its effect).
+   */
+  readonly operationContracts?: OperationContracts;
   /**
    * How the effect of a call is found: one effect for every call (`'read'`), or a descriptor
    * that selects it by an argument. Without it the effect comes from the contract, else `unknown`.
