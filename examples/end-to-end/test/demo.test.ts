@@ -49,7 +49,7 @@ describe('pnpm demo', () => {
     expect(stdout).toContain('everything__echo → "Echo: hello from toolfence"');
     // Without the hook: the install-or-upgrade payload.
     expect(stdout).toContain(
-      'gets the install-or-upgrade payload: isError=true, hook toolfence_attachment_substitution.mjs',
+      'gets the install-or-upgrade payload: isError=true, hook toolfence_attachment_substitution.cjs',
     );
     // The oversized reply was stopped by the record limit, and the client recovered.
     expect(stdout).toMatch(

@@ -38,6 +38,7 @@ describe('public surface of @toolfence/host-config', () => {
         'InstallConfigMalformedError',
         'InstallUsageError',
         'InstallWriteError',
+        'LEGACY_HOOK_SCRIPT_FILENAMES',
         'MAX_BYTES',
         'MAX_HOOK_DEPTH',
         'MAX_HOOK_DEPTH_CEILING',

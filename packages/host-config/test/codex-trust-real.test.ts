@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { getHookStatus, installHook } from '../src/index.js';
+import { codexHookTrustHash } from '../src/cli/codex-config.js';
+import { getHookSetup, getHookStatus, installHook } from '../src/index.js';
 
 // The installer's Codex trust check against the real Codex CLI (the pinned dev dependency
 // @openai/codex): `codex app-server` answers `hooks/list` with each hook's key, currentHash and
@@ -127,5 +128,43 @@ describe.skipIf('reason' in codex)('Codex trust, checked by the real Codex CLI',
   it('lists the hook with no [features] entry at all (hooks are on by default in 0.171.0)', async () => {
     installHook({ client: 'codex', home, codexHome });
     expect(await listHooks(codexHome, home)).toHaveLength(1);
+  }, 60_000);
+
+  it('keeps a trusted .mjs installation trusted when install migrates it to .cjs', async () => {
+    // The earlier installer's registration (the same entry, naming the .mjs file), trusted with
+    // the hash Codex itself accepts for it.
+    const setup = getHookSetup('codex', 'user', { home, codexHome });
+    const legacy = JSON.parse(
+      JSON.stringify(setup.entry)
+        .split('toolfence_attachment_substitution.cjs')
+        .join('toolfence_attachment_substitution.mjs'),
+    );
+    mkdirSync(dirname(setup.scriptPath), { recursive: true });
+    writeFileSync(
+      join(dirname(setup.scriptPath), 'toolfence_attachment_substitution.mjs'),
+      '// toolfence attachment substitution hook. protocol=1\n',
+    );
+    writeFileSync(setup.configPath, `${JSON.stringify({ hooks: { PreToolUse: [legacy] } })}\n`);
+    const key = `${setup.configPath}:pre_tool_use:0:0`;
+    const legacyHash = codexHookTrustHash('pre_tool_use', 'mcp__.*', {
+      command: legacy.hooks[0].command,
+      timeout: 120,
+    });
+    writeFileSync(
+      join(codexHome, 'config.toml'),
+      `[hooks.state.${JSON.stringify(key)}]\ntrusted_hash = "${legacyHash}"\n`,
+    );
+    const [before] = await listHooks(codexHome, home);
+    expect(before).toMatchObject({ key, currentHash: legacyHash, trustStatus: 'trusted' });
+    expect(before?.command).toContain('toolfence_attachment_substitution.mjs');
+    installHook({ client: 'codex', home, codexHome });
+    const [after] = await listHooks(codexHome, home);
+    expect(after?.command).toBe(setup.command);
+    expect(after).toMatchObject({ key, trustStatus: 'trusted' });
+    expect(after?.currentHash).not.toBe(legacyHash);
+    expect(getHookStatus({ client: 'codex', home, codexHome })).toMatchObject({
+      outdated: false,
+      working: true,
+    });
   }, 60_000);
 });

@@ -144,7 +144,7 @@ describe('end to end: client hook, SDK client, toolkit server', () => {
       'vscode',
     ]);
     expect(result._meta?.[MISSING_HOOK_META_KEY]).toMatchObject({
-      hook_filename: 'toolfence_attachment_substitution.mjs',
+      hook_filename: 'toolfence_attachment_substitution.cjs',
       min_version: HOOK_PROTOCOL_VERSION,
       docs_url: 'https://docs.example.com/files-toolkit/attachments',
     });

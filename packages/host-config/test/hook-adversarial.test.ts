@@ -597,3 +597,74 @@ describe('hook input limits', () => {
     );
   });
 });
+
+describe('the no-attachment fast path', () => {
+  const key = 'attachment';
+  const jsonEscape = (code: number, upper: boolean) => {
+    const hex = code.toString(16).padStart(4, '0');
+    return `\\u${upper ? hex.toUpperCase() : hex}`;
+  };
+  // Every letter of the key, spelled as a JSON escape (lower- and upper-case hex), in both keys:
+  // the hook must not skip the event as one without an attachment.
+  const rows = [...key].flatMap((letter, index) =>
+    [false, true].flatMap((upper) =>
+      ['attachment', 'attachments'].map((name) => ({
+        label: `${name} with "${letter}" (position ${index}) as ${jsonEscape(letter.charCodeAt(0), upper)}`,
+        name,
+        spelled:
+          name.slice(0, index) + jsonEscape(letter.charCodeAt(0), upper) + name.slice(index + 1),
+      })),
+    ),
+  );
+  it.each(rows)('finds $label', async ({ name, spelled }) => {
+    const value = name === 'attachment' ? '{"source":"URL"}' : '[{"source":"URL"}]';
+    const stdin = `{"hook_event_name":"PreToolUse","tool_name":"mcp__files__upload","tool_input":{"${spelled}":${value.replace('URL', url('a.txt'))}}}`;
+    const result = await runHook(stdin);
+    expect(result.code).toBe(0);
+    const input = JSON.parse(result.stdout).hookSpecificOutput.updatedInput;
+    const item = name === 'attachment' ? input.attachment : input.attachments[0];
+    expect(item.source).toBe(`data:text/plain;base64,${Buffer.from(body).toString('base64')}`);
+  });
+
+  it.each([
+    ['an escaped control character', '{"command":"printf \\u001b[0m"}'],
+    ['an escaped letter that is not in the key', '{"note":"\\u0078yz"}'],
+    ['an escaped backslash before a u', '{"note":"C:\\\\u0061ttachment"}'],
+  ])('answers an event with %s and no attachment as a no-op', async (_label, input) => {
+    const claude = `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":${input}}`;
+    expect(await runHook(claude)).toEqual({ code: 0, stdout: '', stderr: '' });
+    const cursor = `{"hook_event_name":"preToolUse","cursor_version":"2.4","tool_name":"Shell","tool_input":${input}}`;
+    expect(await runHook(cursor)).toEqual({ code: 0, stdout: '{}', stderr: '' });
+  });
+
+  it('finds the key after bytes that are not UTF-8 (decoded as U+FFFD, as before)', async () => {
+    const stdin = Buffer.concat([
+      Buffer.from('{"hook_event_name":"PreToolUse","tool_input":{"note":"'),
+      Buffer.from([0xff, 0xc3]),
+      Buffer.from(`","attachment":{"source":"${url('a.txt')}"}}}`),
+    ]);
+    const result = await runHook(stdin);
+    const input = JSON.parse(result.stdout).hookSpecificOutput.updatedInput;
+    expect(input.note).toBe('\ufffd\ufffd');
+    expect(input.attachment.filename).toBe('a.txt');
+  });
+
+  it('reads an event larger than the first read buffer, up to exactly the limit', async () => {
+    const stdin = stdinFor('claude-code', {
+      pad: 'x'.repeat(300_000),
+      attachment: { source: url('a.txt') },
+    });
+    const size = Buffer.byteLength(stdin);
+    const fits = await runHook(stdin, { env: { TOOLFENCE_HOOK_MAX_INPUT_BYTES: String(size) } });
+    expect(fits.code).toBe(0);
+    const input = JSON.parse(fits.stdout).hookSpecificOutput.updatedInput;
+    expect(input.pad).toHaveLength(300_000);
+    expect(input.attachment.filename).toBe('a.txt');
+    const over = await runHook(stdin, {
+      env: { TOOLFENCE_HOOK_MAX_INPUT_BYTES: String(size - 1) },
+    });
+    expect(over.code).toBe(2);
+    expect(over.stdout).toBe('');
+    expect(over.stderr).toContain('HOOK_INPUT_TOO_LARGE');
+  });
+});

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOOK_CONFIG_FILENAME, HOOK_SCRIPT_FILENAME, MAX_BYTES } from '../src/index.js';
-import { fileUrl, HOOK_PATH, runHook, stdinFor } from './support/run-hook.js';
+import { fileUrl, HOOK_PATH, runHook, stdinFor, stdinShapes } from './support/run-hook.js';
 
 let dir: string;
 
@@ -241,4 +241,77 @@ describe('hook script behaviour', () => {
       );
     },
   );
+
+  // Windows has no FIFOs or /bin/sh.
+  it.skipIf(process.platform === 'win32')(
+    "still answers Cursor's {} when stdout is a full non-blocking pipe (EAGAIN fallback)",
+    async () => {
+      const fifo = join(dir, 'stdout-fifo');
+      spawnSync('mkfifo', [fifo]);
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      // Fill the pipe, so the hook's first write finds it full.
+      const fill = Buffer.alloc(4096, 0x2e);
+      let filled = 0;
+      for (;;) {
+        try {
+          filled += writeSync(writer, fill);
+        } catch {
+          break;
+        }
+      }
+      const child = spawn(
+        '/bin/sh',
+        ['-c', 'exec "$0" "$1" 1>&3 3>&-', process.execPath, HOOK_PATH],
+        { stdio: ['pipe', 'ignore', 'pipe', writer] },
+      );
+      closeSync(writer);
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      child.stdin?.end(stdinFor('cursor', { note: 'no attachment here' }));
+      // Drain only once the hook has exited or had time to find the pipe full: a hook that gave
+      // up on EAGAIN has exited by then without its answer.
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 1500))]);
+      const drain = spawn('cat', [], { stdio: [reader, 'pipe', 'ignore'] });
+      closeSync(reader);
+      const out: Buffer[] = [];
+      drain.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+      const drained = new Promise((resolve) => drain.on('close', resolve));
+      expect(await exited).toBe(0);
+      await drained;
+      const text = Buffer.concat(out).toString('latin1');
+      expect(text.length).toBe(filled + 2);
+      expect(text.endsWith('.{}')).toBe(true);
+    },
+  );
+
+  // What makes the no-attachment path as cheap as `node -e 0`: it loads no module that Node's
+  // own start-up of a CommonJS file does not load (no ESM loader, no stream for stdin or stdout).
+  it.each(
+    (Object.keys(stdinShapes) as (keyof typeof stdinShapes)[]).flatMap((client) => [
+      { client, kind: 'an event without the word', input: { command: 'npm test' } },
+      {
+        client,
+        kind: 'an attachment that is not a file',
+        input: { attachment: { source: 'https://example.com/a.pdf' } },
+      },
+    ]),
+  )('loads no module beyond an empty CommonJS file: $client, $kind', async ({ client, input }) => {
+    const preload = join(dir, 'record-modules.cjs');
+    await writeFile(
+      preload,
+      "process.on('exit', () => require('node:fs').writeSync(2, JSON.stringify(process.moduleLoadList)));\n",
+    );
+    const empty = join(dir, 'empty.cjs');
+    await writeFile(empty, '');
+    const stdin = stdinFor(client, input);
+    const options = { nodeArgs: ['--require', preload] };
+    const baseline = new Set(
+      JSON.parse((await runHook(stdin, { ...options, script: empty })).stderr),
+    );
+    const result = await runHook(stdin, options);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(client === 'cursor' ? '{}' : '');
+    const extra = (JSON.parse(result.stderr) as string[]).filter((name) => !baseline.has(name));
+    expect(extra).toEqual([]);
+  });
 });

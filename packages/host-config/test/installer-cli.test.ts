@@ -132,7 +132,7 @@ describe('toolfence-host-config install', () => {
       expect(result.code).toBe(0);
       expect(
         readFileSync(
-          join(other, '.claude', 'hooks', 'toolfence_attachment_substitution.mjs'),
+          join(other, '.claude', 'hooks', 'toolfence_attachment_substitution.cjs'),
           'utf8',
         ),
       ).toBe(HOOK_SCRIPT);
@@ -205,7 +205,7 @@ describe('toolfence-host-config install', () => {
     symlinkSync(real, setup.configPath);
     expect(cli('install', '--client', 'cursor').code).toBe(0);
     expect(lstatSync(setup.configPath).isSymbolicLink()).toBe(true);
-    expect(readFileSync(real, 'utf8')).toContain('toolfence_attachment_substitution.mjs');
+    expect(readFileSync(real, 'utf8')).toContain('toolfence_attachment_substitution.cjs');
   });
 
   it('uses CODEX_HOME for Codex', () => {

@@ -84,6 +84,8 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'VersionNegotiationError',
         'MODERN_PROTOCOL_VERSION',
         'SUPPORTED_PROTOCOL_VERSIONS',
+        'TaskError',
+        'TASKS_EXTENSION_ID',
         // Skills over MCP (issue 18)
         'McpSkillConfigurationError',
         'McpSkillNotListedError',

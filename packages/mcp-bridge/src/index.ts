@@ -36,6 +36,9 @@ export {
   type McpElicitationOptions,
   type McpSamplingOptions,
 } from './client/mcp-client.js';
+// The Tasks extension (SEP-2663): task handles polled by callTool — issue 13
+export { TaskError, type TaskFailureReason } from './client/task-error.js';
+export type { McpTaskOptions } from './client/task-polling.js';
 export type { McpToolInfo, McpToolListing } from './client/tool-listing.js';
 // Errors
 export {
@@ -135,6 +138,7 @@ export type { ParamHeaderDeclaration, ParamHeaderScan } from './protocol/mcp-hea
 export { encodeHeaderValue, scanParamHeaders } from './protocol/mcp-headers.js';
 export { ParameterHeaderError } from './protocol/parameter-header-error.js';
 export type { McpServerDescription, ProtocolEra } from './protocol/protocol-session.js';
+export { TASKS_EXTENSION_ID } from './protocol/tasks-extension.js';
 export { UnsupportedProtocolVersionError } from './protocol/unsupported-protocol-version-error.js';
 export {
   type NegotiationFailureReason,
@@ -209,6 +213,7 @@ export {
 } from './transport/stdio-transport.js';
 export {
   type HttpTransportEra,
+  type ListenStreamEnd,
   type MessageHeaders,
   StreamableHttpTransport,
   type StreamableHttpTransportOptions,

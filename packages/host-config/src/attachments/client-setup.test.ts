@@ -19,7 +19,7 @@ describe('getHookSetup', () => {
 
   it('registers Claude Code with an MCP matcher and no decision', () => {
     const setup = getHookSetup('claude-code', 'user', paths);
-    expect(setup.scriptPath).toBe('/home/u/.claude/hooks/toolfence_attachment_substitution.mjs');
+    expect(setup.scriptPath).toBe('/home/u/.claude/hooks/toolfence_attachment_substitution.cjs');
     expect(setup.configPath).toBe('/home/u/.claude/settings.json');
     expect(setup.registration).toEqual({
       hooks: {
@@ -29,7 +29,7 @@ describe('getHookSetup', () => {
             hooks: [
               {
                 type: 'command',
-                command: 'node /home/u/.claude/hooks/toolfence_attachment_substitution.mjs',
+                command: 'node /home/u/.claude/hooks/toolfence_attachment_substitution.cjs',
                 timeout: 120,
               },
             ],
@@ -56,7 +56,7 @@ describe('getHookSetup', () => {
       hooks: {
         preToolUse: [
           {
-            command: 'node /work/p/.cursor/hooks/toolfence_attachment_substitution.mjs',
+            command: 'node /work/p/.cursor/hooks/toolfence_attachment_substitution.cjs',
             matcher: 'MCP:.*',
             timeout: 120,
           },
@@ -71,7 +71,7 @@ describe('getHookSetup', () => {
     expect(setup.configPath).toBe('/work/p/.github/hooks/toolfence_attachment_substitution.json');
     expect(setup.entry).toEqual({
       type: 'command',
-      command: 'node /work/p/.github/hooks/toolfence_attachment_substitution.mjs',
+      command: 'node /work/p/.github/hooks/toolfence_attachment_substitution.cjs',
       timeout: 120,
     });
   });
@@ -79,17 +79,17 @@ describe('getHookSetup', () => {
   it('quotes paths with spaces and quotes for the shell', () => {
     const setup = getHookSetup('cursor', 'user', { home: "/home/o'neil smith", platform: 'linux' });
     expect(setup.command).toBe(
-      `node '/home/o'\\''neil smith/.cursor/hooks/toolfence_attachment_substitution.mjs'`,
+      `node '/home/o'\\''neil smith/.cursor/hooks/toolfence_attachment_substitution.cjs'`,
     );
     const windows = getHookSetup('cursor', 'user', { home: 'C:\\Users\\A B', platform: 'win32' });
     expect(windows.command).toBe(
-      'node "C:\\Users\\A B\\.cursor\\hooks\\toolfence_attachment_substitution.mjs"',
+      'node "C:\\Users\\A B\\.cursor\\hooks\\toolfence_attachment_substitution.cjs"',
     );
   });
 
   it('uses placeholders when no paths are given', () => {
     expect(getHookSetup('claude-code', 'user', { platform: 'linux' }).command).toBe(
-      'node ~/.claude/hooks/toolfence_attachment_substitution.mjs',
+      'node ~/.claude/hooks/toolfence_attachment_substitution.cjs',
     );
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse } from 'acorn';
+import { type Comment, parse } from 'acorn';
 import { describe, expect, it } from 'vitest';
 import {
   HOOK_DENY_CODES,
@@ -9,6 +9,7 @@ import {
   HOOK_SCRIPT_FILENAME,
   HOOK_SCRIPT_URL,
   HOOK_SETTLE_MS,
+  LEGACY_HOOK_SCRIPT_FILENAMES,
   MAX_BYTES,
   MAX_HOOK_DEPTH,
   MAX_HOOK_DEPTH_CEILING,
@@ -23,16 +24,36 @@ describe('HOOK_SCRIPT', () => {
     expect(HOOK_SCRIPT_URL.pathname.endsWith(`/hook/${HOOK_SCRIPT_FILENAME}`)).toBe(true);
   });
 
-  it('uses the stable filename', () => {
-    expect(HOOK_SCRIPT_FILENAME).toBe('toolfence_attachment_substitution.mjs');
+  it('uses the stable filename, a CommonJS file', () => {
+    expect(HOOK_SCRIPT_FILENAME).toBe('toolfence_attachment_substitution.cjs');
+    expect(LEGACY_HOOK_SCRIPT_FILENAMES).toEqual(['toolfence_attachment_substitution.mjs']);
   });
 
   // Node 18.0 ships V8 10.1, which implements all of ES2022 (class fields, `.at()`,
-  // Object.hasOwn, error cause); nothing newer may slip in.
-  it('parses as an ES2022 module, the newest syntax every Node 18 release runs', () => {
+  // Object.hasOwn, error cause); nothing newer may slip in. As a script: no import or export,
+  // no top-level await, no import.meta (any of them would need the ESM loader).
+  it('parses as an ES2022 script, the newest syntax every Node 18 release runs', () => {
+    const comments: Comment[] = [];
     expect(() =>
-      parse(HOOK_SCRIPT, { ecmaVersion: 2022, sourceType: 'module', allowHashBang: false }),
+      parse(HOOK_SCRIPT, {
+        ecmaVersion: 2022,
+        sourceType: 'script',
+        allowHashBang: false,
+        onComment: comments,
+      }),
     ).not.toThrow();
+    // JSDoc types may say import('node:fs'); the code itself never imports.
+    let code = HOOK_SCRIPT;
+    for (const comment of [...comments].reverse()) {
+      code = code.slice(0, comment.start) + code.slice(comment.end);
+    }
+    expect(code).not.toMatch(/\bimport\b/);
+    expect(code).not.toMatch(/\bexport\b/);
+  });
+
+  it('runs in strict mode: the directive comes before any statement', () => {
+    const code = HOOK_SCRIPT.split('\n').filter((line) => line !== '' && !line.startsWith('//'));
+    expect(code[0]).toBe("'use strict';");
   });
 
   it('calls no runtime API that Node 18 lacks', () => {
@@ -47,22 +68,10 @@ describe('HOOK_SCRIPT', () => {
       /Object\.groupBy/,
       /Map\.groupBy/,
       /isWellFormed/,
-      /import\.meta\.(dirname|filename|resolve)/,
       /\bnode:sqlite\b/,
-      /\brequire\(/,
+      /getBuiltinModule/,
     ];
     for (const pattern of newer) expect(HOOK_SCRIPT).not.toMatch(pattern);
-    // process.getBuiltinModule (Node 20.16) only behind its import fallback.
-    const uses = HOOK_SCRIPT.split('\n').filter(
-      (line) => !line.trimStart().startsWith('//') && line.includes('getBuiltinModule'),
-    ).length;
-    expect(uses).toBe(1);
-    expect(HOOK_SCRIPT).toContain('const builtin = process.getBuiltinModule;');
-    for (const line of HOOK_SCRIPT.split('\n').filter((text) => /\bbuiltin\(/.test(text))) {
-      expect(line).toMatch(
-        /= builtin \? builtin\('node:[a-z]+'\) : await import\('node:[a-z]+'\);$/,
-      );
-    }
   });
 
   it('never calls process.exit, so a large answer drains before the process ends', () => {
@@ -70,14 +79,13 @@ describe('HOOK_SCRIPT', () => {
     expect(HOOK_SCRIPT).not.toMatch(/console\./);
   });
 
-  it('imports only node: built-ins', () => {
-    const imports = [
-      ...HOOK_SCRIPT.matchAll(/^import .* from '([^']+)';$/gm),
-      ...HOOK_SCRIPT.matchAll(/\bimport\('([^']+)'\)/g),
-      ...HOOK_SCRIPT.matchAll(/\bbuiltin\('([^']+)'\)/g),
-    ].map((m) => m[1]);
-    expect(imports.length).toBeGreaterThan(0);
-    for (const specifier of imports) expect(specifier).toMatch(/^node:/);
+  // Both are loaded by Node's own start-up, so requiring them adds no module to load.
+  it('requires only node:fs and node:path, once each, at the top', () => {
+    const required = [...HOOK_SCRIPT.matchAll(/\brequire\(([^)]*)\)/g)].map((m) => m[1]);
+    expect(required).toEqual(["'node:fs'", "'node:path'"]);
+    expect(HOOK_SCRIPT).toContain(
+      "\nconst fs = require('node:fs');\nconst path = require('node:path');\n",
+    );
   });
 
   it('stamps protocol=N in its first line', () => {

@@ -1,7 +1,19 @@
 import { readFileSync } from 'node:fs';
 
-/** Stable, unversioned file name of the hook script; a reinstall overwrites it in place. */
-export const HOOK_SCRIPT_FILENAME = 'toolfence_attachment_substitution.mjs';
+/**
+ * Stable, unversioned file name of the hook script; a reinstall overwrites it in place. A
+ * CommonJS file (`.cjs`): Node starts it without the ESM loader, as fast as `node -e 0`.
+ */
+export const HOOK_SCRIPT_FILENAME = 'toolfence_attachment_substitution.cjs';
+
+/**
+ * File names earlier versions installed the hook script under (the ES module
+ * `toolfence_attachment_substitution.mjs`). `install` replaces such an installation with
+ * {@link HOOK_SCRIPT_FILENAME}, `status` reports it as outdated, `uninstall` removes it.
+ */
+export const LEGACY_HOOK_SCRIPT_FILENAMES: readonly string[] = Object.freeze([
+  'toolfence_attachment_substitution.mjs',
+]);
 
 /** Name of the optional JSON config file the hook reads from its own directory. */
 export const HOOK_CONFIG_FILENAME = 'toolfence_attachment_substitution.config.json';

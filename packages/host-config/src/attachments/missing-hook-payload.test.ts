@@ -23,7 +23,7 @@ describe('buildMissingHookPayload', () => {
   it('keeps extra lean', () => {
     const payload = buildMissingHookPayload(options);
     expect(payload.extra).toEqual({
-      hook_filename: 'toolfence_attachment_substitution.mjs',
+      hook_filename: 'toolfence_attachment_substitution.cjs',
       min_version: HOOK_PROTOCOL_VERSION,
       docs_url: options.docsUrl,
     });
@@ -32,7 +32,7 @@ describe('buildMissingHookPayload', () => {
   it('puts a self-sufficient JSON document in message', () => {
     const message = JSON.parse(buildMissingHookPayload(options).message);
     expect(message.hook_script).toBe(HOOK_SCRIPT);
-    expect(message.hook_filename).toBe('toolfence_attachment_substitution.mjs');
+    expect(message.hook_filename).toBe('toolfence_attachment_substitution.cjs');
     expect(message.required_protocol_version).toBe(HOOK_PROTOCOL_VERSION);
     expect(Object.keys(message.setup_by_host).sort()).toEqual([
       'claude-code',
@@ -46,7 +46,7 @@ describe('buildMissingHookPayload', () => {
       project: { registration: unknown };
     }[]) {
       expect(host.min_version).toEqual(expect.any(String));
-      expect(host.user.script_path).toContain('toolfence_attachment_substitution.mjs');
+      expect(host.user.script_path).toContain('toolfence_attachment_substitution.cjs');
       expect(host.user.config_path).toEqual(expect.any(String));
       expect(host.project.registration).toEqual(expect.any(Object));
       expect('matcher' in host).toBe(true);

@@ -29,9 +29,15 @@ import {
   HOOK_PROTOCOL_VERSION,
   HOOK_SCRIPT,
   HOOK_SCRIPT_FILENAME,
+  LEGACY_HOOK_SCRIPT_FILENAMES,
   readHookProtocolVersion,
 } from '../attachments/hook-script.js';
-import { codexHookTrustHash, readCodexConfig, withCodexTrustEntry } from './codex-config.js';
+import {
+  type CodexHookState,
+  codexHookTrustHash,
+  readCodexConfig,
+  withCodexTrustEntry,
+} from './codex-config.js';
 import { InstallConfigMalformedError, InstallUsageError, InstallWriteError } from './errors.js';
 import { stripJsonc } from './jsonc.js';
 
@@ -64,7 +70,9 @@ export interface HookInstallOptions {
   /**
    * install, Codex only: also write the trust entry Codex would write when you trust the hook in
    * `/hooks` (`[hooks.state."<hooks.json>:pre_tool_use:<group>:0"] trusted_hash = "sha256:..."` in
-   * `$CODEX_HOME/config.toml`). Default false: trust it in Codex yourself.
+   * `$CODEX_HOME/config.toml`). Default false: trust it in Codex yourself. Either way, when
+   * install replaces a registration of this hook that Codex trusted (the earlier `.mjs` form, or
+   * an older handler), it moves that trust to the new command; it never trusts one on its own.
    */
   readonly trustCodexHook?: boolean;
 }
@@ -93,7 +101,9 @@ export interface HookFileChange {
   readonly path: string;
   /**
    * Which file: the hook script, the client's config, the hook's own config (`allowedRoots`,
-   * `toolkitBudgets`), or Codex's `config.toml` (the trust entry).
+   * `toolkitBudgets`), or Codex's `config.toml` (the trust entry). An install or uninstall that
+   * finds the earlier form of the script (`toolfence_attachment_substitution.mjs`) lists it as a
+   * `script` change with action `delete`.
    */
   readonly kind: 'script' | 'config' | 'hook-config' | 'codex-config';
   /** What happened (or, in a dry run, would happen) to the file. */
@@ -128,19 +138,34 @@ export interface HookStatus {
   readonly scriptPath: string;
   /** The client config file the hook is registered in. */
   readonly configPath: string;
-  /** The script file exists. */
+  /** The script file exists, in its current form or an earlier one ({@link HookStatus.outdated}). */
   readonly scriptInstalled: boolean;
-  /** `protocol=N` read from the installed script, if any. */
+  /** `protocol=N` read from the installed script (the current form's file first), if any. */
   readonly installedProtocol: number | undefined;
   /** The protocol this package ships. */
   readonly availableProtocol: number;
-  /** The installed script is byte-for-byte the one this package ships. */
+  /**
+   * The installed script is byte-for-byte the one this package ships, under its current name,
+   * and nothing of an earlier form is left.
+   */
   readonly current: boolean;
-  /** Installed, but older or different from the shipped script: run install again. */
+  /** Installed, but older or different from the shipped script, or outdated: run install again. */
   readonly stale: boolean;
-  /** The client config registers the exact command this installer writes. */
+  /**
+   * An earlier form of the hook is installed: its file (`toolfence_attachment_substitution.mjs`)
+   * beside the current one, or a registered command that runs it. It still works, but starts
+   * slower; `install` migrates it (writes the `.cjs` file, moves the registration, deletes the old
+   * file, keeps Codex's trust).
+   */
+  readonly outdated: boolean;
+  /** Path of the earlier form's script file, when one is there. */
+  readonly legacyScriptPath: string | undefined;
+  /**
+   * The client config registers the exact command this installer writes. (An outdated
+   * installation registers the earlier form's command: false, with `outdated` true.)
+   */
   readonly registered: boolean;
-  /** The client config holds some command naming the hook's file name. */
+  /** The client config holds some command naming the hook's file name (in any form). */
   readonly referenced: boolean;
   /** Set when the client config cannot be read as JSON. */
   readonly configProblem: string | undefined;
@@ -321,12 +346,66 @@ function parseConfig(text: string | undefined, setup: HookSetup): JsonObject {
   return parsed;
 }
 
+/** The hook's file name in every form it was ever installed under, the current one first. */
+const OUR_FILENAMES: readonly string[] = [HOOK_SCRIPT_FILENAME, ...LEGACY_HOOK_SCRIPT_FILENAMES];
+
+/** A handler whose command runs the hook, in its current or an earlier form. */
 function isOurHandler(handler: unknown): boolean {
   return (
     isObject(handler) &&
     typeof handler.command === 'string' &&
-    handler.command.includes(HOOK_SCRIPT_FILENAME)
+    OUR_FILENAMES.some((name) => (handler.command as string).includes(name))
   );
+}
+
+/** A handler whose command runs an earlier form of the hook (the `.mjs` file). */
+function isLegacyHandler(handler: unknown): boolean {
+  return (
+    isObject(handler) &&
+    typeof handler.command === 'string' &&
+    !handler.command.includes(HOOK_SCRIPT_FILENAME) &&
+    LEGACY_HOOK_SCRIPT_FILENAMES.some((name) => (handler.command as string).includes(name))
+  );
+}
+
+/** Where the earlier forms of the script sit: beside the current one, under their old names. */
+function legacyScriptPaths(setup: HookSetup): string[] {
+  return LEGACY_HOOK_SCRIPT_FILENAMES.map((name) => join(dirname(setup.scriptPath), name));
+}
+
+/** The entry an earlier installer wrote: this one's, naming the earlier file. */
+function legacyEntries(setup: HookSetup): unknown[] {
+  const text = JSON.stringify(setup.entry);
+  return LEGACY_HOOK_SCRIPT_FILENAMES.map((name) =>
+    JSON.parse(text.split(HOOK_SCRIPT_FILENAME).join(name)),
+  );
+}
+
+/** An event-list entry that holds nothing but handlers of ours. */
+function isWhollyOurs(entry: unknown, grouped: boolean): boolean {
+  if (!grouped) return isOurHandler(entry);
+  return (
+    isObject(entry) &&
+    Array.isArray(entry.hooks) &&
+    entry.hooks.length > 0 &&
+    entry.hooks.every(isOurHandler)
+  );
+}
+
+/**
+ * The event list with every handler of ours removed and `entry` added where the first entry
+ * that was wholly ours sat (so its position, and Codex's trust key, stay the same), or at the end.
+ */
+function withOurEntry(list: readonly unknown[], setup: HookSetup): unknown[] {
+  const kept = withoutOurs(list, setup.format.grouped);
+  let before = 0;
+  for (const entry of list) {
+    if (isWhollyOurs(entry, setup.format.grouped)) {
+      return [...kept.slice(0, before), setup.entry, ...kept.slice(before)];
+    }
+    before += 1;
+  }
+  return [...kept, setup.entry];
 }
 
 /** Removes every handler of ours from an event list, dropping groups that only held ours. */
@@ -449,7 +528,8 @@ function apply(changes: readonly HookFileChange[]): void {
     }
     if (item.after === undefined) {
       try {
-        unlinkSync(target);
+        // A symlink is removed itself: what it points at may be outside the hooks folder.
+        unlinkSync(item.path);
       } catch (error) {
         if ((error as { code?: unknown }).code !== 'ENOENT') {
           throw new InstallWriteError('deleting the file failed', {
@@ -492,7 +572,7 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
   if (ours.length === 1 && same(ours[0], setup.entry)) {
     next = config;
   } else {
-    next = withEventList(config, setup, [...withoutOurs(list, setup.format.grouped), setup.entry]);
+    next = withEventList(config, setup, withOurEntry(list, setup));
   }
   for (const [key, value] of Object.entries(setup.format.topLevel)) {
     if (!(key in next)) next = { [key]: value, ...next };
@@ -504,6 +584,8 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
   const changes = [
     change(setup.scriptPath, 'script', scriptBefore, HOOK_SCRIPT),
     change(setup.configPath, 'config', configBefore, configAfter),
+    // The earlier form of the script (`.mjs`) goes: nothing runs it once the registration moved.
+    ...legacyScriptChanges(setup),
   ];
   if (options.allowedRoots !== undefined || options.toolkitBudgets !== undefined) {
     const path = hookConfigPathOf(setup);
@@ -525,30 +607,84 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
       details: { option: 'trustCodexHook' },
     });
   }
-  if (options.trustCodexHook === true) {
-    if (setup.client !== 'codex') {
-      throw new InstallUsageError('trustCodexHook applies to --client codex only', {
-        details: { option: 'trustCodexHook' },
-      });
-    }
-    const identity = codexIdentity(eventList(next, setup), setup);
-    if (identity === undefined) {
-      throw new InstallWriteError('the Codex registration could not be located after the merge', {
-        details: { path: setup.configPath },
-      });
-    }
-    const tomlPath = join(codexHomeOf(options, options.home ?? homedir()), 'config.toml');
-    const before = readText(tomlPath);
-    const after = withCodexTrustEntry(before ?? '', identity.key, identity.hash);
-    if (after === undefined) {
-      throw new InstallConfigMalformedError(
-        `config.toml holds the trust entry for this hook inline ("${identity.key}" = { ... }); set its trusted_hash to ${identity.hash} by hand, or trust the hook in Codex's /hooks (nothing was written)`,
-        { details: { path: tomlPath } },
-      );
-    }
-    changes.push(change(tomlPath, 'codex-config', before, after));
+  if (options.trustCodexHook === true && setup.client !== 'codex') {
+    throw new InstallUsageError('trustCodexHook applies to --client codex only', {
+      details: { option: 'trustCodexHook' },
+    });
+  }
+  if (setup.client === 'codex') {
+    const trust = codexTrustChange(options, setup, list, next, next !== config);
+    if (trust !== undefined) changes.push(trust);
   }
   return result(setup, changes, options.dryRun ?? false);
+}
+
+/**
+ * The trust entry install writes to Codex's `config.toml`: with `trustCodexHook`, or to carry
+ * over the trust Codex gave the registration this install replaces (the `.mjs` form, or an older
+ * handler). The user trusted this hook, and the new entry names only the command this installer
+ * wrote; a disabled or untrusted registration stays untrusted. Carrying over never fails the
+ * install: a `config.toml` it cannot read or edit just leaves the new registration untrusted,
+ * which `status` reports.
+ */
+function codexTrustChange(
+  options: HookInstallOptions,
+  setup: HookSetup,
+  list: readonly unknown[],
+  next: JsonObject,
+  replaced: boolean,
+): HookFileChange | undefined {
+  const requested = options.trustCodexHook === true;
+  if (!requested && !replaced) return undefined;
+  const tomlPath = join(codexHomeOf(options, options.home ?? homedir()), 'config.toml');
+  let before: string | undefined;
+  try {
+    before = readText(tomlPath);
+  } catch (error) {
+    if (requested) throw error;
+    return undefined;
+  }
+  if (!requested && !trustedInCodex(before, codexIdentity(list, setup))) return undefined;
+  const identity = codexIdentity(eventList(next, setup), setup);
+  if (identity === undefined) {
+    throw new InstallWriteError('the Codex registration could not be located after the merge', {
+      details: { path: setup.configPath },
+    });
+  }
+  const after = withCodexTrustEntry(before ?? '', identity.key, identity.hash);
+  if (after === undefined) {
+    if (!requested) return undefined;
+    throw new InstallConfigMalformedError(
+      `config.toml holds the trust entry for this hook inline ("${identity.key}" = { ... }); set its trusted_hash to ${identity.hash} by hand, or trust the hook in Codex's /hooks (nothing was written)`,
+      { details: { path: tomlPath } },
+    );
+  }
+  return change(tomlPath, 'codex-config', before, after);
+}
+
+/** Codex trusts this registration: its stored hash is the one it needs, and it is not disabled. */
+function trustedInCodex(
+  toml: string | undefined,
+  identity: { key: string; hash: string } | undefined,
+): boolean {
+  if (identity === undefined || toml === undefined) return false;
+  let state: CodexHookState | undefined;
+  try {
+    state = readCodexConfig(toml).hookStates.get(identity.key);
+  } catch {
+    return false;
+  }
+  return state?.trustedHash === identity.hash && state.enabled !== false;
+}
+
+/** Deletions of the earlier forms of the script that exist beside the current one. */
+function legacyScriptChanges(setup: HookSetup): HookFileChange[] {
+  const changes: HookFileChange[] = [];
+  for (const path of legacyScriptPaths(setup)) {
+    const before = readText(path);
+    if (before !== undefined) changes.push(change(path, 'script', before, undefined));
+  }
+  return changes;
 }
 
 /** Where our Codex registration sits in hooks.json, its trust key and the hash it needs. */
@@ -728,6 +864,7 @@ export function uninstallHook(options: HookInstallOptions): HookInstallResult {
     setup,
     [
       change(setup.scriptPath, 'script', scriptBefore, undefined),
+      ...legacyScriptChanges(setup),
       change(setup.configPath, 'config', configBefore, configAfter),
       change(hookConfigPath, 'hook-config', hookConfigBefore, undefined),
     ],
@@ -772,9 +909,36 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
     configProblem = error instanceof Error ? error.message : 'unreadable';
   }
   const list = eventList(config, setup);
-  const referenced = JSON.stringify(list).includes(HOOK_SCRIPT_FILENAME);
-  const installedProtocol = script === undefined ? undefined : readHookProtocolVersion(script);
-  const current = script === HOOK_SCRIPT;
+  const listText = JSON.stringify(list);
+  const referenced = OUR_FILENAMES.some((name) => listText.includes(name));
+  // The earlier form (`.mjs`): its file beside the current one, or a command that runs it.
+  let legacyScriptPath: string | undefined;
+  let legacyScript: string | undefined;
+  for (const path of legacyScriptPaths(setup)) {
+    try {
+      legacyScript = readText(path);
+    } catch {
+      legacyScript = undefined;
+    }
+    if (legacyScript !== undefined) {
+      legacyScriptPath = path;
+      break;
+    }
+  }
+  const legacyRegistered = legacyEntries(setup).some((legacy) =>
+    list.some((entry) => same(entry, legacy)),
+  );
+  const legacyReferenced = setup.format.grouped
+    ? list.some(
+        (group) =>
+          isObject(group) && Array.isArray(group.hooks) && group.hooks.some(isLegacyHandler),
+      )
+    : list.some(isLegacyHandler);
+  const outdated = legacyScriptPath !== undefined || legacyReferenced;
+  const installedScript = script ?? legacyScript;
+  const installedProtocol =
+    installedScript === undefined ? undefined : readHookProtocolVersion(installedScript);
+  const current = script === HOOK_SCRIPT && !outdated;
   const hookConfigPath = hookConfigPathOf(setup);
   let allowedRoots: readonly string[] | undefined;
   let hookConfigProblem: string | undefined;
@@ -831,10 +995,17 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
     };
   }
   const problems: string[] = [];
-  if (script === undefined)
+  if (script === undefined && legacyScript === undefined) {
     problems.push(`the hook script is not installed at ${setup.scriptPath}`);
+  } else if (isRegistered && script === undefined) {
+    problems.push(`the hook script is not installed at ${setup.scriptPath}: run install again`);
+  } else if (!isRegistered && legacyRegistered && legacyScript === undefined) {
+    problems.push(
+      `the registered command runs the earlier ${LEGACY_HOOK_SCRIPT_FILENAMES.join(' or ')}, which is not there: run install again`,
+    );
+  }
   if (configProblem !== undefined) problems.push(`client config: ${configProblem}`);
-  else if (!isRegistered) {
+  else if (!isRegistered && !legacyRegistered) {
     problems.push(
       referenced
         ? `registered in ${setup.configPath} with a different command or matcher: run install again`
@@ -851,7 +1022,7 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
         `hooks are turned off in ${codex.configTomlPath} ([features] hooks = false or codex_hooks = false)`,
       );
     }
-    if (isRegistered && !codex.trusted) {
+    if ((isRegistered || legacyRegistered) && !codex.trusted) {
       problems.push(
         codex.trustedHash === undefined
           ? 'Codex has not trusted this hook, so it skips it silently: open /hooks in Codex and trust it, or run install --client codex --trust-codex-hook'
@@ -864,11 +1035,13 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
     scope: setup.scope,
     scriptPath: setup.scriptPath,
     configPath: setup.configPath,
-    scriptInstalled: script !== undefined,
+    scriptInstalled: installedScript !== undefined,
     installedProtocol,
     availableProtocol: HOOK_PROTOCOL_VERSION,
     current,
-    stale: script !== undefined && !current,
+    stale: installedScript !== undefined && !current,
+    outdated,
+    legacyScriptPath,
     registered: isRegistered,
     referenced,
     configProblem,

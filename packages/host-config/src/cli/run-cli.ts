@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   CLIENT_MIN_VERSIONS,
@@ -7,7 +7,11 @@ import {
   type HookClient,
   type HookScope,
 } from '../attachments/client-setup.js';
-import { HOOK_SCRIPT } from '../attachments/hook-script.js';
+import {
+  HOOK_SCRIPT,
+  HOOK_SCRIPT_FILENAME,
+  LEGACY_HOOK_SCRIPT_FILENAMES,
+} from '../attachments/hook-script.js';
 import { HostConfigError } from '../host-config-error.js';
 import { VERSION } from '../version.js';
 import { InstallUsageError } from './errors.js';
@@ -166,9 +170,14 @@ export function runCli(
         report(outcome, command, writer);
         if (command === 'install' && client === 'codex' && !outcome.dryRun) {
           const status = getHookStatus({ client, scope, ...paths });
+          const carried =
+            !trust &&
+            outcome.changes.some(
+              (item) => item.kind === 'codex-config' && item.action !== 'unchanged',
+            );
           writer.out(
             status.codex?.trusted === true
-              ? `Codex trusts this hook (${status.codex.configTomlPath}).\n`
+              ? `Codex trusts this hook (${status.codex.configTomlPath})${carried ? ': you had trusted the registration this install replaced, so its trust entry now names the new command' : ''}.\n`
               : `next step: Codex skips this hook until you trust it. Open /hooks in Codex and trust it, or run this again with --trust-codex-hook to write the trust entry to ${status.codex?.configTomlPath ?? 'config.toml'}.\n`,
           );
         }
@@ -192,7 +201,9 @@ export function runCli(
         for (const status of statuses) {
           let state: string;
           if (!status.scriptInstalled) state = 'not installed';
-          else if (status.current)
+          else if (status.outdated) {
+            state = `OUTDATED (installed in its earlier form ${LEGACY_HOOK_SCRIPT_FILENAMES.join(' or ')}, which starts slower; this package installs ${HOOK_SCRIPT_FILENAME}): run \`${installCommand(status, values)}\` to migrate it`;
+          } else if (status.current)
             state = `installed, protocol ${status.installedProtocol}, current`;
           else {
             state = `STALE (installed protocol ${status.installedProtocol ?? 'unknown'}, this package ships ${status.availableProtocol}): run install again`;
@@ -201,9 +212,11 @@ export function runCli(
             ? `config problem: ${status.configProblem}`
             : status.registered
               ? `registered in ${status.configPath}`
-              : status.referenced
-                ? `registered differently in ${status.configPath}: run install again`
-                : `not registered in ${status.configPath}`;
+              : status.referenced && status.outdated
+                ? `registered in its earlier form in ${status.configPath}`
+                : status.referenced
+                  ? `registered differently in ${status.configPath}: run install again`
+                  : `not registered in ${status.configPath}`;
           const allowlist = !status.scriptInstalled
             ? ''
             : status.hookConfigProblem !== undefined
@@ -280,7 +293,7 @@ function printStatusDetails(status: HookStatus, writer: CliWriter): void {
     const list = Object.entries(status.toolkitBudgets).map(([name, bytes]) => `${name}=${bytes}`);
     writer.out(`  toolkit budgets: ${list.join(', ')}\n`);
   }
-  if (status.codex !== undefined && status.registered) {
+  if (status.codex !== undefined && (status.registered || status.outdated)) {
     writer.out(
       `  Codex trust: ${status.codex.trusted ? 'trusted' : 'NOT TRUSTED'} (${status.codex.configTomlPath}); hooks feature: ${status.codex.hooksEnabled ? 'on' : 'OFF'}\n`,
     );
@@ -291,6 +304,30 @@ function printStatusDetails(status: HookStatus, writer: CliWriter): void {
   }
   if (!status.scriptInstalled && !status.referenced) return;
   for (const problem of status.problems) writer.out(`  NOT WORKING: ${problem}\n`);
+}
+
+/** The install command that brings this installation up to date, with the options it needs. */
+function installCommand(status: HookStatus, values: { home?: string | undefined }): string {
+  const words = ['toolfence-host-config', 'install', '--client', status.client];
+  if (status.scope === 'project') {
+    // The project folder is the one the config path sits in (its `.claude` etc. parent).
+    words.push('--scope', 'project', '--project', shellWord(projectOf(status)));
+  }
+  if (values.home !== undefined) words.push('--home', shellWord(values.home));
+  return words.join(' ');
+}
+
+function projectOf(status: HookStatus): string {
+  // <project>/.claude/settings.local.json, <project>/.codex/hooks.json,
+  // <project>/.cursor/hooks.json, <project>/.github/hooks/<file>.json
+  const levels = status.client === 'vscode' ? 3 : 2;
+  let folder = status.configPath;
+  for (let index = 0; index < levels; index += 1) folder = dirname(folder);
+  return folder;
+}
+
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 function parseScope(value: string | undefined): HookScope {
@@ -316,6 +353,15 @@ function report(outcome: HookInstallResult, command: string, writer: CliWriter):
     if (outcome.dryRun && item.kind !== 'script' && item.after !== undefined) {
       writer.out(`${item.after.trimEnd().replace(/^/gm, '    | ')}\n`);
     }
+  }
+  const migrated = outcome.changes.filter(
+    (item) =>
+      item.kind === 'script' && item.action === 'delete' && item.path !== outcome.setup.scriptPath,
+  );
+  if (command === 'install' && migrated.length > 0) {
+    writer.out(
+      `${prefix}migrate: the earlier form ${migrated.map((item) => basename(item.path)).join(', ')} is replaced by ${basename(outcome.setup.scriptPath)} (same hook, faster start)\n`,
+    );
   }
   if (!outcome.changed) writer.out(`nothing to ${command}: already done\n`);
   else if (!outcome.dryRun && command === 'install') {

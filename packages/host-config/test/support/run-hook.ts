@@ -3,7 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Absolute path of the shipped hook script (the file the tests run). */
 export const HOOK_PATH: string = fileURLToPath(
-  new URL('../../hook/toolfence_attachment_substitution.mjs', import.meta.url),
+  new URL('../../hook/toolfence_attachment_substitution.cjs', import.meta.url),
 );
 
 export interface HookRun {

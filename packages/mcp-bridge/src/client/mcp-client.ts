@@ -21,6 +21,7 @@ import {
 } from '../protocol/mcp-headers.js';
 import { ParameterHeaderError } from '../protocol/parameter-header-error.js';
 import { type McpServerDescription, ProtocolSession } from '../protocol/protocol-session.js';
+import { TASKS_EXTENSION_ID } from '../protocol/tasks-extension.js';
 import { UnsupportedProtocolVersionError } from '../protocol/unsupported-protocol-version-error.js';
 import { VersionNegotiationError } from '../protocol/version-negotiation-error.js';
 import { resolveProtocolVersions } from '../protocol/versions.js';
@@ -58,6 +59,17 @@ import {
   ServerRpcError,
 } from './errors.js';
 import { Semaphore } from './semaphore.js';
+import { TaskError } from './task-error.js';
+import {
+  awaitTask,
+  isTaskResult,
+  type McpTaskOptions,
+  type PollOutcome,
+  readTaskHandle,
+  resolveTaskOptions,
+  type TaskHandle,
+  type TaskSettings,
+} from './task-polling.js';
 import { listTools, type McpToolInfo, type McpToolListing } from './tool-listing.js';
 
 const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -93,6 +105,9 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'protocolVersions',
   'maxInputRounds',
   'maxListingTtlMs',
+  'listenBackoffInitialMs',
+  'listenBackoffMaxMs',
+  'tasks',
   'killGraceMs',
   'logger',
   'onToolsListChanged',
@@ -226,8 +241,30 @@ export interface McpClientOptions {
   readonly allowNonPublic?: boolean | AllowNonPublic;
   /** HTTP: send DELETE for the session on close. Default true. */
   readonly deleteSessionOnClose?: boolean;
-  /** HTTP: open the optional GET stream for server-initiated requests after the handshake. Default true. */
+  /**
+   * Open the long-lived stream for server notifications: in legacy mode (HTTP) the optional GET
+   * stream after the handshake; in modern mode `subscriptions/listen` for tool list changes, over
+   * HTTP and stdio, when the server declares `tools.listChanged`. `false` opens neither. Default
+   * true.
+   */
   readonly standaloneStream?: boolean;
+  /**
+   * HTTP, modern mode: milliseconds before `subscriptions/listen` is reopened the first time
+   * after its stream ended or was cut; each further attempt doubles it. Default 1,000.
+   */
+  readonly listenBackoffInitialMs?: number;
+  /**
+   * HTTP, modern mode: the longest wait before `subscriptions/listen` is reopened (the doubling
+   * stops here; it starts over only after a stream stayed open this long). Default 30,000.
+   */
+  readonly listenBackoffMaxMs?: number;
+  /**
+   * Opts in to the Tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) in modern mode:
+   * when the server declares it too, requests declare it and a long `tools/call` may answer with
+   * a task handle, which `callTool` polls to its result (never repeating the call). Default: off
+   * (the extension is not declared). Unknown keys are refused.
+   */
+  readonly tasks?: McpTaskOptions;
   /** HTTP: milliseconds a server's SSE `retry:` may ask for at most (longer is cut). Default 30,000. */
   readonly maxSseRetryMs?: number;
   /** HTTP: bytes of SSE comment lines allowed between two blank lines. Default 64 KiB. */
@@ -357,6 +394,28 @@ function checkCallResult(result: Record<string, unknown>): Record<string, unknow
   return result;
 }
 
+/**
+ * The handle of a `tools/call` answered with a task: only a modern session that negotiated the
+ * Tasks extension may get one. Otherwise, or when it is malformed, the server took the work in a
+ * way the client cannot follow, so the call's outcome is unknown (an invalid response).
+ */
+function taskHandleOf(session: Session, result: Readonly<Record<string, unknown>>): TaskHandle {
+  const handle = session.protocol.tasksNegotiated ? readTaskHandle(result) : undefined;
+  if (handle === undefined) {
+    throw new TransportProtocolError(
+      session.protocol.tasksNegotiated
+        ? 'The MCP server sent a malformed task handle'
+        : 'The MCP server answered with a task handle although the Tasks extension was not negotiated',
+    );
+  }
+  return handle;
+}
+
+/** What the `tools/call` request itself gave: a result, or a task handle to poll. */
+type CallAnswer =
+  | { readonly result: McpCallToolResult; readonly task?: undefined }
+  | { readonly task: TaskHandle };
+
 /** The raw `tools/call` result, as the server sent it (shape-checked, not mapped). */
 export type McpCallToolResult = CallToolResult;
 
@@ -400,6 +459,12 @@ export class McpClient {
   #toolCacheExpires: number | undefined;
   readonly #maxListingTtlMs: number;
   #generation = 0;
+  /** Bumped by every tool list change: a listing that started before one is stale on arrival. */
+  #listChanges = 0;
+  readonly #tasks: TaskSettings | undefined;
+  /** The waits of tasks being polled: `close()` ends them. */
+  readonly #taskWaits = new Set<AbortController>();
+  readonly #listenBackoff: { readonly initialMs: number; readonly maxMs: number };
   readonly #extensions: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined;
 
   /**
@@ -481,6 +546,17 @@ export class McpClient {
       throw new ClientConfigurationError('roots must be an array of { uri: "file://..." }');
     }
     this.#extensions = checkExtensions(options.extensions);
+    this.#tasks = resolveTaskOptions(options.tasks);
+    this.#listenBackoff = Object.freeze({
+      initialMs: positiveInteger('listenBackoffInitialMs', options.listenBackoffInitialMs, 1000),
+      maxMs: positiveInteger('listenBackoffMaxMs', options.listenBackoffMaxMs, 30_000),
+    });
+    if (this.#listenBackoff.initialMs > this.#listenBackoff.maxMs) {
+      throw new ClientConfigurationError(
+        'listenBackoffInitialMs must not exceed listenBackoffMaxMs',
+        { details: { option: 'listenBackoffInitialMs' } },
+      );
+    }
     this.#openTimeoutMs = positiveNumber('openTimeoutMs', options.openTimeoutMs, 15_000);
     this.#readTimeoutMs = positiveNumber('readTimeoutMs', options.readTimeoutMs, 120_000);
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
@@ -672,6 +748,7 @@ export class McpClient {
       return this.#toolCache;
     }
     let ttlMs: number | undefined;
+    const changesBefore = this.#listChanges;
     const paramHeaders = new Map<string, readonly ParamHeaderDeclaration[]>();
     let modern = false;
     const listing = await listTools({
@@ -710,6 +787,8 @@ export class McpClient {
     this.#toolCache = listing;
     this.#toolCacheExpires =
       ttlMs === undefined ? undefined : Date.now() + Math.min(ttlMs, this.#maxListingTtlMs);
+    // The list changed while this listing was taken: use it once, list again next time.
+    if (this.#listChanges !== changesBefore) this.#toolCacheExpires = 0;
     return listing;
   }
 
@@ -741,26 +820,26 @@ export class McpClient {
         : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     // The call's own signal, linked to the caller's by one shared listener (see abort-link.ts).
     const link = linkSignal(options.signal);
-    const called = this.#semaphore.run(async () => {
+    const called = this.#semaphore.run(async (): Promise<CallAnswer> => {
       let reinitialized = false;
       for (;;) {
         options.signal?.throwIfAborted();
         const session = await this.#ensureSession();
         this.#checkParamHeaders(session, name, args);
         try {
-          const result = checkCallResult(
-            await session.protocol.request(
-              'tools/call',
-              meta === undefined
-                ? { name, arguments: { ...args } }
-                : { name, arguments: { ...args }, _meta: { ...meta } },
-              {
-                timeoutMs,
-                ...(link === undefined ? {} : { signal: link.signal }),
-              },
-            ),
+          const raw = await session.protocol.request(
+            'tools/call',
+            meta === undefined
+              ? { name, arguments: { ...args } }
+              : { name, arguments: { ...args }, _meta: { ...meta } },
+            {
+              timeoutMs,
+              ...(link === undefined ? {} : { signal: link.signal }),
+            },
           );
-          return { content: [], ...result } as McpCallToolResult;
+          // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
+          if (isTaskResult(raw)) return { task: taskHandleOf(session, raw) };
+          return { result: { content: [], ...checkCallResult(raw) } as McpCallToolResult };
         } catch (error) {
           if (this.#sessionExpired(session, error, session.transport.failure, reinitialized)) {
             reinitialized = true;
@@ -773,8 +852,91 @@ export class McpClient {
         }
       }
     }, link?.signal);
-    if (link !== undefined) called.then(link.release, link.release);
-    return called;
+    let answer: CallAnswer;
+    try {
+      answer = await called;
+    } finally {
+      link?.release();
+    }
+    if (answer.task === undefined) return answer.result;
+    const handle = answer.task;
+    const closer = new AbortController();
+    this.#taskWaits.add(closer);
+    let result: Record<string, unknown>;
+    try {
+      result = await awaitTask(handle, {
+        settings: this.#tasks as TaskSettings,
+        port: this.#taskPort(),
+        handlers: this.#inputHandlers(),
+        maxInputRounds: this.#maxInputRounds,
+        requestTimeoutMs: this.#readTimeoutMs,
+        closeSignal: closer.signal,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+    } finally {
+      this.#taskWaits.delete(closer);
+    }
+    try {
+      return { content: [], ...checkCallResult(result) } as McpCallToolResult;
+    } catch (error) {
+      throw new TaskError('invalid', handle.taskId, false, { cause: error });
+    }
+  }
+
+  /**
+   * The task requests, each a replayable read or an idempotent write under the semaphore (so
+   * other requests run between polls) on the current session; a wire failure drops the session
+   * and the next poll opens a new one. `tools/call` is never part of it.
+   */
+  #taskPort() {
+    const send = async (
+      method: string,
+      params: Record<string, unknown>,
+      timeoutMs: number,
+      signal?: AbortSignal,
+    ): Promise<PollOutcome> =>
+      this.#semaphore.run(async () => {
+        // Aborted (or closed) while waiting for its turn: nothing is sent, no session is opened.
+        if (signal?.aborted === true) return { ok: false, error: signal.reason };
+        let session: Session | undefined;
+        try {
+          session = await this.#ensureSession();
+          const task = await session.protocol.request(method, params, {
+            timeoutMs,
+            ...(signal === undefined ? {} : { signal }),
+          });
+          return { ok: true, task };
+        } catch (error) {
+          if (
+            error instanceof McpError &&
+            error.code !== ErrorCode.ConnectionClosed &&
+            error.code !== ErrorCode.RequestTimeout
+          ) {
+            throw error;
+          }
+          if (session !== undefined && session.transport.failure !== undefined) {
+            this.#dropSession(session);
+          }
+          return { ok: false, error };
+        }
+      });
+    return {
+      get: (taskId: string, timeoutMs: number, signal: AbortSignal) =>
+        send('tasks/get', { taskId }, timeoutMs, signal),
+      update: async (
+        taskId: string,
+        inputResponses: Readonly<Record<string, unknown>>,
+        timeoutMs: number,
+        signal: AbortSignal,
+      ) => (await send('tasks/update', { taskId, inputResponses }, timeoutMs, signal)).ok,
+      cancel: async (taskId: string) => {
+        try {
+          return (await send('tasks/cancel', { taskId }, this.#readTimeoutMs)).ok;
+        } catch {
+          return false;
+        }
+      },
+    };
   }
 
   /**
@@ -810,6 +972,7 @@ export class McpClient {
   /** Ends the connection: stdio terminates the child, HTTP forgets the session. The tool cache stays. */
   async close(): Promise<void> {
     this.#generation++;
+    for (const wait of this.#taskWaits) wait.abort();
     const session = this.#session;
     this.#session = undefined;
     this.#opening = undefined;
@@ -1014,6 +1177,7 @@ export class McpClient {
         },
         // The server's tool list changed: the next tools() lists again.
         onToolsListChanged: () => {
+          this.#listChanges++;
           if (this.#toolCache !== undefined) this.#toolCacheExpires = 0;
           try {
             this.#options.onToolsListChanged?.();
@@ -1021,6 +1185,15 @@ export class McpClient {
             // The callback's failure is its own; the listing is already marked stale.
           }
         },
+        // A listen stream was acknowledged or lost: a change may have been missed. The listing
+        // is taken again; the host's callback is for changes the server announced.
+        onToolsListStale: () => {
+          this.#listChanges++;
+          if (this.#toolCache !== undefined) this.#toolCacheExpires = 0;
+        },
+        ...(this.#options.standaloneStream === false ? {} : { listen: this.#listenBackoff }),
+        tasks: this.#tasks !== undefined,
+        ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
       });
       const session: Session = {
         protocol,
@@ -1248,6 +1421,12 @@ function checkExtensions(
   for (const [id, settings] of Object.entries(value)) {
     if (!EXTENSION_ID.test(id)) {
       throw new ClientConfigurationError('An extension identifier must look like vendor/name');
+    }
+    if (id === TASKS_EXTENSION_ID) {
+      throw new ClientConfigurationError(
+        'Declare the Tasks extension with the tasks option (it makes callTool poll task handles), not through extensions',
+        { details: { option: 'extensions' } },
+      );
     }
     if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
       throw new ClientConfigurationError("An extension's settings must be an object");

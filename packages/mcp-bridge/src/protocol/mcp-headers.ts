@@ -208,6 +208,7 @@ const NAME_FIELDS: Readonly<Record<string, string>> = Object.freeze({
   'prompts/get': 'name',
   'resources/read': 'uri',
   'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
   'tasks/cancel': 'taskId',
 });
 

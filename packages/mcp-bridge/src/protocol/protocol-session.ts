@@ -6,6 +6,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
+  type JSONRPCRequest,
   ListRootsRequestSchema,
   McpError,
   type Notification,
@@ -15,11 +16,18 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { TransportHttpError } from '../transport/errors.js';
+import type { McpBridgeLogger } from '../transport/logger.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
 import type { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { InputRequestError } from './input-request-error.js';
 import { answerInputRequests, type InputHandlers, isInputRequired } from './input-requests.js';
 import { standardHeaders } from './mcp-headers.js';
+import {
+  type ListenBackoff,
+  SUBSCRIPTION_ID_KEY,
+  SubscriptionListener,
+} from './subscription-listener.js';
+import { TASKS_EXTENSION_ID } from './tasks-extension.js';
 import { UnsupportedProtocolVersionError } from './unsupported-protocol-version-error.js';
 import { VersionNegotiationError } from './version-negotiation-error.js';
 import { isModernEra, isVersionShaped, legacyVersions, modernVersions } from './versions.js';
@@ -77,6 +85,20 @@ export interface ProtocolSessionOptions {
   readonly onError: (error: Error) => void;
   /** Called for `notifications/tools/list_changed`, in either era and on any stream. */
   readonly onToolsListChanged?: () => void;
+  /**
+   * Called when a change may have been missed (a listen stream acknowledged, or lost): the
+   * listing should be taken again, though the server announced nothing.
+   */
+  readonly onToolsListStale?: () => void;
+  /**
+   * Modern mode: open `subscriptions/listen` for `toolsListChanged` when the server declares
+   * `tools.listChanged` (over HTTP reopened with this backoff). Undefined: never.
+   */
+  readonly listen?: ListenBackoff;
+  /** The host opted in to the Tasks extension (declared only when the server declares it too). */
+  readonly tasks?: boolean;
+  /** Diagnostics of the listen stream. */
+  readonly logger?: McpBridgeLogger;
 }
 
 /** Per-request options of {@link ProtocolSession.request}. */
@@ -143,10 +165,15 @@ export class ProtocolSession {
   #peer: JsonRpcPeer;
   #description: McpServerDescription | undefined;
   #closed = false;
+  #listener: SubscriptionListener | undefined;
+  /** The client capabilities sent in modern `_meta` (with the Tasks extension once negotiated). */
+  #requestCapabilities: Readonly<Record<string, unknown>>;
+  #tasksNegotiated = false;
 
   /** Builds the first transport; nothing is sent before `open()`. */
   constructor(options: ProtocolSessionOptions) {
     this.#options = options;
+    this.#requestCapabilities = options.capabilities;
     this.#transport = options.makeTransport();
     this.#peer = this.#makePeer();
   }
@@ -154,6 +181,19 @@ export class ProtocolSession {
   /** The live transport (replaced once if a stdio probe ended the server process). */
   get transport(): ProtocolTransport {
     return this.#transport;
+  }
+
+  /**
+   * True when the host opted in to the Tasks extension and the modern server declares it: only
+   * then do requests declare it, and only then may a `tools/call` answer with a task handle.
+   */
+  get tasksNegotiated(): boolean {
+    return this.#tasksNegotiated;
+  }
+
+  /** The `subscriptions/listen` loop over HTTP, if one runs (diagnostics and tests). */
+  get listener(): SubscriptionListener | undefined {
+    return this.#listener;
   }
 
   /** What the server said about itself; set once `open()` resolved. */
@@ -179,6 +219,8 @@ export class ProtocolSession {
       const verdict = await this.#probe(modern, legacy.length > 0);
       if (verdict.kind === 'modern') {
         this.#description = verdict.description;
+        this.#negotiateTasks(verdict.description);
+        this.#startListening(verdict.description);
         return verdict.description;
       }
       if (legacy.length === 0) {
@@ -247,6 +289,7 @@ export class ProtocolSession {
   /** Ends the connection. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#listener?.stop();
     await this.#peer.close().catch(() => undefined);
     await this.#transport.close().catch(() => undefined);
   }
@@ -278,10 +321,82 @@ export class ProtocolSession {
       _meta: {
         ...meta,
         [PROTOCOL_VERSION_KEY]: version,
-        [CLIENT_CAPABILITIES_KEY]: this.#options.capabilities,
+        [CLIENT_CAPABILITIES_KEY]: this.#requestCapabilities,
         [CLIENT_INFO_KEY]: this.#options.clientInfo,
       },
     };
+  }
+
+  #negotiateTasks(description: McpServerDescription): void {
+    const extensions = description.capabilities.extensions;
+    if (
+      this.#options.tasks !== true ||
+      !isRecord(extensions) ||
+      !isRecord(extensions[TASKS_EXTENSION_ID])
+    ) {
+      return;
+    }
+    const declared = this.#options.capabilities.extensions;
+    this.#requestCapabilities = Object.freeze({
+      ...this.#options.capabilities,
+      extensions: Object.freeze({
+        ...(isRecord(declared) ? declared : {}),
+        [TASKS_EXTENSION_ID]: Object.freeze({}),
+      }),
+    });
+    this.#tasksNegotiated = true;
+  }
+
+  /**
+   * Modern mode: follows tool list changes through `subscriptions/listen` when the server
+   * declares `tools.listChanged` (and the host did not turn it off). Over HTTP a
+   * {@link SubscriptionListener} keeps one stream open; over stdio the request is sent once and
+   * its notifications arrive on the same channel for the life of the process.
+   */
+  #startListening(description: McpServerDescription): void {
+    const backoff = this.#options.listen;
+    const tools = description.capabilities.tools;
+    const onToolsListChanged = this.#options.onToolsListChanged;
+    const onToolsListStale = this.#options.onToolsListStale ?? onToolsListChanged;
+    if (backoff === undefined || onToolsListChanged === undefined) return;
+    if (onToolsListStale === undefined) return;
+    if (!isRecord(tools) || tools.listChanged !== true) return;
+    const version = description.protocolVersion;
+    const request = (id: string): JSONRPCRequest => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'subscriptions/listen',
+      params: this.#withMeta({ notifications: { toolsListChanged: true } }, version),
+    });
+    const transport = this.#transport;
+    if ('listen' in transport) {
+      const listener = new SubscriptionListener({
+        ...backoff,
+        open: (message, onMessage) => transport.listen(message, onMessage),
+        request,
+        onToolsListChanged,
+        onToolsListStale,
+        ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+      });
+      this.#listener = listener;
+      listener.start();
+      return;
+    }
+    const id = 'toolfence-listen-1';
+    this.#peer.fallbackNotificationHandler = async (notification) => {
+      const meta = isRecord(notification.params?._meta) ? notification.params._meta : {};
+      if (
+        notification.method === 'notifications/subscriptions/acknowledged' &&
+        meta[SUBSCRIPTION_ID_KEY] === id
+      ) {
+        onToolsListStale();
+      }
+    };
+    void transport.send(request(id)).catch((error: unknown) => {
+      this.#options.logger?.debug?.('subscriptions/listen could not be sent', {
+        name: (error as Error | undefined)?.name,
+      });
+    });
   }
 
   #setEra(era: ProtocolEra, version: string | undefined): void {

@@ -6,6 +6,7 @@ import {
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Dispatcher, request } from 'undici';
@@ -104,6 +105,23 @@ export type MessageHeaders = (
 interface RejectedWithRpcError {
   readonly rpcError: JSONRPCMessage;
 }
+
+/** How one `subscriptions/listen` stream ended ({@link StreamableHttpTransport.listen}). */
+export type ListenStreamEnd =
+  | {
+      /** The server ended the stream (after a graceful close or an error answer). */
+      readonly kind: 'ended';
+    }
+  | {
+      /** The transport was closed. */
+      readonly kind: 'closed';
+    }
+  | {
+      /** The stream was refused or cut. */
+      readonly kind: 'failed';
+      /** Why: an HTTP error, a limit, a malformed record, a broken wire. */
+      readonly error: Error;
+    };
 
 /** How long a request's SSE stream may stay open after its answer arrived. */
 const ANSWERED_STREAM_LINGER_MS = 2000;
@@ -337,6 +355,7 @@ export class StreamableHttpTransport implements Transport {
   async #post(
     body: string,
     message: JSONRPCMessage,
+    background = false,
   ): Promise<Dispatcher.ResponseData | RejectedWithRpcError> {
     let challenges = 0;
     let previous: McpAuthChallenge['previous'];
@@ -364,7 +383,8 @@ export class StreamableHttpTransport implements Transport {
       } catch (error) {
         throw this.#requestFailure(error);
       }
-      this.responseStarted = true;
+      // A background stream (subscriptions/listen) says nothing about the caller's request.
+      if (!background) this.responseStarted = true;
       const status = response.statusCode;
       this.#noteResponse(status, response);
       if (status >= 200 && status < 300) return response;
@@ -400,6 +420,98 @@ export class StreamableHttpTransport implements Transport {
       }
       throw new TransportHttpError(status);
     }
+  }
+
+  /**
+   * Opens one `subscriptions/listen` stream (modern mode): POSTs `message` with the same headers,
+   * auth and limits as every request, and hands each record the stream carries to `onMessage`
+   * (not to the JSON-RPC layer). Every event is bounded by `maxRecordBytes` and the structure
+   * limits, comments by `maxSseCommentBytes`, and each record must complete within
+   * `readTimeoutMs`. Resolves when the stream ends or is cut; a limit error, a malformed record, an
+   * HTTP error or a broken connection ends only this stream, never the transport.
+   */
+  async listen(
+    message: JSONRPCRequest,
+    onMessage: (message: JSONRPCMessage) => void,
+  ): Promise<ListenStreamEnd> {
+    if (this.#closed) return { kind: 'closed' };
+    let posted: Dispatcher.ResponseData | RejectedWithRpcError;
+    try {
+      posted = await this.#post(JSON.stringify(message), message, true);
+    } catch (error) {
+      return this.#closed ? { kind: 'closed' } : { kind: 'failed', error: error as Error };
+    }
+    if ('rpcError' in posted) {
+      onMessage({ ...(posted.rpcError as object), id: message.id } as JSONRPCMessage);
+      return { kind: 'ended' };
+    }
+    const body = posted.body;
+    const contentType = (headerValue(posted.headers['content-type']) ?? '').toLowerCase();
+    if (!contentType.startsWith('text/event-stream')) {
+      // A server that answers at once (for example with a JSON-RPC error) sends one small record.
+      let rpcError: JSONRPCMessage | undefined;
+      if (contentType.startsWith('application/json')) {
+        rpcError = await readRpcError(posted, this.#limits);
+      } else {
+        await discard(body);
+      }
+      if (rpcError === undefined) {
+        return {
+          kind: 'failed',
+          error: new TransportProtocolError(
+            'The server answered subscriptions/listen without a stream',
+            {
+              details: { status: posted.statusCode },
+            },
+          ),
+        };
+      }
+      onMessage({ ...(rpcError as object), id: message.id } as JSONRPCMessage);
+      return { kind: 'ended' };
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const clearTimer = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    };
+    const parser = new SseParser(
+      { maxEventBytes: this.#limits.maxRecordBytes, maxCommentBytes: this.#maxSseCommentBytes },
+      {
+        onRecordStart: () => {
+          timer = setTimeout(() => {
+            body.destroy(
+              new TransportTimeoutError('An SSE record did not complete within readTimeoutMs'),
+            );
+          }, this.#readTimeoutMs);
+        },
+        onRecordEnd: clearTimer,
+        onEvent: (event) => {
+          if (event.event !== 'message' || event.data === '') return;
+          for (const decoded of decodeRecord(event.data, this.#limits)) {
+            if (this.#closed) return;
+            onMessage(decoded);
+          }
+        },
+      },
+    );
+    try {
+      for await (const chunk of body) {
+        if (this.#closed) break;
+        parser.push(chunk as Buffer);
+      }
+    } catch (error) {
+      body.destroy();
+      if (this.#closed) return { kind: 'closed' };
+      return {
+        kind: 'failed',
+        error: McpBridgeError.isInstance(error)
+          ? error
+          : new TransportError('The subscriptions/listen stream broke off', { cause: error }),
+      };
+    } finally {
+      clearTimer();
+    }
+    return this.#closed ? { kind: 'closed' } : { kind: 'ended' };
   }
 
   /** Lets the auth provider see each answer's `DPoP-Nonce` (RFC 9449 §9). */
