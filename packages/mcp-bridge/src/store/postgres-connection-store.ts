@@ -1,16 +1,22 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
-  type AccessTokenType,
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
   checkConnectionRecord,
-  type DpopKeyRecord,
-  type PendingAuthorization,
   SingleFlight,
-  type TokenAuthMethod,
 } from './connection-store.js';
+import {
+  type StoreKey as Key,
+  storeKeyOf as keyOf,
+  openSecrets,
+  type StoredRow as Row,
+  recordOfRow,
+  rowOfRecord,
+  type StoredSecrets as Secrets,
+  sealSecrets,
+} from './record-cipher.js';
 import {
   StoreDecryptionError,
   StoreDriverError,
@@ -145,74 +151,6 @@ function loadDriver(): Promise<Driver> {
   return driver;
 }
 
-interface Row {
-  id: string;
-  url: string;
-  issuer: string | null;
-  resource: string | null;
-  client_id: string | null;
-  token_auth_method: string | null;
-  redirect_uri: string | null;
-  expires_at: number | null;
-  scope: string | null;
-  authorization_attempts: number | null;
-  last_authorization_at: number | null;
-  key_id: string;
-  secrets: Buffer;
-  updated_at: number;
-}
-
-interface Secrets {
-  clientSecret?: string;
-  accessToken?: string;
-  refreshToken?: string;
-  pending?: PendingAuthorization;
-  tokenType?: AccessTokenType;
-  dpopKey?: DpopKeyRecord;
-}
-
-interface Key {
-  readonly id: string;
-  readonly bytes: Buffer;
-}
-
-function keyOf(value: unknown, name: string): Key {
-  if (!(value instanceof Uint8Array) || value.byteLength !== 32) {
-    throw new StoreKeyError(`${name} must be 32 bytes (AES-256)`, { details: { option: name } });
-  }
-  const bytes = Buffer.from(value);
-  const id = createHmac('sha256', bytes).update('toolfence connection-store key id').digest('hex');
-  return { id: id.slice(0, 16), bytes };
-}
-
-/**
- * The associated data: every plain column, exactly as `SqliteConnectionStore` (schema 3) binds
- * them, so a changed issuer, resource, client id, auth method, redirect URI, URL, scope, expiry,
- * counter or timestamp fails decryption.
- */
-function aad(row: Omit<Row, 'secrets'>): Buffer {
-  return Buffer.from(
-    JSON.stringify([
-      'toolfence/connection-store/v3',
-      row.id,
-      row.url,
-      row.issuer,
-      row.resource,
-      row.client_id,
-      row.token_auth_method,
-      row.redirect_uri,
-      row.expires_at,
-      row.scope,
-      row.authorization_attempts,
-      row.last_authorization_at,
-      row.key_id,
-      row.updated_at,
-    ]),
-    'utf8',
-  );
-}
-
-const VERSION_BYTE = 3;
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
 
 function milliseconds(value: unknown, name: string, fallback: number, max: number): number {
@@ -620,64 +558,15 @@ export class PostgresConnectionStore implements ConnectionStore {
 
   /** Encrypts `secrets` under the current key, bound to the row's plain columns. */
   #encrypt(row: Omit<Row, 'secrets'>, secrets: Secrets): Buffer {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#key.bytes, iv);
-    cipher.setAAD(aad({ ...row, key_id: this.#key.id }));
-    const body = Buffer.concat([cipher.update(JSON.stringify(secrets), 'utf8'), cipher.final()]);
-    return Buffer.concat([Buffer.from([VERSION_BYTE]), iv, cipher.getAuthTag(), body]);
+    return sealSecrets(this.#key, row, secrets);
   }
 
   #decrypt(row: Row): Secrets {
-    const key = this.#keys.get(row.key_id);
-    if (key === undefined) {
-      throw new StoreKeyError('the record is encrypted under a key that was not supplied', {
-        details: { id: row.id },
-      });
-    }
-    const blob = row.secrets;
-    try {
-      if (!Buffer.isBuffer(blob) || blob[0] !== VERSION_BYTE || blob.byteLength < 29) {
-        throw new Error('format');
-      }
-      const decipher = createDecipheriv('aes-256-gcm', key.bytes, blob.subarray(1, 13));
-      decipher.setAAD(aad(row));
-      decipher.setAuthTag(blob.subarray(13, 29));
-      const text = Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]);
-      return JSON.parse(text.toString('utf8')) as Secrets;
-    } catch {
-      throw new StoreDecryptionError(
-        'a stored record failed authenticated decryption (its secrets or one of its columns were changed outside the store, or it is corrupted); nothing was sent',
-        { details: { id: row.id } },
-      );
-    }
+    return openSecrets(this.#keys, row);
   }
 
   #toRecord(row: Row): ConnectionRecord {
-    const secrets = this.#decrypt(row);
-    const record: Record<string, unknown> = {
-      id: row.id,
-      url: row.url,
-      issuer: row.issuer ?? undefined,
-      resource: row.resource ?? undefined,
-      clientId: row.client_id ?? undefined,
-      clientSecret: secrets.clientSecret,
-      tokenAuthMethod: (row.token_auth_method ?? undefined) as TokenAuthMethod | undefined,
-      redirectUri: row.redirect_uri ?? undefined,
-      accessToken: secrets.accessToken,
-      refreshToken: secrets.refreshToken,
-      tokenType: secrets.tokenType,
-      dpopKey: secrets.dpopKey,
-      expiresAt: row.expires_at ?? undefined,
-      scope: row.scope ?? undefined,
-      pending: secrets.pending,
-      authorizationAttempts: row.authorization_attempts ?? undefined,
-      lastAuthorizationAt: row.last_authorization_at ?? undefined,
-      updatedAt: row.updated_at,
-    };
-    for (const name of Object.keys(record)) {
-      if (record[name] === undefined) delete record[name];
-    }
-    return Object.freeze(record as unknown as ConnectionRecord);
+    return recordOfRow(row, this.#decrypt(row));
   }
 
   async #read(client: Queryable, id: string, lock = false): Promise<ConnectionRecord | undefined> {
@@ -691,28 +580,7 @@ export class PostgresConnectionStore implements ConnectionStore {
 
   async #write(client: Queryable, record: ConnectionRecord): Promise<ConnectionRecord> {
     checkConnectionRecord(record);
-    const secrets: Secrets = {};
-    if (record.clientSecret !== undefined) secrets.clientSecret = record.clientSecret;
-    if (record.accessToken !== undefined) secrets.accessToken = record.accessToken;
-    if (record.refreshToken !== undefined) secrets.refreshToken = record.refreshToken;
-    if (record.pending !== undefined) secrets.pending = record.pending;
-    if (record.tokenType !== undefined) secrets.tokenType = record.tokenType;
-    if (record.dpopKey !== undefined) secrets.dpopKey = record.dpopKey;
-    const row: Omit<Row, 'secrets'> = {
-      id: record.id,
-      url: record.url,
-      issuer: record.issuer ?? null,
-      resource: record.resource ?? null,
-      client_id: record.clientId ?? null,
-      token_auth_method: record.tokenAuthMethod ?? null,
-      redirect_uri: record.redirectUri ?? null,
-      expires_at: record.expiresAt ?? null,
-      scope: record.scope ?? null,
-      authorization_attempts: record.authorizationAttempts ?? null,
-      last_authorization_at: record.lastAuthorizationAt ?? null,
-      key_id: this.#key.id,
-      updated_at: Date.now(),
-    };
+    const { row, secrets } = rowOfRecord(record, this.#key.id);
     const secretsBlob = this.#encrypt(row, secrets);
     await client.query(
       `INSERT INTO ${this.#settings.connections} (${COLUMNS})

@@ -1,20 +1,25 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { renamedOptionMessage } from '@toolfence/tools';
 import type Database from 'better-sqlite3';
 import {
-  type AccessTokenType,
   type ConnectionChange,
   type ConnectionRecord,
   type ConnectionStore,
   checkConnectionRecord,
-  type DpopKeyRecord,
-  type PendingAuthorization,
   SingleFlight,
-  type TokenAuthMethod,
 } from './connection-store.js';
 import {
-  StoreDecryptionError,
+  type StoreKey as Key,
+  storeKeyOf as keyOf,
+  openSecrets,
+  type StoredRow as Row,
+  recordOfRow,
+  rowOfRecord,
+  type StoredSecrets as Secrets,
+  sealSecrets,
+} from './record-cipher.js';
+import {
   StoreDriverError,
   StoreKeyError,
   StoreLeaseTimeoutError,
@@ -113,79 +118,12 @@ const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-interface Row {
-  id: string;
-  url: string;
-  issuer: string | null;
-  resource: string | null;
-  client_id: string | null;
-  token_auth_method: string | null;
-  redirect_uri: string | null;
-  expires_at: number | null;
-  scope: string | null;
-  authorization_attempts: number | null;
-  last_authorization_at: number | null;
-  key_id: string;
-  secrets: Buffer;
-  updated_at: number;
-}
-
-interface Secrets {
-  clientSecret?: string;
-  accessToken?: string;
-  refreshToken?: string;
-  pending?: PendingAuthorization;
-  tokenType?: AccessTokenType;
-  dpopKey?: DpopKeyRecord;
-}
-
-interface Key {
-  readonly id: string;
-  readonly bytes: Buffer;
-}
-
-function keyOf(value: unknown, name: string): Key {
-  if (!(value instanceof Uint8Array) || value.byteLength !== 32) {
-    throw new StoreKeyError(`${name} must be 32 bytes (AES-256)`, { details: { option: name } });
-  }
-  const bytes = Buffer.from(value);
-  const id = createHmac('sha256', bytes).update('toolfence connection-store key id').digest('hex');
-  return { id: id.slice(0, 16), bytes };
-}
-
 /** The associated data of schema 1 and 2 records: the id only (read once, by the migration). */
 function legacyAad(id: string): Buffer {
   return Buffer.from(`toolfence/connection-store/v1\u0000${id}`, 'utf8');
 }
 
-/**
- * The associated data of schema 3 records: every plain column, so that a changed issuer,
- * resource, client id, auth method, redirect URI, URL, scope or expiry fails decryption.
- */
-function aad(row: Omit<Row, 'secrets'>): Buffer {
-  return Buffer.from(
-    JSON.stringify([
-      'toolfence/connection-store/v3',
-      row.id,
-      row.url,
-      row.issuer,
-      row.resource,
-      row.client_id,
-      row.token_auth_method,
-      row.redirect_uri,
-      row.expires_at,
-      row.scope,
-      row.authorization_attempts,
-      row.last_authorization_at,
-      row.key_id,
-      row.updated_at,
-    ]),
-    'utf8',
-  );
-}
-
 const LEGACY_VERSION_BYTE = 1;
-const VERSION_BYTE = 3;
 
 function milliseconds(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -330,35 +268,15 @@ export class SqliteConnectionStore implements ConnectionStore {
 
   /** Encrypts `secrets` under the current key, bound to the row's plain columns. */
   #encrypt(row: Omit<Row, 'secrets'>, secrets: Secrets): Buffer {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#key.bytes, iv);
-    cipher.setAAD(aad({ ...row, key_id: this.#key.id }));
-    const body = Buffer.concat([cipher.update(JSON.stringify(secrets), 'utf8'), cipher.final()]);
-    return Buffer.concat([Buffer.from([VERSION_BYTE]), iv, cipher.getAuthTag(), body]);
+    return sealSecrets(this.#key, row, secrets);
   }
 
   #decrypt(row: Row, legacy = false): Secrets {
-    const key = this.#keys.get(row.key_id);
-    if (key === undefined) {
-      throw new StoreKeyError('the record is encrypted under a key that was not supplied', {
-        details: { id: row.id },
-      });
-    }
-    const blob = row.secrets;
-    try {
-      const version = legacy ? LEGACY_VERSION_BYTE : VERSION_BYTE;
-      if (blob[0] !== version || blob.byteLength < 29) throw new Error('format');
-      const decipher = createDecipheriv('aes-256-gcm', key.bytes, blob.subarray(1, 13));
-      decipher.setAAD(legacy ? legacyAad(row.id) : aad(row));
-      decipher.setAuthTag(blob.subarray(13, 29));
-      const text = Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]);
-      return JSON.parse(text.toString('utf8')) as Secrets;
-    } catch {
-      throw new StoreDecryptionError(
-        'a stored record failed authenticated decryption (its secrets or one of its columns were changed outside the store, or it is corrupted); nothing was sent',
-        { details: { id: row.id } },
-      );
-    }
+    return openSecrets(
+      this.#keys,
+      row,
+      legacy ? { version: LEGACY_VERSION_BYTE, aad: legacyAad(row.id) } : undefined,
+    );
   }
 
   #read(id: string): ConnectionRecord | undefined {
@@ -369,57 +287,12 @@ export class SqliteConnectionStore implements ConnectionStore {
   }
 
   #toRecord(row: Row): ConnectionRecord {
-    const secrets = this.#decrypt(row);
-    const record: Record<string, unknown> = {
-      id: row.id,
-      url: row.url,
-      issuer: row.issuer ?? undefined,
-      resource: row.resource ?? undefined,
-      clientId: row.client_id ?? undefined,
-      clientSecret: secrets.clientSecret,
-      tokenAuthMethod: (row.token_auth_method ?? undefined) as TokenAuthMethod | undefined,
-      redirectUri: row.redirect_uri ?? undefined,
-      accessToken: secrets.accessToken,
-      refreshToken: secrets.refreshToken,
-      tokenType: secrets.tokenType,
-      dpopKey: secrets.dpopKey,
-      expiresAt: row.expires_at ?? undefined,
-      scope: row.scope ?? undefined,
-      pending: secrets.pending,
-      authorizationAttempts: row.authorization_attempts ?? undefined,
-      lastAuthorizationAt: row.last_authorization_at ?? undefined,
-      updatedAt: row.updated_at,
-    };
-    for (const name of Object.keys(record)) {
-      if (record[name] === undefined) delete record[name];
-    }
-    return Object.freeze(record as unknown as ConnectionRecord);
+    return recordOfRow(row, this.#decrypt(row));
   }
 
   #write(record: ConnectionRecord): ConnectionRecord {
     checkConnectionRecord(record);
-    const secrets: Secrets = {};
-    if (record.clientSecret !== undefined) secrets.clientSecret = record.clientSecret;
-    if (record.accessToken !== undefined) secrets.accessToken = record.accessToken;
-    if (record.refreshToken !== undefined) secrets.refreshToken = record.refreshToken;
-    if (record.pending !== undefined) secrets.pending = record.pending;
-    if (record.tokenType !== undefined) secrets.tokenType = record.tokenType;
-    if (record.dpopKey !== undefined) secrets.dpopKey = record.dpopKey;
-    const row: Omit<Row, 'secrets'> = {
-      id: record.id,
-      url: record.url,
-      issuer: record.issuer ?? null,
-      resource: record.resource ?? null,
-      client_id: record.clientId ?? null,
-      token_auth_method: record.tokenAuthMethod ?? null,
-      redirect_uri: record.redirectUri ?? null,
-      expires_at: record.expiresAt ?? null,
-      scope: record.scope ?? null,
-      authorization_attempts: record.authorizationAttempts ?? null,
-      last_authorization_at: record.lastAuthorizationAt ?? null,
-      key_id: this.#key.id,
-      updated_at: Date.now(),
-    };
+    const { row, secrets } = rowOfRecord(record, this.#key.id);
     this.#db
       .prepare(
         `INSERT INTO connections (id, url, issuer, resource, client_id, token_auth_method,
