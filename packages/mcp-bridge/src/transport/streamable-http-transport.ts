@@ -36,7 +36,7 @@ import {
 import { parseRetryAfter } from './retry-after.js';
 import { ServerOverloadedError } from './server-overloaded-error.js';
 import { ServerRateLimitedError } from './server-rate-limited-error.js';
-import { SseParser } from './sse-parser.js';
+import { SseParser, type SseParserHandlers } from './sse-parser.js';
 import { decodeUtf8 } from './utf8.js';
 
 /** Options of {@link StreamableHttpTransport}. */
@@ -469,31 +469,15 @@ export class StreamableHttpTransport implements Transport {
       onMessage({ ...(rpcError as object), id: message.id } as JSONRPCMessage);
       return { kind: 'ended' };
     }
-    let timer: NodeJS.Timeout | undefined;
-    const clearTimer = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-    };
-    const parser = new SseParser(
-      { maxEventBytes: this.#limits.maxRecordBytes, maxCommentBytes: this.#maxSseCommentBytes },
-      {
-        onRecordStart: () => {
-          timer = setTimeout(() => {
-            body.destroy(
-              new TransportTimeoutError('An SSE record did not complete within readTimeoutMs'),
-            );
-          }, this.#readTimeoutMs);
-        },
-        onRecordEnd: clearTimer,
-        onEvent: (event) => {
-          if (event.event !== 'message' || event.data === '') return;
-          for (const decoded of decodeRecord(event.data, this.#limits)) {
-            if (this.#closed) return;
-            onMessage(decoded);
-          }
-        },
+    const { parser, clearTimer } = this.#recordParser(body, {
+      onEvent: (event) => {
+        if (event.event !== 'message' || event.data === '') return;
+        for (const decoded of decodeRecord(event.data, this.#limits)) {
+          if (this.#closed) return;
+          onMessage(decoded);
+        }
       },
-    );
+    });
     try {
       for await (const chunk of body) {
         if (this.#closed) break;
@@ -512,6 +496,37 @@ export class StreamableHttpTransport implements Transport {
       clearTimer();
     }
     return this.#closed ? { kind: 'closed' } : { kind: 'ended' };
+  }
+
+  /**
+   * An SSE parser bounded like every record source: the record byte and comment limits, and each
+   * record under `readTimeoutMs` (a record that does not complete destroys `body`). Call
+   * `clearTimer` when the stream ends.
+   */
+  #recordParser(
+    body: Dispatcher.ResponseData['body'],
+    handlers: Pick<SseParserHandlers, 'onEvent' | 'onRetry'>,
+  ): { readonly parser: SseParser; readonly clearTimer: () => void } {
+    let timer: NodeJS.Timeout | undefined;
+    const clearTimer = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    };
+    const parser = new SseParser(
+      { maxEventBytes: this.#limits.maxRecordBytes, maxCommentBytes: this.#maxSseCommentBytes },
+      {
+        ...handlers,
+        onRecordStart: () => {
+          timer = setTimeout(() => {
+            body.destroy(
+              new TransportTimeoutError('An SSE record did not complete within readTimeoutMs'),
+            );
+          }, this.#readTimeoutMs);
+        },
+        onRecordEnd: clearTimer,
+      },
+    );
+    return { parser, clearTimer };
   }
 
   /** Lets the auth provider see each answer's `DPoP-Nonce` (RFC 9449 §9). */
@@ -690,42 +705,26 @@ export class StreamableHttpTransport implements Transport {
     context: StreamContext,
     reconnects: number,
   ): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const clearTimer = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-    };
-    const parser = new SseParser(
-      { maxEventBytes: this.#limits.maxRecordBytes, maxCommentBytes: this.#maxSseCommentBytes },
-      {
-        onRecordStart: () => {
-          timer = setTimeout(() => {
-            body.destroy(
-              new TransportTimeoutError('An SSE record did not complete within readTimeoutMs'),
-            );
-          }, this.#readTimeoutMs);
-        },
-        onRecordEnd: clearTimer,
-        onRetry: (milliseconds) => {
-          context.retryMs = Math.min(milliseconds, this.#maxSseRetry);
-        },
-        onEvent: (event) => {
-          if (event.id !== undefined) context.lastEventId = event.id;
-          if (event.event !== 'message' || event.data === '') return;
-          const messages = decodeRecord(event.data, this.#limits);
-          for (const message of messages) {
-            if (
-              context.requestId !== undefined &&
-              (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
-              message.id === context.requestId
-            ) {
-              context.answered = true;
-            }
-          }
-          this.#dispatchAll(messages);
-        },
+    const { parser, clearTimer } = this.#recordParser(body, {
+      onRetry: (milliseconds) => {
+        context.retryMs = Math.min(milliseconds, this.#maxSseRetry);
       },
-    );
+      onEvent: (event) => {
+        if (event.id !== undefined) context.lastEventId = event.id;
+        if (event.event !== 'message' || event.data === '') return;
+        const messages = decodeRecord(event.data, this.#limits);
+        for (const message of messages) {
+          if (
+            context.requestId !== undefined &&
+            (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
+            message.id === context.requestId
+          ) {
+            context.answered = true;
+          }
+        }
+        this.#dispatchAll(messages);
+      },
+    });
     let failure: Error | undefined;
     try {
       let linger: NodeJS.Timeout | undefined;
