@@ -7,6 +7,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { checkOptionKeys } from '@toolfence/tools';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import { answerInputRequests, type InputHandlers } from '../protocol/input-requests.js';
+import { sleepUnlessAborted } from '../transport/abortable-sleep.js';
 import { positiveInteger } from '../transport/record-limits.js';
 import { ClientConfigurationError, ServerRpcError } from './errors.js';
 import { TaskError } from './task-error.js';
@@ -174,7 +175,7 @@ export async function awaitTask(
         settings.minPollIntervalMs,
         settings.maxPollIntervalMs,
       );
-      await sleep(Math.min(interval, Math.max(0, deadline - Date.now())), stop.signal);
+      await sleepUnlessAborted(Math.min(interval, Math.max(0, deadline - Date.now())), stop.signal);
       if (closed()) throw closedError();
       if (aborted()) throw await cancelled('aborted');
       const remaining = deadline - Date.now();
@@ -319,21 +320,4 @@ function pendingRequests(
 
 function clamp(value: number, min: number, max: number): number {
   return Math.min(Math.max(value, min), max);
-}
-
-/** Waits `milliseconds`, or less when `signal` aborts. */
-function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted || milliseconds <= 0) {
-      resolve();
-      return;
-    }
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, milliseconds);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

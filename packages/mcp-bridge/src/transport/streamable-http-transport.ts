@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Dispatcher, request } from 'undici';
 import { McpBridgeError } from '../mcp-bridge-error.js';
+import { sleepUnlessAborted } from './abortable-sleep.js';
 import type { McpAuthChallenge, McpAuthHeaders, McpAuthProvider } from './auth-provider.js';
 import { decodeRecord } from './decode-record.js';
 import {
@@ -792,20 +793,7 @@ export class StreamableHttpTransport implements Transport {
 
   /** Waits `milliseconds`, or less when the transport closes (the timer never outlives it). */
   #sleep(milliseconds: number): Promise<void> {
-    const signal = this.#abort.signal;
-    return new Promise((resolve) => {
-      if (signal.aborted) {
-        resolve();
-        return;
-      }
-      const done = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, milliseconds);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    return sleepUnlessAborted(milliseconds, this.#abort.signal);
   }
 
   /**
