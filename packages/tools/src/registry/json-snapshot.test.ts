@@ -42,6 +42,91 @@ describe('snapshotJsonObject', () => {
     expect(snapshot.list).not.toBe(source.list);
   });
 
+  // Objects are walked with for-in (no key list is allocated): only own enumerable keys may
+  // enter the snapshot, in Object.keys order, and every container comes out frozen and detached.
+  it.each([
+    ['flat primitives', { a: 's', b: 1, c: true, d: null }],
+    ['empty object', {}],
+    ['nested object and array', { o: { p: 'x', q: [1, 'y', { r: false }] }, t: ['a', 'b'] }],
+    ['array of arrays', { m: [[1, 2], [], [[3]]] }],
+    ['integer-like and string keys', { 2: 'two', b: 'b', 1: 'one', a: 'a' }],
+  ])('deep-freezes and detaches %s', (_label, source: Record<string, unknown>) => {
+    const before = JSON.stringify(source);
+    const snapshot = snapshotJsonObject(source);
+    expect(snapshot).toEqual(source);
+    expect(Object.keys(snapshot)).toEqual(Object.keys(source));
+    const sourceContainers: unknown[] = [];
+    const containers = (value: unknown, out: unknown[]): void => {
+      if (typeof value !== 'object' || value === null) return;
+      out.push(value);
+      for (const child of Object.values(value)) containers(child, out);
+    };
+    containers(source, sourceContainers);
+    const copied: unknown[] = [];
+    containers(snapshot, copied);
+    expect(copied).toHaveLength(sourceContainers.length);
+    for (const container of copied) {
+      expect(Object.isFrozen(container)).toBe(true);
+      expect(sourceContainers).not.toContain(container);
+      expect([Object.prototype, Array.prototype]).toContain(Object.getPrototypeOf(container));
+    }
+    // Mutating the source afterwards does not reach the snapshot.
+    for (const container of sourceContainers) {
+      if (Array.isArray(container)) container.push('late');
+      else (container as Record<string, unknown>).late = 'late';
+    }
+    expect(JSON.stringify(snapshot)).toBe(before);
+  });
+
+  it('leaves out enumerable keys inherited from a polluted Object.prototype', () => {
+    Object.defineProperty(Object.prototype, 'inheritedFlag', {
+      value: 'polluted',
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
+    try {
+      const snapshot = snapshotJsonObject({ own: { deep: 1 } });
+      expect(Object.keys(snapshot)).toEqual(['own']);
+      expect(Object.hasOwn(snapshot, 'inheritedFlag')).toBe(false);
+      expect(Object.hasOwn(snapshot.own as object, 'inheritedFlag')).toBe(false);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).inheritedFlag;
+    }
+  });
+
+  it('leaves out non-enumerable own keys and reads a proxy through its traps once per key', () => {
+    const source = { shown: 1 };
+    Object.defineProperty(source, 'hidden', { value: 2, enumerable: false });
+    expect(snapshotJsonObject(source)).toEqual({ shown: 1 });
+    const gets: string[] = [];
+    const proxy = new Proxy(
+      { a: 'x', b: { c: 'y' } },
+      {
+        get(target, key, receiver) {
+          gets.push(String(key));
+          return Reflect.get(target, key, receiver);
+        },
+      },
+    );
+    const snapshot = snapshotJsonObject({ proxy });
+    expect(snapshot).toEqual({ proxy: { a: 'x', b: { c: 'y' } } });
+    expect(gets).toEqual(['a', 'b']);
+    expect(Object.isFrozen(snapshot.proxy)).toBe(true);
+  });
+
+  it('reports a key deleted by an earlier getter as missing, never a stale value', () => {
+    const source: Record<string, unknown> = {
+      get first() {
+        delete source.second;
+        return 1;
+      },
+      second: 'gone',
+    };
+    const snapshot = snapshotJsonObject(source);
+    expect(snapshot).toEqual({ first: 1 });
+  });
+
   it('keeps a __proto__ key as data without changing the prototype', () => {
     const snapshot = snapshotJsonObject(JSON.parse('{"__proto__": {"polluted": true}}'));
     expect(Object.getPrototypeOf(snapshot)).toBe(Object.prototype);

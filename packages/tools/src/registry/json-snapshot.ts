@@ -86,6 +86,7 @@ function unwind(error: unknown, key: string | number): Unwinding {
 }
 
 const objectPrototype = Object.prototype;
+const hasOwnProperty = Object.prototype.hasOwnProperty;
 
 /**
  * Takes a deep, frozen copy of a JSON object: plain objects, dense arrays, strings, finite
@@ -170,36 +171,51 @@ function copy(value: unknown, walk: Walk, depth: number): JsonValue {
   if (walk.nodes > walk.maxNodes) {
     throw new Unwinding('nodes', 'the arguments have too many values', walk.limits.maxNodes);
   }
-  switch (typeof value) {
-    case 'string':
-      addText(walk, value, 2);
-      return value;
-    case 'number':
-      if (!Number.isFinite(value)) throw new Unwinding('not-json', 'numbers must be finite');
-      addBytes(walk, 8);
-      return value;
-    case 'boolean':
-      addBytes(walk, 5);
-      return value;
-    case 'object': {
-      if (value === null) {
-        addBytes(walk, 4);
-        return null;
-      }
-      if (depth > walk.maxDepth) {
-        throw new Unwinding('depth', 'the arguments are nested too deeply', walk.limits.maxDepth);
-      }
-      return Array.isArray(value) ? copyArray(value, walk, depth) : copyObject(value, walk, depth);
-    }
-    default:
-      throw new Unwinding('not-json', `a ${typeof value} is not a JSON value`);
-  }
+  if (typeof value === 'object' && value !== null) return copyContainer(value, walk, depth);
+  return copyPrimitive(value, walk);
 }
+
+/** A primitive leaf, counted (its node is counted by the caller); anything else is refused. */
+function copyPrimitive(value: unknown, walk: Walk): JsonValue {
+  // An if-chain rather than `switch (typeof value)`: each test compiles to a type check, where
+  // the switch asks the generic typeof builtin for a string first.
+  if (typeof value === 'string') {
+    addText(walk, value, 2);
+    return value;
+  }
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Unwinding('not-json', 'numbers must be finite');
+    addBytes(walk, 8);
+    return value;
+  }
+  if (typeof value === 'boolean') {
+    addBytes(walk, 5);
+    return value;
+  }
+  if (value === null) {
+    addBytes(walk, 4);
+    return null;
+  }
+  throw new Unwinding('not-json', `a ${typeof value} is not a JSON value`);
+}
+
+/** An array or object (its node is counted by the caller), within the depth limit. */
+function copyContainer(value: object, walk: Walk, depth: number): JsonValue {
+  if (depth > walk.maxDepth) {
+    throw new Unwinding('depth', 'the arguments are nested too deeply', walk.limits.maxDepth);
+  }
+  return Array.isArray(value) ? copyArray(value, walk, depth) : copyObject(value, walk, depth);
+}
+
+// copyArray and copyObject count each child and copy a primitive child in place (no call to
+// `copy` per leaf: most values of a tool call are strings and numbers), and recurse for a
+// container child only.
 
 function copyArray(value: readonly unknown[], walk: Walk, depth: number): JsonValue {
   const length = value.length;
   addBytes(walk, 2 + length);
-  // Filled by push, so the copy is a packed array (a preallocated one would stay holey).
+  // Filled by push, so the copy is a packed array (a preallocated one would stay holey, and a
+  // proxy's length would size it before any limit is checked).
   const out: JsonValue[] = [];
   let index = 0;
   try {
@@ -209,7 +225,15 @@ function copyArray(value: readonly unknown[], walk: Walk, depth: number): JsonVa
       if (item === undefined && !(index in value)) {
         throw new Unwinding('not-json', 'arrays must not have holes');
       }
-      out.push(copy(item, walk, depth + 1));
+      walk.nodes += 1;
+      if (walk.nodes > walk.maxNodes) {
+        throw new Unwinding('nodes', 'the arguments have too many values', walk.limits.maxNodes);
+      }
+      out.push(
+        typeof item === 'object' && item !== null
+          ? copyContainer(item, walk, depth + 1)
+          : copyPrimitive(item, walk),
+      );
     }
   } catch (error) {
     throw unwind(error, index);
@@ -224,26 +248,41 @@ function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   const out: Record<string, JsonValue> = {};
   addBytes(walk, 2);
   const source = value as Record<string, unknown>;
-  const keys = Object.keys(source);
-  let key = '';
+  // The key being copied; undefined between keys, so a failure to list the keys (a proxy's trap)
+  // is reported at this object's path, as with Object.keys.
+  let key: string | undefined;
   try {
-    for (let index = 0; index < keys.length; index += 1) {
-      key = keys[index] as string;
-      addText(walk, key, 4);
-      const child = copy(source[key], walk, depth + 1);
-      if (key === '__proto__') {
-        Object.defineProperty(out, key, {
+    // for-in walks the object's enum cache without allocating a key list (Object.keys copies
+    // it); the own-property test drops keys an enumerable property of Object.prototype would add.
+    for (const name in source) {
+      if (!hasOwnProperty.call(source, name)) continue;
+      key = name;
+      addText(walk, name, 4);
+      walk.nodes += 1;
+      if (walk.nodes > walk.maxNodes) {
+        throw new Unwinding('nodes', 'the arguments have too many values', walk.limits.maxNodes);
+      }
+      // Indexed by the for-in variable itself, so the load can use the enum cache.
+      const item = source[name];
+      const child =
+        typeof item === 'object' && item !== null
+          ? copyContainer(item, walk, depth + 1)
+          : copyPrimitive(item, walk);
+      if (name === '__proto__') {
+        Object.defineProperty(out, name, {
           value: child,
           enumerable: true,
           writable: true,
           configurable: true,
         });
       } else {
-        out[key] = child;
+        out[name] = child;
       }
+      key = undefined;
     }
   } catch (error) {
-    throw unwind(error, key);
+    // Without a key the parent (or the root) turns a foreign throw into a failure.
+    throw key === undefined ? error : unwind(error, key);
   }
   return Object.freeze(out);
 }
