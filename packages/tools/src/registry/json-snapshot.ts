@@ -86,7 +86,7 @@ function unwind(error: unknown, key: string | number): Unwinding {
 }
 
 const objectPrototype = Object.prototype;
-const hasOwnProperty = Object.prototype.hasOwnProperty;
+const hasOwnKey = Object.prototype.hasOwnProperty;
 
 /**
  * Takes a deep, frozen copy of a JSON object: plain objects, dense arrays, strings, finite
@@ -255,7 +255,7 @@ function copyObject(value: object, walk: Walk, depth: number): JsonValue {
     // for-in walks the object's enum cache without allocating a key list (Object.keys copies
     // it); the own-property test drops keys an enumerable property of Object.prototype would add.
     for (const name in source) {
-      if (!hasOwnProperty.call(source, name)) continue;
+      if (!hasOwnKey.call(source, name)) continue;
       key = name;
       addText(walk, name, 4);
       walk.nodes += 1;
