@@ -51,11 +51,10 @@ export function permission(verdict: PermissionVerdict, reason?: string): Permiss
 
 /** Checks that a value is a well-formed decision; anything else is treated as a deny. */
 export function isPermissionDecision(value: unknown): value is PermissionDecision {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    PERMISSION_VERDICTS.includes((value as { verdict?: unknown }).verdict as PermissionVerdict) &&
-    ((value as { reason?: unknown }).reason === undefined ||
-      typeof (value as { reason?: unknown }).reason === 'string')
-  );
+  if (typeof value !== 'object' || value === null) return false;
+  // The three verdicts compared in place (PERMISSION_VERDICTS.includes costs a call per decision).
+  const verdict = (value as { verdict?: unknown }).verdict;
+  if (verdict !== 'allow' && verdict !== 'deny' && verdict !== 'ask') return false;
+  const reason = (value as { reason?: unknown }).reason;
+  return reason === undefined || typeof reason === 'string';
 }

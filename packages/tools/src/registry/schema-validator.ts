@@ -43,7 +43,9 @@ export type ValidationResult =
 
 /**
  * Validates JSON values against JSON Schema objects (the default reads each in the dialect its
- * `$schema` declares, 2020-12 when none). The registry calls `prepare` when a tool is registered (so a broken schema fails registration) and `validate` on every call.
+ * `$schema` declares, 2020-12 when none). The registry calls `prepare` when a tool is registered (so a broken schema fails registration) and `validate` on every call
+ * (with the stock {@link AjvSchemaValidator}, whose `validate` is not overridden, it runs the
+ * same compiled check through `compile`, taken once at registration).
  * Implementations must never fetch remote schemas and must not echo values in messages.
  */
 export interface SchemaValidator {

@@ -6,7 +6,8 @@ import { type AuthorizationRequest, permission } from './authorization.js';
 import { ConfigurationError } from './configuration-error.js';
 import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
-import { type JsonObject, type Tool, type ToolResult, textResult } from './tool.js';
+import { AjvSchemaValidator, type ValidationResult } from './schema-validator.js';
+import { type JsonObject, type JsonValue, type Tool, type ToolResult, textResult } from './tool.js';
 import { ToolCloseError } from './tool-close-error.js';
 import { createToolContext } from './tool-context.js';
 import { ToolExecutionError } from './tool-execution-error.js';
@@ -919,6 +920,92 @@ describe('the direct path (no middleware, events or budget)', () => {
       expect(registry.diagnostics().activeCalls).toBe(0);
       await registry.close();
     }
+  });
+
+  it('ends each call on the instance it leased: a replacement closes the old one after its own last call', async () => {
+    const closed: string[] = [];
+    const pending: Record<string, ReturnType<typeof deferred<ToolResult>>[]> = { old: [], new: [] };
+    const make = (label: 'old' | 'new'): Tool => ({
+      spec: { name: 't', description: '', inputSchema: { type: 'object' } },
+      invoke: () => {
+        const call = deferred<ToolResult>();
+        pending[label]?.push(call);
+        return call.promise;
+      },
+      close: async () => {
+        closed.push(label);
+      },
+    });
+    const registry = new ToolRegistry({
+      authorizer: new AllowAllAuthorizer(),
+      tools: [make('old')],
+    });
+    await registry.ready();
+    const onOld = registry.invoke('t', {}, context);
+    const swapped = registry.replace('t', make('new'));
+    await swapped;
+    const onNew = registry.invoke('t', {}, context);
+    await Promise.resolve();
+    expect(pending.old).toHaveLength(1);
+    expect(pending.new).toHaveLength(1);
+    // The new instance's call ending must not release the old instance's lease.
+    pending.new?.[0]?.resolve(textResult('new'));
+    await expect(onNew).resolves.toEqual(textResult('new'));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(closed).toEqual([]);
+    expect(registry.diagnostics()).toMatchObject({ activeCalls: 1, retiringTools: 1 });
+    pending.old?.[0]?.reject(new Error('late'));
+    await expect(onOld).rejects.toMatchObject({ details: { reason: 'threw' } });
+    await vi.waitFor(() => expect(closed).toEqual(['old']));
+    expect(registry.diagnostics()).toMatchObject({ activeCalls: 0, retiringTools: 0 });
+    await registry.close();
+  });
+
+  it('tells an aborted call from a throw when the tool fails after the signal fired', async () => {
+    const gate = deferred();
+    const tool: Tool = {
+      spec: { name: 't', description: '', inputSchema: { type: 'object' } },
+      invoke: async () => {
+        await gate.promise;
+        throw new Error('stopped');
+      },
+    };
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer(), tools: [tool] });
+    const controller = new AbortController();
+    const aborted = registry.invoke('t', {}, { runId: 'r', signal: controller.signal });
+    const unsignalled = registry.invoke('t', {}, { runId: 'r' });
+    const signalled = registry.invoke(
+      't',
+      {},
+      { runId: 'r', signal: new AbortController().signal },
+    );
+    await Promise.resolve();
+    controller.abort();
+    gate.resolve();
+    await expect(aborted).rejects.toMatchObject({ details: { reason: 'aborted' } });
+    await expect(unsignalled).rejects.toMatchObject({ details: { reason: 'threw' } });
+    await expect(signalled).rejects.toMatchObject({ details: { reason: 'threw' } });
+    expect(registry.diagnostics().activeCalls).toBe(0);
+    await registry.close();
+  });
+
+  it('calls a validator subclass that overrides validate on every call', async () => {
+    const seen: JsonValue[] = [];
+    class CountingValidator extends AjvSchemaValidator {
+      override validate(schema: JsonObject, value: JsonValue): ValidationResult {
+        seen.push(value);
+        return super.validate(schema, value);
+      }
+    }
+    const registry = new ToolRegistry({
+      authorizer: new AllowAllAuthorizer(),
+      validator: new CountingValidator(),
+      tools: [fakeTool('t')],
+    });
+    await registry.invoke('t', { a: 1 }, context);
+    await registry.invoke('t', { a: 2 }, context);
+    expect(seen).toEqual([{ a: 1 }, { a: 2 }]);
+    await registry.close();
   });
 
   it('holds the lease through an asynchronous authorizer and closes a replaced tool after', async () => {

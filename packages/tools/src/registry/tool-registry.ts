@@ -27,7 +27,11 @@ import {
 import { checkOptionKeys } from './option-keys.js';
 import { PermissionDeniedError } from './permission-denied-error.js';
 import { RegistryClosedError } from './registry-closed-error.js';
-import { AjvSchemaValidator, type SchemaValidator } from './schema-validator.js';
+import {
+  AjvSchemaValidator,
+  type SchemaValidator,
+  type ValidationResult,
+} from './schema-validator.js';
 import type { JsonObject, JsonValue, Tool, ToolContext, ToolResult, ToolSpec } from './tool.js';
 import { ToolCloseError } from './tool-close-error.js';
 import { createToolContext, isCreatedToolContext, type ToolContextInit } from './tool-context.js';
@@ -191,6 +195,12 @@ interface Entry {
   readonly contract: ToolContract | undefined;
   /** Per-operation contracts, checked and copied at registration. */
   readonly plan: OperationPlan | undefined;
+  /** The input schema's compiled check, when the validator is the stock AjvSchemaValidator. */
+  readonly check: ((value: JsonValue) => ValidationResult) | undefined;
+  /** Ends a call's lease with its result (checked); one per entry, not a closure per call. */
+  readonly onResult: (result: unknown) => ToolResult;
+  /** Ends a call's lease with its failure, for a context without a signal. */
+  readonly onFailure: (error: unknown) => never;
   /** Calls holding this instance. */
   leases: number;
   /** Set for a constructor-provided tool while its `start()` runs. */
@@ -788,6 +798,22 @@ export class ToolRegistry {
     return spec;
   }
 
+  /**
+   * The stock validator's compiled check for a registered schema (the same ajv function
+   * `validate` would look up by schema on every call); undefined for any other validator, whose
+   * `validate` then runs on every call.
+   */
+  #compiledCheck(spec: ToolSpec): ((value: JsonValue) => ValidationResult) | undefined {
+    const validator = this.#validator;
+    if (
+      !(validator instanceof AjvSchemaValidator) ||
+      validator.validate !== AjvSchemaValidator.prototype.validate
+    ) {
+      return undefined;
+    }
+    return validator.compile(spec.inputSchema);
+  }
+
   #installInitial(tool: Tool): void {
     const spec = this.#checkTool(tool);
     if (this.#entries.has(spec.name)) {
@@ -800,7 +826,7 @@ export class ToolRegistry {
         details: { tool: spec.name },
       });
     }
-    const entry = newEntry(spec, tool);
+    const entry = newEntry(spec, tool, this.#compiledCheck(spec));
     this.#instances.add(tool);
     this.#entries.set(spec.name, entry);
     if (tool.start === undefined) return;
@@ -845,7 +871,7 @@ export class ToolRegistry {
       });
     }
     const previous = this.#entries.get(spec.name);
-    this.#entries.set(spec.name, newEntry(spec, tool));
+    this.#entries.set(spec.name, newEntry(spec, tool, this.#compiledCheck(spec)));
     if (previous !== undefined) await this.#retire(previous, true);
   }
 
@@ -1091,7 +1117,10 @@ export class ToolRegistry {
     if (entry.startError !== undefined) throw entry.startError;
     const { spec } = entry;
 
-    const validation = this.#validator.validate(spec.inputSchema, args);
+    const validation =
+      entry.check === undefined
+        ? this.#validator.validate(spec.inputSchema, args)
+        : entry.check(args);
     if (!validation.valid) {
       const issues = validation.issues.slice(0, 8);
       throw new ToolInputError(
@@ -1268,25 +1297,27 @@ function runLeased(
     pending = entry.tool.invoke(args, context);
   } catch (error) {
     release(entry);
-    return Promise.reject(toolFailure(error, toolName, context));
+    return Promise.reject(toolFailure(error, toolName, context.signal));
   }
+  const signal = context.signal;
+  // The entry's handlers end the lease (toolName is entry.name: the entry was found by it); only
+  // a call with a signal needs its own, to tell an aborted call's failure from a throw.
   return Promise.resolve(pending).then(
-    (result) => {
-      release(entry);
-      return checkedResult(result, toolName);
-    },
-    (error: unknown) => {
-      release(entry);
-      throw toolFailure(error, toolName, context);
-    },
+    entry.onResult,
+    signal === undefined
+      ? entry.onFailure
+      : (error: unknown) => {
+          release(entry);
+          throw toolFailure(error, toolName, signal);
+        },
   );
 }
 
 /** A tool's throw as the caller sees it: a ToolsError as it is, anything else wrapped. */
-function toolFailure(error: unknown, toolName: string, context: ToolContext): unknown {
+function toolFailure(error: unknown, toolName: string, signal: AbortSignal | undefined): unknown {
   if (ToolsError.isInstance(error)) return error;
   return new ToolExecutionError(`Tool ${quote(toolName)} failed`, {
-    details: { tool: toolName, reason: isAborted(context.signal) ? 'aborted' : 'threw' },
+    details: { tool: toolName, reason: isAborted(signal) ? 'aborted' : 'threw' },
     cause: error,
   });
 }
@@ -1320,14 +1351,28 @@ function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): str
   return undefined;
 }
 
-function newEntry(spec: ToolSpec, tool: Tool): Entry {
+function newEntry(
+  spec: ToolSpec,
+  tool: Tool,
+  check: ((value: JsonValue) => ValidationResult) | undefined,
+): Entry {
   const plan = spec.operationContracts === undefined ? undefined : planOperationContracts(spec);
-  return {
-    name: spec.name,
+  const name = spec.name;
+  const entry: Entry = {
+    name,
     tool,
     spec,
     contract: spec.contract ?? plan?.worst ?? contractOf(spec),
     plan,
+    check,
+    onResult: (result) => {
+      release(entry);
+      return checkedResult(result, name);
+    },
+    onFailure: (error) => {
+      release(entry);
+      throw toolFailure(error, name, undefined);
+    },
     leases: 0,
     starting: undefined,
     startError: undefined,
@@ -1335,6 +1380,7 @@ function newEntry(spec: ToolSpec, tool: Tool): Entry {
     retirement: undefined,
     finishRetirement: undefined,
   };
+  return entry;
 }
 
 function compose(
