@@ -105,7 +105,7 @@ export function snapshotJsonObject(
   if (!isPlainObject(value)) {
     throw failure('not-object', [], 'the arguments must be a JSON object');
   }
-  return guarded(value, limits) as JsonObject;
+  return guarded(value, limits, true) as JsonObject;
 }
 
 /** Like {@link snapshotJsonObject} for any JSON value at the root. */
@@ -117,7 +117,8 @@ export function snapshotJsonValue(
 }
 
 /** Copies, turning anything a getter or proxy throws into a {@link ToolInputError}. */
-function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
+/** `plainRoot`: the root is known to be a plain object (checked by the caller, not again). */
+function guarded(value: unknown, limits: JsonSnapshotLimits, plainRoot = false): JsonValue {
   const walk: Walk = {
     limits,
     maxNodes: limits.maxNodes,
@@ -129,7 +130,13 @@ function guarded(value: unknown, limits: JsonSnapshotLimits): JsonValue {
   };
   let snapshot: JsonValue;
   try {
-    snapshot = copy(value, walk, 1);
+    if (plainRoot) {
+      // The root's node (the limits are at least 1, so it always fits) and its copy.
+      walk.nodes = 1;
+      snapshot = copyPlainObject(value as object, walk, 1);
+    } else {
+      snapshot = copy(value, walk, 1);
+    }
   } catch (error) {
     let unwinding =
       error instanceof Unwinding
@@ -245,6 +252,11 @@ function copyObject(value: object, walk: Walk, depth: number): JsonValue {
   if (!isPlainObject(value)) {
     throw new Unwinding('not-json', 'only plain objects are JSON objects');
   }
+  return copyPlainObject(value, walk, depth);
+}
+
+/** Copies an object already known to be plain. */
+function copyPlainObject(value: object, walk: Walk, depth: number): JsonValue {
   const out: Record<string, JsonValue> = {};
   addBytes(walk, 2);
   const source = value as Record<string, unknown>;
