@@ -29,32 +29,36 @@ afterEach(() => {
 });
 
 describe('stdio writes', () => {
-  it.each([2, 16, 64])('sends %i calls issued in the same tick in one write', async (count) => {
-    const client = new McpClient({
-      command: COMMAND,
-      env: CHILD_ENV,
-      maxConcurrentRequests: count,
-    });
-    try {
-      await client.connect();
-      await settle();
-      const writes = countWrites();
-      const results = await Promise.all(
-        Array.from({ length: count }, (_, index) =>
-          client.callTool('echo', { message: `m${index}` }),
-        ),
-      );
-      vi.restoreAllMocks();
-      // Every call got its own answer, in the order asked.
-      expect(results.map((result) => (result.content[0] as { text?: string }).text)).toEqual(
-        Array.from({ length: count }, (_, index) => `Echo: m${index}`),
-      );
-      // One write carried the whole burst (the child's stdin is the only pipe written to).
-      expect(writes).toEqual([count]);
-    } finally {
-      await client.close();
-    }
-  });
+  it.each([3, 16, 64])(
+    'sends the %i calls of a burst in two writes: the first at once, the rest together',
+    async (count) => {
+      const client = new McpClient({
+        command: COMMAND,
+        env: CHILD_ENV,
+        maxConcurrentRequests: count,
+      });
+      try {
+        await client.connect();
+        await settle();
+        const writes = countWrites();
+        const results = await Promise.all(
+          Array.from({ length: count }, (_, index) =>
+            client.callTool('echo', { message: `m${index}` }),
+          ),
+        );
+        vi.restoreAllMocks();
+        // Every call got its own answer, in the order asked.
+        expect(results.map((result) => (result.content[0] as { text?: string }).text)).toEqual(
+          Array.from({ length: count }, (_, index) => `Echo: m${index}`),
+        );
+        // The first call left at once (nothing was in flight); the rest of the burst, issued in the
+        // same tick, left together in one write (the child's stdin is the only pipe written to).
+        expect(writes).toEqual([1, count - 1]);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   it('still sends a lone call at once, and sequential calls one write each', async () => {
     const client = new McpClient({ command: COMMAND, env: CHILD_ENV });

@@ -115,6 +115,12 @@ export class StdioTransport implements Transport {
   #stderrCut = false;
   #closed = false;
   #exited: Promise<void> | undefined;
+  /**
+   * Requests sent and not answered yet, as far as the wire shows (only to decide whether to
+   * cork; an answer that never comes leaves it high, which only means the next records are
+   * corked too).
+   */
+  #inFlight = 0;
   /** The stdin corked for this tick's records, until {@link StdioTransport.#uncork} runs. */
   #corked: Writable | undefined;
   readonly #uncork = (): void => {
@@ -277,15 +283,17 @@ export class StdioTransport implements Transport {
       throw new RequestNotSentError('The MCP server process is not running; nothing was sent');
     }
     const line = `${JSON.stringify(message)}\n`;
-    // Records sent in the same tick (a burst of concurrent calls, or the next calls a batch of
-    // answers releases) leave in one write: the pipe is corked on the first and uncorked once the
-    // tick's callbacks and promise jobs have run, so the server wakes and reads once per burst
-    // instead of once per record. A lone record waits only for the rest of its tick.
-    if (this.#corked === undefined) {
+    // With a request already in flight, more records are likely in this tick (a burst of
+    // concurrent calls, or the waiting calls a batch of answers releases): the pipe is corked
+    // and uncorked once the tick's callbacks and promise jobs have run, so they leave in one
+    // write and the server wakes and reads once per burst instead of once per record. With
+    // nothing in flight (sequential calls, the first of a burst) the record is written at once.
+    if (this.#inFlight > 0 && this.#corked === undefined) {
       this.#corked = stdin;
       stdin.cork();
       process.nextTick(this.#uncork);
     }
+    if ('method' in message && 'id' in message) this.#inFlight++;
     // Once handed to the pipe, the bytes may reach the server: a later failure is ambiguous.
     // A failed write surfaces through the 'error' handler, which closes the transport and
     // rejects every pending request.
@@ -423,6 +431,7 @@ export class StdioTransport implements Transport {
     }
     for (const message of messages) {
       if (this.#closed) return;
+      if (this.#inFlight > 0 && 'id' in message && !('method' in message)) this.#inFlight--;
       this.onmessage?.(message);
     }
   }
