@@ -4,7 +4,13 @@ import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { PermissionDeniedError } from '../registry/permission-denied-error.js';
 import { RegistryClosedError } from '../registry/registry-closed-error.js';
-import { type Tool, type ToolContext, type ToolResult, textResult } from '../registry/tool.js';
+import {
+  jsonResult,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  textResult,
+} from '../registry/tool.js';
 import { ToolExecutionError } from '../registry/tool-execution-error.js';
 import { ToolInputError } from '../registry/tool-input-error.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
@@ -16,6 +22,7 @@ import {
   needsApproval,
   refusalText,
   resolveAdapter,
+  resultText,
   TRUNCATED_NOTE,
   USER_ONLY_NOTE,
 } from './registry-call.js';
@@ -143,6 +150,36 @@ describe('flattenResult', () => {
     ]);
   });
 
+  it('writes structuredContent as JSON once for a jsonResult (its block is the same object)', () => {
+    let written = 0;
+    const value = {
+      a: 1,
+      toJSON: () => {
+        written += 1;
+        return { a: 1 };
+      },
+    };
+    const flat = flattenResult(jsonResult(value as never));
+    expect(flat.parts).toEqual([]);
+    expect(resultText(flat, true)).toBe('{"a":1}');
+    expect(resultText(flat, true)).toBe('{"a":1}');
+    expect(written).toBe(1);
+  });
+
+  it('still drops an equal json block that is a different object, and keeps a different one', () => {
+    const equal = flattenResult({
+      content: [{ type: 'json', json: { a: 1 } }],
+      structuredContent: { a: 1 },
+    });
+    expect(equal.parts).toEqual([]);
+    expect(resultText(equal, true)).toBe('{"a":1}');
+    const different = flattenResult({
+      content: [{ type: 'json', json: { a: 2 } }],
+      structuredContent: { a: 1 },
+    });
+    expect(resultText(different, true)).toBe('{"a":2}\n{"a":1}');
+  });
+
   it.each([
     ['metadata.truncated', { content: [], metadata: { truncated: true } }],
     [
@@ -234,6 +271,40 @@ describe('callRegistry', () => {
     expect(seen?.signal?.aborted).toBe(false);
     call.abort();
     expect(seen?.signal?.aborted).toBe(true);
+  });
+
+  it('takes the run context once, and gives a previewed call the context its preview had', async () => {
+    const seen: ToolContext[] = [];
+    const registry = new ToolRegistry({
+      authorizer: {
+        authorize: (request) => {
+          seen.push(request.context);
+          return permission('allow');
+        },
+      },
+      tools: [probeTool('probe')],
+    });
+    const metadata: Record<string, string> = { team: 'a' };
+    const adapter = resolveAdapter(
+      'test',
+      registry,
+      { context: { runId: 'run-1', metadata } },
+      'letters-digits-underscore',
+    );
+    metadata.team = 'changed after the adapter was built';
+    const call = { toolName: 'probe', args: {}, toolCallId: 'tc-1', approved: () => false };
+    expect(await needsApproval(adapter, 'probe', {}, 'tc-1')).toBe(false);
+    await callRegistry(adapter, { ...call, signal: undefined });
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toBe(seen[0]);
+    expect(seen[0]).toMatchObject({ runId: 'run-1', stepId: 'tc-1', metadata: { team: 'a' } });
+    // A call with a signal of its own gets a context carrying it, not the preview's.
+    const abort = new AbortController();
+    expect(await needsApproval(adapter, 'probe', {}, 'tc-2')).toBe(false);
+    await callRegistry(adapter, { ...call, toolCallId: 'tc-2', signal: abort.signal });
+    expect(seen[3]).not.toBe(seen[2]);
+    expect(seen[3]).toMatchObject({ runId: 'run-1', stepId: 'tc-2', signal: abort.signal });
+    expect(seen[2]?.signal).toBeUndefined();
   });
 
   it('stops an aborted call before the tool runs and tells the model', async () => {

@@ -112,13 +112,16 @@ function toOutput(outcome: AdapterOutcome): AiSdkToolOutput {
     return { isError: true, code: outcome.code, text: outcome.text, parts: [], truncated: false };
   }
   const flat = flattenResult(outcome.result);
-  return {
-    isError: flat.isError,
-    text: resultText(flat, true),
-    parts: flat.parts,
-    ...(flat.structuredContent === undefined ? {} : { structuredContent: flat.structuredContent }),
-    truncated: flat.truncated,
-  };
+  const text = resultText(flat, true);
+  return flat.structuredContent === undefined
+    ? { isError: flat.isError, text, parts: flat.parts, truncated: flat.truncated }
+    : {
+        isError: flat.isError,
+        text,
+        parts: flat.parts,
+        structuredContent: flat.structuredContent,
+        truncated: flat.truncated,
+      };
 }
 
 type ModelOutput = ReturnType<NonNullable<ToolSet[string]['toModelOutput']>>;
