@@ -293,14 +293,27 @@ function remember(previews: Map<string, Preview>, key: string, preview: Preview)
   }
 }
 
-/** True when the policy asks a human about the call (see {@link approvalNeed}). */
+/**
+ * True when the policy asks a human about the call (see {@link approvalNeed}; the same preview,
+ * without building the reason).
+ */
 export async function needsApproval(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<boolean> {
-  return (await approvalNeed(adapter, toolName, args, toolCallId)) !== undefined;
+  const context = callContext(adapter, toolCallId, undefined);
+  let asks = false;
+  try {
+    asks = (await adapter.registry.authorize(toolName, args, context)).verdict === 'ask';
+  } catch (error) {
+    if (isProgrammingError(error)) throw error;
+  }
+  if (toolCallId !== undefined) {
+    remember(adapter.previews, previewKey(toolName, toolCallId), { asks, context });
+  }
+  return asks;
 }
 
 /**
