@@ -403,8 +403,36 @@ describe('callRegistry', () => {
     for (let index = 0; index < 1100; index += 1)
       await needsApproval(allowing, 'probe', {}, `c${index}`);
     expect(allowing.previews.size).toBe(1024);
-    expect(allowing.previews.has('probe\u0000c0')).toBe(false);
-    expect(allowing.previews.has('probe\u0000c1099')).toBe(true);
+    expect(allowing.previews.has('c0')).toBe(false);
+    expect(allowing.previews.get('c1099')).toMatchObject({ toolName: 'probe', asks: false });
+  });
+
+  it('does not let the preview of one tool stand for another tool under the same call id', async () => {
+    const registry = new ToolRegistry({
+      authorizer: {
+        authorize: (request) => permission(request.toolName === 'asks' ? 'ask' : 'allow', 'test'),
+      },
+      tools: [probeTool('asks'), probeTool('allows')],
+    });
+    const adapter = resolveAdapter(
+      't',
+      registry,
+      { context: { runId: 'r' } },
+      'letters-digits-underscore',
+    );
+    expect(await needsApproval(adapter, 'asks', {}, 'same-id')).toBe(true);
+    expect(await needsApproval(adapter, 'allows', {}, 'same-id')).toBe(false);
+    // The framework approved the asking call: it runs once, on a grant.
+    const outcome = await callRegistry(adapter, {
+      toolName: 'asks',
+      args: {},
+      toolCallId: 'same-id',
+      signal: undefined,
+      approved: () => true,
+    });
+    expect(outcome).toMatchObject({ kind: 'result' });
+    // The other tool's preview is still there for its own call.
+    expect(adapter.previews.get('same-id')).toMatchObject({ toolName: 'allows', asks: false });
   });
 
   it('throws programming errors: a closed registry, a middleware bug', async () => {

@@ -95,7 +95,7 @@ export interface ResolvedAdapter {
   /** Registry names in order, each with its model-facing name. */
   readonly tools: readonly { readonly registryName: string; readonly modelName: string }[];
   /**
-   * The preview's answer by tool call id, from the framework's approval question to its
+   * The preview's answer by tool call id (with the tool it was for), from the framework's approval question to its
    * `execute` (most recent {@link PREVIEW_MEMORY} only), with the call's context so `execute`
    * does not build it again. A call the preview found not to ask skips the framework's approval
    * lookup; a forgotten or unknown call takes the full path, so forgetting costs time, never
@@ -106,6 +106,8 @@ export interface ResolvedAdapter {
 
 /** What the preview of one call left for its `execute`. */
 export interface Preview {
+  /** Registry name of the tool the preview was for. */
+  readonly toolName: string;
   /** The policy may ask a human about the call. */
   readonly asks: boolean;
   /** The call's context (run id, the call id as `stepId`, the run's signal). */
@@ -267,23 +269,18 @@ export async function approvalNeed(
     need = undefined;
   }
   if (toolCallId !== undefined) {
-    remember(adapter.previews, previewKey(toolName, toolCallId), {
-      asks: need !== undefined,
-      context,
-    });
+    remember(adapter.previews, toolCallId, { toolName, asks: need !== undefined, context });
   }
   return need;
 }
 
 /**
- * A preview is remembered by tool and call id. A stale answer (a call id a model reused) can only
- * make the adapter skip the approval lookup, so the registry refuses the call: never a grant. Its
- * context carries the same run id and step id the call's own would, and no signal but the run's.
+ * A preview is remembered by call id, with the tool it was for (a call id a model gave two tools
+ * keeps only the later preview; the other call takes the full path). A stale answer (a call id a
+ * model reused) can only make the adapter skip the approval lookup, so the registry refuses the
+ * call: never a grant. Its context carries the same run id and step id the call's own would, and
+ * no signal but the run's.
  */
-function previewKey(toolName: string, toolCallId: string): string {
-  return `${toolName}\u0000${toolCallId}`;
-}
-
 function remember(previews: Map<string, Preview>, key: string, preview: Preview): void {
   previews.delete(key);
   previews.set(key, preview);
@@ -311,7 +308,7 @@ export async function needsApproval(
     if (isProgrammingError(error)) throw error;
   }
   if (toolCallId !== undefined) {
-    remember(adapter.previews, previewKey(toolName, toolCallId), { asks, context });
+    remember(adapter.previews, toolCallId, { toolName, asks, context });
   }
   return asks;
 }
@@ -330,9 +327,11 @@ export async function callRegistry(
   const { registry } = adapter;
   let preview: Preview | undefined;
   if (call.toolCallId !== undefined) {
-    const key = previewKey(call.toolName, call.toolCallId);
-    preview = adapter.previews.get(key);
-    if (preview !== undefined) adapter.previews.delete(key);
+    const known = adapter.previews.get(call.toolCallId);
+    if (known !== undefined && known.toolName === call.toolName) {
+      preview = known;
+      adapter.previews.delete(call.toolCallId);
+    }
   }
   try {
     // The preview's context is this call's own unless the framework gave the call a signal.
