@@ -95,11 +95,11 @@ export interface ResolvedAdapter {
   /** Registry names in order, each with its model-facing name. */
   readonly tools: readonly { readonly registryName: string; readonly modelName: string }[];
   /**
-   * The preview's answer by tool call id (with the tool it was for), from the framework's approval question to its
-   * `execute` (most recent {@link PREVIEW_MEMORY} only), with the call's context so `execute`
-   * does not build it again. A call the preview found not to ask skips the framework's approval
-   * lookup; a forgotten or unknown call takes the full path, so forgetting costs time, never
-   * safety.
+   * The preview's answer by tool call id (with the tool it was for), from the framework's
+   * approval question to its `execute` (most recent {@link PREVIEW_MEMORY} only), with the
+   * call's context so `execute` does not build it again. A call the preview found not to ask
+   * skips the framework's approval lookup; a forgotten or unknown call takes the full path, so
+   * forgetting costs time, never safety.
    */
   readonly previews: Map<string, Preview>;
 }
