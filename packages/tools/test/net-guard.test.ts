@@ -593,6 +593,92 @@ describe('guardedFetch', () => {
     expect((error as NetworkLimitError).limit).toBe('timeout');
   });
 
+  it('enforces the total time limit while the connection is still being made, and never sends the request', async () => {
+    let answer: (() => void) | undefined;
+    const resolver: Resolver = (hostname) =>
+      new Promise((resolve) => {
+        answer = () => resolve([{ address: '127.0.0.1', family: 4 }]);
+        expect(hostname).toBe('localhost');
+      });
+    const dispatcher = createGuardedDispatcher({ resolver, allowNonPublic: approveLoopback });
+    const before = server.seen.length;
+    try {
+      const started = Date.now();
+      const error = await rejection(
+        guardedFetch(`http://localhost:${server.port}/late`, {
+          guard: { dispatcher, allowHttpLoopback: true, timeoutMs: 100 },
+        }),
+      );
+      expect(NetworkLimitError.isInstance(error)).toBe(true);
+      expect((error as NetworkLimitError).limit).toBe('timeout');
+      expect(Date.now() - started).toBeLessThan(2000);
+      // The lookup answers after the limit: the connection opens, the request is not written.
+      answer?.();
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(server.seen.slice(before).map((seen) => seen.url)).not.toContain('/late');
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('asks allowNonPublic again on every call to a repeated IP-literal URL', async () => {
+    // The literal's classification is cached with the URL text; the host's answer never is,
+    // and a pooled (already approved) connection does not stand in for it.
+    let approve = true;
+    const asked: unknown[] = [];
+    const dispatcher = createGuardedDispatcher({
+      allowNonPublic: (target, address) => {
+        asked.push([target, address]);
+        return approve && address.range === 'loopback';
+      },
+    });
+    try {
+      const guard = { dispatcher, allowHttpLoopback: true };
+      expect(await (await guardedFetch(`${server.origin}/repeat`, { guard })).text()).toBe('hello');
+      const calls = asked.length;
+      approve = false;
+      const error = await rejection(guardedFetch(`${server.origin}/repeat`, { guard }));
+      expect((error as NetworkPolicyError).reason).toBe('address');
+      expect(asked.length).toBe(calls + 1);
+      expect(Object.isFrozen((asked.at(-1) as unknown[])[0])).toBe(true);
+      expect(Object.isFrozen((asked.at(-1) as unknown[])[1])).toBe(true);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('keeps no time limit on a body that has fully arrived', async () => {
+    // The limit bounds the network exchange: once the last byte is in, reading it later is fine.
+    const response = await guardedFetch(`${server.origin}/`, {
+      guard: { ...loopback(), timeoutMs: 100 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(await response.text()).toBe('hello');
+  });
+
+  it('still enforces the limit on a sized body that is only partly in when returned', async () => {
+    const response = await guardedFetch(`${server.origin}/stall-sized-body`, {
+      guard: { ...loopback(), timeoutMs: 200 },
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe('partial');
+    const error = await rejection(reader.read());
+    expect(NetworkLimitError.isInstance(error)).toBe(true);
+    expect((error as NetworkLimitError).limit).toBe('timeout');
+  });
+
+  it('gives the caller its own abort reason while the body arrives', async () => {
+    const controller = new AbortController();
+    const response = await guardedFetch(`${server.origin}/stall-body`, {
+      signal: controller.signal,
+      guard: loopback(),
+    });
+    setTimeout(() => controller.abort(), 50);
+    const error = await rejection(response.text());
+    expect((error as Error).name).toBe('AbortError');
+  });
+
   it('streams a large body with Content-Length and still enforces the limit', async () => {
     const response = await guardedFetch(`${server.origin}/large-sized`, {
       guard: { ...loopback(), maxResponseBytes: 3_000_000 },
