@@ -36,9 +36,10 @@ function expire(deadline: FetchDeadline): void {
  *
  * It stands in as the call's dispatcher (a pass-through to the guarded `Agent`, whose connector
  * still checks every connection), so it sees each hop on the wire: when the limit passes it
- * aborts the hop in flight through undici's own abort (a hop not yet on a connection is aborted
- * before a byte is written) and rejects the pending hop with the `NetworkLimitError` at once; when
- * the call has returned its response and no hop is in flight, it releases the timer.
+ * aborts the hop on its connection through undici's own abort, or, for a hop still waiting for a
+ * connection, fails fetch at once and aborts the hop when the connection comes, before a byte of
+ * it is written; when the call has returned its response and no hop is in flight, it releases
+ * the timer.
  *
  * This replaces an `AbortController` per call passed as `signal`: in undici's fetch a signal
  * costs a listener, a `WeakRef` and a `FinalizationRegistry` entry per request, and the timer
@@ -55,10 +56,8 @@ export class FetchDeadline {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #inFlight = 0;
   #returned = false;
-  /** undici's abort of the hop on a connection, if any. */
-  #abort: AbortRequest | undefined;
-  /** Rejects the hop `fetch` is waiting for. */
-  #reject: ((reason: Error) => void) | undefined;
+  /** The hop on the wire (or waiting for its connection), if any. */
+  #hop: DeadlineHandler | undefined;
 
   constructor(agent: Dispatcher, timeoutMs: number) {
     this.#agent = agent;
@@ -78,21 +77,26 @@ export class FetchDeadline {
   }
 
   /**
-   * One hop through undici's fetch; `init.dispatcher` must be this deadline. Rejects with the
-   * `NetworkLimitError` as soon as the limit passes, even while a connection is still being made.
+   * One hop through undici's fetch; `init.dispatcher` must be this deadline. Fails with the
+   * `NetworkLimitError` (undici's `TypeError` has it as `cause`) as soon as the limit passes,
+   * even while the connection is still being made.
    */
   fetch(href: string, init: UndiciRequestInit): Promise<UndiciResponse> {
     if (this.reason !== undefined) return Promise.reject(this.reason);
-    return new Promise<UndiciResponse>((resolve, reject) => {
-      this.#reject = reject;
-      undiciFetch(href, init).then(resolve, reject);
-    });
+    return undiciFetch(href, init);
   }
 
   /** Undici's fetch dispatches each hop here; the guarded agent does the work. */
   dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const legacy = handler as LegacyHandler;
+    if (this.reason !== undefined) {
+      legacy.onError?.(this.reason);
+      return false;
+    }
     this.#inFlight += 1;
-    return this.#agent.dispatch(options, new DeadlineHandler(handler as LegacyHandler, this));
+    const hop = new DeadlineHandler(legacy, this);
+    this.#hop = hop;
+    return this.#agent.dispatch(options, hop);
   }
 
   /** The call hands its response to the caller: release the timer once nothing is in flight. */
@@ -101,20 +105,10 @@ export class FetchDeadline {
     if (this.#inFlight === 0) this.release();
   }
 
-  /** A hop reached a connection: `abort` cancels it (before it is written, if called now). */
-  connected(abort: AbortRequest): boolean {
-    if (this.reason !== undefined) {
-      abort(this.reason);
-      return false;
-    }
-    this.#abort = abort;
-    return true;
-  }
-
   /** One hop finished on the wire (its last byte arrived, or it failed). */
-  settled(abort: AbortRequest | undefined): void {
+  settled(hop: DeadlineHandler): void {
     this.#inFlight -= 1;
-    if (abort !== undefined && this.#abort === abort) this.#abort = undefined;
+    if (this.#hop === hop) this.#hop = undefined;
     if (this.#returned && this.#inFlight === 0) this.release();
   }
 
@@ -136,10 +130,7 @@ export class FetchDeadline {
       { details: { timeoutMs: this.#timeoutMs } },
     );
     this.reason = reason;
-    const abort = this.#abort;
-    this.#abort = undefined;
-    abort?.(reason);
-    this.#reject?.(reason);
+    this.#hop?.expire(reason);
   }
 }
 
@@ -150,7 +141,10 @@ export class FetchDeadline {
 class DeadlineHandler {
   readonly #handler: LegacyHandler;
   readonly #deadline: FetchDeadline;
+  /** undici's abort, once the hop has a connection. */
   #abort: AbortRequest | undefined;
+  /** Set when the limit cut the hop off: undici's later callbacks are not passed on. */
+  #cutOff: Error | undefined;
   #settled = false;
 
   constructor(handler: LegacyHandler, deadline: FetchDeadline) {
@@ -161,18 +155,37 @@ class DeadlineHandler {
   #settle(): void {
     if (!this.#settled) {
       this.#settled = true;
-      this.#deadline.settled(this.#abort);
+      this.#deadline.settled(this);
     }
   }
 
+  /**
+   * The limit passed. On a connection: undici's abort errors the hop (and fetch with it). Still
+   * waiting for one: fetch is failed now, and the hop is aborted when its connection comes,
+   * before a byte of it is written.
+   */
+  expire(reason: Error): void {
+    if (this.#settled) return;
+    if (this.#abort !== undefined) {
+      this.#abort(reason);
+      return;
+    }
+    this.#cutOff = reason;
+    this.#settle();
+    this.#handler.onError?.(reason);
+  }
+
   onConnect(abort: AbortRequest, context?: object): void {
+    if (this.#cutOff !== undefined) {
+      abort(this.#cutOff);
+      return;
+    }
     this.#abort = abort;
-    // Past the limit already: undici's abort errors the request before a byte is written.
-    if (this.#deadline.connected(abort)) this.#handler.onConnect?.(abort, context);
+    this.#handler.onConnect?.(abort, context);
   }
 
   onResponseStarted(): void {
-    this.#handler.onResponseStarted?.();
+    if (this.#cutOff === undefined) this.#handler.onResponseStarted?.();
   }
 
   onHeaders(
@@ -181,14 +194,17 @@ class DeadlineHandler {
     resume: () => void,
     statusText: string,
   ): boolean {
+    if (this.#cutOff !== undefined) return false;
     return this.#handler.onHeaders?.(statusCode, headers, resume, statusText) ?? true;
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.#cutOff !== undefined) return false;
     return this.#handler.onData?.(chunk) ?? true;
   }
 
   onComplete(trailers: string[] | null): void {
+    if (this.#cutOff !== undefined) return;
     try {
       this.#handler.onComplete?.(trailers);
     } finally {
@@ -197,6 +213,7 @@ class DeadlineHandler {
   }
 
   onError(error: Error): void {
+    if (this.#cutOff !== undefined) return;
     try {
       this.#handler.onError?.(error);
     } finally {
@@ -205,14 +222,14 @@ class DeadlineHandler {
   }
 
   onUpgrade(statusCode: number, headers: Buffer[] | string[] | null, socket: unknown): void {
-    this.#handler.onUpgrade?.(statusCode, headers, socket);
+    if (this.#cutOff === undefined) this.#handler.onUpgrade?.(statusCode, headers, socket);
   }
 
   onBodySent(chunk: unknown): void {
-    this.#handler.onBodySent?.(chunk);
+    if (this.#cutOff === undefined) this.#handler.onBodySent?.(chunk);
   }
 
   onRequestSent(): void {
-    this.#handler.onRequestSent?.();
+    if (this.#cutOff === undefined) this.#handler.onRequestSent?.();
   }
 }

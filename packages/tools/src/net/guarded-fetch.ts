@@ -82,6 +82,11 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
 }
 
 const NO_INIT: RequestInit = Object.freeze({});
+/**
+ * The request headers when the caller gives none. A `Headers` instance, because undici's fetch
+ * copies one without converting it as a record; private to this module and never changed.
+ */
+const IDENTITY_HEADERS = new UndiciHeaders({ 'accept-encoding': 'identity' });
 const IDENTITY_ONLY: Readonly<Record<string, string>> = Object.freeze({
   'accept-encoding': 'identity',
 });
@@ -205,7 +210,7 @@ async function fetchThroughGuard(
   // through the dispatcher, so the caller's signal (if any) goes to undici as it is.
   const deadline = new FetchDeadline(dispatcher, timeoutMs);
 
-  // Without caller headers, a constant record avoids building a Headers object per request.
+  // Without caller headers, one shared Headers instance avoids building one per request.
   let headers: UndiciHeaders | undefined;
   if (requestInit.headers !== undefined && requestInit.headers !== null) {
     headers = new UndiciHeaders(requestInit.headers as UndiciHeadersInit);
@@ -218,14 +223,24 @@ async function fetchThroughGuard(
 
   try {
     for (let hop = 0; ; hop += 1) {
-      const response = await deadline.fetch(href, {
-        ...(requestInit === NO_INIT ? undefined : (requestInit as unknown as UndiciRequestInit)),
-        method,
-        headers: headers ?? IDENTITY_ONLY,
-        body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
-        redirect: 'manual',
-        dispatcher: deadline as unknown as Dispatcher,
-      });
+      // Without caller init members the request is a GET without a body (a redirect keeps it
+      // one), so only what differs from undici's defaults is passed.
+      const hopInit: UndiciRequestInit =
+        requestInit === NO_INIT
+          ? {
+              headers: headers ?? IDENTITY_HEADERS,
+              redirect: 'manual',
+              dispatcher: deadline as unknown as Dispatcher,
+            }
+          : {
+              ...(requestInit as unknown as UndiciRequestInit),
+              method,
+              headers: headers ?? IDENTITY_HEADERS,
+              body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
+              redirect: 'manual',
+              dispatcher: deadline as unknown as Dispatcher,
+            };
+      const response = await deadline.fetch(href, hopInit);
       const location =
         redirectMode === 'manual' || !REDIRECT_STATUSES.has(response.status)
           ? null
