@@ -40,8 +40,9 @@ export interface GuardedFetchOptions {
   /** Response byte limit, checked against `Content-Length` and while streaming. Default 10 MiB. */
   readonly maxResponseBytes?: number;
   /**
-   * Total time limit in milliseconds, including reading the body. Default 30,000; at most
-   * {@link MAX_TIMER_MS} (long-lived event streams need a large value).
+   * Total time limit in milliseconds: DNS, connect, every redirect hop and the response body
+   * until its last byte has arrived (a body that has fully arrived can be read later). Default
+   * 30,000; at most {@link MAX_TIMER_MS} (long-lived event streams need a large value).
    */
   readonly timeoutMs?: number;
   /** Most redirects followed when `redirect: 'follow'`. Default 5. */
@@ -128,7 +129,7 @@ function isReplayableBody(body: unknown): boolean {
  * follows redirects only with `redirect: 'follow'` (re-checking every hop and dropping
  * `Authorization`, `Cookie` and `Proxy-Authorization` across origins), refuses a response whose
  * `Content-Length` exceeds the byte limit and errors the body stream once more bytes arrive,
- * and aborts everything after the total time limit.
+ * and cuts the call off after the total time limit (until the body's last byte has arrived).
  *
  * Throws `NetworkPolicyError` for refused URLs/addresses/redirects and `NetworkLimitError` for
  * exceeded limits (the body stream errors with it too); connection failures stay undici's
@@ -218,7 +219,7 @@ async function fetchThroughGuard(
     headers.delete('proxy-authorization');
     headers.set('accept-encoding', 'identity');
   }
-  let method = (requestInit.method ?? 'GET').toUpperCase();
+  let method = requestInit.method === undefined ? 'GET' : requestInit.method.toUpperCase();
   let body = requestInit.body;
 
   try {
