@@ -103,6 +103,19 @@ beforeAll(async () => {
       response.end(packed);
       return;
     }
+    if (url.pathname === '/jitter') {
+      // Headers and body at a random moment, sometimes apart, to race the time limit.
+      const delay = Number(url.searchParams.get('ms') ?? 0);
+      setTimeout(() => {
+        response.writeHead(200, { 'content-length': '10' });
+        if (delay % 2 === 0) response.end('0123456789');
+        else {
+          response.write('01234');
+          setTimeout(() => response.end('56789'), 1);
+        }
+      }, delay);
+      return;
+    }
     if (url.pathname === '/close') {
       response.writeHead(200, { connection: 'close' });
       response.end('closing');
@@ -645,6 +658,34 @@ describe('guardedFetch', () => {
     } finally {
       await dispatcher.close();
     }
+  });
+
+  it('races the time limit against the response: a full body or NetworkLimitError, nothing else (200 calls)', async () => {
+    const dispatcher = createGuardedDispatcher({ allowNonPublic: approveLoopback });
+    const outcomes = { ok: 0, timeout: 0 };
+    try {
+      for (let round = 0; round < 20; round += 1) {
+        await Promise.all(
+          Array.from({ length: 10 }, async (_, index) => {
+            const ms = (round * 7 + index * 3) % 40;
+            try {
+              const response = await guardedFetch(`${server.origin}/jitter?ms=${ms}`, {
+                guard: { dispatcher, allowHttpLoopback: true, timeoutMs: 5 + ((index * 13) % 70) },
+              });
+              expect(await response.text()).toBe('0123456789');
+              outcomes.ok += 1;
+            } catch (error) {
+              expect(NetworkLimitError.isInstance(error)).toBe(true);
+              expect((error as NetworkLimitError).limit).toBe('timeout');
+              outcomes.timeout += 1;
+            }
+          }),
+        );
+      }
+    } finally {
+      await dispatcher.close();
+    }
+    expect(outcomes.ok + outcomes.timeout).toBe(200);
   });
 
   it('keeps no time limit on a body that has fully arrived', async () => {
