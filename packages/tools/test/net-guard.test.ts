@@ -78,6 +78,12 @@ beforeAll(async () => {
       setTimeout(() => response.end('y'.repeat(3000)), 10);
       return;
     }
+    if (url.pathname === '/burst') {
+      // Chunked (no Content-Length), all of it in one write: fully in before fetch resolves.
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.end('z'.repeat(5000));
+      return;
+    }
     if (url.pathname === '/stall-headers') return;
     if (url.pathname === '/stall-body') {
       response.writeHead(200);
@@ -580,6 +586,26 @@ describe('guardedFetch', () => {
     expect(NetworkLimitError.isInstance(error)).toBe(true);
     expect((error as NetworkLimitError).limit).toBe('response-bytes');
   });
+
+  it.each([
+    ['over the limit', 4999, 'error'],
+    ['exactly at the limit', 5000, 'ok'],
+  ])(
+    'counts a chunked body that arrived whole before the response was returned: %s',
+    async (_name, maxResponseBytes, outcome) => {
+      const response = await guardedFetch(`${server.origin}/burst`, {
+        guard: { ...loopback(), maxResponseBytes },
+      });
+      expect(response.headers.get('content-length')).toBeNull();
+      if (outcome === 'ok') {
+        expect((await response.text()).length).toBe(5000);
+      } else {
+        const error = await rejection(response.text());
+        expect(NetworkLimitError.isInstance(error)).toBe(true);
+        expect((error as NetworkLimitError).limit).toBe('response-bytes');
+      }
+    },
+  );
 
   it('enforces the total time limit while waiting for headers', async () => {
     const error = await rejection(

@@ -58,6 +58,8 @@ export class FetchDeadline {
   #returned = false;
   /** The hop on the wire (or waiting for its connection), if any. */
   #hop: DeadlineHandler | undefined;
+  /** The latest hop dispatched (the one whose response the call returns). */
+  #last: DeadlineHandler | undefined;
 
   constructor(agent: Dispatcher, timeoutMs: number) {
     this.#agent = agent;
@@ -74,6 +76,11 @@ export class FetchDeadline {
   /** True when no hop is on the wire (the last response has fully arrived, or failed). */
   get idle(): boolean {
     return this.#inFlight === 0;
+  }
+
+  /** Body bytes the latest hop received from the wire (before any content decoding). */
+  get receivedBytes(): number {
+    return this.#last?.received ?? 0;
   }
 
   /**
@@ -96,6 +103,7 @@ export class FetchDeadline {
     this.#inFlight += 1;
     const hop = new DeadlineHandler(legacy, this);
     this.#hop = hop;
+    this.#last = hop;
     return this.#agent.dispatch(options, hop);
   }
 
@@ -146,6 +154,8 @@ class DeadlineHandler {
   /** Set when the limit cut the hop off: undici's later callbacks are not passed on. */
   #cutOff: Error | undefined;
   #settled = false;
+  /** Body bytes passed on so far. */
+  received = 0;
 
   constructor(handler: LegacyHandler, deadline: FetchDeadline) {
     this.#handler = handler;
@@ -200,6 +210,7 @@ class DeadlineHandler {
 
   onData(chunk: Buffer): boolean {
     if (this.#cutOff !== undefined) return false;
+    this.received += chunk.length;
     return this.#handler.onData?.(chunk) ?? true;
   }
 

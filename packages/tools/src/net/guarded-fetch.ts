@@ -242,6 +242,8 @@ async function fetchThroughGuard(
               dispatcher: deadline as unknown as Dispatcher,
             };
       const response = await deadline.fetch(href, hopInit);
+      // The limit passed between the response and here: the call is over (its body may be cut).
+      if (deadline.reason !== undefined) throw deadline.reason;
       const location =
         redirectMode === 'manual' || !REDIRECT_STATUSES.has(response.status)
           ? null
@@ -337,15 +339,16 @@ function limitResponse(
   const source = response.body;
   if (
     source !== null &&
-    sized &&
     !NULL_BODY_STATUSES.has(response.status) &&
     deadline.idle &&
+    (sized || deadline.receivedBytes <= maxResponseBytes) &&
     isIdentity(response.headers.get('content-encoding'))
   ) {
-    // Without a content coding, undici never delivers more than Content-Length bytes, so the
-    // declared size (checked above) bounds the body; and the whole body has already arrived
-    // (no hop is on the wire), so it cannot run past the time limit either. A body still
-    // arriving goes through the counting stream below, which reports the deadline's error.
+    // The whole body has already arrived (no hop is on the wire), so it cannot run past the
+    // time limit; and without a content coding its size is what came off the wire: at most the
+    // Content-Length checked above (undici never delivers more), or the bytes just counted. A
+    // body still arriving, or one that needs decoding, goes through the counting stream below,
+    // which also reports the deadline's error.
     if (redirected) {
       Object.defineProperty(response, 'redirected', { value: true, enumerable: true });
     }
