@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson, sha256Hex } from './canonical-json.js';
 import { GatewayStateError } from './errors.js';
 
 /** One audited call. Digests only: never arguments, results or tokens. */
@@ -49,9 +48,7 @@ export interface AuditVerification {
 const GENESIS = 'genesis';
 
 function hashLine(previous: string, entry: AuditEntry): string {
-  return `sha256:${createHash('sha256')
-    .update(`${previous}\n${canonicalJson(entry)}`, 'utf8')
-    .digest('hex')}`;
+  return `sha256:${sha256Hex(`${previous}\n${canonicalJson(entry)}`)}`;
 }
 
 /**
@@ -66,6 +63,8 @@ export class AuditLog {
   readonly #maxBytes: number;
   #last: string | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** Appends queued behind the first read of the last hash (or behind one another). */
+  #waiting = 0;
   #fd: number | undefined;
   #size = 0;
 
@@ -75,16 +74,33 @@ export class AuditLog {
     this.#maxBytes = maxBytes;
   }
 
-  /** Appends one entry; resolves when it is on disk. */
+  /**
+   * Appends one entry; resolves when it is on disk. Once the chain's last hash is known and no
+   * earlier append is waiting, the line is written at once (the same synchronous write, without
+   * a trip through the queue); otherwise it waits its turn behind the earlier ones.
+   */
   append(entry: AuditEntry): Promise<AuditLine> {
-    const run = this.#queue.then(() => this.#append(entry));
+    if (this.#last !== undefined && this.#waiting === 0) {
+      try {
+        return Promise.resolve(this.#write(this.#last, entry));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    this.#waiting += 1;
+    const run = this.#queue.then(async () => {
+      try {
+        if (this.#last === undefined) this.#last = await lastHash(this.path);
+        return this.#write(this.#last, entry);
+      } finally {
+        this.#waiting -= 1;
+      }
+    });
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async #append(entry: AuditEntry): Promise<AuditLine> {
-    if (this.#last === undefined) this.#last = await lastHash(this.path);
-    const previous = this.#last;
+  #write(previous: string, entry: AuditEntry): AuditLine {
     const line: AuditLine = { ...entry, previous, hash: hashLine(previous, entry) };
     const bytes = Buffer.from(`${JSON.stringify(line)}\n`, 'utf8');
     try {
