@@ -102,7 +102,7 @@ export class AuditLog {
 
   #write(previous: string, entry: AuditEntry): AuditLine {
     const line: AuditLine = { ...entry, previous, hash: hashLine(previous, entry) };
-    const bytes = Buffer.from(`${JSON.stringify(line)}\n`, 'utf8');
+    const text = `${JSON.stringify(line)}\n`;
     try {
       if (this.#fd === undefined) {
         this.#fd = openSync(this.path, 'a', 0o600);
@@ -121,11 +121,14 @@ export class AuditLog {
       }
       // One synchronous append of a few hundred bytes to an open descriptor: far cheaper per call
       // than a stat, open, write and close through the thread pool, and on disk before the answer.
-      let written = 0;
-      while (written < bytes.length) {
-        written += writeSync(this.#fd, bytes, written, bytes.length - written);
+      // The string is written as it is; only a short write (rare) needs the bytes to go on from.
+      const length = Buffer.byteLength(text, 'utf8');
+      let written = writeSync(this.#fd, text, null, 'utf8');
+      if (written < length) {
+        const bytes = Buffer.from(text, 'utf8');
+        while (written < length) written += writeSync(this.#fd, bytes, written, length - written);
       }
-      this.#size += bytes.length;
+      this.#size += length;
     } catch (error) {
       if (GatewayStateError.isInstance(error)) throw error;
       throw new GatewayStateError('Cannot write the audit log', { cause: error });

@@ -1,17 +1,34 @@
 import { hash } from 'node:crypto';
 
+/** What `JSON.stringify` escapes in a string: `"`, `\\`, controls, and surrogates (lone ones). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters JSON escapes are the point
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`, without the call when nothing in `text` needs escaping. */
+function quoted(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
 /**
  * JSON with object keys sorted and `undefined` members left out; the basis of every digest.
  *
  * Runs on every gateway call (the arguments, the result and the audit line), so it is written
- * for speed: one pass, no intermediate arrays of parts, and the keys sorted only when they are
- * not in order already. The output is exactly that of the plain definition: sorted keys
- * (`Array.prototype.sort`, UTF-16 code unit order), `JSON.stringify` for every key and
- * primitive, `null` for `undefined` and for values JSON cannot hold.
+ * for speed: one pass, no intermediate arrays of parts, keys sorted only when they are not in
+ * order already, and strings that need no escaping quoted as they are. The output is exactly that
+ * of the plain definition: sorted keys (`Array.prototype.sort`, UTF-16 code unit order),
+ * `JSON.stringify` for every key and primitive, `null` for `undefined` and for values JSON
+ * cannot hold.
  */
 export function canonicalJson(value: unknown): string {
-  if (typeof value !== 'object') {
-    return value === undefined ? 'null' : (JSON.stringify(value) ?? 'null');
+  switch (typeof value) {
+    case 'string':
+      return quoted(value);
+    case 'object':
+      break;
+    case 'undefined':
+      return 'null';
+    default:
+      return JSON.stringify(value) ?? 'null';
   }
   if (value === null) return 'null';
   if (Array.isArray(value)) {
@@ -34,7 +51,7 @@ export function canonicalJson(value: unknown): string {
     const member = record[key];
     if (member === undefined) continue;
     if (out.length > 1) out += ',';
-    out += `${JSON.stringify(key)}:${canonicalJson(member)}`;
+    out += `${quoted(key)}:${canonicalJson(member)}`;
   }
   return `${out}}`;
 }
