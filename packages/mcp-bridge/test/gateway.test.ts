@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { RiskPolicy } from '@toolfence/tools';
+import { type Authorizer, type PermissionDecision, RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
 import { AuditLog, verifyAuditLog } from '../src/gateway/audit-log.js';
@@ -63,12 +64,14 @@ async function serverCalls(): Promise<{ name: string; args: unknown }[]> {
     .map((line) => JSON.parse(line));
 }
 
-async function startGateway(options: { noteDescription?: string; observe?: boolean } = {}) {
+async function startGateway(
+  options: { noteDescription?: string; observe?: boolean; authorizer?: Authorizer } = {},
+) {
   const pins = await PinStore.open(join(folder, 'toolfence.lock.json'));
   const audit = new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024);
   const gateway = new McpGateway({
     config: configFor(options.noteDescription),
-    authorizer: policy(),
+    authorizer: options.authorizer ?? policy(),
     pins,
     audit,
     ...(options.observe === undefined ? {} : { observe: options.observe }),
@@ -369,5 +372,111 @@ describe('gateway config file reading', () => {
         expect(err.join('')).toContain(message);
       }
     },
+  );
+});
+
+describe('McpGateway audit lines', () => {
+  it('audits every call in one line format: keys in order, an ISO time, digests of canonical JSON', async () => {
+    const gateway = await startGateway();
+    const client = await downstream(gateway);
+    const before = Date.now();
+    await client.callTool({ name: 'tk__note', arguments: { id: 'n1', extra: { b: 1, a: [2] } } });
+    const after = Date.now();
+    const [line] = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
+    const entry = JSON.parse(line as string) as Record<string, string>;
+    expect(Object.keys(entry)).toEqual([
+      'time',
+      'tool',
+      'pin',
+      'argumentsDigest',
+      'decision',
+      'outcome',
+      'resultDigest',
+      'previous',
+      'hash',
+    ]);
+    expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const time = Date.parse(entry.time as string);
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(after);
+    const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+    // Sorted keys at every depth, no spaces: the digest a reader can recompute from the arguments.
+    expect(entry.argumentsDigest).toBe(sha('{"extra":{"a":[2],"b":1},"id":"n1"}'));
+    const { previous, hash, ...rest } = entry;
+    expect(previous).toBe('genesis');
+    const canonical = `{${Object.keys(rest)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${JSON.stringify(rest[key])}`)
+      .join(',')}}`;
+    expect(hash).toBe(sha(`genesis\n${canonical}`));
+    expect(entry).toMatchObject({ tool: 'tk__note', decision: 'allow', outcome: 'ok' });
+  }, 30_000);
+
+  // The gateway records the policy's decision for the audit line whether the policy answers at
+  // once or through a promise; a throw or a rejection is a denial, and an `ask` without a way to
+  // ask the user is declined. Each row: what the authorizer does, the audited decision and outcome.
+  const allow: PermissionDecision = { verdict: 'allow' };
+  const deny: PermissionDecision = { verdict: 'deny', reason: 'test' };
+  const ask: PermissionDecision = { verdict: 'ask', reason: 'test' };
+  it.each<{ name: string; authorize: Authorizer['authorize']; decision: string; outcome: string }>([
+    { name: 'allows at once', authorize: () => allow, decision: 'allow', outcome: 'ok' },
+    {
+      name: 'allows through a promise',
+      authorize: async () => allow,
+      decision: 'allow',
+      outcome: 'ok',
+    },
+    { name: 'denies at once', authorize: () => deny, decision: 'deny', outcome: 'denied' },
+    {
+      name: 'denies through a promise',
+      authorize: async () => deny,
+      decision: 'deny',
+      outcome: 'denied',
+    },
+    { name: 'asks at once', authorize: () => ask, decision: 'ask', outcome: 'declined' },
+    {
+      name: 'asks through a promise',
+      authorize: async () => ask,
+      decision: 'ask',
+      outcome: 'declined',
+    },
+    {
+      name: 'throws',
+      authorize: () => {
+        throw new Error('policy broke');
+      },
+      decision: 'deny',
+      outcome: 'denied',
+    },
+    {
+      name: 'rejects',
+      authorize: () => Promise.reject(new Error('policy broke')),
+      decision: 'deny',
+      outcome: 'denied',
+    },
+    {
+      name: 'answers something else at once',
+      authorize: () => ({ verdict: 'maybe' }) as never,
+      decision: 'deny',
+      outcome: 'denied',
+    },
+    {
+      name: 'answers something else through a promise',
+      authorize: async () => ({ verdict: 'maybe' }) as never,
+      decision: 'deny',
+      outcome: 'denied',
+    },
+  ])(
+    'an authorizer that $name is audited as $decision / $outcome',
+    async ({ authorize, decision, outcome }) => {
+      const gateway = await startGateway({ authorizer: { authorize } });
+      const client = await downstream(gateway);
+      const result = await client.callTool({ name: 'tk__note', arguments: { id: 'a' } });
+      expect(result.isError === true).toBe(outcome !== 'ok');
+      const [line] = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
+      expect(JSON.parse(line as string)).toMatchObject({ decision, outcome });
+      expect((await serverCalls()).length).toBe(outcome === 'ok' ? 1 : 0);
+    },
+    30_000,
   );
 });

@@ -183,7 +183,8 @@ export async function scripted(
         return;
       }
       res.writeHead(reply.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(reply.body));
+      // A Buffer is sent byte for byte (for bodies that are not valid UTF-8 or JSON).
+      res.end(Buffer.isBuffer(reply.body) ? reply.body : JSON.stringify(reply.body));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -339,6 +339,49 @@ describe('UnsupportedProtocolVersionError (-32022) and the legacy signals', () =
     }
   });
 
+  it('reads a 4xx body that is not UTF-8 as no error body (a legacy signal), not as a -32022', async () => {
+    const refusal = Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":0,"error":{"code":-32022,"message":"bad '),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(`","data":{"supported":["${MODERN}"]}}}`),
+    ]);
+    const endpoint = await scripted((body) =>
+      body.method === 'server/discover'
+        ? { status: 400, body: refusal }
+        : body.method === 'initialize'
+          ? {
+              status: 200,
+              body: {
+                jsonrpc: '2.0',
+                id: body.id,
+                result: {
+                  protocolVersion: '2025-11-25',
+                  capabilities: {},
+                  serverInfo: { name: 'legacy', version: '1' },
+                },
+              },
+            }
+          : { status: 202 },
+    );
+    const client = new McpClient({
+      url: endpoint.url,
+      allowNonPublic: allowLoopback,
+      standaloneStream: false,
+    });
+    try {
+      await client.connect();
+      expect(client.protocolVersion).toBe('2025-11-25');
+      expect(endpoint.requests.map((request) => request.body?.method)).toEqual([
+        'server/discover',
+        'initialize',
+        'notifications/initialized',
+      ]);
+    } finally {
+      await client.close();
+      await endpoint.close();
+    }
+  });
+
   it('does not fall back on a 500 (the server is broken, not legacy)', async () => {
     const endpoint = await scripted(() => ({ status: 500 }));
     const client = new McpClient({ url: endpoint.url, allowNonPublic: allowLoopback });

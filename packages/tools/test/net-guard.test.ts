@@ -78,6 +78,12 @@ beforeAll(async () => {
       setTimeout(() => response.end('y'.repeat(3000)), 10);
       return;
     }
+    if (url.pathname === '/burst') {
+      // Chunked (no Content-Length), all of it in one write: fully in before fetch resolves.
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.end('z'.repeat(5000));
+      return;
+    }
     if (url.pathname === '/stall-headers') return;
     if (url.pathname === '/stall-body') {
       response.writeHead(200);
@@ -101,6 +107,19 @@ beforeAll(async () => {
         'content-length': String(packed.length),
       });
       response.end(packed);
+      return;
+    }
+    if (url.pathname === '/jitter') {
+      // Headers and body at a random moment, sometimes apart, to race the time limit.
+      const delay = Number(url.searchParams.get('ms') ?? 0);
+      setTimeout(() => {
+        response.writeHead(200, { 'content-length': '10' });
+        if (delay % 2 === 0) response.end('0123456789');
+        else {
+          response.write('01234');
+          setTimeout(() => response.end('56789'), 1);
+        }
+      }, delay);
       return;
     }
     if (url.pathname === '/close') {
@@ -568,6 +587,26 @@ describe('guardedFetch', () => {
     expect((error as NetworkLimitError).limit).toBe('response-bytes');
   });
 
+  it.each([
+    ['over the limit', 4999, 'error'],
+    ['exactly at the limit', 5000, 'ok'],
+  ])(
+    'counts a chunked body that arrived whole before the response was returned: %s',
+    async (_name, maxResponseBytes, outcome) => {
+      const response = await guardedFetch(`${server.origin}/burst`, {
+        guard: { ...loopback(), maxResponseBytes },
+      });
+      expect(response.headers.get('content-length')).toBeNull();
+      if (outcome === 'ok') {
+        expect((await response.text()).length).toBe(5000);
+      } else {
+        const error = await rejection(response.text());
+        expect(NetworkLimitError.isInstance(error)).toBe(true);
+        expect((error as NetworkLimitError).limit).toBe('response-bytes');
+      }
+    },
+  );
+
   it('enforces the total time limit while waiting for headers', async () => {
     const error = await rejection(
       guardedFetch(`${server.origin}/stall-headers`, { guard: { ...loopback(), timeoutMs: 150 } }),
@@ -591,6 +630,120 @@ describe('guardedFetch', () => {
     );
     expect(NetworkLimitError.isInstance(error)).toBe(true);
     expect((error as NetworkLimitError).limit).toBe('timeout');
+  });
+
+  it('enforces the total time limit while the connection is still being made, and never sends the request', async () => {
+    let answer: (() => void) | undefined;
+    const resolver: Resolver = (hostname) =>
+      new Promise((resolve) => {
+        answer = () => resolve([{ address: '127.0.0.1', family: 4 }]);
+        expect(hostname).toBe('localhost');
+      });
+    const dispatcher = createGuardedDispatcher({ resolver, allowNonPublic: approveLoopback });
+    const before = server.seen.length;
+    try {
+      const started = Date.now();
+      const error = await rejection(
+        guardedFetch(`http://localhost:${server.port}/late`, {
+          guard: { dispatcher, allowHttpLoopback: true, timeoutMs: 100 },
+        }),
+      );
+      expect(NetworkLimitError.isInstance(error)).toBe(true);
+      expect((error as NetworkLimitError).limit).toBe('timeout');
+      expect(Date.now() - started).toBeLessThan(2000);
+      // The lookup answers after the limit: the connection opens, the request is not written.
+      answer?.();
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(server.seen.slice(before).map((seen) => seen.url)).not.toContain('/late');
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('asks allowNonPublic again on every call to a repeated IP-literal URL', async () => {
+    // The literal's classification is cached with the URL text; the host's answer never is,
+    // and a pooled (already approved) connection does not stand in for it.
+    let approve = true;
+    const asked: unknown[] = [];
+    const dispatcher = createGuardedDispatcher({
+      allowNonPublic: (target, address) => {
+        asked.push([target, address]);
+        return approve && address.range === 'loopback';
+      },
+    });
+    try {
+      const guard = { dispatcher, allowHttpLoopback: true };
+      expect(await (await guardedFetch(`${server.origin}/repeat`, { guard })).text()).toBe('hello');
+      const calls = asked.length;
+      approve = false;
+      const error = await rejection(guardedFetch(`${server.origin}/repeat`, { guard }));
+      expect((error as NetworkPolicyError).reason).toBe('address');
+      expect(asked.length).toBe(calls + 1);
+      expect(Object.isFrozen((asked.at(-1) as unknown[])[0])).toBe(true);
+      expect(Object.isFrozen((asked.at(-1) as unknown[])[1])).toBe(true);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('races the time limit against the response: a full body or NetworkLimitError, nothing else (200 calls)', async () => {
+    const dispatcher = createGuardedDispatcher({ allowNonPublic: approveLoopback });
+    const outcomes = { ok: 0, timeout: 0 };
+    try {
+      for (let round = 0; round < 20; round += 1) {
+        await Promise.all(
+          Array.from({ length: 10 }, async (_, index) => {
+            const ms = (round * 7 + index * 3) % 40;
+            try {
+              const response = await guardedFetch(`${server.origin}/jitter?ms=${ms}`, {
+                guard: { dispatcher, allowHttpLoopback: true, timeoutMs: 5 + ((index * 13) % 70) },
+              });
+              expect(await response.text()).toBe('0123456789');
+              outcomes.ok += 1;
+            } catch (error) {
+              expect(NetworkLimitError.isInstance(error)).toBe(true);
+              expect((error as NetworkLimitError).limit).toBe('timeout');
+              outcomes.timeout += 1;
+            }
+          }),
+        );
+      }
+    } finally {
+      await dispatcher.close();
+    }
+    expect(outcomes.ok + outcomes.timeout).toBe(200);
+  });
+
+  it('keeps no time limit on a body that has fully arrived', async () => {
+    // The limit bounds the network exchange: once the last byte is in, reading it later is fine.
+    const response = await guardedFetch(`${server.origin}/`, {
+      guard: { ...loopback(), timeoutMs: 100 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(await response.text()).toBe('hello');
+  });
+
+  it('still enforces the limit on a sized body that is only partly in when returned', async () => {
+    const response = await guardedFetch(`${server.origin}/stall-sized-body`, {
+      guard: { ...loopback(), timeoutMs: 200 },
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe('partial');
+    const error = await rejection(reader.read());
+    expect(NetworkLimitError.isInstance(error)).toBe(true);
+    expect((error as NetworkLimitError).limit).toBe('timeout');
+  });
+
+  it('gives the caller its own abort reason while the body arrives', async () => {
+    const controller = new AbortController();
+    const response = await guardedFetch(`${server.origin}/stall-body`, {
+      signal: controller.signal,
+      guard: loopback(),
+    });
+    setTimeout(() => controller.abort(), 50);
+    const error = await rejection(response.text());
+    expect((error as Error).name).toBe('AbortError');
   });
 
   it('streams a large body with Content-Length and still enforces the limit', async () => {

@@ -176,6 +176,22 @@ function checkNameList(name: string, value: unknown): ReadonlySet<string> | unde
 /** A server tool name that may go into a log as it is (the MCP adapter's rule for listings). */
 const SAFE_LOG_NAME = /^[A-Za-z0-9_.:/-]{1,128}$/;
 
+/** The options of a call without a signal (one frozen object, not a new one per call). */
+const NO_CALL_OPTIONS = Object.freeze({});
+
+/** A validator's check for one schema, bound once when the tool is bridged. */
+type SchemaCheck = (value: JsonValue) => ReturnType<SchemaValidator['validate']>;
+
+/**
+ * The check of one (already prepared) schema: with the default `AjvSchemaValidator`, its compiled
+ * function (a call does not look the schema up again); with a host's validator, its `validate`.
+ * Either way the value is validated in full on every call.
+ */
+function schemaCheck(validator: SchemaValidator, schema: JsonObject): SchemaCheck {
+  if (validator instanceof AjvSchemaValidator) return validator.compile(schema);
+  return (value) => validator.validate(schema, value);
+}
+
 /** JSON-RPC's code for an internal error of the server. */
 const JSON_RPC_INTERNAL_ERROR = -32603;
 
@@ -412,6 +428,12 @@ function bridgeOne(
   // structured result: a listing of 1,000 tools with distinct output schemas compiles none.
   const { validator } = options;
   prepareSchema(validator, remoteName, 'inputSchema', inputSchema);
+  const checkArguments = schemaCheck(validator, inputSchema);
+  const mapping = Object.freeze({
+    server: options.prefix ?? 'mcp',
+    tool: remoteName,
+    limits: options.limits,
+  });
   const annotations = info.annotations as JsonObject | undefined;
   // A declared contract needs tool-contract's keys (in annotations or in `_meta`); annotations
   // with only MCP's standard hints (or none) cannot declare one, so the reading is skipped.
@@ -452,7 +474,7 @@ function bridgeOne(
   async function invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
     let verdict: ReturnType<SchemaValidator['validate']>;
     try {
-      verdict = validator.validate(inputSchema, args);
+      verdict = checkArguments(args);
     } catch (error) {
       throw new BridgeSchemaError('The inputSchema of a server tool cannot be compiled', {
         cause: error,
@@ -490,9 +512,11 @@ function bridgeOne(
     }
     let raw: unknown;
     try {
-      raw = await client.callTool(remoteName, args, {
-        ...(context.signal === undefined ? {} : { signal: context.signal }),
-      });
+      raw = await client.callTool(
+        remoteName,
+        args,
+        context.signal === undefined ? NO_CALL_OPTIONS : { signal: context.signal },
+      );
     } catch (error) {
       if (error instanceof AmbiguousDeliveryError) {
         return errorResult(ambiguousText(error.reason), {
@@ -528,11 +552,7 @@ function bridgeOne(
       }
       throw error;
     }
-    const result = mapCallToolResult(raw, {
-      server: options.prefix ?? 'mcp',
-      tool: remoteName,
-      limits: options.limits,
-    });
+    const result = mapCallToolResult(raw, mapping);
     if (
       outputSchema !== undefined &&
       result.isError !== true &&

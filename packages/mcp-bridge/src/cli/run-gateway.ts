@@ -1,6 +1,6 @@
-import { existsSync, type FSWatcher, watch } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
@@ -21,6 +21,7 @@ import {
   type PersistentConnectionStore,
 } from '../store/connection-store-from-url.js';
 import type { CliIo } from './cli-io.js';
+import { watchConfigFile } from './config-watch.js';
 import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
 import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
 import { MAX_GATEWAY_CONFIG_BYTES, readRegularFile } from './read-file.js';
@@ -293,16 +294,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     }, RELOAD_DEBOUNCE_MS);
   };
   const unsubscribe = io.reloads?.(() => schedule('SIGHUP'));
-  let watcher: FSWatcher | undefined;
-  try {
-    // The folder is watched, not the file: editors save by writing a new file and renaming it.
-    watcher = watch(dirname(loaded.path), (_event, file) => {
-      if (file === basename(loaded.path)) schedule('config changed');
-    });
-    watcher.on('error', () => watcher?.close());
-  } catch {
-    watcher = undefined;
-  }
+  const watcher = watchConfigFile(loaded.path, () => schedule('config changed'));
   for (const upstream of gateway.upstreams) {
     io.err(
       `toolfence-mcp: ${upstream.name}: ${upstream.state}, ${upstream.tools.length} tool(s)${
@@ -318,7 +310,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     try {
       http = await serveGatewayHttp(gateway, httpOptions(parsed.http, loaded.config, io));
     } catch (error) {
-      watcher?.close();
+      watcher.close();
       unsubscribe?.();
       await gateway.close();
       await release();
@@ -335,7 +327,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     await gateway.connect(transport);
   }
   await Promise.race([closed, io.stopped ?? new Promise<void>(() => undefined)]);
-  watcher?.close();
+  watcher.close();
   unsubscribe?.();
   if (timer !== undefined) clearTimeout(timer);
   await http?.close();

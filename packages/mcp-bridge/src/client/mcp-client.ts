@@ -124,6 +124,10 @@ export const DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
 
 const CALL_OPTION_KEYS: readonly string[] = Object.freeze(['signal', 'timeoutMs', 'meta']);
 
+/** The error for a bad per-call option (made once, not per call). */
+const callOptionError = (message: string, option: string): Error =>
+  new ClientConfigurationError(message, { details: { option } });
+
 /** The `params._meta` keys {@link McpCallOptions.meta} may set: W3C trace context only. */
 const CALL_META_KEYS: readonly string[] = Object.freeze(['traceparent', 'tracestate']);
 
@@ -411,10 +415,25 @@ function taskHandleOf(session: Session, result: Readonly<Record<string, unknown>
   return handle;
 }
 
-/** What the `tools/call` request itself gave: a result, or a task handle to poll. */
-type CallAnswer =
-  | { readonly result: McpCallToolResult; readonly task?: undefined }
-  | { readonly task: TaskHandle };
+/** A `tools/call` answered with a task handle (SEP-2663): the call is polled, never repeated. */
+class TaskAnswer {
+  readonly task: TaskHandle;
+  constructor(task: TaskHandle) {
+    this.task = task;
+  }
+}
+
+/**
+ * The checked result of a `tools/call`, with `content: []` when the server sent none. The
+ * result is the JSON-RPC layer's own copy of the server's object, so it is returned as it is
+ * when it has `content` (no second copy per call).
+ */
+function callResultOf(raw: Record<string, unknown>): McpCallToolResult {
+  const checked = checkCallResult(raw);
+  return (
+    checked.content === undefined ? { content: [], ...checked } : checked
+  ) as McpCallToolResult;
+}
 
 /** The raw `tools/call` result, as the server sent it (shape-checked, not mapped). */
 export type McpCallToolResult = CallToolResult;
@@ -807,12 +826,7 @@ export class McpClient {
       throw new ClientConfigurationError('The tool name must be a non-empty string');
     }
     checkCallOptions(options, 'callTool');
-    checkOptionKeys(
-      options,
-      CALL_OPTION_KEYS,
-      'callTool',
-      (message, option) => new ClientConfigurationError(message, { details: { option } }),
-    );
+    checkOptionKeys(options, CALL_OPTION_KEYS, 'callTool', callOptionError);
     const meta = options.meta === undefined ? undefined : checkCallMeta(options.meta);
     const timeoutMs =
       options.timeoutMs === undefined
@@ -820,11 +834,13 @@ export class McpClient {
         : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     // The call's own signal, linked to the caller's by one shared listener (see abort-link.ts).
     const link = linkSignal(options.signal);
-    const called = this.#semaphore.run(async (): Promise<CallAnswer> => {
+    const called = this.#semaphore.run(async (): Promise<McpCallToolResult | TaskAnswer> => {
       let reinitialized = false;
       for (;;) {
         options.signal?.throwIfAborted();
-        const session = await this.#ensureSession();
+        // An open session is used as it is (no extra promise per call); otherwise one is opened.
+        const current = this.#session;
+        const session = current?.alive === true ? current : await this.#ensureSession();
         this.#checkParamHeaders(session, name, args);
         try {
           const raw = await session.protocol.request(
@@ -838,8 +854,8 @@ export class McpClient {
             },
           );
           // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
-          if (isTaskResult(raw)) return { task: taskHandleOf(session, raw) };
-          return { result: { content: [], ...checkCallResult(raw) } as McpCallToolResult };
+          if (isTaskResult(raw)) return new TaskAnswer(taskHandleOf(session, raw));
+          return callResultOf(raw);
         } catch (error) {
           if (this.#sessionExpired(session, error, session.transport.failure, reinitialized)) {
             reinitialized = true;
@@ -852,13 +868,17 @@ export class McpClient {
         }
       }
     }, link?.signal);
-    let answer: CallAnswer;
-    try {
+    let answer: McpCallToolResult | TaskAnswer;
+    if (link === undefined) {
       answer = await called;
-    } finally {
-      link?.release();
+    } else {
+      try {
+        answer = await called;
+      } finally {
+        link.release();
+      }
     }
-    if (answer.task === undefined) return answer.result;
+    if (!(answer instanceof TaskAnswer)) return answer;
     const handle = answer.task;
     const closer = new AbortController();
     this.#taskWaits.add(closer);
@@ -877,7 +897,7 @@ export class McpClient {
       this.#taskWaits.delete(closer);
     }
     try {
-      return { content: [], ...checkCallResult(result) } as McpCallToolResult;
+      return callResultOf(result);
     } catch (error) {
       throw new TaskError('invalid', handle.taskId, false, { cause: error });
     }

@@ -1,16 +1,35 @@
+/** A task waiting for its turn, with what settles its caller's promise. */
 interface Waiter {
-  readonly grant: () => void;
+  readonly task: () => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+  readonly signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
 }
 
 /**
  * A counting semaphore that runs tasks with at most `limit` in flight, in arrival order. A task
  * that is still waiting for its turn when its signal aborts leaves the queue at once and rejects
  * with the signal's reason (it never started, so nothing was sent).
+ *
+ * The slot of a running task is freed by two handlers made once per semaphore (not a pair of
+ * closures per task), and a waiter is one record: a burst of calls costs the queue one object
+ * and one promise per waiting call.
  */
 export class Semaphore {
   readonly #limit: number;
   #active = 0;
-  readonly #waiting: Waiter[] = [];
+  #waiting: Waiter[] = [];
+  /** Index of the next waiter in `#waiting` (a queue without `shift`). */
+  #head = 0;
+  readonly #settled = <T>(value: T): T => {
+    this.#release();
+    return value;
+  };
+  readonly #failed = (error: unknown): never => {
+    this.#release();
+    throw error;
+  };
 
   constructor(limit: number) {
     this.#limit = limit;
@@ -26,18 +45,22 @@ export class Semaphore {
         reject(signal.reason);
         return;
       }
-      const onAbort = (): void => {
-        const index = this.#waiting.indexOf(waiter);
-        if (index !== -1) this.#waiting.splice(index, 1);
-        reject(signal?.reason);
-      };
       const waiter: Waiter = {
-        grant: () => {
-          signal?.removeEventListener('abort', onAbort);
-          this.#start(task).then(resolve, reject);
-        },
+        task,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        signal,
+        onAbort: undefined,
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal !== undefined) {
+        const onAbort = (): void => {
+          const index = this.#waiting.indexOf(waiter, this.#head);
+          if (index !== -1) this.#waiting.splice(index, 1);
+          reject(signal.reason);
+        };
+        waiter.onAbort = onAbort;
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
       this.#waiting.push(waiter);
     });
   }
@@ -50,22 +73,29 @@ export class Semaphore {
       this.#release();
       return Promise.reject(error);
     }
-    return running.then(
-      (value) => {
-        this.#release();
-        return value;
-      },
-      (error: unknown) => {
-        this.#release();
-        throw error;
-      },
-    );
+    return running.then(this.#settled, this.#failed);
   }
 
   /** Hands the slot to the next waiter, or frees it. */
   #release(): void {
-    const next = this.#waiting.shift();
-    if (next === undefined) this.#active--;
-    else next.grant();
+    const waiting = this.#waiting;
+    if (this.#head >= waiting.length) {
+      this.#active--;
+      return;
+    }
+    const next = waiting[this.#head] as Waiter;
+    waiting[this.#head] = undefined as unknown as Waiter;
+    this.#head++;
+    if (this.#head === waiting.length) {
+      // The queue ran empty: start over with a fresh array (the old one held only holes).
+      this.#waiting = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= waiting.length) {
+      // Long queues drop their consumed front now and then, so memory follows the queue.
+      this.#waiting = waiting.slice(this.#head);
+      this.#head = 0;
+    }
+    if (next.onAbort !== undefined) next.signal?.removeEventListener('abort', next.onAbort);
+    this.#start(next.task).then(next.resolve, next.reject);
   }
 }

@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson, sha256Hex } from './canonical-json.js';
 import { GatewayStateError } from './errors.js';
 
 /** One audited call. Digests only: never arguments, results or tokens. */
@@ -49,9 +48,7 @@ export interface AuditVerification {
 const GENESIS = 'genesis';
 
 function hashLine(previous: string, entry: AuditEntry): string {
-  return `sha256:${createHash('sha256')
-    .update(`${previous}\n${canonicalJson(entry)}`, 'utf8')
-    .digest('hex')}`;
+  return `sha256:${sha256Hex(`${previous}\n${canonicalJson(entry)}`)}`;
 }
 
 /**
@@ -66,6 +63,8 @@ export class AuditLog {
   readonly #maxBytes: number;
   #last: string | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** Appends queued behind the first read of the last hash (or behind one another). */
+  #waiting = 0;
   #fd: number | undefined;
   #size = 0;
 
@@ -75,18 +74,35 @@ export class AuditLog {
     this.#maxBytes = maxBytes;
   }
 
-  /** Appends one entry; resolves when it is on disk. */
+  /**
+   * Appends one entry; resolves when it is on disk. Once the chain's last hash is known and no
+   * earlier append is waiting, the line is written at once (the same synchronous write, without
+   * a trip through the queue); otherwise it waits its turn behind the earlier ones.
+   */
   append(entry: AuditEntry): Promise<AuditLine> {
-    const run = this.#queue.then(() => this.#append(entry));
+    if (this.#last !== undefined && this.#waiting === 0) {
+      try {
+        return Promise.resolve(this.#write(this.#last, entry));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    this.#waiting += 1;
+    const run = this.#queue.then(async () => {
+      try {
+        if (this.#last === undefined) this.#last = await lastHash(this.path);
+        return this.#write(this.#last, entry);
+      } finally {
+        this.#waiting -= 1;
+      }
+    });
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  async #append(entry: AuditEntry): Promise<AuditLine> {
-    if (this.#last === undefined) this.#last = await lastHash(this.path);
-    const previous = this.#last;
+  #write(previous: string, entry: AuditEntry): AuditLine {
     const line: AuditLine = { ...entry, previous, hash: hashLine(previous, entry) };
-    const bytes = Buffer.from(`${JSON.stringify(line)}\n`, 'utf8');
+    const text = `${JSON.stringify(line)}\n`;
     try {
       if (this.#fd === undefined) {
         this.#fd = openSync(this.path, 'a', 0o600);
@@ -105,11 +121,14 @@ export class AuditLog {
       }
       // One synchronous append of a few hundred bytes to an open descriptor: far cheaper per call
       // than a stat, open, write and close through the thread pool, and on disk before the answer.
-      let written = 0;
-      while (written < bytes.length) {
-        written += writeSync(this.#fd, bytes, written, bytes.length - written);
+      // The string is written as it is; only a short write (rare) needs the bytes to go on from.
+      const length = Buffer.byteLength(text, 'utf8');
+      let written = writeSync(this.#fd, text, null, 'utf8');
+      if (written < length) {
+        const bytes = Buffer.from(text, 'utf8');
+        while (written < length) written += writeSync(this.#fd, bytes, written, length - written);
       }
-      this.#size += bytes.length;
+      this.#size += length;
     } catch (error) {
       if (GatewayStateError.isInstance(error)) throw error;
       throw new GatewayStateError('Cannot write the audit log', { cause: error });

@@ -1,5 +1,19 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, digestOf } from './canonical-json.js';
+import { canonicalJson, digestOf, sha256Hex } from './canonical-json.js';
+
+/** The plain definition the fast one must match byte for byte (the one digests were made with). */
+function reference(value: unknown): string {
+  if (value === undefined) return 'null';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${Array.from(value, (item) => reference(item)).join(',')}]`;
+  const record = value as Record<string, unknown>;
+  return `{${Object.keys(record)
+    .sort()
+    .filter((key) => record[key] !== undefined)
+    .map((key) => `${JSON.stringify(key)}:${reference(record[key])}`)
+    .join(',')}}`;
+}
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and leaves out undefined members', () => {
@@ -23,5 +37,57 @@ describe('canonicalJson', () => {
     ]) {
       expect(digestOf(changed)).not.toBe(digest);
     }
+  });
+
+  // Keys already in order (no sort), out of order, integer-like keys (which Object.keys lists
+  // first, in numeric order, not in sorted order), a first member left out, code units above the
+  // BMP, and values JSON cannot hold.
+  it.each<[string, unknown]>([
+    ['sorted keys', { a: 1, b: { c: 2, d: [3] } }],
+    ['reversed keys', { z: 1, y: 2, x: { w: 3, v: 4 } }],
+    ['integer-like keys', { b: 1, 10: 2, 9: 3, '01': 4, a: 5 }],
+    ['first member undefined', { a: undefined, b: 1 }],
+    ['only undefined members', { a: undefined, b: undefined }],
+    ['last member undefined', { a: 1, b: undefined }],
+    ['keys by code unit', { '\u{1F600}': 1, '\uFFFF': 2, é: 3, E: 4, e: 5 }],
+    ['escapes in keys and strings', { 'a"b': 'c\nd', '\u2028': '\uD800', '': '' }],
+    [
+      'every character class JSON.stringify treats apart',
+      {
+        q: 'a"b',
+        b: 'a\\b',
+        c: '\u0000\u0008\t\n\u001f',
+        s: ' \u007f\u2028\u2029',
+        l: 'x\uDC00',
+        h: '\uD83D',
+        p: '\u{1F600}',
+        u: 'plain ascii and é',
+        '\u001f': 'key needs escape',
+        '"': 'quote key',
+      },
+    ],
+    ['arrays with holes', [undefined, new Array(2), null, [], [[]], {}]],
+    ['functions, symbols and non-finite numbers', [() => 1, Symbol('s'), Number.NaN, -0, 1e21]],
+    ['members that are functions', { f: () => 1, s: Symbol('s'), n: Number.POSITIVE_INFINITY }],
+    ['a date and a boxed string', { d: new Date(0), s: Object('ab') }],
+    [
+      'nested results',
+      { content: [{ type: 'text', text: 'x' }], metadata: { tool: 't', blockCount: 1 } },
+    ],
+    ['primitives', 'text'],
+    ['null', null],
+    ['undefined', undefined],
+  ])('matches the plain definition: %s', (_name, value) => {
+    expect(canonicalJson(value)).toBe(reference(value));
+  });
+
+  it('digests with one-shot SHA-256 exactly as a hash object does', () => {
+    for (const text of ['', 'a', '{"a":1}', 'é\u{1F600}', 'x'.repeat(100_000)]) {
+      expect(sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
+    }
+    const value = { b: [1, { d: 'é' }], a: null };
+    expect(digestOf(value)).toBe(
+      `sha256:${createHash('sha256').update(reference(value), 'utf8').digest('hex')}`,
+    );
   });
 });

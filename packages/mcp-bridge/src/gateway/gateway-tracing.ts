@@ -56,7 +56,8 @@ export interface GatewaySpan {
   readonly context: unknown;
 }
 
-const NO_SPAN: GatewaySpan = Object.freeze({
+/** The span that records nothing and carries no trace context (tracing off or not installed). */
+export const NO_SPAN: GatewaySpan = Object.freeze({
   set: () => undefined,
   end: () => undefined,
   context: undefined,

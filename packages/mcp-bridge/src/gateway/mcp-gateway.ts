@@ -15,6 +15,7 @@ import {
   type BudgetReserver,
   checkOptionKeys,
   createToolContext,
+  isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
   type Tool,
@@ -41,7 +42,8 @@ import {
   type GatewayConfig,
   type GatewayServerConfig,
 } from './gateway-config.js';
-import { type GatewaySpan, GatewayTracer } from './gateway-tracing.js';
+import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
+import { isoTime } from './iso-time.js';
 import { escapeInvisible, type GatewayPinStore, type PinReason } from './pin-store.js';
 
 /** Options of {@link McpGateway}. */
@@ -212,6 +214,19 @@ class TracedClient extends McpClient {
   }
 }
 
+/** What the authorizer is told in observe mode, whatever the policy decided. */
+const OBSERVED: PermissionDecision = Object.freeze({ verdict: 'allow', reason: 'observe' });
+
+/** What a malformed authorizer answer is recorded as: the denial the registry enforces. */
+const MALFORMED: PermissionDecision = Object.freeze({
+  verdict: 'deny',
+  reason: 'invalid-decision',
+});
+
+function isThenable(value: unknown): value is PromiseLike<PermissionDecision> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -302,12 +317,21 @@ export class McpGateway {
     const calls = this.#calls;
     const observe = this.#observe;
     const current = (): Authorizer => this.#authorizer;
+    const record = (request: AuthorizationRequest, decision: PermissionDecision) => {
+      const call = calls.get(request.context);
+      // What the registry enforces: a malformed answer is a denial (and audited as one).
+      if (call !== undefined) call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
+      return observe ? OBSERVED : decision;
+    };
+    // Answers in the authorizer's own time: a synchronous policy (RiskPolicy, RuleBasedPolicy)
+    // stays synchronous, so the registry decides the call without a promise; an asynchronous one
+    // is awaited. A throw or a rejection reaches the registry as it is (it counts as deny).
     const recording: Authorizer = {
-      async authorize(request: AuthorizationRequest): Promise<PermissionDecision> {
-        const decision = await current().authorize(request);
-        const call = calls.get(request.context);
-        if (call !== undefined) call.decision = decision;
-        return observe ? { verdict: 'allow', reason: 'observe' } : decision;
+      authorize(request: AuthorizationRequest) {
+        const answer = current().authorize(request);
+        return isThenable(answer)
+          ? Promise.resolve(answer).then((decision) => record(request, decision))
+          : record(request, answer);
       },
     };
     this.#registry = new ToolRegistry({
@@ -690,7 +714,7 @@ export class McpGateway {
     const offered = this.#offered.get(name);
     const modern = downstream.era === 'modern';
     const base = {
-      time: new Date().toISOString(),
+      time: isoTime(Date.now()),
       tool: name,
       pin: offered?.pin ?? 'unknown',
       argumentsDigest: digestOf(args),
@@ -739,12 +763,15 @@ export class McpGateway {
     };
     const context = createToolContext({ runId: `gateway-${randomUUID()}`, signal: request.signal });
     this.#calls.set(context, call);
-    const version = downstream.server.getNegotiatedProtocolVersion();
-    const span = this.#tracer.serverCall(name, request._meta, {
-      ...(version === undefined ? {} : { 'mcp.protocol.version': version }),
-      ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
-    });
-    call.span = span;
+    let span = NO_SPAN;
+    if (this.#tracer.enabled) {
+      const version = downstream.server.getNegotiatedProtocolVersion();
+      span = this.#tracer.serverCall(name, request._meta, {
+        ...(version === undefined ? {} : { 'mcp.protocol.version': version }),
+        ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
+      });
+      call.span = span;
+    }
     try {
       const result = await this.#registry.invoke(name, args, context);
       const decision = call.decision?.verdict ?? 'allow';
@@ -823,14 +850,15 @@ export class McpGateway {
     }
   }
 
-  async #audit(entry: AuditEntry): Promise<void> {
-    try {
-      await this.#options.audit.append(entry);
-    } catch (error) {
-      this.#options.logger?.error?.('The audit log could not be written', {
-        code: (error as { code?: unknown }).code,
-      });
-    }
+  #audit(entry: AuditEntry): Promise<void> {
+    return this.#options.audit.append(entry).then(
+      () => undefined,
+      (error: unknown) => {
+        this.#options.logger?.error?.('The audit log could not be written', {
+          code: (error as { code?: unknown } | null)?.code,
+        });
+      },
+    );
   }
 }
 

@@ -245,23 +245,31 @@ export class ProtocolSession {
    * times, each round under `timeoutMs`.
    * @throws {InputRequestError} when input cannot be given or the rounds run out.
    */
-  async request(
+  request(
     method: string,
     params: Readonly<Record<string, unknown>>,
     options: ProtocolRequestOptions,
   ): Promise<Record<string, unknown>> {
-    const requestOptions = {
-      timeout: options.timeoutMs,
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    };
+    const requestOptions =
+      options.signal === undefined
+        ? { timeout: options.timeoutMs }
+        : { timeout: options.timeoutMs, signal: options.signal };
     const description = this.#description;
     if (description === undefined || description.era === 'legacy') {
-      return this.#peer.request(
-        { method, params: { ...params } },
-        LooseResultSchema,
-        requestOptions,
-      );
+      // Every caller passes a params object of its own making (never the host's), and the
+      // JSON-RPC layer never changes it: no second copy per request.
+      return this.#peer.request({ method, params }, LooseResultSchema, requestOptions);
     }
+    return this.#modernRequest(method, params, description, options, requestOptions);
+  }
+
+  async #modernRequest(
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    description: McpServerDescription,
+    options: ProtocolRequestOptions,
+    requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
+  ): Promise<Record<string, unknown>> {
     let current: Record<string, unknown> = { ...params };
     for (let round = 0; ; round++) {
       const result = await this.#peer.request(

@@ -124,7 +124,27 @@ const stringPiece = fc.oneof(
   },
 );
 
-const stringText = fc.array(stringPiece, { maxLength: 6 }).map((pieces) => `"${pieces.join('')}"`);
+/**
+ * Runs that drive the scanner's two string-skipping paths: a run of escaped backslashes before an
+ * escaped quote (odd and even runs of backslash characters before a quote), a dense stretch of
+ * escaped quotes (the regular-expression path starts once their mean gap is under 16 code
+ * units) and sparse escaped quotes (the indexOf path).
+ */
+const escapeRun = fc.oneof(
+  fc
+    .tuple(fc.integer({ min: 0, max: 6 }), fc.boolean())
+    .map(([pairs, quote]) => `${'\\\\'.repeat(pairs)}${quote ? '\\"' : ''}`),
+  fc.integer({ min: 1, max: 40 }).map((count) => '\\"'.repeat(count)),
+  fc
+    .tuple(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 17, max: 40 }))
+    .map(([count, gap]) => `${'x'.repeat(gap)}\\"`.repeat(count)),
+);
+
+const stringText = fc
+  .array(fc.oneof({ weight: 5, arbitrary: stringPiece }, { weight: 1, arbitrary: escapeRun }), {
+    maxLength: 6,
+  })
+  .map((pieces) => `"${pieces.join('')}"`);
 
 const digits = (min: number, max: number): fc.Arbitrary<string> =>
   fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
@@ -207,6 +227,11 @@ const interesting = fc.constantFrom(
   '\u0000',
   'é',
   '\ud800',
+  // several characters at once: a backslash pair, an escaped quote, an even run before a quote
+  '\\\\',
+  '\\"',
+  '\\\\"',
+  '\\\\\\"',
 );
 
 type Mutation =

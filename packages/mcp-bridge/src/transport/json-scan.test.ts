@@ -82,6 +82,12 @@ describe('scanJsonStructure', () => {
     expect(() => scanJsonStructure(text, limits)).toThrow(TransportProtocolError);
   });
 
+  it('skips an 8 MiB run of backslashes before a closing quote (no regular-expression stack)', () => {
+    const run = '\\'.repeat(4 * 1024 * 1024);
+    expect(() => scanJsonStructure(`["${run}"]`, limits)).not.toThrow();
+    expect(() => scanJsonStructure(`["${run}\\"]`, limits)).toThrow(TransportProtocolError);
+  });
+
   it('refuses an unterminated string as a protocol error', () => {
     expect(() => scanJsonStructure('{"a":"b', limits)).toThrow(TransportProtocolError);
   });
@@ -100,5 +106,156 @@ describe('scanJsonStructure', () => {
     expect(() => resolveRecordLimits({ maxRecordTokens: value as number })).toThrow(
       /positive integer/,
     );
+  });
+});
+
+/** `unit` repeated `count` times. */
+function repeat(unit: string, count: number): string {
+  return unit.repeat(count);
+}
+
+/**
+ * The differential check of the string-skipping paths: the scan's verdict agrees with JSON.parse
+ * (a text JSON.parse accepts parses to the same value, one it refuses is refused with a typed
+ * error), and when the text is valid the string is exactly one token: the tokens after it are
+ * counted, so `tokens` tokens pass and `tokens - 1` are refused.
+ */
+function agreesWithJsonParse(text: string, tokens: number): void {
+  let reference: { ok: true; value: unknown } | { ok: false };
+  try {
+    reference = { ok: true, value: JSON.parse(text) };
+  } catch {
+    reference = { ok: false };
+  }
+  if (!reference.ok) {
+    let caught: unknown;
+    try {
+      parseBoundedJson(text, limits);
+    } catch (error) {
+      caught = error;
+    }
+    expect(
+      caught instanceof TransportProtocolError || caught instanceof ResponseTooComplexError,
+    ).toBe(true);
+    return;
+  }
+  expect(parseBoundedJson(text, limits)).toEqual(reference.value);
+  expect(() =>
+    scanJsonStructure(text, resolveRecordLimits({ maxRecordTokens: tokens })),
+  ).not.toThrow();
+  let caught: unknown;
+  try {
+    scanJsonStructure(text, resolveRecordLimits({ maxRecordTokens: tokens - 1 }));
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(ResponseTooComplexError);
+  expect((caught as ResponseTooComplexError).kind).toBe('tokens');
+}
+
+/** `["<body>",1,{"k":[2]}]`: 7 tokens when valid (`[`, the string, 1, `{`, "k", `[`, 2). */
+function wrapped(body: string): string {
+  return `["${body}",1,{"k":[2]}]`;
+}
+const WRAPPED_TOKENS = 7;
+
+describe('scanJsonStructure string skipping (odd and even backslash runs)', () => {
+  // A run of `run` backslashes before a quote: an even run leaves the quote closing the string,
+  // an odd run escapes it (then a second quote closes the string, so both texts are valid).
+  const runs = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17];
+  const tail = (run: number): string => `${repeat('\\', run)}"${run % 2 === 1 ? '"' : ''}`;
+
+  it.each(runs)('a run of %i backslashes before the first quote (sparse path)', (run) => {
+    const text = `["abc${tail(run)},1,{"k":[2]}]`;
+    agreesWithJsonParse(text, WRAPPED_TOKENS);
+  });
+
+  it.each(runs)('a run of %i backslashes after 100 escaped quotes (dense path)', (run) => {
+    const text = `["${repeat('\\"', 100)}${tail(run)},1,{"k":[2]}]`;
+    agreesWithJsonParse(text, WRAPPED_TOKENS);
+  });
+
+  it.each(runs)('a run of %i backslashes after sparse escaped quotes (gaps over 16)', (run) => {
+    const text = `["${repeat(`${'x'.repeat(40)}\\"`, 50)}${tail(run)},1,{"k":[2]}]`;
+    agreesWithJsonParse(text, WRAPPED_TOKENS);
+  });
+
+  // The dense path skips 4,096 escapes per regular-expression match, then looks for the next
+  // quote again: put the closing run just before, on and after that boundary (the first match
+  // starts after the fourth escaped quote or so, hence the spread).
+  const boundaries = [4090, 4094, 4095, 4096, 4097, 4098, 4100, 4104, 8190, 8192, 8194, 8200];
+  it.each(boundaries.flatMap((count) => [0, 1, 2, 3].map((run) => [count, run] as const)))(
+    '%i escaped quotes then a run of %i backslashes (the 4,096-escape boundary)',
+    (count, run) => {
+      const text = `["${repeat('\\"', count)}${tail(run)},1,{"k":[2]}]`;
+      agreesWithJsonParse(text, WRAPPED_TOKENS);
+    },
+  );
+
+  it.each(boundaries.flatMap((count) => [2, 3, 4, 5].map((run) => [count, run] as const)))(
+    '%i escaped backslashes then a run of %i more before a quote',
+    (count, run) => {
+      const text = `["${repeat('\\"', 8)}${repeat('\\\\', count)}${tail(run)},1,{"k":[2]}]`;
+      agreesWithJsonParse(text, WRAPPED_TOKENS);
+    },
+  );
+
+  it.each([
+    ['an escaped quote as \\u0022', '\\u0022'],
+    ['a backslash as \\u005c before the closing quote', 'abc\\u005c'],
+    ['a backslash as \\u005C after escaped quotes', `${repeat('\\"', 40)}\\u005C`],
+    ['\\u0022 among dense escaped quotes', repeat('\\"\\u0022', 40)],
+    ['a surrogate pair escape', '\\ud83d\\ude00\\"'],
+    ['characters whose low byte is a quote or a backslash', '\u0122\u225c\u5c22\\"\u0122'],
+    ['non-Latin-1 text with escaped quotes', repeat('€ \\"日本\\" 😀', 30)],
+    [
+      'a dense stretch, a long sparse one, then a dense one',
+      `${repeat('\\"', 20)}${repeat(`${'y'.repeat(20)}\\n`, 5000)}${repeat('\\"', 20)}\\\\`,
+    ],
+    ['JSON inside JSON', repeat('{\\"a\\":[\\"x\\",\\"y\\\\\\"z\\"],\\"b\\":null}', 200)],
+  ])('skips a string holding %s', (_name, body) => {
+    agreesWithJsonParse(wrapped(body), WRAPPED_TOKENS);
+  });
+
+  it.each([
+    ['an invalid escape \\x', 'a\\x'],
+    ['an invalid escape after dense escaped quotes', `${repeat('\\"', 100)}\\x`],
+    ['an invalid escape after sparse escaped quotes', `${repeat(`${'x'.repeat(40)}\\"`, 50)}\\q`],
+    ['a short unicode escape', '\\u12'],
+    ['a short unicode escape after dense escaped quotes', `${repeat('\\"', 100)}\\u00`],
+    ['a raw newline', 'a\nb'],
+    ['a raw newline after dense escaped quotes', `${repeat('\\"', 100)}\n`],
+    ['a raw tab after an escaped quote', '\\"\t'],
+    ['a raw NUL', 'a\u0000b'],
+    ['a backslash before a raw newline', `${repeat('\\"', 100)}\\\n`],
+    ['an escaped single quote', "\\'"],
+  ])('refuses a string holding %s, as JSON.parse does', (_name, body) => {
+    const text = wrapped(body);
+    expect(() => JSON.parse(text)).toThrow(SyntaxError);
+    expect(() => parseBoundedJson(text, limits)).toThrow(TransportProtocolError);
+  });
+
+  it.each([
+    ['dense escaped quotes', `["${repeat('\\"', 5000)}`],
+    ['dense escaped quotes then a lone backslash', `["${repeat('\\"', 5000)}\\`],
+    ['4,096 escapes then a lone backslash', `["${repeat('\\"', 8)}${repeat('\\n', 4096)}\\`],
+    ['sparse escaped quotes', `["${repeat(`${'x'.repeat(40)}\\"`, 50)}`],
+    ['an odd run of backslashes before the last quote', `["abc${repeat('\\', 7)}"`],
+    ['an odd run after dense escaped quotes', `["${repeat('\\"', 100)}${repeat('\\', 9)}"`],
+  ])('refuses a string left open after %s', (_name, text) => {
+    expect(() => scanJsonStructure(text, limits)).toThrow(TransportProtocolError);
+  });
+
+  it('still counts the tokens after every kind of string in one record', () => {
+    const bodies = [
+      'plain',
+      repeat('\\"', 300),
+      repeat(`${'x'.repeat(40)}\\"`, 30),
+      `${repeat('\\"', 50)}\\\\\\\\`,
+      '\\u0022\\\\',
+    ];
+    const text = `[${bodies.map((body) => `"${body}",[1]`).join(',')}]`;
+    // `[`, then per body: the string, `[`, 1
+    agreesWithJsonParse(text, 1 + bodies.length * 3);
   });
 });

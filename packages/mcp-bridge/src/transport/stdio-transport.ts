@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { decodeRecord } from './decode-record.js';
@@ -66,7 +67,10 @@ const TAB = 0x09;
 
 /** True for an empty line or one of spaces and tabs only (the lines a stdio server may send between records). */
 function isBlankLine(line: Buffer): boolean {
-  for (const byte of line) if (byte !== SPACE && byte !== TAB) return false;
+  for (let index = 0; index < line.length; index++) {
+    const byte = line[index];
+    if (byte !== SPACE && byte !== TAB) return false;
+  }
   return true;
 }
 
@@ -103,7 +107,7 @@ export class StdioTransport implements Transport {
   #stderrTailLength = 0;
   readonly #logger: McpBridgeLogger | undefined;
   #child: ChildProcess | undefined;
-  #chunks: Buffer[] = [];
+  readonly #chunks: Buffer[] = [];
   #pending = 0;
   #recordTimer: NodeJS.Timeout | undefined;
   #stderrLine: Buffer[] = [];
@@ -111,6 +115,19 @@ export class StdioTransport implements Transport {
   #stderrCut = false;
   #closed = false;
   #exited: Promise<void> | undefined;
+  /**
+   * Requests sent and not answered yet, as far as the wire shows (only to decide whether to
+   * cork; an answer that never comes leaves it high, which only means the next records are
+   * corked too).
+   */
+  #inFlight = 0;
+  /** The stdin corked for this tick's records, until {@link StdioTransport.#uncork} runs. */
+  #corked: Writable | undefined;
+  readonly #uncork = (): void => {
+    const stdin = this.#corked;
+    this.#corked = undefined;
+    stdin?.uncork();
+  };
 
   /**
    * Validates `options`; the process is spawned by `start()`.
@@ -266,6 +283,17 @@ export class StdioTransport implements Transport {
       throw new RequestNotSentError('The MCP server process is not running; nothing was sent');
     }
     const line = `${JSON.stringify(message)}\n`;
+    // With a request already in flight, more records are likely in this tick (a burst of
+    // concurrent calls, or the waiting calls a batch of answers releases): the pipe is corked
+    // and uncorked once the tick's callbacks and promise jobs have run, so they leave in one
+    // write and the server wakes and reads once per burst instead of once per record. With
+    // nothing in flight (sequential calls, the first of a burst) the record is written at once.
+    if (this.#inFlight > 0 && this.#corked === undefined) {
+      this.#corked = stdin;
+      stdin.cork();
+      process.nextTick(this.#uncork);
+    }
+    if ('method' in message && 'id' in message) this.#inFlight++;
     // Once handed to the pipe, the bytes may reach the server: a later failure is ambiguous.
     // A failed write surfaces through the 'error' handler, which closes the transport and
     // rejects every pending request.
@@ -372,17 +400,24 @@ export class StdioTransport implements Transport {
     }
   }
 
+  /** The record kept so far, as one buffer; the kept pieces are forgotten. */
+  #takeChunks(): Buffer {
+    const chunks = this.#chunks;
+    const line = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    // The pieces were copied (or the one piece taken): the array is reused for the next record.
+    chunks.length = 0;
+    this.#pending = 0;
+    return line;
+  }
+
   /** The server closed its stdout: a last record without a trailing newline is still a record. */
   #onStdoutEnd(): void {
     if (!this.#closed && this.#chunks.length > 0) this.#takeLine();
   }
 
   #takeLine(): void {
-    const chunks = this.#chunks;
-    this.#chunks = [];
-    this.#pending = 0;
     this.#clearRecordTimer();
-    let line = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    let line = this.#takeChunks();
     if (line[line.length - 1] === CARRIAGE_RETURN) line = line.subarray(0, line.length - 1);
     // Only an empty line or one of spaces and tabs is skipped; anything else (NBSP, a BOM,
     // U+2028, a stray word) must be a JSON-RPC record.
@@ -396,6 +431,7 @@ export class StdioTransport implements Transport {
     }
     for (const message of messages) {
       if (this.#closed) return;
+      if (this.#inFlight > 0 && 'id' in message && !('method' in message)) this.#inFlight--;
       this.onmessage?.(message);
     }
   }

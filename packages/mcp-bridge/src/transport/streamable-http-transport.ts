@@ -924,7 +924,9 @@ async function readRpcError(
       }
       chunks.push(chunk as Buffer);
     }
-    const messages = decodeRecord(Buffer.concat(chunks, total).toString('utf8'), {
+    // Strict like every other record: a body that is not UTF-8 is not a JSON-RPC error body
+    // (decodeUtf8 throws, and the catch below answers undefined).
+    const messages = decodeRecord(decodeUtf8(Buffer.concat(chunks, total), 'json'), {
       ...limits,
       maxRecordBytes: Math.min(limits.maxRecordBytes, ERROR_BODY_BYTES),
     });

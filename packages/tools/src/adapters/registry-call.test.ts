@@ -4,7 +4,13 @@ import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { PermissionDeniedError } from '../registry/permission-denied-error.js';
 import { RegistryClosedError } from '../registry/registry-closed-error.js';
-import { type Tool, type ToolContext, type ToolResult, textResult } from '../registry/tool.js';
+import {
+  jsonResult,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+  textResult,
+} from '../registry/tool.js';
 import { ToolExecutionError } from '../registry/tool-execution-error.js';
 import { ToolInputError } from '../registry/tool-input-error.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
@@ -16,6 +22,7 @@ import {
   needsApproval,
   refusalText,
   resolveAdapter,
+  resultText,
   TRUNCATED_NOTE,
   USER_ONLY_NOTE,
 } from './registry-call.js';
@@ -143,6 +150,36 @@ describe('flattenResult', () => {
     ]);
   });
 
+  it('writes structuredContent as JSON once for a jsonResult (its block is the same object)', () => {
+    let written = 0;
+    const value = {
+      a: 1,
+      toJSON: () => {
+        written += 1;
+        return { a: 1 };
+      },
+    };
+    const flat = flattenResult(jsonResult(value as never));
+    expect(flat.parts).toEqual([]);
+    expect(resultText(flat, true)).toBe('{"a":1}');
+    expect(resultText(flat, true)).toBe('{"a":1}');
+    expect(written).toBe(1);
+  });
+
+  it('still drops an equal json block that is a different object, and keeps a different one', () => {
+    const equal = flattenResult({
+      content: [{ type: 'json', json: { a: 1 } }],
+      structuredContent: { a: 1 },
+    });
+    expect(equal.parts).toEqual([]);
+    expect(resultText(equal, true)).toBe('{"a":1}');
+    const different = flattenResult({
+      content: [{ type: 'json', json: { a: 2 } }],
+      structuredContent: { a: 1 },
+    });
+    expect(resultText(different, true)).toBe('{"a":2}\n{"a":1}');
+  });
+
   it.each([
     ['metadata.truncated', { content: [], metadata: { truncated: true } }],
     [
@@ -234,6 +271,40 @@ describe('callRegistry', () => {
     expect(seen?.signal?.aborted).toBe(false);
     call.abort();
     expect(seen?.signal?.aborted).toBe(true);
+  });
+
+  it('takes the run context once, and gives a previewed call the context its preview had', async () => {
+    const seen: ToolContext[] = [];
+    const registry = new ToolRegistry({
+      authorizer: {
+        authorize: (request) => {
+          seen.push(request.context);
+          return permission('allow');
+        },
+      },
+      tools: [probeTool('probe')],
+    });
+    const metadata: Record<string, string> = { team: 'a' };
+    const adapter = resolveAdapter(
+      'test',
+      registry,
+      { context: { runId: 'run-1', metadata } },
+      'letters-digits-underscore',
+    );
+    metadata.team = 'changed after the adapter was built';
+    const call = { toolName: 'probe', args: {}, toolCallId: 'tc-1', approved: () => false };
+    expect(await needsApproval(adapter, 'probe', {}, 'tc-1')).toBe(false);
+    await callRegistry(adapter, { ...call, signal: undefined });
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toBe(seen[0]);
+    expect(seen[0]).toMatchObject({ runId: 'run-1', stepId: 'tc-1', metadata: { team: 'a' } });
+    // A call with a signal of its own gets a context carrying it, not the preview's.
+    const abort = new AbortController();
+    expect(await needsApproval(adapter, 'probe', {}, 'tc-2')).toBe(false);
+    await callRegistry(adapter, { ...call, toolCallId: 'tc-2', signal: abort.signal });
+    expect(seen[3]).not.toBe(seen[2]);
+    expect(seen[3]).toMatchObject({ runId: 'run-1', stepId: 'tc-2', signal: abort.signal });
+    expect(seen[2]?.signal).toBeUndefined();
   });
 
   it('stops an aborted call before the tool runs and tells the model', async () => {
@@ -332,8 +403,36 @@ describe('callRegistry', () => {
     for (let index = 0; index < 1100; index += 1)
       await needsApproval(allowing, 'probe', {}, `c${index}`);
     expect(allowing.previews.size).toBe(1024);
-    expect(allowing.previews.has('probe\u0000c0')).toBe(false);
-    expect(allowing.previews.has('probe\u0000c1099')).toBe(true);
+    expect(allowing.previews.has('c0')).toBe(false);
+    expect(allowing.previews.get('c1099')).toMatchObject({ toolName: 'probe', asks: false });
+  });
+
+  it('does not let the preview of one tool stand for another tool under the same call id', async () => {
+    const registry = new ToolRegistry({
+      authorizer: {
+        authorize: (request) => permission(request.toolName === 'asks' ? 'ask' : 'allow', 'test'),
+      },
+      tools: [probeTool('asks'), probeTool('allows')],
+    });
+    const adapter = resolveAdapter(
+      't',
+      registry,
+      { context: { runId: 'r' } },
+      'letters-digits-underscore',
+    );
+    expect(await needsApproval(adapter, 'asks', {}, 'same-id')).toBe(true);
+    expect(await needsApproval(adapter, 'allows', {}, 'same-id')).toBe(false);
+    // The framework approved the asking call: it runs once, on a grant.
+    const outcome = await callRegistry(adapter, {
+      toolName: 'asks',
+      args: {},
+      toolCallId: 'same-id',
+      signal: undefined,
+      approved: () => true,
+    });
+    expect(outcome).toMatchObject({ kind: 'result' });
+    // The other tool's preview is still there for its own call.
+    expect(adapter.previews.get('same-id')).toMatchObject({ toolName: 'allows', asks: false });
   });
 
   it('throws programming errors: a closed registry, a middleware bug', async () => {

@@ -86,16 +86,32 @@ const OPTION_KEYS: readonly string[] = ['context', 'names'];
 /** The checked, resolved options an adapter works from. */
 export interface ResolvedAdapter {
   readonly registry: AdapterRegistry;
-  readonly context: AdapterRunContext;
+  /**
+   * The run's context, checked and built once when the adapter is built: the context of every
+   * call that has neither a tool call id nor a signal of its own, and the source of the metadata
+   * every other call's context starts from.
+   */
+  readonly runContext: ToolContext;
   /** Registry names in order, each with its model-facing name. */
   readonly tools: readonly { readonly registryName: string; readonly modelName: string }[];
   /**
-   * The preview's answer by tool call id, from the framework's approval question to its
-   * `execute` (most recent {@link PREVIEW_MEMORY} only). A call the preview found not to ask
+   * The preview's answer by tool call id (with the tool it was for), from the framework's
+   * approval question to its `execute` (most recent {@link PREVIEW_MEMORY} only), with the
+   * call's context so `execute` does not build it again. A call the preview found not to ask
    * skips the framework's approval lookup; a forgotten or unknown call takes the full path, so
    * forgetting costs time, never safety.
    */
-  readonly previews: Map<string, boolean>;
+  readonly previews: Map<string, Preview>;
+}
+
+/** What the preview of one call left for its `execute`. */
+export interface Preview {
+  /** Registry name of the tool the preview was for. */
+  readonly toolName: string;
+  /** The policy may ask a human about the call. */
+  readonly asks: boolean;
+  /** The call's context (run id, the call id as `stepId`, the run's signal). */
+  readonly context: ToolContext;
 }
 
 /** How many preview answers an adapter remembers (see {@link ResolvedAdapter.previews}). */
@@ -123,8 +139,8 @@ export function resolveAdapter(
     });
   }
   checkOptionKeys(options, OPTION_KEYS, adapter);
-  // Checks the context once, up front (run id, metadata, scope, signal).
-  createToolContext(options.context);
+  // Checks the context once, up front (run id, metadata, scope, signal), and keeps it.
+  const runContext = createToolContext(options.context);
   let names: readonly string[];
   if (options.names === undefined) {
     names = registry.names();
@@ -151,7 +167,7 @@ export function resolveAdapter(
   }
   return {
     registry,
-    context: options.context,
+    runContext,
     tools: assignModelToolNames(names, nameStyle),
     previews: new Map(),
   };
@@ -197,23 +213,33 @@ export function assignModelToolNames(
   return result;
 }
 
-/** The call's registry context: the run's, with the call id as `stepId` and both signals. */
-function callContext(run: AdapterRunContext, call: AdapterCall): ToolContext {
-  const signals = [run.signal, call.signal].filter(
-    (signal): signal is AbortSignal => signal !== undefined,
-  );
-  const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-  return createToolContext({
+/**
+ * The call's registry context: the run's, with the call id as `stepId` and both signals. A call
+ * with neither gets the run's context as built once by {@link resolveAdapter}.
+ */
+function callContext(
+  adapter: ResolvedAdapter,
+  toolCallId: string | undefined,
+  callSignal: AbortSignal | undefined,
+): ToolContext {
+  const run = adapter.runContext;
+  if (toolCallId === undefined && callSignal === undefined) return run;
+  const runSignal = run.signal;
+  const signal =
+    runSignal === undefined
+      ? callSignal
+      : callSignal === undefined
+        ? runSignal
+        : AbortSignal.any([runSignal, callSignal]);
+  const init: { -readonly [Key in keyof ToolContextInit]: ToolContextInit[Key] } = {
     runId: run.runId,
-    ...(call.toolCallId === undefined
-      ? run.stepId === undefined
-        ? {}
-        : { stepId: run.stepId }
-      : { stepId: call.toolCallId }),
-    ...(run.metadata === undefined ? {} : { metadata: run.metadata }),
-    ...(run.accessScope === undefined ? {} : { accessScope: run.accessScope }),
-    ...(signal === undefined ? {} : { signal }),
-  });
+    metadata: run.metadata,
+    accessScope: run.accessScope,
+  };
+  const stepId = toolCallId ?? run.stepId;
+  if (stepId !== undefined) init.stepId = stepId;
+  if (signal !== undefined) init.signal = signal;
+  return createToolContext(init);
 }
 
 /** Why the policy asks a human about a call. */
@@ -233,13 +259,7 @@ export async function approvalNeed(
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<ApprovalNeed | undefined> {
-  const context = callContext(adapter.context, {
-    toolName,
-    args,
-    toolCallId,
-    signal: undefined,
-    approved: () => false,
-  });
+  const context = callContext(adapter, toolCallId, undefined);
   let need: ApprovalNeed | undefined;
   try {
     const authorization = await adapter.registry.authorize(toolName, args, context);
@@ -249,36 +269,48 @@ export async function approvalNeed(
     need = undefined;
   }
   if (toolCallId !== undefined) {
-    remember(adapter.previews, previewKey(toolName, toolCallId), need !== undefined);
+    remember(adapter.previews, toolCallId, { toolName, asks: need !== undefined, context });
   }
   return need;
 }
 
 /**
- * A preview is remembered by tool and call id. A stale answer (a call id a model reused) can only
- * make the adapter skip the approval lookup, so the registry refuses the call: never a grant.
+ * A preview is remembered by call id, with the tool it was for (a call id a model gave two tools
+ * keeps only the later preview; the other call takes the full path). A stale answer (a call id a
+ * model reused) can only make the adapter skip the approval lookup, so the registry refuses the
+ * call: never a grant. Its context carries the same run id and step id the call's own would, and
+ * no signal but the run's.
  */
-function previewKey(toolName: string, toolCallId: string): string {
-  return `${toolName}\u0000${toolCallId}`;
-}
-
-function remember(previews: Map<string, boolean>, key: string, asks: boolean): void {
+function remember(previews: Map<string, Preview>, key: string, preview: Preview): void {
   previews.delete(key);
-  previews.set(key, asks);
+  previews.set(key, preview);
   if (previews.size > PREVIEW_MEMORY) {
     const oldest = previews.keys().next().value;
     if (oldest !== undefined) previews.delete(oldest);
   }
 }
 
-/** True when the policy asks a human about the call (see {@link approvalNeed}). */
+/**
+ * True when the policy asks a human about the call (see {@link approvalNeed}; the same preview,
+ * without building the reason).
+ */
 export async function needsApproval(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<boolean> {
-  return (await approvalNeed(adapter, toolName, args, toolCallId)) !== undefined;
+  const context = callContext(adapter, toolCallId, undefined);
+  let asks = false;
+  try {
+    asks = (await adapter.registry.authorize(toolName, args, context)).verdict === 'ask';
+  } catch (error) {
+    if (isProgrammingError(error)) throw error;
+  }
+  if (toolCallId !== undefined) {
+    remember(adapter.previews, toolCallId, { toolName, asks, context });
+  }
+  return asks;
 }
 
 /**
@@ -293,16 +325,22 @@ export async function callRegistry(
   call: AdapterCall,
 ): Promise<AdapterOutcome> {
   const { registry } = adapter;
-  let asks: boolean | undefined;
+  let preview: Preview | undefined;
   if (call.toolCallId !== undefined) {
-    const key = previewKey(call.toolName, call.toolCallId);
-    asks = adapter.previews.get(key);
-    adapter.previews.delete(key);
+    const known = adapter.previews.get(call.toolCallId);
+    if (known !== undefined && known.toolName === call.toolName) {
+      preview = known;
+      adapter.previews.delete(call.toolCallId);
+    }
   }
   try {
-    const context = callContext(adapter.context, call);
+    // The preview's context is this call's own unless the framework gave the call a signal.
+    const context =
+      preview !== undefined && call.signal === undefined
+        ? preview.context
+        : callContext(adapter, call.toolCallId, call.signal);
     let grant: ApprovalGrant | undefined;
-    if (asks !== false && call.approved()) {
+    if (preview?.asks !== false && call.approved()) {
       const authorization = await registry.authorize(call.toolName, call.args, context);
       if (authorization.verdict === 'ask') grant = registry.grantApproval(authorization);
     }
@@ -392,6 +430,18 @@ export interface FlatResult {
   readonly isError: boolean;
   /** The result was cut to a size limit (by the tool or the MCP result limits). */
   readonly truncated: boolean;
+  /**
+   * `structuredContent` as JSON text, when flattening already wrote it (to compare a `json`
+   * block that is not the same object); {@link structuredText} writes it at most once.
+   */
+  structuredJson?: string;
+}
+
+/** `structuredContent` as JSON text, written once per flattened result. */
+export function structuredText(flat: FlatResult): string | undefined {
+  if (flat.structuredContent === undefined) return undefined;
+  flat.structuredJson ??= JSON.stringify(flat.structuredContent);
+  return flat.structuredJson;
 }
 
 /** The note added when blocks meant only for the user were kept from the model. */
@@ -417,7 +467,9 @@ export const TRUNCATED_NOTE = '[toolfence: this result was cut to a size limit a
  */
 export function flattenResult(result: ToolResult): FlatResult {
   const structured = result.structuredContent;
-  const structuredText = structured === undefined ? undefined : JSON.stringify(structured);
+  // Written only when a json block is not structuredContent itself (tools that return
+  // jsonResult() hand over the same object twice, and that block is dropped unwritten).
+  let structuredJson: string | undefined;
   const parts: FlatPart[] = [];
   let userOnly = 0;
   for (const block of result.content) {
@@ -426,7 +478,17 @@ export function flattenResult(result: ToolResult): FlatResult {
       userOnly += 1;
       continue;
     }
-    const part = flattenBlock(block, structuredText);
+    if (block.type === 'json') {
+      if (block.json === structured) continue;
+      const text = JSON.stringify(block.json as JsonValue);
+      if (structured !== undefined) {
+        structuredJson ??= JSON.stringify(structured);
+        if (text === structuredJson) continue;
+      }
+      parts.push({ type: 'text', text });
+      continue;
+    }
+    const part = flattenBlock(block);
     if (part !== undefined) parts.push(part);
   }
   if (userOnly > 0) parts.push({ type: 'text', text: USER_ONLY_NOTE });
@@ -436,25 +498,21 @@ export function flattenResult(result: ToolResult): FlatResult {
     metadata?.structuredContentOmitted === true ||
     (typeof metadata?.omittedBlocks === 'number' && metadata.omittedBlocks > 0) ||
     structured?.truncated === true;
-  return {
+  const flat: FlatResult = {
     parts,
     structuredContent: structured,
     isError: result.isError === true,
     truncated,
   };
+  if (structuredJson !== undefined) flat.structuredJson = structuredJson;
+  return flat;
 }
 
-function flattenBlock(
-  block: ContentBlock,
-  structuredText: string | undefined,
-): FlatPart | undefined {
+/** Every block but `json` (which {@link flattenResult} handles against `structuredContent`). */
+function flattenBlock(block: ContentBlock): FlatPart | undefined {
   switch (block.type) {
     case 'text':
       return { type: 'text', text: block.text };
-    case 'json': {
-      const text = JSON.stringify(block.json as JsonValue);
-      return text === structuredText ? undefined : { type: 'text', text };
-    }
     case 'image':
     case 'audio':
       return { type: 'media', data: block.data, mimeType: block.mimeType };
@@ -490,7 +548,8 @@ export function resultText(flat: FlatResult, includeMedia: boolean): string {
     if (part.type === 'text') lines.push(part.text);
     else if (includeMedia) lines.push(`[${part.mimeType} content]`);
   }
-  if (flat.structuredContent !== undefined) lines.push(JSON.stringify(flat.structuredContent));
+  const structured = structuredText(flat);
+  if (structured !== undefined) lines.push(structured);
   if (flat.truncated) lines.push(TRUNCATED_NOTE);
-  return lines.join('\n');
+  return lines.length === 1 ? (lines[0] as string) : lines.join('\n');
 }

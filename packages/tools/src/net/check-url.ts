@@ -115,6 +115,19 @@ export function approveNonPublic(
   }
 }
 
+/** {@link approveNonPublic} with arguments that are frozen already (shared across calls). */
+function askAllowNonPublic(
+  callback: AllowNonPublic | undefined,
+  question: NonPublicRequest,
+): boolean {
+  if (callback === undefined) return false;
+  try {
+    return callback(question.target, question.address) === true;
+  } catch {
+    return false;
+  }
+}
+
 /** A canonical, unbracketed host name; `undefined` when it is not an IP literal. */
 export function literalFamily(hostname: string): 4 | 6 | undefined {
   const bytes = parseAddressBytes(hostname);
@@ -154,6 +167,18 @@ export interface UrlFacts {
   readonly family: 4 | 6 | undefined;
   /** `http:` to `localhost` or a loopback IP literal. */
   readonly loopbackHost: boolean;
+  /**
+   * For an IP literal the classifier refuses: the frozen target and address given to
+   * `allowNonPublic` (the classification depends on the text alone; the approval is asked on
+   * every call). `undefined` for host names and for public literals.
+   */
+  readonly refused: NonPublicRequest | undefined;
+}
+
+/** The frozen arguments of one `allowNonPublic` question. */
+export interface NonPublicRequest {
+  readonly target: NetworkTarget;
+  readonly address: NonPublicAddress;
 }
 
 /** Most URL texts whose facts are kept (least recently used first out). */
@@ -229,37 +254,50 @@ function urlFacts(text: string): UrlFacts {
   const loopbackHost =
     protocol === 'http:' &&
     (hostname === 'localhost' || (family !== undefined && isLoopbackAddress(hostname)));
-  return Object.freeze({ href: parsed.href, protocol, hostname, port, family, loopbackHost });
+  let refused: NonPublicRequest | undefined;
+  if (family !== undefined) {
+    const verdict = classifyAddress(hostname);
+    if (!verdict.allowed) {
+      refused = Object.freeze({
+        target: Object.freeze({ protocol, hostname, port }),
+        address: Object.freeze({
+          address: hostname,
+          family,
+          range: verdict.range ?? 'invalid',
+          ...(verdict.embedded === undefined ? {} : { embedded: verdict.embedded }),
+        }),
+      });
+    }
+  }
+  return Object.freeze({
+    href: parsed.href,
+    protocol,
+    hostname,
+    port,
+    family,
+    loopbackHost,
+    refused,
+  });
 }
+
+const HTTPS_PORT_ONLY: readonly number[] = Object.freeze([443]);
 
 /** The policy's checks of a URL's facts; throws {@link NetworkPolicyError}. */
 function judgeUrl(facts: UrlFacts, policy: UrlPolicy): void {
-  const { protocol, hostname, port, family } = facts;
+  const { protocol, port } = facts;
   if (protocol === 'http:') {
     if (policy.allowHttpLoopback !== true || !facts.loopbackHost) {
       deny('Only https URLs are allowed.', 'scheme');
     }
   } else {
-    const allowedPorts = policy.allowedPorts ?? [443];
+    const allowedPorts = policy.allowedPorts ?? HTTPS_PORT_ONLY;
     if (allowedPorts !== 'any' && !allowedPorts.includes(port)) {
       deny('The port is not allowed.', 'port');
     }
   }
-  if (family !== undefined) {
-    const verdict = classifyAddress(hostname);
-    const approved =
-      verdict.allowed ||
-      approveNonPublic(
-        policy,
-        { protocol, hostname, port },
-        {
-          address: hostname,
-          family,
-          range: verdict.range ?? 'invalid',
-          ...(verdict.embedded === undefined ? {} : { embedded: verdict.embedded }),
-        },
-      );
-    if (!approved) deny('The address is not publicly routable.', 'address');
+  const refused = facts.refused;
+  if (refused !== undefined && !askAllowNonPublic(policy.allowNonPublic, refused)) {
+    deny('The address is not publicly routable.', 'address');
   }
   // `http://localhost` is resolved and checked (loopback and approved) when connecting.
 }

@@ -4,10 +4,10 @@ import {
   type HeadersInit as UndiciHeadersInit,
   type RequestInit as UndiciRequestInit,
   Response as UndiciResponse,
-  fetch as undiciFetch,
 } from 'undici';
 import { ToolsError } from '../tools-error.js';
 import { checkedUrl, type UrlPolicy, validateUrlPolicy } from './check-url.js';
+import { FetchDeadline } from './fetch-deadline.js';
 import {
   createGuardedDispatcher,
   type GuardedDispatcherOptions,
@@ -40,8 +40,9 @@ export interface GuardedFetchOptions {
   /** Response byte limit, checked against `Content-Length` and while streaming. Default 10 MiB. */
   readonly maxResponseBytes?: number;
   /**
-   * Total time limit in milliseconds, including reading the body. Default 30,000; at most
-   * {@link MAX_TIMER_MS} (long-lived event streams need a large value).
+   * Total time limit in milliseconds: DNS, connect, every redirect hop and the response body
+   * until its last byte has arrived (a body that has fully arrived can be read later). Default
+   * 30,000; at most {@link MAX_TIMER_MS} (long-lived event streams need a large value).
    */
   readonly timeoutMs?: number;
   /** Most redirects followed when `redirect: 'follow'`. Default 5. */
@@ -81,6 +82,12 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
   return value;
 }
 
+const NO_INIT: RequestInit = Object.freeze({});
+/**
+ * The request headers when the caller gives none. A `Headers` instance, because undici's fetch
+ * copies one without converting it as a record; private to this module and never changed.
+ */
+const IDENTITY_HEADERS = new UndiciHeaders({ 'accept-encoding': 'identity' });
 const IDENTITY_ONLY: Readonly<Record<string, string>> = Object.freeze({
   'accept-encoding': 'identity',
 });
@@ -95,8 +102,8 @@ const BODY_HEADERS = [
   'content-location',
 ];
 
-function findGuardError(error: unknown, signal: AbortSignal): unknown {
-  if (signal.aborted && NetworkLimitError.isInstance(signal.reason)) return signal.reason;
+function findGuardError(error: unknown, deadline: FetchDeadline): unknown {
+  if (deadline.reason !== undefined) return deadline.reason;
   let current: unknown = error;
   for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
     if (ToolsError.isInstance(current)) return current;
@@ -122,15 +129,29 @@ function isReplayableBody(body: unknown): boolean {
  * follows redirects only with `redirect: 'follow'` (re-checking every hop and dropping
  * `Authorization`, `Cookie` and `Proxy-Authorization` across origins), refuses a response whose
  * `Content-Length` exceeds the byte limit and errors the body stream once more bytes arrive,
- * and aborts everything after the total time limit.
+ * and cuts the call off after the total time limit (until the body's last byte has arrived).
  *
  * Throws `NetworkPolicyError` for refused URLs/addresses/redirects and `NetworkLimitError` for
  * exceeded limits (the body stream errors with it too); connection failures stay undici's
  * `TypeError('fetch failed')`.
  */
-export async function guardedFetch(
+export function guardedFetch(
   input: string | URL,
   init: GuardedRequestInit = {},
+): Promise<Response> {
+  return fetchThroughGuard(input, init, undefined);
+}
+
+const NO_GUARD: GuardedFetchOptions = Object.freeze({});
+
+/**
+ * `guardedFetch`; with `defaults` (from `createGuardedFetch`), `init.guard` overrides them and
+ * `defaults.dispatcher` is always used.
+ */
+async function fetchThroughGuard(
+  input: string | URL,
+  init: GuardedRequestInit,
+  defaults: GuardedFetchOptions | undefined,
 ): Promise<Response> {
   if (typeof init !== 'object' || init === null) {
     throw new NetworkOptionsError('init must be an object.');
@@ -140,7 +161,22 @@ export async function guardedFetch(
       'guardedFetch chooses its own dispatcher; pass guard.dispatcher.',
     );
   }
-  const { guard = {}, ...requestInit } = init;
+  const given = init.guard;
+  const guard =
+    defaults === undefined
+      ? (given ?? NO_GUARD)
+      : given === undefined
+        ? defaults
+        : { ...defaults, ...given, dispatcher: defaults.dispatcher };
+  // The caller's other RequestInit members, if any (most calls pass none, or only `guard`).
+  let requestInit: RequestInit = NO_INIT;
+  for (const key in init) {
+    if (key !== 'guard') {
+      const { guard: _guard, ...rest } = init;
+      requestInit = rest;
+      break;
+    }
+  }
   const dispatcher = guard.dispatcher ?? defaultDispatcher();
   const facts = guardedDispatcherFacts(dispatcher);
   if (facts === undefined) {
@@ -163,32 +199,19 @@ export async function guardedFetch(
   if (redirectMode !== 'manual' && redirectMode !== 'follow' && redirectMode !== 'error') {
     throw new NetworkOptionsError("redirect must be 'manual', 'follow' or 'error'.");
   }
-  const policy: UrlPolicy = {
-    ...(guard.allowHttpLoopback === undefined
-      ? {}
-      : { allowHttpLoopback: guard.allowHttpLoopback }),
-    ...(guard.allowedPorts === undefined ? {} : { allowedPorts: guard.allowedPorts }),
-    ...(facts.allowNonPublic === undefined ? {} : { allowNonPublic: facts.allowNonPublic }),
-  };
+  const policy: { -readonly [K in keyof UrlPolicy]: UrlPolicy[K] } = {};
+  if (guard.allowHttpLoopback !== undefined) policy.allowHttpLoopback = guard.allowHttpLoopback;
+  if (guard.allowedPorts !== undefined) policy.allowedPorts = guard.allowedPorts;
+  if (facts.allowNonPublic !== undefined) policy.allowNonPublic = facts.allowNonPublic;
   validateUrlPolicy(policy);
   // The canonical href goes to undici as text (it parses it once, as for a plain fetch).
   let href = checkedUrl(input, policy).href;
 
-  const controller = new AbortController();
-  const timer = setTimeout(() => {
-    controller.abort(
-      new NetworkLimitError('The request took longer than its time limit.', 'timeout', {
-        details: { timeoutMs },
-      }),
-    );
-  }, timeoutMs);
-  timer.unref?.();
-  const signal =
-    requestInit.signal === undefined || requestInit.signal === null
-      ? controller.signal
-      : AbortSignal.any([requestInit.signal as AbortSignal, controller.signal]);
+  // One timer for the whole call, released as soon as its response has fully arrived. It aborts
+  // through the dispatcher, so the caller's signal (if any) goes to undici as it is.
+  const deadline = new FetchDeadline(dispatcher, timeoutMs);
 
-  // Without caller headers, a constant record avoids building a Headers object per request.
+  // Without caller headers, one shared Headers instance avoids building one per request.
   let headers: UndiciHeaders | undefined;
   if (requestInit.headers !== undefined && requestInit.headers !== null) {
     headers = new UndiciHeaders(requestInit.headers as UndiciHeadersInit);
@@ -196,35 +219,41 @@ export async function guardedFetch(
     headers.delete('proxy-authorization');
     headers.set('accept-encoding', 'identity');
   }
-  let method = (requestInit.method ?? 'GET').toUpperCase();
+  let method = requestInit.method === undefined ? 'GET' : requestInit.method.toUpperCase();
   let body = requestInit.body;
 
   try {
     for (let hop = 0; ; hop += 1) {
-      const response = await undiciFetch(href, {
-        ...(requestInit as unknown as UndiciRequestInit),
-        method,
-        headers: headers ?? IDENTITY_ONLY,
-        body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
-        redirect: 'manual',
-        dispatcher,
-        signal,
-      });
-      const location = response.headers.get('location');
-      if (
-        !REDIRECT_STATUSES.has(response.status) ||
-        location === null ||
-        redirectMode === 'manual'
-      ) {
+      // Without caller init members the request is a GET without a body (a redirect keeps it
+      // one), so only what differs from undici's defaults is passed.
+      const hopInit: UndiciRequestInit =
+        requestInit === NO_INIT
+          ? {
+              headers: headers ?? IDENTITY_HEADERS,
+              redirect: 'manual',
+              dispatcher: deadline as unknown as Dispatcher,
+            }
+          : {
+              ...(requestInit as unknown as UndiciRequestInit),
+              method,
+              headers: headers ?? IDENTITY_HEADERS,
+              body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
+              redirect: 'manual',
+              dispatcher: deadline as unknown as Dispatcher,
+            };
+      const response = await deadline.fetch(href, hopInit);
+      // The limit passed between the response and here: the call is over (its body may be cut).
+      if (deadline.reason !== undefined) throw deadline.reason;
+      const location =
+        redirectMode === 'manual' || !REDIRECT_STATUSES.has(response.status)
+          ? null
+          : response.headers.get('location');
+      if (location === null) {
         // An undici Response: the same API as the global one (a different class in Node 20).
-        return limitResponse(
-          response,
-          href,
-          hop > 0,
-          maxResponseBytes,
-          controller,
-          timer,
-        ) as unknown as Response;
+        const limited = limitResponse(response, href, hop > 0, maxResponseBytes, deadline);
+        // From here the timer runs only until the body's last byte arrives from the network.
+        deadline.returned();
+        return limited as unknown as Response;
       }
       await response.body?.cancel().catch(() => undefined);
       if (redirectMode === 'error') {
@@ -279,10 +308,12 @@ export async function guardedFetch(
       href = next.href;
     }
   } catch (error) {
-    clearTimeout(timer);
-    throw findGuardError(error, controller.signal);
+    deadline.release();
+    throw findGuardError(error, deadline);
   }
 }
+
+const DECIMAL = /^\d+$/;
 
 function isIdentity(encoding: string | null): boolean {
   return (
@@ -295,11 +326,11 @@ function limitResponse(
   href: string,
   redirected: boolean,
   maxResponseBytes: number,
-  controller: AbortController,
-  timer: ReturnType<typeof setTimeout>,
+  deadline: FetchDeadline,
 ): UndiciResponse {
   const declared = response.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxResponseBytes) {
+  const sized = declared !== null && DECIMAL.test(declared);
+  if (sized && Number(declared) > maxResponseBytes) {
     response.body?.cancel().catch(() => undefined);
     throw new NetworkLimitError('The response is larger than its byte limit.', 'response-bytes', {
       details: { maxResponseBytes },
@@ -308,14 +339,16 @@ function limitResponse(
   const source = response.body;
   if (
     source !== null &&
-    declared !== null &&
-    /^\d+$/.test(declared) &&
     !NULL_BODY_STATUSES.has(response.status) &&
+    deadline.idle &&
+    (sized || deadline.receivedBytes <= maxResponseBytes) &&
     isIdentity(response.headers.get('content-encoding'))
   ) {
-    // Without a content coding, undici never delivers more than Content-Length bytes, so the
-    // declared size (checked above) bounds the body; the request's signal still enforces the
-    // total time limit while it is read (the unref'd timer lapses harmlessly afterwards).
+    // The whole body has already arrived (no hop is on the wire), so it cannot run past the
+    // time limit; and without a content coding its size is what came off the wire: at most the
+    // Content-Length checked above (undici never delivers more), or the bytes just counted. A
+    // body still arriving, or one that needs decoding, goes through the counting stream below,
+    // which also reports the deadline's error.
     if (redirected) {
       Object.defineProperty(response, 'redirected', { value: true, enumerable: true });
     }
@@ -324,7 +357,7 @@ function limitResponse(
   let wrapped: UndiciResponse;
   if (source === null || NULL_BODY_STATUSES.has(response.status)) {
     source?.cancel().catch(() => undefined);
-    clearTimeout(timer);
+    deadline.release();
     wrapped = new UndiciResponse(null, {
       status: response.status,
       statusText: response.statusText,
@@ -339,13 +372,13 @@ function limitResponse(
           try {
             const { done, value } = await reader.read();
             if (done) {
-              clearTimeout(timer);
+              deadline.release();
               streamController.close();
               return;
             }
             total += value.byteLength;
             if (total > maxResponseBytes) {
-              clearTimeout(timer);
+              deadline.release();
               reader.cancel().catch(() => undefined);
               streamController.error(
                 new NetworkLimitError(
@@ -360,12 +393,12 @@ function limitResponse(
             }
             streamController.enqueue(value);
           } catch (error) {
-            clearTimeout(timer);
-            streamController.error(findGuardError(error, controller.signal));
+            deadline.release();
+            streamController.error(findGuardError(error, deadline));
           }
         },
         cancel(reason) {
-          clearTimeout(timer);
+          deadline.release();
           return reader.cancel(reason);
         },
       },
@@ -413,6 +446,7 @@ export function createGuardedFetch(options: CreateGuardedFetchOptions = {}): Gua
   if (guardedDispatcherFacts(dispatcher) === undefined) {
     throw new NetworkOptionsError('dispatcher must come from createGuardedDispatcher.');
   }
-  return (input, init = {}) =>
-    guardedFetch(input, { ...init, guard: { ...guardDefaults, ...init.guard, dispatcher } });
+  const defaults: GuardedFetchOptions = Object.freeze({ ...guardDefaults, dispatcher });
+  // A missing or null init is an empty one, as for `fetch`.
+  return (input, init) => fetchThroughGuard(input, init ?? NO_INIT, defaults);
 }

@@ -1,5 +1,5 @@
 import { defineContract, type ToolContract } from '@toolfence/tool-contract';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type AuthorizationRequest,
   type Authorizer,
@@ -10,6 +10,19 @@ import type { ToolEffect, ToolSpec } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
 import { firstDecisive, strictest } from './combinators.js';
 import { RiskPolicy } from './risk-policy.js';
+
+// The heuristic itself, counted: the policy should judge a tool once, not on every call.
+const heuristicCalls = vi.hoisted(() => ({ count: 0 }));
+vi.mock('@toolfence/tool-contract', async (importOriginal) => {
+  const original = await importOriginal<typeof import('@toolfence/tool-contract')>();
+  return {
+    ...original,
+    heuristicContract: (name: string, description?: string) => {
+      heuristicCalls.count += 1;
+      return original.heuristicContract(name, description);
+    },
+  };
+});
 
 function request(
   name: string,
@@ -73,6 +86,26 @@ describe('RiskPolicy', () => {
     expect(
       new RiskPolicy({ undeclared: 'deny' }).authorize(request('get_weather', undefined)).verdict,
     ).toBe('deny');
+  });
+
+  it('judges an undeclared tool once per name and description, not on every call', () => {
+    const policy = new RiskPolicy();
+    const before = heuristicCalls.count;
+    for (let call = 0; call < 5; call += 1) {
+      expect(policy.authorize(request('get_weather', undefined)).verdict).toBe('allow');
+    }
+    expect(heuristicCalls.count - before).toBe(1);
+    // A tool replaced under the same name with another description is judged again.
+    expect(
+      policy.authorize(request('get_weather', undefined, 'unknown', 'Deletes the repository'))
+        .verdict,
+    ).toBe('ask');
+    expect(heuristicCalls.count - before).toBe(2);
+    // The memory is bounded: after 1024 other tools the first one is judged again.
+    for (let tool = 0; tool < 1024; tool += 1) policy.authorize(request(`tool_${tool}`, undefined));
+    const afterFill = heuristicCalls.count;
+    policy.authorize(request('get_weather', undefined, 'unknown', 'Deletes the repository'));
+    expect(heuristicCalls.count - afterFill).toBe(1);
   });
 
   it.each([

@@ -73,6 +73,13 @@ export const DEFAULT_CONTENT_TRUST_THRESHOLDS: Required<RiskThresholds<ContentTr
 const VERDICT_RANK: Readonly<Record<PermissionVerdict, number>> = { allow: 0, ask: 1, deny: 2 };
 
 /**
+ * How many tools' heuristic contracts a {@link RiskPolicy} remembers (by name, for the
+ * description it was judged from); the oldest is forgotten first, and a forgotten tool is judged
+ * again.
+ */
+const HEURISTIC_MEMORY = 1024;
+
+/**
  * Decides from the tool's contract (declared, or tool-contract's heuristic for undeclared tools):
  * the stricter of the risk verdict and the content-trust verdict.
  */
@@ -82,6 +89,11 @@ export class RiskPolicy implements Authorizer {
   readonly #undeclared: 'heuristic' | 'ask' | 'deny';
   readonly #readEffectIsReadOnly: boolean;
   readonly #overrides: ReadonlyMap<string, ContractOverride>;
+  /** The heuristic's judgement by tool name, with the description it judged (a pure function). */
+  readonly #heuristics = new Map<
+    string,
+    { readonly description: string | undefined; readonly contract: ToolContract }
+  >();
 
   /** Merges the options with the defaults and checks them; throws {@link ConfigurationError}. */
   constructor(options: RiskPolicyOptions = {}) {
@@ -160,7 +172,7 @@ export class RiskPolicy implements Authorizer {
       override,
       heuristic:
         declared === undefined
-          ? heuristicContract(request.spec.name, request.spec.description)
+          ? this.#heuristic(request.spec.name, request.spec.description)
           : undefined,
       // The standard hints raise the guess for an undeclared tool (destructiveHint: true is at
       // least destructive, readOnlyHint: false at least a write); they never lower it.
@@ -182,6 +194,22 @@ export class RiskPolicy implements Authorizer {
         ? `${source} risk ${risk}`
         : `${source} content trust ${contract.contentTrust}`;
     return permission(verdict, reason);
+  }
+
+  /**
+   * tool-contract's heuristic for an undeclared tool, judged once per name and description
+   * rather than on every call (it splits and matches the words of both).
+   */
+  #heuristic(name: string, description: string | undefined): ToolContract {
+    const known = this.#heuristics.get(name);
+    if (known !== undefined && known.description === description) return known.contract;
+    const contract = heuristicContract(name, description);
+    if (known === undefined && this.#heuristics.size >= HEURISTIC_MEMORY) {
+      const oldest = this.#heuristics.keys().next().value;
+      if (oldest !== undefined) this.#heuristics.delete(oldest);
+    }
+    this.#heuristics.set(name, { description, contract });
+    return contract;
   }
 }
 

@@ -12,6 +12,19 @@ function constant(result: ToolResult): Tool {
   };
 }
 
+async function outputs(result: ToolResult): Promise<{ output: unknown; model: unknown }> {
+  const registry = new ToolRegistry({
+    authorizer: { authorize: () => permission('allow') },
+    tools: [constant(result)],
+  });
+  const tool = aiSdkTools(registry, { context: { runId: 'r' } }).probe as unknown as {
+    execute: (input: unknown, options: unknown) => Promise<unknown>;
+    toModelOutput: (options: unknown) => unknown;
+  };
+  const output = await tool.execute({}, { toolCallId: 'c', messages: [], context: {} });
+  return { output, model: tool.toModelOutput({ toolCallId: 'c', input: {}, output }) };
+}
+
 async function modelOutput(result: ToolResult): Promise<unknown> {
   const registry = new ToolRegistry({
     authorizer: { authorize: () => permission('allow') },
@@ -69,5 +82,33 @@ describe('aiSdkTools result mapping', () => {
     ],
   ])('%s', async (_label, result, expected) => {
     expect(await modelOutput(result)).toEqual(expected);
+  });
+
+  it('writes the text of a structured result once, when it is read, as an ordinary property', async () => {
+    let written = 0;
+    const value = {
+      a: 1,
+      toJSON: () => {
+        written += 1;
+        return { a: 1 };
+      },
+    };
+    const { output, model } = await outputs(jsonResult(value as never));
+    // The model reads the structured content itself; nobody has read the text yet.
+    expect(model).toMatchObject({ type: 'json' });
+    expect(written).toBe(0);
+    const read = output as { text: string };
+    expect(read.text).toBe('{"a":1}');
+    expect(read.text).toBe('{"a":1}');
+    expect(written).toBe(1);
+    expect(Object.keys(read)).toEqual([
+      'isError',
+      'text',
+      'parts',
+      'structuredContent',
+      'truncated',
+    ]);
+    expect({ ...read }).toMatchObject({ isError: false, text: '{"a":1}', truncated: false });
+    expect(JSON.parse(JSON.stringify(read))).toMatchObject({ text: '{"a":1}' });
   });
 });

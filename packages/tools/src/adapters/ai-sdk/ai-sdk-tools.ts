@@ -112,13 +112,37 @@ function toOutput(outcome: AdapterOutcome): AiSdkToolOutput {
     return { isError: true, code: outcome.code, text: outcome.text, parts: [], truncated: false };
   }
   const flat = flattenResult(outcome.result);
-  return {
+  if (flat.structuredContent === undefined) {
+    return {
+      isError: flat.isError,
+      text: resultText(flat, true),
+      parts: flat.parts,
+      truncated: flat.truncated,
+    };
+  }
+  const output = {
     isError: flat.isError,
-    text: resultText(flat, true),
+    text: '',
     parts: flat.parts,
-    ...(flat.structuredContent === undefined ? {} : { structuredContent: flat.structuredContent }),
+    structuredContent: flat.structuredContent,
     truncated: flat.truncated,
   };
+  // With structured content the whole text repeats it as JSON, which the model does not read
+  // (toModelOutput hands it `json`): the text is written when something reads it (the UI stream,
+  // the host), once, and stays an ordinary enumerable property for JSON and spreads.
+  let text: string | undefined;
+  Object.defineProperty(output, 'text', {
+    enumerable: true,
+    configurable: true,
+    get: (): string => {
+      text ??= resultText(flat, true);
+      return text;
+    },
+    set: (value: string): void => {
+      text = value;
+    },
+  });
+  return output;
 }
 
 type ModelOutput = ReturnType<NonNullable<ToolSet[string]['toModelOutput']>>;

@@ -12,6 +12,7 @@ import {
   type ResolvedAdapter,
   resolveAdapter,
   resultText,
+  structuredText,
   TRUNCATED_NOTE,
 } from '../registry-call.js';
 
@@ -188,9 +189,8 @@ class RegistryStructuredTool extends StructuredTool {
           : 'file';
       return { type: kind, data: part.data, mimeType: part.mimeType };
     });
-    if (flat.structuredContent !== undefined) {
-      blocks.push({ type: 'text', text: JSON.stringify(flat.structuredContent) });
-    }
+    const structured = structuredText(flat);
+    if (structured !== undefined) blocks.push({ type: 'text', text: structured });
     if (flat.truncated) blocks.push({ type: 'text', text: TRUNCATED_NOTE });
     return [blocks, artifact];
   }

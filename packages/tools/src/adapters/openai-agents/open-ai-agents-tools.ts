@@ -16,6 +16,7 @@ import {
   needsApproval,
   resolveAdapter,
   resultText,
+  structuredText,
   TRUNCATED_NOTE,
 } from '../registry-call.js';
 
@@ -110,9 +111,8 @@ function toOutput(outcome: AdapterOutcome): OpenAiAgentsToolOutput {
       });
     }
   }
-  if (flat.structuredContent !== undefined) {
-    parts.push({ type: 'text', text: JSON.stringify(flat.structuredContent) });
-  }
+  const structured = structuredText(flat);
+  if (structured !== undefined) parts.push({ type: 'text', text: structured });
   if (flat.truncated) parts.push({ type: 'text', text: TRUNCATED_NOTE });
   return parts;
 }

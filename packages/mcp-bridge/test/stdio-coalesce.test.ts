@@ -1,0 +1,79 @@
+import { Socket } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { McpClient } from '../src/client/mcp-client.js';
+import { CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
+
+const COMMAND = [process.execPath, EVERYTHING_ENTRY, 'stdio'];
+
+/** Counts the writes handed to the pipes (each `_write` or `_writev` is one system call). */
+function countWrites() {
+  const writes: number[] = [];
+  const single = Socket.prototype._write;
+  const vector = Socket.prototype._writev;
+  vi.spyOn(Socket.prototype, '_write').mockImplementation(function (this: Socket, ...args) {
+    writes.push(1);
+    return single.apply(this, args);
+  });
+  vi.spyOn(Socket.prototype, '_writev').mockImplementation(function (this: Socket, ...args) {
+    writes.push(args[0].length);
+    return (vector as NonNullable<typeof vector>).apply(this, args);
+  });
+  return writes;
+}
+
+/** Lets the handshake's last record (`notifications/initialized`) leave before counting. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('stdio writes', () => {
+  it.each([3, 16, 64])(
+    'sends the %i calls of a burst in two writes: the first at once, the rest together',
+    async (count) => {
+      const client = new McpClient({
+        command: COMMAND,
+        env: CHILD_ENV,
+        maxConcurrentRequests: count,
+      });
+      try {
+        await client.connect();
+        await settle();
+        const writes = countWrites();
+        const results = await Promise.all(
+          Array.from({ length: count }, (_, index) =>
+            client.callTool('echo', { message: `m${index}` }),
+          ),
+        );
+        vi.restoreAllMocks();
+        // Every call got its own answer, in the order asked.
+        expect(results.map((result) => (result.content[0] as { text?: string }).text)).toEqual(
+          Array.from({ length: count }, (_, index) => `Echo: m${index}`),
+        );
+        // The first call left at once (nothing was in flight); the rest of the burst, issued in the
+        // same tick, left together in one write (the child's stdin is the only pipe written to).
+        expect(writes).toEqual([1, count - 1]);
+      } finally {
+        await client.close();
+      }
+    },
+  );
+
+  it('still sends a lone call at once, and sequential calls one write each', async () => {
+    const client = new McpClient({ command: COMMAND, env: CHILD_ENV });
+    try {
+      await client.connect();
+      await settle();
+      const writes = countWrites();
+      for (let index = 0; index < 5; index++) {
+        const result = await client.callTool('echo', { message: `s${index}` });
+        expect((result.content[0] as { text?: string }).text).toBe(`Echo: s${index}`);
+      }
+      vi.restoreAllMocks();
+      expect(writes).toEqual([1, 1, 1, 1, 1]);
+    } finally {
+      await client.close();
+    }
+  });
+});
