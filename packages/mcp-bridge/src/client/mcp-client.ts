@@ -9,7 +9,7 @@ import {
 import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools';
 import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
+
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
 import { answerElicitation } from '../protocol/elicitation.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
@@ -58,6 +58,7 @@ import {
   ResourceNotFoundError,
   ServerRpcError,
 } from './errors.js';
+import { isSchemaError } from './schema-error.js';
 import { Semaphore } from './semaphore.js';
 import { TaskError } from './task-error.js';
 import {
@@ -1053,7 +1054,7 @@ export class McpClient {
     if (failure instanceof TransportTimeoutError) {
       return new AmbiguousDeliveryError('timeout', { cause: failure });
     }
-    if (failure instanceof TransportProtocolError || error instanceof z.ZodError) {
+    if (failure instanceof TransportProtocolError || isSchemaError(error)) {
       return new AmbiguousDeliveryError('invalid-response', { cause: failure });
     }
     if (failure instanceof RequestNotSentError) return failure;
@@ -1105,7 +1106,7 @@ export class McpClient {
       }
       return new ServerRpcError(error.code, { cause: error });
     }
-    if (error instanceof z.ZodError) {
+    if (isSchemaError(error)) {
       return new RequestFailedError('The MCP server sent a malformed answer', { cause: error });
     }
     if (
