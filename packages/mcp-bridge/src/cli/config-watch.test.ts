@@ -1,7 +1,8 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ConfigWatch, watchConfigFile } from './config-watch.js';
 
@@ -71,23 +72,16 @@ describe('watchConfigFile', () => {
     await changedSince(before);
   });
 
-  // A folder watch would be woken (an inotify event and two reads) by every audited call; the
-  // process's read syscalls, counted by Linux in /proc/self/io, show it is not.
+  // A folder watch would be woken (an inotify event and two reads) by every audited call. Linux
+  // counts a process's read syscalls in /proc/self/io; the count is taken in a child process of
+  // its own that does nothing else, because the test runner's process reads for every other
+  // test file it runs at the same time.
   it('is not woken by writes to the files beside the config (the audit log, the lock file)', async () => {
-    const reads = () => Number(/syscr: (\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))?.[1]);
-    await settle();
-    const before = reads();
-    for (let n = 0; n < 100; n += 1) {
-      appendFileSync(join(folder, 'toolfence-audit.jsonl'), `{"n":${n}}\n`);
-      // One turn of the event loop per write, as between two gateway calls.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    writeFileSync(join(folder, 'toolfence.lock.json'), '{}');
-    await settle();
-    expect(reads() - before).toBeLessThan(50);
-    expect(calls).toBe(0);
-    await writeFile(config, '{"f":1}');
-    await changedSince(0);
+    const outcome = await inChild(folder);
+    expect(outcome.reads).toBeLessThan(50);
+    expect(outcome.calls).toBe(0);
+    // The watch was live all along: a write to the config itself is heard.
+    expect(outcome.heard).toBe(true);
   });
 
   it('stops at close', async () => {
@@ -99,3 +93,53 @@ describe('watchConfigFile', () => {
     expect(calls).toBe(0);
   });
 });
+
+/** The built module, so that a plain `node` child can load it. */
+const BUILT = fileURLToPath(new URL('../../dist/cli/config-watch.js', import.meta.url));
+
+/**
+ * In a fresh `node` that only watches: 100 appends to the audit log beside the config (one
+ * event-loop turn each, as between two gateway calls) and a lock-file write, then the child's
+ * read syscalls over that stretch, the listener's calls, and whether a write to the config
+ * itself is heard afterwards.
+ */
+function inChild(dir: string): Promise<{ reads: number; calls: number; heard: boolean }> {
+  const script = `
+    import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+    import { join } from 'node:path';
+    const { watchConfigFile } = await import(${JSON.stringify(BUILT)});
+    const dir = ${JSON.stringify(dir)};
+    const reads = () => Number(/syscr: (\\d+)/.exec(readFileSync('/proc/self/io', 'utf8'))[1]);
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+    let calls = 0;
+    const watching = watchConfigFile(join(dir, 'toolfence.json'), () => { calls += 1; });
+    await settle();
+    const before = reads();
+    for (let n = 0; n < 100; n += 1) {
+      appendFileSync(join(dir, 'toolfence-audit.jsonl'), '{"n":' + n + '}\\n');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    writeFileSync(join(dir, 'toolfence.lock.json'), '{}');
+    await settle();
+    // The read of /proc/self/io itself is one more.
+    const counted = reads() - before - 1;
+    const quiet = calls;
+    writeFileSync(join(dir, 'toolfence.json'), '{"f":1}');
+    for (let waited = 0; calls === quiet && waited < 5000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    watching.close();
+    process.stdout.write(JSON.stringify({ reads: counted, calls: quiet, heard: calls > quiet }));
+  `;
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      { timeout: 20_000 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${error.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout));
+      },
+    );
+  });
+}
