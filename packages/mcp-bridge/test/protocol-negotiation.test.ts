@@ -251,6 +251,48 @@ const discovered = (id: unknown) => ({
   },
 });
 
+/** A legacy endpoint: `server/discover` gets `refusal`, `initialize` a 2025-11-25 answer. */
+const legacyAfter = (refusal: { status: number; body?: unknown }) =>
+  scripted((body) =>
+    body.method === 'server/discover'
+      ? refusal
+      : body.method === 'initialize'
+        ? {
+            status: 200,
+            body: {
+              jsonrpc: '2.0',
+              id: body.id,
+              result: {
+                protocolVersion: '2025-11-25',
+                capabilities: {},
+                serverInfo: { name: 'legacy', version: '1' },
+              },
+            },
+          }
+        : { status: 202 },
+  );
+
+/** Connects to `endpoint` and expects the legacy handshake after one refused probe. */
+async function expectFallback(endpoint: Awaited<ReturnType<typeof scripted>>): Promise<void> {
+  const client = new McpClient({
+    url: endpoint.url,
+    allowNonPublic: allowLoopback,
+    standaloneStream: false,
+  });
+  try {
+    await client.connect();
+    expect(client.protocolVersion).toBe('2025-11-25');
+    expect(endpoint.requests.map((request) => request.body?.method)).toEqual([
+      'server/discover',
+      'initialize',
+      'notifications/initialized',
+    ]);
+  } finally {
+    await client.close();
+    await endpoint.close();
+  }
+}
+
 describe('UnsupportedProtocolVersionError (-32022) and the legacy signals', () => {
   it('retries once with the mutual version the error lists', async () => {
     const endpoint = await scripted((body, _headers, index) =>
@@ -302,41 +344,7 @@ describe('UnsupportedProtocolVersionError (-32022) and the legacy signals', () =
     ['404', 404],
     ['405', 405],
   ])('falls back to initialize on %s', async (_name, status) => {
-    const endpoint = await scripted((body) =>
-      body.method === 'server/discover'
-        ? { status }
-        : body.method === 'initialize'
-          ? {
-              status: 200,
-              body: {
-                jsonrpc: '2.0',
-                id: body.id,
-                result: {
-                  protocolVersion: '2025-11-25',
-                  capabilities: {},
-                  serverInfo: { name: 'legacy', version: '1' },
-                },
-              },
-            }
-          : { status: 202 },
-    );
-    const client = new McpClient({
-      url: endpoint.url,
-      allowNonPublic: allowLoopback,
-      standaloneStream: false,
-    });
-    try {
-      await client.connect();
-      expect(client.protocolVersion).toBe('2025-11-25');
-      expect(endpoint.requests.map((request) => request.body?.method)).toEqual([
-        'server/discover',
-        'initialize',
-        'notifications/initialized',
-      ]);
-    } finally {
-      await client.close();
-      await endpoint.close();
-    }
+    await expectFallback(await legacyAfter({ status }));
   });
 
   it('reads a 4xx body that is not UTF-8 as no error body (a legacy signal), not as a -32022', async () => {
@@ -345,41 +353,7 @@ describe('UnsupportedProtocolVersionError (-32022) and the legacy signals', () =
       Buffer.from([0xff, 0xfe]),
       Buffer.from(`","data":{"supported":["${MODERN}"]}}}`),
     ]);
-    const endpoint = await scripted((body) =>
-      body.method === 'server/discover'
-        ? { status: 400, body: refusal }
-        : body.method === 'initialize'
-          ? {
-              status: 200,
-              body: {
-                jsonrpc: '2.0',
-                id: body.id,
-                result: {
-                  protocolVersion: '2025-11-25',
-                  capabilities: {},
-                  serverInfo: { name: 'legacy', version: '1' },
-                },
-              },
-            }
-          : { status: 202 },
-    );
-    const client = new McpClient({
-      url: endpoint.url,
-      allowNonPublic: allowLoopback,
-      standaloneStream: false,
-    });
-    try {
-      await client.connect();
-      expect(client.protocolVersion).toBe('2025-11-25');
-      expect(endpoint.requests.map((request) => request.body?.method)).toEqual([
-        'server/discover',
-        'initialize',
-        'notifications/initialized',
-      ]);
-    } finally {
-      await client.close();
-      await endpoint.close();
-    }
+    await expectFallback(await legacyAfter({ status: 400, body: refusal }));
   });
 
   it('does not fall back on a 500 (the server is broken, not legacy)', async () => {

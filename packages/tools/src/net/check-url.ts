@@ -106,23 +106,22 @@ export function approveNonPublic(
   target: NetworkTarget,
   address: NonPublicAddress,
 ): boolean {
-  const callback = policy.allowNonPublic;
-  if (callback === undefined) return false;
-  try {
-    return callback(Object.freeze({ ...target }), Object.freeze({ ...address })) === true;
-  } catch {
-    return false;
-  }
+  return askAllowNonPublic(
+    policy.allowNonPublic,
+    Object.freeze({ ...target }),
+    Object.freeze({ ...address }),
+  );
 }
 
 /** {@link approveNonPublic} with arguments that are frozen already (shared across calls). */
 function askAllowNonPublic(
   callback: AllowNonPublic | undefined,
-  question: NonPublicRequest,
+  target: NetworkTarget,
+  address: NonPublicAddress,
 ): boolean {
   if (callback === undefined) return false;
   try {
-    return callback(question.target, question.address) === true;
+    return callback(target, address) === true;
   } catch {
     return false;
   }
@@ -296,7 +295,10 @@ function judgeUrl(facts: UrlFacts, policy: UrlPolicy): void {
     }
   }
   const refused = facts.refused;
-  if (refused !== undefined && !askAllowNonPublic(policy.allowNonPublic, refused)) {
+  if (
+    refused !== undefined &&
+    !askAllowNonPublic(policy.allowNonPublic, refused.target, refused.address)
+  ) {
     deny('The address is not publicly routable.', 'address');
   }
   // `http://localhost` is resolved and checked (loopback and approved) when connecting.

@@ -26,16 +26,7 @@ async function outputs(result: ToolResult): Promise<{ output: unknown; model: un
 }
 
 async function modelOutput(result: ToolResult): Promise<unknown> {
-  const registry = new ToolRegistry({
-    authorizer: { authorize: () => permission('allow') },
-    tools: [constant(result)],
-  });
-  const tool = aiSdkTools(registry, { context: { runId: 'r' } }).probe as unknown as {
-    execute: (input: unknown, options: unknown) => Promise<unknown>;
-    toModelOutput: (options: unknown) => unknown;
-  };
-  const output = await tool.execute({}, { toolCallId: 'c', messages: [], context: {} });
-  return tool.toModelOutput({ toolCallId: 'c', input: {}, output });
+  return (await outputs(result)).model;
 }
 
 describe('aiSdkTools result mapping', () => {
