@@ -259,19 +259,36 @@ export async function approvalNeed(
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<ApprovalNeed | undefined> {
+  const authorization = await preview(adapter, toolName, args, toolCallId);
+  return authorization?.verdict === 'ask' ? { reason: authorization.reason } : undefined;
+}
+
+/** What the registry's `authorize` answers. */
+type Authorization = Awaited<ReturnType<AdapterRegistry['authorize']>>;
+
+/**
+ * The preview both {@link approvalNeed} and {@link needsApproval} run: the registry's
+ * authorization of the call (`undefined` for a refusal that is not a programming error), with
+ * the answer and the call's context remembered by call id for its `execute`.
+ */
+async function preview(
+  adapter: ResolvedAdapter,
+  toolName: string,
+  args: unknown,
+  toolCallId: string | undefined,
+): Promise<Authorization | undefined> {
   const context = callContext(adapter, toolCallId, undefined);
-  let need: ApprovalNeed | undefined;
+  let authorization: Authorization | undefined;
   try {
-    const authorization = await adapter.registry.authorize(toolName, args, context);
-    need = authorization.verdict === 'ask' ? { reason: authorization.reason } : undefined;
+    authorization = await adapter.registry.authorize(toolName, args, context);
   } catch (error) {
     if (isProgrammingError(error)) throw error;
-    need = undefined;
   }
   if (toolCallId !== undefined) {
-    remember(adapter.previews, toolCallId, { toolName, asks: need !== undefined, context });
+    const asks = authorization?.verdict === 'ask';
+    remember(adapter.previews, toolCallId, { toolName, asks, context });
   }
-  return need;
+  return authorization;
 }
 
 /**
@@ -300,17 +317,7 @@ export async function needsApproval(
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<boolean> {
-  const context = callContext(adapter, toolCallId, undefined);
-  let asks = false;
-  try {
-    asks = (await adapter.registry.authorize(toolName, args, context)).verdict === 'ask';
-  } catch (error) {
-    if (isProgrammingError(error)) throw error;
-  }
-  if (toolCallId !== undefined) {
-    remember(adapter.previews, toolCallId, { toolName, asks, context });
-  }
-  return asks;
+  return (await preview(adapter, toolName, args, toolCallId))?.verdict === 'ask';
 }
 
 /**
