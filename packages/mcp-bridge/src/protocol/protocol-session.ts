@@ -116,7 +116,16 @@ const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 /** The modern `UnsupportedProtocolVersionError` code. */
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
-const LooseResultSchema = z.object({}).passthrough();
+/**
+ * The result check handed to the SDK's JSON-RPC engine: an object, kept as it is. The engine
+ * checks the whole response (`result` a JSON object) before it asks this, and the response is
+ * the fresh parse of the record, so a passthrough copy (zod's `looseObject`) would copy every
+ * key of every result for nothing.
+ */
+const LooseResultSchema = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  { message: 'the result must be a JSON object' },
+);
 
 /** The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake. */
 class JsonRpcPeer extends Protocol<Request, Notification, Result> {

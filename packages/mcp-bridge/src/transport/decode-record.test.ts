@@ -1,5 +1,7 @@
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeRecord } from './decode-record.js';
+import { decodeRecord, isPlainMessage } from './decode-record.js';
 import { TransportProtocolError } from './errors.js';
 import { DEFAULT_RECORD_LIMITS } from './record-limits.js';
 
@@ -27,5 +29,128 @@ describe('decodeRecord', () => {
     ['a string', '"[]"'],
   ])('refuses %s as not JSON-RPC', (_name, text) => {
     expect(() => decodeRecord(text, DEFAULT_RECORD_LIMITS)).toThrow(TransportProtocolError);
+  });
+});
+
+describe('the plain-message fast path', () => {
+  // The shapes nearly every record has skip the SDK's schema; each must be one the schema takes.
+  it.each([
+    ['a result', '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}'],
+    ['a result with a string id', '{"id":"a","result":{},"jsonrpc":"2.0"}'],
+    ['an error', '{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}}'],
+    [
+      'an error with data and no id',
+      '{"jsonrpc":"2.0","error":{"code":1,"message":"m","data":[1]}}',
+    ],
+    ['a request', '{"jsonrpc":"2.0","id":3,"method":"ping"}'],
+    ['a request with params', '{"jsonrpc":"2.0","id":3,"method":"roots/list","params":{"a":1}}'],
+    ['a notification', notification],
+  ])('takes %s without the schema, as the schema would', (_name, text) => {
+    const value: unknown = JSON.parse(text);
+    expect(isPlainMessage(value)).toBe(true);
+    expect(JSONRPCMessageSchema.safeParse(value).success).toBe(true);
+  });
+
+  it.each([
+    ['a result with _meta', '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"progressToken":1}}}'],
+    ['params with _meta', '{"jsonrpc":"2.0","method":"m","params":{"_meta":{}}}'],
+    ['a result with an own __proto__', '{"jsonrpc":"2.0","id":1,"result":{"__proto__":{"x":1}}}'],
+    [
+      'an error with an extra key',
+      '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","x":1}}',
+    ],
+    ['an unsafe integer id', '{"jsonrpc":"2.0","id":9007199254740993,"result":{}}'],
+    ['a null id', '{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}'],
+    ['an extra key', '{"jsonrpc":"2.0","id":1,"result":{},"x":1}'],
+  ])('leaves %s to the schema', (_name, text) => {
+    expect(isPlainMessage(JSON.parse(text))).toBe(false);
+  });
+
+  it('decodes exactly what the SDK schema gives, on 20,000 generated messages', () => {
+    // Each message is built from random members of every kind, valid or almost valid; the JSON
+    // text goes through decodeRecord and, separately, through JSON.parse and the SDK's schema.
+    const body = fc.oneof(
+      fc.constant('{}'),
+      fc.constant('{"content":[{"type":"text","text":"x"}],"isError":false}'),
+      fc.constant('{"_meta":{"progressToken":"t"},"a":1}'),
+      fc.constant('{"_meta":5}'),
+      fc.constant('{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t","x":1}}}'),
+      fc.constant('{"__proto__":{"polluted":true},"a":1}'),
+      fc.constant('[]'),
+      fc.constant('null'),
+      fc.constant('"text"'),
+      fc.constant('7'),
+    );
+    const id = fc.oneof(
+      fc.constant('1'),
+      fc.constant('"req-1"'),
+      fc.constant('1.5'),
+      fc.constant('-0'),
+      fc.constant('9007199254740993'),
+      fc.constant('null'),
+      fc.constant('true'),
+      fc.constant('{}'),
+    );
+    const error = fc.oneof(
+      fc.constant('{"code":-32603,"message":"boom"}'),
+      fc.constant('{"code":-32603,"message":"boom","data":{"why":"x"}}'),
+      fc.constant('{"code":-32603,"message":"boom","data":null}'),
+      fc.constant('{"code":1.5,"message":"boom"}'),
+      fc.constant('{"code":"1","message":"boom"}'),
+      fc.constant('{"code":1,"message":2}'),
+      fc.constant('{"code":1}'),
+      fc.constant('{"code":1,"message":"m","extra":true}'),
+      fc.constant('[]'),
+      fc.constant('null'),
+    );
+    const member = fc.oneof(
+      fc.constantFrom('"jsonrpc":"2.0"', '"jsonrpc":"1.0"', '"jsonrpc":2'),
+      id.map((value) => `"id":${value}`),
+      fc.constantFrom('"method":"tools/call"', '"method":5', '"method":""'),
+      body.map((value) => `"params":${value}`),
+      body.map((value) => `"result":${value}`),
+      error.map((value) => `"error":${value}`),
+      fc.constantFrom('"extra":1', '"__proto__":{"a":1}', '"JSONRPC":"2.0"'),
+    );
+    // Random members after an optional "jsonrpc" (duplicates allowed: the last one wins in
+    // JSON.parse, in both paths), or one message kind with each of its members drawn at random.
+    const loose = fc
+      .tuple(fc.boolean(), fc.array(member, { maxLength: 4 }))
+      .map(([withVersion, members]) => [...(withVersion ? ['"jsonrpc":"2.0"'] : []), ...members]);
+    const shaped = fc
+      .tuple(
+        fc.option(id, { nil: undefined }),
+        fc.oneof(
+          fc.constant('"method":"notifications/progress"'),
+          body.map((value) => `"result":${value}`),
+          error.map((value) => `"error":${value}`),
+        ),
+        fc.option(body, { nil: undefined }),
+      )
+      .map(([idValue, kind, params]) => [
+        '"jsonrpc":"2.0"',
+        ...(idValue === undefined ? [] : [`"id":${idValue}`]),
+        kind,
+        ...(params === undefined ? [] : [`"params":${params}`]),
+      ]);
+    const message = fc
+      .oneof(loose, shaped)
+      .chain((members) => fc.shuffledSubarray(members, { minLength: members.length }))
+      .map((members) => `{${members.join(',')}}`);
+    let fast = 0;
+    fc.assert(
+      fc.property(message, (text) => {
+        const reference = JSONRPCMessageSchema.safeParse(JSON.parse(text));
+        if (isPlainMessage(JSON.parse(text))) fast++;
+        if (!reference.success) {
+          expect(() => decodeRecord(text, DEFAULT_RECORD_LIMITS)).toThrow(TransportProtocolError);
+          return;
+        }
+        expect(decodeRecord(text, DEFAULT_RECORD_LIMITS)).toStrictEqual([reference.data]);
+      }),
+      { seed: 0x2026_1201, numRuns: 20_000 },
+    );
+    // The generator reaches the fast path often, so the comparison covers it.
+    expect(fast).toBeGreaterThan(500);
   });
 });
