@@ -1,6 +1,7 @@
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpClient } from '../src/client/mcp-client.js';
+import { MAX_CORKED_RECORDS } from '../src/transport/stdio-transport.js';
 import { CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
 
 const COMMAND = [process.execPath, EVERYTHING_ENTRY, 'stdio'];
@@ -29,8 +30,8 @@ afterEach(() => {
 });
 
 describe('stdio writes', () => {
-  it.each([3, 16, 64])(
-    'sends the %i calls of a burst in two writes: the first at once, the rest together',
+  it.each([3, 16, 17, 64, 400])(
+    'sends the %i calls of a burst as the first at once, then writes of at most 16 records',
     async (count) => {
       const client = new McpClient({
         command: COMMAND,
@@ -52,8 +53,15 @@ describe('stdio writes', () => {
           Array.from({ length: count }, (_, index) => `Echo: m${index}`),
         );
         // The first call left at once (nothing was in flight); the rest of the burst, issued in the
-        // same tick, left together in one write (the child's stdin is the only pipe written to).
-        expect(writes).toEqual([1, count - 1]);
+        // same tick, left in writes of MAX_CORKED_RECORDS (the last one holding what is left), so
+        // the server starts on a long burst before all of it is built (the child's stdin is the
+        // only pipe written to).
+        const batches: number[] = [];
+        for (let left = count - 1; left > 0; left -= MAX_CORKED_RECORDS) {
+          batches.push(Math.min(left, MAX_CORKED_RECORDS));
+        }
+        expect(MAX_CORKED_RECORDS).toBe(16);
+        expect(writes).toEqual([1, ...batches]);
       } finally {
         await client.close();
       }
