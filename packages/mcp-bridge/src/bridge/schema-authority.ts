@@ -1,4 +1,5 @@
 import { declaredSchemaDialect, type JsonObject } from '@toolfence/tools';
+import { isRecord } from '../is-record.js';
 import { BridgeSchemaError } from './errors.js';
 
 /**
@@ -28,10 +29,6 @@ export const NO_ARGUMENTS_SCHEMA: JsonObject = Object.freeze({
   properties: Object.freeze({}),
   additionalProperties: false,
 }) as JsonObject;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Decides the schema the bridge gives authority to, for an input (`root: 'object'`) or output

@@ -9,6 +9,7 @@ import {
   type RiskThresholds,
   RuleBasedPolicy,
 } from '@toolfence/tools';
+import { isRecord } from '../is-record.js';
 import { InspectUsageError } from './inspect-usage-error.js';
 
 /** Largest policy file `--policy` reads, in bytes. */
@@ -38,10 +39,6 @@ export type InspectPolicySummary =
 export interface InspectPolicy {
   readonly authorizer: Authorizer;
   readonly summary: InspectPolicySummary;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function invalid(message: string, cause?: unknown): InspectUsageError {

@@ -5,6 +5,7 @@
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { checkOptionKeys } from '@toolfence/tools';
+import { isRecord } from '../is-record.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import { answerInputRequests, type InputHandlers } from '../protocol/input-requests.js';
 import { sleepUnlessAborted } from '../transport/abortable-sleep.js';
@@ -71,10 +72,6 @@ export function resolveTaskOptions(value: unknown): TaskSettings | undefined {
     );
   }
   return settings;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A task handle: what a `CreateTaskResult` says. */

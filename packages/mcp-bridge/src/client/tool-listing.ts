@@ -1,4 +1,5 @@
 import { collectPages, type McpListingProblem } from '@toolfence/tools';
+import { isRecord } from '../is-record.js';
 
 /** One tool as the server listed it (untrusted; schemas are checked when bridged). */
 export interface McpToolInfo {
@@ -31,10 +32,6 @@ export interface McpToolListing {
 }
 
 const MAX_NAME_LENGTH = 256;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 type Parsed =
   | { readonly ok: true; readonly value: McpToolInfo }

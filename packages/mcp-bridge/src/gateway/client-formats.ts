@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import jsonc from 'jsonc-parser';
 import { parse as parseToml } from 'smol-toml';
+import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
 
 /** The MCP clients whose config files `toolfence-mcp wrap` reads and rewrites. */
@@ -63,10 +64,6 @@ const VARIABLE = /\$\{([^}]*)\}/g;
 
 function fail(message: string, at: string): never {
   throw new GatewayConfigError(`${at}: ${message}`, { details: { at } });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function shownKey(key: string): string {

@@ -1,3 +1,4 @@
+import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
@@ -155,10 +156,6 @@ const REDIS_ONLY_KEYS = ['keyPrefix', 'ttlMs', 'timeoutMs', 'onUnavailable'] as 
 const LIMIT_KEYS = ['maxCalls', 'maxConcurrent'];
 const OAUTH_KEYS = ['connectionId', 'refreshSkewMs'];
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,23}$/;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function fail(message: string, at: string): never {
   throw new GatewayConfigError(`${at}: ${message}`, { details: { at } });

@@ -26,6 +26,7 @@ import {
 } from '@toolfence/tools';
 import { type BridgedTool, bridgeTools } from '../bridge/bridge-tools.js';
 import { type McpCallOptions, McpClient, type McpClientOptions } from '../client/mcp-client.js';
+import { isRecord } from '../is-record.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
 import {
@@ -225,10 +226,6 @@ const MALFORMED: PermissionDecision = Object.freeze({
 
 function isThenable(value: unknown): value is PromiseLike<PermissionDecision> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** True when a client's capabilities include form-mode elicitation. */

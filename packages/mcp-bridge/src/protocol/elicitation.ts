@@ -1,10 +1,8 @@
 // Elicitation answers, the same in both eras: a legacy server's `elicitation/create` request and
 // a modern `input_required` result's embedded elicitation reach one host callback.
-import { InputRequestError } from './input-request-error.js';
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isRecord } from '../is-record.js';
+import { InputRequestError } from './input-request-error.js';
 
 /** Fills properties the user left out with the schema's `default`s (SEP-1034), in place. */
 function applyDefaults(schema: unknown, content: Record<string, unknown>, depth = 0): void {

@@ -2,6 +2,8 @@
 // "input_required"` asks the client for input; the client answers each input request through
 // the host's callback and repeats the original request with `inputResponses` and the exact
 // `requestState`, under a new JSON-RPC id.
+
+import { isRecord } from '../is-record.js';
 import { InputRequestError, type McpInputKind } from './input-request-error.js';
 
 /** The host's answers to the kinds of input a server may ask for. */
@@ -22,10 +24,6 @@ const METHOD_KINDS: Readonly<Record<string, McpInputKind>> = Object.freeze({
 
 /** Input requests one `input_required` result may carry. */
 export const MAX_INPUT_REQUESTS_PER_ROUND = 32;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** True when a result asks for input (`resultType: "input_required"`); a missing type is complete. */
 export function isInputRequired(result: Readonly<Record<string, unknown>>): boolean {

@@ -1,6 +1,7 @@
 // Standard MCP request headers (SEP-2243, MCP 2026-07-28): `Mcp-Method`, `Mcp-Name`, and tool
 // parameters annotated `x-mcp-header` mirrored into `Mcp-Param-{Name}`.
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../is-record.js';
 
 /** One `x-mcp-header` annotation of a tool's `inputSchema`. */
 export interface ParamHeaderDeclaration {
@@ -64,10 +65,6 @@ const MAP_KEYWORDS: ReadonlySet<string> = new Set([
 const MAX_SCHEMA_DEPTH = 64;
 /** Annotations one tool may declare. */
 const MAX_DECLARATIONS = 64;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Scans a tool's `inputSchema` for `x-mcp-header` annotations and checks the spec's rules: a

@@ -15,6 +15,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { isRecord } from '../is-record.js';
 import { TransportHttpError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
@@ -122,10 +123,9 @@ const UNSUPPORTED_PROTOCOL_VERSION = -32022;
  * the fresh parse of the record, so a passthrough copy (zod's `looseObject`) would copy every
  * key of every result for nothing.
  */
-const LooseResultSchema = z.custom<Record<string, unknown>>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  { message: 'the result must be a JSON object' },
-);
+const LooseResultSchema = z.custom<Record<string, unknown>>(isRecord, {
+  message: 'the result must be a JSON object',
+});
 
 /** The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake. */
 class JsonRpcPeer extends Protocol<Request, Notification, Result> {
@@ -134,10 +134,6 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
   protected assertRequestHandlerCapability(): void {}
   protected assertTaskCapability(): void {}
   protected assertTaskHandlerCapability(): void {}
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function versionList(value: unknown): readonly string[] | undefined {

@@ -7,6 +7,7 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../is-record.js';
 import { TransportHttpError, TransportUnauthorizedError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { isAuthRefusal, type ListenStreamEnd } from '../transport/streamable-http-transport.js';
@@ -41,10 +42,6 @@ export interface SubscriptionListenerOptions extends ListenBackoff {
 
 /** JSON-RPC errors that say the server will never serve this subscription. */
 const PERMANENT_RPC_CODES: ReadonlySet<number> = new Set([-32601, -32602, -32021, -32003]);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function subscriptionOf(message: JSONRPCMessage): unknown {
   const params = 'params' in message && isRecord(message.params) ? message.params : undefined;

@@ -10,6 +10,7 @@ import {
   ToolsError,
 } from '@toolfence/tools';
 import type { McpClient } from '../client/mcp-client.js';
+import { isRecord } from '../is-record.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import {
   McpSkillConfigurationError,
@@ -109,10 +110,6 @@ function limit(options: McpSkillSourceOptions, key: keyof McpSkillSourceOptions,
     });
   }
   return value;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function verificationError(reason: string, entry: McpSkillEntry, path: string, extra = {}) {

@@ -1,4 +1,5 @@
 import { isValidSkillName, type SkillFrontMatterValue } from '@toolfence/tools';
+import { isRecord } from '../is-record.js';
 
 /** The extension identifier of Skills over MCP (SEP-2640). */
 export const SKILLS_EXTENSION_ID = 'io.modelcontextprotocol/skills';
@@ -39,10 +40,6 @@ export interface McpSkillEntry {
 const DIGEST = /^sha256:([0-9a-fA-F]{64})$/;
 const MAX_URI_LENGTH = 2_048;
 const MAX_DESCRIPTION_CHARS = 1_024;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Freezes a JSON value deeply (the value came from JSON.parse, so it has no cycles). */
 function frozenJson<T>(value: T): T {

@@ -1,4 +1,5 @@
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../is-record.js';
 import { TransportProtocolError } from './errors.js';
 import { parseBoundedJson } from './json-scan.js';
 import type { RecordLimits } from './record-limits.js';
@@ -36,12 +37,6 @@ function checkedMessage(item: unknown): JSONRPCMessage {
   return parsed.data;
 }
 
-const hasOwn = Object.prototype.hasOwnProperty;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A JSON-RPC id the schema takes as it is: a string or a safe integer. */
 function isPlainId(value: unknown): boolean {
   return typeof value === 'string' || Number.isSafeInteger(value);
@@ -52,7 +47,7 @@ function isPlainId(value: unknown): boolean {
  * looks inside it) and no own `__proto__` key (a copy would turn it into a prototype).
  */
 function isPlainBody(value: unknown): boolean {
-  return isObject(value) && !hasOwn.call(value, '_meta') && !hasOwn.call(value, '__proto__');
+  return isRecord(value) && !Object.hasOwn(value, '_meta') && !Object.hasOwn(value, '__proto__');
 }
 
 /**
@@ -62,13 +57,13 @@ function isPlainBody(value: unknown): boolean {
  * string) and optionally `data`). False only means "ask the schema", never "refuse".
  */
 export function isPlainMessage(item: unknown): boolean {
-  if (!isObject(item) || item.jsonrpc !== '2.0') return false;
+  if (!isRecord(item) || item.jsonrpc !== '2.0') return false;
   // The keys are own and distinct, so after this loop each member appears at most once.
   let hasId = false;
   let hasParams = false;
   let body: 'method' | 'result' | 'error' | undefined;
   for (const key in item) {
-    if (!hasOwn.call(item, key)) return false;
+    if (!Object.hasOwn(item, key)) return false;
     if (key === 'jsonrpc') continue;
     if (key === 'id') hasId = true;
     else if (key === 'params') hasParams = true;
@@ -88,11 +83,11 @@ export function isPlainMessage(item: unknown): boolean {
 
 /** `{ code, message, data? }` with nothing else (the schema drops other keys of an error). */
 function isPlainError(error: unknown): boolean {
-  if (!isObject(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
+  if (!isRecord(error) || !Number.isSafeInteger(error.code) || typeof error.message !== 'string') {
     return false;
   }
   for (const key in error) {
-    if (!hasOwn.call(error, key)) return false;
+    if (!Object.hasOwn(error, key)) return false;
     if (key !== 'code' && key !== 'message' && key !== 'data') return false;
   }
   return true;
