@@ -1,10 +1,11 @@
 // Throughput under concurrency (what a gateway or a parallel agent needs): a batch of 400
 // concurrent `echo` calls to the real server-everything (SDK 1.x, legacy protocol), over stdio and
-// Streamable HTTP, by McpClient at several `maxConcurrentRequests` (1, 8 = the default, 32, 128, 400)
-// against the SDK 1.x Client and the SDK v2 Client, which both send every request at once
-// (no limit). Each contender has its own connection (its own server process over stdio, its own
-// session over HTTP); batches are interleaved round by round after warm-up batches (10 over stdio), with a full
-// GC before each batch. The figure is time per batch, as a ratio to the faster SDK client.
+// Streamable HTTP, by McpClient at several `maxConcurrentRequests` (1, 8 = the default, 32, 128,
+// and the batch size) against the SDK 1.x Client and the SDK v2 Client, which both send every
+// request at once (no limit). Each contender has its own connection (its own server process over
+// stdio, its own session over HTTP); batches are interleaved round by round after warm-up batches
+// (10 over stdio), with a full GC before each batch. The figure is time per batch, as a ratio to
+// the faster SDK client.
 //
 //   npx tsx bench/concurrency.bench.ts [stdio] [http]     (default: both)
 import {
@@ -38,7 +39,7 @@ import {
 type Mode = 'stdio' | 'http';
 
 const BATCH = scaled(400, 40);
-/** Batches per contender (HTTP batches take about a second each against server-everything). */
+/** Timed batches per contender (an HTTP batch takes 0.2 to 0.8 s against server-everything). */
 const ROUNDS_BY_MODE: Record<Mode, number> = { stdio: scaled(41, 1), http: scaled(5, 1) };
 /**
  * Warm-up batches per contender. Over stdio one batch (400 calls) left every client and every
@@ -46,13 +47,13 @@ const ROUNDS_BY_MODE: Record<Mode, number> = { stdio: scaled(41, 1), http: scale
  * doubled with 10, and the ratio moved less from run to run.
  */
 const WARMUP_BY_MODE: Record<Mode, number> = { stdio: scaled(10, 1), http: scaled(1, 1) };
-/** maxConcurrentRequests tried; 32 and 128 stand for a host that raises it for bursts (a gateway). */
-const LIMITS = [1, DEFAULT_MAX_CONCURRENT_REQUESTS, 32, 128, 400];
 /**
  * The host-set figure: a limit as large as the burst, so McpClient has as many calls in flight
  * as the SDK clients, which send every request at once (the table shows 32 and 128 as well).
  */
-const HOST_SET = 400;
+const HOST_SET = BATCH;
+/** maxConcurrentRequests tried; 32 and 128 stand for a host that raises it for bursts. */
+const LIMITS = [1, DEFAULT_MAX_CONCURRENT_REQUESTS, 32, 128, HOST_SET];
 const nameOf = (limit: number) =>
   `mcp-client @${limit}${limit === DEFAULT_MAX_CONCURRENT_REQUESTS ? ' (default)' : ''}`;
 
@@ -69,6 +70,7 @@ function text(result: unknown): string {
 
 async function measure(mode: Mode): Promise<void> {
   const ROUNDS = ROUNDS_BY_MODE[mode];
+  const WARMUP = WARMUP_BY_MODE[mode];
   const server: EverythingHttp | undefined =
     mode === 'http' ? await startEverythingHttp() : undefined;
   const closers: (() => Promise<unknown>)[] = [];
@@ -133,7 +135,7 @@ async function measure(mode: Mode): Promise<void> {
     const gc = forcedGc();
     const started = performance.now();
     const results = await interleave(contenders, {
-      warmup: WARMUP_BY_MODE[mode],
+      warmup: WARMUP,
       rounds: ROUNDS,
       perRound: 1,
       beforeEach: gc,
@@ -142,7 +144,7 @@ async function measure(mode: Mode): Promise<void> {
     const perSecond = (name: string) => (BATCH / figure(results.get(name))) * 1000;
     const sdkName = perSecond('sdk') >= perSecond('sdk-v2') ? 'sdk' : 'sdk-v2';
     printTable(
-      `${BATCH} concurrent echo calls to server-everything over ${mode}: ${ROUNDS} interleaved batches after ${WARMUP_BY_MODE[mode]} warm-up batches, GC before each (${seconds} s)`,
+      `${BATCH} concurrent echo calls to server-everything over ${mode}: ${ROUNDS} interleaved batches after ${WARMUP} warm-up batches, GC before each (${seconds} s)`,
       ['client', 'ms per batch', 'calls/s', `x ${sdkName}`],
       [...results.values()].map((result) => [
         result.name,
@@ -154,7 +156,7 @@ async function measure(mode: Mode): Promise<void> {
     const rates = [...results.keys()]
       .map((name) => `${name} ${perSecond(name).toFixed(0)}`)
       .join(', ');
-    const how = `${BATCH} concurrent calls per batch, ${ROUNDS} interleaved batches after ${WARMUP_BY_MODE[mode]} warm-up batches, median; calls/s: ${rates}`;
+    const how = `${BATCH} concurrent calls per batch, ${ROUNDS} interleaved batches after ${WARMUP} warm-up batches, median; calls/s: ${rates}`;
     const defaultName = nameOf(DEFAULT_MAX_CONCURRENT_REQUESTS);
     const hostName = nameOf(HOST_SET);
     const sdkMs = figure(results.get(sdkName));
