@@ -180,12 +180,16 @@ describe('scanJsonStructure string skipping (odd and even backslash runs)', () =
     agreesWithJsonParse(text, WRAPPED_TOKENS);
   });
 
-  // The dense path skips 4,096 escapes per regular-expression match, then looks for the next
-  // quote again: put the closing run just before, on and after that boundary (the first match
-  // starts after the fourth escaped quote or so, hence the spread).
-  const boundaries = [4090, 4094, 4095, 4096, 4097, 4098, 4100, 4104, 8190, 8192, 8194, 8200];
+  // The dense path skips escapes four a turn, up to 4,099 per regular-expression match, then
+  // looks for the next quote again: put the closing run at every remainder of four, and just
+  // before, on and after the 4,099 boundary (the first match starts after the fourth escaped
+  // quote or so, hence the spread).
+  const boundaries = [
+    5, 6, 7, 8, 9, 10, 11, 12, 4090, 4096, 4099, 4100, 4101, 4102, 4103, 4104, 4106, 8198, 8202,
+    8205, 8206,
+  ];
   it.each(boundaries.flatMap((count) => [0, 1, 2, 3].map((run) => [count, run] as const)))(
-    '%i escaped quotes then a run of %i backslashes (the 4,096-escape boundary)',
+    '%i escaped quotes then a run of %i backslashes (the 4,099-escape boundary)',
     (count, run) => {
       const text = `["${repeat('\\"', count)}${tail(run)},1,{"k":[2]}]`;
       agreesWithJsonParse(text, WRAPPED_TOKENS);
@@ -239,6 +243,7 @@ describe('scanJsonStructure string skipping (odd and even backslash runs)', () =
     ['dense escaped quotes', `["${repeat('\\"', 5000)}`],
     ['dense escaped quotes then a lone backslash', `["${repeat('\\"', 5000)}\\`],
     ['4,096 escapes then a lone backslash', `["${repeat('\\"', 8)}${repeat('\\n', 4096)}\\`],
+    ['4,099 escapes then a lone backslash', `["${repeat('\\"', 8)}${repeat('\\n', 4099)}\\`],
     ['sparse escaped quotes', `["${repeat(`${'x'.repeat(40)}\\"`, 50)}`],
     ['an odd run of backslashes before the last quote', `["abc${repeat('\\', 7)}"`],
     ['an odd run after dense escaped quotes', `["${repeat('\\"', 100)}${repeat('\\', 9)}"`],
