@@ -21,7 +21,9 @@ import {
   formatSpread,
   interleave,
   median,
+  type PeakMemory,
   pairedRatio,
+  peakMemoryOf,
   printTable,
   runChild,
   scaled,
@@ -283,25 +285,10 @@ async function listingSide(
  * side's collections happened to run (a side that allocates more can show a lower peak).
  */
 async function listingMemoryChild(side: string): Promise<void> {
-  const gc = forcedGc();
   const { list, close } = await listingSide(side);
-  gc();
-  const base = process.memoryUsage();
-  let peakRss = base.rss;
-  let peakHeap = base.heapUsed;
-  const sample = () => {
-    const now = process.memoryUsage();
-    if (now.rss > peakRss) peakRss = now.rss;
-    if (now.heapUsed > peakHeap) peakHeap = now.heapUsed;
-  };
-  const timer = setInterval(sample, 1);
-  await list();
-  sample();
-  clearInterval(timer);
+  const { peak } = await peakMemoryOf(list);
   await close();
-  process.stdout.write(
-    `\n${JSON.stringify({ heap: peakHeap - base.heapUsed, rss: peakRss - base.rss })}\n`,
-  );
+  process.stdout.write(`\n${JSON.stringify(peak)}\n`);
 }
 
 async function listings(): Promise<void> {
@@ -331,10 +318,10 @@ async function listings(): Promise<void> {
     await sdk.close();
   }
   // Memory: each side alone in fresh processes, sides alternating, median of the runs.
-  const memory = new Map<string, { heap: number; rss: number }[]>();
+  const memory = new Map<string, PeakMemory[]>();
   for (let run = 0; run < MEMORY_RUNS; run++) {
     for (const side of ['mcp-client', 'sdk-v2']) {
-      const peak = await runChild<{ heap: number; rss: number }>(['--listing-child', side]);
+      const peak = await runChild<PeakMemory>(['--listing-child', side]);
       memory.set(side, [...(memory.get(side) ?? []), peak]);
     }
   }

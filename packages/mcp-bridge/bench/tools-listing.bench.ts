@@ -25,6 +25,7 @@ import {
   formatMs,
   interleave,
   median,
+  peakMemoryOf,
   printTable,
   SERVER_SCRIPT,
   scaled,
@@ -96,24 +97,10 @@ async function childMain(side: string): Promise<void> {
     list = async () => (await sdkListAll(client)).length;
     close = () => client.close();
   }
-  (globalThis as { gc?: () => void }).gc?.();
-  const base = process.memoryUsage();
-  let peakRss = base.rss;
-  let peakHeap = base.heapUsed;
-  const sample = () => {
-    const now = process.memoryUsage();
-    if (now.rss > peakRss) peakRss = now.rss;
-    if (now.heapUsed > peakHeap) peakHeap = now.heapUsed;
-  };
-  const timer = setInterval(sample, 1);
-  const count = await list();
-  sample();
-  clearInterval(timer);
+  const { value: count, peak } = await peakMemoryOf(list);
   expectCount(side, count, 10_000);
   await close();
-  process.stdout.write(
-    `${JSON.stringify({ rss: peakRss - base.rss, heap: peakHeap - base.heapUsed })}\n`,
-  );
+  process.stdout.write(`${JSON.stringify(peak)}\n`);
 }
 
 async function runChild(side: string): Promise<{ rss: number; heap: number }> {
