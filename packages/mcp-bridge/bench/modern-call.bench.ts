@@ -240,23 +240,18 @@ async function connects(): Promise<void> {
 const LISTED = scaled(10_000, 500);
 const MEMORY_RUNS = scaled(3, 1);
 
-/** McpClient for the listing: the SDK v2 server sends all tools in one page. */
-function listingClient(): McpClient {
-  // A host listing such a server raises the per-record limits (the defaults bound a record at
-  // 20,001 tokens and 8 MiB).
-  return ours(undefined, ['--count', String(LISTED)], {
-    maxRecordTokens: 1_000_000,
-    maxRecordBytes: 64 * 1024 * 1024,
-    maxTools: 20_000,
-  });
-}
-
 /** One side's listing, a fresh one every time (McpClient's refresh, never the v2 response cache). */
 async function listingSide(
   side: string,
 ): Promise<{ list: () => Promise<void>; close: () => Promise<void> }> {
   if (side === 'mcp-client') {
-    const client = listingClient();
+    // The SDK v2 server sends all tools in one page: a host listing such a server raises the
+    // per-record limits (the defaults bound a record at 20,001 tokens and 8 MiB).
+    const client = ours(undefined, ['--count', String(LISTED)], {
+      maxRecordTokens: 1_000_000,
+      maxRecordBytes: 64 * 1024 * 1024,
+      maxTools: 20_000,
+    });
     await client.connect();
     return {
       list: async () => {
@@ -295,38 +290,36 @@ async function listings(): Promise<void> {
   const gc = forcedGc();
   const mine = await listingSide('mcp-client');
   const sdk = await listingSide('sdk-v2');
-  let a: number;
-  let b: number;
-  let cpuMine: number;
-  let cpuSdk: number;
+  let results: Awaited<ReturnType<typeof interleave>>;
   try {
     // A full GC (untimed) before each listing, so one side's garbage is not collected on the
     // other's time.
-    const results = await interleave(
+    results = await interleave(
       [
         { name: 'mcp-client', run: mine.list },
         { name: 'sdk-v2', run: sdk.list },
       ],
       { warmup: 1, rounds: scaled(5, 1), perRound: 1, beforeEach: gc },
     );
-    a = figure(results.get('mcp-client'));
-    b = figure(results.get('sdk-v2'));
-    cpuMine = cpuPerOperation(results.get('mcp-client'));
-    cpuSdk = cpuPerOperation(results.get('sdk-v2'));
   } finally {
     await mine.close();
     await sdk.close();
   }
-  // Memory: each side alone in fresh processes, sides alternating, median of the runs.
-  const memory = new Map<string, PeakMemory[]>();
+  const a = figure(results.get('mcp-client'));
+  const b = figure(results.get('sdk-v2'));
+  const cpuMine = cpuPerOperation(results.get('mcp-client'));
+  const cpuSdk = cpuPerOperation(results.get('sdk-v2'));
+  // Memory: each side alone in fresh processes, which side goes first alternating, median of
+  // the runs.
+  const memory: Record<string, PeakMemory[]> = { 'mcp-client': [], 'sdk-v2': [] };
   for (let run = 0; run < MEMORY_RUNS; run++) {
-    for (const side of ['mcp-client', 'sdk-v2']) {
-      const peak = await runChild<PeakMemory>(['--listing-child', side]);
-      memory.set(side, [...(memory.get(side) ?? []), peak]);
+    const sides = run % 2 === 0 ? ['mcp-client', 'sdk-v2'] : ['sdk-v2', 'mcp-client'];
+    for (const side of sides) {
+      memory[side]?.push(await runChild<PeakMemory>(['--listing-child', side]));
     }
   }
   const peakOf = (side: string, key: 'heap' | 'rss') =>
-    median((memory.get(side) ?? []).map((peak) => peak[key]));
+    median((memory[side] ?? []).map((peak) => peak[key]));
   const heapMine = peakOf('mcp-client', 'heap');
   const heapSdk = peakOf('sdk-v2', 'heap');
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);

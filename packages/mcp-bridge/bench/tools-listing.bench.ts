@@ -9,7 +9,6 @@
 //    listTools loop (which compiles an Ajv validator per outputSchema on every listing).
 //
 //   npx tsx bench/tools-listing.bench.ts
-import { spawn } from 'node:child_process';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
@@ -25,8 +24,10 @@ import {
   formatMs,
   interleave,
   median,
+  type PeakMemory,
   peakMemoryOf,
   printTable,
+  runChild,
   SERVER_SCRIPT,
   scaled,
   stdioCommand,
@@ -103,22 +104,6 @@ async function childMain(side: string): Promise<void> {
   process.stdout.write(`${JSON.stringify(peak)}\n`);
 }
 
-async function runChild(side: string): Promise<{ rss: number; heap: number }> {
-  const child = spawn(
-    process.execPath,
-    [...process.execArgv, '--expose-gc', process.argv[1] as string, '--child', side],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`memory child ${side} exited with ${code}`);
-  const line = output.trim().split('\n').at(-1) as string;
-  return JSON.parse(line) as { rss: number; heap: number };
-}
-
 // ---- main mode ----
 
 const MiB = 1024 * 1024;
@@ -163,7 +148,7 @@ async function listingTime(): Promise<void> {
   const sides = ['ours', 'sdk', 'v2'];
   for (let run = 0; run < MEMORY_RUNS; run++) {
     for (const side of [...sides.slice(run % 3), ...sides.slice(0, run % 3)]) {
-      const measured = await runChild(side);
+      const measured = await runChild<PeakMemory>(['--child', side]);
       memory[side]?.rss.push(measured.rss);
       memory[side]?.heap.push(measured.heap);
     }

@@ -24,20 +24,32 @@ function isLetter(code: number): boolean {
   return code >= 0x61 && code <= 0x7a;
 }
 
+/** A run of characters that are neither a quote nor a backslash. */
+const PLAIN_RUN = String.raw`[^"\\]*`;
+
+/** One run of plain characters then one escape pair, inside a string. */
+const RUN_THEN_ESCAPE = String.raw`${PLAIN_RUN}\\[\s\S]`;
+
+/** Turns of four escapes in one {@link STRING_BODY} match. */
+const TURNS_PER_MATCH = 1024;
+
 /** The most escapes one {@link STRING_BODY} match consumes. */
-const ESCAPES_PER_MATCH = 4 * 1024 + 3;
+const ESCAPES_PER_MATCH = 4 * TURNS_PER_MATCH + 3;
 
 /**
  * The body of a string that holds escapes, from an escape boundary inside it: runs of plain
- * characters and escape pairs, at most 4,099 escapes per match so the regular expression's
- * backtracking stack stays small however long the string is (the caller loops). It always
- * matches, and stops at the closing quote, at the next backslash, or at the end of the text.
- * The loop takes four escapes a turn (then up to three more): each turn of a counted group
- * costs a counter and a backtrack entry, and on escape-dense text that bookkeeping, not the
- * characters, was most of the time (four a turn scans about 11% faster than one).
+ * characters and escape pairs, at most {@link ESCAPES_PER_MATCH} escapes per match so the
+ * regular expression's backtracking stack stays small however long the string is (the caller
+ * loops). It always matches, and stops at the closing quote, at the next backslash, or at the
+ * end of the text. The loop takes four escapes a turn (then up to three more): each turn of a
+ * counted group costs a counter and a backtrack entry, and on escape-dense text that
+ * bookkeeping, not the characters, was most of the time (four a turn scans about 11% faster
+ * than one).
  */
-const STRING_BODY =
-  /(?:[^"\\]*\\[\s\S][^"\\]*\\[\s\S][^"\\]*\\[\s\S][^"\\]*\\[\s\S]){0,1024}(?:[^"\\]*\\[\s\S]){0,3}[^"\\]*/y;
+const STRING_BODY = new RegExp(
+  `(?:${RUN_THEN_ESCAPE.repeat(4)}){0,${TURNS_PER_MATCH}}(?:${RUN_THEN_ESCAPE}){0,3}${PLAIN_RUN}`,
+  'y',
+);
 
 /**
  * Below this mean distance (in UTF-16 code units) between the escaped quotes of one string,
