@@ -10,6 +10,8 @@ const pnpm = ['npx', '-y', 'pnpm@12.4.2'];
 const summaryFile = join(tmpdir(), `toolfence-vitest-${process.pid}.json`);
 const steps = [
   ['lint', ['npx', 'biome', 'ci', '.']],
+  // Each generated WebAssembly module is what its text source compiles to.
+  ['wasm', ['node', 'scripts/build-wasm.mjs', '--check']],
   ['build', [...pnpm, 'exec', 'turbo', 'run', 'build']],
   ['typecheck', [...pnpm, 'exec', 'turbo', 'run', 'typecheck']],
   ['dependency rules', ['node', 'scripts/check-dependencies.mjs']],

@@ -1,0 +1,261 @@
+;; The screen behind json-scan.ts: a pass over a record's UTF-8 bytes, 64 bytes a step with SIMD,
+;; that answers only "certainly within the limits" (0) or "let the exact scanner decide" (1). The
+;; exact scanner (scanJsonStructure) stays the one that refuses and says why; the screen only
+;; lets the common case through without reading each character in JavaScript. json-screen.ts
+;; feeds it; scripts/build-wasm.mjs turns this file into json-screen-wasm.ts (`pnpm check` fails
+;; when the two differ).
+;;
+;; The caller writes up to 64 + 3 x 65,536 bytes at address 0 and calls `scan` with a multiple of
+;; 64; the state between calls lives in the globals, so a record is fed in chunks. The last block
+;; is padded with spaces (neutral outside a string; a string still open is refused by `finish`).
+;;
+;; Per 64-byte block, as 64-bit masks with one bit a byte:
+;; - escapes: a run of backslashes pairs up from its first one, so the byte after the run is
+;;   escaped exactly when the run's length is odd. Adding the run's start bit to the run carries
+;;   into the byte after it; that byte's position and the start's differ in parity exactly when
+;;   the length is odd. A run that reaches the block's end carries into the next block.
+;; - strings: the prefix XOR of the unescaped quotes marks each opening quote and the string's
+;;   bytes (not its closing quote).
+;; Backslashes are taken as escapes everywhere; a backslash outside a string (never JSON) hands
+;; over, so wherever the screen answers 0 its strings are the exact scanner's.
+;; Outside strings it counts tokens from above (every opening quote, `{` and `[`, and every start
+;; of a run of number characters and of a run of letters: the exact scanner's scalars are never
+;; more), tracks the depth exactly in order, and bounds each run of number characters (the exact
+;; scanner's numbers lie inside such runs).
+(module
+  (memory (export "memory") 4)
+
+  (global $inString (mut i64) (i64.const 0))
+  (global $escapeCarry (mut i64) (i64.const 0))
+  (global $numberTail (mut i64) (i64.const 0))
+  (global $letterTail (mut i64) (i64.const 0))
+  (global $numberRun (mut i32) (i32.const 0))
+  (global $tokens (mut i32) (i32.const 0))
+  (global $depth (mut i32) (i32.const 0))
+  (global $maxTokens (mut i32) (i32.const 0))
+  (global $maxDepth (mut i32) (i32.const 0))
+  (global $maxNumber (mut i32) (i32.const 0))
+
+  ;; Starts a record, or the rest of one from a byte that is not escaped: `inString` 1 when that
+  ;; byte is inside a string, `tokens` and `depth` as counted up to it.
+  (func (export "reset") (param $maxTokens i32) (param $maxDepth i32) (param $maxNumber i32)
+    (param $inString i32) (param $tokens i32) (param $depth i32)
+    (global.set $inString (i64.extend_i32_s (i32.sub (i32.const 0) (local.get $inString))))
+    (global.set $escapeCarry (i64.const 0))
+    (global.set $numberTail (i64.const 0))
+    (global.set $letterTail (i64.const 0))
+    (global.set $numberRun (i32.const 0))
+    (global.set $tokens (local.get $tokens))
+    (global.set $depth (local.get $depth))
+    (global.set $maxTokens (local.get $maxTokens))
+    (global.set $maxDepth (local.get $maxDepth))
+    (global.set $maxNumber (local.get $maxNumber)))
+
+  ;; 0 when the record ended outside any string; 1 otherwise.
+  (func (export "finish") (result i32)
+    (i32.wrap_i64 (i64.and (global.get $inString) (i64.const 1))))
+
+  ;; One bit a byte from four 16-byte lanes of booleans.
+  (func $bits (param $a v128) (param $b v128) (param $c v128) (param $d v128) (result i64)
+    (i64.or
+      (i64.or
+        (i64.extend_i32_u (i8x16.bitmask (local.get $a)))
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (local.get $b))) (i64.const 16)))
+      (i64.or
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (local.get $c))) (i64.const 32))
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (local.get $d))) (i64.const 48)))))
+
+  ;; 0-9 + - . e E
+  (func $numberChars (param $v v128) (result v128)
+    (v128.or
+      (v128.or
+        (i8x16.lt_u (i8x16.sub (local.get $v) (v128.const i8x16 48 48 48 48 48 48 48 48 48 48 48 48 48 48 48 48))
+                    (v128.const i8x16 10 10 10 10 10 10 10 10 10 10 10 10 10 10 10 10))
+        (v128.or
+          (i8x16.eq (local.get $v) (v128.const i8x16 43 43 43 43 43 43 43 43 43 43 43 43 43 43 43 43))
+          (i8x16.eq (local.get $v) (v128.const i8x16 45 45 45 45 45 45 45 45 45 45 45 45 45 45 45 45))))
+      (v128.or
+        (i8x16.eq (local.get $v) (v128.const i8x16 46 46 46 46 46 46 46 46 46 46 46 46 46 46 46 46))
+        ;; e (0x65) and E (0x45) differ only in bit 0x20
+        (i8x16.eq (v128.or (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32))
+                  (v128.const i8x16 101 101 101 101 101 101 101 101 101 101 101 101 101 101 101 101)))))
+
+  ;; a-z
+  (func $letters (param $v v128) (result v128)
+    (i8x16.lt_u (i8x16.sub (local.get $v) (v128.const i8x16 97 97 97 97 97 97 97 97 97 97 97 97 97 97 97 97))
+                (v128.const i8x16 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26)))
+
+  ;; { and [ (0x7b, 0x5b: they differ only in bit 0x20)
+  (func $openers (param $v v128) (result v128)
+    (i8x16.eq (v128.or (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32))
+              (v128.const i8x16 123 123 123 123 123 123 123 123 123 123 123 123 123 123 123 123)))
+
+  ;; } and ] (0x7d, 0x5d)
+  (func $closers (param $v v128) (result v128)
+    (i8x16.eq (v128.or (local.get $v) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32))
+              (v128.const i8x16 125 125 125 125 125 125 125 125 125 125 125 125 125 125 125 125)))
+
+  ;; Scans `length` bytes (a multiple of 64) from address 0. 0: within the limits so far;
+  ;; 1: hand the record to the exact scanner.
+  (func (export "scan") (param $length i32) (result i32)
+    (local $at i32)
+    (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128)
+    (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128)
+    (local $b0 v128) (local $b1 v128) (local $b2 v128) (local $b3 v128)
+    (local $quotes i64) (local $backslashes i64) (local $escaped i64) (local $starts i64)
+    (local $odd i64) (local $strings i64) (local $outside i64) (local $unescaped i64)
+    (local $numbers i64) (local $letters i64) (local $openers i64) (local $closers i64)
+    (local $rest i64) (local $low i64) (local $sum i64) (local $start i32) (local $end i32)
+    (local $run i32) (local $carried i32) (local $tokens i32)
+    (local.set $tokens (global.get $tokens))
+    (block $done
+      (loop $block
+        (br_if $done (i32.ge_u (local.get $at) (local.get $length)))
+        (local.set $v0 (v128.load offset=0 (local.get $at)))
+        (local.set $v1 (v128.load offset=16 (local.get $at)))
+        (local.set $v2 (v128.load offset=32 (local.get $at)))
+        (local.set $v3 (v128.load offset=48 (local.get $at)))
+        (local.set $q0 (i8x16.eq (local.get $v0) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)))
+        (local.set $q1 (i8x16.eq (local.get $v1) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)))
+        (local.set $q2 (i8x16.eq (local.get $v2) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)))
+        (local.set $q3 (i8x16.eq (local.get $v3) (v128.const i8x16 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34 34)))
+        (local.set $b0 (i8x16.eq (local.get $v0) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+        (local.set $b1 (i8x16.eq (local.get $v1) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+        (local.set $b2 (i8x16.eq (local.get $v2) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+        (local.set $b3 (i8x16.eq (local.get $v3) (v128.const i8x16 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92 92)))
+        (if (i32.and
+              (i32.eqz (v128.any_true (v128.or
+                (v128.or (v128.or (local.get $q0) (local.get $q1)) (v128.or (local.get $q2) (local.get $q3)))
+                (v128.or (v128.or (local.get $b0) (local.get $b1)) (v128.or (local.get $b2) (local.get $b3))))))
+              (i64.eqz (global.get $escapeCarry)))
+          (then
+            ;; No quote, no backslash, nothing escaped: the block is all inside or all outside.
+            (if (i64.ne (global.get $inString) (i64.const 0))
+              (then
+                (local.set $at (i32.add (local.get $at) (i32.const 64)))
+                (br $block)))
+            (local.set $outside (i64.const -1)))
+          (else
+            (local.set $quotes (call $bits (local.get $q0) (local.get $q1) (local.get $q2) (local.get $q3)))
+            (local.set $backslashes (call $bits (local.get $b0) (local.get $b1) (local.get $b2) (local.get $b3)))
+            ;; A backslash escaped by the previous block's run starts no escape of its own.
+            (local.set $backslashes (i64.and (local.get $backslashes) (i64.xor (global.get $escapeCarry) (i64.const -1))))
+            (local.set $starts (i64.and (local.get $backslashes)
+              (i64.xor (i64.shl (local.get $backslashes) (i64.const 1)) (i64.const -1))))
+            ;; Runs starting on odd bits: their sum overflows when one reaches the block's end.
+            (local.set $odd (i64.add (local.get $backslashes)
+              (i64.and (local.get $starts) (i64.const 0xAAAAAAAAAAAAAAAA))))
+            (local.set $escaped (i64.or
+              (i64.or
+                (i64.and
+                  (i64.and
+                    (i64.add (local.get $backslashes)
+                      (i64.and (local.get $starts) (i64.const 0x5555555555555555)))
+                    (i64.xor (local.get $backslashes) (i64.const -1)))
+                  (i64.const 0xAAAAAAAAAAAAAAAA))
+                (i64.and
+                  (i64.and (local.get $odd) (i64.xor (local.get $backslashes) (i64.const -1)))
+                  (i64.const 0x5555555555555555)))
+              (global.get $escapeCarry)))
+            (global.set $escapeCarry
+              (i64.extend_i32_u (i64.lt_u (local.get $odd) (local.get $backslashes))))
+            (local.set $unescaped (i64.and (local.get $quotes)
+              (i64.xor (local.get $escaped) (i64.const -1))))
+            ;; Prefix XOR: each bit becomes the parity of the unescaped quotes up to it.
+            (local.set $strings (local.get $unescaped))
+            (local.set $strings (i64.xor (local.get $strings) (i64.shl (local.get $strings) (i64.const 1))))
+            (local.set $strings (i64.xor (local.get $strings) (i64.shl (local.get $strings) (i64.const 2))))
+            (local.set $strings (i64.xor (local.get $strings) (i64.shl (local.get $strings) (i64.const 4))))
+            (local.set $strings (i64.xor (local.get $strings) (i64.shl (local.get $strings) (i64.const 8))))
+            (local.set $strings (i64.xor (local.get $strings) (i64.shl (local.get $strings) (i64.const 16))))
+            (local.set $strings (i64.xor (local.get $strings) (i64.shl (local.get $strings) (i64.const 32))))
+            (local.set $strings (i64.xor (local.get $strings) (global.get $inString)))
+            (global.set $inString (i64.shr_s (local.get $strings) (i64.const 63)))
+            ;; A backslash outside a string: not JSON; the exact scanner says what is wrong.
+            (if (i64.ne (i64.and (local.get $backslashes)
+                                 (i64.xor (local.get $strings) (i64.const -1))) (i64.const 0))
+              (then (return (i32.const 1))))
+            ;; Opening quotes.
+            (local.set $tokens (i32.add (local.get $tokens)
+              (i32.wrap_i64 (i64.popcnt (i64.and (local.get $unescaped) (local.get $strings))))))
+            (local.set $outside (i64.and
+              (i64.xor (local.get $strings) (i64.const -1))
+              (i64.xor (local.get $quotes) (i64.const -1))))))
+        (if (i64.ne (local.get $outside) (i64.const 0))
+          (then
+            (local.set $numbers (i64.and (local.get $outside) (call $bits
+              (call $numberChars (local.get $v0)) (call $numberChars (local.get $v1))
+              (call $numberChars (local.get $v2)) (call $numberChars (local.get $v3)))))
+            (local.set $letters (i64.and (local.get $outside) (call $bits
+              (call $letters (local.get $v0)) (call $letters (local.get $v1))
+              (call $letters (local.get $v2)) (call $letters (local.get $v3)))))
+            (local.set $openers (i64.and (local.get $outside) (call $bits
+              (call $openers (local.get $v0)) (call $openers (local.get $v1))
+              (call $openers (local.get $v2)) (call $openers (local.get $v3)))))
+            (local.set $closers (i64.and (local.get $outside) (call $bits
+              (call $closers (local.get $v0)) (call $closers (local.get $v1))
+              (call $closers (local.get $v2)) (call $closers (local.get $v3)))))
+            ;; Tokens: `{`, `[`, and the starts of number-character runs and of letter runs.
+            (local.set $tokens (i32.add (local.get $tokens) (i32.wrap_i64 (i64.add
+              (i64.popcnt (local.get $openers))
+              (i64.add
+                (i64.popcnt (i64.and (local.get $numbers) (i64.xor (i64.or
+                  (i64.shl (local.get $numbers) (i64.const 1)) (global.get $numberTail)) (i64.const -1))))
+                (i64.popcnt (i64.and (local.get $letters) (i64.xor (i64.or
+                  (i64.shl (local.get $letters) (i64.const 1)) (global.get $letterTail)) (i64.const -1)))))))))
+            (global.set $letterTail (i64.shr_u (local.get $letters) (i64.const 63)))
+            ;; Runs of number characters: each no longer than the limit, a run crossing blocks
+            ;; counted whole.
+            (local.set $carried (select (global.get $numberRun) (i32.const 0)
+              (i32.wrap_i64 (i64.and (local.get $numbers) (i64.const 1)))))
+            (global.set $numberRun (i32.const 0))
+            (local.set $rest (local.get $numbers))
+            (block $runsDone
+              (loop $runs
+                (br_if $runsDone (i64.eqz (local.get $rest)))
+                (local.set $low (i64.and (local.get $rest) (i64.sub (i64.const 0) (local.get $rest))))
+                (local.set $start (i32.wrap_i64 (i64.ctz (local.get $low))))
+                ;; The carry ends the run: the sum's lowest bit is the byte after it (64: none).
+                (local.set $sum (i64.add (local.get $rest) (local.get $low)))
+                (local.set $end (i32.wrap_i64 (i64.ctz (local.get $sum))))
+                (local.set $run (i32.sub (local.get $end) (local.get $start)))
+                (if (i32.eqz (local.get $start))
+                  (then (local.set $run (i32.add (local.get $run) (local.get $carried)))))
+                (if (i32.gt_u (local.get $run) (global.get $maxNumber))
+                  (then (return (i32.const 1))))
+                (if (i32.eq (local.get $end) (i32.const 64))
+                  (then (global.set $numberRun (local.get $run))))
+                (local.set $rest (i64.and (local.get $rest) (local.get $sum)))
+                (br $runs)))
+            (global.set $numberTail (i64.shr_u (local.get $numbers) (i64.const 63)))
+            ;; Depth: exact, in order, where the block opens anything.
+            (if (i64.eqz (local.get $openers))
+              (then
+                (global.set $depth (i32.sub (global.get $depth)
+                  (i32.wrap_i64 (i64.popcnt (local.get $closers))))))
+              (else
+                (local.set $rest (i64.or (local.get $openers) (local.get $closers)))
+                (block $bracketsDone
+                  (loop $brackets
+                    (br_if $bracketsDone (i64.eqz (local.get $rest)))
+                    (local.set $low (i64.and (local.get $rest) (i64.sub (i64.const 0) (local.get $rest))))
+                    (if (i64.eqz (i64.and (local.get $low) (local.get $openers)))
+                      (then (global.set $depth (i32.sub (global.get $depth) (i32.const 1))))
+                      (else
+                        (global.set $depth (i32.add (global.get $depth) (i32.const 1)))
+                        (if (i32.gt_s (global.get $depth) (global.get $maxDepth))
+                          (then (return (i32.const 1))))))
+                    (local.set $rest (i64.xor (local.get $rest) (local.get $low)))
+                    (br $brackets)))))
+            (if (i32.gt_u (local.get $tokens) (global.get $maxTokens))
+              (then (return (i32.const 1)))))
+          (else
+            (global.set $numberTail (i64.const 0))
+            (global.set $letterTail (i64.const 0))
+            (global.set $numberRun (i32.const 0))))
+        (local.set $at (i32.add (local.get $at) (i32.const 64)))
+        (br $block)))
+    (global.set $tokens (local.get $tokens))
+    (if (result i32) (i32.gt_u (local.get $tokens) (global.get $maxTokens))
+      (then (i32.const 1))
+      (else (i32.const 0)))))
