@@ -4,7 +4,11 @@
 // - `text blocks`: a tools/call result of 2,000 text blocks of about 4 KiB (about 10,000 tokens);
 // - `one string`: one text block holding the whole 8 MiB;
 // - `escaped`: source-code-like text dense with escaped quotes, backslashes and newlines
-//   (a stress shape: an escape every few characters).
+//   (a stress shape: an escape every few characters);
+// - `dense-then-plain`: 100 escaped quotes, then one plain run to the end of the string;
+// - `short-dense`: 19,000 strings of 8 escaped quotes and 420 plain characters.
+// The last two were the scan's worst shapes before the WebAssembly screen (2.3x and 2.9x: the
+// regular expression that skips dense escapes backtracked over the plain runs after them).
 // A full GC runs (untimed) before every timed run, so one side's garbage is not charged to the other.
 //
 //   npx tsx bench/record-scan.bench.ts
@@ -23,7 +27,8 @@ import {
 
 const TARGET_BYTES = 8 * 1024 * 1024 - 4096;
 
-function record(content: readonly { type: string; text: string }[]): string {
+/** A tools/call result record holding `content` (text blocks, or bare strings for the last shape). */
+function record(content: readonly unknown[]): string {
   return JSON.stringify({ jsonrpc: '2.0', id: 42, result: { content, isError: false } });
 }
 
@@ -58,11 +63,25 @@ function escaped(): string {
   return text;
 }
 
+function denseThenPlain(): string {
+  const overhead = record([{ type: 'text', text: '' }]).length;
+  return record([
+    { type: 'text', text: `${'"'.repeat(100)}${'x'.repeat(TARGET_BYTES - overhead - 200)}` },
+  ]);
+}
+
+function shortDense(): string {
+  const unit = `${'"'.repeat(8)}${'y'.repeat(420)}`;
+  return record(Array.from({ length: 19_000 }, () => unit));
+}
+
 // Built one at a time, so only the measured record is alive (a forced GC stays cheap).
 const SHAPES: readonly { name: string; id: string; make: () => string }[] = [
   { name: 'text blocks (2,000 x 4 KiB)', id: 'text-blocks', make: textBlocks },
   { name: 'one 8 MiB string', id: 'one-string', make: oneString },
   { name: 'escape-dense source text', id: 'escaped', make: escaped },
+  { name: '100 escaped quotes, then plain text', id: 'dense-then-plain', make: denseThenPlain },
+  { name: '19,000 short strings, 8 escaped quotes each', id: 'short-dense', make: shortDense },
 ];
 
 const gc = forcedGc();
