@@ -25,11 +25,13 @@
 (module
   (memory (export "memory") 4)
 
-  (global $inString (mut i64) (i64.const 0))
-  (global $escapeCarry (mut i64) (i64.const 0))
-  (global $numberTail (mut i64) (i64.const 0))
-  (global $letterTail (mut i64) (i64.const 0))
-  (global $numberRun (mut i32) (i32.const 0))
+  ;; What one block hands the next.
+  (global $inString (mut i64) (i64.const 0))    ;; all ones when the next block starts in a string
+  (global $escapeCarry (mut i64) (i64.const 0)) ;; 1 when its first byte is escaped
+  (global $numberTail (mut i64) (i64.const 0))  ;; 1 when a number-character run reached the end
+  (global $letterTail (mut i64) (i64.const 0))  ;; 1 when a letter run reached the end
+  (global $numberRun (mut i32) (i32.const 0))   ;; that number run's length so far
+  ;; The record's counts and its limits.
   (global $tokens (mut i32) (i32.const 0))
   (global $depth (mut i32) (i32.const 0))
   (global $maxTokens (mut i32) (i32.const 0))
