@@ -835,49 +835,50 @@ export class McpClient {
         : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     // The call's own signal, linked to the caller's by one shared listener (see abort-link.ts).
     const link = linkSignal(options.signal);
-    const called = this.#semaphore.run(async (): Promise<McpCallToolResult | TaskAnswer> => {
-      let reinitialized = false;
-      for (;;) {
-        options.signal?.throwIfAborted();
-        // An open session is used as it is (no extra promise per call); otherwise one is opened.
-        const current = this.#session;
-        const session = current?.alive === true ? current : await this.#ensureSession();
-        this.#checkParamHeaders(session, name, args);
-        try {
-          const raw = await session.protocol.request(
-            'tools/call',
-            meta === undefined
-              ? { name, arguments: { ...args } }
-              : { name, arguments: { ...args }, _meta: { ...meta } },
-            {
-              timeoutMs,
-              ...(link === undefined ? {} : { signal: link.signal }),
-            },
-          );
-          // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
-          if (isTaskResult(raw)) return new TaskAnswer(taskHandleOf(session, raw));
-          return callResultOf(raw);
-        } catch (error) {
-          if (this.#sessionExpired(session, error, session.transport.failure, reinitialized)) {
-            reinitialized = true;
-            continue;
-          }
-          if (options.signal?.aborted === true && !(error instanceof RequestNotSentError)) {
-            throw new AmbiguousDeliveryError('aborted', { cause: error });
-          }
-          throw this.#callFailure(error, session);
-        }
-      }
-    }, link?.signal);
+    // The slot is taken by hand and the request awaited right here (not in a task handed to
+    // `run`), so the answer reaches the caller in as few promise jobs as the SDK client's.
     let answer: McpCallToolResult | TaskAnswer;
-    if (link === undefined) {
-      answer = await called;
-    } else {
+    try {
+      // Waiting for a slot: an abort rejects here, before anything was sent.
+      const turn = this.#semaphore.acquire(link?.signal);
+      if (turn !== undefined) await turn;
       try {
-        answer = await called;
+        let reinitialized = false;
+        for (;;) {
+          options.signal?.throwIfAborted();
+          // An open session is used as it is (no extra promise per call); otherwise one is opened.
+          const current = this.#session;
+          const session = current?.alive === true ? current : await this.#ensureSession();
+          this.#checkParamHeaders(session, name, args);
+          try {
+            const raw = await session.protocol.request(
+              'tools/call',
+              meta === undefined
+                ? { name, arguments: { ...args } }
+                : { name, arguments: { ...args }, _meta: { ...meta } },
+              link === undefined ? { timeoutMs } : { timeoutMs, signal: link.signal },
+            );
+            // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
+            answer = isTaskResult(raw)
+              ? new TaskAnswer(taskHandleOf(session, raw))
+              : callResultOf(raw);
+            break;
+          } catch (error) {
+            if (this.#sessionExpired(session, error, session.transport.failure, reinitialized)) {
+              reinitialized = true;
+              continue;
+            }
+            if (options.signal?.aborted === true && !(error instanceof RequestNotSentError)) {
+              throw new AmbiguousDeliveryError('aborted', { cause: error });
+            }
+            throw this.#callFailure(error, session);
+          }
+        }
       } finally {
-        link.release();
+        this.#semaphore.release();
       }
+    } finally {
+      link?.release();
     }
     if (!(answer instanceof TaskAnswer)) return answer;
     const handle = answer.task;
