@@ -61,6 +61,10 @@ describe('screenRest', () => {
   // Every row is a text the screen must hand back to the exact scanner.
   const tight = resolveRecordLimits({ maxRecordTokens: 8, maxRecordDepth: 3, maxNumberBytes: 5 });
   const block = (prefix: string): string => prefix.padEnd(63, ' ');
+  // Strings that fill most of a block, each followed by `,<scalar>,`: the bytes outside strings
+  // are a few per block, and a scalar is among them. `count` pairs: 2 x count + 1 tokens.
+  const spaced = (count: number, scalar = '7'): string =>
+    `[${Array.from({ length: count }, () => `"${'x'.repeat(58)}",${scalar}`).join(',')}]`;
   it.each([
     ['one token too many', '[1,2,3,4,5,6,7,8]'],
     ['one level too deep', '[[[[]]]]'],
@@ -75,6 +79,8 @@ describe('screenRest', () => {
     ['an odd backslash run across a block boundary', `${block('["a\\\\\\')}\\"]`],
     ['a backslash outside a string', '[1,\\"a"]'],
     ['a string the letters would close (quote after an odd run)', '["\\\\\\"]'],
+    ['numbers among a few separators a block', spaced(5)],
+    ['literals among a few separators a block', spaced(5, 'null')],
   ])('hands back %s', (_name, text) => {
     expect(screenWhole(text, tight)).toBe(false);
     expect(screened(text, tight)).toBe(exact(text, tight));
@@ -85,6 +91,7 @@ describe('screenRest', () => {
     ['exactly 3 levels', '[[[]]]'],
     ['a five-digit number across a block', `${block('[')}12345]`],
     ['an even backslash run across a block boundary', `${block('["a\\\\')}\\\\"]`],
+    ['numbers among a few separators a block, within the limit', spaced(3)],
   ])('vouches for %s at the limits', (_name, text) => {
     expect(screenWhole(text, tight)).toBe(true);
     expect(exact(text, tight)).toBe('ok');
