@@ -90,9 +90,10 @@ function quoteIsEscaped(text: string, quote: number): boolean {
 }
 
 /**
- * Index of the quote that closes the string opened at `open`, or -1 when it is not closed; with
- * `screen`, where the string turns dense and a long text is left, {@link screenAt} the escape
- * boundary instead (the caller may run the screen there, or call again without `screen`).
+ * Index of the quote that closes the string opened at `open`, or -1 when it is not closed. With
+ * `screen`, where the string turns dense and more than {@link SCREEN_MIN_CHARS} are left, it
+ * returns {@link screenAt} of that escape boundary instead (the caller may run the screen from
+ * there, or call again without `screen`).
  * Exact on any text (not only valid JSON): the closing quote is the first quote after `open` that
  * {@link quoteIsEscaped} says is not escaped, and both paths below find exactly that one.
  *
@@ -138,8 +139,8 @@ function stringEnd(text: string, open: number, screen: boolean): number {
  * cannot be made to allocate or recurse beyond the limits.
  *
  * Where a long text holds a string dense with escapes, the rest of the text is offered once to
- * the WebAssembly screen ({@link screenRest}): when it answers that the rest is certainly within
- * the limits, the scan ends there; otherwise the scan goes on here exactly as it would have, so
+ * a WebAssembly screen (internal): when it answers that the rest is certainly within the
+ * limits, the scan ends there; otherwise the scan goes on here exactly as it would have, so
  * every refusal, and its kind, is this function's own.
  */
 export function scanJsonStructure(
