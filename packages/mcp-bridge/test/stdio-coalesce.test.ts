@@ -1,7 +1,7 @@
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpClient } from '../src/client/mcp-client.js';
-import { MAX_CORKED_RECORDS, StdioTransport } from '../src/transport/stdio-transport.js';
+import { MAX_CORKED_RECORDS } from '../src/transport/stdio-transport.js';
 import { CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
 
 const COMMAND = [process.execPath, EVERYTHING_ENTRY, 'stdio'];
@@ -82,53 +82,6 @@ describe('stdio writes', () => {
       expect(writes).toEqual([1, 1, 1, 1, 1]);
     } finally {
       await client.close();
-    }
-  });
-});
-
-describe('stdio writes with requests that are not waiting for an answer', () => {
-  /** A server that reads everything and answers nothing. */
-  const SILENT = [process.execPath, '-e', 'process.stdin.resume()'];
-  const request = (id: string | number, method = 'tools/call') => ({
-    jsonrpc: '2.0' as const,
-    id,
-    method,
-    params: {},
-  });
-
-  it.each([
-    ['an open subscriptions/listen', [request('listen-1', 'subscriptions/listen')]],
-    [
-      'a cancelled request',
-      [
-        request(1),
-        {
-          jsonrpc: '2.0' as const,
-          method: 'notifications/cancelled',
-          params: { requestId: 1, reason: 'timed out' },
-        },
-      ],
-    ],
-  ])('writes the next record at once after %s', async (_name, before) => {
-    const transport = new StdioTransport({ command: SILENT });
-    try {
-      await transport.start();
-      for (const message of before) await transport.send(message);
-      await settle();
-      const writes = countWrites();
-      // The write happens inside send's synchronous part: nothing is corked for the tick.
-      const sent = transport.send(request(2));
-      expect(writes).toEqual([1]);
-      await sent;
-      // A request still waiting for its answer corks the one after it until the tick ends.
-      const corked = transport.send(request(3));
-      expect(writes).toEqual([1]);
-      await corked;
-      await settle();
-      expect(writes).toEqual([1, 1]);
-    } finally {
-      vi.restoreAllMocks();
-      await transport.close();
     }
   });
 });

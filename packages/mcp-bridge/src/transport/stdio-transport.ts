@@ -60,11 +60,6 @@ export const DEFAULT_INHERITED_ENV: readonly string[] = Object.freeze([
   'USER',
 ]);
 
-/** A long-lived request (MCP 2026-07-28): its answer ends the subscription. */
-const LISTEN_METHOD = 'subscriptions/listen';
-/** The notification by which the client gives up on one of its requests. */
-const CANCELLED_METHOD = 'notifications/cancelled';
-
 /**
  * Most records one corked write carries. A burst issued in one tick (hundreds of concurrent
  * calls) leaves in writes of this many records, so the server starts on the first ones while
@@ -129,12 +124,11 @@ export class StdioTransport implements Transport {
   #closed = false;
   #exited: Promise<void> | undefined;
   /**
-   * Ids of the requests sent and waiting for an answer (only to decide whether to cork). Left
-   * out: `subscriptions/listen`, whose answer comes only when the subscription ends, and a
-   * request the client cancelled, whose answer may never come; either would otherwise keep every
-   * later record corked for a tick.
+   * Requests sent and not answered yet, as far as the wire shows (only to decide whether to
+   * cork; an answer that never comes leaves it high, which only means the next records are
+   * corked too).
    */
-  readonly #inFlight = new Set<string | number>();
+  #inFlight = 0;
   /** The stdin corked for this tick's records, until {@link StdioTransport.#uncork} runs. */
   #corked: Writable | undefined;
   /** Records written into the current cork after its first. */
@@ -305,7 +299,7 @@ export class StdioTransport implements Transport {
     // MAX_CORKED_RECORDS records, so they leave in a few writes and the server wakes and reads
     // once per batch instead of once per record. With nothing in flight (sequential calls, the
     // first of a burst) the record is written at once.
-    if (this.#inFlight.size > 0) {
+    if (this.#inFlight > 0) {
       if (this.#corked === undefined) {
         this.#corked = stdin;
         this.#corkedRecords = 0;
@@ -317,16 +311,7 @@ export class StdioTransport implements Transport {
         stdin.cork();
       }
     }
-    if ('method' in message) {
-      if ('id' in message) {
-        if (message.method !== LISTEN_METHOD) this.#inFlight.add(message.id);
-      } else if (message.method === CANCELLED_METHOD) {
-        const requestId = message.params?.requestId;
-        if (typeof requestId === 'string' || typeof requestId === 'number') {
-          this.#inFlight.delete(requestId);
-        }
-      }
-    }
+    if ('method' in message && 'id' in message) this.#inFlight++;
     // Once handed to the pipe, the bytes may reach the server: a later failure is ambiguous.
     // A failed write surfaces through the 'error' handler, which closes the transport and
     // rejects every pending request.
@@ -464,9 +449,7 @@ export class StdioTransport implements Transport {
     }
     for (const message of messages) {
       if (this.#closed) return;
-      if ('id' in message && !('method' in message) && message.id !== undefined) {
-        this.#inFlight.delete(message.id);
-      }
+      if (this.#inFlight > 0 && 'id' in message && !('method' in message)) this.#inFlight--;
       this.onmessage?.(message);
     }
   }
