@@ -61,7 +61,7 @@ const DENSE_QUOTE_GAP = 16;
 
 /**
  * With at least this many UTF-16 code units left after a dense string's escape boundary, the rest
- * of the record is handed to the WebAssembly screen ({@link screenRest}, about 0.2 ns a byte on
+ * of the record is handed to the WebAssembly screen ({@link screenRest}, 0.1 to 0.3 ns a byte on
  * any shape) instead of {@link STRING_BODY} (about 0.5 ns a code unit on dense escapes); below
  * it, starting the screen costs more than it saves.
  */

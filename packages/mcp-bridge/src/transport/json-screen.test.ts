@@ -8,14 +8,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ResponseTooComplexError } from './errors.js';
 import { scanJsonStructure, scanJsonStructureExactly } from './json-scan.js';
-import { screenAvailable, screenRest } from './json-screen.js';
+import { BLOCK, CHUNK_CHARS, screenAvailable, screenRest } from './json-screen.js';
 import { DEFAULT_RECORD_LIMITS, type RecordLimits, resolveRecordLimits } from './record-limits.js';
 
 type StructureLimits = Pick<RecordLimits, 'maxRecordTokens' | 'maxRecordDepth' | 'maxNumberBytes'>;
 
 const SEED = 0x2026_1202;
-/** A code unit count that puts a text across the screen's first chunk boundary. */
-const CHUNK_CHARS = 65_536;
 
 /** The exact scanner's verdict: 'ok', or the kind of limit broken, or 'invalid'. */
 function verdict(scan: (text: string, limits: StructureLimits) => void) {
@@ -60,7 +58,7 @@ describe('screenRest', () => {
 
   // Every row is a text the screen must hand back to the exact scanner.
   const tight = resolveRecordLimits({ maxRecordTokens: 8, maxRecordDepth: 3, maxNumberBytes: 5 });
-  const block = (prefix: string): string => prefix.padEnd(63, ' ');
+  const block = (prefix: string): string => prefix.padEnd(BLOCK - 1, ' ');
   // Strings that fill most of a block, each followed by `,<scalar>,`: the bytes outside strings
   // are a few per block, and a scalar is among them. `count` pairs: 2 x count + 1 tokens.
   const spaced = (count: number, scalar = '7'): string =>

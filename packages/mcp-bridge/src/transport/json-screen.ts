@@ -26,9 +26,9 @@ interface ScreenModule {
  * UTF-16 code units encoded per call: at most three bytes each, so a chunk and the bytes carried
  * from the last one fit the module's 256 KiB memory.
  */
-const CHUNK_CHARS = 65_536;
+export const CHUNK_CHARS = 65_536;
 /** The screen reads whole 64-byte blocks. */
-const BLOCK = 64;
+export const BLOCK = 64;
 /** The screen's counters are 32-bit; a text (at most 2^30 code units) never reaches this. */
 const INT32_MAX = 0x7fff_ffff;
 const SPACE = 0x20;
