@@ -315,8 +315,9 @@ export interface McpClientOptions {
   /** Declares the `sampling` capability and answers sampling requests (both eras). */
   readonly sampling?: McpSamplingOptions;
   /**
-   * MCP revisions offered, newest preference first. Default `['2026-07-28', '2025-11-25',
-   * '2025-06-18', '2025-03-26']`. One entry pins that version. With `2026-07-28` on offer the
+   * MCP revisions offered, newest preference first. Default: every published revision,
+   * `['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']`
+   * (`SUPPORTED_PROTOCOL_VERSIONS`). One entry pins that version. With `2026-07-28` on offer the
    * client probes with `server/discover` and falls back to `initialize` only on a legacy signal.
    */
   readonly protocolVersions?: readonly string[];

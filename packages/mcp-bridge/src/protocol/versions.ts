@@ -3,13 +3,17 @@ export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
 /**
  * The revisions `McpClient` speaks, newest first: the default of its `protocolVersions` option.
- * `2026-07-28` is modern (no handshake, no session); the others use the `initialize` handshake.
+ * Every published MCP revision: `2026-07-28` is modern (no handshake, no session); the others use
+ * the same `initialize` handshake (servers still on `2024-11-05` include the GitHub, PostgreSQL
+ * and Slack reference servers).
  */
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([
   MODERN_PROTOCOL_VERSION,
   '2025-11-25',
   '2025-06-18',
   '2025-03-26',
+  '2024-11-05',
+  '2024-10-07',
 ]);
 
 const MODERN: ReadonlySet<string> = new Set([MODERN_PROTOCOL_VERSION]);
