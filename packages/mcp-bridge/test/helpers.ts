@@ -17,6 +17,12 @@ export const FILESYSTEM_ENTRY: string = packageEntry(
   'dist/index.js',
 );
 
+/** The GitHub reference server (`@modelcontextprotocol/server-github`, MCP 2024-11-05, SDK 1.0.1). */
+export const GITHUB_ENTRY: string = packageEntry(
+  '@modelcontextprotocol/server-github',
+  'dist/index.js',
+);
+
 /** A minimal environment for child servers (nothing secret inherited). */
 export const CHILD_ENV: Readonly<Record<string, string>> = Object.freeze({
   PATH: process.env.PATH ?? '/usr/bin:/bin',

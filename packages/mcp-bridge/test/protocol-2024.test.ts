@@ -14,6 +14,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { UnsupportedProtocolVersionError } from '../src/protocol/unsupported-protocol-version-error.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../src/protocol/versions.js';
+import { CHILD_ENV, GITHUB_ENTRY } from './helpers.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/legacy-2024-server.mjs', import.meta.url));
 const open: { close(): Promise<void> }[] = [];
@@ -122,4 +123,48 @@ describe('servers on the early MCP revisions (2024-11-05, 2024-10-07)', () => {
     const result = await downstream.callTool({ name: 'gh__echo', arguments: { text: 'through' } });
     expect(text(result as never)).toContain('2024-11-05 echo: through');
   }, 30_000);
+
+  // The real reference server from npm. Only listings: a call would go to the GitHub API, and
+  // tests never leave loopback. The token is a placeholder the server only forwards on calls.
+  const github = {
+    command: process.execPath,
+    args: [GITHUB_ENTRY],
+    env: { ...CHILD_ENV, GITHUB_PERSONAL_ACCESS_TOKEN: 'placeholder-never-sent' },
+  };
+
+  it('lists the GitHub reference server (2024-11-05) through McpClient and bridgeTools', async () => {
+    const mcp = new McpClient({ command: [github.command, ...github.args], env: github.env });
+    open.push(mcp);
+    await mcp.connect();
+    expect(mcp.protocolVersion).toBe('2024-11-05');
+    const names = (await mcp.tools()).map((tool) => tool.name);
+    expect(names).toContain('create_pull_request');
+    expect(names.length).toBeGreaterThanOrEqual(20);
+    const bridged = await bridgeTools(mcp, { prefix: 'github' });
+    expect(bridged.map((tool) => tool.spec.name)).toContain('github__create_pull_request');
+  }, 60_000);
+
+  it('offers the GitHub reference server (2024-11-05) through the gateway', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'toolfence-github-'));
+    open.push({ close: () => rm(folder, { recursive: true, force: true }) });
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({ mcpServers: { github: { ...github, namespace: 'github' } } }),
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'read-only' } }),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    expect(gateway.upstreams.find((upstream) => upstream.name === 'github')).toMatchObject({
+      state: 'ready',
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const downstream = new Client({ name: 'test', version: '1.0.0' });
+    await downstream.connect(clientSide);
+    open.push(downstream);
+    const names = (await downstream.listTools()).tools.map((tool) => tool.name);
+    expect(names).toContain('github__search_repositories');
+    expect(names.length).toBeGreaterThanOrEqual(20);
+  }, 60_000);
 });
