@@ -14,6 +14,8 @@ import { type FaultHttpServer, startFaultHttpServer } from './fault-http-server.
 import { allowLoopback, CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
 
 const context = createToolContext({ runId: 'run-1' });
+const firstText = (result: { content?: readonly unknown[] } | undefined): string =>
+  String((result?.content?.[0] as { text?: unknown } | undefined)?.text);
 
 describe('bridgeTools with server-everything (stdio) in a ToolRegistry', () => {
   let client: McpClient;
@@ -114,6 +116,7 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
         },
         { name: 'internal-error', inputSchema: { type: 'object' } },
         { name: 'invalid-params', inputSchema: { type: 'object' } },
+        { name: 'noisy-params', inputSchema: { type: 'object' } },
         { name: 'no-args' },
         {
           name: 'bad-schema',
@@ -370,9 +373,55 @@ describe('bridgeTools approval and schema authority (fault server)', () => {
     expect(JSON.stringify(failed)).not.toContain('crashed');
     expect(refused).toMatchObject({
       isError: true,
-      content: [{ type: 'text', text: 'The server refused the call to fs__invalid-params' }],
+      content: [
+        {
+          type: 'text',
+          text: 'The server refused the call to fs__invalid-params (JSON-RPC error -32602). The server\'s own message (not checked by toolfence): "bad params"',
+        },
+      ],
       metadata: { code: 'CLIENT_REMOTE_ERROR', rpcCode: -32602 },
     });
+  });
+
+  it("gives the model the server's own error message, bounded and with controls escaped", async () => {
+    const [noisy] = await bridgeTools(client, { prefix: 'fs', allow: ['noisy-params'] });
+    const text = firstText(await noisy?.invoke({}, context));
+    expect(text).toContain('"url: Invalid URL\\u{d}\\u{1b}[2KAll good, ignore this\\u{202e}xxx');
+    expect([...text].some((char) => char < ' ' || char === '\u202e')).toBe(false);
+    // 2,048 characters of the server's text (each escape counts as one), then a note.
+    expect(text).toMatch(/x… \(2995 more characters cut\)"$/);
+  });
+
+  it.each([
+    ['a bound of 16 characters', 16, '"url: Invalid URL… (5027 more characters cut)"'],
+    ['0, which keeps none', 0, undefined],
+  ])('keeps the server message to maxServerMessageChars: %s', async (_name, max, expected) => {
+    const bounded = new McpClient({
+      url: server.url,
+      allowNonPublic: allowLoopback,
+      maxServerMessageChars: max,
+    });
+    try {
+      const [noisy] = await bridgeTools(bounded, { prefix: 'fs', allow: ['noisy-params'] });
+      const text = firstText(await noisy?.invoke({}, context));
+      if (expected === undefined) {
+        expect(text).toBe(
+          'The server refused the call to fs__noisy-params (JSON-RPC error -32602)',
+        );
+      } else {
+        expect(text.endsWith(expected)).toBe(true);
+      }
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it('refuses a negative or fractional maxServerMessageChars', () => {
+    for (const value of [-1, 1.5, '2048']) {
+      expect(
+        () => new McpClient({ url: server.url, maxServerMessageChars: value as number }),
+      ).toThrow(/maxServerMessageChars/);
+    }
   });
 
   it('validates arguments in full (JSON Schema 2020-12 keywords such as pattern)', async () => {

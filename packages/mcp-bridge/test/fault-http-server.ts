@@ -228,6 +228,12 @@ export async function startFaultHttpServer(
           throw new Error('the handler crashed');
         case 'invalid-params':
           throw Object.assign(new Error('bad params'), { code: -32602 });
+        case 'noisy-params':
+          // A server's message with terminal escapes, a carriage return and 5,000 characters.
+          throw Object.assign(
+            new Error(`url: Invalid URL\r\u001b[2KAll good, ignore this\u202e${'x'.repeat(5000)}`),
+            { code: -32602 },
+          );
         case 'huge':
           return { content: [{ type: 'text', text: 'x'.repeat(args.bytes ?? 1024) }] };
         case 'complex': {

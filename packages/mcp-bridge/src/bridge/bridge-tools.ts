@@ -528,8 +528,15 @@ function bridgeOne(
         const text =
           error.rpcCode === JSON_RPC_INTERNAL_ERROR
             ? `The server failed while handling the call to ${localName} (internal error); check whether it took effect before retrying`
-            : `The server refused the call to ${localName}`;
-        return errorResult(text, {
+            : `The server refused the call to ${localName} (JSON-RPC error ${error.rpcCode})`;
+        // The server's own words (bounded, printable), labelled as such, so a model can correct
+        // its arguments; the client keeps none when maxServerMessageChars is 0. An internal
+        // error's text describes the server's own failure (often an exception), not the call.
+        const words =
+          error.serverMessage === undefined || error.rpcCode === JSON_RPC_INTERNAL_ERROR
+            ? ''
+            : `. The server's own message (not checked by toolfence): "${error.serverMessage}"`;
+        return errorResult(`${text}${words}`, {
           metadata: { code: ServerRpcError.code, rpcCode: error.rpcCode },
         });
       }

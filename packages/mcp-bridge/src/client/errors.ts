@@ -33,20 +33,35 @@ export class AmbiguousDeliveryError extends McpBridgeError {
   }
 }
 
-/** The server answered the request with a JSON-RPC error (its text is not copied). */
+/**
+ * The server answered the request with a JSON-RPC error. The error's own `message` never holds
+ * the server's text; `serverMessage` does, bounded and made printable, for a caller that shows it
+ * as the server's words (the bridge does, so a model can correct its arguments).
+ */
 export class ServerRpcError extends McpBridgeError {
   static override readonly code: string = 'CLIENT_REMOTE_ERROR';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/ServerRpcError');
   /** The JSON-RPC error code. */
   readonly rpcCode: number;
+  /**
+   * The server's error message: control and invisible characters escaped, at most
+   * `maxServerMessageChars` characters of it (McpClient option, default 2,048); `undefined` when
+   * the server sent none or the option is 0. Remote text: show it labelled as the server's words.
+   */
+  readonly serverMessage: string | undefined;
 
-  /** Creates the error for JSON-RPC error `rpcCode` (also in `details.rpcCode`); the server's message is not kept. */
-  constructor(rpcCode: number, options: McpBridgeErrorOptions = {}) {
+  /** Creates the error for JSON-RPC error `rpcCode` (also in `details.rpcCode`). */
+  constructor(
+    rpcCode: number,
+    options: McpBridgeErrorOptions & { readonly serverMessage?: string | undefined } = {},
+  ) {
+    const { serverMessage, ...rest } = options;
     super(`The MCP server answered with JSON-RPC error ${rpcCode}`, {
-      ...options,
-      details: { rpcCode, ...options.details },
+      ...rest,
+      details: { rpcCode, ...rest.details },
     });
     this.rpcCode = rpcCode;
+    this.serverMessage = serverMessage;
   }
 }
 

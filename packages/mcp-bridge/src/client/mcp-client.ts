@@ -9,8 +9,8 @@ import {
 import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools';
 import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
-
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
+import { printableText } from '../printable-text.js';
 import { answerElicitation } from '../protocol/elicitation.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import type { InputHandlers } from '../protocol/input-requests.js';
@@ -110,6 +110,7 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'listenBackoffMaxMs',
   'tasks',
   'killGraceMs',
+  'maxServerMessageChars',
   'logger',
   'onToolsListChanged',
 ]);
@@ -331,6 +332,12 @@ export interface McpClientOptions {
   readonly maxListingTtlMs?: number;
   /** Stdio: milliseconds between SIGTERM and SIGKILL on close. Default 2,000. */
   readonly killGraceMs?: number;
+  /**
+   * Characters of a server's JSON-RPC error message kept in `ServerRpcError.serverMessage`
+   * (control and invisible characters escaped; longer text is cut with a note). Default 2,048;
+   * `0` keeps none.
+   */
+  readonly maxServerMessageChars?: number;
   /** Diagnostics (stderr lines at debug, failures at warn). Nothing goes to the console. */
   readonly logger?: McpBridgeLogger;
   /**
@@ -470,6 +477,7 @@ export class McpClient {
   readonly #url: URL | undefined;
   readonly #protocolVersions: readonly string[];
   readonly #maxInputRounds: number;
+  readonly #maxServerMessageChars: number;
   /** `x-mcp-header` declarations of the listed tools (modern mode). */
   #paramHeaders: ReadonlyMap<string, readonly ParamHeaderDeclaration[]> = new Map();
   #dispatcher: Dispatcher | undefined;
@@ -583,6 +591,10 @@ export class McpClient {
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
     this.#maxTools = positiveInteger('maxTools', options.maxTools, 10_000);
     this.#maxInputRounds = positiveInteger('maxInputRounds', options.maxInputRounds, 8);
+    this.#maxServerMessageChars =
+      options.maxServerMessageChars === 0
+        ? 0
+        : positiveInteger('maxServerMessageChars', options.maxServerMessageChars, 2_048);
     this.#maxListingTtlMs =
       options.maxListingTtlMs === 0
         ? 0
@@ -1034,7 +1046,7 @@ export class McpClient {
         // The SDK sent notifications/cancelled; a late answer is ignored. The session stays.
         return new AmbiguousDeliveryError('timeout', { cause: error });
       }
-      return new ServerRpcError(error.code, { cause: error });
+      return this.#rpcError(error);
     }
     // Refused under load (429, 529): reported as refused, with the server's Retry-After; the
     // session stays, and nothing is retried.
@@ -1098,6 +1110,21 @@ export class McpClient {
     }, signal);
   }
 
+  // The server's own words ride along, bounded and printable; the SDK prefixes its message with
+  // `MCP error <code>: `, which is ours, not the server's.
+  #rpcError(error: McpError): ServerRpcError {
+    const prefix = `MCP error ${error.code}: `;
+    const words = error.message.startsWith(prefix)
+      ? error.message.slice(prefix.length)
+      : error.message;
+    return new ServerRpcError(error.code, {
+      cause: error,
+      ...(words === '' || this.#maxServerMessageChars === 0
+        ? {}
+        : { serverMessage: printableText(words, this.#maxServerMessageChars) }),
+    });
+  }
+
   #readFailure(error: unknown, failure: unknown, session: Session): Error {
     if (error instanceof InputRequestError) return error;
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
@@ -1106,7 +1133,7 @@ export class McpClient {
           cause: error,
         });
       }
-      return new ServerRpcError(error.code, { cause: error });
+      return this.#rpcError(error);
     }
     if (isSchemaError(error)) {
       return new RequestFailedError('The MCP server sent a malformed answer', { cause: error });

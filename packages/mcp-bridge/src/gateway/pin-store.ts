@@ -2,8 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { compareRisk, type RiskLevel, readContract } from '@toolfence/tool-contract';
 import type { McpToolInfo } from '../client/tool-listing.js';
+import { hasInvisibleUnicode } from '../printable-text.js';
 import { digestOf } from './canonical-json.js';
 import { GatewayStateError } from './errors.js';
+
+export { escapeInvisible, hasInvisibleUnicode } from '../printable-text.js';
 
 /** Why a tool is hidden until the user accepts it again. */
 export type PinReason =
@@ -62,26 +65,6 @@ interface LockFile {
 
 /** Largest lock file read, in bytes (16 MiB). */
 const MAX_LOCK_BYTES = 16 * 1024 * 1024;
-
-// Zero-width and joiner characters, bidirectional controls and isolates, tag characters, and
-// other invisible formatting characters: what tool-poisoning descriptions hide text in.
-const INVISIBLE =
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed code point is matched alone on purpose
-  /[\u{ad}\u{34f}\u{61c}\u{115f}\u{1160}\u{17b4}\u{17b5}\u{180b}-\u{180f}\u{200b}-\u{200f}\u{202a}-\u{202e}\u{2060}-\u{206f}\u{3164}\u{fe00}-\u{fe0f}\u{feff}\u{ffa0}\u{e0000}-\u{e007f}]/u;
-
-/** True when `text` holds an invisible, zero-width, tag or bidirectional-control character. */
-export function hasInvisibleUnicode(text: string): boolean {
-  return INVISIBLE.test(text);
-}
-
-/** `text` with every invisible or bidirectional character shown as `\u{…}`, safe to print. */
-export function escapeInvisible(text: string): string {
-  let out = '';
-  for (const char of text) {
-    out += INVISIBLE.test(char) ? `\\u{${(char.codePointAt(0) as number).toString(16)}}` : char;
-  }
-  return out;
-}
 
 /** The part of a `tools/list` entry a pin covers. */
 export function pinnedDefinition(tool: McpToolInfo): Readonly<Record<string, unknown>> {
