@@ -25,6 +25,15 @@ export interface GatewayServerConfig {
   readonly oauth?: GatewayServerOAuth;
 }
 
+/** What {@link parseGatewayConfig} reports besides the config. */
+export interface GatewayConfigParseOptions {
+  /**
+   * Called once for each thing read and not applied: a disabled server that is not started, a
+   * client key the gateway ignores (`timeout`, `autoApprove`, ...). Default: nothing is reported.
+   */
+  readonly onWarning?: (message: string) => void;
+}
+
 /** Per-server `oauth`: which connection of the gateway's store authorizes this server. */
 export interface GatewayServerOAuth {
   /** Id of the connection's record in `gateway.store` (as given to `authorizeConnection`). */
@@ -127,7 +136,23 @@ const SERVER_KEYS = [
   'deny',
   'namespace',
   'oauth',
+  'disabled',
+  'enabled',
+  'disabledTools',
 ];
+/**
+ * Keys MCP clients write in a server entry that the gateway reads and does not apply, each with
+ * why: Cline's and Roo's `timeout` (seconds) and `autoApprove`/`alwaysAllow`, Gemini CLI's
+ * `timeout` (milliseconds) and `trust`, a `description`. An approval list never bypasses the
+ * gateway's policy.
+ */
+const IGNORED_CLIENT_KEYS: Readonly<Record<string, string>> = {
+  timeout: "the gateway's own start and call limits apply",
+  autoApprove: "approvals come from the gateway's policy (--policy)",
+  alwaysAllow: "approvals come from the gateway's policy (--policy)",
+  trust: "approvals come from the gateway's policy (--policy)",
+  description: 'descriptions are not used',
+};
 const SETTINGS_KEYS = [
   'pins',
   'audit',
@@ -167,9 +192,15 @@ const RENAMED_KEYS: Readonly<Record<string, Readonly<Record<string, string>>>> =
   'gateway.budget': { ttlSeconds: 'ttlMs', timeoutSeconds: 'timeoutMs' },
 };
 
-function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], at: string): void {
+function onlyKeys(
+  record: Record<string, unknown>,
+  allowed: readonly string[],
+  at: string,
+  ignored: Readonly<Record<string, string>> = {},
+): void {
   const renamed = RENAMED_KEYS[at] ?? {};
   for (const key of Object.keys(record)) {
+    if (Object.hasOwn(ignored, key)) continue;
     const renamedTo = Object.hasOwn(renamed, key) ? renamed[key] : undefined;
     if (renamedTo !== undefined) {
       fail(
@@ -179,7 +210,13 @@ function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], a
     }
     if (!allowed.includes(key)) {
       const shown = /^[\w$.-]{1,40}$/.test(key) ? `"${key}"` : 'a key';
-      fail(`unknown key ${shown} (accepted: ${allowed.join(', ')})`, at);
+      const alsoIgnored = Object.keys(ignored);
+      fail(
+        `unknown key ${shown} (accepted: ${allowed.join(', ')}${
+          alsoIgnored.length > 0 ? `; read and ignored: ${alsoIgnored.join(', ')}` : ''
+        })`,
+        at,
+      );
     }
   }
 }
@@ -219,7 +256,8 @@ function stringMap(
 ): Readonly<Record<string, string>> | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value)) fail('must be an object of strings', at);
-  const out: Record<string, string> = {};
+  // No prototype: a key named "__proto__" is kept like any other, never dropped.
+  const out = Object.create(null) as Record<string, string>;
   for (const [key, item] of Object.entries(value)) {
     if (typeof item !== 'string') fail(`${JSON.stringify(key)} must be a string`, at);
     out[key] = expandVariables(item, env, `${at}.${key}`);
@@ -227,20 +265,43 @@ function stringMap(
   return Object.freeze(out);
 }
 
+/** A name as a message may show it: JSON-quoted, control and invisible characters escaped, bounded. */
+function shownName(name: string): string {
+  const bounded = name.length > 40 ? `${name.slice(0, 40)}…` : name;
+  return JSON.stringify(bounded).replace(
+    /[\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+    (char) => `\\u${(char.codePointAt(0) as number).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** Checks a server entry; undefined for one the user turned off (`disabled: true`, `enabled: false`). */
 function checkServer(
   name: string,
   value: unknown,
   env: Readonly<Record<string, string | undefined>>,
-): GatewayServerConfig {
-  const at = `mcpServers.${name}`;
+  warn: (message: string) => void,
+): GatewayServerConfig | undefined {
+  const at = `mcpServers.${NAME.test(name) ? name : shownName(name)}`;
   if (!NAME.test(name)) {
     fail(
-      'a server name is 1-24 of letters, digits, "-" and "_" (no "__"), starting with a letter or digit',
+      `the server name ${shownName(name)} cannot be used: a server name is 1-24 of letters, digits, "-" and "_" (no "__"), starting with a letter or digit`,
       'mcpServers',
     );
   }
   if (!isRecord(value)) fail('must be an object with "command" or "url"', at);
-  onlyKeys(value, SERVER_KEYS, at);
+  onlyKeys(value, SERVER_KEYS, at, IGNORED_CLIENT_KEYS);
+  for (const key of ['disabled', 'enabled'] as const) {
+    if (value[key] !== undefined && typeof value[key] !== 'boolean') {
+      fail('must be true or false', `${at}.${key}`);
+    }
+  }
+  for (const [key, why] of Object.entries(IGNORED_CLIENT_KEYS)) {
+    if (value[key] !== undefined) warn(`${at}.${key} is ignored: ${why}`);
+  }
+  if (value.disabled === true || value.enabled === false) {
+    warn(`${at} is ${value.disabled === true ? 'disabled' : 'not enabled'}: not started`);
+    return undefined;
+  }
   const type = value.type;
   if (type !== undefined && type !== 'stdio' && type !== 'http' && type !== 'streamable-http') {
     fail(
@@ -468,9 +529,17 @@ function common(
   if (typeof namespace !== 'string' || !NAME.test(namespace)) {
     fail('namespace is 1-24 of letters, digits, "-" and "_" (no "__")', `${at}.namespace`);
   }
+  const deny = stringList(value.deny, `${at}.deny`);
+  // Windsurf's and Cline's `disabledTools` are tools never offered: they join `deny`.
+  const disabledTools = stringList(value.disabledTools, `${at}.disabledTools`);
   return {
     ...optional('allow', stringList(value.allow, `${at}.allow`)),
-    ...optional('deny', stringList(value.deny, `${at}.deny`)),
+    ...optional(
+      'deny',
+      disabledTools === undefined
+        ? deny
+        : Object.freeze([...new Set([...(deny ?? []), ...disabledTools])]),
+    ),
     namespace,
   };
 }
@@ -487,14 +556,17 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 export function parseGatewayConfig(
   value: unknown,
   env: Readonly<Record<string, string | undefined>> = {},
+  options: GatewayConfigParseOptions = {},
 ): GatewayConfig {
+  const warn = options.onWarning ?? (() => undefined);
   if (!isRecord(value)) fail('the config must be a JSON object with "mcpServers"', 'config');
   onlyKeys(value, ['mcpServers', 'gateway', '$schema'], 'config');
   if (!isRecord(value.mcpServers)) fail('must be an object of servers by name', 'mcpServers');
   const servers: Record<string, GatewayServerConfig> = {};
   const namespaces = new Map<string, string>();
   for (const [name, server] of Object.entries(value.mcpServers)) {
-    const checked = checkServer(name, server, env);
+    const checked = checkServer(name, server, env, warn);
+    if (checked === undefined) continue;
     const owner = namespaces.get(checked.namespace as string);
     if (owner !== undefined) {
       fail(`namespace "${checked.namespace}" is also used by ${owner}`, `mcpServers.${name}`);
