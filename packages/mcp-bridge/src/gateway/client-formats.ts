@@ -33,11 +33,15 @@ export interface ImportedServers {
   readonly mcpServers: Readonly<Record<string, Record<string, unknown>>>;
   /** Names of the environment variables the moved servers read (expanded when the gateway starts). */
   readonly variables: readonly string[];
-  /** VS Code: each `${input:ID}` used, by the variable that now carries it (`TOOLFENCE_INPUT_<ID>`). */
+  /**
+   * VS Code: each `${input:ID}` used, by the variable that now carries it (`TOOLFENCE_INPUT_<ID>`).
+   * Two inputs that would share a variable (`api-key`, `api_key`), or an input whose variable a
+   * value also reads from the environment, are refused (`WRAP_INPUT_COLLISION`).
+   */
   readonly inputs: Readonly<Record<string, string>>;
   /** Servers left in the client file (disabled in Codex), by name. */
   readonly kept: readonly string[];
-  /** Keys read but not carried over (client-side timeouts), as `server.key`. */
+  /** Keys read but not carried over (client-side timeouts, auto-approval lists, descriptions), as `server.key`. */
   readonly dropped: readonly string[];
 }
 
@@ -495,7 +499,10 @@ function finish(
  * in a syntax the gateway expands when it starts (`${VAR}`, `${VAR:-default}`, `${env:VAR}`);
  * editor-only ones (`${userHome}`, `${workspaceFolder}`) are resolved now, VS Code's `${input:ID}`
  * becomes `${TOOLFENCE_INPUT_<ID>}`. Every key that cannot be carried over is refused with a
- * {@link GatewayConfigError} naming the server and the key.
+ * {@link GatewayConfigError} naming the server and the key; a JSON key named `__proto__`
+ * anywhere in the file is refused (`WRAP_PROTO_KEY`) rather than dropped. `disabled` is carried
+ * over; `timeout`, `autoApprove`, `alwaysAllow`, `description` and `trust` are left out and
+ * listed in `dropped`.
  */
 export function importClientServers(
   client: ClientKind,

@@ -552,6 +552,11 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
  * Checks a parsed config file: `mcpServers` (each with `command` or `url`), and `gateway`
  * settings. Unknown keys are refused, variables are expanded from `env`. Throws
  * {@link GatewayConfigError} with one clear line naming the server and the key.
+ *
+ * Keys MCP clients write in a server entry are read: `disabled: true` or `enabled: false` leaves
+ * the server out (not started, its variables not expanded), `disabledTools` joins `deny`, and
+ * `timeout`, `autoApprove`, `alwaysAllow`, `trust` and `description` are ignored. Each of these
+ * is reported through `options.onWarning`.
  */
 export function parseGatewayConfig(
   value: unknown,
