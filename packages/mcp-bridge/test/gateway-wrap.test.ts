@@ -367,6 +367,12 @@ describe('importing client formats', () => {
       /rename it first/,
     ],
     [
+      'claude',
+      'a name with a terminal escape, shown escaped',
+      '{"mcpServers":{"a\\u001b[2Jb":{"command":"x"}}}',
+      /mcpServers\."a\\u001b\[2Jb": the gateway needs server names/,
+    ],
+    [
       'cursor',
       'an envFile',
       '{"mcpServers":{"a":{"command":"x","envFile":".env"}}}',
@@ -530,7 +536,7 @@ const attacks: Attack[] = [
     place: 'home/.codex/config.toml',
     text: '[mcp_servers.ok]\ncommand = "ok"\n\n[mcp_servers.__proto__]\ncommand = "hidden"\n',
     code: 'GATEWAY_CONFIG',
-    message: /mcp_servers\.__proto__: the gateway needs server names/,
+    message: /mcp_servers\."__proto__": the gateway needs server names/,
   },
 ];
 /* biome-ignore-end lint/suspicious/noTemplateCurlyInString: the client variable syntax under test */

@@ -3,6 +3,7 @@ import jsonc from 'jsonc-parser';
 import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
+import { shownName } from './shown-name.js';
 
 /** The MCP clients whose config files `toolfence-mcp wrap` reads and rewrites. */
 export const CLIENT_KINDS: readonly ['claude', 'cursor', 'vscode', 'codex'] = Object.freeze([
@@ -535,7 +536,7 @@ export function importClientServers(
       mcpServers[name] = codexEntry(
         name,
         value,
-        `${file}: mcp_servers.${name}`,
+        `${file}: mcp_servers.${NAME.test(name) ? name : shownName(name)}`,
         translation,
         dropped,
       );
@@ -544,7 +545,13 @@ export function importClientServers(
   }
   const located = locate(parseJson(text, client, file), client, file, options.project);
   for (const [name, value] of Object.entries(located.servers)) {
-    mcpServers[name] = jsonEntry(name, value, `${located.at}.${name}`, translation, dropped);
+    mcpServers[name] = jsonEntry(
+      name,
+      value,
+      `${located.at}.${NAME.test(name) ? name : shownName(name)}`,
+      translation,
+      dropped,
+    );
   }
   if (client === 'vscode') {
     const document = jsonc.parse(text, [], { allowTrailingComma: true }) as Record<string, unknown>;

@@ -1,5 +1,6 @@
 import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
+import { shownName } from './shown-name.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
 export interface GatewayServerConfig {
@@ -263,15 +264,6 @@ function stringMap(
     out[key] = expandVariables(item, env, `${at}.${key}`);
   }
   return Object.freeze(out);
-}
-
-/** A name as a message may show it: JSON-quoted, control and invisible characters escaped, bounded. */
-function shownName(name: string): string {
-  const bounded = name.length > 40 ? `${name.slice(0, 40)}…` : name;
-  return JSON.stringify(bounded).replace(
-    /[\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
-    (char) => `\\u${(char.codePointAt(0) as number).toString(16).padStart(4, '0')}`,
-  );
 }
 
 /** Checks a server entry; undefined for one the user turned off (`disabled: true`, `enabled: false`). */
