@@ -284,6 +284,19 @@ describe('toolfence-mcp wrap and unwrap', { timeout: 60_000 }, () => {
     });
   });
 
+  it("refuses to unwrap a changed file without wrap's record of what it moved, and changes nothing", async () => {
+    const file = join(folder, '.mcp.json');
+    await copyFile(join(FIXTURES, 'claude.mcp.json'), file);
+    expect((await cli(['wrap', '--client', 'claude', '--no-check'])).code).toBe(0);
+    await rm(`${file}.toolfence-wrap.json`);
+    const changed = `${await readFile(file, 'utf8')} `;
+    await writeFile(file, changed);
+    const refused = await cli(['unwrap', '--client', 'claude']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/changed since wrap .*--force restores the backup whole/);
+    expect(await readFile(file, 'utf8')).toBe(changed);
+  });
+
   it('refuses to unwrap over a moved server listed again with another entry, and changes nothing', async () => {
     const file = join(folder, '.mcp.json');
     await copyFile(join(FIXTURES, 'claude.mcp.json'), file);

@@ -583,9 +583,16 @@ export async function runUnwrap(argv: readonly string[], io: CliIo): Promise<num
       current !== undefined &&
       (state === undefined || sha256(current) !== state.wrote)
     ) {
-      if (state === undefined || !Array.isArray(state.servers) || state.client !== client) {
+      // Without wrap's record of what it moved and where (an older wrap wrote no place), only the
+      // whole backup can be restored, and that would drop the client's changes: refused.
+      if (
+        state === undefined ||
+        !Array.isArray(state.servers) ||
+        state.client !== client ||
+        !Array.isArray(state.serversPath)
+      ) {
         throw new GatewayConfigError(
-          `${shownPath(file)} changed since wrap and wrap's record (${shownPath(statePath)}) is missing; unwrap --force restores the backup whole`,
+          `${shownPath(file)} changed since wrap and wrap's record of what it moved (${shownPath(statePath)}) is missing or from an older version; unwrap --force restores the backup whole`,
         );
       }
       restored = unwrapClientFile(
@@ -596,9 +603,7 @@ export async function runUnwrap(argv: readonly string[], io: CliIo): Promise<num
         {
           name: state.name ?? 'toolfence',
           servers: state.servers,
-          serversPath: state.serversPath ?? [
-            client === 'codex' ? 'mcp_servers' : client === 'vscode' ? 'servers' : 'mcpServers',
-          ],
+          serversPath: state.serversPath,
         },
       );
       surgical = true;
