@@ -677,6 +677,32 @@ describe('wrap writes what runs (issue 36)', { timeout: 60_000 }, () => {
     return { ...result, entry, file };
   }
 
+  it('carries disabled over and leaves out the keys clients write that the gateway does not apply', async () => {
+    const file = join(folder, '.cursor/mcp.json');
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          on: { command: 'on', timeout: 60, autoApprove: ['read'], description: 'd' },
+          off: { command: 'off', disabled: true, alwaysAllow: ['*'] },
+        },
+      }),
+    );
+    const result = await cli(['wrap', '--client', 'cursor', '--no-check']);
+    expect(result.err).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(
+      "not carried over (the gateway's own limits and policy apply): on.timeout, on.autoApprove, on.description, off.alwaysAllow",
+    );
+    const config = JSON.parse(await readFile(join(dirname(file), 'toolfence.json'), 'utf8'));
+    expect(config.mcpServers).toEqual({
+      on: { command: 'on' },
+      off: { command: 'off', disabled: true },
+    });
+    expect(Object.keys(parseGatewayConfig(config).mcpServers)).toEqual(['on']);
+  });
+
   it('--command npx writes the package bin through npx, split into command and args', async () => {
     const result = await wrapClaude(['--command', 'npx', '--no-check']);
     expect(result.code).toBe(0);

@@ -235,7 +235,16 @@ function checkName(name: string, at: string): void {
  * Keys clients write in a server entry that the gateway reads and does not apply (client-side
  * timeouts, auto-approval lists, descriptions): left out of `toolfence.json` and reported.
  */
-const CLIENT_ONLY_KEYS = ['timeout', 'autoApprove', 'alwaysAllow', 'description', 'trust'];
+const CLIENT_ONLY_KEYS = [
+  'timeout',
+  'autoApprove',
+  'alwaysAllow',
+  'description',
+  'trust',
+  'dev',
+  'gallery',
+  'version',
+];
 
 // Claude Code, Cursor and VS Code share one entry shape: command/args/env or url/headers.
 function jsonEntry(
@@ -502,8 +511,8 @@ function finish(
  * becomes `${TOOLFENCE_INPUT_<ID>}`. Every key that cannot be carried over is refused with a
  * {@link GatewayConfigError} naming the server and the key; a JSON key named `__proto__`
  * anywhere in the file is refused (`WRAP_PROTO_KEY`) rather than dropped. `disabled` is carried
- * over; `timeout`, `autoApprove`, `alwaysAllow`, `description` and `trust` are left out and
- * listed in `dropped`.
+ * over; `timeout`, `autoApprove`, `alwaysAllow`, `description`, `trust` and VS Code's `dev`,
+ * `gallery` and `version` are left out and listed in `dropped`.
  */
 export function importClientServers(
   client: ClientKind,

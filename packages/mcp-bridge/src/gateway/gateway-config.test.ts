@@ -233,10 +233,13 @@ describe('gateway config: keys clients write in a server entry (issue 36)', () =
     ['alwaysAllow', ['delete_file'], "approvals come from the gateway's policy (--policy)"],
     ['trust', true, "approvals come from the gateway's policy (--policy)"],
     ['description', 'my server', 'descriptions are not used'],
+    ['dev', { watch: 'src/**/*.ts' }, "VS Code's watch and debug settings apply"],
+    ['gallery', true, 'editor metadata, not used'],
+    ['version', '1.0.0', 'editor metadata, not used'],
   ])('reads %s and ignores it with a warning naming it', (key, value, why) => {
     const { config, warnings } = parseWith({ command: 'x', [key]: value });
     expect(config.mcpServers.srv).toEqual({ command: 'x', args: [], namespace: 'srv' });
-    expect(warnings).toEqual([`mcpServers.srv.${key} is ignored: ${why}`]);
+    expect(warnings).toEqual([expect.stringContaining(`mcpServers.srv.${key} is ignored: ${why}`)]);
   });
 
   it('never lets autoApprove skip an approval: the entry keeps no trace of it', () => {

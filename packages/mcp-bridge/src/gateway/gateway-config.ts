@@ -144,8 +144,8 @@ const SERVER_KEYS = [
 /**
  * Keys MCP clients write in a server entry that the gateway reads and does not apply, each with
  * why: Cline's and Roo's `timeout` (seconds) and `autoApprove`/`alwaysAllow`, Gemini CLI's
- * `timeout` (milliseconds) and `trust`, a `description`. An approval list never bypasses the
- * gateway's policy.
+ * `timeout` (milliseconds) and `trust`, a `description`, VS Code's `dev`, `gallery` and `version`.
+ * An approval list never bypasses the gateway's policy.
  */
 const IGNORED_CLIENT_KEYS: Readonly<Record<string, string>> = {
   timeout: "the gateway's own start and call limits apply",
@@ -153,6 +153,9 @@ const IGNORED_CLIENT_KEYS: Readonly<Record<string, string>> = {
   alwaysAllow: "approvals come from the gateway's policy (--policy)",
   trust: "approvals come from the gateway's policy (--policy)",
   description: 'descriptions are not used',
+  dev: "VS Code's watch and debug settings apply to servers VS Code starts itself",
+  gallery: 'editor metadata, not used',
+  version: 'editor metadata, not used',
 };
 const SETTINGS_KEYS = [
   'pins',
@@ -547,7 +550,8 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
  *
  * Keys MCP clients write in a server entry are read: `disabled: true` or `enabled: false` leaves
  * the server out (not started, its variables not expanded), `disabledTools` joins `deny`, and
- * `timeout`, `autoApprove`, `alwaysAllow`, `trust` and `description` are ignored. Each of these
+ * `timeout`, `autoApprove`, `alwaysAllow`, `trust`, `description`, `dev`, `gallery` and `version`
+ * are ignored. Each of these
  * is reported through `options.onWarning`.
  */
 export function parseGatewayConfig(
