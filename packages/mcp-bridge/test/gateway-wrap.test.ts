@@ -703,6 +703,45 @@ describe('wrap writes what runs (issue 36)', { timeout: 60_000 }, () => {
     expect(Object.keys(parseGatewayConfig(config).mcpServers)).toEqual(['on']);
   });
 
+  it('writes a gateway entry that a client starts without PATH and lists the moved tools', async () => {
+    const file = join(folder, '.mcp.json');
+    const toolkit = fileURLToPath(
+      new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url),
+    );
+    await writeFile(
+      file,
+      JSON.stringify({
+        mcpServers: {
+          toolkit: {
+            command: process.execPath,
+            args: [toolkit],
+            env: { CALLS_FILE: join(folder, 'calls.jsonl') },
+          },
+        },
+      }),
+    );
+    const wrapped = await cli(['wrap', '--client', 'claude']);
+    expect(wrapped.err).toBe('');
+    expect(wrapped.code).toBe(0);
+    const entry = json(await readFile(file, 'utf8')).mcpServers.toolfence;
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    // What the client does: spawn the entry as written, here with no PATH at all.
+    const transport = new StdioClientTransport({
+      command: entry.command,
+      args: entry.args,
+      env: {},
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'wrap-client', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('toolkit__note');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('--command npx writes the package bin through npx, split into command and args', async () => {
     const result = await wrapClaude(['--command', 'npx', '--no-check']);
     expect(result.code).toBe(0);
