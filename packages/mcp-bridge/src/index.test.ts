@@ -16,6 +16,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'importClientServers',
         'inputVariable',
         'wrapClientFile',
+        'unwrapClientFile',
         'GatewayConfigError',
         'GatewayStateError',
         'DEFAULT_APPROVAL_TIMEOUT_MS',

@@ -259,6 +259,8 @@ export {
   type ImportedServers,
   importClientServers,
   inputVariable,
+  type UnwrapPlan,
+  unwrapClientFile,
   type WrappedClientFile,
   wrapClientFile,
 } from './gateway/client-formats.js';
@@ -279,6 +281,7 @@ export {
   type GatewayBudgetLimits,
   type GatewayBudgetSettings,
   type GatewayConfig,
+  type GatewayConfigParseOptions,
   type GatewayServerConfig,
   type GatewayServerOAuth,
   type GatewaySettings,

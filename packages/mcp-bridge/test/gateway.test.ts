@@ -355,7 +355,7 @@ describe('gateway config file reading', () => {
       'must be a regular file of at most 1 MiB',
     ],
     ['a folder', async (path: string) => mkdir(path), 'must be a regular file of at most 1 MiB'],
-    ['a missing file', async () => undefined, 'Cannot read the config file (ENOENT)'],
+    ['a missing file', async () => undefined, 'Cannot read the config file /'],
   ])(
     'refuses %s with one clear line, for serve and pin alike',
     async (_label, arrange, message) => {

@@ -1,14 +1,25 @@
 import { open } from 'node:fs/promises';
+import jsonc from 'jsonc-parser';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 
 /** Largest gateway config file (`toolfence.json`) the CLI reads: 1 MiB. */
 export const MAX_GATEWAY_CONFIG_BYTES: number = 1024 * 1024;
 
+/** A path as a message may show it: control characters escaped, at most 200 characters. */
+export function shownPath(path: string): string {
+  const escaped = path.replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is escaped
+    /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (char) => `\\u{${(char.codePointAt(0) as number).toString(16)}}`,
+  );
+  return escaped.length > 200 ? `…${escaped.slice(-199)}` : escaped;
+}
+
 /**
  * Reads a regular file of at most `maxBytes` for the gateway commands; anything else (a folder,
- * a FIFO, a larger file, a read error) is a {@link GatewayConfigError} that names `what` and the
- * errno, never the path's contents.
+ * a FIFO, a larger file, a read error) is a {@link GatewayConfigError} that names `what`, the
+ * path and the errno, never the file's contents.
  */
 export async function readRegularFile(
   path: string,
@@ -21,7 +32,8 @@ export async function readRegularFile(
       const info = await handle.stat();
       if (!info.isFile() || info.size > maxBytes) {
         throw new GatewayConfigError(
-          `The ${what} must be a regular file of at most ${maxBytes / (1024 * 1024)} MiB`,
+          `The ${what} ${shownPath(path)} must be a regular file of at most ${maxBytes / (1024 * 1024)} MiB`,
+          { details: { at: path } },
         );
       }
       return await handle.readFile();
@@ -32,8 +44,39 @@ export async function readRegularFile(
     if (McpBridgeError.isInstance(error)) throw error;
     const code = (error as { code?: unknown }).code;
     throw new GatewayConfigError(
-      `Cannot read the ${what}${typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : ''}`,
-      { cause: error },
+      `Cannot read the ${what} ${shownPath(path)}${typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : ''}`,
+      { cause: error, details: { at: path } },
     );
   }
+}
+
+/**
+ * Parses strict JSON; invalid JSON is a {@link GatewayConfigError} naming the file, the line and
+ * the column (1-based) of the first error and what was wrong there, never the file's contents.
+ */
+export function parseJsonText(text: string, path: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const errors: jsonc.ParseError[] = [];
+    jsonc.parse(text, errors, { disallowComments: true, allowTrailingComma: false });
+    const first = errors[0];
+    let where = '';
+    if (first !== undefined) {
+      const before = text.slice(0, first.offset);
+      const line = before.split('\n').length;
+      const column = first.offset - (before.lastIndexOf('\n') + 1) + 1;
+      where = ` (line ${line}, column ${column}: ${describeJsonError(first.error)})`;
+    }
+    throw new GatewayConfigError(`${shownPath(path)}: is not valid JSON${where}`, {
+      cause: error,
+      details: { at: path },
+    });
+  }
+}
+
+function describeJsonError(code: jsonc.ParseErrorCode): string {
+  const name = jsonc.printParseErrorCode(code);
+  // "CloseBraceExpected" -> "close brace expected"
+  return name.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 }

@@ -15,7 +15,6 @@ import {
 import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
-import { McpBridgeError } from '../mcp-bridge-error.js';
 import {
   connectionStoreFromUrl,
   type PersistentConnectionStore,
@@ -23,8 +22,8 @@ import {
 import type { CliIo } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
 import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
-import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
-import { MAX_GATEWAY_CONFIG_BYTES, readRegularFile } from './read-file.js';
+import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
+import { readServePolicy } from './read-serve-policy.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
 
 /** Quiet time after a config change or SIGHUP before the reload starts, in milliseconds. */
@@ -57,6 +56,10 @@ audit   verify checks the audit log's hash chain (a removed or edited line is fo
 
 Exit codes: 0 ok, 1 failure (or a broken audit chain), 2 usage error.
 `;
+
+/** What `serve` prints on stderr when nothing is enforced (`--observe` or `gateway.observe`). */
+export const OBSERVE_BANNER: string =
+  'toolfence-mcp: OBSERVE MODE: enforcement is OFF. Every call runs, whatever the policy, approvals and pins say; the audit log records what each decision would have been.\n';
 
 interface GatewayArguments {
   config?: string;
@@ -127,16 +130,13 @@ async function loadConfig(parsed: GatewayArguments, io: CliIo): Promise<LoadedCo
   const path = isAbsolute(parsed.config)
     ? parsed.config
     : resolve(io.cwd ?? process.cwd(), parsed.config);
-  let json: unknown;
-  try {
-    json = JSON.parse(
-      (await readRegularFile(path, 'config file', MAX_GATEWAY_CONFIG_BYTES)).toString('utf8'),
-    );
-  } catch (error) {
-    if (McpBridgeError.isInstance(error)) throw error;
-    throw new GatewayConfigError('The config file is not valid JSON', { cause: error });
-  }
-  const config = parseGatewayConfig(json, io.env ?? {});
+  const json = parseJsonText(
+    (await readRegularFile(path, 'config file', MAX_GATEWAY_CONFIG_BYTES)).toString('utf8'),
+    path,
+  );
+  const config = parseGatewayConfig(json, io.env ?? {}, {
+    onWarning: (message) => io.err(`toolfence-mcp: ${message}\n`),
+  });
   const folder = dirname(path);
   const at = (file: string | undefined, fallback: string): string =>
     file === undefined
@@ -189,14 +189,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     await store?.close();
     await pins?.close?.();
   };
-  const readPolicy = (arguments_: GatewayArguments) =>
-    arguments_.policy === undefined
-      ? Promise.resolve(defaultInspectPolicy())
-      : loadInspectPolicy(
-          isAbsolute(arguments_.policy)
-            ? arguments_.policy
-            : resolve(io.cwd ?? process.cwd(), arguments_.policy),
-        );
+  const readPolicy = (arguments_: GatewayArguments) => readServePolicy(arguments_.policy, io);
   try {
     parsed = parseArguments(argv);
     loaded = await loadConfig(parsed, io);
@@ -254,6 +247,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
       },
     });
+    if (parsed.observe || settings.observe === true) io.err(OBSERVE_BANNER);
     await gateway.start();
   } catch (error) {
     await release();

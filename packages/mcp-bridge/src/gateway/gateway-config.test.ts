@@ -189,3 +189,117 @@ describe('gateway config: store, budget, pins and per-server oauth', () => {
     }
   });
 });
+
+describe('gateway config: keys clients write in a server entry (issue 36)', () => {
+  const parseWith = (server: Record<string, unknown>, name = 'srv') => {
+    const warnings: string[] = [];
+    const config = parseGatewayConfig(
+      { mcpServers: { [name]: server, other: { command: 'other' } } },
+      {},
+      { onWarning: (message) => warnings.push(message) },
+    );
+    return { config, warnings };
+  };
+
+  it.each([
+    ['disabled: true (Cline, Roo, Windsurf, Claude Desktop extensions)', { disabled: true }],
+    ['enabled: false (Codex-style)', { enabled: false }],
+  ])('does not start a server with %s, and says so', (_label, flag) => {
+    const { config, warnings } = parseWith({ command: 'x', ...flag });
+    expect(Object.keys(config.mcpServers)).toEqual(['other']);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^mcpServers\.srv is (disabled|not enabled): not started$/),
+    ]);
+  });
+
+  it('does not expand the variables of a disabled server (it may need a secret that is not set)', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config syntax under test
+    const { config } = parseWith({ command: '${UNSET_TOKEN}', disabled: true });
+    expect(config.mcpServers.srv).toBeUndefined();
+  });
+
+  it.each([
+    ['disabled: false', { disabled: false }],
+    ['enabled: true', { enabled: true }],
+  ])('starts a server with %s', (_label, flag) => {
+    const { config, warnings } = parseWith({ command: 'x', ...flag });
+    expect(config.mcpServers.srv).toMatchObject({ command: 'x' });
+    expect(warnings).toEqual([]);
+  });
+
+  it.each([
+    ['timeout', 60, "the gateway's own start and call limits apply"],
+    ['autoApprove', ['delete_file'], "approvals come from the gateway's policy (--policy)"],
+    ['alwaysAllow', ['delete_file'], "approvals come from the gateway's policy (--policy)"],
+    ['trust', true, "approvals come from the gateway's policy (--policy)"],
+    ['description', 'my server', 'descriptions are not used'],
+    ['dev', { watch: 'src/**/*.ts' }, "VS Code's watch and debug settings apply"],
+    ['gallery', true, 'editor metadata, not used'],
+    ['version', '1.0.0', 'editor metadata, not used'],
+  ])('reads %s and ignores it with a warning naming it', (key, value, why) => {
+    const { config, warnings } = parseWith({ command: 'x', [key]: value });
+    expect(config.mcpServers.srv).toEqual({ command: 'x', args: [], namespace: 'srv' });
+    expect(warnings).toEqual([expect.stringContaining(`mcpServers.srv.${key} is ignored: ${why}`)]);
+  });
+
+  it('never lets autoApprove skip an approval: the entry keeps no trace of it', () => {
+    const { config } = parseWith({ command: 'x', autoApprove: ['*'], alwaysAllow: ['*'] });
+    expect(JSON.stringify(config)).not.toContain('*');
+  });
+
+  it('adds disabledTools (Windsurf, Cline) to deny', () => {
+    const { config } = parseWith({ command: 'x', deny: ['a'], disabledTools: ['b', 'a'] });
+    expect(config.mcpServers.srv?.deny).toEqual(['a', 'b']);
+  });
+
+  it.each([
+    ['a key no client writes', { command: 'x', comand: 'y' }, 'unknown key "comand"'],
+    ['cwd (it would change what runs)', { command: 'x', cwd: '/' }, 'unknown key "cwd"'],
+    [
+      'a disabled that is not a boolean',
+      { command: 'x', disabled: 'yes' },
+      'disabled: must be true or false',
+    ],
+  ])('still refuses %s, naming it and what is accepted', (_label, server, message) => {
+    let thrown: unknown;
+    try {
+      parseWith(server);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'GATEWAY_CONFIG' });
+    expect((thrown as Error).message).toContain(message);
+    if (message.startsWith('unknown key')) {
+      expect((thrown as Error).message).toMatch(
+        /accepted: command, .*disabled, enabled.*; read and ignored: timeout, autoApprove/,
+      );
+    }
+  });
+
+  it.each([
+    ['two underscores', 'my__server'],
+    ['a leading underscore', '_srv'],
+    ['a space', 'my server'],
+    ['too long', 'a'.repeat(30)],
+  ])('names the server whose name cannot be used: %s', (_label, name) => {
+    expect(() => parseWith({ command: 'x' }, name)).toThrow(
+      `the server name ${JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name)} cannot be used`,
+    );
+  });
+
+  it('escapes control characters in a server name it shows', () => {
+    expect(() => parseWith({ command: 'x' }, 'bad\u001b[31mname\u202e')).toThrow(
+      /the server name "bad\\u001b\[31mname\\u202e" cannot be used/,
+    );
+  });
+
+  it('keeps an env or header key named "__proto__" like any other key', () => {
+    const config = parseGatewayConfig(
+      JSON.parse(
+        '{"mcpServers":{"a":{"command":"x","env":{"__proto__":"1","B":"2"}},"b":{"url":"https://h.example/mcp","headers":{"__proto__":"v"}}}}',
+      ),
+    );
+    expect(Object.keys(config.mcpServers.a?.env ?? {})).toEqual(['__proto__', 'B']);
+    expect(Object.keys(config.mcpServers.b?.headers ?? {})).toEqual(['__proto__']);
+  });
+});

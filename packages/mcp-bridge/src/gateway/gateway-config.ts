@@ -1,5 +1,6 @@
 import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
+import { shownName } from './shown-name.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
 export interface GatewayServerConfig {
@@ -23,6 +24,15 @@ export interface GatewayServerConfig {
   readonly namespace?: string;
   /** HTTP: OAuth through a connection in `gateway.store` (exclusive with an Authorization header). */
   readonly oauth?: GatewayServerOAuth;
+}
+
+/** What {@link parseGatewayConfig} reports besides the config. */
+export interface GatewayConfigParseOptions {
+  /**
+   * Called once for each thing read and not applied: a disabled server that is not started, a
+   * client key the gateway ignores (`timeout`, `autoApprove`, ...). Default: nothing is reported.
+   */
+  readonly onWarning?: (message: string) => void;
 }
 
 /** Per-server `oauth`: which connection of the gateway's store authorizes this server. */
@@ -127,7 +137,26 @@ const SERVER_KEYS = [
   'deny',
   'namespace',
   'oauth',
+  'disabled',
+  'enabled',
+  'disabledTools',
 ];
+/**
+ * Keys MCP clients write in a server entry that the gateway reads and does not apply, each with
+ * why: Cline's and Roo's `timeout` (seconds) and `autoApprove`/`alwaysAllow`, Gemini CLI's
+ * `timeout` (milliseconds) and `trust`, a `description`, VS Code's `dev`, `gallery` and `version`.
+ * An approval list never bypasses the gateway's policy.
+ */
+const IGNORED_CLIENT_KEYS: Readonly<Record<string, string>> = {
+  timeout: "the gateway's own start and call limits apply",
+  autoApprove: "approvals come from the gateway's policy (--policy)",
+  alwaysAllow: "approvals come from the gateway's policy (--policy)",
+  trust: "approvals come from the gateway's policy (--policy)",
+  description: 'descriptions are not used',
+  dev: "VS Code's watch and debug settings apply to servers VS Code starts itself",
+  gallery: 'editor metadata, not used',
+  version: 'editor metadata, not used',
+};
 const SETTINGS_KEYS = [
   'pins',
   'audit',
@@ -167,9 +196,15 @@ const RENAMED_KEYS: Readonly<Record<string, Readonly<Record<string, string>>>> =
   'gateway.budget': { ttlSeconds: 'ttlMs', timeoutSeconds: 'timeoutMs' },
 };
 
-function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], at: string): void {
+function onlyKeys(
+  record: Record<string, unknown>,
+  allowed: readonly string[],
+  at: string,
+  ignored: Readonly<Record<string, string>> = {},
+): void {
   const renamed = RENAMED_KEYS[at] ?? {};
   for (const key of Object.keys(record)) {
+    if (Object.hasOwn(ignored, key)) continue;
     const renamedTo = Object.hasOwn(renamed, key) ? renamed[key] : undefined;
     if (renamedTo !== undefined) {
       fail(
@@ -179,7 +214,13 @@ function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], a
     }
     if (!allowed.includes(key)) {
       const shown = /^[\w$.-]{1,40}$/.test(key) ? `"${key}"` : 'a key';
-      fail(`unknown key ${shown} (accepted: ${allowed.join(', ')})`, at);
+      const alsoIgnored = Object.keys(ignored);
+      fail(
+        `unknown key ${shown} (accepted: ${allowed.join(', ')}${
+          alsoIgnored.length > 0 ? `; read and ignored: ${alsoIgnored.join(', ')}` : ''
+        })`,
+        at,
+      );
     }
   }
 }
@@ -219,7 +260,8 @@ function stringMap(
 ): Readonly<Record<string, string>> | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value)) fail('must be an object of strings', at);
-  const out: Record<string, string> = {};
+  // No prototype: a key named "__proto__" is kept like any other, never dropped.
+  const out = Object.create(null) as Record<string, string>;
   for (const [key, item] of Object.entries(value)) {
     if (typeof item !== 'string') fail(`${JSON.stringify(key)} must be a string`, at);
     out[key] = expandVariables(item, env, `${at}.${key}`);
@@ -227,20 +269,34 @@ function stringMap(
   return Object.freeze(out);
 }
 
+/** Checks a server entry; undefined for one the user turned off (`disabled: true`, `enabled: false`). */
 function checkServer(
   name: string,
   value: unknown,
   env: Readonly<Record<string, string | undefined>>,
-): GatewayServerConfig {
-  const at = `mcpServers.${name}`;
+  warn: (message: string) => void,
+): GatewayServerConfig | undefined {
+  const at = `mcpServers.${NAME.test(name) ? name : shownName(name)}`;
   if (!NAME.test(name)) {
     fail(
-      'a server name is 1-24 of letters, digits, "-" and "_" (no "__"), starting with a letter or digit',
+      `the server name ${shownName(name)} cannot be used: a server name is 1-24 of letters, digits, "-" and "_" (no "__"), starting with a letter or digit`,
       'mcpServers',
     );
   }
   if (!isRecord(value)) fail('must be an object with "command" or "url"', at);
-  onlyKeys(value, SERVER_KEYS, at);
+  onlyKeys(value, SERVER_KEYS, at, IGNORED_CLIENT_KEYS);
+  for (const key of ['disabled', 'enabled'] as const) {
+    if (value[key] !== undefined && typeof value[key] !== 'boolean') {
+      fail('must be true or false', `${at}.${key}`);
+    }
+  }
+  for (const [key, why] of Object.entries(IGNORED_CLIENT_KEYS)) {
+    if (value[key] !== undefined) warn(`${at}.${key} is ignored: ${why}`);
+  }
+  if (value.disabled === true || value.enabled === false) {
+    warn(`${at} is ${value.disabled === true ? 'disabled' : 'not enabled'}: not started`);
+    return undefined;
+  }
   const type = value.type;
   if (type !== undefined && type !== 'stdio' && type !== 'http' && type !== 'streamable-http') {
     fail(
@@ -468,9 +524,17 @@ function common(
   if (typeof namespace !== 'string' || !NAME.test(namespace)) {
     fail('namespace is 1-24 of letters, digits, "-" and "_" (no "__")', `${at}.namespace`);
   }
+  const deny = stringList(value.deny, `${at}.deny`);
+  // Windsurf's and Cline's `disabledTools` are tools never offered: they join `deny`.
+  const disabledTools = stringList(value.disabledTools, `${at}.disabledTools`);
   return {
     ...optional('allow', stringList(value.allow, `${at}.allow`)),
-    ...optional('deny', stringList(value.deny, `${at}.deny`)),
+    ...optional(
+      'deny',
+      disabledTools === undefined
+        ? deny
+        : Object.freeze([...new Set([...(deny ?? []), ...disabledTools])]),
+    ),
     namespace,
   };
 }
@@ -483,18 +547,27 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
  * Checks a parsed config file: `mcpServers` (each with `command` or `url`), and `gateway`
  * settings. Unknown keys are refused, variables are expanded from `env`. Throws
  * {@link GatewayConfigError} with one clear line naming the server and the key.
+ *
+ * Keys MCP clients write in a server entry are read: `disabled: true` or `enabled: false` leaves
+ * the server out (not started, its variables not expanded), `disabledTools` joins `deny`, and
+ * `timeout`, `autoApprove`, `alwaysAllow`, `trust`, `description`, `dev`, `gallery` and `version`
+ * are ignored. Each of these
+ * is reported through `options.onWarning`.
  */
 export function parseGatewayConfig(
   value: unknown,
   env: Readonly<Record<string, string | undefined>> = {},
+  options: GatewayConfigParseOptions = {},
 ): GatewayConfig {
+  const warn = options.onWarning ?? (() => undefined);
   if (!isRecord(value)) fail('the config must be a JSON object with "mcpServers"', 'config');
   onlyKeys(value, ['mcpServers', 'gateway', '$schema'], 'config');
   if (!isRecord(value.mcpServers)) fail('must be an object of servers by name', 'mcpServers');
   const servers: Record<string, GatewayServerConfig> = {};
   const namespaces = new Map<string, string>();
   for (const [name, server] of Object.entries(value.mcpServers)) {
-    const checked = checkServer(name, server, env);
+    const checked = checkServer(name, server, env, warn);
+    if (checked === undefined) continue;
     const owner = namespaces.get(checked.namespace as string);
     if (owner !== undefined) {
       fail(`namespace "${checked.namespace}" is also used by ${owner}`, `mcpServers.${name}`);

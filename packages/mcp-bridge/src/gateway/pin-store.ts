@@ -108,6 +108,22 @@ function recordFor(tool: McpToolInfo, identity: string): PinRecord {
   };
 }
 
+// Tool names come from the server: "__proto__" must be a key like any other. Plain `obj[name] = v`
+// on an ordinary object would set its prototype instead (the pin would never be saved), and a
+// plain read would find Object.prototype, so pins are written and read as own properties only.
+function ownOf<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+function setOwn<T>(record: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(record, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
 /** One server's pins and pending tools, as a pin back end stores them. */
 export interface ServerPins {
   /** Pinned definitions by remote tool name. */
@@ -139,7 +155,7 @@ export function reviewServer(
   if (known === undefined) {
     const pins: ServerPins = { tools: {}, pending: {} };
     for (const tool of tools) {
-      pins.tools[tool.name] = recordFor(tool, identity);
+      setOwn(pins.tools, tool.name, recordFor(tool, identity));
       visible.add(tool.name);
     }
     return { pins, review: { visible, hidden, changed: true } };
@@ -148,7 +164,7 @@ export function reviewServer(
   let changed = false;
   for (const tool of tools) {
     const record = recordFor(tool, identity);
-    const pinned = pins.tools[tool.name];
+    const pinned = ownOf(pins.tools, tool.name);
     const reasons: PinReason[] = [];
     if (pinned === undefined) reasons.push('new-tool');
     else if (pinned.sha256 !== record.sha256) {
@@ -160,7 +176,7 @@ export function reviewServer(
     }
     if (reasons.length === 0) {
       visible.add(tool.name);
-      if (pins.pending[tool.name] !== undefined) {
+      if (ownOf(pins.pending, tool.name) !== undefined) {
         delete pins.pending[tool.name];
         changed = true;
       }
@@ -168,9 +184,9 @@ export function reviewServer(
     }
     if (record.flagged.length > 0) reasons.push('invisible-unicode');
     hidden.set(tool.name, reasons);
-    const pending = pins.pending[tool.name];
+    const pending = ownOf(pins.pending, tool.name);
     if (pending === undefined || pending.sha256 !== record.sha256) {
-      pins.pending[tool.name] = { ...record, reasons };
+      setOwn(pins.pending, tool.name, { ...record, reasons });
       changed = true;
     }
   }
@@ -182,10 +198,10 @@ export function reviewServer(
  * false when nothing is pending under that name (and changes nothing).
  */
 export function acceptPending(pins: ServerPins | undefined, tool: string): boolean {
-  const pending = pins?.pending[tool];
+  const pending = pins === undefined ? undefined : ownOf(pins.pending, tool);
   if (pins === undefined || pending === undefined) return false;
   const { reasons: _reasons, ...record } = pending;
-  pins.tools[tool] = record;
+  setOwn(pins.tools, tool, record);
   delete pins.pending[tool];
   return true;
 }
@@ -276,7 +292,7 @@ export class PinStore implements GatewayPinStore {
     const out: PendingTool[] = [];
     for (const [server, pins] of Object.entries(this.#lock.servers)) {
       for (const [tool, pin] of Object.entries(pins.pending)) {
-        out.push({ server, tool, pin, previous: pins.tools[tool] });
+        out.push({ server, tool, pin, previous: ownOf(pins.tools, tool) });
       }
     }
     return out.sort((a, b) => `${a.server}/${a.tool}`.localeCompare(`${b.server}/${b.tool}`));
@@ -284,7 +300,8 @@ export class PinStore implements GatewayPinStore {
 
   /** The pin of one tool, if it is pinned. */
   pinOf(server: string, tool: string): PinRecord | undefined {
-    return this.#lock.servers[server]?.tools[tool];
+    const pins = this.#lock.servers[server];
+    return pins === undefined ? undefined : ownOf(pins.tools, tool);
   }
 
   /**
