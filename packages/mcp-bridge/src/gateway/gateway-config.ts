@@ -82,10 +82,23 @@ export interface GatewaySettings {
   readonly audit?: string;
   /** Size at which the audit log is rotated, in bytes. Default 10 MiB. */
   readonly auditMaxBytes?: number;
+  /**
+   * The audit key: 32 bytes as 64 hex digits or base64 (variables expanded). With it each line's
+   * hash is an HMAC-SHA256 and the head is sealed with it. Default: `TOOLFENCE_AUDIT_KEY` from the
+   * environment, else none (SHA-256, unkeyed).
+   */
+  readonly auditKey?: string;
+  /** `fdatasync` the audit log and its head after each line. Default false. */
+  readonly auditFsync?: boolean;
   /** Enforce nothing; log what each decision would have been. Default false. */
   readonly observe?: boolean;
   /** Milliseconds an `ask` waits for the user's answer before it is a deny. Default 120,000. */
   readonly approvalTimeoutMs?: number;
+  /**
+   * Characters of arguments an approval prompt shows whole; an `ask` over it is refused without
+   * asking. Default 8,192.
+   */
+  readonly approvalMaxArgumentChars?: number;
   /** Calls the gateway runs at once on one upstream; the rest wait their turn. Default 8. */
   readonly maxConcurrentCalls?: number;
   /**
@@ -132,6 +145,9 @@ const SETTINGS_KEYS = [
   'pins',
   'audit',
   'auditMaxBytes',
+  'auditKey',
+  'auditFsync',
+  'approvalMaxArgumentChars',
   'observe',
   'approvalTimeoutMs',
   'maxConcurrentCalls',
@@ -373,6 +389,28 @@ function checkStoreKey(
   return given;
 }
 
+/** `gateway.auditKey`, else `TOOLFENCE_AUDIT_KEY`: undefined when neither is set. */
+function checkAuditKey(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const at = 'gateway.auditKey';
+  const given =
+    value === undefined
+      ? env.TOOLFENCE_AUDIT_KEY
+      : typeof value === 'string'
+        ? expandVariables(value, env, at)
+        : fail('must be a string (64 hex digits or base64 of 32 bytes)', at);
+  if (given === undefined || given === '') return undefined;
+  if (decodeStoreKey(given) === undefined) {
+    fail(
+      `must be 32 bytes: 64 hex digits or 44 characters of base64${value === undefined ? ' (from TOOLFENCE_AUDIT_KEY)' : ''}`,
+      at,
+    );
+  }
+  return given;
+}
+
 /** The 32 key bytes of a `storeKey` (64 hex digits or base64), or undefined when it is neither. */
 export function decodeStoreKey(text: string): Uint8Array | undefined {
   if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
@@ -542,6 +580,7 @@ export function parseGatewayConfig(
   for (const key of [
     'auditMaxBytes',
     'approvalTimeoutMs',
+    'approvalMaxArgumentChars',
     'maxConcurrentCalls',
     'httpMaxSessions',
   ] as const) {
@@ -556,6 +595,10 @@ export function parseGatewayConfig(
   if (settings.observe !== undefined && typeof settings.observe !== 'boolean') {
     fail('must be true or false', 'gateway.observe');
   }
+  if (settings.auditFsync !== undefined && typeof settings.auditFsync !== 'boolean') {
+    fail('must be true or false', 'gateway.auditFsync');
+  }
+  const auditKey = checkAuditKey(settings.auditKey, env);
   let httpToken: string | undefined;
   if (settings.httpToken !== undefined) {
     if (typeof settings.httpToken !== 'string') fail('must be a string', 'gateway.httpToken');
@@ -570,6 +613,7 @@ export function parseGatewayConfig(
       ...settings,
       ...(httpToken === undefined ? {} : { httpToken }),
       ...(storeKey === undefined ? {} : { storeKey }),
+      ...(auditKey === undefined ? {} : { auditKey }),
       ...(budget === undefined ? {} : { budget }),
     }) as GatewaySettings,
   });
