@@ -189,3 +189,34 @@ describe('gateway config: store, budget, pins and per-server oauth', () => {
     }
   });
 });
+
+describe('gateway audit and approval settings', () => {
+  const parse = (gateway: Record<string, unknown>, env: Record<string, string> = {}) =>
+    parseGatewayConfig({ mcpServers: {}, gateway }, env);
+
+  it('takes the audit key from gateway.auditKey (variables expanded), else TOOLFENCE_AUDIT_KEY', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config syntax under test
+    expect(parse({ auditKey: '${MY_KEY}' }, { MY_KEY: KEY }).gateway.auditKey).toBe(KEY);
+    expect(parse({}, { TOOLFENCE_AUDIT_KEY: KEY }).gateway.auditKey).toBe(KEY);
+    expect(parse({}).gateway.auditKey).toBeUndefined();
+  });
+
+  it.each([
+    ['a short auditKey', { auditKey: 'abcd' }, {}, 'gateway.auditKey: must be 32 bytes'],
+    [
+      'a short TOOLFENCE_AUDIT_KEY',
+      {},
+      { TOOLFENCE_AUDIT_KEY: 'abcd' },
+      'gateway.auditKey: must be 32 bytes: 64 hex digits or 44 characters of base64 (from TOOLFENCE_AUDIT_KEY)',
+    ],
+    ['an auditFsync that is not a boolean', { auditFsync: 'yes' }, {}, 'gateway.auditFsync'],
+    [
+      'an approvalMaxArgumentChars of 0',
+      { approvalMaxArgumentChars: 0 },
+      {},
+      'gateway.approvalMaxArgumentChars: must be a positive integer',
+    ],
+  ])('refuses %s', (_name, gateway, env, message) => {
+    expect(() => parse(gateway, env)).toThrow(message);
+  });
+});
