@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Authorizer, RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
@@ -13,6 +11,7 @@ import { AuditLog, type AuditLogOptions } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway, type McpGatewayOptions } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { gatewayClient } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const policy = () =>
@@ -70,23 +69,8 @@ async function started(options: Parameters<typeof gatewayFor>[0] = {}) {
   return gateway;
 }
 
-async function downstream(gateway: McpGateway, answer?: (message: string) => boolean) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await gateway.connect(serverSide);
-  const client = new Client(
-    { name: 'test-client', version: '1.0.0' },
-    { capabilities: answer === undefined ? {} : { elicitation: {} } },
-  );
-  if (answer !== undefined) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => ({
-      action: 'accept',
-      content: { approve: answer(String(request.params.message)) },
-    }));
-  }
-  await client.connect(clientSide);
-  open.push(client);
-  return client;
-}
+const downstream = (gateway: McpGateway, answer?: (message: string) => boolean) =>
+  gatewayClient(gateway, open, answer);
 
 const text = (result: Record<string, unknown>) =>
   (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');

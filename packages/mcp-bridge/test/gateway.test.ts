@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Authorizer, type PermissionDecision, RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
@@ -13,7 +11,7 @@ import { AuditLog, verifyAuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
-import { EVERYTHING_ENTRY } from './helpers.js';
+import { EVERYTHING_ENTRY, gatewayClient } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 // Read-only runs, up to external publication asks, destructive is denied.
@@ -81,23 +79,8 @@ async function startGateway(
   return gateway;
 }
 
-async function downstream(gateway: McpGateway, answer?: (message: string) => boolean) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await gateway.connect(serverSide);
-  const client = new Client(
-    { name: 'test-client', version: '1.0.0' },
-    { capabilities: answer === undefined ? {} : { elicitation: {} } },
-  );
-  if (answer !== undefined) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => ({
-      action: 'accept',
-      content: { approve: answer(String(request.params.message)) },
-    }));
-  }
-  await client.connect(clientSide);
-  open.push(client);
-  return client;
-}
+const downstream = (gateway: McpGateway, answer?: (message: string) => boolean) =>
+  gatewayClient(gateway, open, answer);
 
 const text = (result: Record<string, unknown>) =>
   (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');
@@ -385,30 +368,12 @@ describe('McpGateway audit lines', () => {
       .trim()
       .split('\n')
       .map((text) => JSON.parse(text) as Record<string, string>);
+    const keys = ['time', 'tool', 'pin', 'argumentsDigest', 'decision', 'outcome'];
     // Written before the call went upstream: no result yet.
-    expect(Object.keys(started ?? {})).toEqual([
-      'time',
-      'tool',
-      'pin',
-      'argumentsDigest',
-      'decision',
-      'outcome',
-      'previous',
-      'hash',
-    ]);
+    expect(Object.keys(started ?? {})).toEqual([...keys, 'previous', 'hash']);
     expect(started).toMatchObject({ tool: 'tk__note', decision: 'allow', outcome: 'started' });
     const entry = line as Record<string, string>;
-    expect(Object.keys(entry)).toEqual([
-      'time',
-      'tool',
-      'pin',
-      'argumentsDigest',
-      'decision',
-      'outcome',
-      'resultDigest',
-      'previous',
-      'hash',
-    ]);
+    expect(Object.keys(entry)).toEqual([...keys, 'resultDigest', 'previous', 'hash']);
     expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const time = Date.parse(entry.time as string);
     expect(time).toBeGreaterThanOrEqual(before);

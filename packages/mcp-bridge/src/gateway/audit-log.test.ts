@@ -70,6 +70,11 @@ async function recompute(
   return previous as string;
 }
 
+/** The edit of the rows below: the second line's decision becomes `deny`. */
+const denySecond = (line: Record<string, unknown>, index: number) => {
+  if (index === 1) line.decision = 'deny';
+};
+
 async function keepLines(file: string, pick: (all: string[]) => string[]) {
   const all = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
   await writeFile(file, `${pick(all).join('\n')}\n`);
@@ -180,9 +185,7 @@ const attacks: Attack[] = [
   {
     name: 'edit a line and recompute the chain (unkeyed), head left as it is',
     attack: async () => {
-      await recompute(path, (line, index) => {
-        if (index === 1) line.decision = 'deny';
-      });
+      await recompute(path, denySecond);
     },
     problem: 'head-mismatch',
   },
@@ -190,9 +193,7 @@ const attacks: Attack[] = [
     name: 'edit a line and recompute the chain without the key, head left as it is',
     key: KEY,
     attack: async () => {
-      await recompute(path, (line, index) => {
-        if (index === 1) line.decision = 'deny';
-      });
+      await recompute(path, denySecond);
     },
     problem: 'hash-mismatch',
   },
@@ -200,9 +201,7 @@ const attacks: Attack[] = [
     name: 'edit a line, recompute the chain and write an unkeyed head, on a keyed log',
     key: KEY,
     attack: async () => {
-      const last = await recompute(path, (line, index) => {
-        if (index === 1) line.decision = 'deny';
-      });
+      const last = await recompute(path, denySecond);
       const head = { total: 6, current: { lines: 6, start: 'genesis', last } };
       await writeFile(`${path}.head`, encodeAuditHead(head, undefined));
     },
@@ -212,13 +211,7 @@ const attacks: Attack[] = [
     name: 'edit a line, recompute chain and head with a guessed key',
     key: KEY,
     attack: async () => {
-      const last = await recompute(
-        path,
-        (line, index) => {
-          if (index === 1) line.decision = 'deny';
-        },
-        OTHER_KEY,
-      );
+      const last = await recompute(path, denySecond, OTHER_KEY);
       const head = { total: 6, current: { lines: 6, start: 'genesis', last } };
       await writeFile(
         `${path}.head`,

@@ -366,27 +366,14 @@ function checkStore(value: unknown): string | undefined {
   fail('must be "sqlite:<path>" or "postgres://user:password@host:port/database"', at);
 }
 
-function checkStoreKey(
-  value: unknown,
-  env: Readonly<Record<string, string | undefined>>,
-): string | undefined {
-  const at = 'gateway.storeKey';
-  const given =
-    value === undefined
-      ? env.TOOLFENCE_STORE_KEY
-      : typeof value === 'string'
-        ? expandVariables(value, env, at)
-        : fail('must be a string (64 hex digits or base64 of 32 bytes)', at);
-  if (given === undefined || given === '') {
+function checkStoreKey(value: unknown, env: Readonly<Record<string, string | undefined>>): string {
+  return (
+    keySetting(value, env, 'gateway.storeKey', 'TOOLFENCE_STORE_KEY') ??
     fail(
       'gateway.store needs a key: set gateway.storeKey, or TOOLFENCE_STORE_KEY in the environment, to 32 random bytes as 64 hex digits or base64',
-      at,
-    );
-  }
-  if (decodeStoreKey(given) === undefined) {
-    fail('must be 32 bytes: 64 hex digits or 44 characters of base64', at);
-  }
-  return given;
+      'gateway.storeKey',
+    )
+  );
 }
 
 /** `gateway.auditKey`, else `TOOLFENCE_AUDIT_KEY`: undefined when neither is set. */
@@ -394,17 +381,26 @@ function checkAuditKey(
   value: unknown,
   env: Readonly<Record<string, string | undefined>>,
 ): string | undefined {
-  const at = 'gateway.auditKey';
+  return keySetting(value, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
+}
+
+/** A 32-byte key setting (variables expanded), else the variable `name`; undefined when unset. */
+function keySetting(
+  value: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  at: string,
+  name: string,
+): string | undefined {
   const given =
     value === undefined
-      ? env.TOOLFENCE_AUDIT_KEY
+      ? env[name]
       : typeof value === 'string'
         ? expandVariables(value, env, at)
         : fail('must be a string (64 hex digits or base64 of 32 bytes)', at);
   if (given === undefined || given === '') return undefined;
   if (decodeStoreKey(given) === undefined) {
     fail(
-      `must be 32 bytes: 64 hex digits or 44 characters of base64${value === undefined ? ' (from TOOLFENCE_AUDIT_KEY)' : ''}`,
+      `must be 32 bytes: 64 hex digits or 44 characters of base64${value === undefined ? ` (from ${name})` : ''}`,
       at,
     );
   }
