@@ -215,7 +215,9 @@ describe('toolfence-mcp audit verify and serve', () => {
     await gateway.close();
     const ok = io();
     expect(await runCli(['audit', 'verify', '--log', logPath], ok.io)).toBe(0);
-    expect(ok.out.join('')).toMatch(/2 line\(s\) in .*chain intact and sealed \(unkeyed\)/);
+    expect(ok.out.join('')).toMatch(
+      /^audit: 2 line\(s\), chain intact and sealed \(unkeyed\): 2 in .*audit\.jsonl\n$/,
+    );
     const positional = io();
     expect(await runCli(['audit', 'verify', 'audit.jsonl'], positional.io)).toBe(0);
     const all = (await readFile(logPath, 'utf8')).split('\n').filter(Boolean);

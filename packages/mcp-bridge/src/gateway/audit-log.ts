@@ -343,9 +343,11 @@ async function inspect(path: string, key: Uint8Array | undefined): Promise<Inspe
   return {
     report: {
       ok: true,
-      message: `${current.hashes.length} line(s) in ${path}${
+      message: `${current.hashes.length + rotated.hashes.length} line(s), chain intact and sealed (${
+        keyed ? `keyed, key id ${auditKeyId(key as Uint8Array)}` : 'unkeyed'
+      }): ${current.hashes.length} in ${path}${
         rotated.hashes.length > 0 ? ` and ${rotated.hashes.length} in ${rotatedPath}` : ''
-      }, chain intact and sealed (${keyed ? `keyed, key id ${auditKeyId(key as Uint8Array)}` : 'unkeyed'})${after}`,
+      }${after}`,
       unsealed,
       fresh: false,
       ...counts,
