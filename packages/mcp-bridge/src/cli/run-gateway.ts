@@ -4,6 +4,7 @@ import { AuditLog, verifyAuditChain } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { type GatewayBudget, gatewayBudget } from '../gateway/gateway-budget.js';
 import {
+  auditKeyOf,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,
   decodeStoreKey,
@@ -201,6 +202,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     loaded = await loadConfig(parsed, io);
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
+    const auditKey = auditKeyOf(settings, io.env ?? {});
     current = loaded.config;
     pins = await openPins(loaded);
     if (loaded.storeUrl !== undefined) {
@@ -228,9 +230,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       authorizer: policy.authorizer,
       pins,
       audit: new AuditLog(loaded.auditPath, settings.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES, {
-        ...(settings.auditKey === undefined
-          ? {}
-          : { key: decodeStoreKey(settings.auditKey) as Uint8Array }),
+        ...(auditKey === undefined ? {} : { key: auditKey }),
         ...(settings.auditFsync === true ? { fsync: true } : {}),
       }),
       ...(parsed.observe ? { observe: true } : {}),
@@ -504,22 +504,14 @@ export async function runAudit(argv: readonly string[], io: CliIo): Promise<numb
     }
     const cwd = io.cwd ?? process.cwd();
     let path: string;
-    let keyText: string | undefined;
+    let key: Uint8Array | undefined;
     if (config !== undefined) {
       const loaded = await loadConfig({ config, observe: false, show: false, accept: [] }, io);
       path = loaded.auditPath;
-      keyText = loaded.config.gateway.auditKey;
+      key = auditKeyOf(loaded.config.gateway, io.env ?? {});
     } else {
       path = isAbsolute(log as string) ? (log as string) : resolve(cwd, log as string);
-      const fromEnv = io.env?.TOOLFENCE_AUDIT_KEY;
-      keyText = fromEnv === undefined || fromEnv === '' ? undefined : fromEnv;
-    }
-    const key = keyText === undefined ? undefined : decodeStoreKey(keyText);
-    if (keyText !== undefined && key === undefined) {
-      throw new GatewayConfigError(
-        'TOOLFENCE_AUDIT_KEY must be 32 bytes: 64 hex digits or 44 characters of base64',
-        { details: { at: 'TOOLFENCE_AUDIT_KEY' } },
-      );
+      key = auditKeyOf({}, io.env ?? {});
     }
     const report = await verifyAuditChain(path, key === undefined ? {} : { key });
     if (report.fresh) {

@@ -29,6 +29,7 @@ const FORMAT = 'toolfence-audit-head/1';
 /** The head is one record of this many bytes at offset 0, always written whole, in place. */
 export const AUDIT_HEAD_BYTES = 1024;
 const READ_ATTEMPTS = 5;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** The hash of one line: HMAC-SHA256 with the key, else SHA-256. */
 export function lineHash(key: Uint8Array | undefined, previous: string, canonical: string): string {
@@ -142,7 +143,11 @@ export function readAuditHead(path: string, key: Uint8Array | undefined): AuditH
           ? decode(bytes.subarray(0, length), key)
           : ({ problem: 'head-damaged' } as const);
       if ('head' in decoded) return decoded.head;
-      if ('torn' in decoded && attempt < READ_ATTEMPTS) continue;
+      if ('torn' in decoded && attempt < READ_ATTEMPTS) {
+        // Caught mid-write: the writer is done within microseconds; wait a millisecond.
+        Atomics.wait(PAUSE, 0, 0, 1);
+        continue;
+      }
       const problem = 'problem' in decoded ? decoded.problem : 'head-damaged';
       throw new AuditLogError(headMessage(problem, path), { details: { reason: problem, path } });
     }

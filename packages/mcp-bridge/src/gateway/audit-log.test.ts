@@ -237,6 +237,17 @@ const attacks: Attack[] = [
     problem: 'head-damaged',
   },
   {
+    name: 'tear the head (half a record)',
+    attack: async () => {
+      const record = await readFile(`${path}.head`);
+      await writeFile(
+        `${path}.head`,
+        Buffer.concat([record.subarray(0, 40), record.subarray(40).fill(0x7b)]),
+      );
+    },
+    problem: 'head-damaged',
+  },
+  {
     name: 'corrupt the last line',
     attack: async () => {
       await writeFile(path, `${(await readFile(path, 'utf8')).slice(0, -20)}\n`);

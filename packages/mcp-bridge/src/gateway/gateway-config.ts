@@ -85,7 +85,7 @@ export interface GatewaySettings {
   /**
    * The audit key: 32 bytes as 64 hex digits or base64 (variables expanded). With it each line's
    * hash is an HMAC-SHA256 and the head is sealed with it. Default: `TOOLFENCE_AUDIT_KEY` from the
-   * environment, else none (SHA-256, unkeyed).
+   * environment where the key is used (`auditKeyOf`), else none (SHA-256, unkeyed).
    */
   readonly auditKey?: string;
   /** `fdatasync` the audit log and its head after each line. Default false. */
@@ -376,12 +376,18 @@ function checkStoreKey(value: unknown, env: Readonly<Record<string, string | und
   );
 }
 
-/** `gateway.auditKey`, else `TOOLFENCE_AUDIT_KEY`: undefined when neither is set. */
-function checkAuditKey(
-  value: unknown,
+/**
+ * The audit key's 32 bytes: `gateway.auditKey` (checked when the config was parsed), else
+ * `TOOLFENCE_AUDIT_KEY` from `env` (checked here, when the gateway or `audit verify` uses it, so
+ * a config read for its shape alone, as `wrap` does, needs no key); undefined when neither is set.
+ */
+export function auditKeyOf(
+  settings: Pick<GatewaySettings, 'auditKey'>,
   env: Readonly<Record<string, string | undefined>>,
-): string | undefined {
-  return keySetting(value, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
+): Uint8Array | undefined {
+  const text =
+    settings.auditKey ?? keySetting(undefined, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
+  return text === undefined ? undefined : decodeStoreKey(text);
 }
 
 /** A 32-byte key setting (variables expanded), else the variable `name`; undefined when unset. */
@@ -594,7 +600,10 @@ export function parseGatewayConfig(
   if (settings.auditFsync !== undefined && typeof settings.auditFsync !== 'boolean') {
     fail('must be true or false', 'gateway.auditFsync');
   }
-  const auditKey = checkAuditKey(settings.auditKey, env);
+  const auditKey =
+    settings.auditKey === undefined
+      ? undefined
+      : keySetting(settings.auditKey, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
   let httpToken: string | undefined;
   if (settings.httpToken !== undefined) {
     if (typeof settings.httpToken !== 'string') fail('must be a string', 'gateway.httpToken');
