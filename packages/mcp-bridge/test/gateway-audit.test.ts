@@ -11,7 +11,7 @@ import { AuditLog, type AuditLogOptions } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway, type McpGatewayOptions } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
-import { gatewayClient } from './helpers.js';
+import { gatewayClient, resultText as text } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const policy = () =>
@@ -71,9 +71,6 @@ async function started(options: Parameters<typeof gatewayFor>[0] = {}) {
 
 const downstream = (gateway: McpGateway, answer?: (message: string) => boolean) =>
   gatewayClient(gateway, open, answer);
-
-const text = (result: Record<string, unknown>) =>
-  (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');
 
 async function serverCalls(): Promise<{ name: string; args: { id?: string } }[]> {
   return (await readFile(callsFile, 'utf8').catch(() => ''))

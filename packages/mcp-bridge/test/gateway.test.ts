@@ -11,7 +11,7 @@ import { AuditLog, verifyAuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
-import { EVERYTHING_ENTRY, gatewayClient } from './helpers.js';
+import { EVERYTHING_ENTRY, gatewayClient, resultText as text } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 // Read-only runs, up to external publication asks, destructive is denied.
@@ -81,9 +81,6 @@ async function startGateway(
 
 const downstream = (gateway: McpGateway, answer?: (message: string) => boolean) =>
   gatewayClient(gateway, open, answer);
-
-const text = (result: Record<string, unknown>) =>
-  (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');
 
 describe('toolfence-mcp serve (McpGateway)', () => {
   it('offers the tools of every working upstream under server__tool, and reports the failed one', async () => {

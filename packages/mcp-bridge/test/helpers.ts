@@ -225,3 +225,7 @@ export async function gatewayClient(
   open.push(client);
   return client;
 }
+
+/** The text blocks of a `tools/call` result, joined. */
+export const resultText = (result: Record<string, unknown>): string =>
+  (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');
