@@ -12,6 +12,10 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         // The gateway (issue 20)
         'AuditLog',
         'verifyAuditLog',
+        // The audit head, key and fail-closed writes; the approval prompt's limit (issue 35)
+        'AuditLogError',
+        'verifyAuditChain',
+        'DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS',
         'CLIENT_KINDS',
         'importClientServers',
         'inputVariable',

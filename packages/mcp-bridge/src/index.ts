@@ -244,13 +244,18 @@ export {
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
 export { DEFAULT_MAX_PENDING_APPROVALS } from './gateway/approval-grants.js';
+export { DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS } from './gateway/approval-prompt.js';
 export {
+  type AuditChainReport,
   type AuditEntry,
   type AuditLine,
   AuditLog,
+  type AuditLogOptions,
   type AuditVerification,
+  verifyAuditChain,
   verifyAuditLog,
 } from './gateway/audit-log.js';
+export { AuditLogError, type AuditProblem } from './gateway/audit-log-error.js';
 export {
   CLIENT_KINDS,
   type ClientFileOptions,

@@ -95,9 +95,12 @@ describe('gateway.budget', () => {
     expect(text(third)).toBe(over('tk__note', 'maxCalls 2 used up'));
     expect(await serverCalls()).toEqual(['note', 'note']);
     const audit = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
+    // Each call that ran has its `started` line, written before it went upstream.
     expect(audit.map((line) => JSON.parse(line).outcome)).toEqual([
       'denied',
+      'started',
       'ok',
+      'started',
       'ok',
       'over-budget',
     ]);

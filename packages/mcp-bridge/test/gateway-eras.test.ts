@@ -201,9 +201,11 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     ]);
     const audit = await auditLines();
     expect(audit.map((line) => [line.tool, line.outcome, line.approvedBy ?? null])).toEqual([
+      ['tk__note', 'started', null],
       ['tk__note', 'ok', null],
       ['tk__wipe', 'denied', null],
       ['tk__publish', 'asked', null],
+      ['tk__publish', 'started', 'user'],
       ['tk__publish', 'ok', 'user'],
       ['tk__publish', 'asked', null],
       ['tk__publish', 'declined', null],
@@ -217,7 +219,8 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     const reply = await call({ name: 'tk__publish', arguments: { id: 'x' } });
     expect(reply.result?.resultType).not.toBe('input_required');
     expect(reply.result?.isError).toBe(true);
-    expect(text(reply.result)).toMatch(/not approved/);
+    expect(text(reply.result)).toMatch(/this client cannot ask the user.*nobody was asked/);
+    expect((await auditLines()).at(-1)).toMatchObject({ outcome: 'no-approval-channel' });
     expect(gateway.pendingApprovals).toBe(0);
     expect(await serverCalls()).toEqual([]);
   }, 30_000);

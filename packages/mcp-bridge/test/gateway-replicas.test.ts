@@ -199,12 +199,14 @@ async function connect(url: string): Promise<McpClient> {
   return client;
 }
 
+/** Each call's last audit line (a call that ran also has a `started` line before it). */
 async function auditOf(replica: Replica): Promise<{ argumentsDigest: string; outcome: string }[]> {
   const text = await readFile(replica.audit, 'utf8').catch(() => '');
   return text
     .split('\n')
     .filter((line) => line !== '')
-    .map((line) => JSON.parse(line));
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.outcome !== 'started');
 }
 
 const textOf = (result: { content: readonly unknown[] }): string =>

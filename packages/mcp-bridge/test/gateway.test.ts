@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Authorizer, type PermissionDecision, RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
@@ -13,7 +11,7 @@ import { AuditLog, verifyAuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
-import { EVERYTHING_ENTRY } from './helpers.js';
+import { EVERYTHING_ENTRY, gatewayClient, resultText as text } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 // Read-only runs, up to external publication asks, destructive is denied.
@@ -81,26 +79,8 @@ async function startGateway(
   return gateway;
 }
 
-async function downstream(gateway: McpGateway, answer?: (message: string) => boolean) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await gateway.connect(serverSide);
-  const client = new Client(
-    { name: 'test-client', version: '1.0.0' },
-    { capabilities: answer === undefined ? {} : { elicitation: {} } },
-  );
-  if (answer !== undefined) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => ({
-      action: 'accept',
-      content: { approve: answer(String(request.params.message)) },
-    }));
-  }
-  await client.connect(clientSide);
-  open.push(client);
-  return client;
-}
-
-const text = (result: Record<string, unknown>) =>
-  (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');
+const downstream = (gateway: McpGateway, answer?: (message: string) => boolean) =>
+  gatewayClient(gateway, open, answer);
 
 describe('toolfence-mcp serve (McpGateway)', () => {
   it('offers the tools of every working upstream under server__tool, and reports the failed one', async () => {
@@ -156,12 +136,10 @@ describe('toolfence-mcp serve (McpGateway)', () => {
       'wiped',
     );
     const lines = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
-    expect(JSON.parse(lines[0] as string)).toMatchObject({
-      tool: 'tk__wipe',
-      decision: 'deny',
-      outcome: 'observed',
-      observed: true,
-    });
+    expect(lines.map((line) => JSON.parse(line))).toMatchObject([
+      { tool: 'tk__wipe', decision: 'deny', outcome: 'started', observed: true },
+      { tool: 'tk__wipe', decision: 'deny', outcome: 'observed', observed: true },
+    ]);
   }, 30_000);
 
   it('hides a tool whose definition changed after pinning until it is accepted, and shows the diff', async () => {
@@ -229,11 +207,12 @@ describe('toolfence-mcp serve (McpGateway)', () => {
     const path = join(folder, 'audit.jsonl');
     const raw = await readFile(path, 'utf8');
     expect(raw).not.toContain('secret-argument');
-    expect(await verifyAuditLog(path, 'genesis')).toMatchObject({ ok: true, lines: 2 });
+    // The allowed call: a `started` line before it ran and its outcome; the denied one: one line.
+    expect(await verifyAuditLog(path, 'genesis')).toMatchObject({ ok: true, lines: 3 });
     await writeFile(path, raw.replace('"decision":"deny"', '"decision":"allow"'));
     expect(await verifyAuditLog(path, 'genesis')).toMatchObject({
       ok: false,
-      brokenAt: 2,
+      brokenAt: 3,
       reason: 'hash-mismatch',
     });
     const lines = raw.trim().split('\n');
@@ -382,19 +361,16 @@ describe('McpGateway audit lines', () => {
     const before = Date.now();
     await client.callTool({ name: 'tk__note', arguments: { id: 'n1', extra: { b: 1, a: [2] } } });
     const after = Date.now();
-    const [line] = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
-    const entry = JSON.parse(line as string) as Record<string, string>;
-    expect(Object.keys(entry)).toEqual([
-      'time',
-      'tool',
-      'pin',
-      'argumentsDigest',
-      'decision',
-      'outcome',
-      'resultDigest',
-      'previous',
-      'hash',
-    ]);
+    const [started, line] = (await readFile(join(folder, 'audit.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as Record<string, string>);
+    const keys = ['time', 'tool', 'pin', 'argumentsDigest', 'decision', 'outcome'];
+    // Written before the call went upstream: no result yet.
+    expect(Object.keys(started ?? {})).toEqual([...keys, 'previous', 'hash']);
+    expect(started).toMatchObject({ tool: 'tk__note', decision: 'allow', outcome: 'started' });
+    const entry = line as Record<string, string>;
+    expect(Object.keys(entry)).toEqual([...keys, 'resultDigest', 'previous', 'hash']);
     expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const time = Date.parse(entry.time as string);
     expect(time).toBeGreaterThanOrEqual(before);
@@ -403,18 +379,21 @@ describe('McpGateway audit lines', () => {
     // Sorted keys at every depth, no spaces: the digest a reader can recompute from the arguments.
     expect(entry.argumentsDigest).toBe(sha('{"extra":{"a":[2],"b":1},"id":"n1"}'));
     const { previous, hash, ...rest } = entry;
-    expect(previous).toBe('genesis');
+    expect(started?.previous).toBe('genesis');
+    expect(previous).toBe(started?.hash);
     const canonical = `{${Object.keys(rest)
       .sort()
       .map((key) => `${JSON.stringify(key)}:${JSON.stringify(rest[key])}`)
       .join(',')}}`;
-    expect(hash).toBe(sha(`genesis\n${canonical}`));
+    expect(hash).toBe(sha(`${previous}\n${canonical}`));
     expect(entry).toMatchObject({ tool: 'tk__note', decision: 'allow', outcome: 'ok' });
   }, 30_000);
 
   // The gateway records the policy's decision for the audit line whether the policy answers at
   // once or through a promise; a throw or a rejection is a denial, and an `ask` without a way to
-  // ask the user is declined. Each row: what the authorizer does, the audited decision and outcome.
+  // ask the user is `no-approval-channel` (nobody declined). Each row: what the authorizer does,
+  // the audited decision and outcome (of the call's last line: an allowed call has a `started`
+  // line before it).
   const allow: PermissionDecision = { verdict: 'allow' };
   const deny: PermissionDecision = { verdict: 'deny', reason: 'test' };
   const ask: PermissionDecision = { verdict: 'ask', reason: 'test' };
@@ -433,12 +412,17 @@ describe('McpGateway audit lines', () => {
       decision: 'deny',
       outcome: 'denied',
     },
-    { name: 'asks at once', authorize: () => ask, decision: 'ask', outcome: 'declined' },
+    {
+      name: 'asks at once',
+      authorize: () => ask,
+      decision: 'ask',
+      outcome: 'no-approval-channel',
+    },
     {
       name: 'asks through a promise',
       authorize: async () => ask,
       decision: 'ask',
-      outcome: 'declined',
+      outcome: 'no-approval-channel',
     },
     {
       name: 'throws',
@@ -473,8 +457,9 @@ describe('McpGateway audit lines', () => {
       const client = await downstream(gateway);
       const result = await client.callTool({ name: 'tk__note', arguments: { id: 'a' } });
       expect(result.isError === true).toBe(outcome !== 'ok');
-      const [line] = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
-      expect(JSON.parse(line as string)).toMatchObject({ decision, outcome });
+      const lines = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
+      expect(lines).toHaveLength(outcome === 'ok' ? 2 : 1);
+      expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ decision, outcome });
       expect((await serverCalls()).length).toBe(outcome === 'ok' ? 1 : 0);
     },
     30_000,

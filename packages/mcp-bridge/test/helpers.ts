@@ -202,3 +202,36 @@ export async function scripted(
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * A legacy (2025-11-25) SDK 1.x client connected in memory to `gateway`; with `answer`, it
+ * declares elicitation and answers each approval prompt with it. Pushed to `open` for closing.
+ */
+export async function gatewayClient(
+  gateway: { connect(transport: unknown): Promise<void> },
+  open: { close(): Promise<void> }[],
+  answer?: (message: string) => boolean,
+) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+  const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await gateway.connect(serverSide);
+  const client = new Client(
+    { name: 'test-client', version: '1.0.0' },
+    { capabilities: answer === undefined ? {} : { elicitation: {} } },
+  );
+  if (answer !== undefined) {
+    client.setRequestHandler(ElicitRequestSchema, (request) => ({
+      action: 'accept',
+      content: { approve: answer(String(request.params.message)) },
+    }));
+  }
+  await client.connect(clientSide);
+  open.push(client);
+  return client;
+}
+
+/** The text blocks of a `tools/call` result, joined. */
+export const resultText = (result: Record<string, unknown>): string =>
+  (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');

@@ -12,7 +12,7 @@ Commands:
              a policy's answer for each, and schema problems. See "toolfence-mcp inspect --help".
   serve      Run the policy-enforcing gateway in front of the servers of a config file.
   pin        Show tools hidden because their definition changed, or accept one.
-  audit      Verify the gateway's hash-chained audit log. See "toolfence-mcp serve --help".
+  audit      Verify the gateway's hash-chained audit log. See "toolfence-mcp audit --help".
   wrap       Move a client's servers (claude, cursor, vscode, codex) behind the gateway.
   unwrap     Put the client's original config file back. See "toolfence-mcp wrap --help".
 

@@ -1,11 +1,10 @@
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
+import { AuditLog, verifyAuditChain } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { type GatewayBudget, gatewayBudget } from '../gateway/gateway-budget.js';
 import {
+  auditKeyOf,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,
   decodeStoreKey,
@@ -33,7 +32,7 @@ const RELOAD_DEBOUNCE_MS = 200;
 export const GATEWAY_HELP: string = `Usage:
   toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--http HOST:PORT]
   toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL)
-  toolfence-mcp audit verify --config FILE
+  toolfence-mcp audit verify (--log FILE | --config FILE)
 
 serve   Runs the gateway on stdin/stdout: one MCP server in front of the config's "mcpServers".
         Every call passes validation, the policy (--policy, default RiskPolicy's defaults), an
@@ -52,7 +51,8 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         (memory or redis://) and gateway.pins (a file or postgres://) shared by every replica;
         they apply at start.
 pin     --show lists the hidden tools and what changed; --accept takes one as the new pin.
-audit   verify checks the audit log's hash chain (a removed or edited line is found).
+audit   verify checks the audit log's hash chain and its sealed head (a cut, a deleted file,
+        an edited line are found). See "toolfence-mcp audit --help".
 
 Exit codes: 0 ok, 1 failure (or a broken audit chain), 2 usage error.
 `;
@@ -195,6 +195,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     loaded = await loadConfig(parsed, io);
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
+    const auditKey = auditKeyOf(settings, io.env ?? {});
     current = loaded.config;
     pins = await openPins(loaded);
     if (loaded.storeUrl !== undefined) {
@@ -221,7 +222,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       config: loaded.config,
       authorizer: policy.authorizer,
       pins,
-      audit: new AuditLog(loaded.auditPath, settings.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES),
+      audit: new AuditLog(loaded.auditPath, settings.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES, {
+        ...(auditKey === undefined ? {} : { key: auditKey }),
+        ...(settings.auditFsync === true ? { fsync: true } : {}),
+      }),
       ...(parsed.observe ? { observe: true } : {}),
       ...(budget === undefined ? {} : { budget: budget.reserver }),
       clientOptions: (_name, server) => ({
@@ -430,47 +434,101 @@ async function pinCommand(
   }
 }
 
-/** `toolfence-mcp audit verify`: checks the audit log's hash chain, rotated file included. */
+/** The help text of `toolfence-mcp audit`. */
+export const AUDIT_HELP: string = `Usage:
+  toolfence-mcp audit verify --log FILE
+  toolfence-mcp audit verify --config FILE
+
+Checks the gateway's audit log as a whole: each line's hash and link in FILE and its rotated
+FILE.1, and that both hold what the head FILE.head sealed (how many lines, the last hash). Lines
+cut from either end, a deleted file or head, an edited line, and (with the key) a chain recomputed
+without the key are found.
+
+  --log FILE      the log to check (a path; no config needed)
+  --config FILE   the gateway's config: its gateway.audit (default toolfence-audit.jsonl beside
+                  it) and gateway.auditKey
+
+The key of a keyed log: gateway.auditKey with --config, else TOOLFENCE_AUDIT_KEY from the
+environment (32 bytes, 64 hex digits or base64). A keyed log does not verify without it.
+
+After a failure the gateway refuses to continue the log. To start a new chain, move FILE,
+FILE.1 and FILE.head aside (keep them as evidence) and start the gateway again.
+
+Exit codes: 0 intact, 1 broken or nothing to verify, 2 usage error.
+`;
+
+/** `toolfence-mcp audit verify`: checks the audit log, its rotated file and its sealed head. */
 export async function runAudit(argv: readonly string[], io: CliIo): Promise<number> {
+  const [verb, ...rest] = argv;
+  if (
+    verb === '-h' ||
+    verb === '--help' ||
+    verb === 'help' ||
+    rest.includes('-h') ||
+    rest.includes('--help')
+  ) {
+    io.out(AUDIT_HELP);
+    return EXIT_CODES.ok;
+  }
   try {
-    const [verb, ...rest] = argv;
-    if (verb !== 'verify') throw usage('the audit command is "audit verify --config FILE"');
-    const loaded = await loadConfig(parseArguments(rest), io);
-    let startsAfter: string | undefined = 'genesis';
-    const rotated = `${loaded.auditPath}.1`;
-    if (existsSync(rotated)) {
-      // The rotated file's own start is not checked: anything before it was rotated away.
-      const older = await verifyAuditLog(rotated, undefined);
-      if (!older.ok) {
-        io.out(`audit: ${rotated} is broken at line ${older.brokenAt} (${older.reason})\n`);
-        return EXIT_CODES.failure;
+    if (verb !== 'verify') {
+      throw usage('the audit command is "audit verify --log FILE" or "audit verify --config FILE"');
+    }
+    let log: string | undefined;
+    let config: string | undefined;
+    for (let index = 0; index < rest.length; index += 1) {
+      const flag = rest[index] as string;
+      const next = rest[index + 1];
+      if (
+        (flag === '--log' || flag === '--config') &&
+        next !== undefined &&
+        !next.startsWith('--')
+      ) {
+        if (flag === '--log') log = next;
+        else config = next;
+        index += 1;
+      } else if (!flag.startsWith('-') && log === undefined) {
+        log = flag;
+      } else {
+        throw usage(`unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim());
       }
-      startsAfter = (await lastLineHash(rotated)) ?? 'genesis';
     }
-    if (!existsSync(loaded.auditPath)) {
-      io.out('audit: no log yet\n');
-      return EXIT_CODES.ok;
+    if ((log === undefined) === (config === undefined)) {
+      throw usage('give exactly one of --log FILE or --config FILE');
     }
-    const result = await verifyAuditLog(loaded.auditPath, startsAfter);
-    if (!result.ok) {
+    const cwd = io.cwd ?? process.cwd();
+    let path: string;
+    let key: Uint8Array | undefined;
+    if (config !== undefined) {
+      const loaded = await loadConfig({ config, observe: false, show: false, accept: [] }, io);
+      path = loaded.auditPath;
+      key = auditKeyOf(loaded.config.gateway, io.env ?? {});
+    } else {
+      path = isAbsolute(log as string) ? (log as string) : resolve(cwd, log as string);
+      key = auditKeyOf({}, io.env ?? {});
+    }
+    const report = await verifyAuditChain(path, key === undefined ? {} : { key });
+    if (report.fresh) {
       io.out(
-        `audit: broken at line ${result.brokenAt} (${result.reason}); lines after it cannot be trusted\n`,
+        `audit: nothing to verify: no ${path}, no ${path}.1 and no ${path}.head (nothing was recorded there, or all three were deleted)\n`,
       );
       return EXIT_CODES.failure;
     }
-    io.out(`audit: ${result.lines} line(s), chain intact\n`);
+    if (!report.ok) {
+      io.out(`audit: BROKEN (${report.problem}): ${report.message}\n`);
+      io.out(
+        `audit: the gateway will not continue this log. To start a new chain, move ${path}, ${path}.1 and ${path}.head aside (keep them as evidence).\n`,
+      );
+      return EXIT_CODES.failure;
+    }
+    io.out(`audit: ${report.message}\n`);
     return EXIT_CODES.ok;
   } catch (error) {
-    return fail(io, error);
-  }
-}
-
-async function lastLineHash(path: string): Promise<string | undefined> {
-  const text = await readFile(path, 'utf8').catch(() => '');
-  const last = text.trimEnd().split('\n').pop();
-  try {
-    return (JSON.parse(last ?? '') as { hash?: string }).hash;
-  } catch {
-    return undefined;
+    io.err(`toolfence-mcp: ${safeFailureMessage(error)}\n`);
+    if ((error as { code?: unknown }).code === 'GATEWAY_USAGE') {
+      io.err('Run "toolfence-mcp audit --help" for usage.\n');
+      return EXIT_CODES.usage;
+    }
+    return EXIT_CODES.failure;
   }
 }

@@ -1,12 +1,23 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type AuditEntry, AuditLog, verifyAuditLog } from './audit-log.js';
+import { encodeAuditHead, lineHash } from './audit-head.js';
+import {
+  type AuditEntry,
+  AuditLog,
+  type AuditLogOptions,
+  verifyAuditChain,
+  verifyAuditLog,
+} from './audit-log.js';
+import { canonicalJson } from './canonical-json.js';
 
 let folder: string;
+let path: string;
 beforeEach(async () => {
   folder = await mkdtemp(join(tmpdir(), 'toolfence-audit-'));
+  path = join(folder, 'audit.jsonl');
 });
 afterEach(async () => {
   await rm(folder, { recursive: true, force: true });
@@ -21,53 +32,395 @@ const entry = (n: number): AuditEntry => ({
   outcome: 'ok',
 });
 
-const tools = async (path: string) =>
-  (await readFile(path, 'utf8'))
-    .trim()
+const KEY = randomBytes(32);
+const OTHER_KEY = randomBytes(32);
+
+const lines = async (file: string) =>
+  (await readFile(file, 'utf8').catch(() => ''))
     .split('\n')
-    .map((line) => (JSON.parse(line) as { tool: string }).tool);
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+const tools = async (file: string) => (await lines(file)).map((line) => line.tool);
+
+/** Writes `count` lines through a log (rotating at `maxBytes`) and closes it. */
+async function written(count: number, options: AuditLogOptions = {}, maxBytes = 1024 * 1024) {
+  const log = new AuditLog(path, maxBytes, options);
+  for (let n = 0; n < count; n += 1) await log.append(entry(n));
+  await log.close();
+}
+
+/** Rewrites `file`'s lines from `from` on with a recomputed chain (what an editor of the file can do). */
+async function recompute(
+  file: string,
+  edit: (line: Record<string, unknown>, index: number) => void,
+  key?: Uint8Array,
+) {
+  const out: string[] = [];
+  let previous: string | undefined;
+  for (const [index, line] of (await lines(file)).entries()) {
+    const { previous: own, hash: _hash, ...rest } = line;
+    edit(rest, index);
+    const link = previous ?? (own as string);
+    const hash = lineHash(key, link, canonicalJson(rest));
+    out.push(JSON.stringify({ ...rest, previous: link, hash }));
+    previous = hash;
+  }
+  await writeFile(file, `${out.join('\n')}\n`);
+  return previous as string;
+}
+
+/** The edit of the rows below: the second line's decision becomes `deny`. */
+const denySecond = (line: Record<string, unknown>, index: number) => {
+  if (index === 1) line.decision = 'deny';
+};
+
+async function keepLines(file: string, pick: (all: string[]) => string[]) {
+  const all = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+  await writeFile(file, `${pick(all).join('\n')}\n`);
+}
 
 describe('AuditLog', () => {
-  // Appends issued together, in rounds: the first ones wait for the last hash of the existing
-  // file, the later ones are written at once; the file keeps the order they were issued in.
+  // Appends issued together, in rounds: the first ones wait for the log to open, the later ones
+  // are written at once; the file keeps the order they were issued in.
   it.each([1, 2, 5, 50])(
     'keeps the issue order of %d appends started together, across a reopen',
     async (count) => {
-      const path = join(folder, 'audit.jsonl');
-      const first = new AuditLog(path, 1024 * 1024);
-      await first.append(entry(0));
-      await first.close();
+      await written(1);
       const log = new AuditLog(path, 1024 * 1024);
       for (let round = 0; round < 3; round += 1) {
         const issued = Array.from({ length: count }, (_, n) => 1 + round * count + n);
-        const lines = await Promise.all(issued.map((n) => log.append(entry(n))));
-        expect(lines.map((line) => line.tool)).toEqual(issued.map((n) => `s__t${n}`));
+        const appended = await Promise.all(issued.map((n) => log.append(entry(n))));
+        expect(appended.map((line) => line.tool)).toEqual(issued.map((n) => `s__t${n}`));
       }
       await log.close();
       const expected = Array.from({ length: 1 + 3 * count }, (_, n) => `s__t${n}`);
       expect(await tools(path)).toEqual(expected);
       expect(await verifyAuditLog(path, 'genesis')).toEqual({ ok: true, lines: expected.length });
+      expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: expected.length });
     },
   );
 
-  it('rejects (never throws) when a line cannot be written, before and after the last hash is known', async () => {
-    const unreadable = new AuditLog(folder, 1024 * 1024);
-    await expect(unreadable.append(entry(1))).rejects.toMatchObject({ code: 'GATEWAY_STATE' });
-    // A rotation that cannot rename (a folder is in the way) fails the append after the first.
-    const path = join(folder, 'audit.jsonl');
-    await mkdir(`${path}.1`);
-    await writeFile(join(`${path}.1`, 'keep'), 'x');
-    const log = new AuditLog(path, 10);
-    await log.append(entry(2));
-    let pending: Promise<unknown> | undefined;
-    expect(() => {
-      pending = log.append(entry(3));
-    }).not.toThrow();
-    await expect(pending).rejects.toMatchObject({
-      code: 'GATEWAY_STATE',
-      message: 'Cannot rotate the audit log',
+  it('keeps one chain across rotations, sealed in the head, and a keyed chain is HMAC', async () => {
+    await written(12, { key: KEY }, 600);
+    const rotated = await lines(`${path}.1`);
+    const current = await lines(path);
+    expect(current[0]?.previous).toBe(rotated.at(-1)?.hash);
+    expect(String(current[0]?.hash)).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    const report = await verifyAuditChain(path, { key: KEY });
+    expect(report).toMatchObject({ ok: true, keyed: true, unsealed: 0 });
+    expect(report.lines + report.rotatedLines).toBeLessThanOrEqual(12);
+    const head = JSON.parse(await readFile(`${path}.head`, 'utf8'));
+    expect(head).toMatchObject({ total: 12, current: { lines: current.length } });
+    // Reopened with the same key, the chain goes on.
+    await written(3, { key: KEY }, 600);
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true });
+  });
+
+  it('refuses unknown options and a key that is not 32 bytes', () => {
+    expect(() => new AuditLog(path, 1, { keys: KEY } as never)).toThrow(/keys/);
+    expect(() => new AuditLog(path, 1, { key: randomBytes(16) })).toThrow(/32 bytes/);
+  });
+});
+
+// Each row: what someone who can write the files does to them once the gateway stopped, and what
+// `audit verify` (verifyAuditChain) then says. The gateway refuses to open the same log.
+type Attack = {
+  name: string;
+  key?: Uint8Array;
+  maxBytes?: number;
+  count?: number;
+  attack: () => Promise<void>;
+  problem: string;
+};
+const attacks: Attack[] = [
+  {
+    name: 'cut the last lines',
+    attack: () => keepLines(path, (all) => all.slice(0, -2)),
+    problem: 'cut',
+  },
+  {
+    name: 'cut the last line, keyed',
+    key: KEY,
+    attack: () => keepLines(path, (all) => all.slice(0, -1)),
+    problem: 'cut',
+  },
+  { name: 'delete the log', attack: () => unlink(path), problem: 'log-missing' },
+  {
+    name: 'empty the log',
+    attack: () => writeFile(path, ''),
+    problem: 'cut',
+  },
+  {
+    name: 'cut the head of .1',
+    maxBytes: 600,
+    attack: () => keepLines(`${path}.1`, (all) => all.slice(1)),
+    problem: 'rotated-cut',
+  },
+  {
+    name: 'delete .1',
+    maxBytes: 600,
+    attack: () => unlink(`${path}.1`),
+    problem: 'rotated-cut',
+  },
+  {
+    name: 'delete the current file while .1 exists',
+    maxBytes: 600,
+    attack: () => unlink(path),
+    problem: 'log-missing',
+  },
+  {
+    name: 'delete the head',
+    attack: () => unlink(`${path}.head`),
+    problem: 'head-missing',
+  },
+  {
+    name: 'edit a line',
+    attack: async () => {
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, text.replace('"decision":"allow"', '"decision":"deny"'));
+    },
+    problem: 'hash-mismatch',
+  },
+  {
+    name: 'edit a line and recompute the chain (unkeyed), head left as it is',
+    attack: async () => {
+      await recompute(path, denySecond);
+    },
+    problem: 'head-mismatch',
+  },
+  {
+    name: 'edit a line and recompute the chain without the key, head left as it is',
+    key: KEY,
+    attack: async () => {
+      await recompute(path, denySecond);
+    },
+    problem: 'hash-mismatch',
+  },
+  {
+    name: 'edit a line, recompute the chain and write an unkeyed head, on a keyed log',
+    key: KEY,
+    attack: async () => {
+      const last = await recompute(path, denySecond);
+      const head = { total: 6, current: { lines: 6, start: 'genesis', last } };
+      await writeFile(`${path}.head`, encodeAuditHead(head, undefined));
+    },
+    problem: 'key-unexpected',
+  },
+  {
+    name: 'edit a line, recompute chain and head with a guessed key',
+    key: KEY,
+    attack: async () => {
+      const last = await recompute(path, denySecond, OTHER_KEY);
+      const head = { total: 6, current: { lines: 6, start: 'genesis', last } };
+      await writeFile(
+        `${path}.head`,
+        encodeAuditHead({ ...head, keyId: (await keyIdOf()) as string }, OTHER_KEY),
+      );
+    },
+    problem: 'head-damaged',
+  },
+  {
+    name: 'cut the last line and reseal the head without the key (keyId kept)',
+    key: KEY,
+    attack: async () => {
+      await keepLines(path, (all) => all.slice(0, -1));
+      const kept = await lines(path);
+      const head = {
+        total: 5,
+        current: { lines: 5, start: 'genesis', last: kept.at(-1)?.hash as string },
+        keyId: (await keyIdOf()) as string,
+      };
+      const record = encodeAuditHead(head, undefined);
+      await writeFile(`${path}.head`, record);
+    },
+    problem: 'head-damaged',
+  },
+  {
+    name: 'tear the head (half a record)',
+    attack: async () => {
+      const record = await readFile(`${path}.head`);
+      await writeFile(
+        `${path}.head`,
+        Buffer.concat([record.subarray(0, 40), record.subarray(40).fill(0x7b)]),
+      );
+    },
+    problem: 'head-damaged',
+  },
+  {
+    name: 'corrupt the last line',
+    attack: async () => {
+      await writeFile(path, `${(await readFile(path, 'utf8')).slice(0, -20)}\n`);
+    },
+    problem: 'not-json',
+  },
+];
+
+async function keyIdOf(): Promise<unknown> {
+  return JSON.parse(await readFile(`${path}.head`, 'utf8')).keyId;
+}
+
+describe('audit verify and the gateway, against someone who can write the files', () => {
+  it.each(attacks)(
+    '$name: verify fails ($problem) and the log is not continued',
+    async ({ key, maxBytes, count, attack, problem }) => {
+      const options = key === undefined ? {} : { key };
+      await written(count ?? 6, options, maxBytes);
+      expect(await verifyAuditChain(path, options)).toMatchObject({ ok: true });
+      await attack();
+      const report = await verifyAuditChain(path, options);
+      expect(report).toMatchObject({ ok: false, problem });
+      const reopened = new AuditLog(path, maxBytes ?? 1024 * 1024, options);
+      await expect(reopened.open()).rejects.toMatchObject({
+        code: 'AUDIT_LOG_BROKEN',
+        message: expect.stringMatching(/toolfence-mcp audit verify --log .*move .* aside/),
+      });
+      await expect(reopened.append(entry(99))).rejects.toMatchObject({
+        code: 'AUDIT_LOG_BROKEN',
+      });
+      await reopened.close();
+    },
+  );
+
+  it('a keyed log does not verify without its key, nor with another one', async () => {
+    await written(3, { key: KEY });
+    expect(await verifyAuditChain(path)).toMatchObject({ ok: false, problem: 'key-required' });
+    expect(await verifyAuditChain(path, { key: OTHER_KEY })).toMatchObject({
+      ok: false,
+      problem: 'key-mismatch',
     });
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true });
+  });
+
+  // What the head cannot stop, stated in the README: each row passes verify.
+  it.each<{ name: string; key?: Uint8Array; attack: () => Promise<void>; fresh?: boolean }>([
+    {
+      name: 'without a key, an edit with the chain and the head recomputed',
+      attack: async () => {
+        const last = await recompute(path, (line, index) => {
+          if (index === 1) line.decision = 'deny';
+        });
+        const head = { total: 6, current: { lines: 6, start: 'genesis', last } };
+        await writeFile(`${path}.head`, encodeAuditHead(head, undefined));
+      },
+    },
+    {
+      name: 'with a key, a roll-back to an older copy of the log and its head',
+      key: KEY,
+      attack: async () => {
+        await rm(folder, { recursive: true });
+        await mkdir(folder);
+        await written(2, { key: KEY });
+        const log = await readFile(path);
+        const head = await readFile(`${path}.head`);
+        await written(3, { key: KEY });
+        await writeFile(path, log);
+        await writeFile(`${path}.head`, head);
+      },
+    },
+    {
+      name: 'deleting the log, its .1 and its head together',
+      key: KEY,
+      attack: async () => {
+        await unlink(path);
+        await unlink(`${path}.head`);
+      },
+      fresh: true,
+    },
+  ])('known limit: $name passes verify', async ({ key, attack, fresh }) => {
+    const options = key === undefined ? {} : { key };
+    await written(6, options);
+    await attack();
+    expect(await verifyAuditChain(path, options)).toMatchObject({
+      ok: true,
+      fresh: fresh === true,
+    });
+  });
+
+  it('accepts lines written after the last seal (a stop between the line and the head)', async () => {
+    await written(2, { key: KEY });
+    const head = await readFile(`${path}.head`);
+    await written(2, { key: KEY });
+    await writeFile(`${path}.head`, head);
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true, unsealed: 2 });
+    await written(1, { key: KEY });
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({
+      ok: true,
+      lines: 5,
+      unsealed: 0,
+    });
+  });
+});
+
+// Each row: what happens to the files while the log is open; the next append rejects (so the
+// gateway runs no call) and so does every append after it.
+describe('AuditLog fails closed', () => {
+  it.each<{ name: string; maxBytes?: number; during: () => Promise<void> }>([
+    { name: 'the log deleted while open', during: () => unlink(path) },
+    { name: 'the log cut while open', during: () => keepLines(path, (all) => all.slice(0, 1)) },
+    {
+      name: 'the log replaced while open',
+      during: async () => {
+        const text = await readFile(path);
+        await unlink(path);
+        await writeFile(path, text);
+      },
+    },
+    {
+      name: 'a line appended by another process',
+      during: async () => writeFile(path, '{"forged":true}\n', { flag: 'a' }),
+    },
+    {
+      name: 'a folder in the way of the rotation',
+      maxBytes: 10,
+      during: async () => {
+        await rm(`${path}.1`, { force: true });
+        await mkdir(`${path}.1`);
+        await writeFile(join(`${path}.1`, 'keep'), 'x');
+      },
+    },
+  ])(
+    '$name: the append rejects with AUDIT_WRITE_FAILED, and so do the later ones',
+    async ({ maxBytes, during }) => {
+      const log = new AuditLog(path, maxBytes ?? 1024 * 1024);
+      await log.append(entry(1));
+      await log.append(entry(2));
+      await during();
+      let pending: Promise<unknown> | undefined;
+      expect(() => {
+        pending = log.append(entry(3));
+      }).not.toThrow();
+      await expect(pending).rejects.toMatchObject({
+        code: 'AUDIT_WRITE_FAILED',
+        details: { reason: 'write-failed' },
+      });
+      await expect(log.append(entry(4))).rejects.toMatchObject({
+        code: 'AUDIT_WRITE_FAILED',
+        details: { reason: 'failed-before' },
+      });
+      await log.close();
+    },
+  );
+
+  it.each<{ name: string; arrange: () => Promise<void>; code: string }>([
+    { name: 'a folder at the path', arrange: () => mkdir(path), code: 'AUDIT_LOG_BROKEN' },
+    {
+      name: 'a corrupt last line',
+      arrange: async () => {
+        await written(2);
+        await writeFile(path, '{"half', { flag: 'a' });
+      },
+      code: 'AUDIT_LOG_BROKEN',
+    },
+    {
+      name: 'a folder at the head',
+      arrange: () => mkdir(`${path}.head`),
+      code: 'AUDIT_LOG_BROKEN',
+    },
+  ])('$name: the log does not open and no line is written', async ({ arrange, code }) => {
+    await arrange();
+    const log = new AuditLog(path, 1024 * 1024);
+    await expect(log.append(entry(1))).rejects.toMatchObject({ code });
     await log.close();
-    expect(await verifyAuditLog(path, 'genesis')).toEqual({ ok: true, lines: 1 });
   });
 });

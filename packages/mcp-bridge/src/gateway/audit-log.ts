@@ -1,7 +1,25 @@
-import { closeSync, fstatSync, openSync, renameSync, writeSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
-import { canonicalJson, sha256Hex } from './canonical-json.js';
-import { GatewayStateError } from './errors.js';
+import {
+  closeSync,
+  fdatasyncSync,
+  fstatSync,
+  openSync,
+  renameSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { checkOptionKeys } from '@toolfence/tools';
+import {
+  type AuditFileSeal,
+  type AuditHead,
+  AuditHeadFile,
+  auditKeyId,
+  lineHash,
+  readAuditHead,
+} from './audit-head.js';
+import { AuditLogError, type AuditProblem } from './audit-log-error.js';
+import { canonicalJson } from './canonical-json.js';
 
 /** One audited call. Digests only: never arguments, results or tokens. */
 export interface AuditEntry {
@@ -15,7 +33,12 @@ export interface AuditEntry {
   readonly decision: 'allow' | 'deny' | 'ask';
   /** Who approved an `ask`: `user` (the downstream user answered), or absent. */
   readonly approvedBy?: 'user';
-  /** What happened: `ok`, `tool-error`, `denied`, `declined`, `ambiguous`, `failed`, `observed`. */
+  /**
+   * What happened: `started` (written before the call goes upstream), then `ok`, `tool-error`,
+   * `ambiguous`, `failed` or `observed`; or, for a call that did not run, `denied`, `declined`,
+   * `no-approval-channel`, `prompt-too-long`, `audit-failed`, `over-budget`, `asked`,
+   * `approval-unknown`, `approval-expired` or `approval-mismatch`.
+   */
   readonly outcome: string;
   /** `sha256:` digest of the canonical JSON of the arguments. */
   readonly argumentsDigest: string;
@@ -29,11 +52,14 @@ export interface AuditEntry {
 export interface AuditLine extends AuditEntry {
   /** Hash of the previous line (`genesis` for the first line ever). */
   readonly previous: string;
-  /** `sha256:` over `previous` and the canonical JSON of the entry. */
+  /**
+   * `sha256:` over `previous` and the canonical JSON of the entry, or `hmac-sha256:` (the same
+   * input, HMAC-SHA256 with the audit key) when the log is keyed.
+   */
   readonly hash: string;
 }
 
-/** The result of {@link verifyAuditLog}. */
+/** The result of {@link verifyAuditLog}: one file's chain. */
 export interface AuditVerification {
   /** True when every line's hash matches and links to the one before. */
   readonly ok: boolean;
@@ -41,48 +67,429 @@ export interface AuditVerification {
   readonly lines: number;
   /** The first line (1-based) that does not verify, when one does not. */
   readonly brokenAt?: number;
-  /** Why it does not: `not-json`, `hash-mismatch`, `chain-broken`. */
-  readonly reason?: 'not-json' | 'hash-mismatch' | 'chain-broken';
+  /**
+   * Why it does not: `not-json`, `hash-mismatch`, `chain-broken`, or `key-required` (a keyed
+   * line, and no key was given).
+   */
+  readonly reason?: 'not-json' | 'hash-mismatch' | 'chain-broken' | 'key-required';
+}
+
+/** Options of {@link AuditLog} and {@link verifyAuditChain}. */
+export interface AuditLogOptions {
+  /**
+   * 32 bytes: each line's hash becomes an HMAC-SHA256 with this key and the head is sealed with
+   * it, so a chain recomputed without the key does not verify. Default none (SHA-256).
+   */
+  readonly key?: Uint8Array;
+  /**
+   * `fdatasync` the log after each line and the head after each seal, so a line the call waited
+   * for survives a power loss. Default false (the line is written before the call runs, and
+   * survives a crash of the gateway, not of the machine).
+   */
+  readonly fsync?: boolean;
+}
+
+/** The result of {@link verifyAuditChain}: the log, its rotated file and its head together. */
+export interface AuditChainReport {
+  /** True when both files verify and match what their head sealed. */
+  readonly ok: boolean;
+  /** What is wrong, when something is. */
+  readonly problem?: AuditProblem;
+  /** One line for a person: what was checked, or what is wrong. */
+  readonly message: string;
+  /** Lines in the current file. */
+  readonly lines: number;
+  /** Lines in `<log>.1`. */
+  readonly rotatedLines: number;
+  /** Lines after the last seal (written just before the gateway stopped), accepted. */
+  readonly unsealed: number;
+  /** True when the chain is keyed (HMAC). */
+  readonly keyed: boolean;
+  /** True when there is no log, no `.1` and no head: nothing was ever recorded there. */
+  readonly fresh: boolean;
 }
 
 const GENESIS = 'genesis';
+const KEYED_PREFIX = 'hmac-sha256:';
 
-function hashLine(previous: string, entry: AuditEntry): string {
-  return `sha256:${sha256Hex(`${previous}\n${canonicalJson(entry)}`)}`;
+/** The head file of the log at `path`. */
+export function auditHeadPath(path: string): string {
+  return `${path}.head`;
+}
+
+interface Scan {
+  readonly exists: boolean;
+  /** Bytes read. */
+  readonly size: number;
+  /** Each line's hash, in order. */
+  readonly hashes: string[];
+  /** The first line's `previous`. */
+  readonly start: string | undefined;
+  readonly broken?: {
+    readonly line: number;
+    readonly reason: NonNullable<AuditVerification['reason']>;
+  };
+}
+
+function scanText(text: string, startsAfter: string | undefined, key: Uint8Array | undefined) {
+  const lines = text.split('\n').filter((line) => line !== '');
+  const hashes: string[] = [];
+  let start: string | undefined;
+  let expected = startsAfter;
+  const broken = (index: number, reason: NonNullable<AuditVerification['reason']>) => ({
+    hashes,
+    start,
+    lines: lines.length,
+    broken: { line: index + 1, reason },
+  });
+  for (const [index, raw] of lines.entries()) {
+    let line: AuditLine;
+    try {
+      line = JSON.parse(raw) as AuditLine;
+    } catch {
+      return broken(index, 'not-json');
+    }
+    if (typeof line !== 'object' || line === null) return broken(index, 'not-json');
+    const { previous, hash, ...entry } = line;
+    if (typeof previous !== 'string' || typeof hash !== 'string') {
+      return broken(index, 'hash-mismatch');
+    }
+    if (index === 0) start = previous;
+    if (expected !== undefined && previous !== expected) return broken(index, 'chain-broken');
+    if (key === undefined && hash.startsWith(KEYED_PREFIX)) return broken(index, 'key-required');
+    if (lineHash(key, previous, canonicalJson(entry)) !== hash) {
+      return broken(index, 'hash-mismatch');
+    }
+    hashes.push(hash);
+    expected = hash;
+  }
+  return { hashes, start, lines: lines.length, broken: undefined };
+}
+
+async function scanFile(path: string, key: Uint8Array | undefined): Promise<Scan> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') {
+      return { exists: false, size: 0, hashes: [], start: undefined };
+    }
+    throw new AuditLogError(
+      `Cannot read the audit log ${path} (${(error as { code?: unknown }).code ?? 'error'}): it must be a file`,
+      { details: { reason: 'log-missing', path }, cause: error },
+    );
+  }
+  const { hashes, start, broken } = scanText(bytes.toString('utf8'), undefined, key);
+  return { exists: true, size: bytes.length, hashes, start, ...(broken ? { broken } : {}) };
+}
+
+function sealOf(scan: Scan): AuditFileSeal | undefined {
+  const last = scan.hashes.at(-1);
+  return last === undefined
+    ? undefined
+    : { lines: scan.hashes.length, start: scan.start as string, last };
+}
+
+/** The scan holds exactly the sealed lines. */
+function holds(scan: Scan, seal: AuditFileSeal): boolean {
+  return seal.lines === 0
+    ? scan.hashes.length === 0
+    : scan.hashes.length === seal.lines &&
+        scan.start === seal.start &&
+        scan.hashes.at(-1) === seal.last;
+}
+
+/** The scan begins with the sealed lines (more may follow: written after the last seal). */
+function beginsWith(scan: Scan, seal: AuditFileSeal): boolean {
+  if (scan.hashes.length < seal.lines) return false;
+  if (scan.hashes.length > 0 && scan.start !== seal.start) return false;
+  return seal.lines === 0 || scan.hashes[seal.lines - 1] === seal.last;
+}
+
+interface Inspection {
+  readonly report: AuditChainReport;
+  /** The head that seals what is on disk (when `report.ok`). */
+  readonly head?: AuditHead;
+  readonly currentSize: number;
+}
+
+const EMPTY_SEAL: AuditFileSeal = { lines: 0, start: GENESIS, last: GENESIS };
+
+async function inspect(path: string, key: Uint8Array | undefined): Promise<Inspection> {
+  const rotatedPath = `${path}.1`;
+  const keyed = key !== undefined;
+  let head: AuditHead | undefined;
+  let rotated: Scan;
+  let current: Scan;
+  try {
+    head = readAuditHead(auditHeadPath(path), key);
+    [rotated, current] = await Promise.all([scanFile(rotatedPath, key), scanFile(path, key)]);
+  } catch (error) {
+    if (!AuditLogError.isInstance(error)) throw error;
+    const problem = (error.details?.reason as AuditProblem | undefined) ?? 'head-damaged';
+    return {
+      report: {
+        ok: false,
+        problem,
+        message: error.message,
+        lines: 0,
+        rotatedLines: 0,
+        unsealed: 0,
+        keyed,
+        fresh: false,
+      },
+      currentSize: 0,
+    };
+  }
+  const counts = { lines: current.hashes.length, rotatedLines: rotated.hashes.length, keyed };
+  const fail = (problem: AuditProblem, message: string): Inspection => ({
+    report: { ok: false, problem, message, unsealed: 0, fresh: false, ...counts },
+    currentSize: current.size,
+  });
+  for (const [scan, file] of [
+    [rotated, rotatedPath],
+    [current, path],
+  ] as const) {
+    if (scan.broken !== undefined) {
+      return fail(
+        scan.broken.reason,
+        `${file} is broken at line ${scan.broken.line} (${scan.broken.reason}); lines from there on cannot be trusted`,
+      );
+    }
+  }
+  const rotatedSeal = sealOf(rotated);
+  if (
+    rotatedSeal !== undefined &&
+    current.start !== undefined &&
+    current.start !== rotatedSeal.last
+  ) {
+    return fail(
+      'chain-broken',
+      `${path} does not link to the last line of ${rotatedPath} (chain-broken at line 1)`,
+    );
+  }
+  if (head === undefined) {
+    if (rotated.hashes.length + current.hashes.length > 0) {
+      return fail(
+        'head-missing',
+        `${path} holds lines, but its head ${auditHeadPath(path)} is missing: it was deleted, or the log was written by a toolfence-mcp that kept none`,
+      );
+    }
+    return {
+      report: {
+        ok: true,
+        message: `no audit log at ${path} yet`,
+        unsealed: 0,
+        fresh: true,
+        ...counts,
+      },
+      head: { total: 0, current: EMPTY_SEAL, ...(key ? { keyId: auditKeyId(key) } : {}) },
+      currentSize: current.size,
+    };
+  }
+  let unsealed: number | undefined;
+  // Sealed as it is (lines after the seal are ones the gateway wrote just before it stopped).
+  const rotatedAsSealed =
+    head.rotated === undefined ? rotated.hashes.length === 0 : holds(rotated, head.rotated);
+  if (rotatedAsSealed && beginsWith(current, head.current)) {
+    unsealed = current.hashes.length - head.current.lines;
+  } else if (
+    // Rotated after the last seal: `.1` holds what the head sealed as current.
+    head.current.lines > 0 &&
+    holds(rotated, head.current) &&
+    beginsWith(current, { lines: 0, start: head.current.last, last: head.current.last })
+  ) {
+    unsealed = current.hashes.length;
+  }
+  if (unsealed === undefined) {
+    const sealedRotated = head.rotated?.lines ?? 0;
+    if (!current.exists && head.current.lines > 0) {
+      return fail(
+        'log-missing',
+        `${path} is missing, but its head sealed ${head.current.lines} line(s) in it: the log was deleted`,
+      );
+    }
+    if (!rotatedAsSealed) {
+      return fail(
+        'rotated-cut',
+        rotated.exists
+          ? `${rotatedPath} holds ${rotated.hashes.length} line(s), but its head sealed ${sealedRotated} other ones: lines were removed from it or changed`
+          : `${rotatedPath} is missing, but its head sealed ${sealedRotated} line(s) in it: the rotated log was deleted`,
+      );
+    }
+    if (current.hashes.length < head.current.lines) {
+      return fail(
+        'cut',
+        `${path} holds ${current.hashes.length} line(s), but its head sealed ${head.current.lines}: lines were removed from its end`,
+      );
+    }
+    return fail(
+      'head-mismatch',
+      `${path} does not hold the line its head sealed last: a line was changed and the chain recomputed, or lines were removed and others written`,
+    );
+  }
+  const sealed: AuditHead = {
+    total: head.total + unsealed,
+    current: sealOf(current) ?? {
+      lines: 0,
+      start: rotatedSeal?.last ?? head.current.last,
+      last: rotatedSeal?.last ?? head.current.last,
+    },
+    ...(rotatedSeal === undefined ? {} : { rotated: rotatedSeal }),
+    ...(key ? { keyId: auditKeyId(key) } : {}),
+  };
+  const after =
+    unsealed > 0 ? `; ${unsealed} line(s) after the last seal, written just before a stop` : '';
+  return {
+    report: {
+      ok: true,
+      message: `${current.hashes.length + rotated.hashes.length} line(s), chain intact and sealed (${
+        keyed ? `keyed, key id ${auditKeyId(key as Uint8Array)}` : 'unkeyed'
+      }): ${current.hashes.length} in ${path}${
+        rotated.hashes.length > 0 ? ` and ${rotated.hashes.length} in ${rotatedPath}` : ''
+      }${after}`,
+      unsealed,
+      fresh: false,
+      ...counts,
+    },
+    head: sealed,
+    currentSize: current.size,
+  };
+}
+
+/**
+ * Verifies the audit log at `path` as a whole: each line of `<path>.1` and `<path>` (hashes, links,
+ * the link between the two files) against what the head `<path>.head` sealed: the lines of each
+ * file and the last hash. A cut at either end, a deleted file, a changed line with or without the
+ * chain recomputed (keyed) are found. Pass the `key` the log was written with; a keyed log does
+ * not verify without it. Never throws for a broken log (only for an unreadable one).
+ */
+export async function verifyAuditChain(
+  path: string,
+  options: Pick<AuditLogOptions, 'key'> = {},
+): Promise<AuditChainReport> {
+  return (await inspect(path, checkKey(options.key))).report;
+}
+
+function checkKey(key: unknown): Uint8Array | undefined {
+  if (key === undefined) return undefined;
+  if (!(key instanceof Uint8Array) || key.length !== 32) {
+    throw new AuditLogError('The audit key must be 32 bytes', {
+      code: 'AUDIT_WRITE_FAILED',
+      details: { reason: 'key-mismatch' },
+    });
+  }
+  return key;
+}
+
+interface OpenLog {
+  fd: number;
+  dev: number;
+  ino: number;
+  size: number;
+  head: AuditHead;
+  readonly headFile: AuditHeadFile;
+}
+
+function sameFile(stat: Stats, state: OpenLog): boolean {
+  return stat.dev === state.dev && stat.ino === state.ino;
 }
 
 /**
  * An append-only, hash-chained JSON-lines audit log: each line carries the hash of the previous
- * one, so a removed, reordered or edited line is detectable (`toolfence-mcp audit verify`). When
- * the file reaches `maxBytes` it is renamed to `<path>.1` (an older `.1` is replaced) and the new
- * file's first line links to the last hash of the old one. Appends are serialised.
+ * one (HMAC-SHA256 when a key is given), and a head file beside it (`<path>.head`) seals how many
+ * lines each file holds and the last hash, rewritten after every line. {@link AuditLog.open}
+ * refuses a log that does not match its head (cut, deleted, changed); a line that cannot be
+ * written rejects, and every later append rejects too, until the log is opened again. When the
+ * file reaches `maxBytes` it is renamed to `<path>.1` (an older `.1` is replaced) and the new
+ * file's first line links to the last hash of the old one: one chain across both files.
+ * Appends are serialised.
  */
 export class AuditLog {
   /** The log file. */
   readonly path: string;
+  /** The head file: `<path>.head`. */
+  readonly headPath: string;
   readonly #maxBytes: number;
-  #last: string | undefined;
+  readonly #key: Uint8Array | undefined;
+  readonly #fsync: boolean;
+  #opening: Promise<AuditChainReport> | undefined;
+  #state: OpenLog | undefined;
+  #failed: AuditLogError | undefined;
   #queue: Promise<unknown> = Promise.resolve();
-  /** Appends queued behind the first read of the last hash (or behind one another). */
+  /** Appends queued behind the opening (or behind one another). */
   #waiting = 0;
-  #fd: number | undefined;
-  #size = 0;
 
-  /** Opens (or will create) the log at `path`, rotating at `maxBytes`. */
-  constructor(path: string, maxBytes: number) {
+  /** A log at `path`, rotating at `maxBytes`; nothing is read until the first open or append. */
+  constructor(path: string, maxBytes: number, options: AuditLogOptions = {}) {
+    checkOptionKeys(
+      options,
+      ['key', 'fsync'],
+      'AuditLog',
+      (message, option) =>
+        new AuditLogError(message, { code: 'AUDIT_WRITE_FAILED', details: { option } }),
+    );
     this.path = path;
+    this.headPath = auditHeadPath(path);
     this.#maxBytes = maxBytes;
+    this.#key = checkKey(options.key);
+    this.#fsync = options.fsync === true;
   }
 
   /**
-   * Appends one entry; resolves when it is on disk. Once the chain's last hash is known and no
-   * earlier append is waiting, the line is written at once (the same synchronous write, without
-   * a trip through the queue); otherwise it waits its turn behind the earlier ones.
+   * Checks the log, its `.1` and its head, seals what is on disk, and opens the log for appends.
+   * Rejects with `AUDIT_LOG_BROKEN` when they disagree (the message says what to run and how to
+   * start a new chain). Called by `McpGateway.start()`; the first append calls it too.
+   */
+  open(): Promise<AuditChainReport> {
+    if (this.#opening === undefined) {
+      this.#opening = this.#open();
+      this.#opening.catch(() => {
+        this.#opening = undefined;
+      });
+    }
+    return this.#opening;
+  }
+
+  async #open(): Promise<AuditChainReport> {
+    const { report, head, currentSize } = await inspect(this.path, this.#key);
+    if (!report.ok || head === undefined) {
+      throw new AuditLogError(
+        `The audit log cannot be continued: ${report.message}. See it with "toolfence-mcp audit verify --log ${this.path}"; to start a new chain, move ${this.path}, ${this.path}.1 and ${this.headPath} aside (keep them) and start again`,
+        { details: { reason: report.problem, path: this.path } },
+      );
+    }
+    let fd: number | undefined;
+    let headFile: AuditHeadFile | undefined;
+    try {
+      fd = openSync(this.path, 'a', 0o600);
+      const stat = fstatSync(fd);
+      if (stat.size !== currentSize) throw new Error('the log changed while it was read');
+      headFile = new AuditHeadFile(this.headPath, this.#key, this.#fsync);
+      headFile.write(head);
+      this.#state = { fd, dev: stat.dev, ino: stat.ino, size: stat.size, head, headFile };
+      this.#failed = undefined;
+    } catch (error) {
+      if (fd !== undefined) closeSync(fd);
+      headFile?.close();
+      throw new AuditLogError(`Cannot open the audit log ${this.path} for writing`, {
+        code: 'AUDIT_WRITE_FAILED',
+        details: { reason: 'write-failed', path: this.path },
+        cause: error,
+      });
+    }
+    return report;
+  }
+
+  /**
+   * Appends one entry; resolves when it is written (and sealed in the head). Once the log is open
+   * and no earlier append is waiting, the line is written at once (one synchronous write);
+   * otherwise it waits its turn. Rejects with `AUDIT_WRITE_FAILED` when it cannot be written.
    */
   append(entry: AuditEntry): Promise<AuditLine> {
-    if (this.#last !== undefined && this.#waiting === 0) {
+    if (this.#state !== undefined && this.#waiting === 0) {
       try {
-        return Promise.resolve(this.#write(this.#last, entry));
+        return Promise.resolve(this.#write(this.#state, entry));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -90,8 +497,8 @@ export class AuditLog {
     this.#waiting += 1;
     const run = this.#queue.then(async () => {
       try {
-        if (this.#last === undefined) this.#last = await lastHash(this.path);
-        return this.#write(this.#last, entry);
+        if (this.#state === undefined) await this.open();
+        return this.#write(this.#state as OpenLog, entry);
       } finally {
         this.#waiting -= 1;
       }
@@ -100,120 +507,123 @@ export class AuditLog {
     return run;
   }
 
-  #write(previous: string, entry: AuditEntry): AuditLine {
-    const line: AuditLine = { ...entry, previous, hash: hashLine(previous, entry) };
-    const text = `${JSON.stringify(line)}\n`;
+  #write(state: OpenLog, entry: AuditEntry): AuditLine {
+    if (this.#failed !== undefined) throw this.#failed;
     try {
-      if (this.#fd === undefined) {
-        this.#fd = openSync(this.path, 'a', 0o600);
-        this.#size = fstatSync(this.#fd).size;
+      let stat: Stats;
+      try {
+        stat = statSync(this.path);
+      } catch (error) {
+        throw new Error('the log file is gone', { cause: error });
       }
-      if (this.#size >= this.#maxBytes) {
-        closeSync(this.#fd);
-        this.#fd = undefined;
-        try {
-          renameSync(this.path, `${this.path}.1`);
-        } catch (error) {
-          throw new GatewayStateError('Cannot rotate the audit log', { cause: error });
-        }
-        this.#fd = openSync(this.path, 'a', 0o600);
-        this.#size = 0;
-      }
-      // One synchronous append of a few hundred bytes to an open descriptor: far cheaper per call
-      // than a stat, open, write and close through the thread pool, and on disk before the answer.
-      // The string is written as it is; only a short write (rare) needs the bytes to go on from.
+      // The file must be the one opened, as long as this gateway wrote it: deleted, moved,
+      // replaced, cut or written by another process, it no longer holds the chain.
+      if (!sameFile(stat, state)) throw new Error('the log file was replaced or moved');
+      if (stat.size !== state.size) throw new Error('the log file was cut or written by another');
+      if (state.size >= this.#maxBytes && state.head.current.lines > 0) this.#rotate(state);
+      const previous = state.head.current.last;
+      const line: AuditLine = {
+        ...entry,
+        previous,
+        hash: lineHash(this.#key, previous, canonicalJson(entry)),
+      };
+      // One synchronous append of a few hundred bytes to an open descriptor, written before the
+      // promise resolves. Only a short write (rare) needs the bytes to go on from.
+      const text = `${JSON.stringify(line)}\n`;
       const length = Buffer.byteLength(text, 'utf8');
-      let written = writeSync(this.#fd, text, null, 'utf8');
+      let written = writeSync(state.fd, text, null, 'utf8');
       if (written < length) {
         const bytes = Buffer.from(text, 'utf8');
-        while (written < length) written += writeSync(this.#fd, bytes, written, length - written);
+        while (written < length) written += writeSync(state.fd, bytes, written, length - written);
       }
-      this.#size += length;
+      if (this.#fsync) fdatasyncSync(state.fd);
+      state.size += length;
+      const current = state.head.current;
+      state.head = {
+        ...state.head,
+        total: state.head.total + 1,
+        current: {
+          lines: current.lines + 1,
+          start: current.lines === 0 ? previous : current.start,
+          last: line.hash,
+        },
+      };
+      state.headFile.write(state.head);
+      return line;
     } catch (error) {
-      if (GatewayStateError.isInstance(error)) throw error;
-      throw new GatewayStateError('Cannot write the audit log', { cause: error });
+      this.#failed = new AuditLogError(
+        `An earlier audit line could not be written to ${this.path}; no line is written (and the gateway runs no call) until the log is opened again: restart the gateway after "toolfence-mcp audit verify --log ${this.path}"`,
+        { code: 'AUDIT_WRITE_FAILED', details: { reason: 'failed-before', path: this.path } },
+      );
+      throw new AuditLogError(
+        `Cannot write the audit log ${this.path}: ${(error as Error).message ?? 'write failed'}`,
+        {
+          code: 'AUDIT_WRITE_FAILED',
+          details: { reason: 'write-failed', path: this.path },
+          cause: error,
+        },
+      );
     }
-    this.#last = line.hash;
-    return line;
   }
 
-  /** Waits for the appends in progress, then closes the log file (a later append opens it again). */
+  #rotate(state: OpenLog): void {
+    closeSync(state.fd);
+    state.fd = -1;
+    renameSync(this.path, `${this.path}.1`);
+    // A new file, never one that appeared at the path in between.
+    state.fd = openSync(this.path, 'ax', 0o600);
+    const stat = fstatSync(state.fd);
+    state.dev = stat.dev;
+    state.ino = stat.ino;
+    state.size = 0;
+    const sealed = state.head.current;
+    state.head = {
+      ...state.head,
+      rotated: sealed,
+      current: { lines: 0, start: sealed.last, last: sealed.last },
+    };
+  }
+
+  /** Waits for the appends in progress, then closes the files (a later append opens them again). */
   async close(): Promise<void> {
     await this.#queue;
-    if (this.#fd === undefined) return;
-    const fd = this.#fd;
-    this.#fd = undefined;
+    await this.#opening?.catch(() => undefined);
+    const state = this.#state;
+    this.#state = undefined;
+    this.#opening = undefined;
+    if (state === undefined) return;
     try {
-      closeSync(fd);
+      if (state.fd >= 0) closeSync(state.fd);
     } catch {
       // Already closed: nothing to release.
     }
-  }
-}
-
-async function lastHash(path: string): Promise<string> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return GENESIS;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size === 0) return GENESIS;
-    const length = Math.min(size, 64 * 1024);
-    const buffer = Buffer.alloc(length);
-    await handle.read(buffer, 0, length, size - length);
-    const lines = buffer.toString('utf8').trimEnd().split('\n');
-    const last = JSON.parse(lines[lines.length - 1] as string) as { hash?: unknown };
-    if (typeof last.hash !== 'string') throw new Error('no hash');
-    return last.hash;
-  } catch (error) {
-    throw new GatewayStateError(
-      'The audit log does not end with a valid line; verify it (toolfence-mcp audit verify) and move it aside',
-      { cause: error },
-    );
-  } finally {
-    await handle.close();
+    state.headFile.close();
   }
 }
 
 /**
- * Verifies a log file line by line: each line's hash over its `previous` and its entry, and each
+ * Verifies one log file line by line: each line's hash over its `previous` and its entry, and each
  * `previous` equal to the hash of the line before. `startsAfter` is the hash the first line must
  * link to (`genesis`, or the last hash of the rotated file before it); by default the first
- * line's own `previous` is taken.
+ * line's own `previous` is taken. Pass the `key` of a keyed log. A file alone says nothing of
+ * lines cut from its end: {@link verifyAuditChain} checks the head too.
  */
 export async function verifyAuditLog(
   path: string,
   startsAfter?: string,
+  options: Pick<AuditLogOptions, 'key'> = {},
 ): Promise<AuditVerification> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new GatewayStateError('Cannot read the audit log', { cause: error });
+    throw new AuditLogError(`Cannot read the audit log ${path}`, {
+      details: { reason: 'log-missing', path },
+      cause: error,
+    });
   }
-  const lines = text.split('\n').filter((line) => line !== '');
-  let expected = startsAfter;
-  for (const [index, raw] of lines.entries()) {
-    let line: AuditLine;
-    try {
-      line = JSON.parse(raw) as AuditLine;
-    } catch {
-      return { ok: false, lines: lines.length, brokenAt: index + 1, reason: 'not-json' };
-    }
-    const { previous, hash, ...entry } = line;
-    if (typeof previous !== 'string' || typeof hash !== 'string') {
-      return { ok: false, lines: lines.length, brokenAt: index + 1, reason: 'hash-mismatch' };
-    }
-    if (expected !== undefined && previous !== expected) {
-      return { ok: false, lines: lines.length, brokenAt: index + 1, reason: 'chain-broken' };
-    }
-    if (hashLine(previous, entry) !== hash) {
-      return { ok: false, lines: lines.length, brokenAt: index + 1, reason: 'hash-mismatch' };
-    }
-    expected = hash;
-  }
-  return { ok: true, lines: lines.length };
+  const { lines, broken } = scanText(text, startsAfter, checkKey(options.key));
+  return broken === undefined
+    ? { ok: true, lines }
+    : { ok: false, lines, brokenAt: broken.line, reason: broken.reason };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeStoreKey, parseGatewayConfig } from './gateway-config.js';
+import { auditKeyOf, decodeStoreKey, parseGatewayConfig } from './gateway-config.js';
 
 const KEY = 'ab'.repeat(32);
 const REMOTE = { url: 'https://mcp.example.com/mcp' };
@@ -301,5 +301,39 @@ describe('gateway config: keys clients write in a server entry (issue 36)', () =
     );
     expect(Object.keys(config.mcpServers.a?.env ?? {})).toEqual(['__proto__', 'B']);
     expect(Object.keys(config.mcpServers.b?.headers ?? {})).toEqual(['__proto__']);
+  });
+});
+
+describe('gateway audit and approval settings', () => {
+  const parse = (gateway: Record<string, unknown>, env: Record<string, string> = {}) =>
+    parseGatewayConfig({ mcpServers: {}, gateway }, env);
+
+  it('takes the audit key from gateway.auditKey (variables expanded), else TOOLFENCE_AUDIT_KEY where used', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the config syntax under test
+    const settings = parse({ auditKey: '${MY_KEY}' }, { MY_KEY: KEY }).gateway;
+    expect(settings.auditKey).toBe(KEY);
+    expect(Buffer.from(auditKeyOf(settings, {}) ?? [])).toEqual(Buffer.from(KEY, 'hex'));
+    // The variable is read where the key is used: a config read for its shape needs none.
+    const bare = parse({}, { TOOLFENCE_AUDIT_KEY: 'not a key' }).gateway;
+    expect(Buffer.from(auditKeyOf(bare, { TOOLFENCE_AUDIT_KEY: KEY }) ?? [])).toEqual(
+      Buffer.from(KEY, 'hex'),
+    );
+    expect(auditKeyOf(bare, {})).toBeUndefined();
+    expect(() => auditKeyOf(bare, { TOOLFENCE_AUDIT_KEY: 'abcd' })).toThrow(
+      'gateway.auditKey: must be 32 bytes: 64 hex digits or 44 characters of base64 (from TOOLFENCE_AUDIT_KEY)',
+    );
+  });
+
+  it.each([
+    ['a short auditKey', { auditKey: 'abcd' }, {}, 'gateway.auditKey: must be 32 bytes'],
+    ['an auditFsync that is not a boolean', { auditFsync: 'yes' }, {}, 'gateway.auditFsync'],
+    [
+      'an approvalMaxArgumentChars of 0',
+      { approvalMaxArgumentChars: 0 },
+      {},
+      'gateway.approvalMaxArgumentChars: must be a positive integer',
+    ],
+  ])('refuses %s', (_name, gateway, env, message) => {
+    expect(() => parse(gateway, env)).toThrow(message);
   });
 });

@@ -92,10 +92,23 @@ export interface GatewaySettings {
   readonly audit?: string;
   /** Size at which the audit log is rotated, in bytes. Default 10 MiB. */
   readonly auditMaxBytes?: number;
+  /**
+   * The audit key: 32 bytes as 64 hex digits or base64 (variables expanded). With it each line's
+   * hash is an HMAC-SHA256 and the head is sealed with it. Default: `TOOLFENCE_AUDIT_KEY` from the
+   * environment where the key is used (`auditKeyOf`), else none (SHA-256, unkeyed).
+   */
+  readonly auditKey?: string;
+  /** `fdatasync` the audit log and its head after each line. Default false. */
+  readonly auditFsync?: boolean;
   /** Enforce nothing; log what each decision would have been. Default false. */
   readonly observe?: boolean;
   /** Milliseconds an `ask` waits for the user's answer before it is a deny. Default 120,000. */
   readonly approvalTimeoutMs?: number;
+  /**
+   * Characters of arguments an approval prompt shows whole; an `ask` over it is refused without
+   * asking. Default 8,192.
+   */
+  readonly approvalMaxArgumentChars?: number;
   /** Calls the gateway runs at once on one upstream; the rest wait their turn. Default 8. */
   readonly maxConcurrentCalls?: number;
   /**
@@ -161,6 +174,9 @@ const SETTINGS_KEYS = [
   'pins',
   'audit',
   'auditMaxBytes',
+  'auditKey',
+  'auditFsync',
+  'approvalMaxArgumentChars',
   'observe',
   'approvalTimeoutMs',
   'maxConcurrentCalls',
@@ -406,25 +422,49 @@ function checkStore(value: unknown): string | undefined {
   fail('must be "sqlite:<path>" or "postgres://user:password@host:port/database"', at);
 }
 
-function checkStoreKey(
+function checkStoreKey(value: unknown, env: Readonly<Record<string, string | undefined>>): string {
+  return (
+    keySetting(value, env, 'gateway.storeKey', 'TOOLFENCE_STORE_KEY') ??
+    fail(
+      'gateway.store needs a key: set gateway.storeKey, or TOOLFENCE_STORE_KEY in the environment, to 32 random bytes as 64 hex digits or base64',
+      'gateway.storeKey',
+    )
+  );
+}
+
+/**
+ * The audit key's 32 bytes: `gateway.auditKey` (checked when the config was parsed), else
+ * `TOOLFENCE_AUDIT_KEY` from `env` (checked here, when the gateway or `audit verify` uses it, so
+ * a config read for its shape alone, as `wrap` does, needs no key); undefined when neither is set.
+ */
+export function auditKeyOf(
+  settings: Pick<GatewaySettings, 'auditKey'>,
+  env: Readonly<Record<string, string | undefined>>,
+): Uint8Array | undefined {
+  const text =
+    settings.auditKey ?? keySetting(undefined, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
+  return text === undefined ? undefined : decodeStoreKey(text);
+}
+
+/** A 32-byte key setting (variables expanded), else the variable `name`; undefined when unset. */
+function keySetting(
   value: unknown,
   env: Readonly<Record<string, string | undefined>>,
+  at: string,
+  name: string,
 ): string | undefined {
-  const at = 'gateway.storeKey';
   const given =
     value === undefined
-      ? env.TOOLFENCE_STORE_KEY
+      ? env[name]
       : typeof value === 'string'
         ? expandVariables(value, env, at)
         : fail('must be a string (64 hex digits or base64 of 32 bytes)', at);
-  if (given === undefined || given === '') {
+  if (given === undefined || given === '') return undefined;
+  if (decodeStoreKey(given) === undefined) {
     fail(
-      'gateway.store needs a key: set gateway.storeKey, or TOOLFENCE_STORE_KEY in the environment, to 32 random bytes as 64 hex digits or base64',
+      `must be 32 bytes: 64 hex digits or 44 characters of base64${value === undefined ? ` (from ${name})` : ''}`,
       at,
     );
-  }
-  if (decodeStoreKey(given) === undefined) {
-    fail('must be 32 bytes: 64 hex digits or 44 characters of base64', at);
   }
   return given;
 }
@@ -615,6 +655,7 @@ export function parseGatewayConfig(
   for (const key of [
     'auditMaxBytes',
     'approvalTimeoutMs',
+    'approvalMaxArgumentChars',
     'maxConcurrentCalls',
     'httpMaxSessions',
   ] as const) {
@@ -629,6 +670,13 @@ export function parseGatewayConfig(
   if (settings.observe !== undefined && typeof settings.observe !== 'boolean') {
     fail('must be true or false', 'gateway.observe');
   }
+  if (settings.auditFsync !== undefined && typeof settings.auditFsync !== 'boolean') {
+    fail('must be true or false', 'gateway.auditFsync');
+  }
+  const auditKey =
+    settings.auditKey === undefined
+      ? undefined
+      : keySetting(settings.auditKey, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
   let httpToken: string | undefined;
   if (settings.httpToken !== undefined) {
     if (typeof settings.httpToken !== 'string') fail('must be a string', 'gateway.httpToken');
@@ -643,6 +691,7 @@ export function parseGatewayConfig(
       ...settings,
       ...(httpToken === undefined ? {} : { httpToken }),
       ...(storeKey === undefined ? {} : { storeKey }),
+      ...(auditKey === undefined ? {} : { auditKey }),
       ...(budget === undefined ? {} : { budget }),
     }) as GatewaySettings,
   });

@@ -34,7 +34,13 @@ import {
   type ApprovalRefusal,
   DEFAULT_MAX_PENDING_APPROVALS,
 } from './approval-grants.js';
+import {
+  type ApprovalPrompt,
+  approvalPrompt,
+  DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS,
+} from './approval-prompt.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
+import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
 import {
@@ -61,7 +67,10 @@ export interface McpGatewayOptions {
    * answers a tool error saying which limit. Default none. Not replaced by a reload.
    */
   readonly budget?: BudgetReserver;
-  /** Where each call is recorded. */
+  /**
+   * Where each call is recorded. `start()` opens it (a log that does not match its head stops the
+   * start); a call runs only after its `started` line is written.
+   */
   readonly audit: AuditLog;
   /** Enforce nothing; log what each decision would have been. Default the config's `observe`. */
   readonly observe?: boolean;
@@ -84,6 +93,12 @@ export interface McpGatewayOptions {
    * oldest is dropped and fails closed (its user is asked again). Default 1000.
    */
   readonly maxPendingApprovals?: number;
+  /**
+   * Characters of arguments (pretty-printed JSON, escaped) an approval prompt shows whole; an
+   * `ask` over it is refused without asking (`prompt-too-long`), never shown in part. Default:
+   * the config's `approvalMaxArgumentChars`, else 8,192.
+   */
+  readonly approvalMaxArgumentChars?: number;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -98,6 +113,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'logger',
   'approvalTimeoutMs',
   'maxPendingApprovals',
+  'approvalMaxArgumentChars',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -158,6 +174,10 @@ interface CallState {
   approvedBy?: 'user';
   decision?: PermissionDecision;
   span?: GatewaySpan;
+  /** The audit line's fields known when the call arrived (the `started` line repeats them). */
+  audit?: Pick<AuditEntry, 'time' | 'tool' | 'pin' | 'argumentsDigest'>;
+  /** Why the user was not asked: the client cannot ask, or the arguments do not fit a prompt. */
+  unasked?: { readonly channel: false } | { readonly tooLong: number };
 }
 
 interface Upstream {
@@ -244,13 +264,6 @@ export function serverIdentity(server: GatewayServerConfig): string {
     : `command:${JSON.stringify([server.command, ...(server.args ?? [])])}`;
 }
 
-function preview(value: unknown, limit = 2_000): string {
-  const text = escapeInvisible(JSON.stringify(value, null, 2) ?? 'null');
-  return text.length > limit
-    ? `${text.slice(0, limit)}… (${text.length - limit} more characters)`
-    : text;
-}
-
 /**
  * The policy-enforcing MCP gateway behind `toolfence-mcp serve`: one downstream MCP server (for
  * the user's client) in front of the configured upstream servers. Every upstream is reached
@@ -264,6 +277,7 @@ function preview(value: unknown, limit = 2_000): string {
  */
 export class McpGateway {
   readonly #observe: boolean;
+  readonly #maxArgumentChars: number;
   #options: McpGatewayOptions;
   #authorizer: Authorizer;
   #pins: GatewayPinStore;
@@ -303,6 +317,13 @@ export class McpGateway {
       DEFAULT_APPROVAL_TIMEOUT_MS;
     // At most the timer limit: a longer timeout would fire at once.
     positiveInteger('approvalTimeoutMs', approvalTimeoutMs, 2_147_483_647);
+    this.#maxArgumentChars = positiveInteger(
+      'approvalMaxArgumentChars',
+      options.approvalMaxArgumentChars ??
+        options.config.gateway.approvalMaxArgumentChars ??
+        DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS,
+      100_000_000,
+    );
     this.#grants = new ApprovalGrants(
       approvalTimeoutMs,
       positiveInteger(
@@ -410,6 +431,8 @@ export class McpGateway {
    * that fails is reported (`upstreams`, the logger) and its tools are absent.
    */
   async start(): Promise<void> {
+    // A log that does not match its sealed head (cut, deleted, changed) stops the start.
+    await this.#options.audit.open();
     this.#tracer = await GatewayTracer.load(this.#options.tracing ?? true, VERSION);
     await this.reload({ config: this.#options.config, pins: this.#options.pins });
   }
@@ -599,6 +622,8 @@ export class McpGateway {
       remoteName: tool.remoteName,
       needsApproval: tool.needsApproval,
       invoke: async (args: JsonObject, context: ToolContext) => {
+        // No line on disk, no call: the `started` line is written before the request may leave.
+        await this.#auditStarted(context);
         const parent = this.#calls.get(context)?.span;
         if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
         const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
@@ -676,19 +701,20 @@ export class McpGateway {
     const call = this.#calls.get(request.context);
     if (call === undefined) return false;
     const offered = this.#offered.get(request.toolName);
+    if (call.downstream.era === 'modern' && call.answer !== undefined) {
+      if (call.answer === 'approved') call.approvedBy = 'user';
+      return call.answer === 'approved';
+    }
+    const prompt = this.#prompt(call, request, offered?.server);
+    if (prompt === undefined) return false;
     if (call.downstream.era === 'modern') {
-      if (call.answer !== undefined) {
-        if (call.answer === 'approved') call.approvedBy = 'user';
-        return call.answer === 'approved';
-      }
-      if (call.canAsk) call.prompt = approvalPrompt(request, offered?.server);
+      call.prompt = prompt;
       return false;
     }
-    if (!call.canAsk) return false;
     try {
       const answer = await call.request.elicitInput(
         {
-          message: approvalPrompt(request, offered?.server),
+          message: prompt,
           requestedSchema: APPROVAL_SCHEMA as never,
         },
         { signal: request.signal },
@@ -699,6 +725,24 @@ export class McpGateway {
     } catch {
       return false;
     }
+  }
+
+  /** The prompt to ask with, or undefined (and why, in `call.unasked`) when nobody can be asked. */
+  #prompt(
+    call: CallState,
+    request: ApprovalRequest,
+    server: string | undefined,
+  ): string | undefined {
+    if (!call.canAsk) {
+      call.unasked = { channel: false };
+      return undefined;
+    }
+    const prompt: ApprovalPrompt = approvalPrompt(request, server, this.#maxArgumentChars);
+    if ('tooLong' in prompt) {
+      call.unasked = { tooLong: prompt.tooLong };
+      return undefined;
+    }
+    return prompt.message;
   }
 
   async #call(
@@ -757,6 +801,7 @@ export class McpGateway {
           : downstream.server.getClientCapabilities(),
       ),
       answer,
+      audit: base,
     };
     const context = createToolContext({ runId: `gateway-${randomUUID()}`, signal: request.signal });
     this.#calls.set(context, call);
@@ -824,27 +869,55 @@ export class McpGateway {
         });
       }
       const overBudget = code === 'POLICY_BUDGET_EXCEEDED';
-      const outcome = denied
-        ? decision === 'ask'
-          ? 'declined'
-          : 'denied'
-        : overBudget
-          ? 'over-budget'
-          : 'failed';
+      const auditFailed = auditFailure(error);
+      const unasked = denied && decision === 'ask' ? call.unasked : undefined;
+      const outcome =
+        auditFailed !== undefined
+          ? 'audit-failed'
+          : unasked !== undefined
+            ? 'channel' in unasked
+              ? 'no-approval-channel'
+              : 'prompt-too-long'
+            : denied
+              ? decision === 'ask'
+                ? 'declined'
+                : 'denied'
+              : overBudget
+                ? 'over-budget'
+                : 'failed';
       await this.#audit({ ...base, decision: decision ?? 'deny', outcome });
       span.set('toolfence.decision', decision ?? 'deny');
       span.set('toolfence.outcome', outcome);
-      span.end(code);
+      span.end(auditFailed?.code ?? code);
       return errorText(
-        denied
-          ? decision === 'ask'
-            ? `The call to ${name} was not approved by the user, so it did not run.`
-            : `The call to ${name} is denied by the gateway's policy, so it did not run.`
-          : overBudget
-            ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
-            : `The call to ${name} failed before it reached the server (${code}).`,
+        auditFailed !== undefined
+          ? `The call to ${name} did not run: the gateway could not write it to its audit log (${auditFailed.code}), and it runs no call it cannot record. The gateway's operator must check the log (toolfence-mcp audit verify) and restart the gateway.`
+          : unasked !== undefined
+            ? 'channel' in unasked
+              ? `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
+              : `The call to ${name} needs the user's approval, but its arguments are ${unasked.tooLong} characters as shown, over the ${this.#maxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it did not run: the gateway never asks approval for what the user cannot see. Call it with shorter arguments, or allow this tool in the gateway's policy file.`
+            : denied
+              ? decision === 'ask'
+                ? `The call to ${name} was not approved by the user, so it did not run.`
+                : `The call to ${name} is denied by the gateway's policy, so it did not run.`
+              : overBudget
+                ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
+                : `The call to ${name} failed before it reached the server (${code}).`,
       );
     }
+  }
+
+  /** Writes the `started` line of an authorized call; throws (the call does not run) when it cannot. */
+  async #auditStarted(context: ToolContext): Promise<void> {
+    const call = this.#calls.get(context);
+    if (call?.audit === undefined) return;
+    await this.#options.audit.append({
+      ...call.audit,
+      decision: call.decision?.verdict ?? 'allow',
+      ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
+      outcome: 'started',
+      ...(this.#observe ? { observed: true } : {}),
+    });
   }
 
   #audit(entry: AuditEntry): Promise<void> {
@@ -859,14 +932,13 @@ export class McpGateway {
   }
 }
 
-/** The prompt of one approval: the tool, why, its description and exactly these arguments. */
-function approvalPrompt(request: ApprovalRequest, server: string | undefined): string {
-  return [
-    `Allow this call to ${request.toolName} (server ${server ?? 'unknown'})?`,
-    `Why asked: ${request.reason ?? 'the policy asks for this tool'}.`,
-    `Tool description: ${escapeInvisible(request.spec.description).slice(0, 500)}`,
-    `Arguments (this approval covers exactly these, once):\n${preview(request.args)}`,
-  ].join('\n');
+/** The audit failure that stopped a call before it ran (the registry may wrap it), if one did. */
+function auditFailure(error: unknown): AuditLogError | undefined {
+  for (let current = error, depth = 0; current !== undefined && depth < 4; depth += 1) {
+    if (AuditLogError.isInstance(current)) return current;
+    current = (current as { cause?: unknown } | null)?.cause;
+  }
+  return undefined;
 }
 
 /** The `tools/list` entry of an offered tool, built once per reload. */
