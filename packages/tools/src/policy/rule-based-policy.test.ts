@@ -3,7 +3,8 @@ import type { AuthorizationRequest } from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import type { JsonObject, ToolSpec } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
-import { RuleBasedPolicy, toolMatcher } from './rule-based-policy.js';
+import { RuleBasedPolicy } from './rule-based-policy.js';
+import { toolMatcher } from './tool-selector.js';
 
 function request(
   toolName: string,
