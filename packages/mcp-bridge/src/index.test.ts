@@ -18,6 +18,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'wrapClientFile',
         'GatewayConfigError',
         'GatewayStateError',
+        'PolicyFileError',
         'DEFAULT_APPROVAL_TIMEOUT_MS',
         'DEFAULT_APPROVAL_TIMEOUT_SECONDS',
         'DEFAULT_AUDIT_MAX_BYTES',

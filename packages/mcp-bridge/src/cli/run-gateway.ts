@@ -14,6 +14,11 @@ import {
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
+import {
+  defaultInspectPolicy,
+  loadInspectPolicy,
+  warnUnmatchedRules,
+} from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import {
@@ -23,7 +28,6 @@ import {
 import type { CliIo } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
 import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
-import { defaultInspectPolicy, loadInspectPolicy } from './inspect-policy.js';
 import { MAX_GATEWAY_CONFIG_BYTES, readRegularFile } from './read-file.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
 
@@ -255,6 +259,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       },
     });
     await gateway.start();
+    warnUnmatchedRules(policy, gateway.offeredTools(), (line) =>
+      io.err(`toolfence-mcp: ${line}\n`),
+    );
   } catch (error) {
     await release();
     return fail(io, error);
@@ -279,6 +286,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       });
       current = next.config;
       io.err(`toolfence-mcp: reloaded (${why}): ${gateway.toolNames().length} tool(s)\n`);
+      warnUnmatchedRules(policy, gateway.offeredTools(), (line) =>
+        io.err(`toolfence-mcp: ${line}\n`),
+      );
     } catch (error) {
       io.err(
         `toolfence-mcp: reload refused, the running config stays: ${safeFailureMessage(error)}\n`,

@@ -54,6 +54,8 @@ describe('RuleBasedPolicy', () => {
     ['question mark is not two', 'tool?', 'tool12', false],
     ['regex characters are literal', 'a.b+(c)', 'a.b+(c)', true],
     ['dot is not a wildcard', 'a.b', 'axb', false],
+    ['a dash in a glob is literal', 'get-*', 'get-sum', true],
+    ['a dash in a glob is not a range', 'a-*', 'b', false],
   ])('matches tool patterns: %s', (_label, pattern, name, expected) => {
     expect(toolMatcher(pattern)(name)).toBe(expected);
   });

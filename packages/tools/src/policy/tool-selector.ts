@@ -11,7 +11,8 @@ export function globMatcher(pattern: string): (name: string) => boolean {
   for (const character of pattern) {
     if (character === '*') source += '[\\s\\S]*';
     else if (character === '?') source += '[\\s\\S]';
-    else source += character.replace(/[\\^$.|+()[\]{}-]/g, '\\$&');
+    // Only the syntax characters are escaped: a `u` regex refuses `\-` outside a class.
+    else source += character.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
   }
   const regex = new RegExp(`${source}$`, 'u');
   return (name) => regex.test(name);

@@ -1,7 +1,7 @@
 import { createToolContext, type JsonObject, type ToolSpec } from '@toolfence/tools';
 import { describe, expect, it } from 'vitest';
-import { defaultInspectPolicy, parseInspectPolicy } from './inspect-policy.js';
-import { InspectUsageError } from './inspect-usage-error.js';
+import { defaultInspectPolicy, parseInspectPolicy } from './policy-file.js';
+import { PolicyFileError } from './policy-file-error.js';
 
 const context = createToolContext({ runId: 'test' });
 
@@ -91,7 +91,7 @@ describe('inspect policy files', () => {
     ['an empty tool pattern', { kind: 'rules', rules: [{ tool: '', decision: 'deny' }] }],
     ['a numeric reason', { kind: 'rules', rules: [{ tool: '*', decision: 'deny', reason: 1 }] }],
   ] as const)('refuses %s', ([, value]) => {
-    expect(() => parseInspectPolicy(value)).toThrow(InspectUsageError);
+    expect(() => parseInspectPolicy(value)).toThrow(PolicyFileError);
   });
 
   it('does not echo an unusual unknown key', () => {
