@@ -278,7 +278,8 @@ describe('serve enforces rules written with the server tool name', () => {
     const policy = await writePolicy('own-name.json', {
       kind: 'rules',
       rules: [
-        { tool: 'write_file', decision: 'deny', reason: 'the model does not write files' },
+        // A newline becomes a space and an invisible character is shown escaped.
+        { tool: 'write_file', decision: 'deny', reason: 'the model does not\nwrite files\u200b' },
         {
           tool: 'read_text_file',
           when: { path: { pathUnder: secret } },
@@ -297,7 +298,7 @@ describe('serve enforces rules written with the server tool name', () => {
         arguments: { path: target, content: 'nope' },
       });
       expect(write.isError).toBe(true);
-      expect(text(write)).toContain('(the model does not write files)');
+      expect(text(write)).toContain('(the model does not write files\\u{200b})');
       await expect(readFile(target)).rejects.toMatchObject({ code: 'ENOENT' });
       for (const path of [
         join(secret, 'key.txt'),
