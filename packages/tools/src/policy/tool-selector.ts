@@ -45,7 +45,9 @@ export function originOf(value: unknown): ToolOrigin | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { server, tool } = value as { server?: unknown; tool?: unknown };
   if (typeof tool !== 'string') return undefined;
-  return typeof server === 'string' ? { server, tool } : { tool };
+  // The registry checked it (no copy per call); a server of another type is left out.
+  if (server === undefined || typeof server === 'string') return value as ToolOrigin;
+  return { tool };
 }
 
 /** Compiles a selector (already checked: `tool` or `server` is a non-empty string). */
