@@ -34,8 +34,11 @@ function lexical(path: string): string | undefined {
   return `/${parts.join('/')}`;
 }
 
+/** Printable ASCII without capitals: NFKC and lower case leave it as it is. */
+const ALREADY_LOOSE = /^[\x20-\x40\x5b-\x7e]*$/;
+
 function loosen(path: string): string {
-  return path.normalize('NFKC').toLowerCase();
+  return ALREADY_LOOSE.test(path) ? path : path.normalize('NFKC').toLowerCase();
 }
 
 /** Checks and normalizes a `pathUnder` folder; undefined when it is not an absolute path. */
