@@ -125,33 +125,24 @@ describe('RuleBasedPolicy argument conditions', () => {
     request('fs__read_text_file', { server: 'files', tool: 'read_text_file' }, args);
   const multi = (args: JsonObject) =>
     request('fs__read_multiple_files', { server: 'files', tool: 'read_multiple_files' }, args);
-  const policy = new RuleBasedPolicy(
-    [
-      {
-        tool: 'read_text_file',
-        when: { path: { pathUnder: '/home/u/project/secrets' } },
-        decision: 'deny',
-        reason: 'no secrets',
-      },
-      {
-        tool: 'read_text_file',
-        when: { path: { pathUnder: '/home/u/project' } },
-        decision: 'allow',
-      },
-      {
-        tool: 'read_multiple_files',
-        when: { paths: { pathUnder: '/home/u/project/secrets' } },
-        decision: 'deny',
-        reason: 'no secrets',
-      },
-      {
-        tool: 'read_multiple_files',
-        when: { paths: { pathUnder: '/home/u/project' } },
-        decision: 'allow',
-      },
-    ],
-    { default: 'ask' },
-  );
+  // Per tool and argument: deny under the secrets, allow under the project, else the default.
+  const rules: PolicyRule[] = [
+    ['read_text_file', 'path'],
+    ['read_multiple_files', 'paths'],
+  ].flatMap(([tool, argument]) => [
+    {
+      tool: tool as string,
+      when: { [argument as string]: { pathUnder: '/home/u/project/secrets' } },
+      decision: 'deny' as const,
+      reason: 'no secrets',
+    },
+    {
+      tool: tool as string,
+      when: { [argument as string]: { pathUnder: '/home/u/project' } },
+      decision: 'allow' as const,
+    },
+  ]);
+  const policy = new RuleBasedPolicy(rules, { default: 'ask' });
 
   it.each<[string, AuthorizationRequest, string, string?]>([
     ['a file in the project is allowed', read({ path: '/home/u/project/a.md' }), 'allow'],
