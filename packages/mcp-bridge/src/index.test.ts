@@ -23,6 +23,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'unwrapClientFile',
         'GatewayConfigError',
         'GatewayStateError',
+        'PolicyFileError',
         'DEFAULT_APPROVAL_TIMEOUT_MS',
         'DEFAULT_APPROVAL_TIMEOUT_SECONDS',
         'DEFAULT_AUDIT_MAX_BYTES',

@@ -316,6 +316,7 @@ export {
   type ServerPins,
   type ServerReview,
 } from './gateway/pin-store.js';
+export { PolicyFileError } from './gateway/policy-file-error.js';
 export {
   DEFAULT_PIN_TABLE,
   PostgresPinStore,

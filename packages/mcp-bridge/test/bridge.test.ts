@@ -3,6 +3,7 @@ import {
   AllowAllAuthorizer,
   createToolContext,
   RiskPolicy,
+  RuleBasedPolicy,
   type SchemaValidator,
   ToolRegistry,
 } from '@toolfence/tools';
@@ -35,6 +36,35 @@ describe('bridgeTools with server-everything (stdio) in a ToolRegistry', () => {
     const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer(), tools });
     const result = await registry.invoke('ev__echo', { message: 'bridged' }, context);
     expect(result.content).toEqual([{ type: 'text', text: 'Echo: bridged' }]);
+    await registry.close?.();
+  });
+
+  it("names each tool's origin so rules match the server's own name or server plus name", async () => {
+    const prefixed = await bridgeTools(client, { prefix: 'ev', allow: ['get-sum'] });
+    expect(prefixed[0]?.spec.origin).toEqual({ server: 'ev', tool: 'get-sum' });
+    const named = await bridgeTools(client, {
+      prefix: 'ev',
+      server: 'everything',
+      allow: ['echo'],
+    });
+    expect(named[0]?.spec.origin).toEqual({ server: 'everything', tool: 'echo' });
+    const bare = await bridgeTools(client, { allow: ['echo'] });
+    expect(bare[0]?.spec.origin).toEqual({ tool: 'echo' });
+    await expect(bridgeTools(client, { server: '' })).rejects.toThrow(/server must be/);
+    const registry = new ToolRegistry({
+      authorizer: new RuleBasedPolicy(
+        [
+          { tool: 'echo', decision: 'deny', reason: 'own name' },
+          { server: 'everything', decision: 'allow' },
+        ],
+        { default: 'deny' },
+      ),
+      tools: named,
+    });
+    await expect(registry.invoke('ev__echo', { message: 'x' }, context)).rejects.toMatchObject({
+      code: 'POLICY_PERMISSION_DENIED',
+      details: { reason: 'own name' },
+    });
     await registry.close?.();
   });
 

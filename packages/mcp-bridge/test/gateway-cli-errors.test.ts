@@ -86,7 +86,7 @@ describe('serve and pin: errors that say where and why (issue 36, smaller)', () 
     await writeFile(join(folder, 'policy.json'), policy);
     const result = await cli(['serve', '--config', 'toolfence.json', '--policy', 'policy.json']);
     expect(result.code).toBe(1);
-    expect(result.err).toContain('(GATEWAY_POLICY)');
+    expect(result.err).toContain('(POLICY_FILE_INVALID)');
     expect(result.err).not.toContain('INSPECT_USAGE');
     expect(result.err).toContain(join(folder, 'policy.json'));
     expect(result.err).toContain(message);
@@ -97,7 +97,7 @@ describe('serve and pin: errors that say where and why (issue 36, smaller)', () 
     const result = await cli(['serve', '--config', 'toolfence.json', '--policy', 'nope.json']);
     expect(result.code).toBe(1);
     expect(result.err).toContain(`--policy ${join(folder, 'nope.json')}`);
-    expect(result.err).toContain('(GATEWAY_POLICY)');
+    expect(result.err).toContain('(POLICY_FILE_INVALID)');
   });
 
   it.each([

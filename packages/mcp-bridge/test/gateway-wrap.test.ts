@@ -816,7 +816,7 @@ describe('wrap writes what runs (issue 36)', { timeout: 60_000 }, () => {
     await writeFile(policy, '{"kind":"nope"}');
     const refused = await wrapClaude(['--policy', policy, '--no-check']);
     expect(refused.code).toBe(1);
-    expect(refused.err).toContain('(GATEWAY_POLICY)');
+    expect(refused.err).toContain('(POLICY_FILE_INVALID)');
     expect(refused.err).toContain(policy);
   });
 });

@@ -440,6 +440,10 @@ describe('toolfence-mcp usage errors', () => {
     ['--env with a URL', ['--env', 'FOO', '--url', 'http://127.0.0.1:9/mcp']],
     ['--env with an invalid name', ['--env', '1FOO=bar', '--', 'node']],
     ['a missing policy file', ['--policy', 'missing.json', '--', 'node']],
+    ['--namespace without --server', ['--namespace', 'fs', '--', 'node']],
+    ['a namespace with __', ['--server', 'files', '--namespace', 'f__s', '--', 'node']],
+    ['a server name that is no namespace', ['--server', 'my files', '--', 'node']],
+    ['--server twice', ['--server', 'a', '--server', 'b', '--', 'node']],
   ] as const)('exits 2 for %s', async ([, argv]) => {
     const result = await inspect(argv, dir);
     expect(result.code).toBe(2);

@@ -17,6 +17,7 @@ export {
   type Tool,
   type ToolContext,
   type ToolEffect,
+  type ToolOrigin,
   type ToolResult,
   type ToolSpec,
   textResult,
@@ -119,6 +120,11 @@ export { PermissionDeniedError } from './registry/permission-denied-error.js';
 
 // Authorization policies (src/policy)
 
+export {
+  ARGUMENT_CONDITION_OPERATORS,
+  type ArgumentCondition,
+  type ArgumentConditions,
+} from './policy/argument-conditions.js';
 export { AllowAllAuthorizer } from './policy/authorizer.js';
 export {
   type BudgetedTool,
@@ -131,6 +137,7 @@ export {
   withBudget,
 } from './policy/call-budget.js';
 export { firstDecisive, strictest } from './policy/combinators.js';
+export { MAX_CHECKED_PATH_LENGTH } from './policy/path-under.js';
 export {
   DEFAULT_CONTENT_TRUST_THRESHOLDS,
   DEFAULT_RISK_THRESHOLDS,
@@ -139,11 +146,13 @@ export {
   type RiskThresholds,
 } from './policy/risk-policy.js';
 export {
+  POLICY_RULE_KEYS,
   type PolicyRule,
   RuleBasedPolicy,
   type RuleBasedPolicyOptions,
-  toolMatcher,
+  type UnmatchedRule,
 } from './policy/rule-based-policy.js';
+export { type ToolIdentity, toolMatcher } from './policy/tool-selector.js';
 
 // Built-in tools (src/builtin) — issue 5
 

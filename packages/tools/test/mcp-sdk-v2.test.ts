@@ -39,6 +39,7 @@ async function discoverAndCall(client: object, server: string): Promise<unknown>
     const { tools } = await registry.discoverTools(server);
     const echo = tools.find((tool) => tool.serverToolName === 'echo');
     expect(echo?.spec.name).toBe(`mcp__${server}__echo`);
+    expect(echo?.spec.origin).toEqual({ server, tool: 'echo' });
     return (await echo?.invoke({ message: 'v2' }, context))?.content;
   } finally {
     await registry.close();

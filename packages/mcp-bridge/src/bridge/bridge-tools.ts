@@ -55,6 +55,13 @@ export interface BridgeToolsOptions {
    * one registry need prefixes; a name used twice fails the registration either way.
    */
   readonly prefix?: string;
+  /**
+   * The server's name as the host knows it (a gateway config's key), written to each tool's
+   * `spec.origin.server` with the remote name as `spec.origin.tool`, so a `RuleBasedPolicy` rule
+   * can name the tool by its own name or by `server` plus name. Default the `prefix` (none
+   * without one: rules with `server` then never match).
+   */
+  readonly server?: string;
   /** Remote names to bridge; default all. */
   readonly allow?: readonly string[];
   /** Remote names never bridged (wins over `allow`). Default none. */
@@ -253,6 +260,13 @@ export async function bridgeTools(
   const validator = options.validator ?? sharedValidator();
   const limits = options.resultLimits ?? DEFAULT_MCP_LIMITS;
   const prefix = options.prefix;
+  if (
+    options.server !== undefined &&
+    (typeof options.server !== 'string' || options.server === '')
+  ) {
+    throw new BridgeConfigurationError('server must be a non-empty string');
+  }
+  const server = options.server ?? prefix;
   // Validates the prefix (mcpToolName refuses an invalid namespace).
   if (prefix !== undefined) {
     try {
@@ -295,10 +309,7 @@ export async function bridgeTools(
     }
   }
   for (const info of selected) {
-    const localName =
-      prefix === undefined
-        ? safeToolName(info.name)
-        : mcpToolName(prefix, info.name).slice('mcp__'.length);
+    const localName = bridgedToolName(prefix, info.name);
     if (names.has(localName)) {
       throw new BridgeConfigurationError('Two server tools map to the same registry name', {
         details: { tool: localName },
@@ -316,6 +327,7 @@ export async function bridgeTools(
         approvalRisk,
         approve: options.approve,
         prefix,
+        server,
       });
     } catch (error) {
       // One unbridgeable tool is left out and reported; the others are bridged.
@@ -342,6 +354,16 @@ export async function bridgeTools(
     tools.push(tool);
   }
   return Object.freeze(tools);
+}
+
+/**
+ * The registry name {@link bridgeTools} gives a server tool: `<prefix>__<remote>`, or the remote
+ * name alone without a prefix (an unsafe or long name cleaned and suffixed with a hash).
+ */
+export function bridgedToolName(prefix: string | undefined, remoteName: string): string {
+  return prefix === undefined
+    ? safeToolName(remoteName)
+    : mcpToolName(prefix, remoteName).slice('mcp__'.length);
 }
 
 /** A remote name as a registry name without a prefix: as is when safe, else cleaned plus a hash. */
@@ -403,6 +425,7 @@ interface BridgeOneOptions {
   readonly approvalRisk: RiskLevel | 'none';
   readonly approve: BridgeToolsOptions['approve'];
   readonly prefix: string | undefined;
+  readonly server: string | undefined;
 }
 
 function bridgeOne(
@@ -470,6 +493,11 @@ function bridgeOne(
     ...(annotations === undefined ? {} : { annotations }),
     ...(contract === undefined ? {} : { contract }),
     effect: reading.effect,
+    origin: Object.freeze(
+      options.server === undefined
+        ? { tool: remoteName }
+        : { server: options.server, tool: remoteName },
+    ),
   });
   async function invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
     let verdict: ReturnType<SchemaValidator['validate']>;

@@ -1,4 +1,4 @@
-import type { InspectPolicySummary } from './inspect-policy.js';
+import type { InspectPolicySummary } from '../gateway/policy-file.js';
 import type { InspectReport } from './inspect-report.js';
 
 // C0 and C1 controls (escape sequences start here), DEL, and bidirectional overrides.

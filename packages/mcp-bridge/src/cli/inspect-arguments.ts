@@ -11,6 +11,13 @@ export interface InspectArguments {
   readonly target: InspectTarget | undefined;
   readonly json: boolean;
   readonly policyFile: string | undefined;
+  /**
+   * `--server NAME`: the server's name in the gateway config, so rules with `server` (and the
+   * offered names `NAMESPACE__tool`) are judged as `serve` judges them.
+   */
+  readonly server?: string;
+  /** `--namespace NS`: the config's `namespace` of that server. Default the `--server` name. */
+  readonly namespace?: string;
   /** Milliseconds for the handshake and for each answer (`--timeout-ms`). */
   readonly timeoutMs: number;
   /** `--env NAME` (copied from the environment) or `--env NAME=VALUE`, in order. */
@@ -23,6 +30,8 @@ export const DEFAULT_INSPECT_TIMEOUT_MS = 15_000;
 export const MAX_INSPECT_TIMEOUT_MS = 600_000;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A gateway namespace, as the config accepts it. */
+const NAMESPACE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,23}$/;
 
 function usage(message: string): InspectUsageError {
   return new InspectUsageError(message);
@@ -35,6 +44,8 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
   let command: string[] | undefined;
   let json = false;
   let policyFile: string | undefined;
+  let server: string | undefined;
+  let namespace: string | undefined;
   let timeoutMs = DEFAULT_INSPECT_TIMEOUT_MS;
   const env: { name: string; value?: string }[] = [];
   const seen = new Set<string>();
@@ -91,6 +102,18 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
         policyFile = value();
         if (policyFile === '') throw usage('--policy needs a file name');
         break;
+      case '--server':
+        once();
+        server = value();
+        if (server === '') throw usage('--server needs a name');
+        break;
+      case '--namespace':
+        once();
+        namespace = value();
+        if (!NAMESPACE.test(namespace) || namespace.includes('__')) {
+          throw usage('--namespace is 1-24 of letters, digits, "-" and "_" (no "__")');
+        }
+        break;
       case '--timeout':
         throw usage(
           '--timeout was renamed to --timeout-ms (milliseconds; multiply a value in seconds by 1000)',
@@ -122,7 +145,21 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
     }
   }
 
-  if (help) return { help, target: undefined, json, policyFile, timeoutMs, env };
+  const naming = {
+    ...(server === undefined ? {} : { server }),
+    ...(namespace === undefined ? {} : { namespace }),
+  };
+  if (help) return { help, target: undefined, json, policyFile, ...naming, timeoutMs, env };
+  if (namespace !== undefined && server === undefined) {
+    throw usage('--namespace goes with --server');
+  }
+  if (
+    server !== undefined &&
+    namespace === undefined &&
+    (!NAMESPACE.test(server) || server.includes('__'))
+  ) {
+    throw usage('--server is not a valid namespace: give --namespace as in the gateway config');
+  }
   if (url !== undefined && command !== undefined) {
     throw usage('Give either --url or a command after "--", not both');
   }
@@ -136,5 +173,5 @@ export function parseInspectArguments(argv: readonly string[]): InspectArguments
     url !== undefined
       ? { kind: 'url', url }
       : { kind: 'command', command: Object.freeze([...(command as string[])]) };
-  return { help, target, json, policyFile, timeoutMs, env };
+  return { help, target, json, policyFile, ...naming, timeoutMs, env };
 }

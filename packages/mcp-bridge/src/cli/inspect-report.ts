@@ -16,6 +16,7 @@ import {
   type ToolEffect,
   type ToolSpec,
 } from '@toolfence/tools';
+import { bridgedToolName } from '../bridge/bridge-tools.js';
 import { BridgeSchemaError } from '../bridge/errors.js';
 import {
   authoritativeSchema,
@@ -24,7 +25,7 @@ import {
 } from '../bridge/schema-authority.js';
 import type { McpClient } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
-import type { InspectPolicy, InspectPolicySummary } from './inspect-policy.js';
+import type { InspectPolicy, InspectPolicySummary } from '../gateway/policy-file.js';
 
 /** A schema the bridge would refuse to give authority to, and why. */
 export interface InspectSchemaProblem {
@@ -38,6 +39,8 @@ export interface InspectSchemaProblem {
 /** One tool of the report. Server text (title, description) is untrusted. */
 export interface InspectedTool {
   readonly name: string;
+  /** The name `toolfence-mcp serve` offers it under (`NAMESPACE__tool`), with `--server`. */
+  readonly offeredName?: string;
   readonly title?: string;
   readonly description?: string;
   readonly risk: RiskLevel;
@@ -134,15 +137,25 @@ export function checkToolSchemas(
   return { inputSchema, problems };
 }
 
+/** How `serve` would name a server's tools: its config name and namespace (`--server`). */
+export interface InspectNaming {
+  readonly server: string;
+  readonly namespace: string;
+}
+
 async function judge(
   policy: InspectPolicy,
   info: McpToolInfo,
   inputSchema: JsonObject,
   declared: ToolContract | undefined,
   context: ToolContext,
+  toolName: string,
+  naming: InspectNaming | undefined,
 ): Promise<InspectedTool['policy']> {
+  // The same identity `serve` gives the bridged tool: offered name and origin (server, own name).
   const spec: ToolSpec = {
-    name: info.name,
+    name: toolName,
+    origin: naming === undefined ? { tool: info.name } : { server: naming.server, tool: info.name },
     description: info.description ?? info.title ?? `MCP tool ${info.name}`,
     inputSchema,
     ...(info.annotations === undefined ? {} : { annotations: info.annotations as JsonObject }),
@@ -152,7 +165,7 @@ async function judge(
     declared === undefined ? 'unknown' : declared.risk === 'read-only' ? 'read' : 'write';
   try {
     const decision = await policy.authorizer.authorize({
-      toolName: info.name,
+      toolName,
       args: NO_ARGUMENTS,
       context,
       spec,
@@ -168,12 +181,21 @@ async function judge(
   }
 }
 
+function offeredNameOf(naming: InspectNaming, remoteName: string): string | undefined {
+  try {
+    return bridgedToolName(naming.namespace, remoteName);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Inspects one tool: its contract, the policy's answer, and its schema problems. */
 export async function inspectTool(
   info: McpToolInfo,
   policy: InspectPolicy,
   validator: AjvSchemaValidator,
   context: ToolContext,
+  naming?: InspectNaming,
 ): Promise<InspectedTool> {
   // The listing keeps `annotations` and `_meta` as sent, so both declaration places are read.
   const reading = readContract({
@@ -184,9 +206,19 @@ export async function inspectTool(
   });
   const { inputSchema, problems } = checkToolSchemas(info, validator);
   const declared = reading.source === 'declared' ? reading.contract : undefined;
-  const verdict = await judge(policy, info, inputSchema ?? NO_ARGUMENTS_SCHEMA, declared, context);
+  const offeredName = naming === undefined ? undefined : offeredNameOf(naming, info.name);
+  const verdict = await judge(
+    policy,
+    info,
+    inputSchema ?? NO_ARGUMENTS_SCHEMA,
+    declared,
+    context,
+    offeredName ?? info.name,
+    naming,
+  );
   return {
     name: info.name,
+    ...(offeredName === undefined ? {} : { offeredName }),
     ...(info.title === undefined ? {} : { title: info.title }),
     ...(info.description === undefined ? {} : { description: info.description }),
     risk: reading.contract.risk,
@@ -204,6 +236,7 @@ export async function buildInspectReport(
   client: McpClient,
   policy: InspectPolicy,
   transport: InspectReport['transport'],
+  naming?: InspectNaming,
 ): Promise<InspectReport> {
   await client.connect();
   const capabilities = client.serverCapabilities ?? {};
@@ -213,7 +246,9 @@ export async function buildInspectReport(
   const validator = new AjvSchemaValidator();
   const context = createToolContext({ runId: 'toolfence-mcp-inspect' });
   const tools: InspectedTool[] = [];
-  for (const info of listing.tools) tools.push(await inspectTool(info, policy, validator, context));
+  for (const info of listing.tools) {
+    tools.push(await inspectTool(info, policy, validator, context, naming));
+  }
   const version = client.serverVersion;
   return {
     server: version === undefined ? null : { name: version.name, version: version.version },

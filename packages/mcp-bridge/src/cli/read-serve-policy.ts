@@ -1,14 +1,17 @@
 import { isAbsolute, resolve } from 'node:path';
-import { GatewayConfigError } from '../gateway/errors.js';
-import { McpBridgeError } from '../mcp-bridge-error.js';
+import {
+  defaultInspectPolicy,
+  type InspectPolicy,
+  loadInspectPolicy,
+} from '../gateway/policy-file.js';
+import { PolicyFileError } from '../gateway/policy-file-error.js';
 import type { CliIo } from './cli-io.js';
-import { defaultInspectPolicy, type InspectPolicy, loadInspectPolicy } from './inspect-policy.js';
 import { shownPath } from './read-file.js';
 
 /**
  * The policy of `serve` (and of what `wrap` writes): `--policy FILE`, or RiskPolicy's defaults.
- * A file that cannot be read or used is a {@link GatewayConfigError} with the code
- * `GATEWAY_POLICY` naming the file (not `inspect`'s usage code).
+ * A file that cannot be read or used is a {@link PolicyFileError} (`POLICY_FILE_INVALID`, the
+ * same code `inspect` gives) whose message starts with the file's path.
  */
 export async function readServePolicy(
   policy: string | undefined,
@@ -19,11 +22,10 @@ export async function readServePolicy(
   try {
     return await loadInspectPolicy(path);
   } catch (error) {
-    const message = McpBridgeError.isInstance(error) ? error.message : 'cannot be used';
-    throw new GatewayConfigError(`--policy ${shownPath(path)}: ${message}`, {
-      code: 'GATEWAY_POLICY',
-      cause: McpBridgeError.isInstance(error) ? error.cause : error,
-      details: { at: path },
+    if (!PolicyFileError.isInstance(error)) throw error;
+    throw new PolicyFileError(`--policy ${shownPath(path)}: ${error.message}`, {
+      cause: error.cause,
+      details: { ...error.details, file: path },
     });
   }
 }

@@ -13,6 +13,11 @@ import {
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
+import {
+  defaultInspectPolicy,
+  loadInspectPolicy,
+  warnUnmatchedRules,
+} from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import {
   connectionStoreFromUrl,
@@ -253,6 +258,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     });
     if (parsed.observe || settings.observe === true) io.err(OBSERVE_BANNER);
     await gateway.start();
+    warnUnmatchedRules(policy, gateway.offeredTools(), (line) =>
+      io.err(`toolfence-mcp: ${line}\n`),
+    );
   } catch (error) {
     await release();
     return fail(io, error);
@@ -277,6 +285,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       });
       current = next.config;
       io.err(`toolfence-mcp: reloaded (${why}): ${gateway.toolNames().length} tool(s)\n`);
+      warnUnmatchedRules(policy, gateway.offeredTools(), (line) =>
+        io.err(`toolfence-mcp: ${line}\n`),
+      );
     } catch (error) {
       io.err(
         `toolfence-mcp: reload refused, the running config stays: ${safeFailureMessage(error)}\n`,

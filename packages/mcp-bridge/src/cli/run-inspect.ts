@@ -3,10 +3,16 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { NonPublicAddress } from '@toolfence/tools/net';
 import { ClientConfigurationError } from '../client/errors.js';
 import { McpClient, type McpClientOptions } from '../client/mcp-client.js';
+import {
+  defaultInspectPolicy,
+  type InspectPolicy,
+  loadInspectPolicy,
+  warnUnmatchedRules,
+} from '../gateway/policy-file.js';
+import { PolicyFileError } from '../gateway/policy-file-error.js';
 import type { CliIo } from './cli-io.js';
 import { formatInspectReport } from './format-report.js';
 import { type InspectArguments, parseInspectArguments } from './inspect-arguments.js';
-import { defaultInspectPolicy, type InspectPolicy, loadInspectPolicy } from './inspect-policy.js';
 import { buildInspectReport } from './inspect-report.js';
 import { InspectUsageError } from './inspect-usage-error.js';
 
@@ -50,7 +56,14 @@ Options:
                           "contentTrust":{"allowUpTo":"untrusted","askUpTo":"prompt-injection-prone"},
                           "undeclared":"heuristic"}
                          {"kind":"rules","rules":[{"tool":"delete_*","decision":"deny"}],"default":"ask"}
-                       At most 1 MiB.
+                       A rule names a tool by the server's own name (any server), by the offered
+                       name SERVER__tool, or by "server" plus a name; "when" adds conditions on
+                       arguments (a call's arguments are not known here: judged as absent).
+                       The same file and matching as "serve --policy". At most 1 MiB.
+  --server NAME        The server's name in the gateway config, so rules with "server" and
+                       offered names are judged as serve judges them (the report shows each
+                       tool's offered name).
+  --namespace NS       The server's "namespace" in the gateway config (default the NAME).
   --timeout-ms MS      Handshake and per-answer timeout, in milliseconds. Default 15000.
   --env NAME[=VALUE]   Pass one more variable to a stdio server (repeatable).
   -h, --help           Show this help.
@@ -164,7 +177,11 @@ export async function runInspect(argv: readonly string[], io: CliIo): Promise<nu
     }
     client = new McpClient(clientOptions(parsed, io));
   } catch (error) {
-    if (error instanceof InspectUsageError || error instanceof ClientConfigurationError) {
+    if (
+      error instanceof InspectUsageError ||
+      error instanceof ClientConfigurationError ||
+      PolicyFileError.isInstance(error)
+    ) {
       io.err(`toolfence-mcp: ${safeFailureMessage(error)}\n`);
       io.err('Run "toolfence-mcp inspect --help" for usage.\n');
       return EXIT_CODES.usage;
@@ -173,10 +190,24 @@ export async function runInspect(argv: readonly string[], io: CliIo): Promise<nu
     return EXIT_CODES.failure;
   }
   try {
+    const naming =
+      parsed.server === undefined
+        ? undefined
+        : { server: parsed.server, namespace: parsed.namespace ?? parsed.server };
     const report = await buildInspectReport(
       client,
       policy,
       parsed.target?.kind === 'url' ? 'streamable-http' : 'stdio',
+      naming,
+    );
+    warnUnmatchedRules(
+      policy,
+      report.tools.map((tool) => ({
+        name: tool.offeredName ?? tool.name,
+        origin:
+          naming === undefined ? { tool: tool.name } : { server: naming.server, tool: tool.name },
+      })),
+      (line) => io.err(`toolfence-mcp: ${line}\n`),
     );
     io.out(parsed.json ? `${JSON.stringify(report, null, 2)}\n` : formatInspectReport(report));
     return EXIT_CODES.ok;

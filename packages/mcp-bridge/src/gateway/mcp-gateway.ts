@@ -20,6 +20,7 @@ import {
   type PermissionDecision,
   type Tool,
   type ToolContext,
+  type ToolIdentity,
   ToolRegistry,
   type ToolResult,
   ToolsError,
@@ -416,6 +417,14 @@ export class McpGateway {
     return [...this.#offered.keys()].sort();
   }
 
+  /** The offered tools as a policy sees them: offered name and origin (server, own name). */
+  offeredTools(): ToolIdentity[] {
+    return [...this.#offered.entries()].map(([name, offered]) => ({
+      name,
+      origin: offered.tool.spec.origin,
+    }));
+  }
+
   /** Upstream clients still open, retired ones waiting for their last call included. */
   get openUpstreams(): number {
     return this.#open.size;
@@ -501,6 +510,8 @@ export class McpGateway {
         pinsChanged ||= review.changed;
         const bridged = await bridgeTools(upstream.client, {
           prefix: server.namespace as string,
+          // Rules name a tool by its own name, by `server` (this config key) or the offered name.
+          server: name,
           ...(server.allow === undefined ? {} : { allow: server.allow }),
           deny: [...(server.deny ?? []), ...review.hidden.keys()],
         });
@@ -899,7 +910,7 @@ export class McpGateway {
             : denied
               ? decision === 'ask'
                 ? `The call to ${name} was not approved by the user, so it did not run.`
-                : `The call to ${name} is denied by the gateway's policy, so it did not run.`
+                : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
               : overBudget
                 ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
                 : `The call to ${name} failed before it reached the server (${code}).`,
@@ -958,6 +969,20 @@ function listedDefinition(
     ...(spec.outputSchema === undefined ? {} : { outputSchema: spec.outputSchema }),
     ...(spec.annotations === undefined ? {} : { annotations: spec.annotations }),
   });
+}
+
+/** Longest policy reason shown to the model, in characters. */
+const MAX_REASON_CHARS = 300;
+
+/** The policy's reason for a denial (the rule's `reason`), escaped and bounded for the model. */
+function denialReason(error: unknown): string {
+  const reason = (error as { details?: { reason?: unknown } }).details?.reason;
+  if (typeof reason !== 'string' || reason === '') return 'no reason given';
+  // Control characters (a newline, an escape sequence) become spaces; invisible ones are shown.
+  const shown = Array.from(escapeInvisible(reason), (char) =>
+    (char.codePointAt(0) as number) < 0x20 || char === '\u007f' ? ' ' : char,
+  ).join('');
+  return shown.length > MAX_REASON_CHARS ? `${shown.slice(0, MAX_REASON_CHARS)}…` : shown;
 }
 
 /** Which budget limit refused a call, from `BudgetExceededError.details` (safe to show). */

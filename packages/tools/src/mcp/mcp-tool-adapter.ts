@@ -55,6 +55,8 @@ export class McpToolAdapter implements Tool {
       ...(descriptor.annotations === undefined ? {} : { annotations: descriptor.annotations }),
       ...(reading.contract === undefined ? {} : { contract: reading.contract }),
       effect: reading.effect,
+      // Rules name it by its own name on the server, or by the server plus that name.
+      origin: Object.freeze({ server: connection.name, tool: descriptor.name }),
     });
   }
 

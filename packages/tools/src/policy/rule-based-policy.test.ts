@@ -3,7 +3,8 @@ import type { AuthorizationRequest } from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import type { JsonObject, ToolSpec } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
-import { RuleBasedPolicy, toolMatcher } from './rule-based-policy.js';
+import { RuleBasedPolicy } from './rule-based-policy.js';
+import { toolMatcher } from './tool-selector.js';
 
 function request(
   toolName: string,
@@ -53,6 +54,8 @@ describe('RuleBasedPolicy', () => {
     ['question mark is not two', 'tool?', 'tool12', false],
     ['regex characters are literal', 'a.b+(c)', 'a.b+(c)', true],
     ['dot is not a wildcard', 'a.b', 'axb', false],
+    ['a dash in a glob is literal', 'get-*', 'get-sum', true],
+    ['a dash in a glob is not a range', 'a-*', 'b', false],
   ])('matches tool patterns: %s', (_label, pattern, name, expected) => {
     expect(toolMatcher(pattern)(name)).toBe(expected);
   });

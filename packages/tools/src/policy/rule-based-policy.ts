@@ -8,22 +8,63 @@ import {
 } from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { checkOptionKeys } from '../registry/option-keys.js';
+import {
+  type ArgumentConditions,
+  type CompiledConditions,
+  compileArgumentConditions,
+} from './argument-conditions.js';
+import { compileToolSelector, originOf, type ToolIdentity } from './tool-selector.js';
+
+/** The keys a {@link PolicyRule} may have. */
+export const POLICY_RULE_KEYS: readonly string[] = Object.freeze([
+  'tool',
+  'server',
+  'operation',
+  'when',
+  'decision',
+  'reason',
+]);
 
 /** One rule of a {@link RuleBasedPolicy}. A rule matches when every given condition holds. */
 export interface PolicyRule {
-  /** Tool name: exact, `*` for any, or a glob (`*` any run of characters, `?` one character). */
-  readonly tool: string;
+  /**
+   * Tool name or glob (`*` any run of characters, `?` one character; `*` alone for any). With
+   * `__` it is the registry name (a gateway's offered `server__tool`); without, the tool's own
+   * name on its server (`spec.origin.tool`, any server; a local tool's registry name). Required
+   * unless `server` is given (then default `*`).
+   */
+  readonly tool?: string;
+  /**
+   * Server name or glob (`spec.origin.server`): the rule matches only tools of that server, and
+   * `tool` is their own name. A tool without an origin never matches.
+   */
+  readonly server?: string;
   /**
    * The call's operation (compared case-insensitively), one value or a list. A rule with
    * `operation` only matches calls whose operation argument is a string.
    */
   readonly operation?: string | readonly string[];
-  /** A further condition on the call (its context, arguments, effect). Throwing denies. */
-  readonly when?: (request: AuthorizationRequest) => boolean;
+  /**
+   * A further condition on the call: a predicate (throwing denies), or declarative
+   * {@link ArgumentConditions}. A declarative condition that cannot be evaluated (argument
+   * missing, wrong type, a path it cannot decide) does not match an `allow` rule and does match a
+   * `deny` or `ask` rule.
+   */
+  readonly when?: ((request: AuthorizationRequest) => boolean) | ArgumentConditions;
   /** The verdict when this rule is the first to match. */
   readonly decision: PermissionVerdict;
-  /** Log-safe reason carried by the decision. Default `rule <index>`. */
+  /** Log-safe reason carried by the decision (the gateway shows it to the model). Default `rule <index>`. */
   readonly reason?: string;
+}
+
+/** A rule that names no tool of a listing (see {@link RuleBasedPolicy.unmatchedRules}). */
+export interface UnmatchedRule {
+  /** The rule's index in the list. */
+  readonly index: number;
+  /** Its `tool`, if given. */
+  readonly tool?: string;
+  /** Its `server`, if given. */
+  readonly server?: string;
 }
 
 /** Options of {@link RuleBasedPolicy}. */
@@ -38,15 +79,21 @@ export interface RuleBasedPolicyOptions {
 }
 
 interface CompiledRule {
-  readonly matchTool: (name: string) => boolean;
+  readonly matchTool: (identity: ToolIdentity) => boolean;
+  readonly tool: string | undefined;
+  readonly server: string | undefined;
   readonly operations: readonly string[] | undefined;
   readonly when: ((request: AuthorizationRequest) => boolean) | undefined;
+  readonly conditions: CompiledConditions | undefined;
   readonly decision: PermissionDecision;
+  /** The decision when a declarative condition cannot be evaluated (deny and ask rules). */
+  readonly undecided: PermissionDecision;
 }
 
 /**
- * First-match rules on tool name, operation and an optional predicate. Rules are checked once at
- * construction ({@link ConfigurationError}); with no match the `default` applies (`deny`).
+ * First-match rules on tool name (both forms, see {@link PolicyRule.tool}), server, operation and
+ * a condition. Rules are checked once at construction ({@link ConfigurationError}, also for an
+ * unknown key); with no match the `default` applies (`deny`).
  */
 export class RuleBasedPolicy implements Authorizer {
   readonly #rules: readonly CompiledRule[];
@@ -85,8 +132,12 @@ export class RuleBasedPolicy implements Authorizer {
   authorize(request: AuthorizationRequest): PermissionDecision {
     let operation: string | undefined;
     let operationRead = false;
+    const identity: ToolIdentity = {
+      name: request.toolName,
+      origin: originOf(request.spec?.origin),
+    };
     for (const rule of this.#rules) {
-      if (!rule.matchTool(request.toolName)) continue;
+      if (!rule.matchTool(identity)) continue;
       if (rule.operations !== undefined) {
         if (!operationRead) {
           operation = this.#operationOf(request);
@@ -103,9 +154,35 @@ export class RuleBasedPolicy implements Authorizer {
         }
         if (!holds) continue;
       }
+      if (rule.conditions !== undefined) {
+        const allow = rule.decision.verdict === 'allow';
+        const result = rule.conditions(request.args, allow ? 'every' : 'some');
+        if (result === false) continue;
+        if (result === 'unknown') {
+          if (allow) continue;
+          return rule.undecided;
+        }
+      }
       return rule.decision;
     }
     return this.#default;
+  }
+
+  /**
+   * The rules whose tool selector names none of `tools` (conditions are not looked at): a typo, a
+   * server's own name given with the wrong server, a tool the server no longer lists.
+   */
+  unmatchedRules(tools: readonly ToolIdentity[]): UnmatchedRule[] {
+    const unmatched: UnmatchedRule[] = [];
+    for (const [index, rule] of this.#rules.entries()) {
+      if (tools.some((tool) => rule.matchTool(tool))) continue;
+      unmatched.push({
+        index,
+        ...(rule.tool === undefined ? {} : { tool: rule.tool }),
+        ...(rule.server === undefined ? {} : { server: rule.server }),
+      });
+    }
+    return unmatched;
   }
 
   #operationOf(request: AuthorizationRequest): string | undefined {
@@ -122,15 +199,25 @@ function isVerdict(value: unknown): value is PermissionVerdict {
 }
 
 function compileRule(rule: PolicyRule, index: number): CompiledRule {
+  const at = `rules[${index}]`;
   const fail = (what: string): never => {
-    throw new ConfigurationError(`rules[${index}]: ${what}`, {
-      details: { option: `rules[${index}]` },
-    });
+    throw new ConfigurationError(`${at}: ${what}`, { details: { option: at } });
   };
-  if (typeof rule !== 'object' || rule === null) fail('must be an object');
-  if (typeof rule.tool !== 'string' || rule.tool === '') fail('tool must be a non-empty string');
+  if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) fail('must be an object');
+  checkOptionKeys(
+    rule,
+    POLICY_RULE_KEYS,
+    `RuleBasedPolicy ${at}`,
+    (message, key) => new ConfigurationError(message, { details: { option: `${at}.${key}` } }),
+  );
+  if (rule.tool !== undefined && (typeof rule.tool !== 'string' || rule.tool === '')) {
+    fail('tool must be a non-empty string');
+  }
+  if (rule.server !== undefined && (typeof rule.server !== 'string' || rule.server === '')) {
+    fail('server must be a non-empty string');
+  }
+  if (rule.tool === undefined && rule.server === undefined) fail('give tool, server or both');
   if (!isVerdict(rule.decision)) fail("decision must be 'allow', 'deny' or 'ask'");
-  if (rule.when !== undefined && typeof rule.when !== 'function') fail('when must be a function');
   if (rule.reason !== undefined && typeof rule.reason !== 'string') fail('reason must be a string');
   let operations: readonly string[] | undefined;
   if (rule.operation !== undefined) {
@@ -142,24 +229,23 @@ function compileRule(rule: PolicyRule, index: number): CompiledRule {
     }
     operations = (list as readonly string[]).map((item) => item.toLowerCase());
   }
+  const predicate = typeof rule.when === 'function' ? rule.when : undefined;
+  const conditions =
+    rule.when === undefined || predicate !== undefined
+      ? undefined
+      : compileArgumentConditions(rule.when, `${at}.when`);
+  const reason = rule.reason ?? `rule ${index}`;
   return {
-    matchTool: toolMatcher(rule.tool),
+    matchTool: compileToolSelector({ tool: rule.tool, server: rule.server }),
+    tool: rule.tool,
+    server: rule.server,
     operations,
-    when: rule.when,
-    decision: permission(rule.decision, rule.reason ?? `rule ${index}`),
+    when: predicate,
+    conditions,
+    decision: permission(rule.decision, reason),
+    undecided: permission(
+      rule.decision,
+      `${reason} (a condition on the arguments could not be evaluated)`,
+    ),
   };
-}
-
-/** `*` → any; no wildcard → exact; else a glob anchored at both ends. */
-export function toolMatcher(pattern: string): (name: string) => boolean {
-  if (pattern === '*') return () => true;
-  if (!/[*?]/.test(pattern)) return (name) => name === pattern;
-  let source = '^';
-  for (const character of pattern) {
-    if (character === '*') source += '[\\s\\S]*';
-    else if (character === '?') source += '[\\s\\S]';
-    else source += character.replace(/[\\^$.|+()[\]{}-]/g, '\\$&');
-  }
-  const regex = new RegExp(`${source}$`, 'u');
-  return (name) => regex.test(name);
 }

@@ -781,6 +781,7 @@ export class ToolRegistry {
         details: { tool: name, option: 'spec.operationArgument' },
       });
     }
+    if (spec.origin !== undefined) checkOrigin(spec.origin, name);
     try {
       this.#validator.prepare(spec.inputSchema);
     } catch (error) {
@@ -1450,6 +1451,23 @@ function startFailed(name: string, cause: unknown): ToolStartError {
 function checkOptionalFunction(value: unknown, option: string): void {
   if (value !== undefined && typeof value !== 'function') {
     throw new ConfigurationError(`${option} must be a function`, { details: { option } });
+  }
+}
+
+/** `spec.origin`: an object with a non-empty string `tool` and an optional string `server`. */
+function checkOrigin(origin: unknown, name: string): void {
+  const record = origin as { server?: unknown; tool?: unknown } | null;
+  if (
+    typeof record !== 'object' ||
+    record === null ||
+    typeof record.tool !== 'string' ||
+    record.tool === '' ||
+    (record.server !== undefined && typeof record.server !== 'string')
+  ) {
+    throw new ConfigurationError(
+      `Tool ${quote(name)}: spec.origin must be { tool: string, server?: string }`,
+      { details: { tool: name, option: 'spec.origin' } },
+    );
   }
 }
 

@@ -76,6 +76,20 @@ export interface ToolSpec {
   readonly effect?: ToolEffect | EffectDescriptor;
   /** Top-level argument that rule policies read as the operation (for example `method`). */
   readonly operationArgument?: string;
+  /**
+   * Where a tool bridged from an MCP server comes from: the server and the tool's own name there.
+   * Rule policies match a rule's `tool` (without `__`) against `origin.tool` and its `server`
+   * against `origin.server`. Absent for local tools.
+   */
+  readonly origin?: ToolOrigin;
+}
+
+/** The server a bridged tool comes from, and the tool's own name on that server. */
+export interface ToolOrigin {
+  /** The server's name as the host knows it (a gateway config's `mcpServers` key), if known. */
+  readonly server?: string;
+  /** The tool's name on its server, as the server lists it (never cleaned or prefixed). */
+  readonly tool: string;
 }
 
 /** Who a content block is meant for, as MCP's `Role` names them. */

@@ -1,3 +1,6 @@
+// The policy file of `toolfence-mcp serve` and `inspect` (`--policy FILE`): one format, one
+// loader, and the matching of `@toolfence/tools`' RuleBasedPolicy, so both commands give the same
+// verdict for the same file and tool.
 import { open } from 'node:fs/promises';
 import type { ContentTrustLevel, RiskLevel } from '@toolfence/tool-contract';
 import {
@@ -8,12 +11,24 @@ import {
   RiskPolicy,
   type RiskThresholds,
   RuleBasedPolicy,
+  type ToolIdentity,
+  type UnmatchedRule,
 } from '@toolfence/tools';
 import { isRecord } from '../is-record.js';
-import { InspectUsageError } from './inspect-usage-error.js';
+import { PolicyFileError } from './policy-file-error.js';
 
 /** Largest policy file `--policy` reads, in bytes. */
 export const MAX_POLICY_FILE_BYTES: number = 1024 * 1024;
+
+/** The keys a rule of a `"kind": "rules"` policy file may have. */
+export const POLICY_FILE_RULE_KEYS: readonly string[] = Object.freeze([
+  '$comment',
+  'tool',
+  'server',
+  'when',
+  'decision',
+  'reason',
+]);
 
 /** The policy a report was judged against, as printed in `--json`. */
 export type InspectPolicySummary =
@@ -28,9 +43,12 @@ export type InspectPolicySummary =
       readonly kind: 'rules';
       readonly source: 'file';
       readonly rules: readonly {
-        readonly tool: string;
+        readonly tool?: string;
+        readonly server?: string;
         readonly decision: string;
         readonly reason?: string;
+        /** True when the rule has a `when`: its verdict depends on the call's arguments. */
+        readonly conditional?: true;
       }[];
       readonly default: 'allow' | 'ask' | 'deny';
     };
@@ -39,20 +57,25 @@ export type InspectPolicySummary =
 export interface InspectPolicy {
   readonly authorizer: Authorizer;
   readonly summary: InspectPolicySummary;
+  /**
+   * The rules that name none of `tools` (a rules policy; none for a risk policy): warned about by
+   * `serve` at start and at every reload, and by `inspect`.
+   */
+  readonly unmatchedRules: (tools: readonly ToolIdentity[]) => readonly UnmatchedRule[];
 }
 
-function invalid(message: string, cause?: unknown): InspectUsageError {
-  return new InspectUsageError(
-    `Invalid policy file: ${message}`,
-    cause === undefined ? {} : { cause },
-  );
+function invalid(message: string, at?: string, cause?: unknown): PolicyFileError {
+  return new PolicyFileError(`Invalid policy file: ${message}`, {
+    ...(at === undefined ? {} : { details: { at } }),
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 function onlyKeys(record: Record<string, unknown>, allowed: readonly string[], at: string): void {
   for (const key of Object.keys(record)) {
     if (!allowed.includes(key)) {
       const shown = /^[\w$.-]{1,40}$/.test(key) ? ` "${key}"` : '';
-      throw invalid(`${at} has an unknown key${shown} (allowed: ${allowed.join(', ')})`);
+      throw invalid(`${at} has an unknown key${shown} (allowed: ${allowed.join(', ')})`, at);
     }
   }
 }
@@ -61,10 +84,18 @@ function configurationMessage(error: unknown): string {
   return error instanceof Error ? error.message : 'rejected';
 }
 
+function configurationAt(error: unknown): string | undefined {
+  const option = (error as { details?: { option?: unknown } }).details?.option;
+  return typeof option === 'string' ? option : undefined;
+}
+
+const NO_UNMATCHED = (): readonly UnmatchedRule[] => [];
+
 /** RiskPolicy with its defaults: the policy used when `--policy` is not given. */
 export function defaultInspectPolicy(): InspectPolicy {
   return {
     authorizer: new RiskPolicy(),
+    unmatchedRules: NO_UNMATCHED,
     summary: {
       kind: 'risk',
       source: 'default',
@@ -77,7 +108,7 @@ export function defaultInspectPolicy(): InspectPolicy {
 
 /**
  * Builds a policy from a parsed policy file (see the README): `{ "kind": "risk", ... }` for a
- * `RiskPolicy`, `{ "kind": "rules", ... }` for a `RuleBasedPolicy`. Throws {@link InspectUsageError}.
+ * `RiskPolicy`, `{ "kind": "rules", ... }` for a `RuleBasedPolicy`. Throws {@link PolicyFileError}.
  */
 export function parseInspectPolicy(value: unknown): InspectPolicy {
   if (!isRecord(value)) throw invalid('the top level must be a JSON object');
@@ -85,7 +116,7 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
     onlyKeys(value, ['$comment', 'kind', 'risk', 'contentTrust', 'undeclared'], 'the policy');
     for (const key of ['risk', 'contentTrust'] as const) {
       if (value[key] === undefined) continue;
-      if (!isRecord(value[key])) throw invalid(`${key} must be an object`);
+      if (!isRecord(value[key])) throw invalid(`${key} must be an object`, key);
       onlyKeys(value[key], ['allowUpTo', 'askUpTo'], key);
     }
     const risk = { ...DEFAULT_RISK_THRESHOLDS, ...(value.risk as object | undefined) } as Required<
@@ -100,44 +131,78 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
     try {
       authorizer = new RiskPolicy({ risk, contentTrust, undeclared });
     } catch (error) {
-      throw invalid(configurationMessage(error), error);
+      throw invalid(configurationMessage(error), configurationAt(error), error);
     }
     return {
       authorizer,
+      unmatchedRules: NO_UNMATCHED,
       summary: { kind: 'risk', source: 'file', risk, contentTrust, undeclared },
     };
   }
   if (value.kind === 'rules') {
     onlyKeys(value, ['$comment', 'kind', 'rules', 'default'], 'the policy');
-    if (!Array.isArray(value.rules)) throw invalid('rules must be an array');
+    if (!Array.isArray(value.rules)) throw invalid('rules must be an array', 'rules');
     const rules: PolicyRule[] = [];
     for (const [index, rule] of value.rules.entries()) {
-      if (!isRecord(rule)) throw invalid(`rules[${index}] must be an object`);
-      onlyKeys(rule, ['$comment', 'tool', 'decision', 'reason'], `rules[${index}]`);
-      rules.push(rule as unknown as PolicyRule);
+      const at = `rules[${index}]`;
+      if (!isRecord(rule)) throw invalid(`${at} must be an object`, at);
+      onlyKeys(rule, POLICY_FILE_RULE_KEYS, at);
+      const { $comment: _comment, ...checked } = rule;
+      rules.push(checked as unknown as PolicyRule);
     }
     const fallback = (value.default ?? 'deny') as 'allow' | 'ask' | 'deny';
     let authorizer: RuleBasedPolicy;
     try {
       authorizer = new RuleBasedPolicy(rules, { default: fallback });
     } catch (error) {
-      throw invalid(configurationMessage(error), error);
+      throw invalid(configurationMessage(error), configurationAt(error), error);
     }
     return {
       authorizer,
+      unmatchedRules: (tools) => authorizer.unmatchedRules(tools),
       summary: {
         kind: 'rules',
         source: 'file',
         rules: rules.map((rule) => ({
-          tool: rule.tool,
+          ...(rule.tool === undefined ? {} : { tool: rule.tool }),
+          ...(rule.server === undefined ? {} : { server: rule.server }),
           decision: rule.decision,
           ...(rule.reason === undefined ? {} : { reason: rule.reason }),
+          ...(rule.when === undefined ? {} : { conditional: true as const }),
         })),
         default: fallback,
       },
     };
   }
   throw invalid('"kind" must be "risk" or "rules"');
+}
+
+/** How a rule is named in a warning: its index, `tool` and `server` (JSON-quoted, cut). */
+function describeRule(rule: UnmatchedRule): string {
+  const quote = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+  const parts = [
+    ...(rule.tool === undefined ? [] : [`tool ${quote(rule.tool)}`]),
+    ...(rule.server === undefined ? [] : [`server ${quote(rule.server)}`]),
+  ];
+  return `rules[${rule.index}] (${parts.join(', ')})`;
+}
+
+/**
+ * Writes one warning line for each rule of `policy` that names none of `tools` (the offered
+ * tools of `serve`, or the inspected server's); returns how many.
+ */
+export function warnUnmatchedRules(
+  policy: InspectPolicy,
+  tools: readonly ToolIdentity[],
+  warn: (line: string) => void,
+): number {
+  const unmatched = policy.unmatchedRules(tools);
+  for (const rule of unmatched) {
+    warn(
+      `policy ${describeRule(rule)} matches no offered tool: a name without "__" is the server's own tool name, SERVER__tool the offered name, "server" the config's server name`,
+    );
+  }
+  return unmatched.length;
 }
 
 /** Reads and parses a policy file of at most {@link MAX_POLICY_FILE_BYTES}. */
@@ -160,9 +225,9 @@ export async function loadInspectPolicy(
       await handle.close();
     }
   } catch (error) {
-    if (error instanceof InspectUsageError) throw error;
+    if (error instanceof PolicyFileError) throw error;
     const code = (error as { code?: unknown }).code;
-    throw new InspectUsageError(
+    throw new PolicyFileError(
       `Cannot read the policy file${typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : ''}`,
       { cause: error },
     );
@@ -171,7 +236,7 @@ export async function loadInspectPolicy(
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw invalid('the file is not valid JSON', error);
+    throw invalid('the file is not valid JSON', undefined, error);
   }
   return parseInspectPolicy(parsed);
 }

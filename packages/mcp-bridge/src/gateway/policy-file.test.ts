@@ -1,0 +1,219 @@
+import { readFile } from 'node:fs/promises';
+import { createToolContext, type JsonObject, type ToolSpec } from '@toolfence/tools';
+import { describe, expect, it } from 'vitest';
+import { defaultInspectPolicy, parseInspectPolicy } from './policy-file.js';
+import { PolicyFileError } from './policy-file-error.js';
+
+const context = createToolContext({ runId: 'test' });
+
+function verdictFor(
+  policy: ReturnType<typeof parseInspectPolicy>,
+  name: string,
+  contract?: ToolSpec['contract'],
+): unknown {
+  const spec: ToolSpec = {
+    name,
+    description: `MCP tool ${name}`,
+    inputSchema: { type: 'object' },
+    ...(contract === undefined ? {} : { contract }),
+  };
+  const decision = policy.authorizer.authorize({
+    toolName: name,
+    args: {} as JsonObject,
+    context,
+    spec,
+    contract,
+    effect: contract === undefined ? 'unknown' : contract.risk === 'read-only' ? 'read' : 'write',
+  });
+  return (decision as { verdict: string }).verdict;
+}
+
+const destructive = {
+  risk: 'destructive',
+  contentTrust: 'trusted',
+  idempotent: true,
+  version: '1.0.0',
+} as const;
+
+describe('inspect policy files', () => {
+  it('defaults to RiskPolicy defaults', () => {
+    const policy = defaultInspectPolicy();
+    expect(policy.summary).toEqual({
+      kind: 'risk',
+      source: 'default',
+      risk: { allowUpTo: 'read-only', askUpTo: 'destructive' },
+      contentTrust: { allowUpTo: 'untrusted', askUpTo: 'prompt-injection-prone' },
+      undeclared: 'heuristic',
+    });
+    expect(verdictFor(policy, 'delete_note', destructive as never)).toBe('ask');
+  });
+
+  it('fills thresholds a risk file leaves out from the defaults', () => {
+    const policy = parseInspectPolicy({ kind: 'risk', risk: { askUpTo: 'high-risk-write' } });
+    expect(policy.summary).toMatchObject({
+      risk: { allowUpTo: 'read-only', askUpTo: 'high-risk-write' },
+    });
+    expect(verdictFor(policy, 'delete_note', destructive as never)).toBe('deny');
+  });
+
+  it('decides every undeclared tool with undeclared: deny', () => {
+    const policy = parseInspectPolicy({ kind: 'risk', undeclared: 'deny' });
+    expect(verdictFor(policy, 'get_weather')).toBe('deny');
+  });
+
+  it('matches rules by glob, first match first, then the default', () => {
+    const policy = parseInspectPolicy({
+      kind: 'rules',
+      $comment: 'first match wins',
+      rules: [
+        { tool: 'delete_*', decision: 'deny' },
+        { tool: '*_note', decision: 'allow', reason: 'notes are fine' },
+      ],
+    });
+    expect(verdictFor(policy, 'delete_note')).toBe('deny');
+    expect(verdictFor(policy, 'save_note')).toBe('allow');
+    expect(verdictFor(policy, 'send_message')).toBe('deny');
+    expect(policy.summary).toEqual({
+      kind: 'rules',
+      source: 'file',
+      rules: [
+        { tool: 'delete_*', decision: 'deny' },
+        { tool: '*_note', decision: 'allow', reason: 'notes are fine' },
+      ],
+      default: 'deny',
+    });
+  });
+
+  it.for([
+    ['a boolean threshold', { kind: 'risk', risk: { allowUpTo: true } }],
+    ['a numeric kind', { kind: 1 }],
+    ['null', null],
+    ['a rule list of strings', { kind: 'rules', rules: ['delete_*'] }],
+    ['an empty tool pattern', { kind: 'rules', rules: [{ tool: '', decision: 'deny' }] }],
+    ['a numeric reason', { kind: 'rules', rules: [{ tool: '*', decision: 'deny', reason: 1 }] }],
+  ] as const)('refuses %s', ([, value]) => {
+    expect(() => parseInspectPolicy(value)).toThrow(PolicyFileError);
+  });
+
+  it('does not echo an unusual unknown key', () => {
+    let message = '';
+    try {
+      parseInspectPolicy({ kind: 'risk', 'x\u001b[2J': 1 });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('the policy has an unknown key (allowed: ');
+    expect(message).not.toContain('\u001b');
+  });
+});
+
+describe('policy file rules in every form', () => {
+  const judge = (
+    policy: ReturnType<typeof parseInspectPolicy>,
+    toolName: string,
+    origin: { server?: string; tool: string } | undefined,
+    args: JsonObject = {},
+  ) =>
+    policy.authorizer.authorize({
+      toolName,
+      args,
+      context,
+      spec: {
+        name: toolName,
+        description: '',
+        inputSchema: { type: 'object' },
+        ...(origin === undefined ? {} : { origin }),
+      },
+      contract: undefined,
+      effect: 'unknown',
+    }) as { verdict: string; reason?: string };
+
+  it('reads own names, offered names, server keys and when conditions, ignoring $comment', () => {
+    const policy = parseInspectPolicy({
+      kind: 'rules',
+      rules: [
+        { $comment: 'own name', tool: 'read_text_file', decision: 'deny', reason: 'r0' },
+        { tool: 'gh__*', decision: 'ask', reason: 'r1' },
+        { server: 'files', tool: 'list_*', decision: 'allow' },
+        { tool: 'write_file', when: { path: { pathUnder: '/work' } }, decision: 'allow' },
+      ],
+      default: 'deny',
+    });
+    const files = (tool: string) => ({ server: 'files', tool });
+    expect(judge(policy, 'fs__read_text_file', files('read_text_file'))).toEqual({
+      verdict: 'deny',
+      reason: 'r0',
+    });
+    expect(judge(policy, 'gh__search', { server: 'github', tool: 'search' }).verdict).toBe('ask');
+    expect(judge(policy, 'fs__list_directory', files('list_directory')).verdict).toBe('allow');
+    expect(
+      judge(policy, 'x__list_directory', { server: 'x', tool: 'list_directory' }).verdict,
+    ).toBe('deny');
+    expect(judge(policy, 'fs__write_file', files('write_file'), { path: '/work/a' }).verdict).toBe(
+      'allow',
+    );
+    expect(judge(policy, 'fs__write_file', files('write_file'), { path: '/etc/a' }).verdict).toBe(
+      'deny',
+    );
+    expect(policy.summary).toMatchObject({
+      rules: [
+        { tool: 'read_text_file', decision: 'deny', reason: 'r0' },
+        { tool: 'gh__*', decision: 'ask', reason: 'r1' },
+        { server: 'files', tool: 'list_*', decision: 'allow' },
+        { tool: 'write_file', decision: 'allow', conditional: true },
+      ],
+    });
+    expect(
+      policy.unmatchedRules([{ name: 'fs__read_text_file', origin: files('read_text_file') }]),
+    ).toEqual([
+      { index: 1, tool: 'gh__*' },
+      { index: 2, tool: 'list_*', server: 'files' },
+      { index: 3, tool: 'write_file' },
+    ]);
+  });
+
+  it.each([
+    [
+      'an unknown rule key',
+      { tool: 'x', decision: 'deny', operation: 'read' },
+      'rules[0]',
+      /unknown key "operation" \(allowed: \$comment, tool, server, when, decision, reason\)/,
+    ],
+    [
+      'an unknown when operator',
+      { tool: 'x', decision: 'deny', when: { path: { under: '/' } } },
+      'rules[0].when."path"',
+      /unknown operator "under"/,
+    ],
+    [
+      'a relative pathUnder',
+      { tool: 'x', decision: 'deny', when: { path: { pathUnder: 'a' } } },
+      'rules[0].when."path"',
+      /absolute POSIX paths/,
+    ],
+    ['neither tool nor server', { decision: 'deny' }, 'rules[0]', /give tool, server or both/],
+  ])('refuses %s with POLICY_FILE_INVALID naming the place', (_label, rule, at, message) => {
+    let caught: unknown;
+    try {
+      parseInspectPolicy({ kind: 'rules', rules: [rule] });
+    } catch (error) {
+      caught = error;
+    }
+    expect(PolicyFileError.isInstance(caught)).toBe(true);
+    expect((caught as PolicyFileError).code).toBe('POLICY_FILE_INVALID');
+    expect((caught as PolicyFileError).details).toEqual({ at });
+    expect((caught as Error).message).toMatch(message);
+  });
+});
+
+describe('the README policy files', () => {
+  it('parses every policy file example of the README', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const examples = [...readme.matchAll(/```json\n([\s\S]*?)```/g)]
+      .map((match) => match[1] as string)
+      .filter((text) => /"kind": "(risk|rules)"/.test(text));
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+    for (const example of examples)
+      expect(() => parseInspectPolicy(JSON.parse(example))).not.toThrow();
+  });
+});
