@@ -15,6 +15,7 @@ import {
   type BudgetReserver,
   checkOptionKeys,
   createToolContext,
+  errorResult,
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
@@ -26,6 +27,7 @@ import {
 } from '@toolfence/tools';
 import { type BridgedTool, bridgeTools } from '../bridge/bridge-tools.js';
 import { type McpCallOptions, McpClient, type McpClientOptions } from '../client/mcp-client.js';
+import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
@@ -45,7 +47,13 @@ import {
 } from './gateway-config.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
 import { isoTime } from './iso-time.js';
-import { escapeInvisible, type GatewayPinStore, type PinReason } from './pin-store.js';
+import {
+  definitionDigest,
+  escapeInvisible,
+  type GatewayPinStore,
+  type PinReason,
+  type PinRecord,
+} from './pin-store.js';
 
 /** Options of {@link McpGateway}. */
 export interface McpGatewayOptions {
@@ -158,6 +166,10 @@ interface CallState {
   approvedBy?: 'user';
   decision?: PermissionDecision;
   span?: GatewaySpan;
+  /** The pin digest of the definition the tool instance that ran was built from. */
+  pin?: string;
+  /** The tool instance refused: its definition is no longer the accepted pin. */
+  pinRefused?: boolean;
 }
 
 interface Upstream {
@@ -473,24 +485,35 @@ export class McpGateway {
         canonicalJson(previous.server) === canonicalJson(server);
       const upstream = reused ? previous : this.#newUpstream(name, server, concurrency);
       try {
+        // ONE listing per load: the pins review it and the tools are built from exactly it, so
+        // the definition reviewed is the definition offered (a server whose listing TTL is 0
+        // may answer every listing differently).
         const listing = await upstream.client.tools({ refresh: reused && refresh });
-        const review = await pins.review(name, serverIdentity(server), listing);
+        const identity = serverIdentity(server);
+        const review = await pins.review(name, identity, listing);
         pinsChanged ||= review.changed;
+        const built = builtDigests(listing, identity, review.visible, (tool) =>
+          pins.pinOf(name, tool),
+        );
         const bridged = await bridgeTools(upstream.client, {
           prefix: server.namespace as string,
           ...(server.allow === undefined ? {} : { allow: server.allow }),
-          deny: [...(server.deny ?? []), ...review.hidden.keys()],
+          deny: [
+            ...(server.deny ?? []),
+            ...listing.map((tool) => tool.name).filter((tool) => !built.has(tool)),
+          ],
+          listing,
         });
         const offered: string[] = [];
         for (const tool of bridged) {
-          if (!review.visible.has(tool.remoteName)) continue;
-          const pin = pins.pinOf(name, tool.remoteName);
-          const wrapped = this.#tracked(tool, upstream);
-          const flagged = pin?.flagged ?? [];
+          const digest = built.get(tool.remoteName);
+          if (digest === undefined) continue;
+          const flagged = pins.pinOf(name, tool.remoteName)?.flagged ?? [];
+          const wrapped = this.#tracked(tool, upstream, digest);
           offeredNext.set(tool.spec.name, {
             server: name,
             tool: wrapped,
-            pin: pin?.sha256 ?? 'unpinned',
+            pin: digest,
             flagged,
             listed: listedDefinition(wrapped, flagged),
           });
@@ -591,7 +614,9 @@ export class McpGateway {
 
   // Counts the registered instances of an upstream's tools: the registry closes a replaced or
   // removed instance when its last call ends, and a retired upstream closes when none is left.
-  #tracked(tool: BridgedTool, upstream: Upstream): BridgedTool {
+  // `digest` is the pin digest of the definition the tool was built from: each call first checks
+  // that it is still the accepted pin (a reload may bring pins that accept another definition).
+  #tracked(tool: BridgedTool, upstream: Upstream, digest: string): BridgedTool {
     upstream.live += 1;
     let closed = false;
     return Object.freeze({
@@ -599,7 +624,13 @@ export class McpGateway {
       remoteName: tool.remoteName,
       needsApproval: tool.needsApproval,
       invoke: async (args: JsonObject, context: ToolContext) => {
-        const parent = this.#calls.get(context)?.span;
+        const state = this.#calls.get(context);
+        if (state !== undefined) state.pin = digest;
+        if (this.#pins.pinOf(upstream.name, tool.remoteName)?.sha256 !== digest) {
+          if (state !== undefined) state.pinRefused = true;
+          return pinChangedResult(tool.spec.name);
+        }
+        const parent = state?.span;
         if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
         const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
           'toolfence.upstream': upstream.name,
@@ -773,8 +804,9 @@ export class McpGateway {
       const result = await this.#registry.invoke(name, args, context);
       const decision = call.decision?.verdict ?? 'allow';
       const ambiguous = result.metadata?.ambiguous === true;
-      const outcome =
-        this.#observe && decision !== 'allow'
+      const outcome = call.pinRefused
+        ? 'pin-changed'
+        : this.#observe && decision !== 'allow'
           ? 'observed'
           : ambiguous
             ? 'ambiguous'
@@ -783,6 +815,8 @@ export class McpGateway {
               : 'ok';
       await this.#audit({
         ...base,
+        // The pin of the definition the instance that ran was built from.
+        pin: call.pin ?? base.pin,
         decision,
         ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
         outcome,
@@ -867,6 +901,40 @@ function approvalPrompt(request: ApprovalRequest, server: string | undefined): s
     `Tool description: ${escapeInvisible(request.spec.description).slice(0, 500)}`,
     `Arguments (this approval covers exactly these, once):\n${preview(request.args)}`,
   ].join('\n');
+}
+
+/**
+ * The tools of one listing that may be bridged, with the pin digest of the very definition each
+ * is built from: visible in the review, listed once under its name, and whose digest is the
+ * accepted pin.
+ */
+function builtDigests(
+  listing: readonly McpToolInfo[],
+  identity: string,
+  visible: ReadonlySet<string>,
+  accepted: (tool: string) => PinRecord | undefined,
+): Map<string, string> {
+  const built = new Map<string, string>();
+  const twice = new Set<string>();
+  for (const tool of listing) {
+    if (built.has(tool.name) || twice.has(tool.name)) {
+      built.delete(tool.name);
+      twice.add(tool.name);
+      continue;
+    }
+    if (!visible.has(tool.name)) continue;
+    const digest = definitionDigest(identity, tool);
+    if (accepted(tool.name)?.sha256 === digest) built.set(tool.name, digest);
+  }
+  return built;
+}
+
+/** What a call to a tool instance whose definition is no longer the accepted pin answers. */
+function pinChangedResult(name: string): ToolResult {
+  return errorResult(
+    `The definition of ${name} that was offered is no longer the accepted pin, so the call did not run. List the tools again; if it is hidden, review it with toolfence-mcp pin --show.`,
+    { metadata: { code: 'GATEWAY_PIN_CHANGED' } },
+  );
 }
 
 /** The `tools/list` entry of an offered tool, built once per reload. */

@@ -114,6 +114,15 @@ function flaggedFields(definition: Readonly<Record<string, unknown>>): string[] 
   return flagged;
 }
 
+/**
+ * The pin digest of one listed definition of a server (`sha256:` over the canonical JSON of the
+ * server's identity and {@link pinnedDefinition}): what `PinRecord.sha256` holds, and what the
+ * gateway compares with the accepted pin before a tool built from that definition runs.
+ */
+export function definitionDigest(identity: string, tool: McpToolInfo): string {
+  return digestOf({ identity, definition: pinnedDefinition(tool) });
+}
+
 function recordFor(tool: McpToolInfo, identity: string): PinRecord {
   const definition = pinnedDefinition(tool);
   return {
