@@ -40,6 +40,9 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'hasInvisibleUnicode',
         'PinStore',
         'pinnedDefinition',
+        // Pins bound to the definition shown and built from (issue 35)
+        'PinChangedError',
+        'definitionDigest',
         // Client, transports, bridge (issue 7)
         'AmbiguousDeliveryError',
         'ClientConfigurationError',

@@ -262,7 +262,7 @@ export {
   type WrappedClientFile,
   wrapClientFile,
 } from './gateway/client-formats.js';
-export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
+export { GatewayConfigError, GatewayStateError, PinChangedError } from './gateway/errors.js';
 export {
   DEFAULT_GATEWAY_BUDGET_KEY_PREFIX,
   type GatewayBudget,
@@ -293,7 +293,9 @@ export {
   serverIdentity,
 } from './gateway/mcp-gateway.js';
 export {
+  type AcceptOutcome,
   acceptPending,
+  definitionDigest,
   escapeInvisible,
   type GatewayPinStore,
   hasInvisibleUnicode,

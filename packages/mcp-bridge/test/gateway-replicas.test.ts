@@ -345,11 +345,16 @@ describe('gateway replicas on one PostgreSQL and one Redis', () => {
     const shown = await run(process.execPath, [CLI, 'pin', '--show', '--config', first.config], {
       env: ENV,
     });
-    expect(shown.stdout).toContain('up__echo (server up): definition-changed');
+    const token = /(up__echo@sha256:[0-9a-f]{64}) \(server up\): definition-changed/.exec(
+      shown.stdout,
+    )?.[1];
+    expect(token).toBeDefined();
     expect(shown.stdout).toContain('~/.ssh/id_rsa');
-    await run(process.execPath, [CLI, 'pin', '--accept', 'up__echo', '--config', second.config], {
-      env: ENV,
-    });
+    await run(
+      process.execPath,
+      [CLI, 'pin', '--accept', token as string, '--config', second.config],
+      { env: ENV },
+    );
     await Promise.all([reload(first), reload(second)]);
     expect(await names()).toEqual(['up__echo']);
     expect(await names()).toEqual(['up__echo']);

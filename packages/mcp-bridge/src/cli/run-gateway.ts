@@ -33,7 +33,7 @@ const RELOAD_DEBOUNCE_MS = 200;
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
   toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--http HOST:PORT]
-  toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL)
+  toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL@DIGEST)
   toolfence-mcp audit verify --config FILE
 
 serve   Runs the gateway on stdin/stdout: one MCP server in front of the config's "mcpServers".
@@ -52,7 +52,10 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         Replicas: gateway.store (sqlite:/postgres://, for servers with "oauth"), gateway.budget
         (memory or redis://) and gateway.pins (a file or postgres://) shared by every replica;
         they apply at start.
-pin     --show lists the hidden tools and what changed; --accept takes one as the new pin.
+pin     --show lists the hidden tools, what changed, and for each a SERVER__TOOL@DIGEST token;
+        --accept TOKEN takes exactly that definition as the new pin. If the server listed
+        another definition since, nothing is accepted (run --show again). A bare name is
+        refused.
 audit   verify checks the audit log's hash chain (a removed or edited line is found).
 
 Exit codes: 0 ok, 1 failure (or a broken audit chain), 2 usage error.
@@ -369,6 +372,10 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
 
 /** `toolfence-mcp pin`: shows hidden tools and their changes, or accepts one as the new pin. */
 export async function runPin(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    io.out(GATEWAY_HELP);
+    return EXIT_CODES.ok;
+  }
   try {
     const parsed = parseArguments(argv);
     if (parsed.show === parsed.accept.length > 0)
@@ -402,9 +409,9 @@ async function pinCommand(
       const pending = pins.pending();
       if (pending.length === 0) io.out('No hidden tools.\n');
       for (const { server, tool, pin, previous } of pending) {
-        io.out(
-          `${namespaceOf.get(server) ?? server}__${tool} (server ${server}): ${pin.reasons.join(', ')}\n`,
-        );
+        // The token names this exact definition: --accept takes it and nothing else.
+        const token = `${namespaceOf.get(server) ?? server}__${tool}@${pin.sha256}`;
+        io.out(`${token} (server ${server}): ${pin.reasons.join(', ')}\n`);
         for (const key of new Set([
           ...Object.keys(previous?.definition ?? {}),
           ...Object.keys(pin.definition),
@@ -417,14 +424,16 @@ async function pinCommand(
           );
         }
         if (pin.flagged.length > 0) io.out(`  invisible Unicode in: ${pin.flagged.join(', ')}\n`);
+        io.out(`  to accept exactly this definition: toolfence-mcp pin --accept ${token}\n`);
       }
       return EXIT_CODES.ok;
     }
-    for (const name of parsed.accept) {
+    for (const token of parsed.accept) {
+      const { name, digest } = acceptToken(token);
       const split = name.indexOf('__');
       const namespace = split === -1 ? '' : name.slice(0, split);
       const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-      if (server === undefined || !(await pins.accept(server, name.slice(split + 2)))) {
+      if (server === undefined || !(await pins.accept(server, name.slice(split + 2), digest))) {
         throw new GatewayConfigError(
           `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
         );
@@ -434,6 +443,24 @@ async function pinCommand(
     await pins.save();
     return EXIT_CODES.ok;
   }
+}
+
+/** A pin digest as `pin --show` prints it. */
+const PIN_DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * Splits `SERVER__TOOL@sha256:<hex>` (the token `pin --show` prints). A bare name is refused: it
+ * would accept whatever definition is pending when the command runs, not the one reviewed.
+ */
+function acceptToken(token: string): { readonly name: string; readonly digest: string } {
+  const at = token.lastIndexOf('@');
+  const digest = at === -1 ? '' : token.slice(at + 1);
+  if (at <= 0 || !PIN_DIGEST.test(digest)) {
+    throw usage(
+      '--accept takes SERVER__TOOL@DIGEST exactly as pin --show prints it (a bare name is refused: it would accept whatever is pending now, not what you reviewed)',
+    );
+  }
+  return { name: token.slice(0, at), digest };
 }
 
 /** `toolfence-mcp audit verify`: checks the audit log's hash chain, rotated file included. */

@@ -15,3 +15,13 @@ export class GatewayStateError extends McpBridgeError {
   static override readonly code: string = 'GATEWAY_STATE';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/GatewayStateError');
 }
+
+/**
+ * `pin --accept` named a digest that is not the definition waiting for acceptance now: the
+ * upstream listed another definition since `pin --show` printed it. Nothing was accepted;
+ * `details` carry the server, the tool, the digest named and the one pending now.
+ */
+export class PinChangedError extends McpBridgeError {
+  static override readonly code: string = 'GATEWAY_PIN_CHANGED';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/PinChangedError');
+}

@@ -3,7 +3,7 @@ import { open, readFile, rename, rm } from 'node:fs/promises';
 import { compareRisk, type RiskLevel, readContract } from '@toolfence/tool-contract';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { digestOf } from './canonical-json.js';
-import { GatewayStateError } from './errors.js';
+import { GatewayStateError, PinChangedError } from './errors.js';
 
 /** Why a tool is hidden until the user accepts it again. */
 export type PinReason =
@@ -203,17 +203,40 @@ export function reviewServer(
   return { pins, review: { visible, hidden, changed } };
 }
 
+/** What {@link acceptPending} did: accepted, nothing pending, or another definition pending. */
+export type AcceptOutcome = 'accepted' | 'none' | 'changed';
+
 /**
- * Moves a pending tool to the pins: its definition, as last listed, becomes the pin. Returns
- * false when nothing is pending under that name (and changes nothing).
+ * Moves a pending tool to the pins when the definition pending is exactly the one the user was
+ * shown (`sha256`, as `pin --show` printed it): that definition becomes the pin. `none` when
+ * nothing is pending under that name, `changed` when another definition is pending now (then
+ * nothing changes).
  */
-export function acceptPending(pins: ServerPins | undefined, tool: string): boolean {
+export function acceptPending(
+  pins: ServerPins | undefined,
+  tool: string,
+  sha256: string,
+): AcceptOutcome {
   const pending = pins?.pending[tool];
-  if (pins === undefined || pending === undefined) return false;
+  if (pins === undefined || pending === undefined) return 'none';
+  if (pending.sha256 !== sha256) return 'changed';
   const { reasons: _reasons, ...record } = pending;
   pins.tools[tool] = record;
   delete pins.pending[tool];
-  return true;
+  return 'accepted';
+}
+
+/** The error for an acceptance whose digest is not the definition pending now. */
+export function pinChangedError(
+  server: string,
+  tool: string,
+  shown: string,
+  pending: string | undefined,
+): PinChangedError {
+  return new PinChangedError(
+    'The definition waiting for acceptance changed since pin --show printed it, so nothing was accepted. Run toolfence-mcp pin --show again, review it, and accept the SERVER__TOOL@DIGEST it prints.',
+    { details: { server, tool, shown, ...(pending === undefined ? {} : { pending }) } },
+  );
 }
 
 /**
@@ -231,8 +254,12 @@ export interface GatewayPinStore {
   pinOf(server: string, tool: string): PinRecord | undefined;
   /** Tools waiting for acceptance, per server, as of the last review or open. */
   pending(): PendingTool[];
-  /** Accepts a pending tool; false when nothing is pending under that name. */
-  accept(server: string, tool: string): boolean | Promise<boolean>;
+  /**
+   * Accepts a pending tool when `sha256` is the digest of the definition pending now (the one
+   * `pin --show` printed); false when nothing is pending under that name. Throws
+   * {@link PinChangedError} when another definition is pending now (nothing is accepted).
+   */
+  accept(server: string, tool: string, sha256: string): boolean | Promise<boolean>;
   /** Makes the reviews and acceptances durable (a file back end writes here). */
   save(): Promise<void>;
   /** Releases the back end's resources (a database pool). */
@@ -314,11 +341,17 @@ export class PinStore implements GatewayPinStore {
   }
 
   /**
-   * Accepts a pending tool (`server` and remote `tool` name): its definition, as last listed,
-   * becomes the pin. Returns false when nothing is pending under that name.
+   * Accepts a pending tool (`server` and remote `tool` name) when `sha256` is the digest of the
+   * definition pending now: that definition becomes the pin. Returns false when nothing is
+   * pending under that name; throws {@link PinChangedError} when another definition is pending.
    */
-  accept(server: string, tool: string): boolean {
-    return acceptPending(this.#lock.servers[server], tool);
+  accept(server: string, tool: string, sha256: string): boolean {
+    const pins = this.#lock.servers[server];
+    const outcome = acceptPending(pins, tool, sha256);
+    if (outcome === 'changed') {
+      throw pinChangedError(server, tool, sha256, pins?.pending[tool]?.sha256);
+    }
+    return outcome === 'accepted';
   }
 
   /** Writes the lock file atomically (a temporary file in the same folder, then a rename). */
