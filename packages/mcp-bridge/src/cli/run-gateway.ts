@@ -200,9 +200,12 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
             ? arguments_.policy
             : resolve(io.cwd ?? process.cwd(), arguments_.policy),
         );
+  let http: GatewayHttpOptions | undefined;
   try {
     parsed = parseArguments(argv);
     loaded = await loadConfig(parsed, io);
+    // A bad --http value is refused before anything starts.
+    if (parsed.http !== undefined) http = httpOptions(parsed.http, loaded.config, io);
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
     current = loaded.config;
@@ -257,11 +260,48 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
       },
     });
-    await gateway.start();
   } catch (error) {
     await release();
     return fail(io, error);
   }
+  // The downstream is served first: the client's initialize or server/discover is answered at
+  // once, whatever the upstreams do; they start in parallel below, and their tools are announced
+  // with list_changed as each is ready.
+  let closed: Promise<void>;
+  let server: { readonly url: string; readonly close: () => Promise<void> } | undefined;
+  if (http !== undefined) {
+    try {
+      server = await serveGatewayHttp(gateway, http);
+    } catch (error) {
+      await gateway.close();
+      await release();
+      return fail(io, error);
+    }
+    io.err(`toolfence-mcp: listening on ${server.url}\n`);
+    closed = new Promise<void>(() => undefined);
+  } else {
+    const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
+    const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
+    closed = new Promise<void>((resolveClosed) => {
+      transport.onclose = () => resolveClosed();
+    });
+    await gateway.connect(transport);
+  }
+  const started = gateway.start().then(
+    () => {
+      for (const upstream of gateway.upstreams) {
+        io.err(
+          `toolfence-mcp: ${upstream.name}: ${upstream.state}, ${upstream.tools.length} tool(s)${
+            Object.keys(upstream.hidden).length > 0
+              ? `, ${Object.keys(upstream.hidden).length} hidden (toolfence-mcp pin --show)`
+              : ''
+          }${upstream.error === undefined ? '' : ` (${upstream.error})`}\n`,
+        );
+      }
+      return undefined;
+    },
+    (error: unknown) => ({ error }),
+  );
   // SIGHUP or a change to the config file reloads: the config, the pins and the policy are read
   // again; a config that cannot be used is reported and the running one stays.
   const reload = async (why: string): Promise<void> => {
@@ -298,45 +338,22 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   };
   const unsubscribe = io.reloads?.(() => schedule('SIGHUP'));
   const watcher = watchConfigFile(loaded.path, () => schedule('config changed'));
-  for (const upstream of gateway.upstreams) {
-    io.err(
-      `toolfence-mcp: ${upstream.name}: ${upstream.state}, ${upstream.tools.length} tool(s)${
-        Object.keys(upstream.hidden).length > 0
-          ? `, ${Object.keys(upstream.hidden).length} hidden (toolfence-mcp pin --show)`
-          : ''
-      }\n`,
-    );
-  }
-  let closed: Promise<void>;
-  let http: { readonly url: string; readonly close: () => Promise<void> } | undefined;
-  if (parsed.http !== undefined) {
-    try {
-      http = await serveGatewayHttp(gateway, httpOptions(parsed.http, loaded.config, io));
-    } catch (error) {
-      watcher.close();
-      unsubscribe?.();
-      await gateway.close();
-      await release();
-      return fail(io, error);
-    }
-    io.err(`toolfence-mcp: listening on ${http.url}\n`);
-    closed = new Promise<void>(() => undefined);
-  } else {
-    const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
-    const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
-    closed = new Promise<void>((resolveClosed) => {
-      transport.onclose = () => resolveClosed();
-    });
-    await gateway.connect(transport);
-  }
-  await Promise.race([closed, io.stopped ?? new Promise<void>(() => undefined)]);
+  // A start that fails (the pins cannot be saved) stops the gateway.
+  const startFailed = started.then((outcome) =>
+    outcome === undefined ? new Promise<{ error: unknown }>(() => undefined) : outcome,
+  );
+  const ended = await Promise.race([
+    closed,
+    io.stopped ?? new Promise<void>(() => undefined),
+    startFailed,
+  ]);
   watcher.close();
   unsubscribe?.();
   if (timer !== undefined) clearTimeout(timer);
-  await http?.close();
+  await server?.close();
   await gateway.close();
   await release();
-  return EXIT_CODES.ok;
+  return ended === undefined ? EXIT_CODES.ok : fail(io, ended.error);
 }
 
 function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {

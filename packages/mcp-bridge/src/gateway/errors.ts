@@ -25,3 +25,15 @@ export class PinChangedError extends McpBridgeError {
   static override readonly code: string = 'GATEWAY_PIN_CHANGED';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/PinChangedError');
 }
+
+/**
+ * An upstream did not start (connect, handshake, first listing) within its start timeout
+ * (`gateway.startTimeoutMs`, or the server's own `startTimeoutMs`). Its tools are absent; the
+ * other upstreams are not held up. Reported in `McpGateway.upstreams` and the logger.
+ */
+export class UpstreamStartTimeoutError extends McpBridgeError {
+  static override readonly code: string = 'GATEWAY_START_TIMEOUT';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/UpstreamStartTimeoutError',
+  );
+}
