@@ -307,6 +307,8 @@ export class McpGateway {
   #relistQueued = false;
   #closed = false;
   readonly #startGate = new StartGate();
+  /** Aborted by close(): loads still in progress end at once. */
+  readonly #closing = new AbortController();
   #tracer: GatewayTracer = GatewayTracer.disabled();
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
   readonly #calls = new WeakMap<object, CallState>();
@@ -558,6 +560,7 @@ export class McpGateway {
         upstream.client.tools({ refresh: reused && refresh }),
         startTimeoutMs,
         name,
+        this.#closing.signal,
       );
       const identity = serverIdentity(server);
       const review = await pins.review(name, identity, listing);
@@ -828,6 +831,7 @@ export class McpGateway {
   /** Closes the downstream servers, the registry and every upstream client. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#closing.abort();
     // Upstreams still starting are closed first, so a start in progress ends now rather than at
     // its start timeout.
     await Promise.all(

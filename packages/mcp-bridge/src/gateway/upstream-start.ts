@@ -2,16 +2,41 @@ import { UpstreamStartTimeoutError } from './errors.js';
 
 /**
  * Bounds one upstream's load (connect, handshake, listing): resolves as `work` does, or rejects
- * with {@link UpstreamStartTimeoutError} after `timeoutMs`. `work` is left to settle on its own
- * (the caller closes the upstream, which ends it); its late rejection is observed here.
+ * with {@link UpstreamStartTimeoutError} after `timeoutMs` or when `signal` aborts (the gateway
+ * closes). `work` is left to settle on its own (the caller closes the upstream, which ends it);
+ * its late rejection is observed here.
  */
 export function withStartTimeout<T>(
   work: Promise<T>,
   timeoutMs: number,
   server: string,
+  signal: AbortSignal,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+    };
+    const stop = (): void => {
+      settle();
+      reject(
+        new UpstreamStartTimeoutError(
+          `The gateway closed while the upstream ${server} was starting`,
+          {
+            details: { server, timeoutMs },
+          },
+        ),
+      );
+    };
+    if (signal.aborted) {
+      stop();
+      work.catch(() => undefined);
+      return;
+    }
+    signal.addEventListener('abort', stop, { once: true });
+    timer = setTimeout(() => {
+      settle();
       reject(
         new UpstreamStartTimeoutError(
           `The upstream ${server} did not start and list its tools within ${timeoutMs} ms (startTimeoutMs)`,
@@ -21,11 +46,11 @@ export function withStartTimeout<T>(
     }, timeoutMs);
     work.then(
       (value) => {
-        clearTimeout(timer);
+        settle();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        settle();
         reject(error);
       },
     );
