@@ -299,6 +299,11 @@ describe('toolfence-mcp serve reloads', () => {
     const nextChange = () => new Promise<void>((resolve) => (onChange = resolve));
     const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
     expect(await names()).not.toContain('other__note');
+    // The client is served before the upstreams start; their tools are announced as they arrive.
+    // Once the start is reported, a listing (stdout is ordered) follows any announcement of it.
+    await expect.poll(() => stderr, { timeout: 20_000 }).toMatch(/toolkit: ready/);
+    await names();
+    changes = 0;
 
     // 1. The file changes: the gateway reloads by itself.
     let changed = nextChange();

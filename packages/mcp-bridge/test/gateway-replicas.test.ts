@@ -135,11 +135,12 @@ async function startReplica(
     { stdio: ['ignore', 'ignore', 'pipe'], env: ENV },
   );
   let stderr = '';
+  // The gateway listens before its upstreams start; it is started once it reports them.
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr?.on('data', (chunk) => {
       stderr += String(chunk);
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1] as string);
+      if (match && /up: (ready|failed)/.test(stderr)) resolve(match[1] as string);
     });
     child.once('exit', () => reject(new Error(`replica ${name} exited: ${stderr}`)));
   });
