@@ -43,6 +43,10 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         until you accept it. --observe enforces nothing and logs what would have happened.
         Clients may speak MCP 2026-07-28 (stateless; an ask comes back as input_required) or
         2025-11-25 (a session; an ask is an elicitation).
+        The client is answered at once; the upstreams start in parallel, each within
+        gateway.startTimeoutMs (default 30 s; or the server's own startTimeoutMs), and their
+        tools are announced with list_changed as each is ready (a tools/list waits at most
+        gateway.listWaitMs, default 5 s, for those still starting).
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
