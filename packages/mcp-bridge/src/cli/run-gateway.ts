@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { AuditLog, verifyAuditLog } from '../gateway/audit-log.js';
-import { GatewayConfigError } from '../gateway/errors.js';
+import { GatewayConfigError, GatewayStateError } from '../gateway/errors.js';
 import { type GatewayBudget, gatewayBudget } from '../gateway/gateway-budget.js';
 import {
   DEFAULT_AUDIT_MAX_BYTES,
@@ -254,7 +254,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
       },
     });
-    await gateway.start();
+    await startOrClose(gateway, io.stopped);
   } catch (error) {
     await release();
     return fail(io, error);
@@ -334,6 +334,39 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   await gateway.close();
   await release();
   return EXIT_CODES.ok;
+}
+
+/**
+ * Starts the gateway; when the start fails, or SIGINT/SIGTERM arrives before it ends, closes it
+ * (every upstream it spawned is ended) before the error goes on, so a failed start exits.
+ */
+async function startOrClose(
+  gateway: McpGateway,
+  stopped: Promise<void> | undefined,
+): Promise<void> {
+  const start = gateway.start();
+  let signalled = false;
+  try {
+    await Promise.race([
+      start,
+      ...(stopped === undefined
+        ? []
+        : [
+            stopped.then(() => {
+              signalled = true;
+            }),
+          ]),
+    ]);
+    if (signalled) {
+      throw new GatewayStateError('Stopped by a signal before the gateway had started', {
+        code: 'GATEWAY_START_INTERRUPTED',
+      });
+    }
+  } catch (error) {
+    start.catch(() => undefined);
+    await gateway.close().catch(() => undefined);
+    throw error;
+  }
 }
 
 function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {

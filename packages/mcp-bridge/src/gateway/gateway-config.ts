@@ -502,9 +502,21 @@ export function parseGatewayConfig(
     namespaces.set(checked.namespace as string, name);
     servers[name] = checked;
   }
-  const settings = value.gateway ?? {};
-  if (!isRecord(settings)) fail('must be an object', 'gateway');
-  onlyKeys(settings, SETTINGS_KEYS, 'gateway');
+  const given = value.gateway ?? {};
+  if (!isRecord(given)) fail('must be an object', 'gateway');
+  onlyKeys(given, SETTINGS_KEYS, 'gateway');
+  // The locations are expanded as the servers' fields are (`postgres://gateway:${PGPASSWORD}@…`).
+  const settings: Record<string, unknown> = { ...given };
+  for (const key of ['store', 'pins', 'audit'] as const) {
+    const text = given[key];
+    if (typeof text === 'string') settings[key] = expandVariables(text, env, `gateway.${key}`);
+  }
+  if (isRecord(given.budget) && typeof given.budget.url === 'string') {
+    settings.budget = {
+      ...given.budget,
+      url: expandVariables(given.budget.url, env, 'gateway.budget.url'),
+    };
+  }
   if (
     typeof settings.pins === 'string' &&
     /^postgres(ql)?:/i.test(settings.pins) &&
