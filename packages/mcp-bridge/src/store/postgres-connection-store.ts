@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { isIP } from 'node:net';
 import {
   type ConnectionChange,
   type ConnectionRecord,
@@ -7,6 +6,13 @@ import {
   checkConnectionRecord,
   SingleFlight,
 } from './connection-store.js';
+import {
+  isPostgresTargetProblem,
+  type PostgresTlsMode,
+  postgresConnectionConfig,
+  postgresTargetOf,
+  postgresTlsModeOf,
+} from './postgres-target.js';
 import {
   type StoreKey as Key,
   storeKeyOf as keyOf,
@@ -28,13 +34,16 @@ import {
 } from './store-errors.js';
 
 /** How the store talks TLS to PostgreSQL. */
-export type PostgresSslMode = 'disable' | 'require' | 'verify-full';
+export type PostgresSslMode = PostgresTlsMode;
 
 /** Options of {@link PostgresConnectionStore}. Unknown keys are refused. */
 export interface PostgresConnectionStoreOptions {
   /**
-   * A `postgres://` or `postgresql://` URL (user, password, host, port, database). Its query may
-   * not carry `ssl`/`sslmode` parameters: use {@link sslMode}. Never logged or put in an error.
+   * A `postgres://` or `postgresql://` URL (user, password, host, port, database), read as `pg`
+   * reads it: a `host` or `port` query parameter wins over the URL's, an empty host means
+   * `PGHOST`, then `localhost`. Its query may carry only `host`, `port`, `user`, `password`,
+   * `application_name`, `fallback_application_name`, `options` and `client_encoding` (no
+   * `ssl*`: use {@link sslMode}; no `hostaddr`, no host list). Never logged or put in an error.
    */
   readonly connectionString: string;
   /** The current AES-256-GCM key: exactly 32 bytes, from the host's secret storage. */
@@ -66,8 +75,9 @@ export interface PostgresConnectionStoreOptions {
   readonly leaseWaitMs?: number | undefined;
   /**
    * TLS: `verify-full` (encrypt, check the certificate chain and host name), `require` (encrypt,
-   * no certificate check) or `disable`. Default `verify-full`, except `disable` for a loopback
-   * host (`localhost`, `127.0.0.0/8`, `::1`) or a Unix socket.
+   * no certificate check) or `disable`. Default `verify-full`, except `disable` when the host
+   * `pg` will connect to (after the `host` parameter and `PGHOST`) is `localhost`, a literal
+   * 127.0.0.0/8 or `::1` address, or a Unix socket path.
    */
   readonly sslMode?: PostgresSslMode | undefined;
   /** PEM certificate(s) of the CA that signs the server's certificate (for `verify-full`). */
@@ -177,12 +187,6 @@ function lockId(name: string): string {
   return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }
 
-function isLoopback(host: string): boolean {
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (bare === 'localhost' || bare === '::1') return true;
-  return isIP(bare) === 4 && bare.startsWith('127.');
-}
-
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
@@ -209,8 +213,8 @@ function unavailable(action: string, error: unknown): Error {
 }
 
 interface Settings {
-  readonly connectionString: string;
-  readonly ssl: false | Record<string, unknown>;
+  /** Host, port, credentials and TLS for `pg`, from {@link postgresConnectionConfig}. */
+  readonly connection: Record<string, unknown>;
   readonly poolSize: number;
   readonly statementTimeoutMs: number;
   readonly connectTimeoutMs: number;
@@ -234,31 +238,16 @@ function settingsOf(options: PostgresConnectionStoreOptions): Settings {
       );
     }
   }
-  const { connectionString } = options;
-  let parsed: URL | undefined;
-  try {
-    parsed = typeof connectionString === 'string' ? new URL(connectionString) : undefined;
-  } catch {
-    parsed = undefined;
+  const target = postgresTargetOf(options.connectionString);
+  if (isPostgresTargetProblem(target)) {
+    throw new StoreRecordError(`connectionString ${target.message}`, {
+      details: { option: 'connectionString', parameter: target.parameter },
+    });
   }
-  if (parsed === undefined || !['postgres:', 'postgresql:'].includes(parsed.protocol)) {
-    throw new StoreRecordError(
-      'connectionString must be a postgres:// or postgresql:// URL (user:password@host:port/database)',
-      { details: { option: 'connectionString' } },
-    );
-  }
-  for (const name of parsed.searchParams.keys()) {
-    if (/^ssl/i.test(name)) {
-      throw new StoreRecordError(
-        `connectionString may not carry "${name}": set the sslMode (and sslCa) option instead`,
-        { details: { option: 'connectionString', parameter: name } },
-      );
-    }
-  }
-  const host = parsed.hostname || parsed.searchParams.get('host') || '';
-  const local = host === '' || host.startsWith('/') || isLoopback(host);
-  const sslMode = options.sslMode ?? (local ? 'disable' : 'verify-full');
-  if (!['disable', 'require', 'verify-full'].includes(sslMode)) {
+  if (
+    options.sslMode !== undefined &&
+    !['disable', 'require', 'verify-full'].includes(options.sslMode)
+  ) {
     throw new StoreRecordError("sslMode must be 'disable', 'require' or 'verify-full'", {
       details: { option: 'sslMode' },
     });
@@ -266,13 +255,11 @@ function settingsOf(options: PostgresConnectionStoreOptions): Settings {
   if (options.sslCa !== undefined && typeof options.sslCa !== 'string') {
     throw new StoreRecordError('sslCa must be a PEM string', { details: { option: 'sslCa' } });
   }
-  const ssl =
-    sslMode === 'disable'
-      ? false
-      : {
-          rejectUnauthorized: sslMode === 'verify-full',
-          ...(options.sslCa === undefined ? {} : { ca: options.sslCa }),
-        };
+  const connection = postgresConnectionConfig(
+    target,
+    postgresTlsModeOf(target, options.sslMode),
+    options.sslCa,
+  );
   const schema = options.schema ?? 'public';
   const prefix = options.tablePrefix ?? 'toolfence_';
   if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
@@ -295,8 +282,7 @@ function settingsOf(options: PostgresConnectionStoreOptions): Settings {
   }
   const day = 86_400_000;
   return {
-    connectionString,
-    ssl,
+    connection,
     poolSize,
     statementTimeoutMs: milliseconds(
       options.statementTimeoutMs,
@@ -450,13 +436,12 @@ export class PostgresConnectionStore implements ConnectionStore {
     const pg = await loadDriver();
     const settings = this.#settings;
     const pool = new pg.Pool({
-      connectionString: settings.connectionString,
-      ssl: settings.ssl,
       max: settings.poolSize,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
       lock_timeout: settings.statementTimeoutMs,
       application_name: 'toolfence-connection-store',
+      ...settings.connection,
     });
     // An idle pooled connection the server ends is dropped by the pool; the error is not fatal.
     pool.on('error', () => undefined);
@@ -697,14 +682,13 @@ export class PostgresConnectionStore implements ConnectionStore {
     const pg = await loadDriver();
     const settings = this.#settings;
     const client = new pg.Client({
-      connectionString: settings.connectionString,
-      ssl: settings.ssl,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       // The wait for the lock is bounded by lock_timeout; holding it by the idle timeout.
       statement_timeout: 0,
       lock_timeout: settings.leaseWaitMs,
       idle_in_transaction_session_timeout: settings.leaseMs,
       application_name: 'toolfence-connection-store-lock',
+      ...settings.connection,
     });
     // The server ends the session when the lease runs out; that must not crash the process.
     client.on('error', () => undefined);
