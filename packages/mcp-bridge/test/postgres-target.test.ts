@@ -179,7 +179,7 @@ describe('postgresTargetOf: the TLS default follows the host pg dials', () => {
     });
   });
 
-  it.each([
+  it.each<[string, string, string, Record<string, string>?]>([
     ['another scheme', 'mysql://u@127.0.0.1/db', 'connectionString'],
     ['sslmode', 'postgres://u@127.0.0.1/db?sslmode=disable', 'sslmode'],
     ['ssl=0', 'postgres://u@127.0.0.1/db?ssl=0', 'ssl'],
