@@ -95,6 +95,15 @@ export interface GatewaySettings {
   readonly httpToken?: string;
   /** `--http`: sessions open at once. Default 64. */
   readonly httpMaxSessions?: number;
+  /**
+   * `--http`: milliseconds a legacy (2025-11-25) session may stay idle before it is closed;
+   * idle sessions are closed before an initialize is refused. Default 300,000 (five minutes).
+   */
+  readonly httpSessionIdleMs?: number;
+  /** `--http`: `tools/call` requests one legacy session may have in flight. Default 4. */
+  readonly httpMaxCallsPerSession?: number;
+  /** `--http`: stateless (2026-07-28) `tools/call` requests in flight, all clients. Default 16. */
+  readonly httpMaxStatelessCalls?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -113,6 +122,12 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 120;
 /** Default `--http` sessions open at once: 64. */
 export const DEFAULT_HTTP_MAX_SESSIONS = 64;
+/** Default milliseconds an idle `--http` legacy session lives: 300,000 (five minutes). */
+export const DEFAULT_HTTP_SESSION_IDLE_MS = 300_000;
+/** Default `tools/call` requests in flight per `--http` legacy session: 4. */
+export const DEFAULT_HTTP_MAX_CALLS_PER_SESSION = 4;
+/** Default stateless `tools/call` requests in flight on `--http`, all clients: 16. */
+export const DEFAULT_HTTP_MAX_STATELESS_CALLS = 16;
 /** Default calls run at once on one upstream: 8. */
 export const DEFAULT_MAX_CONCURRENT_CALLS = 8;
 
@@ -137,6 +152,9 @@ const SETTINGS_KEYS = [
   'maxConcurrentCalls',
   'httpToken',
   'httpMaxSessions',
+  'httpSessionIdleMs',
+  'httpMaxCallsPerSession',
+  'httpMaxStatelessCalls',
   'store',
   'storeKey',
   'budget',
@@ -556,6 +574,9 @@ export function parseGatewayConfig(
     'approvalTimeoutMs',
     'maxConcurrentCalls',
     'httpMaxSessions',
+    'httpSessionIdleMs',
+    'httpMaxCallsPerSession',
+    'httpMaxStatelessCalls',
   ] as const) {
     const number = settings[key];
     if (
