@@ -552,38 +552,25 @@ describe('PostgresConnectionStore rows bound to their table, and keys per row', 
     const schema = fresh();
     const key = randomBytes(32);
     const store = await open({ schema, key });
+    await store.put(FULL);
     await store.close();
-    // A row as schema 1 wrote it: blob version 3, not bound to the table.
-    const storeKey = storeKeyOf(key, 'key');
-    const { row, secrets } = rowOfRecord(FULL, storeKey.id);
-    const blob = sealSecrets(storeKey, row, secrets);
-    await admin.query(
-      `INSERT INTO "${schema}".toolfence_connections (id, url, issuer, resource, client_id, token_auth_method, redirect_uri, expires_at, scope, authorization_attempts, last_authorization_at, key_id, secrets, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-      [
-        row.id,
-        row.url,
-        row.issuer,
-        row.resource,
-        row.client_id,
-        row.token_auth_method,
-        row.redirect_uri,
-        row.expires_at,
-        row.scope,
-        row.authorization_attempts,
-        row.last_authorization_at,
-        row.key_id,
-        blob,
-        row.updated_at,
-      ],
+    // The row as schema 1 wrote it: the same columns, blob version 3, not bound to the table.
+    const stored = await admin.query(`SELECT * FROM "${schema}".toolfence_connections`);
+    const columns = stored.rows[0] as { key_id: string; updated_at: string };
+    const { row, secrets } = rowOfRecord(FULL, columns.key_id);
+    const blob = sealSecrets(
+      storeKeyOf(key, 'key'),
+      { ...row, updated_at: Number(columns.updated_at) },
+      secrets,
     );
+    await admin.query(`UPDATE "${schema}".toolfence_connections SET secrets = $1`, [blob]);
     await admin.query(`UPDATE "${schema}".toolfence_store_version SET version = 1`);
     const upgraded = await open({ schema, key });
     expect(withoutUpdatedAt(await upgraded.get('linear'))).toEqual(FULL);
-    const stored = await admin.query(
+    const rewritten = await admin.query(
       `SELECT secrets FROM "${schema}".toolfence_connections WHERE id = 'linear'`,
     );
-    expect((stored.rows[0].secrets as Buffer)[0]).toBe(4);
+    expect((rewritten.rows[0].secrets as Buffer)[0]).toBe(4);
     const version = await admin.query(`SELECT version FROM "${schema}".toolfence_store_version`);
     expect(version.rows).toEqual([{ version: 2 }]);
     // A schema-1 row that appears after the upgrade is not accepted.

@@ -138,23 +138,17 @@ describe('serve: a start that fails after an upstream was spawned', () => {
     40_000,
   );
 
-  it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s while serving stops the gateway and its upstream (exit 0)',
-    async (name) => {
-      const run = await serve({}, {}, { name, when: 'serving' });
-      expect(run.code).toBe(0);
-      expect(run.upstream).toBeDefined();
-      expect(await gone(run.upstream as number)).toBe(true);
-    },
-    40_000,
-  );
-
-  it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s during the start ends the upstream and exits 1',
-    async (name) => {
-      const run = await serve({}, {}, { name, when: 'spawned' });
-      expect(run.code).toBe(1);
-      expect(run.stderr).toContain('Stopped by a signal before the gateway had started');
+  it.each([
+    ['SIGTERM while serving', 'SIGTERM', 'serving', 0, ''],
+    ['SIGINT while serving', 'SIGINT', 'serving', 0, ''],
+    ['SIGTERM during the start', 'SIGTERM', 'spawned', 1, 'Stopped by a signal before'],
+    ['SIGINT during the start', 'SIGINT', 'spawned', 1, 'Stopped by a signal before'],
+  ] as const)(
+    '%s: the gateway stops, its upstream is ended',
+    async (_label, name, when, code, message) => {
+      const run = await serve({}, {}, { name, when });
+      expect(run.code).toBe(code);
+      expect(run.stderr).toContain(message);
       expect(run.upstream).toBeDefined();
       expect(await gone(run.upstream as number)).toBe(true);
     },
