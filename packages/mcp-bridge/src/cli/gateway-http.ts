@@ -158,7 +158,9 @@ export async function serveGatewayHttp(
     }
     return evicted;
   };
-  const sweep = setInterval(() => evictIdle(Date.now()), Math.min(idleMs, 60_000));
+  // Swept every idleMs (between 1 s and 1 min); an initialize that finds the sessions full
+  // sweeps at once, so a short idleMs is exact where it matters without a hot timer.
+  const sweep = setInterval(() => evictIdle(Date.now()), Math.max(1_000, Math.min(idleMs, 60_000)));
   sweep.unref();
 
   /** The busy answer to a call over its share: a JSON-RPC error, the others go on. */
