@@ -14,9 +14,11 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectionStoreFromUrl } from '../src/store/connection-store-from-url.js';
 import {
+  POSTGRES_STORE_SCHEMA_VERSION,
   PostgresConnectionStore,
   type PostgresConnectionStoreOptions,
 } from '../src/store/postgres-connection-store.js';
+import { rowOfRecord, sealSecrets, storeKeyOf } from '../src/store/record-cipher.js';
 import { SqliteConnectionStore } from '../src/store/sqlite-connection-store.js';
 import { describeConnectionStore, FULL, withoutUpdatedAt } from './connection-store-suite.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
@@ -207,7 +209,7 @@ describe('PostgresConnectionStore on a real server', () => {
       'toolfence_store_version',
     ]);
     const version = await admin.query(`SELECT version FROM "${shared}".toolfence_store_version`);
-    expect(version.rows).toEqual([{ version: 1 }]);
+    expect(version.rows).toEqual([{ version: POSTGRES_STORE_SCHEMA_VERSION }]);
   });
 
   it('opens a migrated store as a user with only USAGE on the schema and DML on the two tables', async () => {
@@ -475,4 +477,106 @@ describe('connectionStoreFromUrl', () => {
       ).not.toContain('hunter2');
     },
   );
+});
+
+describe('PostgresConnectionStore rows bound to their table, and keys per row', () => {
+  const stores: PostgresConnectionStore[] = [];
+  const open = async (
+    options: Partial<PostgresConnectionStoreOptions>,
+  ): Promise<PostgresConnectionStore> => {
+    const store = await PostgresConnectionStore.open({
+      connectionString: url,
+      key: randomBytes(32),
+      ...options,
+    });
+    stores.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+  });
+  const fresh = (): string => `s_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+
+  it.each([
+    ['another table prefix, same schema', { tablePrefix: 'tenant_b_' }, false],
+    ['another schema, same prefix', {}, true],
+  ])(
+    'a row copied into %s under the same key fails (STORE_DECRYPTION_FAILED)',
+    async (_name, other, otherSchema) => {
+      const shared = fresh();
+      const key = randomBytes(32);
+      const first = await open({ schema: shared, key });
+      const secondSchema = otherSchema ? fresh() : shared;
+      const second = await open({ schema: secondSchema, key, ...other });
+      await first.put(FULL);
+      const target = `"${secondSchema}"."${(other as { tablePrefix?: string }).tablePrefix ?? 'toolfence_'}connections"`;
+      await admin.query(`INSERT INTO ${target} SELECT * FROM "${shared}".toolfence_connections`);
+      await expect(second.get('linear')).rejects.toMatchObject({ code: 'STORE_DECRYPTION_FAILED' });
+      expect((await first.get('linear'))?.accessToken).toBe(FULL.accessToken);
+    },
+  );
+
+  it('one row under a key not supplied fails alone; the store opens and the others work', async () => {
+    const schema = fresh();
+    const key = randomBytes(32);
+    const writer = await open({ schema, key });
+    await writer.put(FULL);
+    await writer.put({ ...FULL, id: 'other' });
+    // A row of another deployment's key, planted beside readable ones.
+    await admin.query(
+      `UPDATE "${schema}".toolfence_connections SET key_id = 'ffffffffffffffff' WHERE id = 'other'`,
+    );
+    const reader = await open({ schema, key });
+    expect((await reader.get('linear'))?.accessToken).toBe(FULL.accessToken);
+    await expect(reader.get('other')).rejects.toMatchObject({
+      code: 'STORE_KEY_INVALID',
+      details: { id: 'other' },
+    });
+    expect(await reader.list()).toEqual(['linear', 'other']);
+    // Rotation rewrites what it can read and leaves the other row as it is.
+    const rotating = await open({ schema, key: randomBytes(32), previousKeys: [key] });
+    expect(await rotating.rotateKey()).toBe(1);
+  });
+
+  it('a wrong key (no record under a supplied key) still stops the open', async () => {
+    const schema = fresh();
+    const writer = await open({ schema });
+    await writer.put(FULL);
+    await expect(open({ schema })).rejects.toMatchObject({
+      code: 'STORE_KEY_INVALID',
+      message: expect.stringMatching(/wrong key/),
+    });
+  });
+
+  it('opening a schema-1 store binds its rows to the table once (blob 3 -> 4), readable after', async () => {
+    const schema = fresh();
+    const key = randomBytes(32);
+    const store = await open({ schema, key });
+    await store.put(FULL);
+    await store.close();
+    // The row as schema 1 wrote it: the same columns, blob version 3, not bound to the table.
+    const stored = await admin.query(`SELECT * FROM "${schema}".toolfence_connections`);
+    const columns = stored.rows[0] as { key_id: string; updated_at: string };
+    const { row, secrets } = rowOfRecord(FULL, columns.key_id);
+    const blob = sealSecrets(
+      storeKeyOf(key, 'key'),
+      { ...row, updated_at: Number(columns.updated_at) },
+      secrets,
+    );
+    await admin.query(`UPDATE "${schema}".toolfence_connections SET secrets = $1`, [blob]);
+    await admin.query(`UPDATE "${schema}".toolfence_store_version SET version = 1`);
+    const upgraded = await open({ schema, key });
+    expect(withoutUpdatedAt(await upgraded.get('linear'))).toEqual(FULL);
+    const rewritten = await admin.query(
+      `SELECT secrets FROM "${schema}".toolfence_connections WHERE id = 'linear'`,
+    );
+    expect((rewritten.rows[0].secrets as Buffer)[0]).toBe(4);
+    const version = await admin.query(`SELECT version FROM "${schema}".toolfence_store_version`);
+    expect(version.rows).toEqual([{ version: 2 }]);
+    // A schema-1 row that appears after the upgrade is not accepted.
+    await admin.query(`UPDATE "${schema}".toolfence_connections SET secrets = $1`, [blob]);
+    await expect(upgraded.get('linear')).rejects.toMatchObject({
+      code: 'STORE_DECRYPTION_FAILED',
+    });
+  });
 });

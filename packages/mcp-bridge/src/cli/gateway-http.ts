@@ -6,6 +6,11 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import {
+  DEFAULT_HTTP_MAX_CALLS_PER_SESSION,
+  DEFAULT_HTTP_MAX_STATELESS_CALLS,
+  DEFAULT_HTTP_SESSION_IDLE_MS,
+} from '../gateway/gateway-config.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 
 /** Options of {@link serveGatewayHttp}. */
@@ -20,6 +25,54 @@ export interface GatewayHttpOptions {
   readonly maxSessions: number;
   /** True when `host` is a loopback address (then the Host header is checked too). */
   readonly loopback: boolean;
+  /**
+   * Milliseconds a legacy session may stay idle (no request in flight, none started) before it
+   * is closed; idle sessions are also closed before an initialize is refused for `maxSessions`.
+   * Default {@link DEFAULT_HTTP_SESSION_IDLE_MS}.
+   */
+  readonly sessionIdleMs?: number | undefined;
+  /**
+   * `tools/call` requests one legacy session may have in flight; one more is answered at once
+   * with a `GATEWAY_HTTP_BUSY` error. Default {@link DEFAULT_HTTP_MAX_CALLS_PER_SESSION}.
+   */
+  readonly maxCallsPerSession?: number | undefined;
+  /**
+   * `tools/call` requests of the stateless (2026-07-28) era in flight at once, all clients
+   * together (they carry no session to tell them apart); one more is answered with
+   * `GATEWAY_HTTP_BUSY`. Default {@link DEFAULT_HTTP_MAX_STATELESS_CALLS}.
+   */
+  readonly maxStatelessCalls?: number | undefined;
+}
+
+/** The wire code of the busy answer (in the JSON-RPC error's `data.code`). */
+export const GATEWAY_HTTP_BUSY = 'GATEWAY_HTTP_BUSY';
+
+/** A legacy session's bookkeeping: its transport, calls in flight, last activity. */
+interface Session {
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  /** Requests (other than a GET stream) in flight. */
+  requests: number;
+  /** `tools/call` requests in flight. */
+  calls: number;
+  /** When the last request started or ended (ms since the epoch). */
+  lastActive: number;
+}
+
+/** The number of `tools/call` requests in a parsed body (a message or a batch). */
+function callsIn(body: unknown): number {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.filter(
+    (message) =>
+      typeof message === 'object' &&
+      message !== null &&
+      (message as { method?: unknown }).method === 'tools/call',
+  ).length;
+}
+
+/** The JSON-RPC id of a single parsed request, or null. */
+function idOf(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 /** Largest request body accepted, in bytes (4 MiB, the SDK transports' own default). */
@@ -81,7 +134,11 @@ export async function serveGatewayHttp(
   gateway: McpGateway,
   options: GatewayHttpOptions,
 ): Promise<{ readonly url: string; readonly close: () => Promise<void> }> {
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sessions = new Map<string, Session>();
+  const idleMs = options.sessionIdleMs ?? DEFAULT_HTTP_SESSION_IDLE_MS;
+  const maxCallsPerSession = options.maxCallsPerSession ?? DEFAULT_HTTP_MAX_CALLS_PER_SESSION;
+  const maxStatelessCalls = options.maxStatelessCalls ?? DEFAULT_HTTP_MAX_STATELESS_CALLS;
+  let statelessCalls = 0;
   let allowedHosts: string[] = [];
   const modern = createMcpHandler(() => gateway.downstreamServer('modern'), {
     legacy: 'reject',
@@ -89,22 +146,76 @@ export async function serveGatewayHttp(
   });
   const unsubscribe = gateway.onToolsChanged(() => modern.notify.toolsChanged());
 
-  const legacy = async (request: Request, parsedBody: unknown): Promise<Response> => {
+  /** Closes the sessions idle for `idleMs` or longer; returns how many. */
+  const evictIdle = (now: number): number => {
+    let evicted = 0;
+    for (const [id, session] of sessions) {
+      if (session.requests === 0 && now - session.lastActive >= idleMs) {
+        sessions.delete(id);
+        session.transport.close().catch(() => undefined);
+        evicted += 1;
+      }
+    }
+    return evicted;
+  };
+  // Swept every idleMs (between 1 s and 1 min); an initialize that finds the sessions full
+  // sweeps at once, so a short idleMs is exact where it matters without a hot timer.
+  const sweep = setInterval(() => evictIdle(Date.now()), Math.max(1_000, Math.min(idleMs, 60_000)));
+  sweep.unref();
+
+  /** The busy answer to a call over its share: a JSON-RPC error, the others go on. */
+  const busy = (body: unknown, limit: number, option: string): Response =>
+    new Response(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: idOf(body),
+        error: {
+          code: -32000,
+          message: `${GATEWAY_HTTP_BUSY}: ${limit} call(s) of this client are already running (${option}); retry when one has ended`,
+          data: { code: GATEWAY_HTTP_BUSY, limit, option },
+        },
+      }),
+      { status: 200, headers: { 'content-type': 'application/json' } },
+    );
+
+  const legacy = async (
+    request: Request,
+    parsedBody: unknown,
+    done: Promise<void>,
+  ): Promise<Response> => {
     const sessionId = request.headers.get('mcp-session-id');
     const existing = sessionId === null ? undefined : sessions.get(sessionId);
-    if (existing !== undefined) return existing.handleRequest(request, { parsedBody });
+    if (existing !== undefined) {
+      const calls = callsIn(parsedBody);
+      if (calls > 0 && existing.calls + calls > maxCallsPerSession) {
+        existing.lastActive = Date.now();
+        return busy(parsedBody, maxCallsPerSession, 'gateway.httpMaxCallsPerSession');
+      }
+      // A GET is the session's listening stream: it may stay open, and does not keep the
+      // session from expiring.
+      const counted = request.method !== 'GET';
+      existing.calls += calls;
+      if (counted) existing.requests += 1;
+      existing.lastActive = Date.now();
+      void done.then(() => {
+        existing.calls -= calls;
+        if (counted) existing.requests -= 1;
+        existing.lastActive = Date.now();
+      });
+      return existing.transport.handleRequest(request, { parsedBody });
+    }
     if (sessionId !== null) return rpcError(404, -32001, 'Session not found');
     if (request.method !== 'POST') {
       return rpcError(405, -32000, 'Start a session with an initialize POST');
     }
-    if (sessions.size >= options.maxSessions) {
+    if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) {
       return rpcError(503, -32000, 'Too many sessions (gateway.httpMaxSessions)');
     }
     const created: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, created);
+          sessions.set(id, { transport: created, requests: 0, calls: 0, lastActive: Date.now() });
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
@@ -121,6 +232,18 @@ export async function serveGatewayHttp(
       await created.close().catch(() => undefined);
     }
     return response;
+  };
+
+  const stateless = async (request: Request, parsedBody: unknown, done: Promise<void>) => {
+    const calls = callsIn(parsedBody);
+    if (calls > 0 && statelessCalls + calls > maxStatelessCalls) {
+      return busy(parsedBody, maxStatelessCalls, 'gateway.httpMaxStatelessCalls');
+    }
+    statelessCalls += calls;
+    void done.then(() => {
+      statelessCalls -= calls;
+    });
+    return modern.fetch(request, { parsedBody });
   };
 
   const handle = async (incoming: IncomingMessage, out: ServerResponse): Promise<void> => {
@@ -153,6 +276,8 @@ export async function serveGatewayHttp(
       else if (Array.isArray(value)) headers.set(name, value.join(', '));
     }
     const abort = new AbortController();
+    // The request counts (toward its session's or the stateless share) until its response ends.
+    const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
     out.once('close', () => abort.abort());
     const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
       method,
@@ -172,8 +297,8 @@ export async function serveGatewayHttp(
       parsedBody === undefined && method === 'POST'
         ? rpcError(400, -32700, 'Parse error: the body is not JSON')
         : (await isLegacyRequest(request, parsedBody))
-          ? await legacy(request, parsedBody)
-          : await modern.fetch(request, { parsedBody });
+          ? await legacy(request, parsedBody, done)
+          : await stateless(request, parsedBody, done);
     await writeResponse(response, out);
   };
   const server = createServer((request, response) => {
@@ -196,8 +321,9 @@ export async function serveGatewayHttp(
     url: `http://${shown}:${address.port}/mcp`,
     close: async () => {
       unsubscribe();
+      clearInterval(sweep);
       await modern.close().catch(() => undefined);
-      await Promise.all([...sessions.values()].map((transport) => transport.close()));
+      await Promise.all([...sessions.values()].map((session) => session.transport.close()));
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

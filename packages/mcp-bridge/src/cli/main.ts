@@ -6,6 +6,16 @@ import { runCli } from './run-cli.js';
 // A closed pipe (`toolfence-mcp inspect ... | head`) ends the output, not the process with a trace.
 process.stdout.on('error', () => undefined);
 
+// The first SIGINT or SIGTERM stops `serve` cleanly (upstreams ended, stores closed); once the
+// command has returned, the listeners go, so a signal always has its default effect then.
+let stop: () => void = () => undefined;
+const stopped = new Promise<void>((resolve) => {
+  stop = resolve;
+});
+const onSignal = (): void => stop();
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+
 void runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
@@ -16,10 +26,9 @@ void runCli(process.argv.slice(2), {
     process.on('SIGHUP', listener);
     return () => process.off('SIGHUP', listener);
   },
-  stopped: new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  }),
+  stopped,
 }).then((code) => {
   process.exitCode = code;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
 });

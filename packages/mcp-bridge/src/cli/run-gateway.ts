@@ -397,6 +397,9 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
     token,
     loopback,
     maxSessions: config.gateway.httpMaxSessions ?? DEFAULT_HTTP_MAX_SESSIONS,
+    sessionIdleMs: config.gateway.httpSessionIdleMs,
+    maxCallsPerSession: config.gateway.httpMaxCallsPerSession,
+    maxStatelessCalls: config.gateway.httpMaxStatelessCalls,
   };
 }
 

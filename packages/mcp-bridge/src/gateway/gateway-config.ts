@@ -130,6 +130,15 @@ export interface GatewaySettings {
    * starting before it answers with the tools ready so far (0: no wait). Default 5,000.
    */
   readonly listWaitMs?: number;
+  /**
+   * `--http`: milliseconds a legacy (2025-11-25) session may stay idle before it is closed;
+   * idle sessions are closed before an initialize is refused. Default 300,000 (five minutes).
+   */
+  readonly httpSessionIdleMs?: number;
+  /** `--http`: `tools/call` requests one legacy session may have in flight. Default 4. */
+  readonly httpMaxCallsPerSession?: number;
+  /** `--http`: stateless (2026-07-28) `tools/call` requests in flight, all clients. Default 16. */
+  readonly httpMaxStatelessCalls?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -148,6 +157,12 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000;
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 120;
 /** Default `--http` sessions open at once: 64. */
 export const DEFAULT_HTTP_MAX_SESSIONS = 64;
+/** Default milliseconds an idle `--http` legacy session lives: 300,000 (five minutes). */
+export const DEFAULT_HTTP_SESSION_IDLE_MS = 300_000;
+/** Default `tools/call` requests in flight per `--http` legacy session: 4. */
+export const DEFAULT_HTTP_MAX_CALLS_PER_SESSION = 4;
+/** Default stateless `tools/call` requests in flight on `--http`, all clients: 16. */
+export const DEFAULT_HTTP_MAX_STATELESS_CALLS = 16;
 /** Default calls run at once on one upstream: 8. */
 export const DEFAULT_MAX_CONCURRENT_CALLS = 8;
 /** Default milliseconds an upstream may take to start and list its tools: 30,000. */
@@ -203,6 +218,9 @@ const SETTINGS_KEYS = [
   'httpMaxSessions',
   'startTimeoutMs',
   'listWaitMs',
+  'httpSessionIdleMs',
+  'httpMaxCallsPerSession',
+  'httpMaxStatelessCalls',
   'store',
   'storeKey',
   'budget',
@@ -651,9 +669,21 @@ export function parseGatewayConfig(
     namespaces.set(checked.namespace as string, name);
     servers[name] = checked;
   }
-  const settings = value.gateway ?? {};
-  if (!isRecord(settings)) fail('must be an object', 'gateway');
-  onlyKeys(settings, SETTINGS_KEYS, 'gateway');
+  const given = value.gateway ?? {};
+  if (!isRecord(given)) fail('must be an object', 'gateway');
+  onlyKeys(given, SETTINGS_KEYS, 'gateway');
+  // The locations are expanded as the servers' fields are (`postgres://gateway:${PGPASSWORD}@…`).
+  const settings: Record<string, unknown> = { ...given };
+  for (const key of ['store', 'pins', 'audit'] as const) {
+    const text = given[key];
+    if (typeof text === 'string') settings[key] = expandVariables(text, env, `gateway.${key}`);
+  }
+  if (isRecord(given.budget) && typeof given.budget.url === 'string') {
+    settings.budget = {
+      ...given.budget,
+      url: expandVariables(given.budget.url, env, 'gateway.budget.url'),
+    };
+  }
   if (
     typeof settings.pins === 'string' &&
     /^postgres(ql)?:/i.test(settings.pins) &&
@@ -694,6 +724,9 @@ export function parseGatewayConfig(
     'approvalMaxArgumentChars',
     'maxConcurrentCalls',
     'httpMaxSessions',
+    'httpSessionIdleMs',
+    'httpMaxCallsPerSession',
+    'httpMaxStatelessCalls',
   ] as const) {
     const number = settings[key];
     if (

@@ -1,5 +1,10 @@
-import { isIP } from 'node:net';
 import type { McpToolInfo } from '../client/tool-listing.js';
+import {
+  isPostgresTargetProblem,
+  postgresConnectionConfig,
+  postgresTargetOf,
+  postgresTlsModeOf,
+} from '../store/postgres-target.js';
 import { GatewayConfigError, GatewayStateError } from './errors.js';
 import {
   acceptPending,
@@ -14,9 +19,17 @@ import {
 
 /** Options of {@link PostgresPinStore.open}. Unknown keys are refused. */
 export interface PostgresPinStoreOptions {
-  /** `postgres://user:password@host:port/database`. Never logged or put in an error. */
+  /**
+   * `postgres://user:password@host:port/database`, read as `pg` reads it (a `host` or `port`
+   * query parameter wins; an empty host means `PGHOST`, then `localhost`); the query may carry
+   * only `host`, `port`, `user`, `password`, `application_name`, `fallback_application_name`,
+   * `options` and `client_encoding`. Never logged or put in an error.
+   */
   readonly connectionString: string;
-  /** TLS: `disable`, `require` or `verify-full`. Default `disable` on loopback, else `verify-full`. */
+  /**
+   * TLS: `disable`, `require` or `verify-full`. Default `disable` when the host `pg` connects to
+   * is `localhost`, a literal 127.0.0.0/8 or `::1` address, or a Unix socket; else `verify-full`.
+   */
   readonly sslMode?: 'disable' | 'require' | 'verify-full';
   /** A PEM CA bundle for `verify-full` against a private CA. */
   readonly sslCa?: string;
@@ -59,12 +72,6 @@ interface Pool {
   connect(): Promise<PoolClient>;
   end(): Promise<void>;
   on(event: 'error', listener: (error: Error) => void): unknown;
-}
-
-function isLoopback(host: string): boolean {
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (bare === 'localhost' || bare === '::1') return true;
-  return isIP(bare) === 4 && bare.startsWith('127.');
 }
 
 function bad(message: string, option: string): GatewayConfigError {
@@ -139,23 +146,16 @@ export class PostgresPinStore implements GatewayPinStore {
         throw bad(`unknown option "${key}" (accepted: ${OPTION_KEYS.join(', ')})`, key);
       }
     }
-    let url: URL | undefined;
-    try {
-      url = new URL(options.connectionString);
-    } catch {
-      url = undefined;
+    const target = postgresTargetOf(options.connectionString);
+    if (isPostgresTargetProblem(target)) {
+      throw bad(`the URL ${target.message}`, target.parameter);
     }
-    if (url === undefined || !['postgres:', 'postgresql:'].includes(url.protocol)) {
-      throw bad('must be a postgres://user:password@host:port/database URL', 'connectionString');
-    }
-    for (const name of url.searchParams.keys()) {
-      if (/^ssl/i.test(name)) {
-        throw bad(`the URL may not carry "${name}"; TLS is on off loopback (verify-full)`, name);
-      }
-    }
-    const sslMode = options.sslMode ?? (isLoopback(url.hostname) ? 'disable' : 'verify-full');
+    const sslMode = postgresTlsModeOf(target, options.sslMode);
     if (!['disable', 'require', 'verify-full'].includes(sslMode)) {
       throw bad("sslMode must be 'disable', 'require' or 'verify-full'", 'sslMode');
+    }
+    if (options.sslCa !== undefined && typeof options.sslCa !== 'string') {
+      throw bad('sslCa must be a PEM string', 'sslCa');
     }
     const table = options.table ?? DEFAULT_PIN_TABLE;
     if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
@@ -186,19 +186,12 @@ export class PostgresPinStore implements GatewayPinStore {
       );
     }
     const pool = new pg.Pool({
-      connectionString: options.connectionString,
-      ssl:
-        sslMode === 'disable'
-          ? false
-          : {
-              rejectUnauthorized: sslMode === 'verify-full',
-              ...(options.sslCa === undefined ? {} : { ca: options.sslCa }),
-            },
       max: poolSize,
       connectionTimeoutMillis: connectTimeoutMs,
       statement_timeout: statementTimeoutMs,
       lock_timeout: statementTimeoutMs,
       application_name: 'toolfence-gateway-pins',
+      ...postgresConnectionConfig(target, sslMode, options.sslCa),
     });
     pool.on('error', () => undefined);
     const store = new PostgresPinStore(pool, table);

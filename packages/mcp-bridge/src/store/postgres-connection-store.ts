@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { isIP } from 'node:net';
 import {
   type ConnectionChange,
   type ConnectionRecord,
@@ -8,10 +7,19 @@ import {
   SingleFlight,
 } from './connection-store.js';
 import {
+  isPostgresTargetProblem,
+  type PostgresTlsMode,
+  postgresConnectionConfig,
+  postgresTargetOf,
+  postgresTlsModeOf,
+} from './postgres-target.js';
+import {
   type StoreKey as Key,
   storeKeyOf as keyOf,
   openSecrets,
+  RECORD_VERSION_BYTE,
   type StoredRow as Row,
+  recordAad,
   recordOfRow,
   rowOfRecord,
   type StoredSecrets as Secrets,
@@ -28,13 +36,16 @@ import {
 } from './store-errors.js';
 
 /** How the store talks TLS to PostgreSQL. */
-export type PostgresSslMode = 'disable' | 'require' | 'verify-full';
+export type PostgresSslMode = PostgresTlsMode;
 
 /** Options of {@link PostgresConnectionStore}. Unknown keys are refused. */
 export interface PostgresConnectionStoreOptions {
   /**
-   * A `postgres://` or `postgresql://` URL (user, password, host, port, database). Its query may
-   * not carry `ssl`/`sslmode` parameters: use {@link sslMode}. Never logged or put in an error.
+   * A `postgres://` or `postgresql://` URL (user, password, host, port, database), read as `pg`
+   * reads it: a `host` or `port` query parameter wins over the URL's, an empty host means
+   * `PGHOST`, then `localhost`. Its query may carry only `host`, `port`, `user`, `password`,
+   * `application_name`, `fallback_application_name`, `options` and `client_encoding` (no
+   * `ssl*`: use {@link sslMode}; no `hostaddr`, no host list). Never logged or put in an error.
    */
   readonly connectionString: string;
   /** The current AES-256-GCM key: exactly 32 bytes, from the host's secret storage. */
@@ -66,8 +77,9 @@ export interface PostgresConnectionStoreOptions {
   readonly leaseWaitMs?: number | undefined;
   /**
    * TLS: `verify-full` (encrypt, check the certificate chain and host name), `require` (encrypt,
-   * no certificate check) or `disable`. Default `verify-full`, except `disable` for a loopback
-   * host (`localhost`, `127.0.0.0/8`, `::1`) or a Unix socket.
+   * no certificate check) or `disable`. Default `verify-full`, except `disable` when the host
+   * `pg` will connect to (after the `host` parameter and `PGHOST`) is `localhost`, a literal
+   * 127.0.0.0/8 or `::1` address, or a Unix socket path.
    */
   readonly sslMode?: PostgresSslMode | undefined;
   /** PEM certificate(s) of the CA that signs the server's certificate (for `verify-full`). */
@@ -88,8 +100,14 @@ export const DEFAULT_POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_POSTGRES_LEASE_MS = 60_000;
 /** Default of {@link PostgresConnectionStoreOptions.leaseWaitMs}. */
 export const DEFAULT_POSTGRES_LEASE_WAIT_MS = 90_000;
-/** The schema version this package writes into `<prefix>store_version`. */
-export const POSTGRES_STORE_SCHEMA_VERSION = 1;
+/**
+ * The schema version this package writes into `<prefix>store_version`: 2 since the secrets are
+ * bound to their table (blob version 4); opening a version-1 store rewrites its rows once.
+ */
+export const POSTGRES_STORE_SCHEMA_VERSION = 2;
+
+/** Blob version byte of PostgreSQL rows bound to their table. */
+const TABLE_BOUND_VERSION = 4;
 
 const OPTION_KEYS: ReadonlySet<string> = new Set([
   'connectionString',
@@ -177,12 +195,6 @@ function lockId(name: string): string {
   return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }
 
-function isLoopback(host: string): boolean {
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (bare === 'localhost' || bare === '::1') return true;
-  return isIP(bare) === 4 && bare.startsWith('127.');
-}
-
 function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
@@ -209,8 +221,8 @@ function unavailable(action: string, error: unknown): Error {
 }
 
 interface Settings {
-  readonly connectionString: string;
-  readonly ssl: false | Record<string, unknown>;
+  /** Host, port, credentials and TLS for `pg`, from {@link postgresConnectionConfig}. */
+  readonly connection: Record<string, unknown>;
   readonly poolSize: number;
   readonly statementTimeoutMs: number;
   readonly connectTimeoutMs: number;
@@ -220,6 +232,8 @@ interface Settings {
   readonly connections: string;
   readonly version: string;
   readonly lockPrefix: string;
+  /** `<schema>.<prefix>connections`, bound into every record's associated data. */
+  readonly tableName: string;
 }
 
 function settingsOf(options: PostgresConnectionStoreOptions): Settings {
@@ -234,31 +248,16 @@ function settingsOf(options: PostgresConnectionStoreOptions): Settings {
       );
     }
   }
-  const { connectionString } = options;
-  let parsed: URL | undefined;
-  try {
-    parsed = typeof connectionString === 'string' ? new URL(connectionString) : undefined;
-  } catch {
-    parsed = undefined;
+  const target = postgresTargetOf(options.connectionString);
+  if (isPostgresTargetProblem(target)) {
+    throw new StoreRecordError(`connectionString ${target.message}`, {
+      details: { option: 'connectionString', parameter: target.parameter },
+    });
   }
-  if (parsed === undefined || !['postgres:', 'postgresql:'].includes(parsed.protocol)) {
-    throw new StoreRecordError(
-      'connectionString must be a postgres:// or postgresql:// URL (user:password@host:port/database)',
-      { details: { option: 'connectionString' } },
-    );
-  }
-  for (const name of parsed.searchParams.keys()) {
-    if (/^ssl/i.test(name)) {
-      throw new StoreRecordError(
-        `connectionString may not carry "${name}": set the sslMode (and sslCa) option instead`,
-        { details: { option: 'connectionString', parameter: name } },
-      );
-    }
-  }
-  const host = parsed.hostname || parsed.searchParams.get('host') || '';
-  const local = host === '' || host.startsWith('/') || isLoopback(host);
-  const sslMode = options.sslMode ?? (local ? 'disable' : 'verify-full');
-  if (!['disable', 'require', 'verify-full'].includes(sslMode)) {
+  if (
+    options.sslMode !== undefined &&
+    !['disable', 'require', 'verify-full'].includes(options.sslMode)
+  ) {
     throw new StoreRecordError("sslMode must be 'disable', 'require' or 'verify-full'", {
       details: { option: 'sslMode' },
     });
@@ -266,13 +265,11 @@ function settingsOf(options: PostgresConnectionStoreOptions): Settings {
   if (options.sslCa !== undefined && typeof options.sslCa !== 'string') {
     throw new StoreRecordError('sslCa must be a PEM string', { details: { option: 'sslCa' } });
   }
-  const ssl =
-    sslMode === 'disable'
-      ? false
-      : {
-          rejectUnauthorized: sslMode === 'verify-full',
-          ...(options.sslCa === undefined ? {} : { ca: options.sslCa }),
-        };
+  const connection = postgresConnectionConfig(
+    target,
+    postgresTlsModeOf(target, options.sslMode),
+    options.sslCa,
+  );
   const schema = options.schema ?? 'public';
   const prefix = options.tablePrefix ?? 'toolfence_';
   if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
@@ -295,8 +292,7 @@ function settingsOf(options: PostgresConnectionStoreOptions): Settings {
   }
   const day = 86_400_000;
   return {
-    connectionString,
-    ssl,
+    connection,
     poolSize,
     statementTimeoutMs: milliseconds(
       options.statementTimeoutMs,
@@ -321,6 +317,7 @@ function settingsOf(options: PostgresConnectionStoreOptions): Settings {
     connections: `"${schema}"."${prefix}connections"`,
     version: `"${schema}"."${prefix}store_version"`,
     lockPrefix: `toolfence:${schema}.${prefix}:`,
+    tableName: `${schema}.${prefix}connections`,
   };
 }
 
@@ -368,9 +365,12 @@ function rowOf(value: Record<string, unknown>): Row {
 /**
  * A {@link ConnectionStore} on PostgreSQL (`pg` 8, an optional peer dependency loaded on first
  * use), for several hosts or gateway replicas sharing their OAuth connections. Secret fields are
- * encrypted with AES-256-GCM under the host's key; the associated data binds every plain column,
- * so a record whose issuer, resource or client was changed in the database fails to decrypt
- * (`STORE_DECRYPTION_FAILED`) before anything is sent. Updates are transactions serialized per
+ * encrypted with AES-256-GCM under the host's key; the associated data binds every plain column
+ * and the table (`<schema>.<prefix>connections`), so a record whose issuer, resource or client
+ * was changed in the database, or that was copied in from another table, fails to decrypt
+ * (`STORE_DECRYPTION_FAILED`) before anything is sent. A record under a key that was not
+ * supplied fails alone (`STORE_KEY_INVALID` naming its id). Not detected: an older copy of the
+ * same record put back in the same table (a replay restores a spent refresh token). Updates are transactions serialized per
  * connection id, so a failed refresh never loses the stored token. `singleFlight` holds a
  * PostgreSQL advisory lock for the task, so one replica refreshes a connection at a time; the
  * others wait for it (up to `leaseWaitMs`) and then reread the rotated tokens.
@@ -412,7 +412,7 @@ export class PostgresConnectionStore implements ConnectionStore {
    * Creates the store, connects, creates or migrates its tables and checks the keys.
    * @throws {StoreDriverError} when `pg` is not installed.
    * @throws {StoreUnavailableError} when the server cannot be reached or refuses the login.
-   * @throws {StoreKeyError} when the tables hold records under a key that was not supplied.
+   * @throws {StoreKeyError} when the table holds records and none is under a supplied key.
    * @throws {StoreSchemaError} for tables written by a newer version of this package.
    */
   static async open(options: PostgresConnectionStoreOptions): Promise<PostgresConnectionStore> {
@@ -450,13 +450,12 @@ export class PostgresConnectionStore implements ConnectionStore {
     const pg = await loadDriver();
     const settings = this.#settings;
     const pool = new pg.Pool({
-      connectionString: settings.connectionString,
-      ssl: settings.ssl,
       max: settings.poolSize,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
       lock_timeout: settings.statementTimeoutMs,
       application_name: 'toolfence-connection-store',
+      ...settings.connection,
     });
     // An idle pooled connection the server ends is dropped by the pool; the error is not fatal.
     pool.on('error', () => undefined);
@@ -475,9 +474,9 @@ export class PostgresConnectionStore implements ConnectionStore {
         const found = await client.query(`SELECT version FROM ${settings.version}`);
         version = Number(found.rows[0]?.version ?? 0);
       }
-      if (version > MIGRATIONS.length) {
+      if (version > POSTGRES_STORE_SCHEMA_VERSION) {
         throw new StoreSchemaError('the database was written by a newer version of the store', {
-          details: { found: version, supported: MIGRATIONS.length },
+          details: { found: version, supported: POSTGRES_STORE_SCHEMA_VERSION },
         });
       }
       if (version < MIGRATIONS.length) {
@@ -496,22 +495,66 @@ export class PostgresConnectionStore implements ConnectionStore {
         for (let index = version; index < MIGRATIONS.length; index += 1) {
           await client.query((MIGRATIONS[index] as (tables: Settings) => string)(settings));
         }
+      }
+      // A wrong key is refused before anything is rewritten: records exist and none is under a
+      // supplied key. A record under another key among readable ones fails alone, when read.
+      const keys = await client.query(`SELECT DISTINCT key_id FROM ${settings.connections}`);
+      if (keys.rows.length > 0 && !keys.rows.some((row) => this.#keys.has(row.key_id as string))) {
+        throw new StoreKeyError(
+          'the store holds records encrypted under a key that was not supplied (wrong key?)',
+          { details: { unknownKeys: keys.rows.length } },
+        );
+      }
+      if (version < POSTGRES_STORE_SCHEMA_VERSION) {
+        await this.#bindToTable(client);
         await client.query(
           `INSERT INTO ${settings.version} (singleton, version) VALUES (true, $1)
            ON CONFLICT (singleton) DO UPDATE SET version = excluded.version`,
-          [MIGRATIONS.length],
-        );
-      }
-      const keys = await client.query(`SELECT DISTINCT key_id FROM ${settings.connections}`);
-      const unknown = keys.rows.filter((row) => !this.#keys.has(row.key_id as string));
-      if (unknown.length > 0) {
-        throw new StoreKeyError(
-          'the store holds records encrypted under a key that was not supplied (wrong key?)',
-          { details: { unknownKeys: unknown.length } },
+          [POSTGRES_STORE_SCHEMA_VERSION],
         );
       }
     });
   }
+
+  /**
+   * Schema 1 to 2: re-encrypts every readable record (blob version 3) bound to this table
+   * (blob version 4), under the key it was under. A record under a key not supplied now, or one
+   * that fails decryption, is left as it is and fails alone when read.
+   */
+  async #bindToTable(client: Queryable): Promise<void> {
+    const result = await client.query(
+      `SELECT ${COLUMNS} FROM ${this.#settings.connections} FOR UPDATE`,
+    );
+    for (const value of result.rows) {
+      const row = rowOf(value);
+      const key = this.#keys.get(row.key_id);
+      if (key === undefined || row.secrets?.[0] !== RECORD_VERSION_BYTE) continue;
+      let secrets: Secrets;
+      try {
+        secrets = openSecrets(this.#keys, row);
+      } catch {
+        continue;
+      }
+      await client.query(`UPDATE ${this.#settings.connections} SET secrets = $1 WHERE id = $2`, [
+        sealSecrets(key, row, secrets, this.#layout),
+        row.id,
+      ]);
+    }
+  }
+
+  /** Blob version 4: the v3 associated data, bound to this store's table. */
+  readonly #layout = {
+    version: TABLE_BOUND_VERSION,
+    aadOf: (row: Omit<Row, 'secrets'>): Buffer =>
+      Buffer.from(
+        JSON.stringify([
+          'toolfence/connection-store/postgres/v4',
+          this.#settings.tableName,
+          recordAad(row).toString('utf8'),
+        ]),
+        'utf8',
+      ),
+  };
 
   async #query(action: string, text: string, values?: readonly unknown[]): Promise<QueryResult> {
     await this.ready();
@@ -558,11 +601,15 @@ export class PostgresConnectionStore implements ConnectionStore {
 
   /** Encrypts `secrets` under the current key, bound to the row's plain columns. */
   #encrypt(row: Omit<Row, 'secrets'>, secrets: Secrets): Buffer {
-    return sealSecrets(this.#key, row, secrets);
+    return sealSecrets(this.#key, row, secrets, this.#layout);
   }
 
+  /** Decrypts a record bound to this table; a copy from another table fails. */
   #decrypt(row: Row): Secrets {
-    return openSecrets(this.#keys, row);
+    return openSecrets(this.#keys, row, {
+      version: TABLE_BOUND_VERSION,
+      aad: this.#layout.aadOf(row),
+    });
   }
 
   #toRecord(row: Row): ConnectionRecord {
@@ -697,14 +744,13 @@ export class PostgresConnectionStore implements ConnectionStore {
     const pg = await loadDriver();
     const settings = this.#settings;
     const client = new pg.Client({
-      connectionString: settings.connectionString,
-      ssl: settings.ssl,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       // The wait for the lock is bounded by lock_timeout; holding it by the idle timeout.
       statement_timeout: 0,
       lock_timeout: settings.leaseWaitMs,
       idle_in_transaction_session_timeout: settings.leaseMs,
       application_name: 'toolfence-connection-store-lock',
+      ...settings.connection,
     });
     // The server ends the session when the lease runs out; that must not crash the process.
     client.on('error', () => undefined);
@@ -732,8 +778,9 @@ export class PostgresConnectionStore implements ConnectionStore {
   }
 
   /**
-   * Re-encrypts every record under the current key in one transaction. Afterwards the previous
-   * keys can be dropped. Returns the number of records rewritten.
+   * Re-encrypts every record under a previous key under the current key, in one transaction.
+   * Afterwards the previous keys can be dropped. A record under a key not supplied is left as it
+   * is. Returns the number of records rewritten.
    */
   async rotateKey(): Promise<number> {
     await this.ready();
@@ -742,15 +789,19 @@ export class PostgresConnectionStore implements ConnectionStore {
         `SELECT ${COLUMNS} FROM ${this.#settings.connections} WHERE key_id <> $1 FOR UPDATE`,
         [this.#key.id],
       );
+      let rewritten = 0;
       for (const value of result.rows) {
         const row = rowOf(value);
+        // A record under a key not supplied cannot be read now either: it is left as it is.
+        if (!this.#keys.has(row.key_id)) continue;
         const secrets = this.#decrypt(row);
         await client.query(
           `UPDATE ${this.#settings.connections} SET key_id = $1, secrets = $2 WHERE id = $3`,
           [this.#key.id, this.#encrypt(row, secrets), row.id],
         );
+        rewritten += 1;
       }
-      return result.rows.length;
+      return rewritten;
     });
   }
 

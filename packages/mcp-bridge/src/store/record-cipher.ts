@@ -85,17 +85,25 @@ export function recordAad(row: Omit<StoredRow, 'secrets'>): Buffer {
   );
 }
 
-/** Encrypts `secrets` under `key`, bound to the row's plain columns (with `key_id` = the key's). */
+/**
+ * Encrypts `secrets` under `key`, bound to the row's plain columns (with `key_id` = the key's);
+ * `layout` writes another blob version bound to other associated data (PostgreSQL's v4, which
+ * also binds the table).
+ */
 export function sealSecrets(
   key: StoreKey,
   row: Omit<StoredRow, 'secrets'>,
   secrets: StoredSecrets,
+  layout: {
+    readonly version: number;
+    readonly aadOf: (row: Omit<StoredRow, 'secrets'>) => Buffer;
+  } = { version: RECORD_VERSION_BYTE, aadOf: recordAad },
 ): Buffer {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key.bytes, iv);
-  cipher.setAAD(recordAad({ ...row, key_id: key.id }));
+  cipher.setAAD(layout.aadOf({ ...row, key_id: key.id }));
   const body = Buffer.concat([cipher.update(JSON.stringify(secrets), 'utf8'), cipher.final()]);
-  return Buffer.concat([Buffer.from([RECORD_VERSION_BYTE]), iv, cipher.getAuthTag(), body]);
+  return Buffer.concat([Buffer.from([layout.version]), iv, cipher.getAuthTag(), body]);
 }
 
 /**
