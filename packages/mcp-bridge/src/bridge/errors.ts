@@ -1,3 +1,4 @@
+import { CALL_NOT_RUN } from '@toolfence/tools';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 
 /** A `bridgeTools` option is invalid. */
@@ -22,4 +23,9 @@ export class BridgeSchemaError extends McpBridgeError {
 export class BridgeApprovalError extends McpBridgeError {
   static override readonly code: string = 'BRIDGE_APPROVAL_DENIED';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/BridgeApprovalError');
+
+  /** Marks the call as not run (`CALL_NOT_RUN` of `@toolfence/tools`): nothing was sent. */
+  get [CALL_NOT_RUN](): true {
+    return true;
+  }
 }

@@ -123,7 +123,7 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
  */
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
 
-const CALL_OPTION_KEYS: readonly string[] = Object.freeze(['signal', 'timeoutMs', 'meta']);
+const CALL_OPTION_KEYS: readonly string[] = Object.freeze(['signal', 'timeoutMs', 'meta', 'onSend']);
 
 /** The error for a bad per-call option (made once, not per call). */
 const callOptionError = (message: string, option: string): Error =>
@@ -352,6 +352,12 @@ export interface McpCallOptions {
    * protocol's own `_meta` keys are set by the client and cannot be overridden here.
    */
   readonly meta?: Readonly<Record<string, string>>;
+  /**
+   * Called each time the `tools/call` request is handed to the connection (at most twice: a
+   * retry after an expired session). A call that ended before any call of it certainly did not
+   * leave this process; from the first call on, it may have reached the server.
+   */
+  readonly onSend?: () => void;
 }
 
 type BoundedTransport = StdioTransport | StreamableHttpTransport;
@@ -829,6 +835,12 @@ export class McpClient {
     checkCallOptions(options, 'callTool');
     checkOptionKeys(options, CALL_OPTION_KEYS, 'callTool', callOptionError);
     const meta = options.meta === undefined ? undefined : checkCallMeta(options.meta);
+    const onSend = options.onSend;
+    if (onSend !== undefined && typeof onSend !== 'function') {
+      throw new ClientConfigurationError('onSend must be a function', {
+        details: { option: 'onSend' },
+      });
+    }
     const timeoutMs =
       options.timeoutMs === undefined
         ? this.#readTimeoutMs
@@ -850,6 +862,8 @@ export class McpClient {
           const current = this.#session;
           const session = current?.alive === true ? current : await this.#ensureSession();
           this.#checkParamHeaders(session, name, args);
+          // From here on the request may reach the server.
+          onSend?.();
           try {
             const raw = await session.protocol.request(
               'tools/call',
