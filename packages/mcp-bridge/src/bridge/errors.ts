@@ -1,5 +1,5 @@
 import { CALL_NOT_RUN } from '@toolfence/tools';
-import { McpBridgeError } from '../mcp-bridge-error.js';
+import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
 
 /** A `bridgeTools` option is invalid. */
 export class BridgeConfigurationError extends McpBridgeError {
@@ -24,8 +24,9 @@ export class BridgeApprovalError extends McpBridgeError {
   static override readonly code: string = 'BRIDGE_APPROVAL_DENIED';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/BridgeApprovalError');
 
-  /** Marks the call as not run (`CALL_NOT_RUN` of `@toolfence/tools`): nothing was sent. */
-  get [CALL_NOT_RUN](): true {
-    return true;
+  /** Creates the error, marked `CALL_NOT_RUN` (of `@toolfence/tools`): nothing was sent. */
+  constructor(message: string, options: McpBridgeErrorOptions = {}) {
+    super(message, options);
+    Object.defineProperty(this, CALL_NOT_RUN, { value: true });
   }
 }

@@ -144,9 +144,10 @@ export class RequestNotSentError extends McpBridgeError {
   static override readonly code: string = 'TRANSPORT_NOT_SENT';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/RequestNotSentError');
 
-  /** Marks the call as not run (`CALL_NOT_RUN` of `@toolfence/tools`): a budget refunds it. */
-  get [CALL_NOT_RUN](): true {
-    return true;
+  /** Creates the error, marked `CALL_NOT_RUN` (of `@toolfence/tools`): a budget refunds it. */
+  constructor(message: string, options: McpBridgeErrorOptions = {}) {
+    super(message, options);
+    Object.defineProperty(this, CALL_NOT_RUN, { value: true });
   }
 }
 
