@@ -140,13 +140,17 @@ const backends = [
 ] as const;
 
 describe('a cancelled call keeps counting against the gateway budget', () => {
-  it.for(backends)('perTool.maxCalls bounds the upstream runs (%s budget)', async ([, backend]) => {
-    const client = await start({ ...backend(), perTool: { maxCalls: 3 } });
-    const lines = await raceCancels(client, 35_3);
-    const started = lines.filter((line) => line.event === 'start').length;
-    expect(started).toBeGreaterThan(0);
-    expect(started).toBeLessThanOrEqual(3);
-  }, 60_000);
+  it.for(backends)(
+    'perTool.maxCalls bounds the upstream runs (%s budget)',
+    async ([, backend]) => {
+      const client = await start({ ...backend(), perTool: { maxCalls: 3 } });
+      const lines = await raceCancels(client, 35_3);
+      const started = lines.filter((line) => line.event === 'start').length;
+      expect(started).toBeGreaterThan(0);
+      expect(started).toBeLessThanOrEqual(3);
+    },
+    60_000,
+  );
 
   it.for(backends)(
     'maxConcurrent bounds the runs in progress upstream (%s budget)',

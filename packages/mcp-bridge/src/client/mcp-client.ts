@@ -123,7 +123,12 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
  */
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
 
-const CALL_OPTION_KEYS: readonly string[] = Object.freeze(['signal', 'timeoutMs', 'meta', 'onSend']);
+const CALL_OPTION_KEYS: readonly string[] = Object.freeze([
+  'signal',
+  'timeoutMs',
+  'meta',
+  'onSend',
+]);
 
 /** The error for a bad per-call option (made once, not per call). */
 const callOptionError = (message: string, option: string): Error =>

@@ -238,7 +238,12 @@ function checkLimits(limits: BudgetLimits, option: string): void {
  */
 export function cancelHoldMs(value: unknown): number {
   if (value === undefined) return DEFAULT_CANCEL_HOLD_MS;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 86_400_000) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value < 0 ||
+    value > 86_400_000
+  ) {
     throw new ConfigurationError(
       'cancelHoldMs must be an integer number of milliseconds from 0 to 86400000',
       { details: { option: 'cancelHoldMs' } },

@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { BudgetRequest, BudgetReservation, BudgetReserver } from '../registry/budget.js';
 import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
-import { randomUUID } from 'node:crypto';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import { type BudgetLimits, type BudgetScope, cancelHoldMs } from './call-budget.js';
 
