@@ -134,10 +134,10 @@ async function raceCancels(client: Client, seed: number): Promise<RunLine[]> {
   throw new Error('the upstream runs did not end');
 }
 
-const backends = [
+const backends: [string, () => Record<string, unknown>][] = [
   ['memory', () => ({})],
   ['redis', () => ({ url: redis.url, keyPrefix: `cancel-${randomUUID()}` })],
-] as const;
+];
 
 describe('a cancelled call keeps counting against the gateway budget', () => {
   it.for(backends)(
