@@ -142,26 +142,26 @@ const backends: [string, () => Record<string, unknown>][] = [
 describe('a cancelled call keeps counting against the gateway budget', () => {
   it.for(backends)(
     'perTool.maxCalls bounds the upstream runs (%s budget)',
+    { timeout: 60_000 },
     async ([, backend]) => {
       const client = await start({ ...backend(), perTool: { maxCalls: 3 } });
-      const lines = await raceCancels(client, 35_3);
+      const lines = await raceCancels(client, 353);
       const started = lines.filter((line) => line.event === 'start').length;
       expect(started).toBeGreaterThan(0);
       expect(started).toBeLessThanOrEqual(3);
     },
-    60_000,
   );
 
   it.for(backends)(
     'maxConcurrent bounds the runs in progress upstream (%s budget)',
+    { timeout: 60_000 },
     async ([, backend]) => {
       // The hold outlasts the longest run (120 ms), so a cancelled call's slot is never reused
       // while the upstream still runs it.
       const client = await start({ ...backend(), maxConcurrent: 1, cancelHoldMs: 1_000 });
-      const lines = await raceCancels(client, 35_7);
+      const lines = await raceCancels(client, 357);
       expect(lines.some((line) => line.event === 'start')).toBe(true);
       expect(Math.max(...lines.map((line) => line.running))).toBeLessThanOrEqual(1);
     },
-    60_000,
   );
 });
