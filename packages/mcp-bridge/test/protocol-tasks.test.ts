@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
@@ -102,6 +103,30 @@ describe('the Tasks extension (SEP-2663) against an SDK v2 server with the task 
       expect(polls).toBeLessThanOrEqual(most);
     },
   );
+
+  // Issue 35 item 12: every poll used to leave an abort listener behind (45 after 45 polls), and
+  // Node printed MaxListenersExceededWarning to the host's stderr.
+  it('leaves no abort listener per poll: 45 polls, no MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const { result } = await withClient({ tasks: { minPollIntervalMs: 1 } }, (client) =>
+        client.callTool('slow', { polls: 45, pollIntervalMs: 1 }, { signal: controller.signal }),
+      );
+      expect(result.content).toEqual([{ type: 'text', text: 'done after 45 polls' }]);
+      // The caller's signal keeps nothing of the call either.
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      // Warnings are emitted on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
 
   it('cancels the task when the caller aborts; the server sees tasks/cancel', async () => {
     const controller = new AbortController();

@@ -20,6 +20,7 @@ import {
   scanParamHeaders,
 } from '../protocol/mcp-headers.js';
 import { ParameterHeaderError } from '../protocol/parameter-header-error.js';
+import { DEFAULT_MAX_INPUT_PROMPTS, PromptAllowance } from '../protocol/prompt-allowance.js';
 import { type McpServerDescription, ProtocolSession } from '../protocol/protocol-session.js';
 import { TASKS_EXTENSION_ID } from '../protocol/tasks-extension.js';
 import { UnsupportedProtocolVersionError } from '../protocol/unsupported-protocol-version-error.js';
@@ -105,6 +106,7 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'sampling',
   'protocolVersions',
   'maxInputRounds',
+  'maxInputPrompts',
   'maxListingTtlMs',
   'listenBackoffInitialMs',
   'listenBackoffMaxMs',
@@ -328,6 +330,14 @@ export interface McpClientOptions {
   /** `input_required` results one request may answer before it fails (modern mode). Default 8. */
   readonly maxInputRounds?: number;
   /**
+   * Input requests that ask someone (elicitation and sampling; roots is not counted) one call may
+   * put to the host in total, over its `input_required` rounds and its task's input. Default 32.
+   * A server that asks for more is refused before the host is asked again:
+   * {@link InputRequestError} with reason `too-many-prompts`; the request is not repeated (a task
+   * is cancelled).
+   */
+  readonly maxInputPrompts?: number;
+  /**
    * Milliseconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`,
    * SEP-2549); `0` relists every time. Default 300,000. Listings without a TTL are kept until
    * `refresh`.
@@ -480,6 +490,7 @@ export class McpClient {
   readonly #url: URL | undefined;
   readonly #protocolVersions: readonly string[];
   readonly #maxInputRounds: number;
+  readonly #maxInputPrompts: number;
   /** `x-mcp-header` declarations of the listed tools (modern mode). */
   #paramHeaders: ReadonlyMap<string, readonly ParamHeaderDeclaration[]> = new Map();
   #dispatcher: Dispatcher | undefined;
@@ -593,6 +604,11 @@ export class McpClient {
     this.#maxToolPages = positiveInteger('maxToolPages', options.maxToolPages, 100);
     this.#maxTools = positiveInteger('maxTools', options.maxTools, 10_000);
     this.#maxInputRounds = positiveInteger('maxInputRounds', options.maxInputRounds, 8);
+    this.#maxInputPrompts = positiveInteger(
+      'maxInputPrompts',
+      options.maxInputPrompts,
+      DEFAULT_MAX_INPUT_PROMPTS,
+    );
     this.#maxListingTtlMs =
       options.maxListingTtlMs === 0
         ? 0
@@ -852,6 +868,8 @@ export class McpClient {
         : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     // The call's own signal, linked to the caller's by one shared listener (see abort-link.ts).
     const link = linkSignal(options.signal);
+    // One prompt allowance for the whole call: its input_required rounds and its task's input.
+    const prompts = new PromptAllowance(this.#maxInputPrompts);
     // The slot is taken by hand and the request awaited right here (not in a task handed to
     // `run`), so the answer reaches the caller in as few promise jobs as the SDK client's.
     let answer: McpCallToolResult | TaskAnswer;
@@ -875,7 +893,9 @@ export class McpClient {
               meta === undefined
                 ? { name, arguments: { ...args } }
                 : { name, arguments: { ...args }, _meta: { ...meta } },
-              link === undefined ? { timeoutMs } : { timeoutMs, signal: link.signal },
+              link === undefined
+                ? { timeoutMs, prompts }
+                : { timeoutMs, signal: link.signal, prompts },
             );
             // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
             answer = isTaskResult(raw)
@@ -910,6 +930,7 @@ export class McpClient {
         port: this.#taskPort(),
         handlers: this.#inputHandlers(),
         maxInputRounds: this.#maxInputRounds,
+        prompts,
         requestTimeoutMs: this.#readTimeoutMs,
         closeSignal: closer.signal,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -1200,6 +1221,7 @@ export class McpClient {
         capabilities: this.#capabilities(),
         handlers: this.#inputHandlers(),
         maxInputRounds: this.#maxInputRounds,
+        maxInputPrompts: this.#maxInputPrompts,
         openTimeoutMs: this.#openTimeoutMs,
         paramHeaders: (toolName, args) => {
           const declarations = this.#paramHeaders.get(toolName);
