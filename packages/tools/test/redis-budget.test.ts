@@ -59,6 +59,14 @@ afterAll(async () => {
 });
 
 const context = createToolContext({ runId: 'run-1' });
+
+/** Waits (bounded) until the counters at `key` show no call running. */
+async function untilIdle(key: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    if ((await redis.hget(key, 'active')) === '0') return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
 const request = { toolName: 't', args: {}, context };
 
 describe('RedisCallBudget against a real redis-server', () => {
@@ -197,10 +205,7 @@ describe('RedisCallBudget against a real redis-server', () => {
       server.kill('SIGCONT');
     }
     expect(refused.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
-    for (let attempt = 0; attempt < 100; attempt += 1) {
-      if ((await redis.hget(counters, 'active')) === '0') break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await untilIdle(counters);
     expect(await redis.hgetall(counters)).toEqual({ calls: '0', active: '0' });
     // No reservation is left held (a retried release leaves a 'released' mark), and both slots
     // are free again.
@@ -235,10 +240,7 @@ describe('RedisCallBudget against a real redis-server', () => {
       perRun: { maxConcurrent: 1 },
     });
     (await short.reserve(request)).settle(true, true);
-    for (let attempt = 0; attempt < 100; attempt += 1) {
-      if ((await redis.hget(counters, 'active')) === '0') break;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await untilIdle(counters);
     expect(await redis.hgetall(counters)).toEqual({ calls: '2', active: '0' });
   });
 
