@@ -60,8 +60,9 @@ async function start(
   budget: Record<string, unknown>,
   warnings: string[] = [],
   servers: Servers = toolkit(),
+  settings: Record<string, unknown> = {},
 ) {
-  const config = parseGatewayConfig({ mcpServers: servers, gateway: { budget } });
+  const config = parseGatewayConfig({ mcpServers: servers, gateway: { ...settings, budget } });
   const serverOf = (tool: string): string | undefined =>
     Object.entries(servers).find(([, server]) => tool.startsWith(`${server.namespace}__`))?.[0];
   const built = await gatewayBudget(
@@ -283,6 +284,35 @@ describe('a cancelled call keeps counting against the gateway budget', () => {
       expect(started).toBeLessThanOrEqual(3);
     },
   );
+
+  it('refunds a call cancelled before it was sent: it waited for the upstream connection', async () => {
+    const runsFile = join(folder, 'runs.jsonl');
+    const servers = counting(runsFile);
+    const config = { perTool: { maxCalls: 2 } };
+    // One call at a time on the upstream connection: the second waits for its turn.
+    const client = await start(config, [], servers, { maxConcurrentCalls: 1 });
+    const usage = client.budget as CallBudget;
+    const first = client.callTool({ name: 'rc__work', arguments: { ms: 400 } });
+    while (!(await runs(runsFile)).some((line) => line.event === 'start')) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const controller = new AbortController();
+    const waiting = client
+      .callTool({ name: 'rc__work', arguments: { ms: 1 } }, undefined, {
+        signal: controller.signal,
+      })
+      .catch(() => undefined);
+    while (usage.scopeUsage('tool:rc__work').calls < 2) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    controller.abort();
+    await waiting;
+    await first;
+    // The cancelled call never left: it was refunded, so one more call fits in maxCalls 2.
+    expect(usage.scopeUsage('tool:rc__work')).toEqual({ calls: 1, active: 0 });
+    expect(text(await client.callTool({ name: 'rc__work', arguments: { ms: 1 } }))).toBe('done');
+    expect((await runs(runsFile)).filter((line) => line.event === 'start')).toHaveLength(2);
+  }, 30_000);
 
   it.for(backends)(
     'maxConcurrent bounds the runs in progress upstream (%s budget)',
