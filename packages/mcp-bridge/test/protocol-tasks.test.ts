@@ -2,6 +2,7 @@ import { getEventListeners } from 'node:events';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
+  InputRequestError,
   McpClient,
   type McpClientOptions,
   type McpTaskOptions,
@@ -284,6 +285,31 @@ describe('the Tasks extension (SEP-2663) against an SDK v2 server with the task 
     const [update, ...more] = byMethod(log, 'tasks/update');
     expect(more).toEqual([]);
     expect(update?.headers['mcp-name']).toBe(update?.body?.params?.taskId);
+  });
+
+  // Issue 35 item 12: a task's input draws from the same per-call prompt allowance.
+  it('refuses a task that asks for more prompts than maxInputPrompts, asking nobody, and cancels it', async () => {
+    let asked = 0;
+    const { result } = await withClient(
+      {
+        tasks: { minPollIntervalMs: 10, pollIntervalMs: 10 },
+        maxInputPrompts: 2,
+        elicitation: {
+          handler: async () => {
+            asked += 1;
+            return { action: 'accept', content: { ok: true } };
+          },
+        },
+      },
+      (client) => client.callTool('ask', { count: 3 }).catch((error: unknown) => error),
+    );
+    expect(InputRequestError.isInstance(result)).toBe(true);
+    expect(result).toMatchObject({ reason: 'too-many-prompts', details: { maxInputPrompts: 2 } });
+    expect(asked).toBe(0);
+    const tasks = Object.values((await server.state()).tasks).filter(
+      (task) => task.tool === 'ask' && task.status === 'cancelled',
+    );
+    expect(tasks.length).toBeGreaterThan(0);
   });
 
   it('sends a lost tasks/update again without asking the host twice', async () => {
