@@ -132,6 +132,8 @@ export class RedisCallBudget implements BudgetReserver {
   readonly #holds = new Set<() => void>();
   /** Releases sent and not yet answered (awaited by `close`). */
   readonly #releasing = new Set<Promise<unknown>>();
+  /** Set by `close`: a failed release is no longer retried. */
+  #closed = false;
 
   /** Checks the options; connects on the first reservation. */
   constructor(options: RedisCallBudgetOptions) {
@@ -261,6 +263,7 @@ export class RedisCallBudget implements BudgetReserver {
    */
   async close(): Promise<void> {
     for (const free of [...this.#holds]) free();
+    this.#closed = true;
     if (this.#releasing.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -287,7 +290,7 @@ export class RedisCallBudget implements BudgetReserver {
       () => this.#releasing.delete(sent),
       () => {
         this.#releasing.delete(sent);
-        if (attempt + 1 >= RELEASE_ATTEMPTS) return;
+        if (this.#closed || attempt + 1 >= RELEASE_ATTEMPTS) return;
         const wait = Math.min(this.#timeoutMs * 2 ** attempt, 60_000);
         setTimeout(() => this.#release(keys, consumed, attempt + 1), wait).unref();
       },
