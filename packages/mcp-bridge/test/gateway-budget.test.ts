@@ -292,7 +292,7 @@ describe('a cancelled call keeps counting against the gateway budget', () => {
     // One call at a time on the upstream connection: the second waits for its turn.
     const client = await start(config, [], servers, { maxConcurrentCalls: 1 });
     const usage = client.budget as CallBudget;
-    const first = client.callTool({ name: 'rc__work', arguments: { ms: 400 } });
+    const first = client.callTool({ name: 'rc__work', arguments: { ms: 2_000 } });
     while (!(await runs(runsFile)).some((line) => line.event === 'start')) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -318,11 +318,11 @@ describe('a cancelled call keeps counting against the gateway budget', () => {
     'maxConcurrent bounds the runs in progress upstream (%s budget)',
     { timeout: 60_000 },
     async ([, backend]) => {
-      // The hold outlasts the longest run (120 ms), so a cancelled call's slot is never reused
-      // while the upstream still runs it.
+      // The hold (5 s) outlasts the longest run (120 ms) with a wide margin for a loaded machine,
+      // so a cancelled call's slot is never reused while the upstream still runs it.
       const runsFile = join(folder, 'runs.jsonl');
       const client = await start(
-        { ...backend(), maxConcurrent: 1, cancelHoldMs: 1_000 },
+        { ...backend(), maxConcurrent: 1, cancelHoldMs: 5_000 },
         [],
         counting(runsFile),
       );
