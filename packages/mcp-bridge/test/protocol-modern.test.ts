@@ -168,10 +168,36 @@ describe('x-mcp-header and multi round-trip requests against an SDK v2 server (m
     expect(new Set(states).size).toBe(3);
   });
 
+  // Issue 35 item 12: 32 input requests a round for 8 rounds would prompt the user 256 times;
+  // one call's prompts are bounded in total (maxInputPrompts, default 32).
+  it.each([
+    ['the default (32)', {}, 32, 2],
+    ['maxInputPrompts: 64', { maxInputPrompts: 64 }, 64, 3],
+    ['maxInputPrompts: 10 (less than one round)', { maxInputPrompts: 10 }, 0, 1],
+  ])('bounds the prompts of one call over its rounds: %s', async (_name, options, asked, sent) => {
+    let prompts = 0;
+    const counting = {
+      handler: async () => {
+        prompts += 1;
+        return { action: 'accept' as const, content: { ok: true } };
+      },
+    };
+    const { result, log } = await withClient({ elicitation: counting, ...options }, (client) =>
+      client.callTool('ask_forever', { count: 32 }).catch((error: unknown) => error),
+    );
+    expect(InputRequestError.isInstance(result)).toBe(true);
+    expect(result).toMatchObject({ reason: 'too-many-prompts' });
+    expect(prompts).toBe(asked);
+    expect(calls(log, 'ask_forever')).toHaveLength(sent);
+  });
+
   it('refuses an invalid maxInputRounds', () => {
     expect(
       () => new McpClient({ url: server.url, allowNonPublic: allowLoopback, maxInputRounds: 0 }),
     ).toThrow(/maxInputRounds/);
+    expect(
+      () => new McpClient({ url: server.url, allowNonPublic: allowLoopback, maxInputPrompts: 0 }),
+    ).toThrow(/maxInputPrompts/);
   });
 });
 

@@ -1,6 +1,8 @@
+import { getEventListeners } from 'node:events';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
+  InputRequestError,
   McpClient,
   type McpClientOptions,
   type McpTaskOptions,
@@ -102,6 +104,30 @@ describe('the Tasks extension (SEP-2663) against an SDK v2 server with the task 
       expect(polls).toBeLessThanOrEqual(most);
     },
   );
+
+  // Issue 35 item 12: every poll used to leave an abort listener behind (45 after 45 polls), and
+  // Node printed MaxListenersExceededWarning to the host's stderr.
+  it('leaves no abort listener per poll: 45 polls, no MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => {
+      warnings.push(warning.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const { result } = await withClient({ tasks: { minPollIntervalMs: 1 } }, (client) =>
+        client.callTool('slow', { polls: 45, pollIntervalMs: 1 }, { signal: controller.signal }),
+      );
+      expect(result.content).toEqual([{ type: 'text', text: 'done after 45 polls' }]);
+      // The caller's signal keeps nothing of the call either.
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      // Warnings are emitted on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
 
   it('cancels the task when the caller aborts; the server sees tasks/cancel', async () => {
     const controller = new AbortController();
@@ -259,6 +285,31 @@ describe('the Tasks extension (SEP-2663) against an SDK v2 server with the task 
     const [update, ...more] = byMethod(log, 'tasks/update');
     expect(more).toEqual([]);
     expect(update?.headers['mcp-name']).toBe(update?.body?.params?.taskId);
+  });
+
+  // Issue 35 item 12: a task's input draws from the same per-call prompt allowance.
+  it('refuses a task that asks for more prompts than maxInputPrompts, asking nobody, and cancels it', async () => {
+    let asked = 0;
+    const { result } = await withClient(
+      {
+        tasks: { minPollIntervalMs: 10, pollIntervalMs: 10 },
+        maxInputPrompts: 2,
+        elicitation: {
+          handler: async () => {
+            asked += 1;
+            return { action: 'accept', content: { ok: true } };
+          },
+        },
+      },
+      (client) => client.callTool('ask', { count: 3 }).catch((error: unknown) => error),
+    );
+    expect(InputRequestError.isInstance(result)).toBe(true);
+    expect(result).toMatchObject({ reason: 'too-many-prompts', details: { maxInputPrompts: 2 } });
+    expect(asked).toBe(0);
+    const tasks = Object.values((await server.state()).tasks).filter(
+      (task) => task.tool === 'ask' && task.status === 'cancelled',
+    );
+    expect(tasks.length).toBeGreaterThan(0);
   });
 
   it('sends a lost tasks/update again without asking the host twice', async () => {

@@ -116,6 +116,7 @@ export type {
   BudgetReserver,
 } from './registry/budget.js';
 export { BudgetExceededError } from './registry/budget-exceeded-error.js';
+export { CALL_NOT_RUN, isCallNotRun } from './registry/call-not-run.js';
 export { PermissionDeniedError } from './registry/permission-denied-error.js';
 
 // Authorization policies (src/policy)
@@ -133,6 +134,7 @@ export {
   type BudgetUsage,
   CallBudget,
   type CallBudgetOptions,
+  DEFAULT_CANCEL_HOLD_MS,
   runWithBudget,
   withBudget,
 } from './policy/call-budget.js';

@@ -59,6 +59,14 @@ afterAll(async () => {
 });
 
 const context = createToolContext({ runId: 'run-1' });
+
+/** Waits (bounded) until the counters at `key` show no call running. */
+async function untilIdle(key: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    if ((await redis.hget(key, 'active')) === '0') return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
 const request = { toolName: 't', args: {}, context };
 
 describe('RedisCallBudget against a real redis-server', () => {
@@ -173,12 +181,76 @@ describe('RedisCallBudget against a real redis-server', () => {
     await open.close();
   }, 20_000);
 
+  // Issue 35 item 3: Redis applied a reservation after the budget had given up on it (a stall
+  // longer than timeoutMs); the reservation is released by its id, so no slot stays taken.
+  it('releases the reservations Redis applies late after a stall longer than timeoutMs', async () => {
+    const prefix = `t:${randomUUID()}`;
+    const client = new Redis(url, { maxRetriesPerRequest: 20 });
+    client.on('error', () => undefined);
+    await client.ping();
+    const budget = new RedisCallBudget({
+      client,
+      keyPrefix: prefix,
+      timeoutMs: 200,
+      scopes: () => [{ key: 'gateway', limits: { maxCalls: 10, maxConcurrent: 2 } }],
+    });
+    const counters = `${prefix}:scope:gateway`;
+    server.kill('SIGSTOP');
+    let refused: PromiseSettledResult<unknown>[];
+    try {
+      refused = await Promise.allSettled([budget.reserve(request), budget.reserve(request)]);
+      // The stall goes on well past timeoutMs, then Redis runs everything it was sent.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    } finally {
+      server.kill('SIGCONT');
+    }
+    expect(refused.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+    await untilIdle(counters);
+    expect(await redis.hgetall(counters)).toEqual({ calls: '0', active: '0' });
+    // No reservation is left held (a retried release leaves a 'released' mark), and both slots
+    // are free again.
+    for (const key of await redis.keys(`${prefix}:reservation:*`)) {
+      expect(await redis.get(key)).toBe('released');
+    }
+    const both = [await budget.reserve(request), await budget.reserve(request)];
+    for (const reservation of both) reservation.settle(true);
+    await budget.close();
+    client.disconnect();
+  }, 20_000);
+
+  it('keeps the slot of a call that may still run for cancelHoldMs, and frees it at close', async () => {
+    const prefix = `t:${randomUUID()}`;
+    const counters = `${prefix}:run:run-1`;
+    const held = new RedisCallBudget({
+      client: redis,
+      keyPrefix: prefix,
+      cancelHoldMs: 60_000,
+      perRun: { maxConcurrent: 1 },
+    });
+    (await held.reserve(request)).settle(true, true);
+    await expect(held.reserve(request)).rejects.toMatchObject({
+      details: { limit: 'maxConcurrent', max: 1 },
+    });
+    await held.close();
+    expect(await redis.hgetall(counters)).toEqual({ calls: '1', active: '0' });
+    const short = new RedisCallBudget({
+      client: redis,
+      keyPrefix: prefix,
+      cancelHoldMs: 100,
+      perRun: { maxConcurrent: 1 },
+    });
+    (await short.reserve(request)).settle(true, true);
+    await untilIdle(counters);
+    expect(await redis.hgetall(counters)).toEqual({ calls: '2', active: '0' });
+  });
+
   it.each([
     ['neither client nor url', {}],
     ['both client and url', { client: { eval: async () => 0 }, url: 'redis://127.0.0.1:1' }],
     ['a non-redis URL', { url: 'http://127.0.0.1' }],
     ['a misspelled key', { url: 'redis://127.0.0.1:1', perrun: {} }],
     ['a bad onUnavailable', { url: 'redis://127.0.0.1:1', onUnavailable: 'maybe' }],
+    ['a negative cancelHoldMs', { url: 'redis://127.0.0.1:1', cancelHoldMs: -1 }],
   ])('refuses %s', (_label, options) => {
     expect(() => new RedisCallBudget(options as never)).toThrow();
   });

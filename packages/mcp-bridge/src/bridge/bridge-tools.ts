@@ -9,6 +9,7 @@ import {
   AjvSchemaValidator,
   DEFAULT_MCP_LIMITS,
   errorResult,
+  isCallNotRun,
   type JsonObject,
   type JsonValue,
   type McpResultLimits,
@@ -24,6 +25,7 @@ import {
 import { type AmbiguityReason, AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
 import { clientLoggerOf, type McpClient } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
+import { RequestNotSentError } from '../transport/errors.js';
 import { ServerOverloadedError } from '../transport/server-overloaded-error.js';
 import { ServerRateLimitedError } from '../transport/server-rate-limited-error.js';
 import { BridgeApprovalError, BridgeConfigurationError, BridgeSchemaError } from './errors.js';
@@ -188,9 +190,6 @@ function checkNameList(name: string, value: unknown): ReadonlySet<string> | unde
 
 /** A server tool name that may go into a log as it is (the MCP adapter's rule for listings). */
 const SAFE_LOG_NAME = /^[A-Za-z0-9_.:/-]{1,128}$/;
-
-/** The options of a call without a signal (one frozen object, not a new one per call). */
-const NO_CALL_OPTIONS = Object.freeze({});
 
 /** A validator's check for one schema, bound once when the tool is bridged. */
 type SchemaCheck = (value: JsonValue) => ReturnType<SchemaValidator['validate']>;
@@ -560,13 +559,26 @@ function bridgeOne(
       }
     }
     let raw: unknown;
+    // Set when the request is handed to the connection: from then on it may reach the server.
+    let sent = false;
+    const onSend = (): void => {
+      sent = true;
+    };
     try {
       raw = await client.callTool(
         remoteName,
         args,
-        context.signal === undefined ? NO_CALL_OPTIONS : { signal: context.signal },
+        context.signal === undefined ? { onSend } : { signal: context.signal, onSend },
       );
     } catch (error) {
+      if (!sent && !isCallNotRun(error)) {
+        // Ended before the request was handed to the connection (aborted while waiting for a
+        // slot, a session that could not be opened, ...): certainly not sent, so not counted.
+        throw new RequestNotSentError(`The call to ${localName} ended before it was sent`, {
+          cause: error,
+          details: { tool: localName },
+        });
+      }
       if (error instanceof AmbiguousDeliveryError) {
         return errorResult(ambiguousText(error.reason), {
           metadata: { code: AmbiguousDeliveryError.code, ambiguous: true, reason: error.reason },

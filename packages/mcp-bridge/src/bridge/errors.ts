@@ -1,4 +1,5 @@
-import { McpBridgeError } from '../mcp-bridge-error.js';
+import { CALL_NOT_RUN } from '@toolfence/tools';
+import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
 
 /** A `bridgeTools` option is invalid. */
 export class BridgeConfigurationError extends McpBridgeError {
@@ -22,4 +23,10 @@ export class BridgeSchemaError extends McpBridgeError {
 export class BridgeApprovalError extends McpBridgeError {
   static override readonly code: string = 'BRIDGE_APPROVAL_DENIED';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/BridgeApprovalError');
+
+  /** Creates the error, marked `CALL_NOT_RUN` (of `@toolfence/tools`): nothing was sent. */
+  constructor(message: string, options: McpBridgeErrorOptions = {}) {
+    super(message, options);
+    Object.defineProperty(this, CALL_NOT_RUN, { value: true });
+  }
 }

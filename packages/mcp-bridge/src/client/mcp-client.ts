@@ -20,6 +20,7 @@ import {
   scanParamHeaders,
 } from '../protocol/mcp-headers.js';
 import { ParameterHeaderError } from '../protocol/parameter-header-error.js';
+import { DEFAULT_MAX_INPUT_PROMPTS, PromptAllowance } from '../protocol/prompt-allowance.js';
 import { type McpServerDescription, ProtocolSession } from '../protocol/protocol-session.js';
 import { TASKS_EXTENSION_ID } from '../protocol/tasks-extension.js';
 import { UnsupportedProtocolVersionError } from '../protocol/unsupported-protocol-version-error.js';
@@ -105,6 +106,7 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'sampling',
   'protocolVersions',
   'maxInputRounds',
+  'maxInputPrompts',
   'maxListingTtlMs',
   'listenBackoffInitialMs',
   'listenBackoffMaxMs',
@@ -124,7 +126,12 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
  */
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
 
-const CALL_OPTION_KEYS: readonly string[] = Object.freeze(['signal', 'timeoutMs', 'meta']);
+const CALL_OPTION_KEYS: readonly string[] = Object.freeze([
+  'signal',
+  'timeoutMs',
+  'meta',
+  'onSend',
+]);
 
 /** The error for a bad per-call option (made once, not per call). */
 const callOptionError = (message: string, option: string): Error =>
@@ -325,6 +332,14 @@ export interface McpClientOptions {
   /** `input_required` results one request may answer before it fails (modern mode). Default 8. */
   readonly maxInputRounds?: number;
   /**
+   * Input requests that ask someone (elicitation and sampling; roots is not counted) one call may
+   * put to the host in total, over its `input_required` rounds and its task's input. Default 32.
+   * A server that asks for more is refused before the host is asked again:
+   * {@link InputRequestError} with reason `too-many-prompts`; the request is not repeated (a task
+   * is cancelled).
+   */
+  readonly maxInputPrompts?: number;
+  /**
    * Milliseconds a listing is reused at most when a modern server gives it a TTL (`ttlMs`,
    * SEP-2549); `0` relists every time. Default 300,000. Listings without a TTL are kept until
    * `refresh`.
@@ -360,6 +375,12 @@ export interface McpCallOptions {
    * protocol's own `_meta` keys are set by the client and cannot be overridden here.
    */
   readonly meta?: Readonly<Record<string, string>>;
+  /**
+   * Called each time the `tools/call` request is handed to the connection (at most twice: a
+   * retry after an expired session). A call that ended before any call of it certainly did not
+   * leave this process; from the first call on, it may have reached the server.
+   */
+  readonly onSend?: () => void;
 }
 
 type BoundedTransport = StdioTransport | StreamableHttpTransport;
@@ -478,6 +499,7 @@ export class McpClient {
   readonly #protocolVersions: readonly string[];
   readonly #maxInputRounds: number;
   readonly #maxServerMessageChars: number;
+  readonly #maxInputPrompts: number;
   /** `x-mcp-header` declarations of the listed tools (modern mode). */
   #paramHeaders: ReadonlyMap<string, readonly ParamHeaderDeclaration[]> = new Map();
   #dispatcher: Dispatcher | undefined;
@@ -595,6 +617,11 @@ export class McpClient {
       options.maxServerMessageChars === 0
         ? 0
         : positiveInteger('maxServerMessageChars', options.maxServerMessageChars, 2_048);
+    this.#maxInputPrompts = positiveInteger(
+      'maxInputPrompts',
+      options.maxInputPrompts,
+      DEFAULT_MAX_INPUT_PROMPTS,
+    );
     this.#maxListingTtlMs =
       options.maxListingTtlMs === 0
         ? 0
@@ -842,12 +869,20 @@ export class McpClient {
     checkCallOptions(options, 'callTool');
     checkOptionKeys(options, CALL_OPTION_KEYS, 'callTool', callOptionError);
     const meta = options.meta === undefined ? undefined : checkCallMeta(options.meta);
+    const onSend = options.onSend;
+    if (onSend !== undefined && typeof onSend !== 'function') {
+      throw new ClientConfigurationError('onSend must be a function', {
+        details: { option: 'onSend' },
+      });
+    }
     const timeoutMs =
       options.timeoutMs === undefined
         ? this.#readTimeoutMs
         : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     // The call's own signal, linked to the caller's by one shared listener (see abort-link.ts).
     const link = linkSignal(options.signal);
+    // One prompt allowance for the whole call: its input_required rounds and its task's input.
+    const prompts = new PromptAllowance(this.#maxInputPrompts);
     // The slot is taken by hand and the request awaited right here (not in a task handed to
     // `run`), so the answer reaches the caller in as few promise jobs as the SDK client's.
     let answer: McpCallToolResult | TaskAnswer;
@@ -863,13 +898,17 @@ export class McpClient {
           const current = this.#session;
           const session = current?.alive === true ? current : await this.#ensureSession();
           this.#checkParamHeaders(session, name, args);
+          // From here on the request may reach the server.
+          onSend?.();
           try {
             const raw = await session.protocol.request(
               'tools/call',
               meta === undefined
                 ? { name, arguments: { ...args } }
                 : { name, arguments: { ...args }, _meta: { ...meta } },
-              link === undefined ? { timeoutMs } : { timeoutMs, signal: link.signal },
+              link === undefined
+                ? { timeoutMs, prompts }
+                : { timeoutMs, signal: link.signal, prompts },
             );
             // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
             answer = isTaskResult(raw)
@@ -904,6 +943,7 @@ export class McpClient {
         port: this.#taskPort(),
         handlers: this.#inputHandlers(),
         maxInputRounds: this.#maxInputRounds,
+        prompts,
         requestTimeoutMs: this.#readTimeoutMs,
         closeSignal: closer.signal,
         ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -1209,6 +1249,7 @@ export class McpClient {
         capabilities: this.#capabilities(),
         handlers: this.#inputHandlers(),
         maxInputRounds: this.#maxInputRounds,
+        maxInputPrompts: this.#maxInputPrompts,
         openTimeoutMs: this.#openTimeoutMs,
         paramHeaders: (toolName, args) => {
           const declarations = this.#paramHeaders.get(toolName);

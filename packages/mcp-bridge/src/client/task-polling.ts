@@ -8,8 +8,10 @@ import { checkOptionKeys } from '@toolfence/tools';
 import { isRecord } from '../is-record.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import { answerInputRequests, type InputHandlers } from '../protocol/input-requests.js';
+import type { PromptAllowance } from '../protocol/prompt-allowance.js';
 import { sleepUnlessAborted } from '../transport/abortable-sleep.js';
 import { positiveInteger } from '../transport/record-limits.js';
+import { type LinkedSignal, linkSignal } from './abort-link.js';
 import { ClientConfigurationError, ServerRpcError } from './errors.js';
 import { TaskError } from './task-error.js';
 
@@ -129,6 +131,8 @@ export interface AwaitTaskOptions {
   readonly handlers: InputHandlers;
   /** `tasks/update` rounds allowed (the client's `maxInputRounds`). */
   readonly maxInputRounds: number;
+  /** The call's prompt allowance (the client's `maxInputPrompts`, shared with its rounds). */
+  readonly prompts: PromptAllowance;
   /** Milliseconds for each poll's answer (the client's read timeout). */
   readonly requestTimeoutMs: number;
   readonly signal?: AbortSignal;
@@ -178,11 +182,14 @@ export async function awaitTask(
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw await cancelled('timeout');
       let outcome: PollOutcome;
+      // Each poll gets its own signal: the JSON-RPC layer leaves a listener on the signal of every
+      // request, which on `stop.signal` would pile up one per poll (MaxListenersExceededWarning).
+      const poll = linkSignal(stop.signal) as LinkedSignal;
       try {
         outcome = await port.get(
           taskId,
           Math.min(options.requestTimeoutMs, remaining),
-          stop.signal,
+          poll.signal,
         );
       } catch (error) {
         if (closed()) throw closedError();
@@ -197,6 +204,8 @@ export async function awaitTask(
           });
         }
         outcome = { ok: false, error };
+      } finally {
+        poll.release();
       }
       if (closed()) throw closedError();
       if (aborted()) throw await cancelled('aborted');
@@ -246,7 +255,11 @@ export async function awaitTask(
             rounds++;
             let answers: Record<string, unknown>;
             try {
-              answers = await answerInputRequests({ inputRequests: unasked }, options.handlers);
+              answers = await answerInputRequests(
+                { inputRequests: unasked },
+                options.handlers,
+                options.prompts,
+              );
             } catch (error) {
               await port.cancel(taskId);
               throw error;
@@ -260,12 +273,13 @@ export async function awaitTask(
               .map((key) => [key, prepared.get(key)]),
           );
           let acknowledged: boolean;
+          const update = linkSignal(stop.signal) as LinkedSignal;
           try {
             acknowledged = await port.update(
               taskId,
               responses,
               Math.min(options.requestTimeoutMs, Math.max(1, deadline - Date.now())),
-              stop.signal,
+              update.signal,
             );
           } catch (error) {
             // The server refused the input (a JSON-RPC error): the task cannot go on.
@@ -276,6 +290,8 @@ export async function awaitTask(
               cause: error,
               details: { method: 'tasks/update' },
             });
+          } finally {
+            update.release();
           }
           if (!acknowledged) {
             failures++;

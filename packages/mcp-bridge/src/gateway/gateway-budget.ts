@@ -79,7 +79,11 @@ export async function gatewayBudget(
   const scopes = scopesOf(settings, serverOf);
   const url = settings.url ?? 'memory';
   if (url === 'memory') {
-    return { reserver: new CallBudget({ scopes }), kind: 'memory', close: async () => undefined };
+    const reserver = new CallBudget({
+      scopes,
+      ...(settings.cancelHoldMs === undefined ? {} : { cancelHoldMs: settings.cancelHoldMs }),
+    });
+    return { reserver, kind: 'memory', close: async () => undefined };
   }
   const name = 'ioredis';
   let Redis: new (url: string, options: Record<string, unknown>) => RedisLike;
@@ -109,6 +113,7 @@ export async function gatewayBudget(
     timeoutMs,
     ...(settings.ttlMs === undefined ? {} : { ttlMs: settings.ttlMs }),
     ...(settings.onUnavailable === undefined ? {} : { onUnavailable: settings.onUnavailable }),
+    ...(settings.cancelHoldMs === undefined ? {} : { cancelHoldMs: settings.cancelHoldMs }),
   });
   const ping = await Promise.race([
     client.ping().then(
@@ -128,6 +133,8 @@ export async function gatewayBudget(
     reserver,
     kind: 'redis',
     close: async () => {
+      // Frees the slots held after cancels and sends the pending releases before quitting.
+      await reserver.close();
       await Promise.race([
         client.quit().catch(() => undefined),
         new Promise((resolve) => setTimeout(resolve, 1_000).unref()),

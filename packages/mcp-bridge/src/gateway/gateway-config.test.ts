@@ -29,6 +29,7 @@ describe('gateway config: store, budget, pins and per-server oauth', () => {
           ttlMs: 3_600_000,
           timeoutMs: 500,
           onUnavailable: 'deny',
+          cancelHoldMs: 10_000,
         },
       },
       { oauth: { connectionId: 'remote', refreshSkewMs: 30_000 } },
@@ -38,6 +39,7 @@ describe('gateway config: store, budget, pins and per-server oauth', () => {
       url: 'redis://cache.internal:6379',
       maxCalls: 100,
       perServer: { maxCalls: 50 },
+      cancelHoldMs: 10_000,
     });
     expect(config.mcpServers.remote?.oauth).toEqual({
       connectionId: 'remote',
@@ -117,6 +119,18 @@ describe('gateway config: store, budget, pins and per-server oauth', () => {
       { budget: { ttlMs: 1000 } },
       {},
       '"ttlMs" applies to a redis:// budget only',
+    ],
+    [
+      'a negative cancelHoldMs',
+      { budget: { maxConcurrent: 1, cancelHoldMs: -1 } },
+      {},
+      'gateway.budget.cancelHoldMs: must be an integer from 0 to 86400000',
+    ],
+    [
+      'a cancelHoldMs in seconds as text',
+      { budget: { url: 'redis://cache:6379', cancelHoldMs: '30' } },
+      {},
+      'gateway.budget.cancelHoldMs: must be an integer from 0 to 86400000',
     ],
     [
       'a budget time in seconds',

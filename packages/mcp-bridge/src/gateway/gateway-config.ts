@@ -47,9 +47,13 @@ export interface GatewayServerOAuth {
 
 /** Limits of one budget scope in the config. An omitted limit is unlimited. */
 export interface GatewayBudgetLimits {
-  /** Most calls that may start (calls that did not run are refunded). */
+  /**
+   * Most calls that may start. A call counts from the moment its request may have left for the
+   * upstream; it is refunded only when it certainly did not (refused, or cancelled before it
+   * was sent).
+   */
   readonly maxCalls?: number;
-  /** Most calls running at the same time. */
+  /** Most calls running at the same time (a cancelled call's slot is held: `cancelHoldMs`). */
   readonly maxConcurrent?: number;
 }
 
@@ -69,6 +73,12 @@ export interface GatewayBudgetSettings extends GatewayBudgetLimits {
   readonly timeoutMs?: number;
   /** Redis unreachable: `deny` (default, fail closed) or `allow` (no budget applies). */
   readonly onUnavailable?: 'deny' | 'allow';
+  /**
+   * Milliseconds the concurrency slot of a call that was cancelled (or timed out) after its
+   * request may have reached the upstream stays taken: the upstream may still be running it and
+   * sends no answer to a cancelled request. Default 30,000; `0` frees it at once.
+   */
+  readonly cancelHoldMs?: number;
 }
 
 /** The gateway's own settings, under `gateway` in the config file. */
@@ -235,6 +245,7 @@ const BUDGET_KEYS = [
   'ttlMs',
   'timeoutMs',
   'onUnavailable',
+  'cancelHoldMs',
 ];
 const REDIS_ONLY_KEYS = ['keyPrefix', 'ttlMs', 'timeoutMs', 'onUnavailable'] as const;
 const LIMIT_KEYS = ['maxCalls', 'maxConcurrent'];
@@ -572,6 +583,13 @@ function checkBudget(value: unknown): GatewayBudgetSettings | undefined {
     ) {
       fail('must be a positive integer (milliseconds)', `${at}.${key}`);
     }
+  }
+  const hold = value.cancelHoldMs;
+  if (
+    hold !== undefined &&
+    (typeof hold !== 'number' || !Number.isSafeInteger(hold) || hold < 0 || hold > 86_400_000)
+  ) {
+    fail('must be an integer from 0 to 86400000 (milliseconds)', `${at}.cancelHoldMs`);
   }
   if (value.keyPrefix !== undefined) {
     if (typeof value.keyPrefix !== 'string' || !/^[\w:.-]{1,100}$/.test(value.keyPrefix)) {

@@ -13,6 +13,8 @@ export type InputRequestFailureReason =
   | 'cancelled'
   /** The server kept asking for input beyond `maxInputRounds`. */
   | 'too-many-rounds'
+  /** The server asked the host for more input than `maxInputPrompts` allows in one call. */
+  | 'too-many-prompts'
   /** The server's `input_required` result was malformed, or a callback answered with a non-object. */
   | 'invalid';
 
@@ -54,6 +56,8 @@ function messageFor(reason: InputRequestFailureReason, kind: McpInputKind | unde
       return 'The user cancelled the input the MCP server asked for; the request was not completed';
     case 'too-many-rounds':
       return 'The MCP server asked for input more times than maxInputRounds allows';
+    case 'too-many-prompts':
+      return 'The MCP server asked for more input in one call than maxInputPrompts allows; the request was not completed';
     default:
       return 'The MCP server asked for input in a malformed way, or a callback gave a malformed answer';
   }

@@ -5,6 +5,7 @@ import {
   isInputRequired,
   MAX_INPUT_REQUESTS_PER_ROUND,
 } from './input-requests.js';
+import { PromptAllowance } from './prompt-allowance.js';
 
 const elicit = { method: 'elicitation/create', params: { message: 'ok?' } };
 
@@ -24,6 +25,7 @@ describe('answerInputRequests', () => {
         sampling: async () => ({ role: 'assistant', content: { type: 'text', text: 'hi' } }),
         roots: async () => ({ roots: [{ uri: 'file:///tmp' }] }),
       },
+      new PromptAllowance(32),
     );
     expect(responses).toEqual({
       a: { action: 'accept', content: { x: 1 } },
@@ -63,6 +65,7 @@ describe('answerInputRequests', () => {
     const error = await answerInputRequests(
       { resultType: 'input_required', inputRequests },
       handlers,
+      new PromptAllowance(32),
     ).catch((caught: unknown) => caught);
     expect(InputRequestError.isInstance(error)).toBe(true);
     expect((error as InputRequestError).reason).toBe(reason);
@@ -82,9 +85,44 @@ describe('answerInputRequests', () => {
           return { action: 'accept', content: {} };
         },
       },
+      new PromptAllowance(64),
     ).catch((caught: unknown) => caught);
     expect((error as InputRequestError).reason).toBe('invalid');
     expect(asked).toBe(0);
+  });
+
+  // Issue 35 item 12: one allowance per call bounds the prompts over all its rounds; roots (the
+  // host's fixed list) is not a prompt. Past the allowance nobody is asked again.
+  it('takes elicitation and sampling from the call allowance and refuses past it, asking nobody', async () => {
+    const prompts = new PromptAllowance(5);
+    let asked = 0;
+    const handlers = {
+      elicitation: async () => {
+        asked++;
+        return { action: 'accept', content: {} };
+      },
+      roots: async () => ({ roots: [] }),
+    };
+    const round = (count: number) => ({
+      resultType: 'input_required',
+      inputRequests: {
+        ...Object.fromEntries(Array.from({ length: count }, (_, index) => [`e${index}`, elicit])),
+        r: { method: 'roots/list' },
+      },
+    });
+    await answerInputRequests(round(3), handlers, prompts);
+    await answerInputRequests(round(2), handlers, prompts);
+    expect(asked).toBe(5);
+    const error = await answerInputRequests(round(1), handlers, prompts).catch(
+      (caught: unknown) => caught,
+    );
+    expect(InputRequestError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: 'PROTOCOL_INPUT_REQUEST_FAILED',
+      reason: 'too-many-prompts',
+      details: { maxInputPrompts: 5 },
+    });
+    expect(asked).toBe(5);
   });
 
   it('treats a result without resultType as complete', () => {

@@ -5,6 +5,7 @@
 
 import { isRecord } from '../is-record.js';
 import { InputRequestError, type McpInputKind } from './input-request-error.js';
+import type { PromptAllowance } from './prompt-allowance.js';
 
 /** The host's answers to the kinds of input a server may ask for. */
 export interface InputHandlers {
@@ -33,11 +34,13 @@ export function isInputRequired(result: Readonly<Record<string, unknown>>): bool
 /**
  * Answers every input request of one `input_required` result through `handlers`. A missing
  * callback, a declined or cancelled elicitation, or a malformed request raises
- * {@link InputRequestError}: the original request is then not repeated.
+ * {@link InputRequestError}: the original request is then not repeated. The elicitation and
+ * sampling requests are taken from `prompts` (the call's allowance) before any is asked.
  */
 export async function answerInputRequests(
   result: Readonly<Record<string, unknown>>,
   handlers: InputHandlers,
+  prompts: PromptAllowance,
 ): Promise<Record<string, unknown>> {
   const requests = result.inputRequests;
   if (!isRecord(requests)) throw new InputRequestError('invalid', undefined);
@@ -47,6 +50,14 @@ export async function answerInputRequests(
       details: { inputRequests: entries.length },
     });
   }
+  // Roots is the host's fixed list, not a prompt; elicitation and sampling ask someone.
+  prompts.take(
+    entries.filter(
+      ([, request]) =>
+        isRecord(request) &&
+        (request.method === 'elicitation/create' || request.method === 'sampling/createMessage'),
+    ).length,
+  );
   const responses: Record<string, unknown> = {};
   for (const [key, request] of entries) {
     if (!isRecord(request) || typeof request.method !== 'string') {

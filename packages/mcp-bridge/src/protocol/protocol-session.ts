@@ -23,6 +23,7 @@ import type { StreamableHttpTransport } from '../transport/streamable-http-trans
 import { InputRequestError } from './input-request-error.js';
 import { answerInputRequests, type InputHandlers, isInputRequired } from './input-requests.js';
 import { standardHeaders } from './mcp-headers.js';
+import { PromptAllowance } from './prompt-allowance.js';
 import {
   type ListenBackoff,
   SUBSCRIPTION_ID_KEY,
@@ -76,6 +77,8 @@ export interface ProtocolSessionOptions {
   readonly handlers: InputHandlers;
   /** `input_required` results one request may answer. */
   readonly maxInputRounds: number;
+  /** Elicitation and sampling requests one request may ask the host (when not given per request). */
+  readonly maxInputPrompts: number;
   /** Milliseconds for the probe and the handshake. */
   readonly openTimeoutMs: number;
   /** The `Mcp-Param-*` headers of a `tools/call` (already checked). */
@@ -108,6 +111,8 @@ export interface ProtocolRequestOptions {
   readonly timeoutMs: number;
   /** Aborts the request (the server is told through `notifications/cancelled`). */
   readonly signal?: AbortSignal;
+  /** The call's prompt allowance (shared with its task); default a fresh `maxInputPrompts`. */
+  readonly prompts?: PromptAllowance;
 }
 
 const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
@@ -276,6 +281,7 @@ export class ProtocolSession {
     requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
   ): Promise<Record<string, unknown>> {
     let current: Record<string, unknown> = { ...params };
+    let prompts = options.prompts;
     for (let round = 0; ; round++) {
       const result = await this.#peer.request(
         { method, params: this.#withMeta(current, description.protocolVersion) },
@@ -289,7 +295,8 @@ export class ProtocolSession {
         });
       }
       options.signal?.throwIfAborted();
-      const inputResponses = await answerInputRequests(result, this.#options.handlers);
+      prompts ??= new PromptAllowance(this.#options.maxInputPrompts);
+      const inputResponses = await answerInputRequests(result, this.#options.handlers, prompts);
       options.signal?.throwIfAborted();
       current = {
         ...params,

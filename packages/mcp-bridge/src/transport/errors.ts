@@ -1,3 +1,4 @@
+import { CALL_NOT_RUN } from '@toolfence/tools';
 import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
 
 /**
@@ -142,6 +143,12 @@ export class TransportConfigurationError extends McpBridgeError {
 export class RequestNotSentError extends McpBridgeError {
   static override readonly code: string = 'TRANSPORT_NOT_SENT';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/RequestNotSentError');
+
+  /** Creates the error, marked `CALL_NOT_RUN` (of `@toolfence/tools`): a budget refunds it. */
+  constructor(message: string, options: McpBridgeErrorOptions = {}) {
+    super(message, options);
+    Object.defineProperty(this, CALL_NOT_RUN, { value: true });
+  }
 }
 
 /** The server answered HTTP 401/403 and no fresh credential fixed it. */

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
+import { CALL_NOT_RUN } from '../registry/call-not-run.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { type Tool, textResult } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
@@ -35,21 +36,73 @@ describe('CallBudget', () => {
     await registry.invoke('t', {}, run('b'));
   });
 
-  it('refunds the call count when the tool fails or the call is aborted', async () => {
+  it('refunds a call aborted before its tool was invoked', async () => {
     const budget = new CallBudget({ perRun: { maxCalls: 1 } });
     const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer(), budget });
-    await registry.register(tool('fails', () => Promise.reject(new Error('x'))));
-    await registry.register(tool('ok'));
-    await expect(registry.invoke('fails', {}, run('a'))).rejects.toThrow();
-    expect(budget.runUsage('a')).toEqual({ calls: 0, active: 0 });
+    let runs = 0;
+    await registry.register(
+      tool('ok', async () => {
+        runs += 1;
+      }),
+    );
     const controller = new AbortController();
     controller.abort();
     await expect(
       registry.invoke('ok', {}, createToolContext({ runId: 'a', signal: controller.signal })),
     ).rejects.toThrow();
+    expect(runs).toBe(0);
     expect(budget.runUsage('a')).toEqual({ calls: 0, active: 0 });
     await registry.invoke('ok', {}, run('a'));
     expect(budget.runUsage('a')).toEqual({ calls: 1, active: 0 });
+  });
+
+  // Issue 35 item 3: a call counts from the moment its tool was invoked (its request may have
+  // left); only a throw marked CALL_NOT_RUN is refunded. The slot of a call that may still run
+  // elsewhere (aborted, or an ambiguous result) stays taken for cancelHoldMs.
+  it.each([
+    ['a plain throw counts', 'throw', { calls: 1, active: 0 }],
+    ['a throw marked CALL_NOT_RUN is refunded', 'not-run', { calls: 0, active: 0 }],
+    ['an abort while the tool runs counts and holds the slot', 'abort', { calls: 1, active: 1 }],
+    ['an ambiguous result counts and holds the slot', 'ambiguous', { calls: 1, active: 1 }],
+    ['an error result counts', 'error-result', { calls: 1, active: 0 }],
+  ] as const)('%s', async (_label, how, usage) => {
+    vi.useFakeTimers();
+    try {
+      const budget = new CallBudget({
+        perRun: { maxCalls: 1, maxConcurrent: 1 },
+        cancelHoldMs: 1_000,
+      });
+      const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer(), budget });
+      const controller = new AbortController();
+      await registry.register({
+        spec: { name: 't', description: '', inputSchema: { type: 'object' } },
+        async invoke() {
+          if (how === 'throw') throw new Error('failed after it ran');
+          if (how === 'not-run')
+            throw Object.assign(new Error('never sent'), { [CALL_NOT_RUN]: true });
+          if (how === 'abort') controller.abort();
+          if (how === 'ambiguous')
+            return textResult('unknown', { isError: true, metadata: { ambiguous: true } });
+          return textResult('done', { isError: how === 'error-result' });
+        },
+      });
+      await registry
+        .invoke('t', {}, createToolContext({ runId: 'a', signal: controller.signal }))
+        .catch(() => undefined);
+      expect(budget.runUsage('a')).toEqual(usage);
+      await vi.advanceTimersByTimeAsync(999);
+      expect(budget.runUsage('a').active).toBe(usage.active);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(budget.runUsage('a')).toEqual({ calls: usage.calls, active: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('frees the slot of an aborted call at once with cancelHoldMs: 0', () => {
+    const budget = new CallBudget({ perRun: { maxConcurrent: 1 }, cancelHoldMs: 0 });
+    budget.reserve({ toolName: 't', args: {}, context: run('r') }).settle(true, true);
+    expect(budget.runUsage('r')).toEqual({ calls: 1, active: 0 });
   });
 
   it('limits concurrency and frees the slot when a call ends', async () => {
@@ -116,6 +169,10 @@ describe('CallBudget', () => {
     ['boolean maxConcurrent', { perRun: { maxConcurrent: true as never } }],
     ['fractional maxCalls', { perRun: { maxCalls: 1.5 } }],
     ['scopes not a function', { scopes: [] as never }],
+    ['negative cancelHoldMs', { cancelHoldMs: -1 }],
+    ['fractional cancelHoldMs', { cancelHoldMs: 0.5 }],
+    ['string cancelHoldMs', { cancelHoldMs: '10' as never }],
+    ['cancelHoldMs over a day', { cancelHoldMs: 86_400_001 }],
   ])('rejects %s', (_label, options) => {
     expect(() => new CallBudget(options)).toThrow(ConfigurationError);
   });

@@ -1,14 +1,22 @@
 import type { BudgetRequest, BudgetReservation, BudgetReserver } from '../registry/budget.js';
 import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
+import { type InvokedEnd, settleInvoked } from '../registry/budget-settlement.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 
 /** Limits of one budget scope. An omitted limit is unlimited. */
 export interface BudgetLimits {
-  /** Most calls that may start in the scope (failed and aborted calls are refunded). */
+  /**
+   * Most calls that may start in the scope. A call counts from the moment its tool is invoked
+   * (its request may have left); it is refunded only when it certainly did not run: refused or
+   * aborted before the tool was invoked, or the tool threw an error marked `CALL_NOT_RUN`.
+   */
   readonly maxCalls?: number;
-  /** Most calls that may run at the same time in the scope. */
+  /**
+   * Most calls that may run at the same time in the scope. A call that ended while its work may
+   * still run elsewhere (aborted, or an ambiguous result) keeps its slot for `cancelHoldMs`.
+   */
   readonly maxConcurrent?: number;
 }
 
@@ -26,13 +34,23 @@ export interface CallBudgetOptions {
   readonly perRun?: BudgetLimits;
   /** Further scopes for a call; each is reserved together with the run's. Default: none. */
   readonly scopes?: (request: BudgetRequest) => readonly BudgetScope[];
+  /**
+   * Milliseconds the concurrency slot of a call stays taken after the call ended while the work
+   * it started may still be running (it was cancelled or timed out after its request may have
+   * left: an MCP server sends no answer to a cancelled request, so its end cannot be seen).
+   * Default 30,000; `0` frees the slot at once.
+   */
+  readonly cancelHoldMs?: number;
 }
+
+/** Default of `cancelHoldMs`: 30 seconds. */
+export const DEFAULT_CANCEL_HOLD_MS = 30_000;
 
 /** Current counters of a scope. */
 export interface BudgetUsage {
   /** Calls started and not refunded (a call settled as not consumed is refunded). */
   readonly calls: number;
-  /** Calls reserved and not yet settled, i.e. running now. */
+  /** Calls reserved and not yet settled (running now, or held after a cancel: `cancelHoldMs`). */
   readonly active: number;
 }
 
@@ -59,14 +77,16 @@ export class CallBudget implements BudgetReserver {
   readonly #perRun: BudgetLimits | undefined;
   readonly #scopes: ((request: BudgetRequest) => readonly BudgetScope[]) | undefined;
   readonly #counters = new Map<string, Counter>();
+  readonly #holdMs: number;
 
   /**
    * Checks the options; throws {@link ConfigurationError} when `scopes` is not a function or a
    * `perRun` limit is not a non-negative integer.
    */
   constructor(options: CallBudgetOptions = {}) {
-    checkOptionKeys(options, ['perRun', 'scopes'], 'CallBudget');
+    checkOptionKeys(options, ['perRun', 'scopes', 'cancelHoldMs'], 'CallBudget');
     if (options.perRun !== undefined) checkLimits(options.perRun, 'perRun');
+    this.#holdMs = cancelHoldMs(options.cancelHoldMs);
     if (options.scopes !== undefined && typeof options.scopes !== 'function') {
       throw new ConfigurationError('scopes must be a function', { details: { option: 'scopes' } });
     }
@@ -123,13 +143,21 @@ export class CallBudget implements BudgetReserver {
       held.counter.active += 1;
     }
     let settled = false;
+    const free = (): void => {
+      for (const held of wanted) held.counter.active -= 1;
+    };
     return {
-      settle: (consumed: boolean): void => {
+      settle: (consumed: boolean, running = false): void => {
         if (settled) return;
         settled = true;
-        for (const held of wanted) {
-          held.counter.active -= 1;
-          if (!consumed) held.counter.calls -= 1;
+        if (!consumed) {
+          for (const held of wanted) held.counter.calls -= 1;
+          free();
+        } else if (running && this.#holdMs > 0) {
+          // The work may still run elsewhere: the slot stays taken for the hold time.
+          setTimeout(free, this.#holdMs).unref();
+        } else {
+          free();
         }
       },
     };
@@ -204,6 +232,26 @@ function checkLimits(limits: BudgetLimits, option: string): void {
   }
 }
 
+/**
+ * Checks a `cancelHoldMs` option (a non-negative integer of milliseconds, at most one day) and
+ * fills in the default.
+ */
+export function cancelHoldMs(value: unknown): number {
+  if (value === undefined) return DEFAULT_CANCEL_HOLD_MS;
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value < 0 ||
+    value > 86_400_000
+  ) {
+    throw new ConfigurationError(
+      'cancelHoldMs must be an integer number of milliseconds from 0 to 86400000',
+      { details: { option: 'cancelHoldMs' } },
+    );
+  }
+  return value;
+}
+
 /** A tool wrapped by {@link withBudget}; `inner` is the wrapped tool. */
 export interface BudgetedTool extends Tool {
   /** The wrapped tool, whose calls are budgeted. */
@@ -212,7 +260,7 @@ export interface BudgetedTool extends Tool {
 
 /**
  * Wraps a tool so each call reserves `budget` first (throwing {@link BudgetExceededError} when
- * there is no room) and settles it after: a call that throws or is aborted is refunded. The
+ * there is no room) and settles it after, as {@link runWithBudget} does. The
  * wrapper forwards the wrapped tool's `spec` (same object: effect descriptor, contract,
  * operation argument) and its `start` / `close` (present only when the tool has them).
  */
@@ -239,19 +287,26 @@ export function withBudget(tool: Tool, budget: CallBudget): BudgetedTool {
   return Object.freeze(wrapper);
 }
 
-/** Reserves, runs, and settles: consumed unless the call threw or its signal was aborted. */
+/**
+ * Reserves, runs, and settles. The call counts once `run` was started; it is refunded only when
+ * it threw an error marked `CALL_NOT_RUN` (it certainly did not leave). An aborted call, or one
+ * whose result says `metadata.ambiguous: true`, keeps its concurrency slot for `cancelHoldMs`.
+ */
 export async function runWithBudget(
   budget: CallBudget,
   request: BudgetRequest,
   run: () => Promise<ToolResult>,
 ): Promise<ToolResult> {
   const reservation = budget.reserve(request);
-  let consumed = false;
+  let end: InvokedEnd = { error: undefined };
   try {
     const result = await run();
-    consumed = request.context.signal?.aborted !== true;
+    end = { result };
     return result;
+  } catch (error) {
+    end = { error };
+    throw error;
   } finally {
-    reservation.settle(consumed);
+    settleInvoked(reservation, end, request.context.signal);
   }
 }

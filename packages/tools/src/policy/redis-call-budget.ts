@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { BudgetRequest, BudgetReservation, BudgetReserver } from '../registry/budget.js';
 import { BudgetExceededError } from '../registry/budget-exceeded-error.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { checkOptionKeys } from '../registry/option-keys.js';
-import type { BudgetLimits, BudgetScope } from './call-budget.js';
+import { type BudgetLimits, type BudgetScope, cancelHoldMs } from './call-budget.js';
 
 /** The part of a Redis client the budget uses: ioredis's `eval` (and `quit` when it owns it). */
 export interface RedisEvalClient {
@@ -33,17 +34,31 @@ export interface RedisCallBudgetOptions {
    * day).
    */
   readonly ttlMs?: number;
-  /** Milliseconds one Redis round trip may take before it counts as unreachable. Default 2,000. */
+  /**
+   * Milliseconds one Redis round trip may take before it counts as unreachable. Default 2,000. A
+   * reservation that timed out is refused and released by its id: if Redis applies it late, it
+   * is undone (or, arriving after the release, charges nothing).
+   */
   readonly timeoutMs?: number;
+  /**
+   * Milliseconds the concurrency slot of a call stays taken after the call ended while the work
+   * it started may still be running (cancelled or timed out after its request may have left).
+   * Default 30,000; `0` frees the slot at once.
+   */
+  readonly cancelHoldMs?: number;
   /** When Redis cannot be reached: `deny` (default: fail closed) or `allow` (no budget applies). */
   readonly onUnavailable?: 'deny' | 'allow';
 }
 
-// KEYS: one hash per scope. ARGV: ttl in milliseconds, then per key maxCalls and maxConcurrent (-1 = unlimited).
-// Checks every scope first and charges all or none, in one atomic script.
+// KEYS: one hash per scope, then the reservation's own key. ARGV: ttl in milliseconds, then per
+// scope maxCalls and maxConcurrent (-1 = unlimited). Checks every scope first and charges all or
+// none, in one atomic script. A reservation whose key exists was released before Redis applied
+// it (a reserve that timed out and was compensated): it charges nothing.
 const RESERVE = `
+local n = #KEYS - 1
 local ttl = tonumber(ARGV[1])
-for i = 1, #KEYS do
+if redis.call('EXISTS', KEYS[n + 1]) == 1 then return {-1, 'released'} end
+for i = 1, n do
   local calls = tonumber(redis.call('HGET', KEYS[i], 'calls') or '0')
   local active = tonumber(redis.call('HGET', KEYS[i], 'active') or '0')
   local maxCalls = tonumber(ARGV[2 * i])
@@ -51,28 +66,42 @@ for i = 1, #KEYS do
   if maxCalls >= 0 and calls >= maxCalls then return {i, 'maxCalls'} end
   if maxConcurrent >= 0 and active >= maxConcurrent then return {i, 'maxConcurrent'} end
 end
-for i = 1, #KEYS do
+for i = 1, n do
   redis.call('HINCRBY', KEYS[i], 'calls', 1)
   redis.call('HINCRBY', KEYS[i], 'active', 1)
   redis.call('PEXPIRE', KEYS[i], ttl)
 end
+redis.call('SET', KEYS[n + 1], 'held', 'PX', ttl)
 return {0, 'ok'}
 `;
 
-// KEYS: the reserved hashes. ARGV[1]: 1 when the call counts, 0 to refund it.
+// KEYS: the reserved hashes, then the reservation's key. ARGV[1]: 1 when the call counts, 0 to
+// refund it; ARGV[2]: ttl in milliseconds. Idempotent by reservation: only a held reservation is
+// released (then its key is deleted); a reservation Redis has not applied yet is marked released,
+// so when it arrives late it charges nothing.
 const SETTLE = `
-for i = 1, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    if tonumber(redis.call('HGET', KEYS[i], 'active') or '0') > 0 then
-      redis.call('HINCRBY', KEYS[i], 'active', -1)
-    end
-    if ARGV[1] == '0' and tonumber(redis.call('HGET', KEYS[i], 'calls') or '0') > 0 then
-      redis.call('HINCRBY', KEYS[i], 'calls', -1)
+local n = #KEYS - 1
+local state = redis.call('GET', KEYS[n + 1])
+if state == 'held' then
+  for i = 1, n do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+      if tonumber(redis.call('HGET', KEYS[i], 'active') or '0') > 0 then
+        redis.call('HINCRBY', KEYS[i], 'active', -1)
+      end
+      if ARGV[1] == '0' and tonumber(redis.call('HGET', KEYS[i], 'calls') or '0') > 0 then
+        redis.call('HINCRBY', KEYS[i], 'calls', -1)
+      end
     end
   end
+  redis.call('DEL', KEYS[n + 1])
+  return 1
 end
-return 1
+if not state then redis.call('SET', KEYS[n + 1], 'released', 'PX', tonumber(ARGV[2])) end
+return 0
 `;
+
+/** Tries of one release that failed on the wire (each after a longer wait, up to a minute). */
+const RELEASE_ATTEMPTS = 8;
 
 interface Scope {
   readonly key: string;
@@ -84,8 +113,10 @@ interface Scope {
  * The {@link CallBudget} limits (calls and concurrency per run and per resolver scope) kept in
  * Redis, so several processes or gateway replicas share them. Each reservation is one Lua script
  * that checks every scope and charges all or none (atomic across processes); settling frees the
- * concurrency slot and refunds a call that did not count, once. Keys expire `ttlMs` after
- * their last reservation, so a crashed process's slots do not stay taken forever. When Redis
+ * concurrency slot and refunds a call that did not count, once per reservation id (a retried or
+ * late release changes nothing twice). A reservation that timed out is released by its id, so a
+ * Redis stall longer than `timeoutMs` leaves no slot taken once Redis answers again. Keys expire
+ * `ttlMs` after their last reservation, so a crashed process's slots do not stay taken forever. When Redis
  * cannot be reached the call is refused (`onUnavailable: 'deny'`, the default) with
  * `POLICY_BUDGET_EXCEEDED` and `details.reason: 'unavailable'`.
  */
@@ -94,14 +125,31 @@ export class RedisCallBudget implements BudgetReserver {
   readonly #prefix: string;
   readonly #ttl: number;
   readonly #timeoutMs: number;
+  readonly #holdMs: number;
   #client: Promise<RedisEvalClient> | undefined;
   readonly #owned: boolean;
+  /** Slots held after a cancel (see `cancelHoldMs`): each frees its slot when run. */
+  readonly #holds = new Set<() => void>();
+  /** Releases sent and not yet answered (awaited by `close`). */
+  readonly #releasing = new Set<Promise<unknown>>();
+  /** Set by `close`: a failed release is no longer retried. */
+  #closed = false;
 
   /** Checks the options; connects on the first reservation. */
   constructor(options: RedisCallBudgetOptions) {
     checkOptionKeys(
       options,
-      ['client', 'url', 'keyPrefix', 'perRun', 'scopes', 'ttlMs', 'timeoutMs', 'onUnavailable'],
+      [
+        'client',
+        'url',
+        'keyPrefix',
+        'perRun',
+        'scopes',
+        'ttlMs',
+        'timeoutMs',
+        'onUnavailable',
+        'cancelHoldMs',
+      ],
       'RedisCallBudget',
       undefined,
       { ttlSeconds: 'ttlMs' },
@@ -144,6 +192,7 @@ export class RedisCallBudget implements BudgetReserver {
     this.#prefix = options.keyPrefix ?? 'toolfence:budget';
     this.#ttl = options.ttlMs ?? 86_400_000;
     this.#timeoutMs = options.timeoutMs ?? 2_000;
+    this.#holdMs = cancelHoldMs(options.cancelHoldMs);
     this.#owned = options.client === undefined;
     if (options.client !== undefined) this.#client = Promise.resolve(options.client);
   }
@@ -152,7 +201,12 @@ export class RedisCallBudget implements BudgetReserver {
   async reserve(request: BudgetRequest): Promise<BudgetReservation> {
     const scopes = this.#scopesOf(request);
     if (scopes.length === 0) return { settle: () => undefined };
-    const keys = scopes.map((scope) => `${this.#prefix}:${scope.kind}:${scope.key}`);
+    // Each reservation has its own key: releasing it is idempotent, and a release that reaches
+    // Redis before a late reservation makes that reservation charge nothing.
+    const keys = [
+      ...scopes.map((scope) => `${this.#prefix}:${scope.kind}:${scope.key}`),
+      `${this.#prefix}:reservation:${randomUUID()}`,
+    ];
     const args: number[] = [this.#ttl];
     for (const scope of scopes)
       args.push(scope.limits.maxCalls ?? -1, scope.limits.maxConcurrent ?? -1);
@@ -160,6 +214,8 @@ export class RedisCallBudget implements BudgetReserver {
     try {
       answer = await this.#eval(RESERVE, keys, args);
     } catch (error) {
+      // Redis may still apply the reservation (a stall longer than timeoutMs): undo it by its id.
+      this.#release(keys, false, 0);
       if (this.#options.onUnavailable === 'allow') return { settle: () => undefined };
       throw new BudgetExceededError(
         'The shared call budget cannot be reached; the call was not run',
@@ -182,20 +238,63 @@ export class RedisCallBudget implements BudgetReserver {
     }
     let settled = false;
     return {
-      settle: (consumed: boolean): void => {
+      settle: (consumed: boolean, running = false): void => {
         if (settled) return;
         settled = true;
-        // Best effort: if Redis is gone, the key's TTL frees the slot.
-        this.#eval(SETTLE, keys, [consumed ? 1 : 0]).catch(() => undefined);
+        if (!consumed || !running || this.#holdMs === 0) {
+          this.#release(keys, consumed, 0);
+          return;
+        }
+        // The work may still run elsewhere: the slot stays taken for the hold time.
+        const free = (): void => {
+          clearTimeout(timer);
+          if (this.#holds.delete(free)) this.#release(keys, true, 0);
+        };
+        const timer = setTimeout(free, this.#holdMs);
+        timer.unref();
+        this.#holds.add(free);
       },
     };
   }
 
-  /** Closes the connection when the budget opened it (a host's `client` is left open). */
+  /**
+   * Frees the held slots now, waits (bounded by `timeoutMs`) for the releases sent, and closes
+   * the connection when the budget opened it (a host's `client` is left open).
+   */
   async close(): Promise<void> {
+    for (const free of [...this.#holds]) free();
+    this.#closed = true;
+    if (this.#releasing.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#releasing]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, this.#timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     if (!this.#owned || this.#client === undefined) return;
     const client = await this.#client.catch(() => undefined);
     await client?.quit?.().catch(() => undefined);
+  }
+
+  /**
+   * Sends the release of one reservation (idempotent by its key). When it fails it is sent again
+   * later, up to {@link RELEASE_ATTEMPTS} times; past that the keys' TTL frees the slot.
+   */
+  #release(keys: readonly string[], consumed: boolean, attempt: number): void {
+    const sent = this.#eval(SETTLE, keys, [consumed ? 1 : 0, this.#ttl]);
+    this.#releasing.add(sent);
+    sent.then(
+      () => this.#releasing.delete(sent),
+      () => {
+        this.#releasing.delete(sent);
+        if (this.#closed || attempt + 1 >= RELEASE_ATTEMPTS) return;
+        const wait = Math.min(this.#timeoutMs * 2 ** attempt, 60_000);
+        setTimeout(() => this.#release(keys, consumed, attempt + 1), wait).unref();
+      },
+    );
   }
 
   #scopesOf(request: BudgetRequest): Scope[] {

@@ -13,8 +13,14 @@ export interface BudgetRequest {
 
 /** A held reservation: settle it once, with whether the call counts. */
 export interface BudgetReservation {
-  /** Ends the reservation: frees its concurrency slot; `consumed: false` also refunds the call. */
-  settle(consumed: boolean): void;
+  /**
+   * Ends the reservation. `consumed: false` refunds the call and frees its concurrency slot at
+   * once. `consumed: true` keeps the call counted; the slot is freed at once, unless `running` is
+   * true: the call ended while the work it started may still be running elsewhere (it was
+   * cancelled or timed out after its request may have left), and the budget keeps the slot taken
+   * for its bounded hold time (`cancelHoldMs`) before freeing it.
+   */
+  settle(consumed: boolean, running?: boolean): void;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
 } from './authorization.js';
 import type { BudgetReservation, BudgetReserver } from './budget.js';
 import { BudgetExceededError } from './budget-exceeded-error.js';
+import { type InvokedEnd, settleInvoked } from './budget-settlement.js';
 import { ConfigurationError } from './configuration-error.js';
 import { contractOf } from './contract-of.js';
 import { checkEffectDescriptor, resolveEffect } from './effect.js';
@@ -1066,7 +1067,8 @@ export class ToolRegistry {
     if (entry === undefined) throw notFound(toolName);
     entry.leases += 1;
     let reservation: BudgetReservation | undefined;
-    let consumed = false;
+    // Set once the tool was invoked: from then on the call's request may have left.
+    let end: InvokedEnd | undefined;
     try {
       if (entry.starting !== undefined) await entry.starting;
       const authorizing = this.#authorize(
@@ -1086,7 +1088,9 @@ export class ToolRegistry {
       let result: ToolResult;
       try {
         result = await entry.tool.invoke(args, context);
+        end = { result };
       } catch (error) {
+        end = { error };
         if (ToolsError.isInstance(error)) throw error;
         throw new ToolExecutionError(`Tool ${quote(toolName)} failed`, {
           details: { tool: toolName, reason: isAborted(context.signal) ? 'aborted' : 'threw' },
@@ -1098,10 +1102,13 @@ export class ToolRegistry {
           details: { tool: toolName, reason: 'invalid-result' },
         });
       }
-      consumed = !isAborted(context.signal);
       return result;
     } finally {
-      reservation?.settle(consumed);
+      // Refunded only when the tool was never invoked or says the call did not leave.
+      if (reservation !== undefined) {
+        if (end === undefined) reservation.settle(false);
+        else settleInvoked(reservation, end, context.signal);
+      }
       entry.leases -= 1;
       if (entry.leases === 0 && entry.retired) entry.finishRetirement?.();
     }
