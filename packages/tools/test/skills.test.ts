@@ -292,6 +292,39 @@ describe('SkillLoader', () => {
     });
   });
 
+  it('skips a 250 KB SKILL.md whose front matter is one flow map of 30,000 keys, refused by maxFrontmatterNodes before composing it', async () => {
+    const keys = Array.from({ length: 30_000 }, (_, index) => `${index.toString(36)}: 0`);
+    // A duplicate key at the end: had the map been composed, the refusal would be invalid_yaml.
+    skill('flood', [`{name: flood, description: d, ${keys.join(', ')}, name: flood}`]);
+    skill('plain');
+    const loader = new SkillLoader({ root });
+    expect(loader.maxFrontmatterNodes).toBe(1_000);
+    const scan = await loader.scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['plain']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({
+        skill: 'flood',
+        code: 'SKILL_LIMIT_EXCEEDED',
+        reason: 'maxFrontmatterNodes',
+        skipped: true,
+      }),
+    ]);
+  });
+
+  it('enforces maxFrontmatterNodes per skill (scalars and indicators counted)', async () => {
+    skill('three', ['name: three', 'description: d', 'version: 1']); // 9 counted tokens
+    skill('two'); // name, :, two, description, :, About two = 6
+    const scan = await new SkillLoader({ root, maxFrontmatterNodes: 8 }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['two']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({ skill: 'three', reason: 'maxFrontmatterNodes', skipped: true }),
+    ]);
+    expect(await new SkillLoader({ root, maxFrontmatterNodes: 9 }).load()).toHaveLength(2);
+    expect(() => new SkillLoader({ root, maxFrontmatterNodes: 0 })).toThrow(
+      SkillConfigurationError,
+    );
+  });
+
   it('keeps unknown front matter keys as data and reports them without skipping the skill', async () => {
     skill('extra', ['name: extra', 'description: d', 'entrypoint: run.sh', 'bad key!: 1']);
     const scan = await new SkillLoader({ root }).scan();

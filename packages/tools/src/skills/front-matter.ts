@@ -1,4 +1,4 @@
-import { isAlias, isMap, isNode, isScalar, isSeq, parseDocument, visit } from 'yaml';
+import { CST, isAlias, isMap, isNode, isScalar, isSeq, Lexer, parseDocument, visit } from 'yaml';
 import { SkillFormatError, SkillLimitError } from './errors.js';
 
 /** The front matter keys with a meaning (Agent Skills format plus `version`). */
@@ -37,11 +37,67 @@ export interface SkillFrontMatter {
   readonly body: string;
 }
 
+/** Default most YAML nodes and entry indicators in one front matter (`maxFrontmatterNodes`). */
+export const DEFAULT_MAX_FRONTMATTER_NODES = 1_000;
+
+/**
+ * The token types the pre-scan counts: every scalar, collection start, entry indicator
+ * (`-`, `?`, `:`, `,`), anchor, alias and tag. Each YAML node or map/sequence entry yields at
+ * least one of them, so their count bounds the nodes the composer would build.
+ */
+const COUNTED_TOKENS: ReadonlySet<string> = new Set([
+  'scalar',
+  'single-quoted-scalar',
+  'double-quoted-scalar',
+  'block-scalar-header',
+  'flow-map-start',
+  'flow-seq-start',
+  'comma',
+  'map-value-ind',
+  'seq-item-ind',
+  'explicit-key-ind',
+  'anchor',
+  'alias',
+  'tag',
+]);
+
+/**
+ * Counts the front matter's nodes with the `yaml` library's lexer (one linear pass that builds
+ * no tree) and stops as soon as the count passes `maxNodes`. Composing a document checks each
+ * map key against the keys before it, so its cost grows with the square of the keys: this runs
+ * first, so a front matter over the limit never reaches the composer.
+ */
+function checkNodeCount(source: string, maxNodes: number, skill: string | undefined): void {
+  let nodes = 0;
+  for (const token of new Lexer().lex(source)) {
+    const type = CST.tokenType(token);
+    if (type === null || !COUNTED_TOKENS.has(type)) continue;
+    nodes += 1;
+    if (nodes > maxNodes) {
+      throw new SkillLimitError('Skill front matter has more YAML nodes than allowed', {
+        details: {
+          limit: 'maxFrontmatterNodes',
+          maxFrontmatterNodes: maxNodes,
+          ...(skill === undefined ? {} : { skill }),
+        },
+      });
+    }
+  }
+}
+
 const TEXT_KEYS = new Set(['name', 'description', 'version', 'license', 'compatibility']);
 /** Longest text kept for one front matter value (the description has its own, lower limit). */
 const MAX_VALUE_CHARS = 8_192;
 
-function formatError(reason: string, skill: string | undefined, line?: number): SkillFormatError {
+/** A front matter line, or a function that counts it only when an error is raised. */
+type LineRef = number | (() => number | undefined) | undefined;
+
+function formatError(
+  reason: string,
+  skill: string | undefined,
+  lineRef?: LineRef,
+): SkillFormatError {
+  const line = typeof lineRef === 'function' ? lineRef() : lineRef;
   return new SkillFormatError(formatMessage(reason), {
     details: {
       reason,
@@ -74,7 +130,8 @@ function formatMessage(reason: string): string {
 /**
  * Parses the front matter of a SKILL.md as YAML 1.2 (the `yaml` library's core schema): the
  * file starts with a `---` line and the front matter ends at the next `---` line within
- * `maxLines` lines, checked before any parsing. Block and flow scalars, quoting, comments and
+ * `maxLines` lines, checked before any parsing, and holds at most `maxNodes` YAML nodes and entry
+ * indicators, counted by a linear lexer pass before the document is composed. Block and flow scalars, quoting, comments and
  * lists are accepted as YAML defines them; anchors, aliases, tags, merge keys and duplicate keys
  * are refused (an alias is never expanded). `name`, `description`, `version`, `license` and `compatibility` must be scalars
  * (kept as written: `version: 1.0` is `"1.0"`), `allowed-tools` a string or a list of strings,
@@ -84,6 +141,7 @@ export function parseSkillFrontMatter(
   text: string,
   maxLines: number,
   skill?: string,
+  maxNodes: number = DEFAULT_MAX_FRONTMATTER_NODES,
 ): SkillFrontMatter {
   const normalized = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const lines = normalized.split(/\r?\n/);
@@ -106,6 +164,7 @@ export function parseSkillFrontMatter(
   }
   if (end === -1) throw formatError('unterminated_front_matter', skill);
   const source = lines.slice(1, end).join('\n');
+  checkNodeCount(source, maxNodes, skill);
   const document = parseDocument(source, {
     schema: 'core',
     customTags: [],
@@ -141,7 +200,10 @@ export function parseSkillFrontMatter(
   let allowedTools: string[] | undefined;
   if (root !== null && !isMap(root)) throw formatError('not_a_map', skill);
   for (const pair of root?.items ?? []) {
-    const line = lineOf(source, isNode(pair.key) ? pair.key.range?.[0] : undefined);
+    // The line is counted only when an error needs it (counting it for every key would scan
+    // the source once per key).
+    const keyOffset = isNode(pair.key) ? pair.key.range?.[0] : undefined;
+    const line = lazyLine(source, keyOffset);
     if (!isScalar(pair.key) || typeof pair.key.value !== 'string') {
       throw formatError('bad_key', skill, line);
     }
@@ -179,7 +241,7 @@ export function parseSkillFrontMatter(
 function scalarText(
   value: unknown,
   skill: string | undefined,
-  line: number | undefined,
+  line: LineRef,
   reason = 'not_text',
 ): string {
   if (!isScalar(value)) throw formatError(reason, skill, line);
@@ -196,7 +258,7 @@ function scalarText(
   return text;
 }
 
-function toolList(value: unknown, skill: string | undefined, line: number | undefined): string[] {
+function toolList(value: unknown, skill: string | undefined, line: LineRef): string[] {
   if (isScalar(value) && typeof value.value === 'string') {
     return value.value.split(/\s+/).filter((entry) => entry !== '');
   }
@@ -209,6 +271,10 @@ function toolList(value: unknown, skill: string | undefined, line: number | unde
     });
   }
   throw formatError('bad_allowed_tools', skill, line);
+}
+
+function lazyLine(source: string, offset: number | undefined): () => number | undefined {
+  return () => lineOf(source, offset);
 }
 
 function lineOf(source: string, offset: number | undefined): number | undefined {

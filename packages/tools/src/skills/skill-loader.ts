@@ -11,7 +11,11 @@ import {
   SkillReadError,
   SkillUnsafeFileError,
 } from './errors.js';
-import { parseSkillFrontMatter, type SkillFrontMatterValue } from './front-matter.js';
+import {
+  DEFAULT_MAX_FRONTMATTER_NODES,
+  parseSkillFrontMatter,
+  type SkillFrontMatterValue,
+} from './front-matter.js';
 import { lstatOrUndefined, readFileSafely } from './safe-read.js';
 
 /** A skill name: 1 to 64 of lowercase letters and digits, single `-` or `_` between them. */
@@ -94,6 +98,12 @@ export interface SkillLoaderOptions {
   readonly maxSkills?: number;
   /** Most front matter lines. Default 32. */
   readonly maxFrontmatterLines?: number;
+  /**
+   * Most YAML nodes and entry indicators in one front matter (scalars, `{`, `[`, `-`, `?`, `:`,
+   * `,`, anchors, aliases, tags), counted by a linear pre-scan before the YAML is composed.
+   * Default 1,000.
+   */
+  readonly maxFrontmatterNodes?: number;
   /** Most entries in the root folder. Default 1,024. */
   readonly maxScanEntries?: number;
 }
@@ -129,13 +139,22 @@ export class SkillLoader {
   readonly maxSkills: number;
   /** Most front matter lines (default 32). */
   readonly maxFrontmatterLines: number;
+  /** Most YAML nodes and entry indicators in one front matter (default 1,000). */
+  readonly maxFrontmatterNodes: number;
   /** Most entries in the root folder (default 1,024). */
   readonly maxScanEntries: number;
   /** Checks the options without reading anything; throws {@link SkillConfigurationError}. */
   constructor(options: SkillLoaderOptions) {
     checkOptionKeys(
       options,
-      ['root', 'maxFileBytes', 'maxSkills', 'maxFrontmatterLines', 'maxScanEntries'],
+      [
+        'root',
+        'maxFileBytes',
+        'maxSkills',
+        'maxFrontmatterLines',
+        'maxFrontmatterNodes',
+        'maxScanEntries',
+      ],
       'SkillLoader',
       (message, option) => new SkillConfigurationError(message, { details: { option } }),
     );
@@ -152,6 +171,11 @@ export class SkillLoader {
       options.maxFrontmatterLines,
       32,
       'maxFrontmatterLines',
+    );
+    this.maxFrontmatterNodes = positiveInteger(
+      options.maxFrontmatterNodes,
+      DEFAULT_MAX_FRONTMATTER_NODES,
+      'maxFrontmatterNodes',
     );
     this.maxScanEntries = positiveInteger(options.maxScanEntries, 1_024, 'maxScanEntries');
   }
@@ -295,6 +319,7 @@ export class SkillLoader {
       name,
       source: `${name}/SKILL.md`,
       maxFrontmatterLines: this.maxFrontmatterLines,
+      maxFrontmatterNodes: this.maxFrontmatterNodes,
     });
     return { document: parsed.document, unknownKeys: parsed.unknownKeys };
   }
@@ -313,13 +338,18 @@ export interface ParsedSkillDocument {
 /**
  * Parses one SKILL.md's text (already read within a byte limit) into a {@link SkillDocument}
  * with the same rules as {@link SkillLoader}: YAML front matter within `maxFrontmatterLines`
- * lines, `name` equal to the expected `name`, description at most 1,024 characters. Throws
+ * lines and `maxFrontmatterNodes` nodes (default 1,000, counted before the YAML is composed), `name` equal to the expected `name`, description at most 1,024 characters. Throws
  * {@link SkillFormatError} or {@link SkillLimitError}. Used for skills that come from elsewhere
  * (an MCP server), so every source gets the same parsing.
  */
 export function parseSkillDocument(
   text: string,
-  options: { readonly name: string; readonly source: string; readonly maxFrontmatterLines: number },
+  options: {
+    readonly name: string;
+    readonly source: string;
+    readonly maxFrontmatterLines: number;
+    readonly maxFrontmatterNodes?: number;
+  },
 ): ParsedSkillDocument {
   const { name, source } = options;
   if (text.includes('\u0000')) {
@@ -331,6 +361,7 @@ export function parseSkillDocument(
     text,
     options.maxFrontmatterLines,
     name,
+    options.maxFrontmatterNodes ?? DEFAULT_MAX_FRONTMATTER_NODES,
   );
   if (fields.name !== name) {
     throw new SkillFormatError('Skill name must equal its folder name', {
