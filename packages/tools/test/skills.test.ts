@@ -386,6 +386,7 @@ describe('SkillLoader', () => {
     ['a boolean limit', { root: '/tmp', maxSkills: true }],
     ['a zero limit', { root: '/tmp', maxFileBytes: 0 }],
     ['a string limit', { root: '/tmp', maxScanEntries: '10' }],
+    ['an unknown confinement', { root: '/tmp', confinement: 'openat' }],
   ])('refuses %s', (_label, options) => {
     expect(() => new SkillLoader(options as never)).toThrow(SkillConfigurationError);
   });

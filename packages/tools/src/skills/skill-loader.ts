@@ -1,22 +1,15 @@
 import { createHash } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { readdir, realpath } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import { ToolsError } from '../tools-error.js';
-import {
-  SkillConfigurationError,
-  SkillFormatError,
-  SkillLimitError,
-  SkillReadError,
-  SkillUnsafeFileError,
-} from './errors.js';
+import { SkillConfigurationError, SkillFormatError, SkillLimitError } from './errors.js';
 import {
   DEFAULT_MAX_FRONTMATTER_NODES,
   parseSkillFrontMatter,
   type SkillFrontMatterValue,
 } from './front-matter.js';
-import { lstatOrUndefined, readFileSafely } from './safe-read.js';
+import { unsafe } from './safe-read.js';
+import { openSkillRoot, type SkillConfinement, type SkillRoot } from './skill-root.js';
 
 /** A skill name: 1 to 64 of lowercase letters and digits, single `-` or `_` between them. */
 export const SKILL_NAME_PATTERN: RegExp = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
@@ -106,6 +99,14 @@ export interface SkillLoaderOptions {
   readonly maxFrontmatterNodes?: number;
   /** Most entries in the root folder. Default 1,024. */
   readonly maxScanEntries?: number;
+  /**
+   * `'descriptor'` (default) reads every folder and file through descriptors opened inside the
+   * root's descriptor (`/proc/self/fd`, Linux): a folder swapped for a link mid-scan reaches
+   * nothing outside. A scan fails without `/proc/self/fd`. `'by-path'` checks names with
+   * `lstat` and identities after the read: weaker (a swap can win the race), for platforms
+   * without `/proc`.
+   */
+  readonly confinement?: SkillConfinement;
 }
 
 const DESCRIPTION_FALLBACK_CHARS = 500;
@@ -126,7 +127,8 @@ function positiveInteger(value: unknown, fallback: number, option: string): numb
  * name is a valid skill name and that holds a `SKILL.md` is a skill. Entries starting with `.`
  * are ignored, other files are ignored, a folder without `SKILL.md` is ignored. A skill that is
  * malformed or unsafe (symlink, hard link, changed while read, over a limit, invalid front
- * matter, name not equal to its folder) is skipped and reported; the others load. Only a problem
+ * matter, name not equal to its folder) is skipped and reported; the others load. Folders and
+ * files are opened through the root's descriptor (`confinement`), never by name twice. Only a problem
  * with the root itself (missing, a symlink, swapped, too many entries) fails the whole load, so
  * `SkillRegistry.refresh` keeps its old set.
  */
@@ -143,6 +145,8 @@ export class SkillLoader {
   readonly maxFrontmatterNodes: number;
   /** Most entries in the root folder (default 1,024). */
   readonly maxScanEntries: number;
+  /** How folders and files are reached (default `'descriptor'`). */
+  readonly confinement: SkillConfinement;
   /** Checks the options without reading anything; throws {@link SkillConfigurationError}. */
   constructor(options: SkillLoaderOptions) {
     checkOptionKeys(
@@ -154,6 +158,7 @@ export class SkillLoader {
         'maxFrontmatterLines',
         'maxFrontmatterNodes',
         'maxScanEntries',
+        'confinement',
       ],
       'SkillLoader',
       (message, option) => new SkillConfigurationError(message, { details: { option } }),
@@ -178,6 +183,16 @@ export class SkillLoader {
       'maxFrontmatterNodes',
     );
     this.maxScanEntries = positiveInteger(options.maxScanEntries, 1_024, 'maxScanEntries');
+    if (
+      options.confinement !== undefined &&
+      options.confinement !== 'descriptor' &&
+      options.confinement !== 'by-path'
+    ) {
+      throw new SkillConfigurationError("confinement must be 'descriptor' or 'by-path'", {
+        details: { option: 'confinement' },
+      });
+    }
+    this.confinement = options.confinement ?? 'descriptor';
   }
 
   /** Loads every skill that is valid, sorted by name; see {@link SkillLoader.scan} for the problems. */
@@ -190,13 +205,18 @@ export class SkillLoader {
    * trusted or listed, or holds more than `maxScanEntries` entries.
    */
   async scan(): Promise<SkillScan> {
-    const rootStats = await this.#checkRoot();
-    let entries: import('node:fs').Dirent[];
+    const root = await openSkillRoot(this.root, this.confinement);
     try {
-      entries = await readdir(this.root, { withFileTypes: true });
-    } catch {
-      throw new SkillReadError('Skills root could not be listed');
+      const scan = await this.#scanOpen(root);
+      await root.verify();
+      return scan;
+    } finally {
+      await root.close();
     }
+  }
+
+  async #scanOpen(root: SkillRoot): Promise<SkillScan> {
+    const entries = await root.list();
     if (entries.length > this.maxScanEntries) {
       throw new SkillLimitError('Skills root has more entries than allowed', {
         details: { limit: 'maxScanEntries', maxScanEntries: this.maxScanEntries },
@@ -225,7 +245,7 @@ export class SkillLoader {
       }
       let loaded: { document: SkillDocument; unknownKeys: readonly string[] } | undefined;
       try {
-        loaded = await this.#loadOne(safeName);
+        loaded = await this.#loadOne(root, safeName);
       } catch (error) {
         if (!ToolsError.isInstance(error)) throw error;
         problems.push(skipped(error, safeName));
@@ -254,67 +274,18 @@ export class SkillLoader {
         });
       }
     }
-    const rootAfter = await lstatOrUndefined(this.root);
-    if (
-      rootAfter === undefined ||
-      rootAfter.isSymbolicLink() ||
-      rootAfter.ino !== rootStats.ino ||
-      rootAfter.dev !== rootStats.dev
-    ) {
-      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-        details: { reason: 'root_swapped' },
-      });
-    }
     return Object.freeze({
       skills: Object.freeze(skills),
       problems: Object.freeze(problems.map((problem) => Object.freeze(problem))),
     });
   }
 
-  async #checkRoot(): Promise<Stats> {
-    const stats = await lstatOrUndefined(this.root);
-    if (stats === undefined) {
-      throw new SkillReadError('Skills root does not exist');
-    }
-    if (stats.isSymbolicLink()) {
-      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-        details: { reason: 'symlinked_root' },
-      });
-    }
-    if (!stats.isDirectory()) {
-      throw new SkillConfigurationError('Skills root is not a folder');
-    }
-    let real: string;
-    try {
-      real = await realpath(this.root);
-    } catch {
-      throw new SkillReadError('Skills root could not be resolved');
-    }
-    if (real !== this.root) {
-      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-        details: { reason: 'symlinked_root' },
-      });
-    }
-    return stats;
-  }
-
   async #loadOne(
+    root: SkillRoot,
     name: string,
   ): Promise<{ document: SkillDocument; unknownKeys: readonly string[] } | undefined> {
-    const folder = join(this.root, name);
-    const folderStats = await lstatOrUndefined(folder);
-    if (folderStats === undefined) return undefined;
-    if (folderStats.isSymbolicLink() || !folderStats.isDirectory()) {
-      throw unsafe('symlink', name);
-    }
-    const file = join(folder, 'SKILL.md');
-    const fileStats = await lstatOrUndefined(file);
-    if (fileStats === undefined) return undefined;
-    const text = await readFileSafely(file, {
-      maxBytes: this.maxFileBytes,
-      skill: name,
-      folder: { path: folder, stats: folderStats },
-    });
+    const text = await root.readSkill(name, this.maxFileBytes);
+    if (text === undefined) return undefined;
     const parsed = parseSkillDocument(text, {
       name,
       source: `${name}/SKILL.md`,
@@ -397,12 +368,6 @@ export function parseSkillDocument(
     document,
     frontMatter: data,
     unknownKeys: Object.freeze(Object.keys(extra)),
-  });
-}
-
-function unsafe(reason: string, skill: string | undefined): SkillUnsafeFileError {
-  return new SkillUnsafeFileError('Skill file is unsafe to read', {
-    details: { reason, ...(skill === undefined ? {} : { skill }) },
   });
 }
 
