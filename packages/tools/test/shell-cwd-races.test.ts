@@ -39,53 +39,49 @@ describe('ShellTool cwd under a folder<->symlink swap race (LocalProcessSandbox)
       { raced: 'ws/a', workspace: 'ws', cwd: 'a/b', inner: 'b' },
     ],
     ['the workspace itself swapped (no cwd)', { raced: 'ws', workspace: 'ws', inner: '' }],
-  ])(
-    'never runs a command outside: %s',
-    async ([, row]) => {
-      const base = mkdtempSync(join(tmpdir(), 'toolfence-shell-race-'));
-      cleanups.push(() => rmSync(base, { recursive: true, force: true }));
-      const raced = join(base, row.raced);
-      const outside = join(base, 'outside');
-      mkdirSync(join(raced, row.inner), { recursive: true });
-      mkdirSync(join(outside, row.inner), { recursive: true });
-      writeFileSync(join(raced, row.inner, 'marker.txt'), 'INSIDE');
-      writeFileSync(join(outside, row.inner, 'marker.txt'), MARKER);
-      symlinkSync(outside, `${raced}.lnk`);
-      const tool = new ShellTool({
-        workspace: join(base, row.workspace),
-        allowedCommands: ['cat'],
-        readOnlyCommands: ['cat'],
-        sandbox: new LocalProcessSandbox(),
-      });
-      const exchanger = await startExchange(raced, `${raced}.lnk`);
-      cleanups.push(() => exchanger.kill());
-      const outcomes: Record<string, number> = {};
-      const calls = await raceFor(RACE_MILLISECONDS, MAX_CALLS, 2, async () => {
-        const result = await tool.invoke(
-          {
-            command: 'cat',
-            args: ['marker.txt'],
-            ...(row.cwd === undefined ? {} : { cwd: row.cwd }),
-          },
-          context,
-        );
-        const stdout = (result.structuredContent as { stdout?: unknown } | undefined)?.stdout;
-        const outcome =
-          stdout === MARKER
-            ? 'outside'
-            : stdout === 'INSIDE'
-              ? 'inside'
-              : String(result.metadata?.code ?? 'other');
-        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
-      });
-      const swaps = await exchanger.stop();
-      console.info(`shell cwd race: ${calls} calls, ${swaps} swaps, ${JSON.stringify(outcomes)}`);
-      // The race really ran: many swaps, commands ran inside, and the link was met and refused.
-      expect(swaps).toBeGreaterThan(1_000);
-      expect(outcomes.inside ?? 0).toBeGreaterThan(0);
-      expect(outcomes.SHELL_CWD_INVALID ?? 0).toBeGreaterThan(0);
-      expect(outcomes.outside ?? 0).toBe(0);
-    },
-    30_000,
-  );
+  ])('never runs a command outside: %s', { timeout: 30_000 }, async ([, row]) => {
+    const base = mkdtempSync(join(tmpdir(), 'toolfence-shell-race-'));
+    cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+    const raced = join(base, row.raced);
+    const outside = join(base, 'outside');
+    mkdirSync(join(raced, row.inner), { recursive: true });
+    mkdirSync(join(outside, row.inner), { recursive: true });
+    writeFileSync(join(raced, row.inner, 'marker.txt'), 'INSIDE');
+    writeFileSync(join(outside, row.inner, 'marker.txt'), MARKER);
+    symlinkSync(outside, `${raced}.lnk`);
+    const tool = new ShellTool({
+      workspace: join(base, row.workspace),
+      allowedCommands: ['cat'],
+      readOnlyCommands: ['cat'],
+      sandbox: new LocalProcessSandbox(),
+    });
+    const exchanger = await startExchange(raced, `${raced}.lnk`);
+    cleanups.push(() => exchanger.kill());
+    const outcomes: Record<string, number> = {};
+    const calls = await raceFor(RACE_MILLISECONDS, MAX_CALLS, 2, async () => {
+      const result = await tool.invoke(
+        {
+          command: 'cat',
+          args: ['marker.txt'],
+          ...(row.cwd === undefined ? {} : { cwd: row.cwd }),
+        },
+        context,
+      );
+      const stdout = (result.structuredContent as { stdout?: unknown } | undefined)?.stdout;
+      const outcome =
+        stdout === MARKER
+          ? 'outside'
+          : stdout === 'INSIDE'
+            ? 'inside'
+            : String(result.metadata?.code ?? 'other');
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+    });
+    const swaps = await exchanger.stop();
+    console.info(`shell cwd race: ${calls} calls, ${swaps} swaps, ${JSON.stringify(outcomes)}`);
+    // The race really ran: many swaps, commands ran inside, and the link was met and refused.
+    expect(swaps).toBeGreaterThan(1_000);
+    expect(outcomes.inside ?? 0).toBeGreaterThan(0);
+    expect(outcomes.SHELL_CWD_INVALID ?? 0).toBeGreaterThan(0);
+    expect(outcomes.outside ?? 0).toBe(0);
+  });
 });
