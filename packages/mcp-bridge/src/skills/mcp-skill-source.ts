@@ -301,6 +301,9 @@ export class McpSkillSource implements SkillSource {
       source: entry.uri,
       maxFrontmatterLines: this.maxFrontmatterLines,
       maxFrontmatterNodes: this.maxFrontmatterNodes,
+      // Skills over MCP hold the spec's limits at both ends (the listing check refuses a
+      // description over 1,024 characters, as the SDK's server does): no departure is accepted.
+      specLimits: 'refuse',
     });
     const differing = differingKeys(entry.frontMatter, parsed.frontMatter);
     if (differing.length > 0) {

@@ -129,7 +129,7 @@ describe('parseSkillFrontMatter', () => {
   ])('refuses %s', (_label, text, reason) => {
     let caught: unknown;
     try {
-      parseSkillFrontMatter(text, 32, 'a');
+      parseSkillFrontMatter(text, 32, 'a', 1_000, 'refuse');
     } catch (error) {
       caught = error;
     }
@@ -165,6 +165,47 @@ describe('parseSkillFrontMatter', () => {
       'name: a',
     ];
     expect(() => parseSkillFrontMatter(wrap(bomb), 32)).toThrow(SkillFormatError);
+  });
+});
+
+describe('parseSkillFrontMatter spec departures (specLimits)', () => {
+  it.each([
+    [
+      'a list under metadata',
+      ['name: a', 'metadata:', '  tags: [x, y]', '  owner: docs'],
+      { tags: '["x","y"]', owner: 'docs' },
+      [{ reason: 'metadata_not_text', key: 'tags', line: 3 }],
+    ],
+    [
+      'a map under metadata',
+      ['name: a', 'metadata:', '  k:', '    deep: 1'],
+      { k: '{"deep":1}' },
+      [{ reason: 'metadata_not_text', key: 'k', line: 3 }],
+    ],
+    [
+      'metadata that is not a map',
+      ['name: a', 'metadata: x'],
+      {},
+      [{ reason: 'metadata_not_a_map', line: 3 }],
+    ],
+  ])(
+    'accepts and reports %s by default, refuses it with specLimits refuse',
+    (_label, lines, metadata, deviations) => {
+      const parsed = parseSkillFrontMatter(wrap(lines), 32, 'a');
+      expect(parsed.metadata).toEqual(metadata);
+      expect(parsed.deviations).toEqual(deviations);
+      expect(() => parseSkillFrontMatter(wrap(lines), 32, 'a', 1_000, 'refuse')).toThrow(
+        expect.objectContaining({
+          details: expect.objectContaining({ reason: 'metadata_not_a_map' }),
+        }),
+      );
+    },
+  );
+
+  it('reports no departure for a front matter within the spec', () => {
+    expect(parseSkillFrontMatter(wrap(['name: a', 'metadata:', '  k: v']), 32).deviations).toEqual(
+      [],
+    );
   });
 });
 

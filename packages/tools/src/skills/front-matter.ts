@@ -35,6 +35,25 @@ export interface SkillFrontMatter {
   readonly data: Readonly<Record<string, SkillFrontMatterValue>>;
   /** The document after the closing `---`. */
   readonly body: string;
+  /** Departures from the Agent Skills spec that were accepted (`specLimits: 'warn'`). */
+  readonly deviations: readonly SkillDeviation[];
+}
+
+/**
+ * What to do with a departure from the Agent Skills spec that the clients people use accept
+ * (a description over 1,024 characters, `metadata` values that are not text): `'warn'` loads
+ * the skill and reports it, `'refuse'` skips the skill.
+ */
+export type SkillSpecLimits = 'warn' | 'refuse';
+
+/** One accepted departure from the spec (reported as a problem with `skipped: false`). */
+export interface SkillDeviation {
+  /** `description_too_long`, `metadata_not_a_map` or `metadata_not_text`. */
+  readonly reason: string;
+  /** The front matter line, when known. */
+  readonly line?: number;
+  /** For `metadata_not_text`: the metadata key, when it is made of letters, digits, `-` and `_`. */
+  readonly key?: string;
 }
 
 /** Default most YAML nodes and entry indicators in one front matter (`maxFrontmatterNodes`). */
@@ -85,6 +104,7 @@ function checkNodeCount(source: string, maxNodes: number, skill: string | undefi
   }
 }
 
+const SAFE_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 const TEXT_KEYS = new Set(['name', 'description', 'version', 'license', 'compatibility']);
 /** Longest text kept for one front matter value (the description has its own, lower limit). */
 const MAX_VALUE_CHARS = 8_192;
@@ -135,13 +155,15 @@ function formatMessage(reason: string): string {
  * lists are accepted as YAML defines them; anchors, aliases, tags, merge keys and duplicate keys
  * are refused (an alias is never expanded). `name`, `description`, `version`, `license` and `compatibility` must be scalars
  * (kept as written: `version: 1.0` is `"1.0"`), `allowed-tools` a string or a list of strings,
- * `metadata` a map of scalars. Other keys are kept in `extra` as data.
+ * `metadata` a map of scalars (with `specLimits: 'warn'`, the default, a list or map value is
+ * kept as its JSON text and reported in `deviations`). Other keys are kept in `extra` as data.
  */
 export function parseSkillFrontMatter(
   text: string,
   maxLines: number,
   skill?: string,
   maxNodes: number = DEFAULT_MAX_FRONTMATTER_NODES,
+  specLimits: SkillSpecLimits = 'warn',
 ): SkillFrontMatter {
   const normalized = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const lines = normalized.split(/\r?\n/);
@@ -197,6 +219,7 @@ export function parseSkillFrontMatter(
   const fields: Record<string, string> = {};
   const metadata: Record<string, string> = {};
   const extra: Record<string, SkillFrontMatterValue> = {};
+  const deviations: SkillDeviation[] = [];
   let allowedTools: string[] | undefined;
   if (root !== null && !isMap(root)) throw formatError('not_a_map', skill);
   for (const pair of root?.items ?? []) {
@@ -216,12 +239,32 @@ export function parseSkillFrontMatter(
       allowedTools = toolList(value, skill, line);
     } else if (key === 'metadata') {
       if (value === null || (isScalar(value) && value.value === null)) continue;
-      if (!isMap(value)) throw formatError('metadata_not_a_map', skill, line);
+      const deviate = (reason: string, metadataKey?: string): void => {
+        if (specLimits === 'refuse') throw formatError('metadata_not_a_map', skill, line);
+        const at = typeof line === 'function' ? line() : line;
+        deviations.push({
+          reason,
+          ...(at === undefined ? {} : { line: at }),
+          ...(metadataKey !== undefined && SAFE_KEY.test(metadataKey) ? { key: metadataKey } : {}),
+        });
+      };
+      if (!isMap(value)) {
+        deviate('metadata_not_a_map');
+        continue;
+      }
       for (const item of value.items) {
         if (!isScalar(item.key) || typeof item.key.value !== 'string') {
-          throw formatError('metadata_not_a_map', skill, line);
+          deviate('metadata_not_a_map');
+          continue;
         }
-        metadata[item.key.value] = scalarText(item.value, skill, line, 'metadata_not_a_map');
+        const metadataKey = item.key.value;
+        if (isScalar(item.value) || item.value === null) {
+          metadata[metadataKey] = scalarText(item.value, skill, line, 'metadata_not_a_map');
+        } else {
+          // A list or map under metadata (which the clients accept): kept as its JSON text.
+          deviate('metadata_not_text', metadataKey);
+          metadata[metadataKey] = JSON.stringify(isNode(item.value) ? item.value.toJSON() : null);
+        }
       }
     } else {
       extra[key] = deepFreeze((isNode(value) ? value.toJSON() : null) as SkillFrontMatterValue);
@@ -234,6 +277,7 @@ export function parseSkillFrontMatter(
     extra: Object.freeze(extra),
     data: deepFreeze((root === null ? {} : root.toJSON()) as Record<string, SkillFrontMatterValue>),
     body: lines.slice(end + 1).join('\n'),
+    deviations: Object.freeze(deviations.map((deviation) => Object.freeze(deviation))),
   };
 }
 

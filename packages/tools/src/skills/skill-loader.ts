@@ -6,7 +6,9 @@ import { SkillConfigurationError, SkillFormatError, SkillLimitError } from './er
 import {
   DEFAULT_MAX_FRONTMATTER_NODES,
   parseSkillFrontMatter,
+  type SkillDeviation,
   type SkillFrontMatterValue,
+  type SkillSpecLimits,
 } from './front-matter.js';
 import { unsafe } from './safe-read.js';
 import { openSkillRoot, type SkillConfinement, type SkillRoot } from './skill-root.js';
@@ -69,7 +71,14 @@ export interface SkillProblem {
   readonly skipped: boolean;
   /** The front matter line, when known. */
   readonly line?: number;
-  /** For `unknown_key`: the key, when it is made of letters, digits, `-` and `_` only. */
+  /** For `dot_folder`: the folder's name (such as `.curated`), when it is made of safe characters. */
+  readonly folder?: string;
+  /** For `dot_folder`: how many skills it holds (itself and its sub-folders, one level). */
+  readonly count?: number;
+  /**
+   * For `unknown_key` and `metadata_not_text`: the key, when it is made of letters, digits, `-`
+   * and `_` only.
+   */
   readonly key?: string;
 }
 
@@ -107,6 +116,13 @@ export interface SkillLoaderOptions {
    * without `/proc`.
    */
   readonly confinement?: SkillConfinement;
+  /**
+   * Departures from the Agent Skills spec that Claude Code and other clients accept (a
+   * description over 1,024 characters, list or map values under `metadata`): `'warn'` (default)
+   * loads the skill and reports each one as a problem with `skipped: false`; `'refuse'` skips
+   * the skill.
+   */
+  readonly specLimits?: SkillSpecLimits;
 }
 
 const DESCRIPTION_FALLBACK_CHARS = 500;
@@ -147,6 +163,8 @@ export class SkillLoader {
   readonly maxScanEntries: number;
   /** How folders and files are reached (default `'descriptor'`). */
   readonly confinement: SkillConfinement;
+  /** Spec departures the clients accept: reported (`'warn'`, default) or refused. */
+  readonly specLimits: SkillSpecLimits;
   /** Checks the options without reading anything; throws {@link SkillConfigurationError}. */
   constructor(options: SkillLoaderOptions) {
     checkOptionKeys(
@@ -159,6 +177,7 @@ export class SkillLoader {
         'maxFrontmatterNodes',
         'maxScanEntries',
         'confinement',
+        'specLimits',
       ],
       'SkillLoader',
       (message, option) => new SkillConfigurationError(message, { details: { option } }),
@@ -193,6 +212,16 @@ export class SkillLoader {
       });
     }
     this.confinement = options.confinement ?? 'descriptor';
+    if (
+      options.specLimits !== undefined &&
+      options.specLimits !== 'warn' &&
+      options.specLimits !== 'refuse'
+    ) {
+      throw new SkillConfigurationError("specLimits must be 'warn' or 'refuse'", {
+        details: { option: 'specLimits' },
+      });
+    }
+    this.specLimits = options.specLimits ?? 'warn';
   }
 
   /** Loads every skill that is valid, sorted by name; see {@link SkillLoader.scan} for the problems. */
@@ -225,7 +254,12 @@ export class SkillLoader {
     const skills: SkillDocument[] = [];
     const problems: SkillProblem[] = [];
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (entry.name.startsWith('.')) continue;
+      if (entry.name.startsWith('.')) {
+        if (!entry.isDirectory()) continue;
+        const held = await root.countSkillsIn(entry.name, this.maxScanEntries);
+        if (held > 0) problems.push(dotFolderProblem(entry.name, held));
+        continue;
+      }
       const safeName = isValidSkillName(entry.name) ? entry.name : undefined;
       if (entry.isSymbolicLink()) {
         problems.push(skipped(unsafe('symlink', safeName), safeName));
@@ -243,7 +277,7 @@ export class SkillLoader {
         );
         continue;
       }
-      let loaded: { document: SkillDocument; unknownKeys: readonly string[] } | undefined;
+      let loaded: ParsedSkillDocument | undefined;
       try {
         loaded = await this.#loadOne(root, safeName);
       } catch (error) {
@@ -273,6 +307,8 @@ export class SkillLoader {
           ...(/^[A-Za-z0-9_-]{1,64}$/.test(key) ? { key } : {}),
         });
       }
+      for (const deviation of loaded.deviations)
+        problems.push(deviationProblem(deviation, safeName));
     }
     return Object.freeze({
       skills: Object.freeze(skills),
@@ -280,10 +316,7 @@ export class SkillLoader {
     });
   }
 
-  async #loadOne(
-    root: SkillRoot,
-    name: string,
-  ): Promise<{ document: SkillDocument; unknownKeys: readonly string[] } | undefined> {
+  async #loadOne(root: SkillRoot, name: string): Promise<ParsedSkillDocument | undefined> {
     const text = await root.readSkill(name, this.maxFileBytes);
     if (text === undefined) return undefined;
     const parsed = parseSkillDocument(text, {
@@ -291,8 +324,9 @@ export class SkillLoader {
       source: `${name}/SKILL.md`,
       maxFrontmatterLines: this.maxFrontmatterLines,
       maxFrontmatterNodes: this.maxFrontmatterNodes,
+      specLimits: this.specLimits,
     });
-    return { document: parsed.document, unknownKeys: parsed.unknownKeys };
+    return parsed;
   }
 }
 
@@ -304,12 +338,16 @@ export interface ParsedSkillDocument {
   readonly frontMatter: Readonly<Record<string, SkillFrontMatterValue>>;
   /** Front matter keys without a meaning here (kept in `document.extra`). */
   readonly unknownKeys: readonly string[];
+  /** Departures from the spec that were accepted (`specLimits: 'warn'`). */
+  readonly deviations: readonly SkillDeviation[];
 }
 
 /**
  * Parses one SKILL.md's text (already read within a byte limit) into a {@link SkillDocument}
  * with the same rules as {@link SkillLoader}: YAML front matter within `maxFrontmatterLines`
- * lines and `maxFrontmatterNodes` nodes (default 1,000, counted before the YAML is composed), `name` equal to the expected `name`, description at most 1,024 characters. Throws
+ * lines and `maxFrontmatterNodes` nodes (default 1,000, counted before the YAML is composed), `name` equal to the expected `name`; a description over 1,024 characters and `metadata` values
+ * that are not text are accepted and listed in `deviations` (`specLimits: 'warn'`, the default)
+ * or refused (`'refuse'`). Throws
  * {@link SkillFormatError} or {@link SkillLimitError}. Used for skills that come from elsewhere
  * (an MCP server), so every source gets the same parsing.
  */
@@ -320,6 +358,7 @@ export function parseSkillDocument(
     readonly source: string;
     readonly maxFrontmatterLines: number;
     readonly maxFrontmatterNodes?: number;
+    readonly specLimits?: SkillSpecLimits;
   },
 ): ParsedSkillDocument {
   const { name, source } = options;
@@ -328,12 +367,16 @@ export function parseSkillDocument(
       details: { reason: 'nul', skill: name },
     });
   }
-  const { fields, allowedTools, metadata, extra, data, body } = parseSkillFrontMatter(
+  const specLimits = options.specLimits ?? 'warn';
+  const parsed = parseSkillFrontMatter(
     text,
     options.maxFrontmatterLines,
     name,
     options.maxFrontmatterNodes ?? DEFAULT_MAX_FRONTMATTER_NODES,
+    specLimits,
   );
+  const { fields, allowedTools, metadata, extra, data, body } = parsed;
+  const deviations = [...parsed.deviations];
   if (fields.name !== name) {
     throw new SkillFormatError('Skill name must equal its folder name', {
       details: {
@@ -344,9 +387,12 @@ export function parseSkillDocument(
   }
   const description = fields.description ?? firstParagraph(body);
   if (description.length > MAX_DESCRIPTION_CHARS) {
-    throw new SkillFormatError('Skill description is too long', {
-      details: { reason: 'description_too_long', skill: name },
-    });
+    if (specLimits === 'refuse') {
+      throw new SkillFormatError('Skill description is too long', {
+        details: { reason: 'description_too_long', skill: name },
+      });
+    }
+    deviations.push(Object.freeze({ reason: 'description_too_long' }));
   }
   const document: SkillDocument = Object.freeze({
     name,
@@ -368,6 +414,44 @@ export function parseSkillDocument(
     document,
     frontMatter: data,
     unknownKeys: Object.freeze(Object.keys(extra)),
+    deviations: Object.freeze(deviations),
+  });
+}
+
+/**
+ * A dot folder of the root that holds skills (OpenAI's collection keeps its skills under
+ * `.curated`, `.experimental` and `.system`): never scanned, always reported.
+ */
+function dotFolderProblem(name: string, held: number): SkillProblem {
+  return Object.freeze({
+    code: SkillFormatError.code,
+    reason: 'dot_folder',
+    message: `A dot folder of the root holds ${held} skill${held === 1 ? '' : 's'}; dot folders are not scanned. To load them, make that folder the root of a SkillLoader`,
+    skipped: true,
+    ...(/^\.[A-Za-z0-9_-]{1,63}$/.test(name) ? { folder: name } : {}),
+    count: held,
+  });
+}
+
+const DEVIATION_MESSAGES: Readonly<Record<string, string>> = {
+  description_too_long:
+    "The description is longer than the spec's 1,024 characters; the skill loaded (specLimits: 'refuse' skips it)",
+  metadata_not_a_map:
+    "metadata is not a map of text keys; it was left out and the skill loaded (specLimits: 'refuse' skips it)",
+  metadata_not_text:
+    "A metadata value is a list or map, not text; it is kept as its JSON text and the skill loaded (specLimits: 'refuse' skips it)",
+};
+
+/** A loaded skill's accepted departure from the spec, as a problem with `skipped: false`. */
+function deviationProblem(deviation: SkillDeviation, skill: string): SkillProblem {
+  return Object.freeze({
+    skill,
+    code: SkillFormatError.code,
+    reason: deviation.reason,
+    message: DEVIATION_MESSAGES[deviation.reason] ?? 'The skill departs from the spec; it loaded',
+    skipped: false,
+    ...(deviation.line === undefined ? {} : { line: deviation.line }),
+    ...(deviation.key === undefined ? {} : { key: deviation.key }),
   });
 }
 

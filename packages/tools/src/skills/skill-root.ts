@@ -28,6 +28,12 @@ export interface SkillRoot {
    * @throws SkillUnsafeFileError, SkillLimitError, SkillFormatError, SkillReadError.
    */
   readSkill(name: string, maxBytes: number): Promise<string | undefined>;
+  /**
+   * How many skills the folder `name` of the root holds without being scanned: itself when it
+   * holds a SKILL.md, plus each of its sub-folders that does (one level, at most `maxEntries`
+   * entries looked at). Links are not followed; a folder that cannot be read counts 0.
+   */
+  countSkillsIn(name: string, maxEntries: number): Promise<number>;
   /** Refuses (`root_swapped`) when the root's path no longer names the folder read. */
   verify(): Promise<void>;
   close(): Promise<void>;
@@ -155,6 +161,34 @@ class DescriptorRoot implements SkillRoot {
     }
   }
 
+  async countSkillsIn(name: string, maxEntries: number): Promise<number> {
+    let folder: FileHandle;
+    try {
+      folder = await open(`${this.#self}/${name}`, DIRECTORY_FLAGS);
+    } catch {
+      return 0;
+    }
+    try {
+      const self = `/proc/self/fd/${folder.fd}`;
+      return await countSkills(self, maxEntries, async (child) => {
+        try {
+          const handle = await open(`${self}/${child}`, DIRECTORY_FLAGS);
+          try {
+            return (
+              (await lstatOrUndefined(`/proc/self/fd/${handle.fd}/SKILL.md`))?.isFile() === true
+            );
+          } finally {
+            await handle.close();
+          }
+        } catch {
+          return false;
+        }
+      });
+    } finally {
+      await folder.close();
+    }
+  }
+
   async verify(): Promise<void> {
     const after = await lstatOrUndefined(this.#root);
     if (after === undefined || after.isSymbolicLink() || !sameFile(after, this.#stats)) {
@@ -204,6 +238,20 @@ async function openByPath(root: string, stats: Stats): Promise<SkillRoot> {
         folder: { path: folder, stats: folderStats },
       });
     },
+    async countSkillsIn(name, maxEntries) {
+      const folder = join(root, name);
+      const stats = await lstatOrUndefined(folder);
+      if (stats === undefined || !stats.isDirectory()) return 0;
+      return countSkills(folder, maxEntries, async (child) => {
+        const inner = await lstatOrUndefined(join(folder, child)).catch(() => undefined);
+        if (inner === undefined || !inner.isDirectory()) return false;
+        return (
+          (
+            await lstatOrUndefined(join(folder, child, 'SKILL.md')).catch(() => undefined)
+          )?.isFile() === true
+        );
+      });
+    },
     async verify() {
       const after = await lstatOrUndefined(root);
       if (after === undefined || after.isSymbolicLink() || !sameFile(after, stats)) {
@@ -212,4 +260,27 @@ async function openByPath(root: string, stats: Stats): Promise<SkillRoot> {
     },
     async close() {},
   };
+}
+
+/**
+ * Counts SKILL.md in `folder` itself and in its sub-folders (`holdsSkill(child)`), looking at
+ * no more than `maxEntries` entries; an unreadable folder counts 0.
+ */
+async function countSkills(
+  folder: string,
+  maxEntries: number,
+  holdsSkill: (child: string) => Promise<boolean>,
+): Promise<number> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(folder, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  let count = 0;
+  for (const entry of entries.slice(0, maxEntries)) {
+    if (entry.name === 'SKILL.md' && entry.isFile()) count += 1;
+    else if (entry.isDirectory() && (await holdsSkill(entry.name))) count += 1;
+  }
+  return count;
 }
