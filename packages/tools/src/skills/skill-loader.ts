@@ -138,6 +138,18 @@ function positiveInteger(value: unknown, fallback: number, option: string): numb
   return value;
 }
 
+/** `value` when it is one of `allowed`, the first of them when absent; else refused. */
+function oneOf<T extends string>(value: unknown, allowed: readonly [T, ...T[]], option: string): T {
+  if (value === undefined) return allowed[0];
+  if (!allowed.includes(value as T)) {
+    throw new SkillConfigurationError(
+      `${option} must be ${allowed.map((entry) => `'${entry}'`).join(' or ')}`,
+      { details: { option } },
+    );
+  }
+  return value as T;
+}
+
 /**
  * Loads Agent Skills documents from exactly one folder level: each sub-folder of `root` whose
  * name is a valid skill name and that holds a `SKILL.md` is a skill. Entries starting with `.`
@@ -202,26 +214,8 @@ export class SkillLoader {
       'maxFrontmatterNodes',
     );
     this.maxScanEntries = positiveInteger(options.maxScanEntries, 1_024, 'maxScanEntries');
-    if (
-      options.confinement !== undefined &&
-      options.confinement !== 'descriptor' &&
-      options.confinement !== 'by-path'
-    ) {
-      throw new SkillConfigurationError("confinement must be 'descriptor' or 'by-path'", {
-        details: { option: 'confinement' },
-      });
-    }
-    this.confinement = options.confinement ?? 'descriptor';
-    if (
-      options.specLimits !== undefined &&
-      options.specLimits !== 'warn' &&
-      options.specLimits !== 'refuse'
-    ) {
-      throw new SkillConfigurationError("specLimits must be 'warn' or 'refuse'", {
-        details: { option: 'specLimits' },
-      });
-    }
-    this.specLimits = options.specLimits ?? 'warn';
+    this.confinement = oneOf(options.confinement, ['descriptor', 'by-path'], 'confinement');
+    this.specLimits = oneOf(options.specLimits, ['warn', 'refuse'], 'specLimits');
   }
 
   /** Loads every skill that is valid, sorted by name; see {@link SkillLoader.scan} for the problems. */
