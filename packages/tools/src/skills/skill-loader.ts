@@ -14,7 +14,7 @@ import { unsafe } from './safe-read.js';
 import { openSkillRoot, type SkillConfinement, type SkillRoot } from './skill-root.js';
 
 /** A skill name: 1 to 64 of lowercase letters and digits, single `-` or `_` between them. */
-export const SKILL_NAME_PATTERN: RegExp = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
+export const SKILL_NAME_PATTERN: RegExp = Object.freeze(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/);
 
 /** True for a valid skill name (see {@link SKILL_NAME_PATTERN}). */
 export function isValidSkillName(name: unknown): name is string {
