@@ -250,6 +250,39 @@ describe('Skills over MCP (SEP-2640) against an SDK v2 server', () => {
     }
   });
 
+  it('refuses a fetched SKILL.md whose front matter is a 30,000-key flow map, before composing it (maxFrontmatterNodes)', async () => {
+    const log = join(folder, 'flood.log');
+    const client = serve(['flood'], log);
+    try {
+      const source = new McpSkillSource({ client });
+      expect(source.maxFrontmatterNodes).toBe(1_000);
+      // Digest and size are true, so the file reaches the parser: the node count refuses it
+      // (composing the map first would take seconds and end in a front matter mismatch).
+      const error = await source.loadSkill('pdf-processing').catch((caught) => caught);
+      expect(SkillLimitError.isInstance(error)).toBe(true);
+      expect(error.details).toMatchObject({
+        limit: 'maxFrontmatterNodes',
+        maxFrontmatterNodes: 1_000,
+        skill: 'pdf-processing',
+      });
+      expect(source.loadedNames()).toEqual([]);
+      const scan = await source.scan();
+      expect(scan.problems).toEqual([
+        expect.objectContaining({
+          skill: 'pdf-processing',
+          code: 'SKILL_LIMIT_EXCEEDED',
+          reason: 'maxFrontmatterNodes',
+          skipped: true,
+        }),
+      ]);
+      expect(() => new McpSkillSource({ client, maxFrontmatterNodes: 0 })).toThrow(
+        McpSkillConfigurationError,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
   it.each([
     ['maxDirectoryPages', { maxDirectoryPages: 1 }],
     ['maxDirectoryEntries', { maxDirectoryEntries: 1 }],

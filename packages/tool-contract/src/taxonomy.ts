@@ -1,12 +1,6 @@
 import { ContractDefinitionError } from './contract-definition-error.js';
 
-/**
- * Risk levels in ascending order: each level is riskier than the one before it.
- *
- * The order is what a risk policy compares: a tool at `paid-operation` demands at least the
- * approval a tool at `external-publication` demands, and `destructive` is the top.
- */
-export const RISK_LEVELS = [
+const RISK_LEVELS_VALUES = [
   'read-only',
   'low-risk-write',
   'high-risk-write',
@@ -15,11 +9,26 @@ export const RISK_LEVELS = [
   'destructive',
 ] as const;
 
+/**
+ * Risk levels in ascending order: each level is riskier than the one before it.
+ *
+ * The order is what a risk policy compares: a tool at `paid-operation` demands at least the
+ * approval a tool at `external-publication` demands, and `destructive` is the top.
+ */
+export const RISK_LEVELS: typeof RISK_LEVELS_VALUES = Object.freeze(RISK_LEVELS_VALUES);
+
 /** {@link RISK_LEVELS} under the original Python package's name: the levels in ascending order. */
 export const RISK_LEVEL_ORDER: typeof RISK_LEVELS = RISK_LEVELS;
 
 /** One of {@link RISK_LEVELS}. */
 export type RiskLevel = (typeof RISK_LEVELS)[number];
+
+const CONTENT_TRUST_LEVELS_VALUES = [
+  'trusted',
+  'untrusted',
+  'sensitive',
+  'prompt-injection-prone',
+] as const;
 
 /**
  * Content-trust levels, in ascending order of the caution their content demands.
@@ -35,12 +44,9 @@ export type RiskLevel = (typeof RISK_LEVELS)[number];
  *    likely to carry instructions; it can hijack the agent into any action, including leaking
  *    sensitive content, so its worst case contains the ones before it.
  */
-export const CONTENT_TRUST_LEVELS = [
-  'trusted',
-  'untrusted',
-  'sensitive',
-  'prompt-injection-prone',
-] as const;
+export const CONTENT_TRUST_LEVELS: typeof CONTENT_TRUST_LEVELS_VALUES = Object.freeze(
+  CONTENT_TRUST_LEVELS_VALUES,
+);
 
 /** One of {@link CONTENT_TRUST_LEVELS}. */
 export type ContentTrustLevel = (typeof CONTENT_TRUST_LEVELS)[number];

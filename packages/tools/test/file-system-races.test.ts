@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   lstatSync,
   mkdirSync,
@@ -12,19 +11,17 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileSystemTool } from '../src/builtin/file-system-tool.js';
 import type { JsonObject, ToolResult } from '../src/registry/tool.js';
 import { createToolContext } from '../src/registry/tool-context.js';
+import { startExchange } from './swap-race.js';
 
 // Each case swaps a folder and a link to an outside folder with an atomic rename exchange, in a
 // second process, for this long while the tool is called in a loop. Every call is checked.
 const SWAP_MILLISECONDS = 3_000;
 const WORKERS = 2;
 const NAMES = 200;
-const EXCHANGE = fileURLToPath(new URL('./fixtures/rename-exchange.pl', import.meta.url));
-const SYS_RENAMEAT2: Readonly<Record<string, number>> = { x64: 316, arm64: 276, ia32: 353 };
 const MARKER = 'OUTSIDE-SECRET';
 const OUTSIDE_CONTENT = `${MARKER}-${'s'.repeat(700)}`;
 const EXPECTED_CODES = new Set([
@@ -123,30 +120,13 @@ async function race(
   call: (index: number) => Promise<ToolResult>,
   check: (result: ToolResult) => void,
 ): Promise<RaceOutcome> {
-  const syscall = SYS_RENAMEAT2[process.arch];
-  if (syscall === undefined) throw new Error(`no renameat2 syscall number for ${process.arch}`);
-  const swapper = spawn('perl', [EXCHANGE, String(syscall), left, right], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  swapper.stdout.setEncoding('utf8');
-  const ready = new Promise<void>((resolve, reject) => {
-    swapper.stdout.on('data', (chunk: string) => {
-      output += chunk;
-      if (output.includes('ready\n')) resolve();
-    });
-    swapper.once('error', reject);
-    swapper.once('exit', (code) => reject(new Error(`exchanger exited early (${code})`)));
-  });
-  const exited = new Promise<number | null>((resolve) => swapper.once('exit', resolve));
-  cleanups.push(() => {
-    if (swapper.exitCode === null) swapper.kill('SIGKILL');
-  });
-  await ready;
+  const exchanger = await startExchange(left, right);
+  cleanups.push(() => exchanger.kill());
   // A deadline, not a timer: a call that never reaches the event loop cannot starve it.
   const deadline = performance.now() + SWAP_MILLISECONDS;
   const codes: Record<string, number> = {};
   let calls = 0;
+  let swaps = 0;
   const worker = async (offset: number): Promise<void> => {
     for (let index = offset; performance.now() < deadline; index += WORKERS) {
       const result = await call(index);
@@ -159,10 +139,8 @@ async function race(
   try {
     await Promise.all(Array.from({ length: WORKERS }, (_, offset) => worker(offset)));
   } finally {
-    swapper.kill('SIGTERM');
+    swaps = await exchanger.stop();
   }
-  expect(await exited).toBe(0);
-  const swaps = Number(output.split('\n')[1]);
   return { swaps, calls, codes };
 }
 

@@ -119,12 +119,6 @@ describe('SkillLoader', () => {
     ['a folder name with a double dash', () => skill('a--b'), undefined, 'invalid_name'],
     ['a folder name over 64 characters', () => skill('a'.repeat(65)), undefined, 'invalid_name'],
     [
-      'a description over 1,024 characters',
-      () => skill('long', ['name: long', `description: ${'d'.repeat(1_025)}`]),
-      'long',
-      'description_too_long',
-    ],
-    [
       'invalid YAML',
       () => skill('yaml', ['name: yaml', 'description: "open']),
       'yaml',
@@ -292,6 +286,119 @@ describe('SkillLoader', () => {
     });
   });
 
+  it('skips a 250 KB SKILL.md whose front matter is one flow map of 30,000 keys, refused by maxFrontmatterNodes before composing it', async () => {
+    const keys = Array.from({ length: 30_000 }, (_, index) => `${index.toString(36)}: 0`);
+    // A duplicate key at the end: had the map been composed, the refusal would be invalid_yaml.
+    skill('flood', [`{name: flood, description: d, ${keys.join(', ')}, name: flood}`]);
+    skill('plain');
+    const loader = new SkillLoader({ root });
+    expect(loader.maxFrontmatterNodes).toBe(1_000);
+    const scan = await loader.scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['plain']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({
+        skill: 'flood',
+        code: 'SKILL_LIMIT_EXCEEDED',
+        reason: 'maxFrontmatterNodes',
+        skipped: true,
+      }),
+    ]);
+  });
+
+  it('enforces maxFrontmatterNodes per skill (scalars and indicators counted)', async () => {
+    skill('three', ['name: three', 'description: d', 'version: 1']); // 9 counted tokens
+    skill('two'); // name, :, two, description, :, About two = 6
+    const scan = await new SkillLoader({ root, maxFrontmatterNodes: 8 }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['two']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({ skill: 'three', reason: 'maxFrontmatterNodes', skipped: true }),
+    ]);
+    expect(await new SkillLoader({ root, maxFrontmatterNodes: 9 }).load()).toHaveLength(2);
+    expect(() => new SkillLoader({ root, maxFrontmatterNodes: 0 })).toThrow(
+      SkillConfigurationError,
+    );
+  });
+
+  it('loads a collection the way the clients do: spec departures warned, dot folders and the cap reported', async () => {
+    // The shapes measured on public collections: a 1,068-character description, list values
+    // under metadata, skills under OpenAI-style dot folders, more skills than maxSkills (128).
+    skill('claude-api', ['name: claude-api', `description: ${'d'.repeat(1_068)}`]);
+    skill('sci-tools', [
+      'name: sci-tools',
+      'description: Science',
+      'metadata:',
+      '  tags: [chemistry, biology]',
+      '  owner: lab',
+    ]);
+    for (let index = 0; index < 129; index += 1)
+      skill(`z-filler-${String(index).padStart(3, '0')}`);
+    for (const [folder, names] of [
+      ['.curated', ['gh-fix-ci', 'notion-writer']],
+      ['.experimental', ['canvas']],
+      ['.system', ['skill-installer']],
+    ] as const) {
+      for (const name of names) {
+        mkdirSync(join(root, folder, name), { recursive: true });
+        writeFileSync(join(root, folder, name, 'SKILL.md'), `---\nname: ${name}\n---\n`);
+      }
+    }
+    mkdirSync(join(root, '.git', 'objects'), { recursive: true });
+    const scan = await new SkillLoader({ root }).scan();
+    expect(scan.skills).toHaveLength(128);
+    expect(scan.skills.slice(0, 2).map((s) => s.name)).toEqual(['claude-api', 'sci-tools']);
+    expect(scan.skills[0]?.description).toHaveLength(1_068);
+    expect(scan.skills[1]?.metadata).toEqual({ tags: '["chemistry","biology"]', owner: 'lab' });
+    const summary = scan.problems.map((p) => [p.skill ?? p.folder, p.reason, p.skipped, p.count]);
+    expect(summary).toEqual([
+      ['.curated', 'dot_folder', true, 2],
+      ['.experimental', 'dot_folder', true, 1],
+      ['.system', 'dot_folder', true, 1],
+      ['claude-api', 'description_too_long', false, undefined],
+      ['sci-tools', 'metadata_not_text', false, undefined],
+      ['z-filler-126', 'max_skills', true, undefined],
+      ['z-filler-127', 'max_skills', true, undefined],
+      ['z-filler-128', 'max_skills', true, undefined],
+    ]);
+    expect(scan.problems[4]).toMatchObject({ key: 'tags', code: 'SKILL_FORMAT', line: 4 });
+
+    const strict = await new SkillLoader({ root, specLimits: 'refuse', maxSkills: 1_000 }).scan();
+    expect(strict.skills.map((s) => s.name)).not.toContain('claude-api');
+    expect(strict.skills).toHaveLength(129);
+    expect(strict.problems.filter((p) => p.skill !== undefined)).toEqual([
+      expect.objectContaining({
+        skill: 'claude-api',
+        reason: 'description_too_long',
+        skipped: true,
+      }),
+      expect.objectContaining({ skill: 'sci-tools', reason: 'metadata_not_a_map', skipped: true }),
+    ]);
+  });
+
+  it.each([
+    ['unterminated front matter', ['---', 'name: a'].join('\n'), 'unterminated_front_matter'],
+    ['YAML that is not a map', '---\n- a\n- b\n---\n', 'not_a_map'],
+    ['an alias', '---\nx: &x 1\nname: a\ny: *x\n---\n', 'alias'],
+  ])('keeps refusing %s with the default specLimits', async (_label, text, reason) => {
+    mkdirSync(join(root, 'a'));
+    writeFileSync(join(root, 'a', 'SKILL.md'), text);
+    const scan = await new SkillLoader({ root }).scan();
+    expect(scan.skills).toEqual([]);
+    expect(scan.problems).toEqual([expect.objectContaining({ skill: 'a', reason, skipped: true })]);
+  });
+
+  it('reports a dot folder that is itself a skill, and stays silent about dot folders without skills', async () => {
+    skill('fine');
+    mkdirSync(join(root, '.hidden'));
+    writeFileSync(join(root, '.hidden', 'SKILL.md'), '---\nname: hidden\n---\n');
+    mkdirSync(join(root, '.cache', 'x'), { recursive: true });
+    writeFileSync(join(root, '.cache', 'x', 'notes.md'), 'x');
+    const scan = await new SkillLoader({ root }).scan();
+    expect(scan.skills.map((s) => s.name)).toEqual(['fine']);
+    expect(scan.problems).toEqual([
+      expect.objectContaining({ folder: '.hidden', reason: 'dot_folder', count: 1, skipped: true }),
+    ]);
+  });
+
   it('keeps unknown front matter keys as data and reports them without skipping the skill', async () => {
     skill('extra', ['name: extra', 'description: d', 'entrypoint: run.sh', 'bad key!: 1']);
     const scan = await new SkillLoader({ root }).scan();
@@ -353,6 +460,8 @@ describe('SkillLoader', () => {
     ['a boolean limit', { root: '/tmp', maxSkills: true }],
     ['a zero limit', { root: '/tmp', maxFileBytes: 0 }],
     ['a string limit', { root: '/tmp', maxScanEntries: '10' }],
+    ['an unknown confinement', { root: '/tmp', confinement: 'openat' }],
+    ['an unknown specLimits', { root: '/tmp', specLimits: 'strict' }],
   ])('refuses %s', (_label, options) => {
     expect(() => new SkillLoader(options as never)).toThrow(SkillConfigurationError);
   });

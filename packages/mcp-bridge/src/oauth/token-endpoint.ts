@@ -22,11 +22,11 @@ import { type OAuthHttp, type OAuthNetworkOptions, resolveOAuthHttp } from './ht
 import { discoverLegacyAuthorizationServer } from './legacy-discovery.js';
 
 /** Token endpoint authentication methods, in order of preference. */
-export const TOKEN_AUTH_METHODS: readonly TokenAuthMethod[] = [
+export const TOKEN_AUTH_METHODS: readonly TokenAuthMethod[] = Object.freeze([
   'client_secret_basic',
   'client_secret_post',
   'none',
-];
+]);
 
 /** Tokens from the token endpoint. */
 export interface OAuthTokens {

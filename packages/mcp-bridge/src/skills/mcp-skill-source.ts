@@ -45,6 +45,11 @@ export interface McpSkillSourceOptions {
   readonly maxFileBytes?: number;
   /** Most front matter lines in a SKILL.md. Default 32. */
   readonly maxFrontmatterLines?: number;
+  /**
+   * Most YAML nodes and entry indicators in a SKILL.md's front matter, counted by a linear
+   * pre-scan before the YAML is composed (as `SkillLoader`'s option). Default 1,000.
+   */
+  readonly maxFrontmatterNodes?: number;
   /** `resources/directory/read` pages followed at most. Default 20. */
   readonly maxDirectoryPages?: number;
   /** Directory entries accepted at most over all pages. Default 1,000. */
@@ -97,6 +102,7 @@ const OPTION_KEYS = new Set([
   'maxResourcesPerSkill',
   'maxFileBytes',
   'maxFrontmatterLines',
+  'maxFrontmatterNodes',
   'maxDirectoryPages',
   'maxDirectoryEntries',
 ]);
@@ -159,6 +165,8 @@ export class McpSkillSource implements SkillSource {
   readonly maxFileBytes: number;
   /** Most front matter lines in a SKILL.md (default 32). */
   readonly maxFrontmatterLines: number;
+  /** Most YAML nodes and entry indicators in a SKILL.md's front matter (default 1,000). */
+  readonly maxFrontmatterNodes: number;
   /** `resources/directory/read` pages followed at most (default 20). */
   readonly maxDirectoryPages: number;
   /** Directory entries accepted at most (default 1,000). */
@@ -203,6 +211,7 @@ export class McpSkillSource implements SkillSource {
     this.maxResourcesPerSkill = limit(options, 'maxResourcesPerSkill', 256);
     this.maxFileBytes = limit(options, 'maxFileBytes', 256_000);
     this.maxFrontmatterLines = limit(options, 'maxFrontmatterLines', 32);
+    this.maxFrontmatterNodes = limit(options, 'maxFrontmatterNodes', 1_000);
     this.maxDirectoryPages = limit(options, 'maxDirectoryPages', 20);
     this.maxDirectoryEntries = limit(options, 'maxDirectoryEntries', 1_000);
   }
@@ -291,6 +300,10 @@ export class McpSkillSource implements SkillSource {
       name: entry.name,
       source: entry.uri,
       maxFrontmatterLines: this.maxFrontmatterLines,
+      maxFrontmatterNodes: this.maxFrontmatterNodes,
+      // Skills over MCP hold the spec's limits at both ends (the listing check refuses a
+      // description over 1,024 characters, as the SDK's server does): no departure is accepted.
+      specLimits: 'refuse',
     });
     const differing = differingKeys(entry.frontMatter, parsed.frontMatter);
     if (differing.length > 0) {

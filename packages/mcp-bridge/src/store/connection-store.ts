@@ -122,7 +122,13 @@ export class SingleFlight {
   }
 }
 
-const SECRET_KEYS = ['clientSecret', 'accessToken', 'refreshToken', 'pending', 'dpopKey'] as const;
+const SECRET_KEYS = Object.freeze([
+  'clientSecret',
+  'accessToken',
+  'refreshToken',
+  'pending',
+  'dpopKey',
+] as const);
 
 /** The names of the record fields a store must encrypt. */
 export const CONNECTION_SECRET_FIELDS: readonly string[] = SECRET_KEYS;

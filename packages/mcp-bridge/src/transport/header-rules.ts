@@ -1,7 +1,28 @@
 import { TransportConfigurationError } from './errors.js';
 
+/** A `Set` that refuses `add`, `delete` and `clear` once built (an exported table stays as shipped). */
+class ReadOnlySet<T> extends Set<T> {
+  constructor(values: Iterable<T>) {
+    super(values);
+    Object.freeze(this);
+  }
+
+  override add(value: T): this {
+    if (Object.isFrozen(this)) throw new TypeError('This set is read-only.');
+    return super.add(value);
+  }
+
+  override delete(_value: T): boolean {
+    throw new TypeError('This set is read-only.');
+  }
+
+  override clear(): void {
+    throw new TypeError('This set is read-only.');
+  }
+}
+
 /** Header names a caller may not set: framing, hop-by-hop, and the ones the transport owns. */
-export const REFUSED_HEADER_NAMES: ReadonlySet<string> = new Set([
+export const REFUSED_HEADER_NAMES: ReadonlySet<string> = new ReadOnlySet([
   'content-length',
   'transfer-encoding',
   'connection',

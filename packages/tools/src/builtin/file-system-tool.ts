@@ -70,8 +70,7 @@ export interface FileSystemToolOptions {
   readonly confinement?: 'descriptor' | 'by-path';
 }
 
-/** Operations of {@link FileSystemTool}. */
-export const FILE_SYSTEM_OPERATIONS = [
+const FILE_SYSTEM_OPERATIONS_VALUES = [
   'read',
   'list',
   'exists',
@@ -82,6 +81,11 @@ export const FILE_SYSTEM_OPERATIONS = [
   'delete',
   'move',
 ] as const;
+
+/** Operations of {@link FileSystemTool}. */
+export const FILE_SYSTEM_OPERATIONS: typeof FILE_SYSTEM_OPERATIONS_VALUES = Object.freeze(
+  FILE_SYSTEM_OPERATIONS_VALUES,
+);
 
 /** One of {@link FILE_SYSTEM_OPERATIONS}. */
 export type FileSystemOperation = (typeof FILE_SYSTEM_OPERATIONS)[number];

@@ -16,8 +16,7 @@ import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../reg
 import { errorResult, jsonResult } from '../registry/tool.js';
 import { HttpToolOptionsError } from './http-tool-options-error.js';
 
-/** HTTP methods `HttpTool` knows. */
-export const HTTP_TOOL_METHODS = [
+const HTTP_TOOL_METHODS_VALUES = [
   'GET',
   'HEAD',
   'POST',
@@ -26,6 +25,10 @@ export const HTTP_TOOL_METHODS = [
   'DELETE',
   'OPTIONS',
 ] as const;
+
+/** HTTP methods `HttpTool` knows. */
+export const HTTP_TOOL_METHODS: typeof HTTP_TOOL_METHODS_VALUES =
+  Object.freeze(HTTP_TOOL_METHODS_VALUES);
 
 /** One of {@link HTTP_TOOL_METHODS}. */
 export type HttpToolMethod = (typeof HTTP_TOOL_METHODS)[number];

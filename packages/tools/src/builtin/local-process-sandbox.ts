@@ -106,10 +106,13 @@ export class LocalProcessSandbox implements Sandbox {
     return this.#limits;
   }
 
-  /** Runs the program as a direct child in its own process group, with only `request.env`. */
+  /**
+   * Runs the program as a direct child in its own process group, with only `request.env`, in
+   * `request.cwdHandle` when given (the folder `ShellTool` opened), else in `request.cwd`.
+   */
   async run(request: SandboxRunRequest): Promise<SandboxRunResult> {
     const options = {
-      cwd: request.cwd,
+      cwd: request.cwdHandle ?? request.cwd,
       env: request.env,
       timeoutMs: request.timeoutMs,
       maxOutputBytes: request.maxOutputBytes,

@@ -33,14 +33,16 @@ export const DEFAULT_PROCESS_RESOURCE_LIMITS: {
   maxOpenFiles: 1024,
 });
 
-/** Which limit a run most likely ran into (see `SandboxRunResult.limit`). */
-export const SANDBOX_LIMITS = [
+const SANDBOX_LIMITS_VALUES = [
   'processes',
   'memory',
   'file-size',
   'open-files',
   'disk-space',
 ] as const;
+
+/** Which limit a run most likely ran into (see `SandboxRunResult.limit`). */
+export const SANDBOX_LIMITS: typeof SANDBOX_LIMITS_VALUES = Object.freeze(SANDBOX_LIMITS_VALUES);
 
 /** One of {@link SANDBOX_LIMITS}. */
 export type SandboxLimit = (typeof SANDBOX_LIMITS)[number];

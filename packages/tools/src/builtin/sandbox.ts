@@ -6,8 +6,16 @@ export interface SandboxRunRequest {
   readonly program: string;
   /** Arguments passed to `program` as-is (argv, no shell parsing or expansion). */
   readonly args: readonly string[];
-  /** Absolute working folder (inside the workspace). */
+  /** Absolute working folder (inside the workspace), by name. */
   readonly cwd: string;
+  /**
+   * The same folder named by the host's descriptor (`/proc/<pid>/fd/<n>`, Linux), opened by
+   * `ShellTool` through the workspace's descriptors and held open until `run` settles. A sandbox
+   * that starts the process in the host's own mount namespace must start it here, not in `cwd`:
+   * a folder on `cwd`'s path swapped for a symlink after the check would otherwise move the
+   * process outside. Absent where `/proc` is missing.
+   */
+  readonly cwdHandle?: string;
   /** The complete environment (nothing is inherited). */
   readonly env: Readonly<Record<string, string>>;
   /** The workspace folder (bound read-write by isolating sandboxes). */

@@ -22,6 +22,33 @@ import {
 } from './program-rules.js';
 import type { Sandbox } from './sandbox.js';
 import { ShellToolOptionsError } from './shell-tool-options-error.js';
+import {
+  descriptorWorkingDirectoriesWork,
+  openWorkingDirectory,
+  type WorkingDirectoryRefusal,
+  WorkingDirectoryRefusedError,
+} from './working-directory.js';
+
+const CWD_MESSAGES: Readonly<Record<WorkingDirectoryRefusal, string>> = {
+  workspace_changed:
+    'The workspace was moved or replaced after the tool was created; nothing was run. Recreate the tool for the new folder.',
+  symlink: 'cwd goes through a symbolic link; links are refused. Send the real folder path.',
+  not_found: 'cwd must be a folder inside the workspace; it does not exist.',
+  not_a_folder: 'cwd must be a folder inside the workspace.',
+  unreadable: 'cwd must be a folder inside the workspace that can be opened.',
+};
+
+/** The cwd argument as workspace-relative segments; refuses anything else. */
+function parseCwd(value: unknown): readonly string[] {
+  try {
+    return parseRelativePath(value);
+  } catch (error) {
+    if (FileSystemAccessError.isInstance(error)) {
+      fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
+    }
+    throw error;
+  }
+}
 
 /** Options of {@link ShellTool}. */
 export interface ShellToolOptions {
@@ -500,6 +527,47 @@ export class ShellTool implements Tool {
     return this.#programs;
   }
 
+  /**
+   * Opens the working folder. On Linux through descriptors ({@link openWorkingDirectory}): the
+   * child starts in the folder opened (`cwdHandle`), never in whatever the name points to by
+   * then. Without `/proc` (macOS): checked by name, the weaker mode the README describes.
+   */
+  async #openCwd(segments: readonly string[]): Promise<{
+    readonly cwd: string;
+    readonly handlePath?: string;
+    close(): Promise<void>;
+  }> {
+    const cwd =
+      segments.length === 0 ? this.#workspace : `${this.#workspace}/${segments.join('/')}`;
+    if (descriptorWorkingDirectoriesWork()) {
+      let opened: Awaited<ReturnType<typeof openWorkingDirectory>>;
+      try {
+        opened = await openWorkingDirectory(this.#workspace, this.#workspaceStat, segments);
+      } catch (error) {
+        if (error instanceof WorkingDirectoryRefusedError) {
+          fail(CWD_MESSAGES[error.reason], 'SHELL_CWD_INVALID');
+        }
+        throw error;
+      }
+      return { cwd, handlePath: opened.handlePath, close: opened.close };
+    }
+    if (segments.length > 0) {
+      let resolved: Awaited<ReturnType<typeof resolveInside>>;
+      try {
+        resolved = await resolveInside(this.#workspace, this.#workspaceStat, segments, {
+          allowMissing: false,
+        });
+      } catch (error) {
+        if (FileSystemAccessError.isInstance(error))
+          fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
+        throw error;
+      }
+      if (!resolved.stat?.isDirectory())
+        fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
+    }
+    return { cwd, close: async () => {} };
+  }
+
   async invoke(args: JsonObject, context: ToolContext): Promise<ToolResult> {
     const command = args.command;
     const metadata = {
@@ -542,38 +610,26 @@ export class ShellTool implements Tool {
       ) {
         fail('timeoutSeconds is out of range.', 'SHELL_ARGUMENT_INVALID');
       }
-      let cwd = this.#workspace;
-      if (args.cwd !== undefined && args.cwd !== '.') {
-        let resolved: Awaited<ReturnType<typeof resolveInside>>;
-        try {
-          resolved = await resolveInside(
-            this.#workspace,
-            this.#workspaceStat,
-            parseRelativePath(args.cwd),
-            {
-              allowMissing: false,
-            },
-          );
-        } catch (error) {
-          if (FileSystemAccessError.isInstance(error))
-            fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
-          throw error;
-        }
-        if (!resolved.stat?.isDirectory())
-          fail('cwd must be a folder inside the workspace.', 'SHELL_CWD_INVALID');
-        cwd = resolved.absolute;
-      }
+      const segments =
+        args.cwd === undefined || args.cwd === '.' ? [] : parseCwd(args.cwd as unknown);
       if (context?.signal?.aborted) fail('The call was cancelled.', 'SHELL_CANCELLED');
-      const result = await this.#sandbox.run({
-        program,
-        args: [...(rule?.prependArguments ?? []), ...(list as string[])],
-        cwd,
-        env: this.#environment,
-        workspace: this.#workspace,
-        timeoutMs: Math.min(this.#maxTimeoutMs, Math.ceil(timeoutSeconds * 1000)),
-        maxOutputBytes: this.#maxOutputBytes,
-        ...(context?.signal === undefined ? {} : { signal: context.signal }),
-      });
+      const working = await this.#openCwd(segments);
+      let result: Awaited<ReturnType<Sandbox['run']>>;
+      try {
+        result = await this.#sandbox.run({
+          program,
+          args: [...(rule?.prependArguments ?? []), ...(list as string[])],
+          cwd: working.cwd,
+          ...(working.handlePath === undefined ? {} : { cwdHandle: working.handlePath }),
+          env: this.#environment,
+          workspace: this.#workspace,
+          timeoutMs: Math.min(this.#maxTimeoutMs, Math.ceil(timeoutSeconds * 1000)),
+          maxOutputBytes: this.#maxOutputBytes,
+          ...(context?.signal === undefined ? {} : { signal: context.signal }),
+        });
+      } finally {
+        await working.close();
+      }
       const failed = result.exitCode !== 0 || result.timedOut;
       const limit = failed ? (result.limit ?? null) : null;
       const code =

@@ -2,8 +2,12 @@
 import type { ToolContract } from '@toolfence/tool-contract';
 import type { JsonObject, ToolContext, ToolEffect, ToolSpec } from './tool.js';
 
+const PERMISSION_VERDICTS_VALUES = ['allow', 'deny', 'ask'] as const;
+
 /** The three answers an authorizer can give. */
-export const PERMISSION_VERDICTS = ['allow', 'deny', 'ask'] as const;
+export const PERMISSION_VERDICTS: typeof PERMISSION_VERDICTS_VALUES = Object.freeze(
+  PERMISSION_VERDICTS_VALUES,
+);
 
 /** One of {@link PERMISSION_VERDICTS}. */
 export type PermissionVerdict = (typeof PERMISSION_VERDICTS)[number];

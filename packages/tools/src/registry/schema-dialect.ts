@@ -1,13 +1,17 @@
 import type { JsonObject, JsonValue } from './tool.js';
 
-/** The JSON Schema dialects {@link AjvSchemaValidator} validates in, oldest first. */
-export const JSON_SCHEMA_DIALECTS = [
+const JSON_SCHEMA_DIALECTS_VALUES = [
   'draft-04',
   'draft-06',
   'draft-07',
   '2019-09',
   '2020-12',
 ] as const;
+
+/** The JSON Schema dialects {@link AjvSchemaValidator} validates in, oldest first. */
+export const JSON_SCHEMA_DIALECTS: typeof JSON_SCHEMA_DIALECTS_VALUES = Object.freeze(
+  JSON_SCHEMA_DIALECTS_VALUES,
+);
 
 /** One of {@link JSON_SCHEMA_DIALECTS}. */
 export type JsonSchemaDialect = (typeof JSON_SCHEMA_DIALECTS)[number];

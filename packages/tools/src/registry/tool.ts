@@ -8,8 +8,10 @@ export interface JsonObject {
   readonly [key: string]: JsonValue;
 }
 
+const TOOL_EFFECTS_VALUES = ['read', 'compute', 'write', 'unknown'] as const;
+
 /** What a call does to the world, as the registry and policies see it. */
-export const TOOL_EFFECTS = ['read', 'compute', 'write', 'unknown'] as const;
+export const TOOL_EFFECTS: typeof TOOL_EFFECTS_VALUES = Object.freeze(TOOL_EFFECTS_VALUES);
 
 /** One of {@link TOOL_EFFECTS}. */
 export type ToolEffect = (typeof TOOL_EFFECTS)[number];

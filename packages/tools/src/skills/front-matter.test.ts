@@ -129,7 +129,7 @@ describe('parseSkillFrontMatter', () => {
   ])('refuses %s', (_label, text, reason) => {
     let caught: unknown;
     try {
-      parseSkillFrontMatter(text, 32, 'a');
+      parseSkillFrontMatter(text, 32, 'a', 1_000, 'refuse');
     } catch (error) {
       caught = error;
     }
@@ -165,5 +165,102 @@ describe('parseSkillFrontMatter', () => {
       'name: a',
     ];
     expect(() => parseSkillFrontMatter(wrap(bomb), 32)).toThrow(SkillFormatError);
+  });
+});
+
+describe('parseSkillFrontMatter spec departures (specLimits)', () => {
+  it.each([
+    [
+      'a list under metadata',
+      ['name: a', 'metadata:', '  tags: [x, y]', '  owner: docs'],
+      { tags: '["x","y"]', owner: 'docs' },
+      [{ reason: 'metadata_not_text', key: 'tags', line: 3 }],
+    ],
+    [
+      'a map under metadata',
+      ['name: a', 'metadata:', '  k:', '    deep: 1'],
+      { k: '{"deep":1}' },
+      [{ reason: 'metadata_not_text', key: 'k', line: 3 }],
+    ],
+    [
+      'metadata that is not a map',
+      ['name: a', 'metadata: x'],
+      {},
+      [{ reason: 'metadata_not_a_map', line: 3 }],
+    ],
+  ])(
+    'accepts and reports %s by default, refuses it with specLimits refuse',
+    (_label, lines, metadata, deviations) => {
+      const parsed = parseSkillFrontMatter(wrap(lines), 32, 'a');
+      expect(parsed.metadata).toEqual(metadata);
+      expect(parsed.deviations).toEqual(deviations);
+      expect(() => parseSkillFrontMatter(wrap(lines), 32, 'a', 1_000, 'refuse')).toThrow(
+        expect.objectContaining({
+          details: expect.objectContaining({ reason: 'metadata_not_a_map' }),
+        }),
+      );
+    },
+  );
+
+  it('reports no departure for a front matter within the spec', () => {
+    expect(parseSkillFrontMatter(wrap(['name: a', 'metadata:', '  k: v']), 32).deviations).toEqual(
+      [],
+    );
+  });
+});
+
+describe('parseSkillFrontMatter node limit (maxFrontmatterNodes)', () => {
+  const entries = 30_000;
+  const keys = Array.from({ length: entries }, (_, index) => `k${index}: v`).join(', ');
+  // Each flood ends in a duplicate key: composing the YAML would report `invalid_yaml`, so a
+  // `maxFrontmatterNodes` refusal shows the count ran first and the document was never composed.
+  const duplicate = 'name: a';
+  it.each([
+    ['a root flow map of 30,000 keys', [`{name: a, ${keys}}`, duplicate]],
+    ['a nested flow map of 30,000 keys', ['name: a', `x: {${keys}}`, duplicate]],
+    ['a flow sequence of 30,000 items', ['name: a', `x: [${'v, '.repeat(entries)}v]`, duplicate]],
+    ['30,000 pairs of empty keys', ['name: a', `x: {${': , '.repeat(entries)}}`, duplicate]],
+    [
+      '30,000 nested flow sequences',
+      ['name: a', `x: ${'['.repeat(entries)}${']'.repeat(entries)}`, duplicate],
+    ],
+    ['30,000 quoted scalars', ['name: a', `x: [${'"q", '.repeat(entries)}"q"]`, duplicate]],
+  ])('refuses %s before composing it', (_label, lines) => {
+    let caught: unknown;
+    try {
+      parseSkillFrontMatter(wrap(lines), 32, 'a');
+    } catch (error) {
+      caught = error;
+    }
+    expect(SkillLimitError.isInstance(caught)).toBe(true);
+    expect((caught as SkillLimitError).details).toEqual({
+      limit: 'maxFrontmatterNodes',
+      maxFrontmatterNodes: 1_000,
+      skill: 'a',
+    });
+  });
+
+  it('counts scalars and indicators: a front matter of exactly maxNodes loads, one more is refused', () => {
+    // name, :, a, description, :, d = 6 counted tokens (comments and spaces are not counted).
+    const text = wrap(['name: a # comment', 'description: d']);
+    expect(parseSkillFrontMatter(text, 32, 'a', 6).fields).toEqual({ name: 'a', description: 'd' });
+    expect(() => parseSkillFrontMatter(text, 32, 'a', 5)).toThrow(SkillLimitError);
+  });
+
+  it('loads an ordinary rich front matter under the default', () => {
+    const tags = Array.from({ length: 40 }, (_, index) => `tag${index}`).join(', ');
+    const parsed = parseSkillFrontMatter(
+      wrap([
+        'name: a',
+        'description: d',
+        'allowed-tools: [Read, Write, Bash(python3:*)]',
+        `tags: [${tags}]`,
+        'metadata:',
+        ...Array.from({ length: 20 }, (_, index) => `  key${index}: value ${index}`),
+      ]),
+      32,
+      'a',
+    );
+    expect(Object.keys(parsed.metadata)).toHaveLength(20);
   });
 });

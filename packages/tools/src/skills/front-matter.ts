@@ -1,4 +1,4 @@
-import { isAlias, isMap, isNode, isScalar, isSeq, parseDocument, visit } from 'yaml';
+import { CST, isAlias, isMap, isNode, isScalar, isSeq, Lexer, parseDocument, visit } from 'yaml';
 import { SkillFormatError, SkillLimitError } from './errors.js';
 
 /** The front matter keys with a meaning (Agent Skills format plus `version`). */
@@ -35,13 +35,89 @@ export interface SkillFrontMatter {
   readonly data: Readonly<Record<string, SkillFrontMatterValue>>;
   /** The document after the closing `---`. */
   readonly body: string;
+  /** Departures from the Agent Skills spec that were accepted (`specLimits: 'warn'`). */
+  readonly deviations: readonly SkillDeviation[];
 }
 
+/**
+ * What to do with a departure from the Agent Skills spec that the clients people use accept
+ * (a description over 1,024 characters, `metadata` values that are not text): `'warn'` loads
+ * the skill and reports it, `'refuse'` skips the skill.
+ */
+export type SkillSpecLimits = 'warn' | 'refuse';
+
+/** One accepted departure from the spec (reported as a problem with `skipped: false`). */
+export interface SkillDeviation {
+  /** `description_too_long`, `metadata_not_a_map` or `metadata_not_text`. */
+  readonly reason: string;
+  /** The front matter line, when known. */
+  readonly line?: number;
+  /** For `metadata_not_text`: the metadata key, when it is made of letters, digits, `-` and `_`. */
+  readonly key?: string;
+}
+
+/** Default most YAML nodes and entry indicators in one front matter (`maxFrontmatterNodes`). */
+export const DEFAULT_MAX_FRONTMATTER_NODES = 1_000;
+
+/**
+ * The token types the pre-scan counts: every scalar, collection start, entry indicator
+ * (`-`, `?`, `:`, `,`), anchor, alias and tag. Each YAML node or map/sequence entry yields at
+ * least one of them, so their count bounds the nodes the composer would build.
+ */
+const COUNTED_TOKENS: ReadonlySet<string> = new Set([
+  'scalar',
+  'single-quoted-scalar',
+  'double-quoted-scalar',
+  'block-scalar-header',
+  'flow-map-start',
+  'flow-seq-start',
+  'comma',
+  'map-value-ind',
+  'seq-item-ind',
+  'explicit-key-ind',
+  'anchor',
+  'alias',
+  'tag',
+]);
+
+/**
+ * Counts the front matter's nodes with the `yaml` library's lexer (one linear pass that builds
+ * no tree) and stops as soon as the count passes `maxNodes`. Composing a document checks each
+ * map key against the keys before it, so its cost grows with the square of the keys: this runs
+ * first, so a front matter over the limit never reaches the composer.
+ */
+function checkNodeCount(source: string, maxNodes: number, skill: string | undefined): void {
+  let nodes = 0;
+  for (const token of new Lexer().lex(source)) {
+    const type = CST.tokenType(token);
+    if (type === null || !COUNTED_TOKENS.has(type)) continue;
+    nodes += 1;
+    if (nodes > maxNodes) {
+      throw new SkillLimitError('Skill front matter has more YAML nodes than allowed', {
+        details: {
+          limit: 'maxFrontmatterNodes',
+          maxFrontmatterNodes: maxNodes,
+          ...(skill === undefined ? {} : { skill }),
+        },
+      });
+    }
+  }
+}
+
+const SAFE_KEY = /^[A-Za-z0-9_-]{1,64}$/;
 const TEXT_KEYS = new Set(['name', 'description', 'version', 'license', 'compatibility']);
 /** Longest text kept for one front matter value (the description has its own, lower limit). */
 const MAX_VALUE_CHARS = 8_192;
 
-function formatError(reason: string, skill: string | undefined, line?: number): SkillFormatError {
+/** A front matter line, or a function that counts it only when an error is raised. */
+type LineRef = number | (() => number | undefined) | undefined;
+
+function formatError(
+  reason: string,
+  skill: string | undefined,
+  lineRef?: LineRef,
+): SkillFormatError {
+  const line = typeof lineRef === 'function' ? lineRef() : lineRef;
   return new SkillFormatError(formatMessage(reason), {
     details: {
       reason,
@@ -74,16 +150,20 @@ function formatMessage(reason: string): string {
 /**
  * Parses the front matter of a SKILL.md as YAML 1.2 (the `yaml` library's core schema): the
  * file starts with a `---` line and the front matter ends at the next `---` line within
- * `maxLines` lines, checked before any parsing. Block and flow scalars, quoting, comments and
+ * `maxLines` lines, checked before any parsing, and holds at most `maxNodes` YAML nodes and entry
+ * indicators, counted by a linear lexer pass before the document is composed. Block and flow scalars, quoting, comments and
  * lists are accepted as YAML defines them; anchors, aliases, tags, merge keys and duplicate keys
  * are refused (an alias is never expanded). `name`, `description`, `version`, `license` and `compatibility` must be scalars
  * (kept as written: `version: 1.0` is `"1.0"`), `allowed-tools` a string or a list of strings,
- * `metadata` a map of scalars. Other keys are kept in `extra` as data.
+ * `metadata` a map of scalars (with `specLimits: 'warn'`, the default, a list or map value is
+ * kept as its JSON text and reported in `deviations`). Other keys are kept in `extra` as data.
  */
 export function parseSkillFrontMatter(
   text: string,
   maxLines: number,
   skill?: string,
+  maxNodes: number = DEFAULT_MAX_FRONTMATTER_NODES,
+  specLimits: SkillSpecLimits = 'warn',
 ): SkillFrontMatter {
   const normalized = text.startsWith('\uFEFF') ? text.slice(1) : text;
   const lines = normalized.split(/\r?\n/);
@@ -106,6 +186,7 @@ export function parseSkillFrontMatter(
   }
   if (end === -1) throw formatError('unterminated_front_matter', skill);
   const source = lines.slice(1, end).join('\n');
+  checkNodeCount(source, maxNodes, skill);
   const document = parseDocument(source, {
     schema: 'core',
     customTags: [],
@@ -138,10 +219,14 @@ export function parseSkillFrontMatter(
   const fields: Record<string, string> = {};
   const metadata: Record<string, string> = {};
   const extra: Record<string, SkillFrontMatterValue> = {};
+  const deviations: SkillDeviation[] = [];
   let allowedTools: string[] | undefined;
   if (root !== null && !isMap(root)) throw formatError('not_a_map', skill);
   for (const pair of root?.items ?? []) {
-    const line = lineOf(source, isNode(pair.key) ? pair.key.range?.[0] : undefined);
+    // The line is counted only when an error needs it (counting it for every key would scan
+    // the source once per key).
+    const keyOffset = isNode(pair.key) ? pair.key.range?.[0] : undefined;
+    const line = lazyLine(source, keyOffset);
     if (!isScalar(pair.key) || typeof pair.key.value !== 'string') {
       throw formatError('bad_key', skill, line);
     }
@@ -154,12 +239,32 @@ export function parseSkillFrontMatter(
       allowedTools = toolList(value, skill, line);
     } else if (key === 'metadata') {
       if (value === null || (isScalar(value) && value.value === null)) continue;
-      if (!isMap(value)) throw formatError('metadata_not_a_map', skill, line);
+      const deviate = (reason: string, metadataKey?: string): void => {
+        if (specLimits === 'refuse') throw formatError('metadata_not_a_map', skill, line);
+        const at = typeof line === 'function' ? line() : line;
+        deviations.push({
+          reason,
+          ...(at === undefined ? {} : { line: at }),
+          ...(metadataKey !== undefined && SAFE_KEY.test(metadataKey) ? { key: metadataKey } : {}),
+        });
+      };
+      if (!isMap(value)) {
+        deviate('metadata_not_a_map');
+        continue;
+      }
       for (const item of value.items) {
         if (!isScalar(item.key) || typeof item.key.value !== 'string') {
-          throw formatError('metadata_not_a_map', skill, line);
+          deviate('metadata_not_a_map');
+          continue;
         }
-        metadata[item.key.value] = scalarText(item.value, skill, line, 'metadata_not_a_map');
+        const metadataKey = item.key.value;
+        if (isScalar(item.value) || item.value === null) {
+          metadata[metadataKey] = scalarText(item.value, skill, line, 'metadata_not_a_map');
+        } else {
+          // A list or map under metadata (which the clients accept): kept as its JSON text.
+          deviate('metadata_not_text', metadataKey);
+          metadata[metadataKey] = JSON.stringify(isNode(item.value) ? item.value.toJSON() : null);
+        }
       }
     } else {
       extra[key] = deepFreeze((isNode(value) ? value.toJSON() : null) as SkillFrontMatterValue);
@@ -172,6 +277,7 @@ export function parseSkillFrontMatter(
     extra: Object.freeze(extra),
     data: deepFreeze((root === null ? {} : root.toJSON()) as Record<string, SkillFrontMatterValue>),
     body: lines.slice(end + 1).join('\n'),
+    deviations: Object.freeze(deviations.map((deviation) => Object.freeze(deviation))),
   };
 }
 
@@ -179,7 +285,7 @@ export function parseSkillFrontMatter(
 function scalarText(
   value: unknown,
   skill: string | undefined,
-  line: number | undefined,
+  line: LineRef,
   reason = 'not_text',
 ): string {
   if (!isScalar(value)) throw formatError(reason, skill, line);
@@ -196,7 +302,7 @@ function scalarText(
   return text;
 }
 
-function toolList(value: unknown, skill: string | undefined, line: number | undefined): string[] {
+function toolList(value: unknown, skill: string | undefined, line: LineRef): string[] {
   if (isScalar(value) && typeof value.value === 'string') {
     return value.value.split(/\s+/).filter((entry) => entry !== '');
   }
@@ -209,6 +315,10 @@ function toolList(value: unknown, skill: string | undefined, line: number | unde
     });
   }
   throw formatError('bad_allowed_tools', skill, line);
+}
+
+function lazyLine(source: string, offset: number | undefined): () => number | undefined {
+  return () => lineOf(source, offset);
 }
 
 function lineOf(source: string, offset: number | undefined): number | undefined {

@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, open } from 'node:fs/promises';
+import { type FileHandle, lstat, open } from 'node:fs/promises';
 import {
   SkillFormatError,
   SkillLimitError,
@@ -13,7 +13,7 @@ export interface SafeReadHooks {
   readonly afterRead?: () => Promise<void>;
 }
 
-function sameFile(a: Stats, b: Stats): boolean {
+export function sameFile(a: Stats, b: Stats): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
 
@@ -21,13 +21,13 @@ function unchanged(a: Stats, b: Stats): boolean {
   return sameFile(a, b) && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 }
 
-function unsafe(reason: string, skill: string | undefined): SkillUnsafeFileError {
+export function unsafe(reason: string, skill: string | undefined): SkillUnsafeFileError {
   return new SkillUnsafeFileError('Skill file is unsafe to read', {
     details: { reason, ...(skill === undefined ? {} : { skill }) },
   });
 }
 
-function isErrno(error: unknown, code: string): boolean {
+export function isErrno(error: unknown, code: string): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }
 
@@ -84,36 +84,14 @@ export async function readFileSafely(
   let bytes: Buffer;
   try {
     const opened = await handle.stat();
-    if (!opened.isFile()) throw unsafe('not_regular_file', skill);
-    if (!sameFile(before, opened)) throw unsafe('swapped', skill);
-    if (opened.nlink !== 1) throw unsafe('hard_link', skill);
-    if (opened.size > maxBytes) {
-      throw new SkillLimitError('Skill file is larger than allowed', {
-        details: { limit: 'maxFileBytes', maxFileBytes: maxBytes, ...(skill ? { skill } : {}) },
-      });
-    }
-    const buffer = Buffer.alloc(maxBytes + 1);
-    let total = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-      if (total > maxBytes) {
-        throw new SkillLimitError('Skill file grew larger than allowed while read', {
-          details: { limit: 'maxFileBytes', maxFileBytes: maxBytes, ...(skill ? { skill } : {}) },
-        });
-      }
-    }
-    bytes = buffer.subarray(0, total);
+    if (opened.isFile() && !sameFile(before, opened)) throw unsafe('swapped', skill);
+    bytes = await readOpenedFile(handle, opened, maxBytes, skill);
     await hooks.afterRead?.();
     const pathAfter = await lstatOrUndefined(path);
     if (pathAfter === undefined || pathAfter.isSymbolicLink() || !sameFile(pathAfter, opened)) {
       throw unsafe('swapped', skill);
     }
-    const after = await handle.stat();
-    if (!unchanged(opened, after) || after.size !== total || after.nlink !== 1) {
-      throw unsafe('changed_during_read', skill);
-    }
+    await checkUnchangedAfterRead(handle, opened, bytes.length, skill);
     if (options.folder !== undefined) {
       const folderAfter = await lstatOrUndefined(options.folder.path);
       if (
@@ -127,6 +105,65 @@ export async function readFileSafely(
   } finally {
     await handle.close();
   }
+  return decodeSkillText(bytes, skill);
+}
+
+/**
+ * Reads an open SKILL.md whose `fstat` is `opened`: refuses anything but a regular file, a hard
+ * link (`nlink` other than 1) and more than `maxBytes` (by `fstat`, then while reading).
+ */
+export async function readOpenedFile(
+  handle: FileHandle,
+  opened: Stats,
+  maxBytes: number,
+  skill: string | undefined,
+): Promise<Buffer> {
+  if (!opened.isFile()) throw unsafe('not_regular_file', skill);
+  if (opened.nlink !== 1) throw unsafe('hard_link', skill);
+  if (opened.size > maxBytes) {
+    throw new SkillLimitError('Skill file is larger than allowed', {
+      details: { limit: 'maxFileBytes', maxFileBytes: maxBytes, ...(skill ? { skill } : {}) },
+    });
+  }
+  return readBounded(handle, maxBytes, skill);
+}
+
+/** Refuses (`changed_during_read`) a file whose `fstat` changed while it was read. */
+export async function checkUnchangedAfterRead(
+  handle: FileHandle,
+  opened: Stats,
+  bytes: number,
+  skill: string | undefined,
+): Promise<void> {
+  const after = await handle.stat();
+  if (!unchanged(opened, after) || after.size !== bytes || after.nlink !== 1) {
+    throw unsafe('changed_during_read', skill);
+  }
+}
+
+/** Reads at most `maxBytes` from an open file; more raises {@link SkillLimitError}. */
+async function readBounded(
+  handle: FileHandle,
+  maxBytes: number,
+  skill: string | undefined,
+): Promise<Buffer> {
+  const buffer = Buffer.alloc(maxBytes + 1);
+  let total = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, total, buffer.length - total, total);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+    if (total > maxBytes) {
+      throw new SkillLimitError('Skill file grew larger than allowed while read', {
+        details: { limit: 'maxFileBytes', maxFileBytes: maxBytes, ...(skill ? { skill } : {}) },
+      });
+    }
+  }
+  return buffer.subarray(0, total);
+}
+
+/** UTF-8 text without NUL, else {@link SkillFormatError} (`not_utf8`, `nul`). */
+export function decodeSkillText(bytes: Uint8Array, skill: string | undefined): string {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);

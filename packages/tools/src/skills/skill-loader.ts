@@ -1,21 +1,20 @@
 import { createHash } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { readdir, realpath } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import { ToolsError } from '../tools-error.js';
+import { SkillConfigurationError, SkillFormatError, SkillLimitError } from './errors.js';
 import {
-  SkillConfigurationError,
-  SkillFormatError,
-  SkillLimitError,
-  SkillReadError,
-  SkillUnsafeFileError,
-} from './errors.js';
-import { parseSkillFrontMatter, type SkillFrontMatterValue } from './front-matter.js';
-import { lstatOrUndefined, readFileSafely } from './safe-read.js';
+  DEFAULT_MAX_FRONTMATTER_NODES,
+  parseSkillFrontMatter,
+  type SkillDeviation,
+  type SkillFrontMatterValue,
+  type SkillSpecLimits,
+} from './front-matter.js';
+import { unsafe } from './safe-read.js';
+import { openSkillRoot, type SkillConfinement, type SkillRoot } from './skill-root.js';
 
 /** A skill name: 1 to 64 of lowercase letters and digits, single `-` or `_` between them. */
-export const SKILL_NAME_PATTERN: RegExp = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
+export const SKILL_NAME_PATTERN: RegExp = Object.freeze(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/);
 
 /** True for a valid skill name (see {@link SKILL_NAME_PATTERN}). */
 export function isValidSkillName(name: unknown): name is string {
@@ -72,7 +71,14 @@ export interface SkillProblem {
   readonly skipped: boolean;
   /** The front matter line, when known. */
   readonly line?: number;
-  /** For `unknown_key`: the key, when it is made of letters, digits, `-` and `_` only. */
+  /** For `dot_folder`: the folder's name (such as `.curated`), when it is made of safe characters. */
+  readonly folder?: string;
+  /** For `dot_folder`: how many skills it holds (itself and its sub-folders, one level). */
+  readonly count?: number;
+  /**
+   * For `unknown_key` and `metadata_not_text`: the key, when it is made of letters, digits, `-`
+   * and `_` only.
+   */
   readonly key?: string;
 }
 
@@ -94,8 +100,29 @@ export interface SkillLoaderOptions {
   readonly maxSkills?: number;
   /** Most front matter lines. Default 32. */
   readonly maxFrontmatterLines?: number;
+  /**
+   * Most YAML nodes and entry indicators in one front matter (scalars, `{`, `[`, `-`, `?`, `:`,
+   * `,`, anchors, aliases, tags), counted by a linear pre-scan before the YAML is composed.
+   * Default 1,000.
+   */
+  readonly maxFrontmatterNodes?: number;
   /** Most entries in the root folder. Default 1,024. */
   readonly maxScanEntries?: number;
+  /**
+   * `'descriptor'` (default) reads every folder and file through descriptors opened inside the
+   * root's descriptor (`/proc/self/fd`, Linux): a folder swapped for a link mid-scan reaches
+   * nothing outside. A scan fails without `/proc/self/fd`. `'by-path'` checks names with
+   * `lstat` and identities after the read: weaker (a swap can win the race), for platforms
+   * without `/proc`.
+   */
+  readonly confinement?: SkillConfinement;
+  /**
+   * Departures from the Agent Skills spec that Claude Code and other clients accept (a
+   * description over 1,024 characters, list or map values under `metadata`): `'warn'` (default)
+   * loads the skill and reports each one as a problem with `skipped: false`; `'refuse'` skips
+   * the skill.
+   */
+  readonly specLimits?: SkillSpecLimits;
 }
 
 const DESCRIPTION_FALLBACK_CHARS = 500;
@@ -111,12 +138,25 @@ function positiveInteger(value: unknown, fallback: number, option: string): numb
   return value;
 }
 
+/** `value` when it is one of `allowed`, the first of them when absent; else refused. */
+function oneOf<T extends string>(value: unknown, allowed: readonly [T, ...T[]], option: string): T {
+  if (value === undefined) return allowed[0];
+  if (!allowed.includes(value as T)) {
+    throw new SkillConfigurationError(
+      `${option} must be ${allowed.map((entry) => `'${entry}'`).join(' or ')}`,
+      { details: { option } },
+    );
+  }
+  return value as T;
+}
+
 /**
  * Loads Agent Skills documents from exactly one folder level: each sub-folder of `root` whose
  * name is a valid skill name and that holds a `SKILL.md` is a skill. Entries starting with `.`
  * are ignored, other files are ignored, a folder without `SKILL.md` is ignored. A skill that is
  * malformed or unsafe (symlink, hard link, changed while read, over a limit, invalid front
- * matter, name not equal to its folder) is skipped and reported; the others load. Only a problem
+ * matter, name not equal to its folder) is skipped and reported; the others load. Folders and
+ * files are opened through the root's descriptor (`confinement`), never by name twice. Only a problem
  * with the root itself (missing, a symlink, swapped, too many entries) fails the whole load, so
  * `SkillRegistry.refresh` keeps its old set.
  */
@@ -129,13 +169,28 @@ export class SkillLoader {
   readonly maxSkills: number;
   /** Most front matter lines (default 32). */
   readonly maxFrontmatterLines: number;
+  /** Most YAML nodes and entry indicators in one front matter (default 1,000). */
+  readonly maxFrontmatterNodes: number;
   /** Most entries in the root folder (default 1,024). */
   readonly maxScanEntries: number;
+  /** How folders and files are reached (default `'descriptor'`). */
+  readonly confinement: SkillConfinement;
+  /** Spec departures the clients accept: reported (`'warn'`, default) or refused. */
+  readonly specLimits: SkillSpecLimits;
   /** Checks the options without reading anything; throws {@link SkillConfigurationError}. */
   constructor(options: SkillLoaderOptions) {
     checkOptionKeys(
       options,
-      ['root', 'maxFileBytes', 'maxSkills', 'maxFrontmatterLines', 'maxScanEntries'],
+      [
+        'root',
+        'maxFileBytes',
+        'maxSkills',
+        'maxFrontmatterLines',
+        'maxFrontmatterNodes',
+        'maxScanEntries',
+        'confinement',
+        'specLimits',
+      ],
       'SkillLoader',
       (message, option) => new SkillConfigurationError(message, { details: { option } }),
     );
@@ -153,7 +208,14 @@ export class SkillLoader {
       32,
       'maxFrontmatterLines',
     );
+    this.maxFrontmatterNodes = positiveInteger(
+      options.maxFrontmatterNodes,
+      DEFAULT_MAX_FRONTMATTER_NODES,
+      'maxFrontmatterNodes',
+    );
     this.maxScanEntries = positiveInteger(options.maxScanEntries, 1_024, 'maxScanEntries');
+    this.confinement = oneOf(options.confinement, ['descriptor', 'by-path'], 'confinement');
+    this.specLimits = oneOf(options.specLimits, ['warn', 'refuse'], 'specLimits');
   }
 
   /** Loads every skill that is valid, sorted by name; see {@link SkillLoader.scan} for the problems. */
@@ -166,13 +228,18 @@ export class SkillLoader {
    * trusted or listed, or holds more than `maxScanEntries` entries.
    */
   async scan(): Promise<SkillScan> {
-    const rootStats = await this.#checkRoot();
-    let entries: import('node:fs').Dirent[];
+    const root = await openSkillRoot(this.root, this.confinement);
     try {
-      entries = await readdir(this.root, { withFileTypes: true });
-    } catch {
-      throw new SkillReadError('Skills root could not be listed');
+      const scan = await this.#scanOpen(root);
+      await root.verify();
+      return scan;
+    } finally {
+      await root.close();
     }
+  }
+
+  async #scanOpen(root: SkillRoot): Promise<SkillScan> {
+    const entries = await root.list();
     if (entries.length > this.maxScanEntries) {
       throw new SkillLimitError('Skills root has more entries than allowed', {
         details: { limit: 'maxScanEntries', maxScanEntries: this.maxScanEntries },
@@ -181,7 +248,12 @@ export class SkillLoader {
     const skills: SkillDocument[] = [];
     const problems: SkillProblem[] = [];
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (entry.name.startsWith('.')) continue;
+      if (entry.name.startsWith('.')) {
+        if (!entry.isDirectory()) continue;
+        const held = await root.countSkillsIn(entry.name, this.maxScanEntries);
+        if (held > 0) problems.push(dotFolderProblem(entry.name, held));
+        continue;
+      }
       const safeName = isValidSkillName(entry.name) ? entry.name : undefined;
       if (entry.isSymbolicLink()) {
         problems.push(skipped(unsafe('symlink', safeName), safeName));
@@ -199,9 +271,9 @@ export class SkillLoader {
         );
         continue;
       }
-      let loaded: { document: SkillDocument; unknownKeys: readonly string[] } | undefined;
+      let loaded: ParsedSkillDocument | undefined;
       try {
-        loaded = await this.#loadOne(safeName);
+        loaded = await this.#loadOne(root, safeName);
       } catch (error) {
         if (!ToolsError.isInstance(error)) throw error;
         problems.push(skipped(error, safeName));
@@ -229,17 +301,8 @@ export class SkillLoader {
           ...(/^[A-Za-z0-9_-]{1,64}$/.test(key) ? { key } : {}),
         });
       }
-    }
-    const rootAfter = await lstatOrUndefined(this.root);
-    if (
-      rootAfter === undefined ||
-      rootAfter.isSymbolicLink() ||
-      rootAfter.ino !== rootStats.ino ||
-      rootAfter.dev !== rootStats.dev
-    ) {
-      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-        details: { reason: 'root_swapped' },
-      });
+      for (const deviation of loaded.deviations)
+        problems.push(deviationProblem(deviation, safeName));
     }
     return Object.freeze({
       skills: Object.freeze(skills),
@@ -247,56 +310,17 @@ export class SkillLoader {
     });
   }
 
-  async #checkRoot(): Promise<Stats> {
-    const stats = await lstatOrUndefined(this.root);
-    if (stats === undefined) {
-      throw new SkillReadError('Skills root does not exist');
-    }
-    if (stats.isSymbolicLink()) {
-      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-        details: { reason: 'symlinked_root' },
-      });
-    }
-    if (!stats.isDirectory()) {
-      throw new SkillConfigurationError('Skills root is not a folder');
-    }
-    let real: string;
-    try {
-      real = await realpath(this.root);
-    } catch {
-      throw new SkillReadError('Skills root could not be resolved');
-    }
-    if (real !== this.root) {
-      throw new SkillUnsafeFileError('Skill file is unsafe to read', {
-        details: { reason: 'symlinked_root' },
-      });
-    }
-    return stats;
-  }
-
-  async #loadOne(
-    name: string,
-  ): Promise<{ document: SkillDocument; unknownKeys: readonly string[] } | undefined> {
-    const folder = join(this.root, name);
-    const folderStats = await lstatOrUndefined(folder);
-    if (folderStats === undefined) return undefined;
-    if (folderStats.isSymbolicLink() || !folderStats.isDirectory()) {
-      throw unsafe('symlink', name);
-    }
-    const file = join(folder, 'SKILL.md');
-    const fileStats = await lstatOrUndefined(file);
-    if (fileStats === undefined) return undefined;
-    const text = await readFileSafely(file, {
-      maxBytes: this.maxFileBytes,
-      skill: name,
-      folder: { path: folder, stats: folderStats },
-    });
+  async #loadOne(root: SkillRoot, name: string): Promise<ParsedSkillDocument | undefined> {
+    const text = await root.readSkill(name, this.maxFileBytes);
+    if (text === undefined) return undefined;
     const parsed = parseSkillDocument(text, {
       name,
       source: `${name}/SKILL.md`,
       maxFrontmatterLines: this.maxFrontmatterLines,
+      maxFrontmatterNodes: this.maxFrontmatterNodes,
+      specLimits: this.specLimits,
     });
-    return { document: parsed.document, unknownKeys: parsed.unknownKeys };
+    return parsed;
   }
 }
 
@@ -308,18 +332,28 @@ export interface ParsedSkillDocument {
   readonly frontMatter: Readonly<Record<string, SkillFrontMatterValue>>;
   /** Front matter keys without a meaning here (kept in `document.extra`). */
   readonly unknownKeys: readonly string[];
+  /** Departures from the spec that were accepted (`specLimits: 'warn'`). */
+  readonly deviations: readonly SkillDeviation[];
 }
 
 /**
  * Parses one SKILL.md's text (already read within a byte limit) into a {@link SkillDocument}
  * with the same rules as {@link SkillLoader}: YAML front matter within `maxFrontmatterLines`
- * lines, `name` equal to the expected `name`, description at most 1,024 characters. Throws
+ * lines and `maxFrontmatterNodes` nodes (default 1,000, counted before the YAML is composed), `name` equal to the expected `name`; a description over 1,024 characters and `metadata` values
+ * that are not text are accepted and listed in `deviations` (`specLimits: 'warn'`, the default)
+ * or refused (`'refuse'`). Throws
  * {@link SkillFormatError} or {@link SkillLimitError}. Used for skills that come from elsewhere
  * (an MCP server), so every source gets the same parsing.
  */
 export function parseSkillDocument(
   text: string,
-  options: { readonly name: string; readonly source: string; readonly maxFrontmatterLines: number },
+  options: {
+    readonly name: string;
+    readonly source: string;
+    readonly maxFrontmatterLines: number;
+    readonly maxFrontmatterNodes?: number;
+    readonly specLimits?: SkillSpecLimits;
+  },
 ): ParsedSkillDocument {
   const { name, source } = options;
   if (text.includes('\u0000')) {
@@ -327,11 +361,16 @@ export function parseSkillDocument(
       details: { reason: 'nul', skill: name },
     });
   }
-  const { fields, allowedTools, metadata, extra, data, body } = parseSkillFrontMatter(
+  const specLimits = options.specLimits ?? 'warn';
+  const parsed = parseSkillFrontMatter(
     text,
     options.maxFrontmatterLines,
     name,
+    options.maxFrontmatterNodes ?? DEFAULT_MAX_FRONTMATTER_NODES,
+    specLimits,
   );
+  const { fields, allowedTools, metadata, extra, data, body } = parsed;
+  const deviations = [...parsed.deviations];
   if (fields.name !== name) {
     throw new SkillFormatError('Skill name must equal its folder name', {
       details: {
@@ -342,9 +381,12 @@ export function parseSkillDocument(
   }
   const description = fields.description ?? firstParagraph(body);
   if (description.length > MAX_DESCRIPTION_CHARS) {
-    throw new SkillFormatError('Skill description is too long', {
-      details: { reason: 'description_too_long', skill: name },
-    });
+    if (specLimits === 'refuse') {
+      throw new SkillFormatError('Skill description is too long', {
+        details: { reason: 'description_too_long', skill: name },
+      });
+    }
+    deviations.push(Object.freeze({ reason: 'description_too_long' }));
   }
   const document: SkillDocument = Object.freeze({
     name,
@@ -366,12 +408,44 @@ export function parseSkillDocument(
     document,
     frontMatter: data,
     unknownKeys: Object.freeze(Object.keys(extra)),
+    deviations: Object.freeze(deviations),
   });
 }
 
-function unsafe(reason: string, skill: string | undefined): SkillUnsafeFileError {
-  return new SkillUnsafeFileError('Skill file is unsafe to read', {
-    details: { reason, ...(skill === undefined ? {} : { skill }) },
+/**
+ * A dot folder of the root that holds skills (OpenAI's collection keeps its skills under
+ * `.curated`, `.experimental` and `.system`): never scanned, always reported.
+ */
+function dotFolderProblem(name: string, held: number): SkillProblem {
+  return Object.freeze({
+    code: SkillFormatError.code,
+    reason: 'dot_folder',
+    message: `A dot folder of the root holds ${held} skill${held === 1 ? '' : 's'}; dot folders are not scanned. To load them, make that folder the root of a SkillLoader`,
+    skipped: true,
+    ...(/^\.[A-Za-z0-9_-]{1,63}$/.test(name) ? { folder: name } : {}),
+    count: held,
+  });
+}
+
+const DEVIATION_MESSAGES: Readonly<Record<string, string>> = {
+  description_too_long:
+    "The description is longer than the spec's 1,024 characters; the skill loaded (specLimits: 'refuse' skips it)",
+  metadata_not_a_map:
+    "metadata is not a map of text keys; it was left out and the skill loaded (specLimits: 'refuse' skips it)",
+  metadata_not_text:
+    "A metadata value is a list or map, not text; it is kept as its JSON text and the skill loaded (specLimits: 'refuse' skips it)",
+};
+
+/** A loaded skill's accepted departure from the spec, as a problem with `skipped: false`. */
+function deviationProblem(deviation: SkillDeviation, skill: string): SkillProblem {
+  return Object.freeze({
+    skill,
+    code: SkillFormatError.code,
+    reason: deviation.reason,
+    message: DEVIATION_MESSAGES[deviation.reason] ?? 'The skill departs from the spec; it loaded',
+    skipped: false,
+    ...(deviation.line === undefined ? {} : { line: deviation.line }),
+    ...(deviation.key === undefined ? {} : { key: deviation.key }),
   });
 }
 
