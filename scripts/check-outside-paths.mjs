@@ -145,6 +145,8 @@ export function findOutsidePaths(root) {
   for (let folder = dirname(root); folder !== dirname(folder); folder = dirname(folder)) {
     ancestors.push(folder);
   }
+  /** The folders above the repository, up to the temporary folder or the file system's root. */
+  const near = ancestors.filter((folder) => !within(folder, temp));
   const findings = [];
   const seen = new Set();
   const report = (file, line, message) => {
@@ -210,9 +212,16 @@ export function findOutsidePaths(root) {
       report(file, line, `"${path}" names the checkout's own location; use a relative path`);
       return;
     }
-    if (ancestors.includes(normal) && normal !== temp && !within(normal, temp)) {
+    if (near.includes(normal)) {
       report(file, line, `"${path}" names a folder above the repository`);
       return;
+    }
+    for (const folder of near.filter((above) => within(above, normal))) {
+      const beside = join(folder, relative(folder, normal).split(sep)[0]);
+      if (existsSync(beside)) {
+        report(file, line, `"${path}" reaches ${beside}, beside the repository`);
+        return;
+      }
     }
     const segments = normal.split('/').filter(Boolean);
     if (segments.length < 2 || SYSTEM.has(segments[0]) || within(temp, normal)) return;
@@ -331,12 +340,23 @@ export function findOutsidePaths(root) {
         return { text: node.text };
       }
       if (ts.isTemplateExpression(node)) {
-        let text = node.head.text;
-        for (const span of node.templateSpans) {
-          const part = next(span.expression);
-          text += (part?.text ?? '_') + span.literal.text;
-        }
-        return { text };
+        // `${ROOT}/../x` is a path when it starts with one; unknown parts stand for a name.
+        const parts = node.templateSpans.map((span) => next(span.expression));
+        const start = node.head.text === '' ? parts[0]?.path : undefined;
+        let text = start === undefined ? node.head.text : '';
+        node.templateSpans.forEach((span, index) => {
+          if (index > 0 || start === undefined) text += parts[index]?.text ?? '_';
+          text += span.literal.text;
+        });
+        return start === undefined ? { text } : { path: resolve(`${start}${text}`) };
+      }
+      if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+        const left = next(node.left);
+        const right = next(node.right);
+        if (right?.text === undefined) return undefined;
+        if (left?.path !== undefined) return { path: resolve(left.path + right.text) };
+        if (left?.text !== undefined) return { text: left.text + right.text };
+        return undefined;
       }
       if (ts.isIdentifier(node)) {
         if (node.text === '__dirname') return { path: folder };
@@ -442,7 +462,12 @@ export function findOutsidePaths(root) {
         }
       }
       // Rule 2: paths built from the file's own location.
-      if (ts.isCallExpression(node) || ts.isNewExpression(node)) {
+      if (
+        ts.isCallExpression(node) ||
+        ts.isNewExpression(node) ||
+        ts.isTemplateExpression(node) ||
+        ts.isBinaryExpression(node)
+      ) {
         const value = evaluate(node);
         const path =
           value?.path ?? (value?.url?.protocol === 'file:' ? urlPath(value.url) : undefined);
