@@ -21,12 +21,12 @@ function boundAddress(args: string): string {
 
 describe('test/support/loopback-listen.mjs', () => {
   it.each([
-    ['a port alone', '0', '127.0.0.1'],
-    ['a port as a string of digits', "'0'", '127.0.0.1'],
-    ['a port and a callback', '0, () => {}', '127.0.0.1'],
-    ['a port and a host (left alone)', "0, '127.0.0.2'", '127.0.0.2'],
-    ['an options object (left alone)', "{ port: 0, host: '127.0.0.3' }", '127.0.0.3'],
-  ])('listen(%s) binds %s', (_name, args, expected) => {
+    ['a port alone', '127.0.0.1', '0'],
+    ['a port as a string of digits', '127.0.0.1', "'0'"],
+    ['a port and a callback', '127.0.0.1', '0, () => {}'],
+    ['a port and a host (left alone)', '127.0.0.2', "0, '127.0.0.2'"],
+    ['an options object (left alone)', '127.0.0.3', "{ port: 0, host: '127.0.0.3' }"],
+  ])('listen with %s binds %s', (_name, expected, args) => {
     expect(boundAddress(args)).toBe(expected);
   });
 });
