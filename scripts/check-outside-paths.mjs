@@ -6,8 +6,9 @@
 // under `--root DIR` when DIR is not a git checkout, and fails on:
 //
 // 1. a relative module specifier (`import`, `export ... from`, `import()`, `require()`,
-//    `vi.mock()`, `import('...')` types) that resolves outside the repository or to no file in
-//    it; an absolute one (`/...`, `file:`) anywhere;
+//    `vi.mock()`, `import('...')` types) that resolves outside the repository, to no file in it,
+//    or to a file git ignores (build output in dist/ excepted); an absolute one (`/...`,
+//    `file:`) anywhere;
 // 2. a path built from the file's own location (`new URL(..., import.meta.url)`,
 //    `import.meta.dirname`, `__dirname`, `fileURLToPath`, `dirname`, `join`, `resolve`, through
 //    `const` names of the same file) that ends outside the repository, such as
@@ -145,6 +146,8 @@ export function findOutsidePaths(root) {
   for (let folder = dirname(root); folder !== dirname(folder); folder = dirname(folder)) {
     ancestors.push(folder);
   }
+  /** The files of the repository (every file below it when it is not a git checkout). */
+  let listed;
   /** The folders above the repository, up to the temporary folder or the file system's root. */
   const near = ancestors.filter((folder) => !within(folder, temp));
   const findings = [];
@@ -277,7 +280,12 @@ export function findOutsidePaths(root) {
     const built = relative(root, target)
       .split(sep)
       .some((segment) => SKIPPED_FOLDERS.has(segment));
-    if (!built && !candidates.some((candidate) => existsSync(candidate))) {
+    const found = candidates.find((candidate) => existsSync(candidate));
+    if (!built && found && listed && !listed.has(found)) {
+      report(file, line, `imports "${specifier}", which git ignores (a clone would not have it)`);
+      return;
+    }
+    if (!built && !found) {
       report(
         file,
         line,
@@ -500,7 +508,9 @@ export function findOutsidePaths(root) {
     visit(source);
   };
 
-  for (const file of listFiles(root)) {
+  const files = listFiles(root);
+  listed = new Set(files.map((file) => join(root, file)));
+  for (const file of files) {
     const absolute = join(root, file);
     const name = file.split('/').pop();
     if (SKIPPED_FILES.has(name) || BINARY.test(name)) continue;

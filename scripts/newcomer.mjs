@@ -7,13 +7,13 @@
 //    reached for a folder next to the checkout, such as ../shared, fails here).
 // 2. Run the root README's two commands there: their install command (the first command of its
 //    ```sh blocks) with `--offline`, so it installs from the local pnpm store (what an install
-//    here already fetched) and CI needs no network; the build; `pnpm demo`; and `pnpm check` with
+//    here already fetched) and CI needs no network; `pnpm demo` (which builds); and `pnpm check` with
 //    TOOLFENCE_CHECK_SCOPE=clone: the system programs, the outside-path check, the build and the
 //    test files that run on the repository's own test support (conformance suites, loopback
 //    preload; CLONE_TESTS in scripts/check.mjs). The other steps of that check are not run
-//    again: they read only committed files, which are byte for byte the ones the check that
-//    runs this step reads, and the outside-path check (in both) fails on any file that reaches
-//    outside the repository, the only way a clone could see something else.
+//    again: with a committed working tree (CI) they read the same files here as in the check
+//    that runs this step, and a clone can differ from the working tree only by what lies outside
+//    the repository or what git ignores, on which the outside-path check (run in both) fails.
 // 3. Pack one package (`--package NAME`, default tool-contract) in the clone and install its
 //    tarball alone with npm into a fresh project, with only the third-party packages its README
 //    example imports, served from a registry on 127.0.0.1 (scripts/local-registry.mjs) that holds
@@ -153,19 +153,8 @@ async function newcomer() {
     await sh(words.join(' '), words[0], [...words.slice(1), '--offline']);
   });
 
-  await phase('build', async () => {
-    // What the README's two commands do first after the install (`pnpm demo` and `pnpm check`
-    // both build).
-    await sh('pnpm build', 'npx', ['-y', pnpmSpec(), 'build']);
-    for (const name of readdirSync(join(clone, 'packages'))) {
-      check(
-        existsSync(join(clone, 'packages', name, 'dist', 'index.js')),
-        `the build left no dist/index.js in packages/${name}`,
-      );
-    }
-  });
-
   await phase('demo', async () => {
+    // `pnpm demo` builds first (as `pnpm check` does), then runs the demo.
     const words = commands.demo;
     const demo = await sh(words.join(' '), words[0], words.slice(1));
     if (verbose) console.log(demo.stdout);
@@ -173,6 +162,12 @@ async function newcomer() {
       demo.stdout.trim() !== '',
       'pnpm demo printed nothing (the README promises a transcript)',
     );
+    for (const name of readdirSync(join(clone, 'packages'))) {
+      check(
+        existsSync(join(clone, 'packages', name, 'dist', 'index.js')),
+        `the build left no dist/index.js in packages/${name}`,
+      );
+    }
   });
 
   if (!argv.includes('--no-check')) {
@@ -347,7 +342,7 @@ async function newcomer() {
     `requests tried to leave 127.0.0.1: ${trap.attempts.join('; ')}`,
   );
   console.log(
-    `newcomer: cloned ${head.slice(0, 12)} into an empty folder, installed offline, built, ran the demo${argv.includes('--no-check') ? '' : ", the clone's check"} and ${manifest.name}'s README example from its tarball alone`,
+    `newcomer: cloned ${head.slice(0, 12)} into an empty folder, installed offline, ran the demo${argv.includes('--no-check') ? '' : ", the clone's check"} and ${manifest.name}'s README example from its tarball alone`,
   );
 }
 

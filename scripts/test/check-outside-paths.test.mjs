@@ -228,6 +228,22 @@ describe('the outside-path check', () => {
     expect(result.output).not.toContain('ignored/');
   });
 
+  it('fails on an import of a file git ignores (a clone would not have it)', () => {
+    const root = repository(
+      {
+        '.gitignore': 'local/\n',
+        'local/helper.ts': 'export const h = 1;\n',
+        'packages/a/test/planted.test.ts': "import { h } from '{up}{up}{up}local/helper.js';\n",
+      },
+      { git: true },
+    );
+    const result = check(root);
+    expect(result.status, result.output).toBe(1);
+    expect(result.output).toContain(
+      `packages/a/test/planted.test.ts:1: imports "${plant('{up}{up}{up}', root)}local/helper.js", which git ignores`,
+    );
+  });
+
   it.each([
     [
       'an SDK subpath with shared/ in it',
