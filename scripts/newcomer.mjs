@@ -189,10 +189,7 @@ async function newcomer() {
         console.log(
           output
             .slice(output.lastIndexOf('== summary'))
-            .replace(
-              /^tests: (\d+) passed, (\d+) failed/m,
-              'in the clone: $1 passed, $2 failed',
-            ),
+            .replace(/^tests: (\d+) passed, (\d+) failed/m, 'in the clone: $1 passed, $2 failed'),
         );
       } finally {
         env = outer;
