@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Package checks, on built packages: publint --strict, attw (ESM-only profile), and a smoke
-// consumer per package: `pnpm pack` every package, install ONE package's tarball alone with npm
-// into a fresh temp project (plus the tarballs of the siblings it depends on, its optional peers,
-// and whatever it needs from the registry), import every entry of its `exports` at run time, and type-check a
-// consumer file against the shipped .d.ts with `skipLibCheck: false`.
+// Package checks, on built packages: `pnpm pack:packages` packs exactly the four published
+// packages, each with the root LICENSE; publint --strict, attw (ESM-only profile), and a smoke
+// consumer per package: install ONE package's tarball alone with npm into a fresh temp project
+// (plus the tarballs of the siblings it depends on, its optional peers, and whatever it needs
+// from the registry), import every entry of its `exports` at run time, and type-check a consumer
+// file against the shipped .d.ts with `skipLibCheck: false`.
 import { spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -47,25 +48,54 @@ const byPackageName = Object.fromEntries(
 );
 
 try {
-  // 1. Pack every package once (pnpm rewrites workspace: ranges to real ones).
+  // 1. Pack with the documented command (`pnpm pack:packages`; pnpm rewrites workspace: ranges
+  // to real ones). It must pack exactly the workspace projects that are not private: `pnpm -r
+  // pack` alone would pack the private examples too (pack, unlike publish, ignores `private`).
   const tarballs = {};
   const packDir = join(work, 'tarballs');
   mkdirSync(packDir);
-  for (const name of Object.keys(manifests)) {
-    const output = run(
-      `pack ${name}`,
-      'npx',
-      ['-y', 'pnpm@12.4.2', 'pack', '--pack-destination', packDir],
-      {
-        cwd: join(repo, 'packages', name),
-      },
+  run(
+    'pnpm pack:packages',
+    'npx',
+    ['-y', 'pnpm@12.4.2', 'run', 'pack:packages', '--pack-destination', packDir],
+    {
+      cwd: repo,
+    },
+  );
+  const license = readFileSync(join(repo, 'LICENSE'), 'utf8');
+  const published = new Set(
+    ['packages', 'examples'].flatMap((folder) =>
+      readdirSync(join(repo, folder))
+        .map((dir) => JSON.parse(readFileSync(join(repo, folder, dir, 'package.json'), 'utf8')))
+        .filter((manifest) => manifest.private !== true)
+        .map((manifest) => manifest.name),
+    ),
+  );
+  const packed = new Set();
+  for (const file of readdirSync(packDir)) {
+    const path = join(packDir, file);
+    const manifest = JSON.parse(
+      run(`read ${file}`, 'tar', ['-xOzf', path, 'package/package.json']) ?? '{}',
     );
-    const file = output
-      ?.trim()
-      .split('\n')
-      .reverse()
-      .find((line) => line.endsWith('.tgz'));
-    if (file) tarballs[name] = file.startsWith('/') ? file : join(packDir, file);
+    packed.add(manifest.name);
+    if (byPackageName[manifest.name]) tarballs[byPackageName[manifest.name]] = path;
+    // The MIT license travels with every package, word for word the root LICENSE.
+    const shipped = run(`LICENSE of ${file}`, 'tar', ['-xOzf', path, 'package/LICENSE']);
+    if (shipped !== undefined && shipped !== license) {
+      failures.push(`${file}: its LICENSE differs from the root LICENSE`);
+    }
+  }
+  for (const name of packed) {
+    if (!published.has(name)) failures.push(`pnpm pack:packages packed ${name}, which is private`);
+  }
+  for (const name of published) {
+    if (!packed.has(name)) failures.push(`pnpm pack:packages did not pack ${name}`);
+  }
+  for (const name of Object.keys(manifests)) {
+    const own = join(repo, 'packages', name, 'LICENSE');
+    if (!existsSync(own) || readFileSync(own, 'utf8') !== license) {
+      failures.push(`packages/${name}/LICENSE is missing or differs from the root LICENSE`);
+    }
   }
 
   for (const name of names) {

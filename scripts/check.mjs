@@ -1,63 +1,162 @@
 #!/usr/bin/env node
-// `pnpm check`: lint, typecheck, build, package checks, release rehearsal, then the tests.
-// Stops at the first failing step; the tests run last so vitest's summary closes the output.
+// `pnpm check`: the README's test command. First the system programs the tests run (installed
+// with apt-get where the machine allows it, else one line naming what to install, and nothing
+// runs); then every step, each one even when an earlier one failed; then one table of the steps
+// (pass/fail, time) and the test totals. Exits 1 if any step failed. The last line is the plain
+// `tests: N passed, N failed` line CI reads.
+//
+// `pnpm check NAME...` runs only the named steps. With TOOLFENCE_CHECK_SCOPE=clone (set by the
+// newcomer step for the check it runs in a fresh clone of HEAD, scripts/newcomer.mjs), only the
+// steps that can differ between this working tree and a clone run: the outside-path check, the
+// build, and the test files that depend on repository-local test support (CLONE_TESTS).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensureSystemPrograms } from './system-programs.mjs';
 
 const pnpm = ['npx', '-y', 'pnpm@12.4.2'];
 const summaryFile = join(tmpdir(), `toolfence-vitest-${process.pid}.json`);
-const steps = [
-  ['lint', ['npx', 'biome', 'ci', '.']],
-  // Each generated WebAssembly module is what its text source compiles to.
-  ['wasm', ['node', 'scripts/build-wasm.mjs', '--check']],
-  ['build', [...pnpm, 'exec', 'turbo', 'run', 'build']],
-  ['typecheck', [...pnpm, 'exec', 'turbo', 'run', 'typecheck']],
-  ['dependency rules', ['node', 'scripts/check-dependencies.mjs']],
-  ['room rules', ['node', 'scripts/check-rooms.mjs']],
-  ['error codes', ['node', 'scripts/check-error-codes.mjs']],
-  ['package checks', ['node', 'scripts/check-packages.mjs']],
-  // Publishes to a local registry on 127.0.0.1 and installs from it (VERSIONING.md).
-  ['release rehearsal', ['node', 'scripts/check-release.mjs']],
-  // Clones HEAD, installs offline from the local store, builds, and runs one package's README
-  // example from its tarball alone in a fresh project (scripts/newcomer.mjs).
-  ['newcomer', ['node', 'scripts/newcomer.mjs']],
-  // API reference: fails on any undocumented export or member (warnings are errors).
-  ['api docs', ['npx', 'typedoc', '--logLevel', 'Warn']],
-  // Every benchmark runs a few rounds and must print its ratios (no timing is asserted).
-  ['bench quick', ['node', 'scripts/bench.mjs', '--quick', '--no-build']],
-  [
-    'tests',
-    [
-      ...pnpm,
-      'exec',
-      'vitest',
-      'run',
-      '--reporter=default',
-      '--reporter=json',
-      `--outputFile.json=${summaryFile}`,
-    ],
-  ],
+
+/**
+ * The test files a check in a clone runs: those that start servers or suites through the
+ * repository's own test support (once they used files beside the repository), and the tests of
+ * the outside-path check. Everything else in a clone is byte for byte what the outer check tested.
+ */
+const CLONE_TESTS = Object.freeze([
+  'packages/mcp-bridge/test/conformance.test.ts',
+  'packages/mcp-bridge/test/conformance-alpha.test.ts',
+  'packages/mcp-bridge/test/http-everything.test.ts',
+  'packages/mcp-bridge/test/shared-signal.test.ts',
+  'packages/mcp-bridge/test/protocol-negotiation.test.ts',
+  'packages/mcp-bridge/test/test-support.test.ts',
+  'scripts/test/check-outside-paths.test.mjs',
+]);
+
+const vitest = [
+  ...pnpm,
+  'exec',
+  'vitest',
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${summaryFile}`,
 ];
 
+/** Every step: name, command, and whether a check in a clone runs it (and how). */
+const steps = [
+  { name: 'lint', command: ['npx', 'biome', 'ci', '.'] },
+  // Each generated WebAssembly module is what its text source compiles to.
+  { name: 'wasm', command: ['node', 'scripts/build-wasm.mjs', '--check'] },
+  // Nothing reads or imports a path outside the repository (a clone has only what is committed).
+  { name: 'outside paths', command: ['node', 'scripts/check-outside-paths.mjs'], clone: true },
+  { name: 'build', command: [...pnpm, 'exec', 'turbo', 'run', 'build'], clone: true },
+  { name: 'typecheck', command: [...pnpm, 'exec', 'turbo', 'run', 'typecheck'] },
+  { name: 'dependency rules', command: ['node', 'scripts/check-dependencies.mjs'] },
+  { name: 'room rules', command: ['node', 'scripts/check-rooms.mjs'] },
+  { name: 'error codes', command: ['node', 'scripts/check-error-codes.mjs'] },
+  // publint, attw, the LICENSE in every tarball, smoke consumers (scripts/check-packages.mjs).
+  { name: 'package checks', command: ['node', 'scripts/check-packages.mjs'] },
+  // Publishes to a local registry on 127.0.0.1 and installs from it (VERSIONING.md).
+  { name: 'release rehearsal', command: ['node', 'scripts/check-release.mjs'] },
+  // Clones HEAD into an empty temporary folder (nothing beside it), runs the README's install
+  // command offline and its test command (the clone scope above), builds, and runs one
+  // package's README example from its tarball alone in a fresh project (scripts/newcomer.mjs).
+  { name: 'newcomer', command: ['node', 'scripts/newcomer.mjs'] },
+  // API reference: fails on any undocumented export or member (warnings are errors).
+  { name: 'api docs', command: ['npx', 'typedoc', '--logLevel', 'Warn'] },
+  // Every benchmark runs a few rounds and must print its ratios (no timing is asserted).
+  {
+    name: 'bench quick',
+    command: ['node', 'scripts/bench.mjs', '--quick', '--no-build'],
+    system: true,
+  },
+  {
+    name: 'tests',
+    command: vitest,
+    clone: [...vitest, ...CLONE_TESTS],
+    system: true,
+  },
+];
+
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: set by scripts/newcomer.mjs for the check in its clone; no turbo task reads it
+const inClone = process.env.TOOLFENCE_CHECK_SCOPE === 'clone';
 const only = process.argv.slice(2);
-for (const [name, command] of steps) {
-  if (only.length > 0 && !only.includes(name)) continue;
-  if (command[0] === 'node' && !existsSync(command[1])) continue;
-  console.log(`\n== ${name}: ${command.join(' ')}`);
-  const result = spawnSync(command[0], command.slice(1), { stdio: 'inherit' });
-  if (name === 'tests' && existsSync(summaryFile)) {
-    // vitest's summary is above; this plain line is the one CI reads.
-    const report = JSON.parse(readFileSync(summaryFile, 'utf8'));
-    rmSync(summaryFile, { force: true });
-    const skipped = report.numPendingTests + report.numTodoTests;
-    console.log(
-      `\ntests: ${report.numPassedTests} passed, ${report.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`,
-    );
-  }
-  if (result.status !== 0) {
-    console.error(`\n== ${name} failed (exit ${result.status ?? result.signal})`);
-    process.exit(result.status ?? 1);
+const unknown = only.filter((name) => !steps.some((step) => step.name === name));
+if (unknown.length > 0) {
+  console.error(
+    `check: no step ${unknown.join(', ')} (steps: ${steps.map((s) => s.name).join(', ')})`,
+  );
+  process.exit(2);
+}
+const chosen = steps
+  .filter((step) => only.length === 0 || only.includes(step.name))
+  .filter((step) => !inClone || step.clone)
+  .map((step) => ({
+    ...step,
+    command: inClone && Array.isArray(step.clone) ? step.clone : step.command,
+  }));
+
+// The system programs, before any step: installed where the machine allows it, else one line.
+if (chosen.some((step) => step.system)) {
+  const programs = ensureSystemPrograms();
+  if (!programs.ok) {
+    console.error(programs.line);
+    process.exit(1);
   }
 }
+
+const results = [];
+let totals;
+if (inClone && chosen.some((step) => step.name === 'tests')) {
+  // vitest runs the filters that match and says nothing of one that matches no file.
+  const absent = CLONE_TESTS.filter((file) => !existsSync(file));
+  if (absent.length > 0) {
+    console.error(`check: the clone's test files are gone: ${absent.join(', ')} (CLONE_TESTS)`);
+    results.push({ name: 'clone tests listed', ok: false, status: 1, seconds: 0 });
+  }
+}
+for (const { name, command } of chosen) {
+  console.log(`\n== ${name}: ${command.join(' ')}`);
+  const started = process.hrtime.bigint();
+  const result = spawnSync(command[0], command.slice(1), { stdio: 'inherit' });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const status = result.status ?? result.signal ?? result.error?.code;
+  if (name === 'tests') {
+    if (existsSync(summaryFile)) {
+      const report = JSON.parse(readFileSync(summaryFile, 'utf8'));
+      rmSync(summaryFile, { force: true });
+      totals = {
+        passed: report.numPassedTests,
+        failed: report.numFailedTests,
+        skipped: report.numPendingTests + report.numTodoTests,
+      };
+    } else {
+      totals = { passed: 0, failed: 0, skipped: 0, missing: true };
+    }
+  }
+  results.push({ name, ok: result.status === 0, status, seconds });
+  if (result.status !== 0) console.error(`\n== ${name} failed (exit ${status})`);
+}
+
+// One table of every step, then the test totals (the last line, which CI reads).
+const width = Math.max(...results.map((r) => r.name.length), 'step'.length);
+const total = results.reduce((sum, r) => sum + r.seconds, 0);
+const failed = results.filter((r) => !r.ok);
+console.log(`\n== summary${inClone ? ' (clone scope)' : ''}`);
+console.log(`${'step'.padEnd(width)}  result  time`);
+for (const r of results) {
+  const note = r.ok ? '' : `  (exit ${r.status})`;
+  console.log(
+    `${r.name.padEnd(width)}  ${(r.ok ? 'pass' : 'FAIL').padEnd(6)}  ${r.seconds.toFixed(1).padStart(6)} s${note}`,
+  );
+}
+console.log(
+  `${'all'.padEnd(width)}  ${(failed.length === 0 ? 'pass' : 'FAIL').padEnd(6)}  ${total.toFixed(1).padStart(6)} s  (${results.length - failed.length} of ${results.length} steps passed)`,
+);
+if (totals) {
+  const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';
+  const missing = totals.missing ? ' (vitest wrote no summary)' : '';
+  console.log(`\ntests: ${totals.passed} passed, ${totals.failed} failed${skipped}${missing}`);
+}
+process.exit(failed.length === 0 ? 0 : 1);

@@ -3,10 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SHARED_DIR } from './helpers.js';
 
 const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
-const RUN = join(SHARED_DIR, 'conformance', 'run.mjs');
+const RUN = join(PACKAGE_DIR, 'conformance', 'run.mjs');
 const COMMAND = 'node conformance/client.mjs';
 const BASELINE = 'conformance/expected-failures.yml';
 

@@ -40,8 +40,10 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository root (two levels above this package). */
 export const REPO_ROOT: string = fileURLToPath(new URL('../../../', import.meta.url));
-/** `shared/` sits beside the repository (in CI and here). */
-export const SHARED_DIR: string = join(REPO_ROOT, '..', 'shared');
+/** The preload that makes a bare `listen(port)` bind 127.0.0.1 (test/support/loopback-listen.mjs). */
+export const LOOPBACK_LISTEN: string = fileURLToPath(
+  new URL('./support/loopback-listen.mjs', import.meta.url),
+);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -66,12 +68,7 @@ export async function startEverythingHttp(): Promise<EverythingHttp> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      join(SHARED_DIR, 'testing', 'loopback-listen.mjs'),
-      EVERYTHING_ENTRY,
-      'streamableHttp',
-    ],
+    ['--import', LOOPBACK_LISTEN, EVERYTHING_ENTRY, 'streamableHttp'],
     { env: { ...CHILD_ENV, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   await new Promise<void>((resolve, reject) => {

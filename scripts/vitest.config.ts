@@ -1,0 +1,9 @@
+import { defineProject } from 'vitest/config';
+
+export default defineProject({
+  test: {
+    name: 'scripts',
+    include: ['test/**/*.test.mjs'],
+    testTimeout: 60_000,
+  },
+});
