@@ -41,6 +41,10 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'hasInvisibleUnicode',
         'PinStore',
         'pinnedDefinition',
+        // Prompts, resources and instructions passed through (issue 36)
+        'DEFAULT_PASSTHROUGH_LIMITS',
+        'pinKey',
+        'splitPinKey',
         // Client, transports, bridge (issue 7)
         'AmbiguousDeliveryError',
         'ClientConfigurationError',

@@ -288,6 +288,10 @@ export {
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  DEFAULT_PASSTHROUGH_LIMITS,
+  type GatewayPassthroughOptions,
+} from './gateway/gateway-passthrough.js';
+export {
   type GatewayEra,
   type GatewayReload,
   type GatewayUpstreamStatus,
@@ -302,12 +306,15 @@ export {
   hasInvisibleUnicode,
   type PendingPin,
   type PendingTool,
+  type PinKind,
   type PinReason,
   type PinRecord,
   type PinReview,
   PinStore,
+  pinKey,
   pinnedDefinition,
   reviewServer,
+  splitPinKey,
   type ServerPins,
   type ServerReview,
 } from './gateway/pin-store.js';

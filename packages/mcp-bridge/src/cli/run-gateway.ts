@@ -13,7 +13,7 @@ import {
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
-import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
+import { escapeInvisible, type GatewayPinStore, PinStore, pinKey } from '../gateway/pin-store.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import {
   connectionStoreFromUrl,
@@ -395,9 +395,10 @@ async function pinCommand(
     if (parsed.show) {
       const pending = pins.pending();
       if (pending.length === 0) io.out('No hidden tools.\n');
-      for (const { server, tool, pin, previous } of pending) {
+      for (const { server, tool, kind, pin, previous } of pending) {
+        const what = kind === undefined || kind === 'tool' ? '' : `${kind}, `;
         io.out(
-          `${namespaceOf.get(server) ?? server}__${tool} (server ${server}): ${pin.reasons.join(', ')}\n`,
+          `${namespaceOf.get(server) ?? server}__${tool} (${what}server ${server}): ${pin.reasons.join(', ')}\n`,
         );
         for (const key of new Set([
           ...Object.keys(previous?.definition ?? {}),
@@ -418,7 +419,16 @@ async function pinCommand(
       const split = name.indexOf('__');
       const namespace = split === -1 ? '' : name.slice(0, split);
       const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-      if (server === undefined || !(await pins.accept(server, name.slice(split + 2)))) {
+      // One name accepts what is hidden under it: a tool, a prompt or a resource template.
+      let accepted = false;
+      for (const kind of ['tool', 'prompt', 'resource-template'] as const) {
+        if (
+          server !== undefined &&
+          (await pins.accept(pinKey(server, kind), name.slice(split + 2)))
+        )
+          accepted = true;
+      }
+      if (!accepted) {
         throw new GatewayConfigError(
           `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
         );

@@ -43,6 +43,13 @@ import {
   type GatewayConfig,
   type GatewayServerConfig,
 } from './gateway-config.js';
+import {
+  GatewayPassthrough,
+  type GatewayPassthroughOptions,
+  PASSTHROUGH_CAPABILITIES,
+  type PassthroughUpstream,
+  passthroughLimits,
+} from './gateway-passthrough.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
 import { isoTime } from './iso-time.js';
 import { escapeInvisible, type GatewayPinStore, type PinReason } from './pin-store.js';
@@ -84,6 +91,8 @@ export interface McpGatewayOptions {
    * oldest is dropped and fails closed (its user is asked again). Default 1000.
    */
   readonly maxPendingApprovals?: number;
+  /** Limits of prompts, resources and `instructions` passed through (see `GatewayPassthroughOptions`). */
+  readonly passthrough?: GatewayPassthroughOptions;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -98,6 +107,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'logger',
   'approvalTimeoutMs',
   'maxPendingApprovals',
+  'passthrough',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -284,6 +294,8 @@ export class McpGateway {
   readonly #downstreams = new Set<Downstream>();
   readonly #stdio = new Set<{ close(): Promise<void> }>();
   readonly #changeListeners = new Set<() => void>();
+  /** Prompts, resources, completions and instructions of the upstreams (gateway-passthrough.ts). */
+  readonly #passthrough: GatewayPassthrough;
 
   /** Builds the gateway; nothing connects until {@link McpGateway.start}. */
   constructor(options: McpGatewayOptions) {
@@ -331,6 +343,14 @@ export class McpGateway {
           : record(request, answer);
       },
     };
+    this.#passthrough = new GatewayPassthrough({
+      authorizer: current,
+      audit: (entry) => this.#audit(entry),
+      observe,
+      canAsk: (server) => supportsFormElicitation(server.getClientCapabilities()),
+      logger: options.logger,
+      limits: passthroughLimits(options.passthrough),
+    });
     this.#registry = new ToolRegistry({
       authorizer: recording,
       approval: (request) => this.#ask(request),
@@ -352,12 +372,12 @@ export class McpGateway {
     const server = new Server(
       { name: 'toolfence-gateway', version: VERSION },
       {
-        capabilities: { tools: { listChanged: true } },
-        instructions:
-          'Tools from several MCP servers, named <server>__<tool>. Every call is checked by policy; some ask the user first.',
+        capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES },
+        instructions: this.#passthrough.instructions(),
       },
     );
     const downstream: Downstream = { server, era };
+    this.#passthrough.attach(server, era);
     server.setRequestHandler('tools/list', () => ({ tools: this.#listing }) as never);
     server.setRequestHandler(
       'tools/call',
@@ -458,6 +478,7 @@ export class McpGateway {
     const offeredNext = new Map<string, Offered>();
     const status: GatewayUpstreamStatus[] = [];
     const upstreamsNext = new Map<string, Upstream>();
+    const passedNext = new Map<string, PassthroughUpstream>();
     for (const [name, server] of Object.entries(next.config.mcpServers)) {
       const previous = this.#upstreams.get(name);
       // A relist starts nothing: an upstream that failed stays failed until a reload.
@@ -476,6 +497,17 @@ export class McpGateway {
         const listing = await upstream.client.tools({ refresh: reused && refresh });
         const review = await pins.review(name, serverIdentity(server), listing);
         pinsChanged ||= review.changed;
+        // Prompts and resource templates: listed and pinned beside the tools.
+        const passed = await this.#passthrough.load({
+          server: name,
+          namespace: server.namespace as string,
+          identity: serverIdentity(server),
+          client: upstream.client,
+          pins,
+          tools: listing,
+        });
+        pinsChanged ||= passed.pinsChanged;
+        passedNext.set(name, passed.upstream);
         const bridged = await bridgeTools(upstream.client, {
           prefix: server.namespace as string,
           ...(server.allow === undefined ? {} : { allow: server.allow }),
@@ -544,6 +576,10 @@ export class McpGateway {
       if (upstreamsNext.get(name) !== upstream) this.#retire(upstream);
     }
     this.#upstreams = upstreamsNext;
+    await this.#passthrough.commit(
+      passedNext,
+      [...this.#downstreams].map((downstream) => downstream.server),
+    );
     this.#status = status;
     this.#options = { ...this.#options, config: next.config };
     const listingKey = canonicalJson(this.#listing);
