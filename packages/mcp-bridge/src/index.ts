@@ -314,9 +314,9 @@ export {
   pinKey,
   pinnedDefinition,
   reviewServer,
-  splitPinKey,
   type ServerPins,
   type ServerReview,
+  splitPinKey,
 } from './gateway/pin-store.js';
 export {
   DEFAULT_PIN_TABLE,

@@ -1,9 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Authorizer, RiskPolicy, RuleBasedPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
@@ -12,7 +13,7 @@ import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import type { GatewayPassthroughOptions } from '../src/gateway/gateway-passthrough.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
-import { EVERYTHING_ENTRY } from './helpers.js';
+import { EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
 
 const PASSTHROUGH = fileURLToPath(new URL('./fixtures/passthrough-server.mjs', import.meta.url));
 
@@ -55,10 +56,18 @@ async function startGateway(
   return gateway;
 }
 
-async function downstream(gateway: McpGateway) {
+async function downstream(gateway: McpGateway, roots?: () => string[]) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await gateway.connect(serverSide);
-  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  const client = new Client(
+    { name: 'test-client', version: '1.0.0' },
+    { capabilities: roots === undefined ? {} : { roots: { listChanged: true } } },
+  );
+  if (roots !== undefined) {
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: roots().map((path) => ({ uri: `file://${path}` })),
+    }));
+  }
   await client.connect(clientSide);
   open.push(client);
   return client;
@@ -268,5 +277,62 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
     await expect(
       startGateway({}, { passthrough: passthrough as GatewayPassthroughOptions }),
     ).rejects.toThrow(message);
+  });
+
+  describe('roots', () => {
+    const allowedDirectories = async (client: Client) => {
+      const result = await client.callTool({ name: 'fs__list_allowed_directories', arguments: {} });
+      return (result.content as { text?: string }[]).map((block) => block.text ?? '').join('');
+    };
+    // The server applies new roots after it asked for them: polled, bounded.
+    const eventually = async (client: Client, expected: string) => {
+      let seen = '';
+      for (let attempt = 0; attempt < 50; attempt++) {
+        seen = await allowedDirectories(client);
+        if (seen.includes(expected)) return seen;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return seen;
+    };
+    const setup = async () => {
+      const base = await realpath(folder);
+      const [configured, first, second] = ['configured', 'first', 'second'].map((name) =>
+        join(base, name),
+      ) as [string, string, string];
+      await mkdir(configured);
+      await mkdir(first);
+      await mkdir(second);
+      const gateway = await startGateway(
+        {
+          filesystem: {
+            command: process.execPath,
+            args: [FILESYSTEM_ENTRY, configured],
+            namespace: 'fs',
+          },
+        },
+        { authorizer: new RuleBasedPolicy([], { default: 'allow' }) },
+      );
+      return { gateway, configured, first, second };
+    };
+
+    it("reach server-filesystem from the one client that declared them, and follow the client's changes", async () => {
+      const { gateway, configured, first, second } = await setup();
+      let roots = [first];
+      const client = await downstream(gateway, () => roots);
+      const narrowed = await eventually(client, first);
+      expect(narrowed).toContain(first);
+      expect(narrowed).not.toContain(configured);
+      roots = [second];
+      await client.sendRootsListChanged();
+      const changed = await eventually(client, second);
+      expect(changed).toContain(second);
+      expect(changed).not.toContain(first);
+    }, 60_000);
+
+    it("leave the server's configured folders when the client declared no roots", async () => {
+      const { gateway, configured } = await setup();
+      const client = await downstream(gateway);
+      expect(await allowedDirectories(client)).toContain(configured);
+    }, 60_000);
   });
 });

@@ -45,6 +45,8 @@ export interface GatewayPassthroughOptions {
   readonly maxListPages?: number;
   /** Entries of one upstream listing kept; the rest are left out (and logged). Default 10,000. */
   readonly maxListItems?: number;
+  /** Milliseconds the downstream client has to answer the `roots/list` asked for an upstream. Default 10,000. */
+  readonly rootsTimeoutMs?: number;
 }
 
 /** The defaults of {@link GatewayPassthroughOptions}. */
@@ -54,6 +56,7 @@ export const DEFAULT_PASSTHROUGH_LIMITS: Readonly<Required<GatewayPassthroughOpt
     maxInstructionsTotal: 8_192,
     maxListPages: 100,
     maxListItems: 10_000,
+    rootsTimeoutMs: 10_000,
   });
 
 const OPTION_KEYS = Object.keys(DEFAULT_PASSTHROUGH_LIMITS);
@@ -200,6 +203,8 @@ export class GatewayPassthrough {
   #listingKey = '';
   /** URI → servers that listed it, from the last `resources/list` of every upstream. */
   #routes = new Map<string, Set<string>>();
+  /** The legacy downstream connections open (the roots of one of them may be forwarded). */
+  readonly #legacy = new Set<Server>();
 
   constructor(hooks: GatewayPassthroughHooks) {
     this.#hooks = hooks;
@@ -359,8 +364,57 @@ export class GatewayPassthrough {
     ].join('\n');
   }
 
+  /**
+   * The roots an upstream is given when it asks (`roots/list`): the downstream client's, asked
+   * of it now, when exactly one legacy downstream client is connected and it declared `roots`;
+   * otherwise none (an empty list: the upstream keeps its own configured folders). Only
+   * `file://` roots are passed.
+   */
+  async roots(): Promise<readonly { readonly uri: string; readonly name?: string }[]> {
+    if (this.#legacy.size !== 1) return [];
+    const [server] = this.#legacy as Set<Server>;
+    if (server === undefined || !isRecord(server.getClientCapabilities()?.roots)) return [];
+    try {
+      const answer = await server.listRoots(undefined, {
+        timeout: this.#hooks.limits.rootsTimeoutMs,
+      });
+      return answer.roots
+        .filter((root) => typeof root.uri === 'string' && root.uri.startsWith('file://'))
+        .map((root) => ({
+          uri: root.uri,
+          ...(typeof root.name === 'string' ? { name: root.name } : {}),
+        }));
+    } catch {
+      return [];
+    }
+  }
+
+  /** Tells every ready upstream that asked for roots that they changed. */
+  #rootsChanged(): void {
+    for (const upstream of this.#upstreams.values()) void upstream.client.notifyRootsChanged();
+  }
+
+  /** An upstream said its resources changed: the downstream clients are told at once. */
+  async resourcesChanged(servers: readonly Server[]): Promise<void> {
+    await Promise.all(
+      servers.map((server) => server.sendResourceListChanged().catch(() => undefined)),
+    );
+  }
+
+  /** A downstream connection ended: its roots no longer apply. */
+  detach(server: Server): void {
+    if (this.#legacy.delete(server)) this.#rootsChanged();
+  }
+
   /** Installs the pass-through request handlers on one downstream server. */
   attach(server: Server, era: 'legacy' | 'modern'): void {
+    if (era === 'legacy') {
+      // Roots: known once the client is initialized; changes are forwarded to the upstreams.
+      this.#legacy.add(server);
+      this.#rootsChanged();
+      server.oninitialized = () => this.#rootsChanged();
+      server.setNotificationHandler('notifications/roots/list_changed', () => this.#rootsChanged());
+    }
     server.setRequestHandler('prompts/list', () => ({ prompts: this.#promptListing }) as never);
     server.setRequestHandler(
       'resources/templates/list',

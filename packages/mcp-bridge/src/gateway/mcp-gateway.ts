@@ -388,6 +388,7 @@ export class McpGateway {
       this.#downstreams.add(downstream);
       server.onclose = () => {
         this.#downstreams.delete(downstream);
+        this.#passthrough.detach(server);
       };
     }
     return downstream;
@@ -616,6 +617,18 @@ export class McpGateway {
         ...this.#options.clientOptions?.(name, server),
         onToolsListChanged: () => {
           if (!upstream.retired) this.#relist();
+        },
+        // Roots, prompts and resources: see gateway-passthrough.ts.
+        roots: () => this.#passthrough.roots(),
+        onListChanged: (list) => {
+          if (upstream.retired) return;
+          // Prompts and templates are told after their pins are checked; resources at once.
+          this.#relist();
+          if (list === 'resources') {
+            void this.#passthrough.resourcesChanged(
+              [...this.#downstreams].map((downstream) => downstream.server),
+            );
+          }
         },
       },
       this.#traceMeta,
