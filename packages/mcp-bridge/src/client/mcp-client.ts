@@ -314,8 +314,9 @@ export interface McpClientOptions {
    */
   readonly roots?: readonly Root[] | (() => readonly Root[] | Promise<readonly Root[]>);
   /**
-   * Called when a legacy server sends `notifications/prompts/list_changed` (`prompts`) or
-   * `notifications/resources/list_changed` (`resources`).
+   * Called when the server sends `notifications/prompts/list_changed` (`prompts`) or
+   * `notifications/resources/list_changed` (`resources`): a legacy server, or a modern one over
+   * stdio (they are then asked for in the `subscriptions/listen` filter; over HTTP they are not).
    */
   readonly onListChanged?: (list: 'prompts' | 'resources') => void;
   /**

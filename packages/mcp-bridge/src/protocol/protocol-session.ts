@@ -88,7 +88,10 @@ export interface ProtocolSessionOptions {
   readonly onError: (error: Error) => void;
   /** Called for `notifications/tools/list_changed`, in either era and on any stream. */
   readonly onToolsListChanged?: () => void;
-  /** Legacy era: called for `notifications/prompts/list_changed` and `.../resources/list_changed`. */
+  /**
+   * Called for `notifications/prompts/list_changed` and `.../resources/list_changed`: legacy
+   * era, and modern over stdio (asked for in the `subscriptions/listen` filter).
+   */
   readonly onListChanged?: (list: 'prompts' | 'resources') => void;
   /**
    * Called when a change may have been missed (a listen stream acknowledged, or lost): the
@@ -401,7 +404,19 @@ export class ProtocolSession {
       jsonrpc: '2.0',
       id,
       method: 'subscriptions/listen',
-      params: this.#withMeta({ notifications: { toolsListChanged: true } }, version),
+      // Over stdio the prompt and resource changes arrive on the same channel and reach
+      // `onListChanged`; the HTTP listener follows tool changes only.
+      params: this.#withMeta(
+        {
+          notifications: {
+            toolsListChanged: true,
+            ...(this.#options.onListChanged === undefined || 'listen' in this.#transport
+              ? {}
+              : { promptsListChanged: true, resourcesListChanged: true }),
+          },
+        },
+        version,
+      ),
     });
     const transport = this.#transport;
     if ('listen' in transport) {
