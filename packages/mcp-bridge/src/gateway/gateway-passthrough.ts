@@ -96,7 +96,11 @@ export const GATEWAY_INSTRUCTIONS =
   'Tools from several MCP servers, named <server>__<tool>. Every call is checked by policy; some ask the user first.';
 
 /** The capabilities the downstream server declares for what passes through (always declared). */
-export const PASSTHROUGH_CAPABILITIES = Object.freeze({
+export const PASSTHROUGH_CAPABILITIES: Readonly<{
+  prompts: { listChanged: boolean };
+  resources: { listChanged: boolean };
+  completions: Record<string, never>;
+}> = Object.freeze({
   prompts: { listChanged: true },
   resources: { listChanged: true },
   completions: {},
