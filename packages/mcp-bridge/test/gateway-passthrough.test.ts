@@ -12,6 +12,7 @@ import {
 import { type Authorizer, RiskPolicy, RuleBasedPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
+import { McpClient } from '../src/client/mcp-client.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import type { GatewayPassthroughOptions } from '../src/gateway/gateway-passthrough.js';
@@ -19,6 +20,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
 
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const PASSTHROUGH = fileURLToPath(new URL('./fixtures/passthrough-server.mjs', import.meta.url));
 
 let folder: string;
@@ -181,6 +183,31 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
       ['resource', 'deny', 'denied'],
       ['resource', 'allow', 'ok'],
     ]);
+  }, 60_000);
+
+  it('serves a 2026-07-28 client through `toolfence-mcp serve` over stdio: prompts, resources, instructions', async () => {
+    const config = join(folder, 'toolfence.json');
+    await writeFile(config, JSON.stringify({ mcpServers: { notes: passthroughServer('nt') } }));
+    const client = new McpClient({
+      command: [process.execPath, CLI, 'serve', '--config', config],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
+    open.push(client);
+    await client.connect();
+    expect(client.protocolVersion).toBe('2026-07-28');
+    expect(client.instructions).toContain(
+      '[server notes, tools nt__*] Use brief for a short summary.',
+    );
+    const prompts = (await client.request('prompts/list')).prompts as { name: string }[];
+    expect(prompts.map((prompt) => prompt.name)).toEqual(['nt__brief']);
+    const got = await client.request('prompts/get', {
+      name: 'nt__brief',
+      arguments: { topic: 'eras' },
+    });
+    expect(JSON.stringify(got.messages)).toContain('Summarise eras briefly.');
+    const resources = (await client.request('resources/list')).resources as { name: string }[];
+    expect(resources.map((resource) => resource.name)).toEqual(['nt__readme']);
+    expect(firstText(await client.readResource('notes://9'))).toBe('note 9');
   }, 60_000);
 
   it('hides a changed prompt until pin --accept, like a changed tool', async () => {
