@@ -305,6 +305,17 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
     60_000,
   );
 
+  it("passes the server's own words when it refuses a prompts/get, and audits it as failed", async () => {
+    const gateway = await startGateway({ notes: passthroughServer('nt') });
+    const client = await downstream(gateway);
+    await expect(client.getPrompt({ name: 'nt__brief', arguments: {} })).rejects.toThrow(
+      /The server notes failed prompts\/get \(CLIENT_REMOTE_ERROR\)\. The server said: ".*topic/,
+    );
+    expect((await auditLines()).map((line) => [line.kind, line.outcome])).toEqual([
+      ['prompt', 'failed'],
+    ]);
+  }, 60_000);
+
   it('reads what the policy denies in observe mode, and audits it as observed', async () => {
     const authorizer = new RuleBasedPolicy([{ tool: '*__resource:*', decision: 'deny' }], {
       default: 'allow',

@@ -37,9 +37,12 @@ import { type GatewayPinStore, type PinKind, type PinReason, pinKey } from './pi
  * Unknown keys are refused.
  */
 export interface GatewayPassthroughOptions {
-  /** Characters of one upstream's `instructions` kept (after escaping). Default 2,048. */
+  /**
+   * Characters of one upstream's `instructions` kept, counted in the server's text (a control
+   * or invisible character kept is shown as `\u{…}`). Default 2,048.
+   */
   readonly maxInstructionsPerServer?: number;
-  /** Characters of all upstreams' `instructions` kept together. Default 8,192. */
+  /** Characters of all upstreams' `instructions` kept together, counted the same way. Default 8,192. */
   readonly maxInstructionsTotal?: number;
   /** Pages of one upstream listing (`prompts/list`, `resources/list`, ...) followed. Default 100. */
   readonly maxListPages?: number;
