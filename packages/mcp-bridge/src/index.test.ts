@@ -56,6 +56,10 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'UpstreamStartTimeoutError',
         'DEFAULT_START_TIMEOUT_MS',
         'DEFAULT_LIST_WAIT_MS',
+        // Prompts, resources and instructions passed through (issue 36)
+        'DEFAULT_PASSTHROUGH_LIMITS',
+        'pinKey',
+        'splitPinKey',
         // Client, transports, bridge (issue 7)
         'AmbiguousDeliveryError',
         'ClientConfigurationError',

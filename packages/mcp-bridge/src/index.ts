@@ -303,6 +303,10 @@ export {
   parseGatewayConfig,
 } from './gateway/gateway-config.js';
 export {
+  DEFAULT_PASSTHROUGH_LIMITS,
+  type GatewayPassthroughOptions,
+} from './gateway/gateway-passthrough.js';
+export {
   type GatewayEra,
   type GatewayReload,
   type GatewayUpstreamStatus,
@@ -319,14 +323,17 @@ export {
   hasInvisibleUnicode,
   type PendingPin,
   type PendingTool,
+  type PinKind,
   type PinReason,
   type PinRecord,
   type PinReview,
   PinStore,
+  pinKey,
   pinnedDefinition,
   reviewServer,
   type ServerPins,
   type ServerReview,
+  splitPinKey,
 } from './gateway/pin-store.js';
 export { PolicyFileError } from './gateway/policy-file-error.js';
 export {

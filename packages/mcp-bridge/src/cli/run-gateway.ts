@@ -12,7 +12,7 @@ import {
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
-import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
+import { escapeInvisible, type GatewayPinStore, PinStore, pinKey } from '../gateway/pin-store.js';
 import { warnUnmatchedRules } from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import {
@@ -441,10 +441,11 @@ async function pinCommand(
     if (parsed.show) {
       const pending = pins.pending();
       if (pending.length === 0) io.out('No hidden tools.\n');
-      for (const { server, tool, pin, previous } of pending) {
+      for (const { server, tool, kind, pin, previous } of pending) {
+        const what = kind === undefined || kind === 'tool' ? '' : `${kind}, `;
         // The token names this exact definition: --accept takes it and nothing else.
         const token = `${namespaceOf.get(server) ?? server}__${tool}@${pin.sha256}`;
-        io.out(`${token} (server ${server}): ${pin.reasons.join(', ')}\n`);
+        io.out(`${token} (${what}server ${server}): ${pin.reasons.join(', ')}\n`);
         for (const key of new Set([
           ...Object.keys(previous?.definition ?? {}),
           ...Object.keys(pin.definition),
@@ -466,7 +467,19 @@ async function pinCommand(
       const split = name.indexOf('__');
       const namespace = split === -1 ? '' : name.slice(0, split);
       const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-      if (server === undefined || !(await pins.accept(server, name.slice(split + 2), digest))) {
+      // The token names a tool, a prompt or a resource template hidden under that name; the one
+      // whose pending digest is the token's is accepted (another digest: PinChangedError).
+      const tool = name.slice(split + 2);
+      const candidates =
+        server === undefined
+          ? []
+          : pins.pending().filter((item) => item.server === server && item.tool === tool);
+      const chosen = candidates.find((item) => item.pin.sha256 === digest) ?? candidates[0];
+      if (
+        server === undefined ||
+        chosen === undefined ||
+        !(await pins.accept(pinKey(server, chosen.kind ?? 'tool'), tool, digest))
+      ) {
         throw new GatewayConfigError(
           `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
         );

@@ -23,6 +23,8 @@ describe('McpClient options', () => {
     ['a boolean maxConcurrentRequests', { url: URL_OK, maxConcurrentRequests: true }],
     ['zero maxConcurrentRequests', { url: URL_OK, maxConcurrentRequests: 0 }],
     ['roots that are not file URLs', { command: ['node'], roots: [{ uri: 'https://x.test' }] }],
+    ['roots that are neither a list nor a function', { command: ['node'], roots: 'file:///x' }],
+    ['an onListChanged that is not a function', { command: ['node'], onListChanged: true }],
     ['extensions that are a list', { command: ['node'], extensions: [] }],
     ['an extension id without a vendor', { command: ['node'], extensions: { skills: {} } }],
     ['extension settings that are not an object', { command: ['node'], extensions: { 'a/b': 1 } }],
@@ -34,6 +36,12 @@ describe('McpClient options', () => {
     expect(
       () => new McpClient({ allowNonPublic: loopback, ...options } as McpClientOptions),
     ).toThrow(ClientConfigurationError);
+  });
+
+  it('accepts roots as a function, asked at each roots/list', () => {
+    expect(
+      () => new McpClient({ command: ['node'], roots: () => [{ uri: 'file:///tmp' }] }),
+    ).not.toThrow();
   });
 
   it('refuses a loopback literal the host did not approve, and says how to approve it', () => {

@@ -115,6 +115,7 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
   'maxServerMessageChars',
   'logger',
   'onToolsListChanged',
+  'onListChanged',
 ]);
 
 /**
@@ -313,8 +314,18 @@ export interface McpClientOptions {
    * {@link DEFAULT_MAX_CONCURRENT_REQUESTS} (8); `1` serializes them.
    */
   readonly maxConcurrentRequests?: number;
-  /** Roots offered to the server; only when given is the `roots` capability declared. */
-  readonly roots?: readonly Root[];
+  /**
+   * Roots offered to the server; only when given is the `roots` capability declared. A function
+   * is asked at each `roots/list` (the capability then declares `listChanged`, and
+   * {@link McpClient.notifyRootsChanged} tells the server).
+   */
+  readonly roots?: readonly Root[] | (() => readonly Root[] | Promise<readonly Root[]>);
+  /**
+   * Called when the server sends `notifications/prompts/list_changed` (`prompts`) or
+   * `notifications/resources/list_changed` (`resources`): a legacy server, or a modern one over
+   * stdio (they are then asked for in the `subscriptions/listen` filter; over HTTP they are not).
+   */
+  readonly onListChanged?: (list: 'prompts' | 'resources') => void;
   /**
    * Declares the `elicitation` capability and answers elicitation requests: a legacy server's
    * `elicitation/create` and a modern `input_required` result's elicitation alike.
@@ -589,12 +600,20 @@ export class McpClient {
     }
     if (
       options.roots !== undefined &&
+      typeof options.roots !== 'function' &&
       (!Array.isArray(options.roots) ||
         !options.roots.every(
           (root) => typeof root?.uri === 'string' && root.uri.startsWith('file://'),
         ))
     ) {
-      throw new ClientConfigurationError('roots must be an array of { uri: "file://..." }');
+      throw new ClientConfigurationError(
+        'roots must be an array of { uri: "file://..." } or a function returning one',
+      );
+    }
+    if (options.onListChanged !== undefined && typeof options.onListChanged !== 'function') {
+      throw new ClientConfigurationError('onListChanged must be a function (list) => void', {
+        details: { option: 'onListChanged' },
+      });
     }
     this.#extensions = checkExtensions(options.extensions);
     this.#tasks = resolveTaskOptions(options.tasks);
@@ -691,7 +710,7 @@ export class McpClient {
         : { headers: copyFixedHeaders(fixedAuthorization?.rest ?? options.headers) }),
       ...(options.env === undefined ? {} : { env: Object.freeze({ ...options.env }) }),
       ...(Array.isArray(options.command) ? { command: Object.freeze([...options.command]) } : {}),
-      ...(options.roots === undefined
+      ...(options.roots === undefined || typeof options.roots === 'function'
         ? {}
         : { roots: Object.freeze(options.roots.map((root) => Object.freeze({ ...root }))) }),
     });
@@ -1044,6 +1063,17 @@ export class McpClient {
     ) as Promise<Readonly<Record<string, unknown>>>;
   }
 
+  /**
+   * Tells the server its roots changed (`notifications/roots/list_changed`) when the `roots`
+   * option is a function and a legacy session is open; otherwise does nothing. Never throws.
+   */
+  async notifyRootsChanged(): Promise<void> {
+    const session = this.#session;
+    if (typeof this.#options.roots !== 'function' || session === undefined || !session.alive)
+      return;
+    await session.protocol.notify('notifications/roots/list_changed').catch(() => undefined);
+  }
+
   /** Ends the connection: stdio terminates the child, HTTP forgets the session. The tool cache stays. */
   async close(): Promise<void> {
     this.#generation++;
@@ -1276,6 +1306,17 @@ export class McpClient {
             // The callback's failure is its own; the listing is already marked stale.
           }
         },
+        ...(this.#options.onListChanged === undefined
+          ? {}
+          : {
+              onListChanged: (list: 'prompts' | 'resources') => {
+                try {
+                  this.#options.onListChanged?.(list);
+                } catch {
+                  // The callback's failure is its own.
+                }
+              },
+            }),
         // A listen stream was acknowledged or lost: a change may have been missed. The listing
         // is taken again; the host's callback is for changes the server announced.
         onToolsListStale: () => {
@@ -1338,7 +1379,9 @@ export class McpClient {
     const options = this.#options;
     const capabilities: Record<string, unknown> = {};
     if (this.#extensions !== undefined) capabilities.extensions = this.#extensions;
-    if (options.roots !== undefined) capabilities.roots = { listChanged: false };
+    if (options.roots !== undefined) {
+      capabilities.roots = { listChanged: typeof options.roots === 'function' };
+    }
     if (options.sampling !== undefined) capabilities.sampling = {};
     if (options.elicitation !== undefined) {
       capabilities.elicitation = {
@@ -1353,7 +1396,13 @@ export class McpClient {
     return {
       ...(roots === undefined
         ? {}
-        : { roots: async () => ({ roots: roots.map((root) => ({ ...root })) }) }),
+        : {
+            roots: async () => ({
+              roots: (typeof roots === 'function' ? await roots() : roots).map((root) => ({
+                ...root,
+              })),
+            }),
+          }),
       ...(elicitation === undefined
         ? {}
         : {

@@ -25,6 +25,11 @@ import { canonicalJson } from './canonical-json.js';
 export interface AuditEntry {
   /** ISO time the call was decided. */
   readonly time: string;
+  /**
+   * What was decided: absent for a tool call; `prompt` for a `prompts/get` (`tool` is then
+   * `<namespace>__prompt:<name>`), `resource` for a `resources/read` (`<namespace>__resource:<uri>`).
+   */
+  readonly kind?: 'prompt' | 'resource';
   /** The offered name (`server__tool`). */
   readonly tool: string;
   /** The definition pin the call ran against. */

@@ -54,6 +54,13 @@ import {
   type GatewayConfig,
   type GatewayServerConfig,
 } from './gateway-config.js';
+import {
+  GatewayPassthrough,
+  type GatewayPassthroughOptions,
+  PASSTHROUGH_CAPABILITIES,
+  type PassthroughUpstream,
+  passthroughLimits,
+} from './gateway-passthrough.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
 import { isoTime } from './iso-time.js';
 import {
@@ -111,6 +118,8 @@ export interface McpGatewayOptions {
    * the config's `approvalMaxArgumentChars`, else 8,192.
    */
   readonly approvalMaxArgumentChars?: number;
+  /** Limits of prompts, resources and `instructions` passed through (see `GatewayPassthroughOptions`). */
+  readonly passthrough?: GatewayPassthroughOptions;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -126,6 +135,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'approvalTimeoutMs',
   'maxPendingApprovals',
   'approvalMaxArgumentChars',
+  'passthrough',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -218,6 +228,8 @@ interface ServerLoad {
   readonly status: GatewayUpstreamStatus;
   /** The pins changed in the review and must be saved before the tools are offered. */
   readonly pinsChanged: boolean;
+  /** Its prompts and resource templates, listed and pinned beside the tools. */
+  readonly passed?: PassthroughUpstream;
 }
 
 interface Offered {
@@ -332,6 +344,10 @@ export class McpGateway {
   readonly #downstreams = new Set<Downstream>();
   readonly #stdio = new Set<{ close(): Promise<void> }>();
   readonly #changeListeners = new Set<() => void>();
+  /** Prompts, resources, completions and instructions of the upstreams (gateway-passthrough.ts). */
+  readonly #passthrough: GatewayPassthrough;
+  // What each upstream passes through, as last loaded (kept while a reload loads it again).
+  #passed: ReadonlyMap<string, PassthroughUpstream> = new Map();
 
   /** Builds the gateway; nothing connects until {@link McpGateway.start}. */
   constructor(options: McpGatewayOptions) {
@@ -386,6 +402,14 @@ export class McpGateway {
           : record(request, answer);
       },
     };
+    this.#passthrough = new GatewayPassthrough({
+      authorizer: current,
+      audit: (entry) => this.#audit(entry),
+      observe,
+      canAsk: (server) => supportsFormElicitation(server.getClientCapabilities()),
+      logger: options.logger,
+      limits: passthroughLimits(options.passthrough),
+    });
     this.#registry = new ToolRegistry({
       authorizer: recording,
       approval: (request) => this.#ask(request),
@@ -407,12 +431,12 @@ export class McpGateway {
     const server = new Server(
       { name: 'toolfence-gateway', version: VERSION },
       {
-        capabilities: { tools: { listChanged: true } },
-        instructions:
-          'Tools from several MCP servers, named <server>__<tool>. Every call is checked by policy; some ask the user first.',
+        capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES },
+        instructions: this.#passthrough.instructions(),
       },
     );
     const downstream: Downstream = { server, era };
+    this.#passthrough.attach(server, era);
     server.setRequestHandler('tools/list', async () => {
       // While upstreams still start, wait a bounded time for them (clients that ignore
       // list_changed see them too); then answer with what is ready.
@@ -428,6 +452,7 @@ export class McpGateway {
       this.#downstreams.add(downstream);
       server.onclose = () => {
         this.#downstreams.delete(downstream);
+        this.#passthrough.detach(server);
       };
     }
     return downstream;
@@ -596,6 +621,15 @@ export class McpGateway {
       );
       const identity = serverIdentity(server);
       const review = await pins.review(name, identity, listing);
+      // Prompts and resource templates: listed and pinned beside the tools.
+      const passed = await this.#passthrough.load({
+        server: name,
+        namespace: server.namespace as string,
+        identity,
+        client: upstream.client,
+        pins,
+        tools: listing,
+      });
       const built = builtDigests(listing, identity, review.visible, (tool) =>
         pins.pinOf(name, tool),
       );
@@ -634,7 +668,8 @@ export class McpGateway {
       return {
         upstream,
         offered,
-        pinsChanged: review.changed,
+        passed: passed.upstream,
+        pinsChanged: review.changed || passed.pinsChanged,
         status: {
           name,
           state: 'ready',
@@ -681,6 +716,7 @@ export class McpGateway {
     const offeredNext = new Map<string, Offered>();
     const status: GatewayUpstreamStatus[] = [];
     const upstreamsNext = new Map<string, Upstream>();
+    const passedNext = new Map<string, PassthroughUpstream>();
     for (const name of Object.keys(config.mcpServers)) {
       const load = loads.get(name);
       if (load !== undefined) {
@@ -689,12 +725,15 @@ export class McpGateway {
           tools.push(offered.tool);
         }
         if (load.upstream !== undefined) upstreamsNext.set(name, load.upstream);
+        if (load.passed !== undefined) passedNext.set(name, load.passed);
         status.push(load.status);
         continue;
       }
       const previous = this.#upstreams.get(name);
       if (previous !== undefined) {
         upstreamsNext.set(name, previous);
+        const kept = this.#passed.get(name);
+        if (kept !== undefined) passedNext.set(name, kept);
         for (const [offeredName, offered] of this.#offered) {
           if (offered.server !== name) continue;
           offeredNext.set(offeredName, offered);
@@ -724,6 +763,11 @@ export class McpGateway {
       if (upstreamsNext.get(name) !== upstream) this.#retire(upstream);
     }
     this.#upstreams = upstreamsNext;
+    this.#passed = passedNext;
+    await this.#passthrough.commit(
+      passedNext,
+      [...this.#downstreams].map((downstream) => downstream.server),
+    );
     this.#status = status;
     this.#options = { ...this.#options, config };
     const listingKey = canonicalJson(this.#listing);
@@ -767,6 +811,18 @@ export class McpGateway {
         ...this.#options.clientOptions?.(name, server),
         onToolsListChanged: () => {
           if (!upstream.retired) this.#relist();
+        },
+        // Roots, prompts and resources: see gateway-passthrough.ts.
+        roots: () => this.#passthrough.roots(),
+        onListChanged: (list) => {
+          if (upstream.retired) return;
+          // Prompts and templates are told after their pins are checked; resources at once.
+          this.#relist();
+          if (list === 'resources') {
+            void this.#passthrough.resourcesChanged(
+              [...this.#downstreams].map((downstream) => downstream.server),
+            );
+          }
         },
       },
       this.#traceMeta,

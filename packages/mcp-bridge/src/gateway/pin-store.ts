@@ -16,6 +16,29 @@ export type PinReason =
   | 'server-changed'
   | 'invisible-unicode';
 
+/**
+ * What a pin covers: a `tool`, a `prompt` or a `resource-template` (prompts and resource
+ * templates are definitions a model reads, so they are pinned like tools).
+ */
+export type PinKind = 'tool' | 'prompt' | 'resource-template';
+
+/**
+ * The key a definition of `kind` is stored under: the server's name for tools (as always), and
+ * `<kind>:<server>` for the other kinds. A server name cannot hold `:`, so the keys never meet,
+ * and a lock file or table written before prompts were pinned reads as it is.
+ */
+export function pinKey(server: string, kind: PinKind = 'tool'): string {
+  return kind === 'tool' ? server : `${kind}:${server}`;
+}
+
+/** The server and kind a {@link pinKey} names. */
+export function splitPinKey(key: string): { readonly server: string; readonly kind: PinKind } {
+  for (const kind of ['prompt', 'resource-template'] as const) {
+    if (key.startsWith(`${kind}:`)) return { server: key.slice(kind.length + 1), kind };
+  }
+  return { server: key, kind: 'tool' };
+}
+
 /** One pinned (or pending) tool definition. */
 export interface PinRecord {
   /** `sha256:` digest of the canonical JSON of the server's identity and the whole definition. */
@@ -34,8 +57,10 @@ export interface PinRecord {
 export interface PendingTool {
   /** The server's name in the config. */
   readonly server: string;
-  /** The tool's name on the server. */
+  /** The tool's (or prompt's, or resource template's) name on the server. */
   readonly tool: string;
+  /** What is hidden: a tool, a prompt or a resource template. Absent means a tool. */
+  readonly kind?: PinKind;
   /** The definition waiting for acceptance. */
   readonly pin: PendingPin;
   /** The pinned definition it differs from, when the tool was pinned before. */
@@ -66,22 +91,29 @@ interface LockFile {
 /** Largest lock file read, in bytes (16 MiB). */
 const MAX_LOCK_BYTES = 16 * 1024 * 1024;
 
-/** The part of a `tools/list` entry a pin covers. */
-export function pinnedDefinition(tool: McpToolInfo): Readonly<Record<string, unknown>> {
+/** The fields of a listed definition a pin covers, per kind (tools: see {@link pinnedDefinition}). */
+const PINNED_FIELDS: Readonly<Record<PinKind, readonly string[]>> = {
+  tool: ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'],
+  prompt: ['name', 'title', 'description', 'arguments'],
+  'resource-template': ['name', 'title', 'description', 'uriTemplate', 'mimeType'],
+};
+
+/**
+ * The part of a listing entry a pin covers: for a tool its name, title, description, schemas,
+ * annotations and declared contract; for a prompt its name, title, description and arguments;
+ * for a resource template its name, title, description, URI template and MIME type.
+ */
+export function pinnedDefinition(
+  tool: McpToolInfo,
+  kind: PinKind = 'tool',
+): Readonly<Record<string, unknown>> {
   const info = tool as unknown as Record<string, unknown>;
   const definition: Record<string, unknown> = {};
-  for (const key of [
-    'name',
-    'title',
-    'description',
-    'inputSchema',
-    'outputSchema',
-    'annotations',
-  ]) {
+  for (const key of PINNED_FIELDS[kind]) {
     if (info[key] !== undefined) definition[key] = info[key];
   }
   const meta = info._meta;
-  if (typeof meta === 'object' && meta !== null) {
+  if (kind === 'tool' && typeof meta === 'object' && meta !== null) {
     const contract = (meta as Record<string, unknown>)['io.github.toolfence/contract'];
     if (contract !== undefined) definition.contract = contract;
   }
@@ -102,17 +134,22 @@ function flaggedFields(definition: Readonly<Record<string, unknown>>): string[] 
  * server's identity and {@link pinnedDefinition}): what `PinRecord.sha256` holds, and what the
  * gateway compares with the accepted pin before a tool built from that definition runs.
  */
-export function definitionDigest(identity: string, tool: McpToolInfo): string {
-  return digestOf({ identity, definition: pinnedDefinition(tool) });
+export function definitionDigest(
+  identity: string,
+  tool: McpToolInfo,
+  kind: PinKind = 'tool',
+): string {
+  return digestOf({ identity, definition: pinnedDefinition(tool, kind) });
 }
 
-function recordFor(tool: McpToolInfo, identity: string): PinRecord {
-  const definition = pinnedDefinition(tool);
+function recordFor(tool: McpToolInfo, identity: string, kind: PinKind): PinRecord {
+  const definition = pinnedDefinition(tool, kind);
   return {
     sha256: digestOf({ identity, definition }),
     identity,
     definition,
-    risk: readContract(tool as never).contract.risk,
+    // A prompt or a resource template runs nothing: its risk is a read's.
+    risk: kind === 'tool' ? readContract(tool as never).contract.risk : 'read-only',
     flagged: flaggedFields(definition),
   };
 }
@@ -158,13 +195,14 @@ export function reviewServer(
   known: ServerPins | undefined,
   identity: string,
   tools: readonly McpToolInfo[],
+  kind: PinKind = 'tool',
 ): ServerReview {
   const visible = new Set<string>();
   const hidden = new Map<string, PinReason[]>();
   if (known === undefined) {
     const pins: ServerPins = { tools: {}, pending: {} };
     for (const tool of tools) {
-      setOwn(pins.tools, tool.name, recordFor(tool, identity));
+      setOwn(pins.tools, tool.name, recordFor(tool, identity, kind));
       visible.add(tool.name);
     }
     return { pins, review: { visible, hidden, changed: true } };
@@ -172,7 +210,7 @@ export function reviewServer(
   const pins: ServerPins = { tools: { ...known.tools }, pending: { ...known.pending } };
   let changed = false;
   for (const tool of tools) {
-    const record = recordFor(tool, identity);
+    const record = recordFor(tool, identity, kind);
     const pinned = ownOf(pins.tools, tool.name);
     const reasons: PinReason[] = [];
     if (pinned === undefined) reasons.push('new-tool');
@@ -243,11 +281,15 @@ export function pinChangedError(
  * PostgreSQL table (`PostgresPinStore`, for replicas).
  */
 export interface GatewayPinStore {
-  /** Decides which of a server's listed tools may be offered, recording new and pending pins. */
+  /**
+   * Decides which of a server's listed tools may be offered, recording new and pending pins.
+   * `server` is a {@link pinKey}; `kind` (default `tool`) picks the fields a pin covers.
+   */
   review(
     server: string,
     identity: string,
     tools: readonly McpToolInfo[],
+    kind?: PinKind,
   ): PinReview | Promise<PinReview>;
   /** The pin of one tool as of the last review or open, if it is pinned. */
   pinOf(server: string, tool: string): PinRecord | undefined;
@@ -316,9 +358,14 @@ export class PinStore implements GatewayPinStore {
   }
 
   /** Decides which of a server's listed tools may be offered, recording new pins and pending ones. */
-  review(server: string, identity: string, tools: readonly McpToolInfo[]): PinReview {
+  review(
+    server: string,
+    identity: string,
+    tools: readonly McpToolInfo[],
+    kind: PinKind = 'tool',
+  ): PinReview {
     const known = this.#lock.servers[server];
-    const { pins, review } = reviewServer(known, identity, tools);
+    const { pins, review } = reviewServer(known, identity, tools, kind);
     this.#lock.servers[server] = pins;
     return review;
   }
@@ -326,9 +373,10 @@ export class PinStore implements GatewayPinStore {
   /** Tools waiting for acceptance, per server. */
   pending(): PendingTool[] {
     const out: PendingTool[] = [];
-    for (const [server, pins] of Object.entries(this.#lock.servers)) {
+    for (const [key, pins] of Object.entries(this.#lock.servers)) {
+      const { server, kind } = splitPinKey(key);
       for (const [tool, pin] of Object.entries(pins.pending)) {
-        out.push({ server, tool, pin, previous: ownOf(pins.tools, tool) });
+        out.push({ server, tool, kind, pin, previous: ownOf(pins.tools, tool) });
       }
     }
     return out.sort((a, b) => `${a.server}/${a.tool}`.localeCompare(`${b.server}/${b.tool}`));

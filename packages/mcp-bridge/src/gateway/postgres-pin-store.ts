@@ -10,11 +10,13 @@ import {
   acceptPending,
   type GatewayPinStore,
   type PendingTool,
+  type PinKind,
   type PinRecord,
   type PinReview,
   pinChangedError,
   reviewServer,
   type ServerPins,
+  splitPinKey,
 } from './pin-store.js';
 
 /** Options of {@link PostgresPinStore.open}. Unknown keys are refused. */
@@ -265,8 +267,9 @@ export class PostgresPinStore implements GatewayPinStore {
     server: string,
     identity: string,
     tools: readonly McpToolInfo[],
+    kind: PinKind = 'tool',
   ): Promise<PinReview> {
-    const first = reviewServer(undefined, identity, tools);
+    const first = reviewServer(undefined, identity, tools, kind);
     return this.#transaction('review the pins', async (client) => {
       const inserted = await client.query(
         `INSERT INTO ${this.#table} (server, pins) VALUES ($1, $2) ON CONFLICT (server) DO NOTHING RETURNING server`,
@@ -280,7 +283,12 @@ export class PostgresPinStore implements GatewayPinStore {
         `SELECT pins FROM ${this.#table} WHERE server = $1 FOR UPDATE`,
         [server],
       );
-      const { pins, review } = reviewServer(parseServerPins(row.rows[0]?.pins), identity, tools);
+      const { pins, review } = reviewServer(
+        parseServerPins(row.rows[0]?.pins),
+        identity,
+        tools,
+        kind,
+      );
       if (review.changed) {
         await client.query(
           `UPDATE ${this.#table} SET pins = $2, updated_at = now() WHERE server = $1`,
@@ -300,9 +308,10 @@ export class PostgresPinStore implements GatewayPinStore {
   /** Tools waiting for acceptance, as of the last review or open. */
   pending(): PendingTool[] {
     const out: PendingTool[] = [];
-    for (const [server, pins] of this.#cache) {
+    for (const [key, pins] of this.#cache) {
+      const { server, kind } = splitPinKey(key);
       for (const [tool, pin] of Object.entries(pins.pending)) {
-        out.push({ server, tool, pin, previous: pins.tools[tool] });
+        out.push({ server, tool, kind, pin, previous: pins.tools[tool] });
       }
     }
     return out.sort((a, b) => `${a.server}/${a.tool}`.localeCompare(`${b.server}/${b.tool}`));

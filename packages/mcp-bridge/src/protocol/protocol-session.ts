@@ -10,7 +10,9 @@ import {
   ListRootsRequestSchema,
   McpError,
   type Notification,
+  PromptListChangedNotificationSchema,
   type Request,
+  ResourceListChangedNotificationSchema,
   type Result,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -89,6 +91,11 @@ export interface ProtocolSessionOptions {
   readonly onError: (error: Error) => void;
   /** Called for `notifications/tools/list_changed`, in either era and on any stream. */
   readonly onToolsListChanged?: () => void;
+  /**
+   * Called for `notifications/prompts/list_changed` and `.../resources/list_changed`: legacy
+   * era, and modern over stdio (asked for in the `subscriptions/listen` filter).
+   */
+  readonly onListChanged?: (list: 'prompts' | 'resources') => void;
   /**
    * Called when a change may have been missed (a listen stream acknowledged, or lost): the
    * listing should be taken again, though the server announced nothing.
@@ -306,6 +313,15 @@ export class ProtocolSession {
     }
   }
 
+  /**
+   * Sends a notification without parameters (such as `notifications/roots/list_changed`) on a
+   * legacy session; a modern (stateless) connection has no session to tell, so nothing is sent.
+   */
+  async notify(method: string): Promise<void> {
+    if (this.#description?.era !== 'legacy') return;
+    await this.#peer.notification({ method });
+  }
+
   /** Ends the connection. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -323,6 +339,15 @@ export class ProtocolSession {
     const onToolsListChanged = this.#options.onToolsListChanged;
     if (onToolsListChanged !== undefined) {
       peer.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsListChanged());
+    }
+    const onListChanged = this.#options.onListChanged;
+    if (onListChanged !== undefined) {
+      peer.setNotificationHandler(PromptListChangedNotificationSchema, () =>
+        onListChanged('prompts'),
+      );
+      peer.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+        onListChanged('resources'),
+      );
     }
     const transport = this.#transport;
     if ('messageHeaders' in transport) {
@@ -386,7 +411,19 @@ export class ProtocolSession {
       jsonrpc: '2.0',
       id,
       method: 'subscriptions/listen',
-      params: this.#withMeta({ notifications: { toolsListChanged: true } }, version),
+      // Over stdio the prompt and resource changes arrive on the same channel and reach
+      // `onListChanged`; the HTTP listener follows tool changes only.
+      params: this.#withMeta(
+        {
+          notifications: {
+            toolsListChanged: true,
+            ...(this.#options.onListChanged === undefined || 'listen' in this.#transport
+              ? {}
+              : { promptsListChanged: true, resourcesListChanged: true }),
+          },
+        },
+        version,
+      ),
     });
     const transport = this.#transport;
     if ('listen' in transport) {

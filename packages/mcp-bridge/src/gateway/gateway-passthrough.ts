@@ -1,0 +1,853 @@
+import { randomUUID } from 'node:crypto';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type Server,
+  type ServerContext,
+  UriTemplate,
+} from '@modelcontextprotocol/server';
+import {
+  CONTENT_TRUST_LEVELS,
+  type ContentTrustLevel,
+  readContract,
+  type ToolContract,
+} from '@toolfence/tool-contract';
+import {
+  type Authorizer,
+  checkOptionKeys,
+  createToolContext,
+  isPermissionDecision,
+  type JsonObject,
+  type PermissionDecision,
+} from '@toolfence/tools';
+import { ResourceNotFoundError, ServerRpcError } from '../client/errors.js';
+import type { McpClient } from '../client/mcp-client.js';
+import type { McpToolInfo } from '../client/tool-listing.js';
+import { isRecord } from '../is-record.js';
+import { escapeInvisible, printableText } from '../printable-text.js';
+import type { McpBridgeLogger } from '../transport/logger.js';
+import type { AuditEntry } from './audit-log.js';
+import { canonicalJson, digestOf } from './canonical-json.js';
+import { GatewayConfigError } from './errors.js';
+import { isoTime } from './iso-time.js';
+import { type GatewayPinStore, type PinKind, type PinReason, pinKey } from './pin-store.js';
+
+/**
+ * Limits of what the gateway passes through besides tools (McpGateway option `passthrough`).
+ * Unknown keys are refused.
+ */
+export interface GatewayPassthroughOptions {
+  /**
+   * Characters of one upstream's `instructions` kept, counted in the server's text (a control
+   * or invisible character kept is shown as `\u{…}`). Default 2,048.
+   */
+  readonly maxInstructionsPerServer?: number;
+  /** Characters of all upstreams' `instructions` kept together, counted the same way. Default 8,192. */
+  readonly maxInstructionsTotal?: number;
+  /** Pages of one upstream listing (`prompts/list`, `resources/list`, ...) followed. Default 100. */
+  readonly maxListPages?: number;
+  /** Entries of one upstream listing kept; the rest are left out (and logged). Default 10,000. */
+  readonly maxListItems?: number;
+  /** Milliseconds the downstream client has to answer the `roots/list` asked for an upstream. Default 10,000. */
+  readonly rootsTimeoutMs?: number;
+}
+
+/** The defaults of {@link GatewayPassthroughOptions}. */
+export const DEFAULT_PASSTHROUGH_LIMITS: Readonly<Required<GatewayPassthroughOptions>> =
+  Object.freeze({
+    maxInstructionsPerServer: 2_048,
+    maxInstructionsTotal: 8_192,
+    maxListPages: 100,
+    maxListItems: 10_000,
+    rootsTimeoutMs: 10_000,
+  });
+
+const OPTION_KEYS = Object.keys(DEFAULT_PASSTHROUGH_LIMITS);
+
+/** The option checked, defaults filled in; a bad value is a `GatewayConfigError` naming it. */
+export function passthroughLimits(value: unknown): Readonly<Required<GatewayPassthroughOptions>> {
+  if (value === undefined) return DEFAULT_PASSTHROUGH_LIMITS;
+  if (!isRecord(value)) {
+    throw new GatewayConfigError('McpGateway option passthrough must be an object', {
+      details: { option: 'passthrough' },
+    });
+  }
+  checkOptionKeys(
+    value,
+    OPTION_KEYS,
+    'McpGateway passthrough',
+    (message, option) =>
+      new GatewayConfigError(message, { details: { option: `passthrough.${option}` } }),
+  );
+  const out: Record<string, number> = { ...DEFAULT_PASSTHROUGH_LIMITS };
+  for (const key of OPTION_KEYS) {
+    const given = value[key];
+    if (given === undefined) continue;
+    if (typeof given !== 'number' || !Number.isSafeInteger(given) || given < 1) {
+      throw new GatewayConfigError(
+        `McpGateway option passthrough.${key} must be a whole number of at least 1`,
+        { details: { option: `passthrough.${key}` } },
+      );
+    }
+    out[key] = given;
+  }
+  return Object.freeze(out) as Required<GatewayPassthroughOptions>;
+}
+
+/** The gateway's own sentence, before the upstreams' instructions. */
+export const GATEWAY_INSTRUCTIONS =
+  'Tools from several MCP servers, named <server>__<tool>. Every call is checked by policy; some ask the user first.';
+
+/** The capabilities the downstream server declares for what passes through (always declared). */
+export const PASSTHROUGH_CAPABILITIES: Readonly<{
+  prompts: { listChanged: boolean };
+  resources: { listChanged: boolean };
+  completions: Record<string, never>;
+}> = Object.freeze({
+  prompts: { listChanged: true },
+  resources: { listChanged: true },
+  completions: {},
+});
+
+/** One prompt or resource template offered downstream. */
+interface Passed {
+  readonly offered: string;
+  readonly remote: string;
+  readonly pin: string;
+  readonly listed: Readonly<Record<string, unknown>>;
+  readonly template?: UriTemplate;
+  readonly uriTemplate?: string;
+}
+
+/** What one ready upstream offers besides tools, as of its last load. */
+export interface PassthroughUpstream {
+  readonly server: string;
+  readonly namespace: string;
+  readonly client: McpClient;
+  readonly instructions: string | undefined;
+  readonly resources: boolean;
+  readonly completions: boolean;
+  readonly contentTrust: ContentTrustLevel;
+  readonly prompts: readonly Passed[];
+  readonly templates: readonly Passed[];
+  /** Offered names hidden until accepted, with their kind and reasons. */
+  readonly hidden: ReadonlyMap<
+    string,
+    { readonly kind: PinKind; readonly reasons: readonly PinReason[] }
+  >;
+}
+
+/** What the pass-through needs of the gateway. */
+export interface GatewayPassthroughHooks {
+  /** The current authorizer (the policy), read at each request. */
+  readonly authorizer: () => Authorizer;
+  /** Appends one audit entry (never throws). */
+  readonly audit: (entry: AuditEntry) => Promise<void>;
+  /** Enforce nothing, record what would have been decided. */
+  readonly observe: boolean;
+  /** True when the legacy downstream client declared form elicitation. */
+  readonly canAsk: (server: Server) => boolean;
+  readonly logger?: McpBridgeLogger | undefined;
+  readonly limits: Readonly<Required<GatewayPassthroughOptions>>;
+}
+
+const APPROVAL_SCHEMA = {
+  type: 'object',
+  properties: {
+    approve: { type: 'boolean', title: 'Allow this read?', description: 'Approve this one read' },
+  },
+  required: ['approve'],
+} as const;
+
+const MALFORMED: PermissionDecision = Object.freeze({
+  verdict: 'deny',
+  reason: 'invalid-decision',
+});
+
+function refusal(code: string, message: string, data: Record<string, unknown> = {}): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message, { code, ...data });
+}
+
+/** The most cautious of two content-trust levels. */
+function moreCautious(a: ContentTrustLevel, b: ContentTrustLevel): ContentTrustLevel {
+  return CONTENT_TRUST_LEVELS.indexOf(a) >= CONTENT_TRUST_LEVELS.indexOf(b) ? a : b;
+}
+
+/**
+ * The server's content trust: the most cautious level its tools declare in their contracts,
+ * `untrusted` when none declares one (remote content is untrusted unless the server says more).
+ */
+function serverContentTrust(tools: readonly McpToolInfo[]): ContentTrustLevel {
+  let trust: ContentTrustLevel | undefined;
+  for (const tool of tools) {
+    try {
+      const reading = readContract(tool as never);
+      if (reading.source !== 'declared') continue;
+      trust =
+        trust === undefined
+          ? reading.contract.contentTrust
+          : moreCautious(trust, reading.contract.contentTrust);
+    } catch {
+      // A tool whose contract cannot be read declares nothing.
+    }
+  }
+  return trust ?? 'untrusted';
+}
+
+/**
+ * Prompts, resources, resource templates, completions and `instructions` of the upstreams, passed
+ * to the downstream clients under the rules tools follow: names are namespaced
+ * (`<namespace>__<name>`; resource URIs stay as the servers wrote them), prompts and resource
+ * templates are pinned (a changed one is hidden until `toolfence-mcp pin --accept`), and a
+ * `prompts/get` or `resources/read` is a read decided by the gateway's policy and audited.
+ */
+export class GatewayPassthrough {
+  readonly #hooks: GatewayPassthroughHooks;
+  #upstreams: ReadonlyMap<string, PassthroughUpstream> = new Map();
+  #prompts = new Map<string, { readonly upstream: PassthroughUpstream; readonly passed: Passed }>();
+  #promptListing: readonly Readonly<Record<string, unknown>>[] = [];
+  #templateListing: readonly Readonly<Record<string, unknown>>[] = [];
+  #listingKey = '';
+  /** URI → servers that listed it, from the last `resources/list` of every upstream. */
+  #routes = new Map<string, Set<string>>();
+  /** The legacy downstream connections open (the roots of one of them may be forwarded). */
+  readonly #legacy = new Set<Server>();
+
+  constructor(hooks: GatewayPassthroughHooks) {
+    this.#hooks = hooks;
+  }
+
+  /**
+   * Lists one ready upstream's prompts and resource templates and reviews their pins (`pins`,
+   * under the keys `prompt:<server>` and `resource-template:<server>`). A listing that fails is
+   * logged and counts as empty; the upstream's tools are not affected.
+   */
+  async load(input: {
+    readonly server: string;
+    readonly namespace: string;
+    readonly identity: string;
+    readonly client: McpClient;
+    readonly pins: GatewayPinStore;
+    readonly tools: readonly McpToolInfo[];
+  }): Promise<{ readonly upstream: PassthroughUpstream; readonly pinsChanged: boolean }> {
+    const { server, namespace, identity, client, pins } = input;
+    const capabilities = client.serverCapabilities ?? {};
+    const hidden = new Map<string, { kind: PinKind; reasons: readonly PinReason[] }>();
+    let pinsChanged = false;
+    const review = async (
+      kind: PinKind,
+      entries: readonly Readonly<Record<string, unknown>>[],
+    ): Promise<Passed[]> => {
+      const key = pinKey(server, kind);
+      const decided = await pins.review(key, identity, entries as unknown as McpToolInfo[], kind);
+      pinsChanged ||= decided.changed;
+      const passed: Passed[] = [];
+      for (const entry of entries) {
+        const remote = entry.name as string;
+        const offered = `${namespace}__${remote}`;
+        const reasons = decided.hidden.get(remote);
+        if (reasons !== undefined || !decided.visible.has(remote)) {
+          hidden.set(offered, { kind, reasons: reasons ?? [] });
+          this.#hooks.logger?.warn?.(`A ${kind} is hidden until it is accepted again`, {
+            server,
+            name: remote,
+            reasons: reasons ?? [],
+          });
+          continue;
+        }
+        const listed: Record<string, unknown> = { ...entry, name: offered };
+        if (typeof entry.description === 'string') {
+          listed.description = escapeInvisible(entry.description);
+        }
+        const uriTemplate = typeof entry.uriTemplate === 'string' ? entry.uriTemplate : undefined;
+        let template: UriTemplate | undefined;
+        if (uriTemplate !== undefined) {
+          try {
+            template = new UriTemplate(uriTemplate);
+          } catch {
+            continue;
+          }
+        }
+        passed.push({
+          offered,
+          remote,
+          pin: pins.pinOf(key, remote)?.sha256 ?? 'unpinned',
+          listed: Object.freeze(listed),
+          ...(template === undefined || uriTemplate === undefined ? {} : { template, uriTemplate }),
+        });
+      }
+      return passed;
+    };
+    const prompts = isRecord(capabilities.prompts)
+      ? await this.#list(client, server, 'prompts/list', 'prompts', 'name')
+      : [];
+    const templates = isRecord(capabilities.resources)
+      ? await this.#list(
+          client,
+          server,
+          'resources/templates/list',
+          'resourceTemplates',
+          'uriTemplate',
+        )
+      : [];
+    const upstream: PassthroughUpstream = {
+      server,
+      namespace,
+      client,
+      instructions: client.instructions,
+      resources: isRecord(capabilities.resources),
+      completions: isRecord(capabilities.completions),
+      contentTrust: serverContentTrust(input.tools),
+      prompts: await review('prompt', prompts),
+      templates: await review('resource-template', templates),
+      hidden,
+    };
+    return { upstream, pinsChanged };
+  }
+
+  /**
+   * Makes `upstreams` (the ready ones, by server name) what is offered, and sends
+   * `notifications/prompts/list_changed` and `notifications/resources/list_changed` to `servers`
+   * when the offered prompts or resource templates changed.
+   */
+  async commit(
+    upstreams: ReadonlyMap<string, PassthroughUpstream>,
+    servers: readonly Server[],
+  ): Promise<void> {
+    this.#upstreams = upstreams;
+    const prompts = new Map<string, { upstream: PassthroughUpstream; passed: Passed }>();
+    const templates: Readonly<Record<string, unknown>>[] = [];
+    for (const upstream of upstreams.values()) {
+      for (const passed of upstream.prompts) prompts.set(passed.offered, { upstream, passed });
+      for (const passed of upstream.templates) templates.push(passed.listed);
+    }
+    this.#prompts = prompts;
+    const promptListing = [...prompts.keys()]
+      .sort()
+      .map((name) => (prompts.get(name) as { passed: Passed }).passed.listed);
+    const templateListing = templates.sort((a, b) => String(a.name).localeCompare(String(b.name)));
+    const promptKey = canonicalJson(promptListing);
+    const templateKey = canonicalJson(templateListing);
+    const [oldPrompts, oldTemplates] =
+      this.#listingKey === '' ? ['', ''] : this.#listingKey.split('\n');
+    this.#promptListing = promptListing;
+    this.#templateListing = templateListing;
+    const first = this.#listingKey === '';
+    this.#listingKey = `${promptKey}\n${templateKey}`;
+    if (first) return;
+    const sends: Promise<unknown>[] = [];
+    for (const server of servers) {
+      if (oldPrompts !== promptKey)
+        sends.push(server.sendPromptListChanged().catch(() => undefined));
+      if (oldTemplates !== templateKey) {
+        sends.push(server.sendResourceListChanged().catch(() => undefined));
+      }
+    }
+    await Promise.all(sends);
+  }
+
+  /** The gateway's sentence, then each ready upstream's `instructions`, labelled and bounded. */
+  instructions(): string {
+    const { maxInstructionsPerServer, maxInstructionsTotal } = this.#hooks.limits;
+    const lines: string[] = [];
+    let left = maxInstructionsTotal;
+    for (const upstream of [...this.#upstreams.values()].sort((a, b) =>
+      a.server.localeCompare(b.server),
+    )) {
+      if (upstream.instructions === undefined || upstream.instructions.trim() === '') continue;
+      if (left <= 0) {
+        lines.push('(the instructions of further servers are cut)');
+        break;
+      }
+      const text = printableText(upstream.instructions, Math.min(maxInstructionsPerServer, left));
+      left -= Math.min([...upstream.instructions].length, maxInstructionsPerServer, left);
+      lines.push(`[server ${upstream.server}, tools ${upstream.namespace}__*] ${text}`);
+    }
+    if (lines.length === 0) return GATEWAY_INSTRUCTIONS;
+    return [
+      GATEWAY_INSTRUCTIONS,
+      "The upstream servers' own instructions follow, one line each, labelled with the server (their words, not the gateway's):",
+      ...lines,
+    ].join('\n');
+  }
+
+  /**
+   * The roots an upstream is given when it asks (`roots/list`): the downstream client's, asked
+   * of it now, when exactly one legacy downstream client is connected and it declared `roots`;
+   * otherwise none (an empty list: the upstream keeps its own configured folders). Only
+   * `file://` roots are passed.
+   */
+  async roots(): Promise<readonly { readonly uri: string; readonly name?: string }[]> {
+    if (this.#legacy.size !== 1) return [];
+    const [server] = this.#legacy as Set<Server>;
+    if (server === undefined || !isRecord(server.getClientCapabilities()?.roots)) return [];
+    try {
+      const answer = await server.listRoots(undefined, {
+        timeout: this.#hooks.limits.rootsTimeoutMs,
+      });
+      return answer.roots
+        .filter((root) => typeof root.uri === 'string' && root.uri.startsWith('file://'))
+        .map((root) => ({
+          uri: root.uri,
+          ...(typeof root.name === 'string' ? { name: root.name } : {}),
+        }));
+    } catch {
+      return [];
+    }
+  }
+
+  /** Tells every ready upstream that asked for roots that they changed. */
+  #rootsChanged(): void {
+    for (const upstream of this.#upstreams.values()) void upstream.client.notifyRootsChanged();
+  }
+
+  /** An upstream said its resources changed: the downstream clients are told at once. */
+  async resourcesChanged(servers: readonly Server[]): Promise<void> {
+    await Promise.all(
+      servers.map((server) => server.sendResourceListChanged().catch(() => undefined)),
+    );
+  }
+
+  /** A downstream connection ended: its roots no longer apply. */
+  detach(server: Server): void {
+    if (this.#legacy.delete(server)) this.#rootsChanged();
+  }
+
+  /** Installs the pass-through request handlers on one downstream server. */
+  attach(server: Server, era: 'legacy' | 'modern'): void {
+    if (era === 'legacy') {
+      // Roots: known once the client is initialized; changes are forwarded to the upstreams.
+      this.#legacy.add(server);
+      this.#rootsChanged();
+      server.oninitialized = () => this.#rootsChanged();
+      server.setNotificationHandler('notifications/roots/list_changed', () => this.#rootsChanged());
+    }
+    server.setRequestHandler('prompts/list', () => ({ prompts: this.#promptListing }) as never);
+    server.setRequestHandler(
+      'resources/templates/list',
+      () => ({ resourceTemplates: this.#templateListing }) as never,
+    );
+    server.setRequestHandler(
+      'resources/list',
+      async (_request, context) =>
+        ({ resources: await this.#listResources(context.mcpReq.signal) }) as never,
+    );
+    server.setRequestHandler(
+      'prompts/get',
+      (request, context) => this.#getPrompt(server, era, request.params, context.mcpReq) as never,
+    );
+    server.setRequestHandler(
+      'resources/read',
+      (request, context) =>
+        this.#readResource(server, era, request.params.uri, context.mcpReq) as never,
+    );
+    server.setRequestHandler(
+      'completion/complete',
+      (request) => this.#complete(request.params as unknown as Record<string, unknown>) as never,
+    );
+  }
+
+  // Follows an upstream listing's pagination within the limits; entries without a string
+  // `name` (and `key`) are left out, as are repeated names.
+  async #list(
+    client: McpClient,
+    server: string,
+    method: string,
+    field: string,
+    key: string,
+  ): Promise<Readonly<Record<string, unknown>>[]> {
+    const { maxListPages, maxListItems } = this.#hooks.limits;
+    const out: Readonly<Record<string, unknown>>[] = [];
+    const names = new Set<string>();
+    const cursors = new Set<string>();
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; page < maxListPages; page++) {
+        const result = await client.request(method, cursor === undefined ? {} : { cursor });
+        const entries = result[field];
+        if (Array.isArray(entries)) {
+          for (const entry of entries) {
+            if (
+              !isRecord(entry) ||
+              typeof entry.name !== 'string' ||
+              typeof entry[key] !== 'string'
+            )
+              continue;
+            if (names.has(entry.name)) continue;
+            if (out.length >= maxListItems) {
+              this.#hooks.logger?.warn?.(
+                'An upstream listing is longer than maxListItems; the rest is left out',
+                {
+                  server,
+                  method,
+                  maxListItems,
+                },
+              );
+              return out;
+            }
+            names.add(entry.name);
+            out.push(entry);
+          }
+        }
+        const next = result.nextCursor;
+        if (typeof next !== 'string' || next === '' || cursors.has(next)) return out;
+        cursors.add(next);
+        cursor = next;
+      }
+      this.#hooks.logger?.warn?.('An upstream listing has more pages than maxListPages', {
+        server,
+        method,
+        maxListPages,
+      });
+    } catch (error) {
+      this.#hooks.logger?.warn?.('An upstream listing failed; it counts as empty', {
+        server,
+        method,
+        code: (error as { code?: unknown } | null)?.code,
+      });
+    }
+    return out;
+  }
+
+  async #listResources(signal: AbortSignal): Promise<Readonly<Record<string, unknown>>[]> {
+    const routes = new Map<string, Set<string>>();
+    const listed: Readonly<Record<string, unknown>>[] = [];
+    const upstreams = [...this.#upstreams.values()].filter((upstream) => upstream.resources);
+    const listings = await Promise.all(
+      upstreams.map((upstream) =>
+        this.#list(upstream.client, upstream.server, 'resources/list', 'resources', 'uri'),
+      ),
+    );
+    signal.throwIfAborted();
+    for (const [index, upstream] of upstreams.entries()) {
+      for (const entry of listings[index] ?? []) {
+        const uri = entry.uri as string;
+        const servers = routes.get(uri) ?? new Set<string>();
+        servers.add(upstream.server);
+        routes.set(uri, servers);
+        listed.push(
+          Object.freeze({
+            ...entry,
+            name: `${upstream.namespace}__${entry.name as string}`,
+            ...(typeof entry.description === 'string'
+              ? { description: escapeInvisible(entry.description) }
+              : {}),
+          }),
+        );
+      }
+    }
+    this.#routes = routes;
+    return listed;
+  }
+
+  /** The upstreams that may serve `uri`: the ones that listed it, else whose template matches. */
+  #candidates(uri: string): { upstreams: PassthroughUpstream[]; template?: Passed } {
+    const listedBy = this.#routes.get(uri);
+    if (listedBy !== undefined) {
+      const upstreams = [...listedBy]
+        .map((name) => this.#upstreams.get(name))
+        .filter((upstream): upstream is PassthroughUpstream => upstream !== undefined);
+      if (upstreams.length > 0) return { upstreams };
+    }
+    const matched: PassthroughUpstream[] = [];
+    let template: Passed | undefined;
+    for (const upstream of this.#upstreams.values()) {
+      const hit = upstream.templates.find((passed) => passed.template?.match(uri) != null);
+      if (hit !== undefined) {
+        matched.push(upstream);
+        template ??= hit;
+      }
+    }
+    return template === undefined ? { upstreams: matched } : { upstreams: matched, template };
+  }
+
+  async #readResource(
+    server: Server,
+    era: 'legacy' | 'modern',
+    uri: string,
+    request: ServerContext['mcpReq'],
+  ): Promise<Record<string, unknown>> {
+    let found = this.#candidates(uri);
+    if (found.upstreams.length === 0) {
+      await this.#listResources(request.signal);
+      found = this.#candidates(uri);
+    }
+    if (found.upstreams.length === 0) {
+      throw refusal(
+        'GATEWAY_RESOURCE_NOT_FOUND',
+        `No upstream server listed the resource ${printableText(uri, 200)} or offers a template that matches it (see resources/list and resources/templates/list).`,
+        { uri },
+      );
+    }
+    if (found.upstreams.length > 1) {
+      const servers = found.upstreams.map((upstream) => upstream.server).sort();
+      throw refusal(
+        'GATEWAY_RESOURCE_AMBIGUOUS',
+        `The resource ${printableText(uri, 200)} is offered by several upstream servers (${servers.join(', ')}), so the gateway cannot tell which one to read; it read none.`,
+        { uri, servers },
+      );
+    }
+    const upstream = found.upstreams[0] as PassthroughUpstream;
+    const name = `${upstream.namespace}__resource:${uri}`;
+    const args = { uri };
+    return this.#governed(
+      server,
+      era,
+      request,
+      {
+        kind: 'resource',
+        name,
+        args,
+        pin: found.template?.pin ?? 'unpinned',
+        upstream,
+        description: `Read the resource ${uri} of server ${upstream.server}`,
+      },
+      async () => ({
+        contents: await upstream.client.readResource(uri, { signal: request.signal }),
+      }),
+    );
+  }
+
+  async #getPrompt(
+    server: Server,
+    era: 'legacy' | 'modern',
+    params: { readonly name: string; readonly arguments?: Record<string, string> | undefined },
+    request: ServerContext['mcpReq'],
+  ): Promise<Record<string, unknown>> {
+    const target = this.#prompts.get(params.name);
+    if (target === undefined) throw this.#unknown('prompt', params.name);
+    const { upstream, passed } = target;
+    const args = (params.arguments ?? {}) as JsonObject;
+    return this.#governed(
+      server,
+      era,
+      request,
+      {
+        kind: 'prompt',
+        name: `${upstream.namespace}__prompt:${passed.remote}`,
+        args,
+        pin: passed.pin,
+        upstream,
+        description:
+          typeof passed.listed.description === 'string'
+            ? passed.listed.description
+            : `Prompt ${passed.remote} of server ${upstream.server}`,
+      },
+      async () => {
+        const result = await upstream.client.request('prompts/get', {
+          name: passed.remote,
+          ...(params.arguments === undefined ? {} : { arguments: params.arguments }),
+        });
+        if (!Array.isArray(result.messages)) {
+          throw refusal(
+            'GATEWAY_UPSTREAM_MALFORMED',
+            `The server ${upstream.server} answered prompts/get without a messages list.`,
+          );
+        }
+        return { ...result };
+      },
+    );
+  }
+
+  #unknown(kind: 'prompt' | 'resource-template', name: string): ProtocolError {
+    for (const upstream of this.#upstreams.values()) {
+      const hidden = upstream.hidden.get(name);
+      if (hidden === undefined || hidden.kind !== kind) continue;
+      return refusal(
+        'GATEWAY_DEFINITION_HIDDEN',
+        `The ${kind} ${printableText(name, 200)} is hidden because its definition is new or changed since it was pinned (${hidden.reasons.join(', ')}); a person can review it with "toolfence-mcp pin --show" and accept it with "toolfence-mcp pin --accept ${name}@<digest>" (the token --show prints).`,
+        { name, reasons: hidden.reasons },
+      );
+    }
+    return refusal(
+      'GATEWAY_DEFINITION_NOT_FOUND',
+      `No upstream server offers the ${kind} ${printableText(name, 200)} (see ${kind === 'prompt' ? 'prompts/list' : 'resources/templates/list'}).`,
+      { name },
+    );
+  }
+
+  async #complete(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const ref = isRecord(params.ref) ? params.ref : {};
+    let upstream: PassthroughUpstream | undefined;
+    let forwarded: Record<string, unknown> | undefined;
+    if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
+      const target = this.#prompts.get(ref.name);
+      if (target === undefined) throw this.#unknown('prompt', ref.name);
+      upstream = target.upstream;
+      forwarded = { ...ref, name: target.passed.remote };
+    } else if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
+      const owners = [...this.#upstreams.values()].filter((candidate) =>
+        candidate.templates.some((passed) => passed.uriTemplate === ref.uri),
+      );
+      if (owners.length > 1) {
+        const servers = owners.map((owner) => owner.server).sort();
+        throw refusal(
+          'GATEWAY_RESOURCE_AMBIGUOUS',
+          `The resource template ${printableText(ref.uri, 200)} is offered by several upstream servers (${servers.join(', ')}); the gateway cannot tell which one completes it.`,
+          { uri: ref.uri, servers },
+        );
+      }
+      upstream = owners[0];
+      if (upstream === undefined) throw this.#unknown('resource-template', ref.uri);
+      forwarded = { ...ref };
+    } else {
+      throw refusal(
+        'GATEWAY_COMPLETION_REF',
+        'completion/complete needs ref {type:"ref/prompt", name} or {type:"ref/resource", uri}.',
+      );
+    }
+    if (!upstream.completions) return { completion: { values: [] } };
+    try {
+      const result = await upstream.client.request('completion/complete', {
+        ...params,
+        ref: forwarded,
+      });
+      return isRecord(result.completion) ? { ...result } : { completion: { values: [] } };
+    } catch (error) {
+      throw this.#upstreamFailure(upstream, 'completion/complete', error);
+    }
+  }
+
+  #upstreamFailure(upstream: PassthroughUpstream, method: string, error: unknown): ProtocolError {
+    if (error instanceof ProtocolError) return error;
+    if (ResourceNotFoundError.isInstance(error)) {
+      return refusal(
+        'GATEWAY_RESOURCE_NOT_FOUND',
+        `The server ${upstream.server} has no such resource.`,
+      );
+    }
+    const code = (error as { code?: unknown } | null)?.code;
+    const said =
+      ServerRpcError.isInstance(error) && error.serverMessage !== undefined
+        ? ` The server said: "${error.serverMessage}"`
+        : '';
+    return new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `The server ${upstream.server} failed ${method} (${typeof code === 'string' ? code : 'unknown'}).${said}`,
+      { code: 'GATEWAY_UPSTREAM_FAILED', server: upstream.server },
+    );
+  }
+
+  // A prompts/get or resources/read: the policy decides it as a read (risk `read-only`, the
+  // server's content trust), an `ask` is put to a legacy client that declared form elicitation,
+  // and the outcome is audited with its own `kind`.
+  async #governed(
+    server: Server,
+    era: 'legacy' | 'modern',
+    request: ServerContext['mcpReq'],
+    read: {
+      readonly kind: 'prompt' | 'resource';
+      readonly name: string;
+      readonly args: JsonObject;
+      readonly pin: string;
+      readonly upstream: PassthroughUpstream;
+      readonly description: string;
+    },
+    run: () => Promise<Record<string, unknown>>,
+  ): Promise<Record<string, unknown>> {
+    const base = {
+      time: isoTime(Date.now()),
+      kind: read.kind,
+      tool: read.name,
+      pin: read.pin,
+      argumentsDigest: digestOf(read.args),
+    } as const;
+    const method = read.kind === 'prompt' ? 'prompts/get' : 'resources/read';
+    const decision = await this.#decide(read, request.signal);
+    const observe = this.#hooks.observe;
+    let approvedBy: 'user' | undefined;
+    if (!observe && decision.verdict !== 'allow') {
+      let outcome = 'denied';
+      if (decision.verdict === 'ask') {
+        if (era === 'legacy' && this.#hooks.canAsk(server)) {
+          const approved = await request
+            .elicitInput(
+              {
+                message: [
+                  `Allow this ${read.kind === 'prompt' ? 'prompt' : 'resource read'}: ${read.name} (server ${read.upstream.server})?`,
+                  `Why asked: ${decision.reason ?? 'the policy asks for this read'}.`,
+                  `Arguments: ${printableText(JSON.stringify(read.args), 1_000)}`,
+                ].join('\n'),
+                requestedSchema: APPROVAL_SCHEMA as never,
+              },
+              { signal: request.signal },
+            )
+            .then(
+              (answer) => answer.action === 'accept' && answer.content?.approve === true,
+              () => false,
+            );
+          if (approved) approvedBy = 'user';
+          else outcome = 'declined';
+        } else {
+          outcome = 'no-approval-channel';
+        }
+      }
+      if (approvedBy === undefined) {
+        await this.#hooks.audit({ ...base, decision: decision.verdict, outcome });
+        const why =
+          decision.reason === undefined ? '' : ` (${printableText(decision.reason, 200)})`;
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          outcome === 'denied'
+            ? `${method} of ${read.name} is denied by the gateway's policy${why}, so it was not sent.`
+            : outcome === 'declined'
+              ? `${method} of ${read.name} was not approved by the user, so it was not sent.`
+              : `The gateway's policy asks a person before ${method} of ${read.name}${why}, and this client cannot be asked (it declared no form elicitation, or speaks 2026-07-28 where reads are not asked); allow it in the policy instead.`,
+          { code: 'GATEWAY_READ_REFUSED', outcome },
+        );
+      }
+    }
+    try {
+      const result = await run();
+      await this.#hooks.audit({
+        ...base,
+        decision: decision.verdict,
+        ...(approvedBy === undefined ? {} : { approvedBy }),
+        outcome: observe && decision.verdict !== 'allow' ? 'observed' : 'ok',
+        resultDigest: digestOf(result),
+        ...(observe ? { observed: true } : {}),
+      });
+      return result;
+    } catch (error) {
+      await this.#hooks.audit({ ...base, decision: decision.verdict, outcome: 'failed' });
+      throw this.#upstreamFailure(read.upstream, method, error);
+    }
+  }
+
+  async #decide(
+    read: {
+      readonly name: string;
+      readonly args: JsonObject;
+      readonly upstream: PassthroughUpstream;
+      readonly description: string;
+    },
+    signal: AbortSignal,
+  ): Promise<PermissionDecision> {
+    const contract: ToolContract = Object.freeze({
+      risk: 'read-only',
+      contentTrust: read.upstream.contentTrust,
+      idempotent: true,
+      version: '1.0.0',
+      aliases: [],
+    });
+    try {
+      const decision = await this.#hooks.authorizer().authorize({
+        toolName: read.name,
+        args: Object.freeze({ ...read.args }),
+        context: createToolContext({ runId: `gateway-${randomUUID()}`, signal }),
+        spec: Object.freeze({
+          name: read.name,
+          description: read.description,
+          inputSchema: { type: 'object' },
+          contract,
+          effect: 'read',
+        }),
+        contract,
+        effect: 'read',
+      });
+      return isPermissionDecision(decision) ? decision : MALFORMED;
+    } catch {
+      return Object.freeze({ verdict: 'deny', reason: 'authorizer-failed' });
+    }
+  }
+}
