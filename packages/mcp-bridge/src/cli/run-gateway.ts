@@ -15,6 +15,7 @@ import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, type GatewayPinStore, PinStore, pinKey } from '../gateway/pin-store.js';
 import { warnUnmatchedRules } from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
+import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
 import {
   connectionStoreFromUrl,
   type PersistentConnectionStore,
@@ -307,6 +308,15 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
               : ''
           }${upstream.error === undefined ? '' : ` (${upstream.error})`}\n`,
         );
+        // Why it failed: our messages, the process's exit code and its stderr tail.
+        if (upstream.failure !== undefined) {
+          io.err(
+            formatUpstreamFailure(upstream.name, upstream.failure)
+              .split('\n')
+              .map((line) => (line === '' ? line : `toolfence-mcp: ${line}`))
+              .join('\n'),
+          );
+        }
       }
       return undefined;
     },

@@ -30,6 +30,7 @@ import { type BridgedTool, bridgeTools } from '../bridge/bridge-tools.js';
 import { type McpCallOptions, McpClient, type McpClientOptions } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
+import { printableText } from '../printable-text.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
 import {
@@ -70,6 +71,7 @@ import {
   type PinReason,
   type PinRecord,
 } from './pin-store.js';
+import { describeUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
 import { StartGate, withStartTimeout } from './upstream-start.js';
 
 /** Options of {@link McpGateway}. */
@@ -169,6 +171,8 @@ export interface GatewayUpstreamStatus {
   readonly hidden: Readonly<Record<string, readonly PinReason[]>>;
   /** For a failed upstream: the error code. */
   readonly error?: string;
+  /** For a failed upstream: why, with the process's exit code and stderr tail when it exited. */
+  readonly failure?: UpstreamFailure;
 }
 
 /** What {@link McpGateway.reload} applies. */
@@ -681,9 +685,16 @@ export class McpGateway {
       const code = ToolsError.isInstance(error)
         ? error.code
         : ((error as { code?: unknown }).code as string | undefined);
+      const failure = describeUpstreamFailure(error);
       this.#options.logger?.error?.(
         'An upstream MCP server failed to start; its tools are absent',
-        { server: name, code: typeof code === 'string' ? code : 'unknown' },
+        {
+          server: name,
+          code: typeof code === 'string' ? code : 'unknown',
+          message: failure.message,
+          ...(failure.exitCode === undefined ? {} : { exitCode: failure.exitCode }),
+          ...(failure.stderrTail === undefined ? {} : { stderrTail: failure.stderrTail }),
+        },
       );
       if (!reused) this.#retire(upstream);
       return {
@@ -695,6 +706,7 @@ export class McpGateway {
           tools: [],
           hidden: {},
           error: typeof code === 'string' ? code : 'unknown',
+          failure,
         },
       };
     } finally {
@@ -1149,9 +1161,40 @@ export class McpGateway {
                 : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
               : overBudget
                 ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
-                : `The call to ${name} failed before it reached the server (${code}).`,
+                : this.#notRunText(name, code, error),
       );
     }
+  }
+
+  // Why a call did not reach its server, in words a model (and the person reading along) can act
+  // on: the argument that is wrong and what is accepted, a hidden tool and how a person accepts
+  // it, an upstream still starting or failed. Our own texts only, escaped and bounded.
+  #notRunText(name: string, code: string, error: unknown): string {
+    const shown = printableText(name, 200);
+    if (code === 'REGISTRY_INPUT_INVALID') {
+      return `The call to ${shown} did not run: its arguments do not match the tool's input schema (${printableText((error as Error).message, 1_000)}). Fix the arguments and call again.`;
+    }
+    if (code === 'REGISTRY_TOOL_NOT_FOUND') {
+      const split = name.indexOf('__');
+      const namespace = split === -1 ? undefined : name.slice(0, split);
+      const entry = Object.entries(this.#options.config.mcpServers).find(
+        ([, server]) => server.namespace === namespace,
+      );
+      const status =
+        entry === undefined ? undefined : this.#status.find((item) => item.name === entry[0]);
+      const reasons = status?.hidden[name.slice(split + 2)];
+      if (reasons !== undefined) {
+        return `The tool ${shown} is hidden, so the call did not run: its definition is new or changed since it was pinned (${reasons.join(', ')}). A person must review it with "toolfence-mcp pin --show" and accept it with "toolfence-mcp pin --accept ${shown}@<digest>" (the token --show prints); then it is offered again.`;
+      }
+      if (status?.state === 'starting') {
+        return `The call to ${shown} did not run: its server ${printableText(status.name, 64)} is still starting. Call it again in a moment.`;
+      }
+      if (status?.state === 'failed') {
+        return `The call to ${shown} did not run: its server ${printableText(status.name, 64)} failed to start (${status.error ?? 'unknown'}); the gateway's operator can see why in its stderr or with "toolfence-mcp status".`;
+      }
+      return `The gateway offers no tool named ${shown}, so the call did not run. List the tools (tools/list) and use one of their names.`;
+    }
+    return `The call to ${shown} failed before it reached the server (${code}).`;
   }
 
   /** Writes the `started` line of an authorized call; throws (the call does not run) when it cannot. */
