@@ -46,6 +46,13 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'hasInvisibleUnicode',
         'PinStore',
         'pinnedDefinition',
+        // Pins bound to the definition shown and built from (issue 35)
+        'PinChangedError',
+        'definitionDigest',
+        // Start in parallel (issue 36)
+        'UpstreamStartTimeoutError',
+        'DEFAULT_START_TIMEOUT_MS',
+        'DEFAULT_LIST_WAIT_MS',
         // Client, transports, bridge (issue 7)
         'AmbiguousDeliveryError',
         'ClientConfigurationError',

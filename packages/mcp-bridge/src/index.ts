@@ -269,7 +269,12 @@ export {
   type WrappedClientFile,
   wrapClientFile,
 } from './gateway/client-formats.js';
-export { GatewayConfigError, GatewayStateError } from './gateway/errors.js';
+export {
+  GatewayConfigError,
+  GatewayStateError,
+  PinChangedError,
+  UpstreamStartTimeoutError,
+} from './gateway/errors.js';
 export {
   DEFAULT_GATEWAY_BUDGET_KEY_PREFIX,
   type GatewayBudget,
@@ -280,7 +285,9 @@ export {
   DEFAULT_APPROVAL_TIMEOUT_SECONDS,
   DEFAULT_AUDIT_MAX_BYTES,
   DEFAULT_HTTP_MAX_SESSIONS,
+  DEFAULT_LIST_WAIT_MS,
   DEFAULT_MAX_CONCURRENT_CALLS,
+  DEFAULT_START_TIMEOUT_MS,
   decodeStoreKey,
   expandVariables,
   type GatewayBudgetLimits,
@@ -301,7 +308,9 @@ export {
   serverIdentity,
 } from './gateway/mcp-gateway.js';
 export {
+  type AcceptOutcome,
   acceptPending,
+  definitionDigest,
   escapeInvisible,
   type GatewayPinStore,
   hasInvisibleUnicode,

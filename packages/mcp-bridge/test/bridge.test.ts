@@ -68,6 +68,22 @@ describe('bridgeTools with server-everything (stdio) in a ToolRegistry', () => {
     await registry.close?.();
   });
 
+  it('builds from a given listing, exactly as given, without listing again', async () => {
+    const listed = await client.tools();
+    const echo = listed.find((tool) => tool.name === 'echo');
+    const given = [{ ...echo, name: 'echo', description: 'The definition under review.' }];
+    const tools = await bridgeTools(client, { prefix: 'ev', listing: given, refresh: false });
+    expect(tools.map((tool) => [tool.spec.name, tool.spec.description])).toEqual([
+      ['ev__echo', 'The definition under review.'],
+    ]);
+    await expect(
+      bridgeTools(client, { prefix: 'ev', listing: given, refresh: true }),
+    ).rejects.toThrow(/listing and refresh cannot be combined/);
+    await expect(bridgeTools(client, { prefix: 'ev', listing: 'echo' as never })).rejects.toThrow(
+      /listing must be an array/,
+    );
+  });
+
   it('uses the remote names as they are when no prefix is given', async () => {
     const tools = await bridgeTools(client, { allow: ['echo', 'get-sum'] });
     expect(tools.map((tool) => tool.spec.name).sort()).toEqual(['echo', 'get-sum']);

@@ -416,7 +416,7 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     await changed(await PinStore.open(lock));
     expect(gateway.toolNames()).not.toContain('tk__publish');
     const pins = await PinStore.open(lock);
-    expect(pins.accept('toolkit', 'publish')).toBe(true);
+    expect(pins.accept('toolkit', 'publish', pendingDigest(pins, 'publish'))).toBe(true);
     await pins.save();
     await changed(await PinStore.open(lock));
     expect(gateway.toolNames()).toContain('tk__publish');
@@ -634,3 +634,8 @@ describe('McpGateway options', () => {
     await gateway.close();
   });
 });
+
+/** The digest `pin --show` prints for a pending tool (what an acceptance names). */
+function pendingDigest(pins: PinStore, tool: string): string {
+  return pins.pending().find((entry) => entry.tool === tool)?.pin.sha256 ?? 'none';
+}

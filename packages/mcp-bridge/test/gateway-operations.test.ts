@@ -154,7 +154,7 @@ describe('gateway reload', () => {
     });
     expect(gateway.toolNames()).not.toContain('tk__note');
     const pins = await PinStore.open(join(folder, 'toolfence.lock.json'));
-    expect(pins.accept('toolkit', 'note')).toBe(true);
+    expect(pins.accept('toolkit', 'note', pendingDigest(pins, 'note'))).toBe(true);
     await pins.save();
     const pidBefore = text(await client.callTool({ name: 'tk__slow', arguments: { ms: 1, n: 1 } }));
     await gateway.reload({ config: poisoned, pins: await PinStore.open(pins.path) });
@@ -299,6 +299,11 @@ describe('toolfence-mcp serve reloads', () => {
     const nextChange = () => new Promise<void>((resolve) => (onChange = resolve));
     const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
     expect(await names()).not.toContain('other__note');
+    // The client is served before the upstreams start; their tools are announced as they arrive.
+    // Once the start is reported, a listing (stdout is ordered) follows any announcement of it.
+    await expect.poll(() => stderr, { timeout: 20_000 }).toMatch(/toolkit: ready/);
+    await names();
+    changes = 0;
 
     // 1. The file changes: the gateway reloads by itself.
     let changed = nextChange();
@@ -349,7 +354,7 @@ describe('toolfence-mcp serve reloads', () => {
     const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
     expect(await names()).not.toContain('tk__note');
     const pins = await PinStore.open(join(folder, 'toolfence.lock.json'));
-    expect(pins.accept('toolkit', 'note')).toBe(true);
+    expect(pins.accept('toolkit', 'note', pendingDigest(pins, 'note'))).toBe(true);
     await pins.save();
     const changed = new Promise<void>((resolve) => (onChange = resolve));
     process.kill(transport.pid as number, 'SIGHUP');
@@ -391,3 +396,8 @@ describe('audit log rotation (gateway.auditMaxBytes)', () => {
     expect(out.join('')).toMatch(/chain intact/);
   });
 });
+
+/** The digest `pin --show` prints for a pending tool (what an acceptance names). */
+function pendingDigest(pins: PinStore, tool: string): string {
+  return pins.pending().find((entry) => entry.tool === tool)?.pin.sha256 ?? 'none';
+}

@@ -92,9 +92,14 @@ describe('PostgresPinStore', () => {
     expect(ofPoison(cli).map((entry) => [entry.server, entry.tool, entry.pin.reasons])).toEqual([
       ['poison', 'echo', ['definition-changed']],
     ]);
-    expect(await cli.accept('poison', 'nothing')).toBe(false);
-    expect(await cli.accept('poison', 'echo')).toBe(true);
-    expect(await cli.accept('poison', 'echo')).toBe(false);
+    const shown = ofPoison(cli)[0]?.pin.sha256 as string;
+    expect(await cli.accept('poison', 'nothing', shown)).toBe(false);
+    // Another digest than the one pending (what was shown before a change) is refused.
+    await expect(cli.accept('poison', 'echo', `sha256:${'0'.repeat(64)}`)).rejects.toMatchObject({
+      code: 'GATEWAY_PIN_CHANGED',
+    });
+    expect(await cli.accept('poison', 'echo', shown)).toBe(true);
+    expect(await cli.accept('poison', 'echo', shown)).toBe(false);
     for (const store of [first, second]) {
       const review = await store.review('poison', identity, [poisoned]);
       expect(review.visible.has('echo')).toBe(true);

@@ -72,7 +72,8 @@ describe('pins of a tool named "__proto__"', () => {
       const review = store.review('srv', 'node srv', [changed]);
       expect([...review.hidden.keys()]).toEqual(['__proto__']);
       expect(store.pending().map((item) => item.tool)).toEqual(['__proto__']);
-      expect(store.accept('srv', '__proto__')).toBe(true);
+      const [pending] = store.pending();
+      expect(store.accept('srv', '__proto__', pending?.pin.sha256 as string)).toBe(true);
     }
     await store.save();
     const reopened = await PinStore.open(path);

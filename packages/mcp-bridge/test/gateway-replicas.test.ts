@@ -135,11 +135,12 @@ async function startReplica(
     { stdio: ['ignore', 'ignore', 'pipe'], env: ENV },
   );
   let stderr = '';
+  // The gateway listens before its upstreams start; it is started once it reports them.
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr?.on('data', (chunk) => {
       stderr += String(chunk);
       const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1] as string);
+      if (match && /up: (ready|failed)/.test(stderr)) resolve(match[1] as string);
     });
     child.once('exit', () => reject(new Error(`replica ${name} exited: ${stderr}`)));
   });
@@ -347,11 +348,16 @@ describe('gateway replicas on one PostgreSQL and one Redis', () => {
     const shown = await run(process.execPath, [CLI, 'pin', '--show', '--config', first.config], {
       env: ENV,
     });
-    expect(shown.stdout).toContain('up__echo (server up): definition-changed');
+    const token = /(up__echo@sha256:[0-9a-f]{64}) \(server up\): definition-changed/.exec(
+      shown.stdout,
+    )?.[1];
+    expect(token).toBeDefined();
     expect(shown.stdout).toContain('~/.ssh/id_rsa');
-    await run(process.execPath, [CLI, 'pin', '--accept', 'up__echo', '--config', second.config], {
-      env: ENV,
-    });
+    await run(
+      process.execPath,
+      [CLI, 'pin', '--accept', token as string, '--config', second.config],
+      { env: ENV },
+    );
     await Promise.all([reload(first), reload(second)]);
     expect(await names()).toEqual(['up__echo']);
     expect(await names()).toEqual(['up__echo']);

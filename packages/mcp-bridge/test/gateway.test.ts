@@ -180,9 +180,12 @@ describe('toolfence-mcp serve (McpGateway)', () => {
       cwd: folder,
     };
     expect(await runCli(['pin', '--config', config, '--show'], io)).toBe(0);
-    expect(out.join('')).toContain('tk__note (server toolkit): definition-changed');
+    const token = /(tk__note@sha256:[0-9a-f]{64}) \(server toolkit\): definition-changed/.exec(
+      out.join(''),
+    )?.[1];
+    expect(token).toBeDefined();
     expect(out.join('')).toContain('~/.ssh/id_rsa');
-    expect(await runCli(['pin', '--config', config, '--accept', 'tk__note'], io)).toBe(0);
+    expect(await runCli(['pin', '--config', config, '--accept', token as string], io)).toBe(0);
     const accepted = await startGateway({ noteDescription: poisoned });
     const names2 = (await (await downstream(accepted)).listTools()).tools.map((tool) => tool.name);
     expect(names2).toContain('tk__note');

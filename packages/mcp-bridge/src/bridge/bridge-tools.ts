@@ -102,6 +102,12 @@ export interface BridgeToolsOptions {
   readonly resultLimits?: McpResultLimits;
   /** List again instead of using the client's cached listing. Default false. */
   readonly refresh?: boolean;
+  /**
+   * Build from exactly these tool definitions (as `McpClient.tools()` returned them) instead of
+   * asking the client: no `tools/list` is sent, so what a caller reviewed (pins, a policy) is
+   * what is bridged. Not with `refresh`. Default: the client's listing.
+   */
+  readonly listing?: readonly McpToolInfo[];
 }
 
 /** A server tool {@link bridgeTools} left out, and why (log-safe). */
@@ -279,7 +285,22 @@ export async function bridgeTools(
     }
   }
 
-  const listed = await client.tools({ refresh: options.refresh === true });
+  if (options.listing !== undefined) {
+    if (!Array.isArray(options.listing)) {
+      throw new BridgeConfigurationError(
+        'listing must be an array of tools from McpClient.tools()',
+        {
+          details: { option: 'listing' },
+        },
+      );
+    }
+    if (options.refresh === true) {
+      throw new BridgeConfigurationError('listing and refresh cannot be combined', {
+        details: { option: 'listing' },
+      });
+    }
+  }
+  const listed = options.listing ?? (await client.tools({ refresh: options.refresh === true }));
   const selected = listed.filter(
     (tool) => (allow === undefined || allow.has(tool.name)) && !deny?.has(tool.name),
   );

@@ -13,11 +13,7 @@ import {
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
-import {
-  defaultInspectPolicy,
-  loadInspectPolicy,
-  warnUnmatchedRules,
-} from '../gateway/policy-file.js';
+import { warnUnmatchedRules } from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import {
   connectionStoreFromUrl,
@@ -36,7 +32,7 @@ const RELOAD_DEBOUNCE_MS = 200;
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
   toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--http HOST:PORT]
-  toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL)
+  toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL@DIGEST)
   toolfence-mcp audit verify (--log FILE | --config FILE)
 
 serve   Runs the gateway on stdin/stdout: one MCP server in front of the config's "mcpServers".
@@ -46,6 +42,10 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         until you accept it. --observe enforces nothing and logs what would have happened.
         Clients may speak MCP 2026-07-28 (stateless; an ask comes back as input_required) or
         2025-11-25 (a session; an ask is an elicitation).
+        The client is answered at once; the upstreams start in parallel, each within
+        gateway.startTimeoutMs (default 30 s; or the server's own startTimeoutMs), and their
+        tools are announced with list_changed as each is ready (a tools/list waits at most
+        gateway.listWaitMs, default 5 s, for those still starting).
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
@@ -55,7 +55,10 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         Replicas: gateway.store (sqlite:/postgres://, for servers with "oauth"), gateway.budget
         (memory or redis://) and gateway.pins (a file or postgres://) shared by every replica;
         they apply at start.
-pin     --show lists the hidden tools and what changed; --accept takes one as the new pin.
+pin     --show lists the hidden tools, what changed, and for each a SERVER__TOOL@DIGEST token;
+        --accept TOKEN takes exactly that definition as the new pin. If the server listed
+        another definition since, nothing is accepted (run --show again). A bare name is
+        refused.
 audit   verify checks the audit log's hash chain and its sealed head (a cut, a deleted file,
         an edited line are found). See "toolfence-mcp audit --help".
 
@@ -195,9 +198,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     await pins?.close?.();
   };
   const readPolicy = (arguments_: GatewayArguments) => readServePolicy(arguments_.policy, io);
+  let http: GatewayHttpOptions | undefined;
+  let startPolicy: Awaited<ReturnType<typeof readPolicy>> | undefined;
   try {
     parsed = parseArguments(argv);
     loaded = await loadConfig(parsed, io);
+    // A bad --http value is refused before anything starts.
+    if (parsed.http !== undefined) http = httpOptions(parsed.http, loaded.config, io);
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
     const auditKey = auditKeyOf(settings, io.env ?? {});
@@ -257,14 +264,54 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       },
     });
     if (parsed.observe || settings.observe === true) io.err(OBSERVE_BANNER);
-    await gateway.start();
-    warnUnmatchedRules(policy, gateway.offeredTools(), (line) =>
-      io.err(`toolfence-mcp: ${line}\n`),
-    );
+    startPolicy = policy;
   } catch (error) {
     await release();
     return fail(io, error);
   }
+  // The downstream is served first: the client's initialize or server/discover is answered at
+  // once, whatever the upstreams do; they start in parallel below, and their tools are announced
+  // with list_changed as each is ready.
+  let closed: Promise<void>;
+  let server: { readonly url: string; readonly close: () => Promise<void> } | undefined;
+  if (http !== undefined) {
+    try {
+      server = await serveGatewayHttp(gateway, http);
+    } catch (error) {
+      await gateway.close();
+      await release();
+      return fail(io, error);
+    }
+    io.err(`toolfence-mcp: listening on ${server.url}\n`);
+    closed = new Promise<void>(() => undefined);
+  } else {
+    const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
+    const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
+    closed = new Promise<void>((resolveClosed) => {
+      transport.onclose = () => resolveClosed();
+    });
+    await gateway.connect(transport);
+  }
+  const started = gateway.start().then(
+    () => {
+      if (startPolicy !== undefined) {
+        warnUnmatchedRules(startPolicy, gateway.offeredTools(), (line) =>
+          io.err(`toolfence-mcp: ${line}\n`),
+        );
+      }
+      for (const upstream of gateway.upstreams) {
+        io.err(
+          `toolfence-mcp: ${upstream.name}: ${upstream.state}, ${upstream.tools.length} tool(s)${
+            Object.keys(upstream.hidden).length > 0
+              ? `, ${Object.keys(upstream.hidden).length} hidden (toolfence-mcp pin --show)`
+              : ''
+          }${upstream.error === undefined ? '' : ` (${upstream.error})`}\n`,
+        );
+      }
+      return undefined;
+    },
+    (error: unknown) => ({ error }),
+  );
   // SIGHUP or a change to the config file reloads: the config, the pins and the policy are read
   // again; a config that cannot be used is reported and the running one stays.
   const reload = async (why: string): Promise<void> => {
@@ -304,45 +351,22 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   };
   const unsubscribe = io.reloads?.(() => schedule('SIGHUP'));
   const watcher = watchConfigFile(loaded.path, () => schedule('config changed'));
-  for (const upstream of gateway.upstreams) {
-    io.err(
-      `toolfence-mcp: ${upstream.name}: ${upstream.state}, ${upstream.tools.length} tool(s)${
-        Object.keys(upstream.hidden).length > 0
-          ? `, ${Object.keys(upstream.hidden).length} hidden (toolfence-mcp pin --show)`
-          : ''
-      }\n`,
-    );
-  }
-  let closed: Promise<void>;
-  let http: { readonly url: string; readonly close: () => Promise<void> } | undefined;
-  if (parsed.http !== undefined) {
-    try {
-      http = await serveGatewayHttp(gateway, httpOptions(parsed.http, loaded.config, io));
-    } catch (error) {
-      watcher.close();
-      unsubscribe?.();
-      await gateway.close();
-      await release();
-      return fail(io, error);
-    }
-    io.err(`toolfence-mcp: listening on ${http.url}\n`);
-    closed = new Promise<void>(() => undefined);
-  } else {
-    const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
-    const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
-    closed = new Promise<void>((resolveClosed) => {
-      transport.onclose = () => resolveClosed();
-    });
-    await gateway.connect(transport);
-  }
-  await Promise.race([closed, io.stopped ?? new Promise<void>(() => undefined)]);
+  // A start that fails (the pins cannot be saved) stops the gateway.
+  const startFailed = started.then((outcome) =>
+    outcome === undefined ? new Promise<{ error: unknown }>(() => undefined) : outcome,
+  );
+  const ended = await Promise.race([
+    closed,
+    io.stopped ?? new Promise<void>(() => undefined),
+    startFailed,
+  ]);
   watcher.close();
   unsubscribe?.();
   if (timer !== undefined) clearTimeout(timer);
-  await http?.close();
+  await server?.close();
   await gateway.close();
   await release();
-  return EXIT_CODES.ok;
+  return ended === undefined ? EXIT_CODES.ok : fail(io, ended.error);
 }
 
 function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {
@@ -378,6 +402,10 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
 
 /** `toolfence-mcp pin`: shows hidden tools and their changes, or accepts one as the new pin. */
 export async function runPin(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    io.out(GATEWAY_HELP);
+    return EXIT_CODES.ok;
+  }
   try {
     const parsed = parseArguments(argv);
     if (parsed.show === parsed.accept.length > 0)
@@ -411,9 +439,9 @@ async function pinCommand(
       const pending = pins.pending();
       if (pending.length === 0) io.out('No hidden tools.\n');
       for (const { server, tool, pin, previous } of pending) {
-        io.out(
-          `${namespaceOf.get(server) ?? server}__${tool} (server ${server}): ${pin.reasons.join(', ')}\n`,
-        );
+        // The token names this exact definition: --accept takes it and nothing else.
+        const token = `${namespaceOf.get(server) ?? server}__${tool}@${pin.sha256}`;
+        io.out(`${token} (server ${server}): ${pin.reasons.join(', ')}\n`);
         for (const key of new Set([
           ...Object.keys(previous?.definition ?? {}),
           ...Object.keys(pin.definition),
@@ -426,14 +454,16 @@ async function pinCommand(
           );
         }
         if (pin.flagged.length > 0) io.out(`  invisible Unicode in: ${pin.flagged.join(', ')}\n`);
+        io.out(`  to accept exactly this definition: toolfence-mcp pin --accept ${token}\n`);
       }
       return EXIT_CODES.ok;
     }
-    for (const name of parsed.accept) {
+    for (const token of parsed.accept) {
+      const { name, digest } = acceptToken(token);
       const split = name.indexOf('__');
       const namespace = split === -1 ? '' : name.slice(0, split);
       const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-      if (server === undefined || !(await pins.accept(server, name.slice(split + 2)))) {
+      if (server === undefined || !(await pins.accept(server, name.slice(split + 2), digest))) {
         throw new GatewayConfigError(
           `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
         );
@@ -443,6 +473,24 @@ async function pinCommand(
     await pins.save();
     return EXIT_CODES.ok;
   }
+}
+
+/** A pin digest as `pin --show` prints it. */
+const PIN_DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/**
+ * Splits `SERVER__TOOL@sha256:<hex>` (the token `pin --show` prints). A bare name is refused: it
+ * would accept whatever definition is pending when the command runs, not the one reviewed.
+ */
+function acceptToken(token: string): { readonly name: string; readonly digest: string } {
+  const at = token.lastIndexOf('@');
+  const digest = at === -1 ? '' : token.slice(at + 1);
+  if (at <= 0 || !PIN_DIGEST.test(digest)) {
+    throw usage(
+      '--accept takes SERVER__TOOL@DIGEST exactly as pin --show prints it (a bare name is refused: it would accept whatever is pending now, not what you reviewed)',
+    );
+  }
+  return { name: token.slice(0, at), digest };
 }
 
 /** The help text of `toolfence-mcp audit`. */

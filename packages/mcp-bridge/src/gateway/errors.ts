@@ -15,3 +15,25 @@ export class GatewayStateError extends McpBridgeError {
   static override readonly code: string = 'GATEWAY_STATE';
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/GatewayStateError');
 }
+
+/**
+ * `pin --accept` named a digest that is not the definition waiting for acceptance now: the
+ * upstream listed another definition since `pin --show` printed it. Nothing was accepted;
+ * `details` carry the server, the tool, the digest named and the one pending now.
+ */
+export class PinChangedError extends McpBridgeError {
+  static override readonly code: string = 'GATEWAY_PIN_CHANGED';
+  static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/PinChangedError');
+}
+
+/**
+ * An upstream did not start (connect, handshake, first listing) within its start timeout
+ * (`gateway.startTimeoutMs`, or the server's own `startTimeoutMs`). Its tools are absent; the
+ * other upstreams are not held up. Reported in `McpGateway.upstreams` and the logger.
+ */
+export class UpstreamStartTimeoutError extends McpBridgeError {
+  static override readonly code: string = 'GATEWAY_START_TIMEOUT';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/UpstreamStartTimeoutError',
+  );
+}

@@ -24,6 +24,8 @@ export interface GatewayServerConfig {
   readonly namespace?: string;
   /** HTTP: OAuth through a connection in `gateway.store` (exclusive with an Authorization header). */
   readonly oauth?: GatewayServerOAuth;
+  /** Milliseconds this server may take to start and list its tools. Default `gateway.startTimeoutMs`. */
+  readonly startTimeoutMs?: number;
 }
 
 /** What {@link parseGatewayConfig} reports besides the config. */
@@ -118,6 +120,16 @@ export interface GatewaySettings {
   readonly httpToken?: string;
   /** `--http`: sessions open at once. Default 64. */
   readonly httpMaxSessions?: number;
+  /**
+   * Milliseconds each upstream may take to start (connect, handshake) and list its tools; past
+   * it the upstream counts as failed and the others are not held up. Default 30,000.
+   */
+  readonly startTimeoutMs?: number;
+  /**
+   * Milliseconds a `tools/list` (or a call of a tool not offered yet) waits for upstreams still
+   * starting before it answers with the tools ready so far (0: no wait). Default 5,000.
+   */
+  readonly listWaitMs?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -138,6 +150,12 @@ export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 120;
 export const DEFAULT_HTTP_MAX_SESSIONS = 64;
 /** Default calls run at once on one upstream: 8. */
 export const DEFAULT_MAX_CONCURRENT_CALLS = 8;
+/** Default milliseconds an upstream may take to start and list its tools: 30,000. */
+export const DEFAULT_START_TIMEOUT_MS = 30_000;
+/** Default milliseconds a `tools/list` waits for upstreams still starting: 5,000. */
+export const DEFAULT_LIST_WAIT_MS = 5_000;
+/** Largest timer in Node (about 24.8 days): a longer timeout would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 const SERVER_KEYS = [
   'command',
@@ -153,6 +171,7 @@ const SERVER_KEYS = [
   'disabled',
   'enabled',
   'disabledTools',
+  'startTimeoutMs',
 ];
 /**
  * Keys MCP clients write in a server entry that the gateway reads and does not apply, each with
@@ -182,6 +201,8 @@ const SETTINGS_KEYS = [
   'maxConcurrentCalls',
   'httpToken',
   'httpMaxSessions',
+  'startTimeoutMs',
+  'listWaitMs',
   'store',
   'storeKey',
   'budget',
@@ -559,7 +580,7 @@ function common(
   value: Record<string, unknown>,
   at: string,
   name: string,
-): Pick<GatewayServerConfig, 'allow' | 'deny' | 'namespace'> {
+): Pick<GatewayServerConfig, 'allow' | 'deny' | 'namespace' | 'startTimeoutMs'> {
   const namespace = value.namespace ?? name;
   if (typeof namespace !== 'string' || !NAME.test(namespace)) {
     fail('namespace is 1-24 of letters, digits, "-" and "_" (no "__")', `${at}.namespace`);
@@ -576,7 +597,22 @@ function common(
         : Object.freeze([...new Set([...(deny ?? []), ...disabledTools])]),
     ),
     namespace,
+    ...optional('startTimeoutMs', milliseconds(value.startTimeoutMs, 1, `${at}.startTimeoutMs`)),
   };
+}
+
+/** A whole number of milliseconds from `min` to the timer limit, or the error naming the key. */
+function milliseconds(value: unknown, min: number, at: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value < min ||
+    value > MAX_TIMER_MS
+  ) {
+    fail(`must be a whole number of milliseconds from ${min} to ${MAX_TIMER_MS}`, at);
+  }
+  return value;
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
@@ -667,6 +703,8 @@ export function parseGatewayConfig(
       fail('must be a positive integer', `gateway.${key}`);
     }
   }
+  milliseconds(settings.startTimeoutMs, 1, 'gateway.startTimeoutMs');
+  milliseconds(settings.listWaitMs, 0, 'gateway.listWaitMs');
   if (settings.observe !== undefined && typeof settings.observe !== 'boolean') {
     fail('must be true or false', 'gateway.observe');
   }

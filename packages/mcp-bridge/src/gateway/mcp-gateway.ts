@@ -15,6 +15,7 @@ import {
   type BudgetReserver,
   checkOptionKeys,
   createToolContext,
+  errorResult,
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
@@ -27,6 +28,7 @@ import {
 } from '@toolfence/tools';
 import { type BridgedTool, bridgeTools } from '../bridge/bridge-tools.js';
 import { type McpCallOptions, McpClient, type McpClientOptions } from '../client/mcp-client.js';
+import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
@@ -46,13 +48,22 @@ import { canonicalJson, digestOf } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_LIST_WAIT_MS,
   DEFAULT_MAX_CONCURRENT_CALLS,
+  DEFAULT_START_TIMEOUT_MS,
   type GatewayConfig,
   type GatewayServerConfig,
 } from './gateway-config.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
 import { isoTime } from './iso-time.js';
-import { escapeInvisible, type GatewayPinStore, type PinReason } from './pin-store.js';
+import {
+  definitionDigest,
+  escapeInvisible,
+  type GatewayPinStore,
+  type PinReason,
+  type PinRecord,
+} from './pin-store.js';
+import { StartGate, withStartTimeout } from './upstream-start.js';
 
 /** Options of {@link McpGateway}. */
 export interface McpGatewayOptions {
@@ -137,8 +148,11 @@ export type GatewayEra = 'legacy' | 'modern';
 export interface GatewayUpstreamStatus {
   /** The server's name in the config. */
   readonly name: string;
-  /** `ready`, or `failed` (its tools are absent; the others work). */
-  readonly state: 'ready' | 'failed';
+  /**
+   * `ready`; `starting` (its first load has not settled: its tools are offered, and announced
+   * with `list_changed`, once it is ready); or `failed` (its tools are absent; the others work).
+   */
+  readonly state: 'ready' | 'starting' | 'failed';
   /** Offered tool names. */
   readonly tools: readonly string[];
   /** Remote names hidden until `toolfence-mcp pin --accept`, with the reasons. */
@@ -179,6 +193,10 @@ interface CallState {
   audit?: Pick<AuditEntry, 'time' | 'tool' | 'pin' | 'argumentsDigest'>;
   /** Why the user was not asked: the client cannot ask, or the arguments do not fit a prompt. */
   unasked?: { readonly channel: false } | { readonly tooLong: number };
+  /** The pin digest of the definition the tool instance that ran was built from. */
+  pin?: string;
+  /** The tool instance refused: its definition is no longer the accepted pin. */
+  pinRefused?: boolean;
 }
 
 interface Upstream {
@@ -188,6 +206,18 @@ interface Upstream {
   readonly client: McpClient;
   live: number;
   retired: boolean;
+  /** Its first load has not settled yet (closed first when the gateway closes). */
+  starting: boolean;
+}
+
+/** One upstream's load in a reload: what it offers now, and its status. */
+interface ServerLoad {
+  /** The upstream serving the tools; absent when the load failed. */
+  readonly upstream?: Upstream;
+  readonly offered: ReadonlyMap<string, Offered>;
+  readonly status: GatewayUpstreamStatus;
+  /** The pins changed in the review and must be saved before the tools are offered. */
+  readonly pinsChanged: boolean;
 }
 
 interface Offered {
@@ -291,6 +321,9 @@ export class McpGateway {
   #reloading: Promise<void> = Promise.resolve();
   #relistQueued = false;
   #closed = false;
+  readonly #startGate = new StartGate();
+  /** Aborted by close(): loads still in progress end at once. */
+  readonly #closing = new AbortController();
   #tracer: GatewayTracer = GatewayTracer.disabled();
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
   readonly #calls = new WeakMap<object, CallState>();
@@ -380,7 +413,12 @@ export class McpGateway {
       },
     );
     const downstream: Downstream = { server, era };
-    server.setRequestHandler('tools/list', () => ({ tools: this.#listing }) as never);
+    server.setRequestHandler('tools/list', async () => {
+      // While upstreams still start, wait a bounded time for them (clients that ignore
+      // list_changed see them too); then answer with what is ready.
+      await this.#startGate.wait(this.#listWaitMs());
+      return { tools: this.#listing } as never;
+    });
     server.setRequestHandler(
       'tools/call',
       (request, context) =>
@@ -425,6 +463,10 @@ export class McpGateway {
     }));
   }
 
+  #listWaitMs(): number {
+    return this.#options.config.gateway.listWaitMs ?? DEFAULT_LIST_WAIT_MS;
+  }
+
   /** Upstream clients still open, retired ones waiting for their last call included. */
   get openUpstreams(): number {
     return this.#open.size;
@@ -436,14 +478,23 @@ export class McpGateway {
   }
 
   /**
-   * Connects every upstream, lists and pins its tools, and registers the visible ones. An upstream
-   * that fails is reported (`upstreams`, the logger) and its tools are absent.
+   * Connects every upstream, in parallel, lists and pins its tools, and registers the visible
+   * ones; resolves once every upstream is ready or failed. Downstream clients may be connected
+   * before it is called or while it runs: each upstream's tools are offered (and announced with
+   * `list_changed`) as soon as that upstream is ready, and a `tools/list` that arrives meanwhile
+   * waits at most `gateway.listWaitMs` for the rest. Each upstream has `startTimeoutMs` to start
+   * and list; one that fails or times out is reported (`upstreams`, the logger) and its tools
+   * are absent.
    */
-  async start(): Promise<void> {
-    // A log that does not match its sealed head (cut, deleted, changed) stops the start.
-    await this.#options.audit.open();
-    this.#tracer = await GatewayTracer.load(this.#options.tracing ?? true, VERSION);
-    await this.reload({ config: this.#options.config, pins: this.#options.pins });
+  start(): Promise<void> {
+    const run = (async () => {
+      // A log that does not match its sealed head (cut, deleted, changed) stops the start.
+      await this.#options.audit.open();
+      this.#tracer = await GatewayTracer.load(this.#options.tracing ?? true, VERSION);
+      await this.reload({ config: this.#options.config, pins: this.#options.pins });
+    })();
+    this.#startGate.begin(run);
+    return run;
   }
 
   /**
@@ -480,91 +531,186 @@ export class McpGateway {
     });
   }
 
+  // Loads every configured upstream in parallel (each bounded by its start timeout) and applies
+  // the outcome as each one settles: the tools of an upstream that is ready are offered (and
+  // announced) at once, an upstream still loading keeps what it offered before, and a failed or
+  // slow one never holds up the others. The applications run one at a time, in one reload.
   async #reload(next: GatewayReload, refresh: boolean): Promise<void> {
     if (this.#closed) return;
     const pins = next.pins ?? this.#pins;
     this.#pins = pins;
     if (next.authorizer !== undefined) this.#authorizer = next.authorizer;
-    let pinsChanged = false;
-    const tools: Tool[] = [];
-    const offeredNext = new Map<string, Offered>();
-    const status: GatewayUpstreamStatus[] = [];
-    const upstreamsNext = new Map<string, Upstream>();
-    for (const [name, server] of Object.entries(next.config.mcpServers)) {
-      const previous = this.#upstreams.get(name);
-      // A relist starts nothing: an upstream that failed stays failed until a reload.
-      const failed = this.#status.find((entry) => entry.name === name && entry.state === 'failed');
-      if (!refresh && previous === undefined && failed !== undefined) {
-        status.push(failed);
-        continue;
-      }
-      const concurrency = next.config.gateway.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
-      const reused =
-        previous !== undefined &&
-        previous.concurrency === concurrency &&
-        canonicalJson(previous.server) === canonicalJson(server);
-      const upstream = reused ? previous : this.#newUpstream(name, server, concurrency);
-      try {
-        const listing = await upstream.client.tools({ refresh: reused && refresh });
-        const review = await pins.review(name, serverIdentity(server), listing);
-        pinsChanged ||= review.changed;
-        const bridged = await bridgeTools(upstream.client, {
-          prefix: server.namespace as string,
-          // Rules name a tool by its own name, by `server` (this config key) or the offered name.
+    const loads = new Map<string, ServerLoad>();
+    const state = { pinsChanged: false };
+    let applying: Promise<void> = Promise.resolve();
+    const apply = (): Promise<void> => {
+      applying = applying.then(() => this.#apply(next.config, loads, pins, state));
+      return applying;
+    };
+    await Promise.all(
+      Object.entries(next.config.mcpServers).map(async ([name, server]) => {
+        const load = await this.#loadServer(name, server, next.config, pins, refresh);
+        if (load.pinsChanged) state.pinsChanged = true;
+        loads.set(name, load);
+        // A failure to apply is the reload's: raised below, after every load settled.
+        apply().catch(() => undefined);
+      }),
+    );
+    await apply();
+  }
+
+  // One upstream's load: connect (a new or changed upstream), list ONCE, review the pins, and
+  // build the tools from exactly that listing. Never throws: a failure is the upstream's status.
+  async #loadServer(
+    name: string,
+    server: GatewayServerConfig,
+    config: GatewayConfig,
+    pins: GatewayPinStore,
+    refresh: boolean,
+  ): Promise<ServerLoad> {
+    const previous = this.#upstreams.get(name);
+    // A relist starts nothing: an upstream that failed stays failed until a reload.
+    const failed = this.#status.find((entry) => entry.name === name && entry.state === 'failed');
+    if (!refresh && previous === undefined && failed !== undefined) {
+      return { offered: new Map(), status: failed, pinsChanged: false };
+    }
+    const concurrency = config.gateway.maxConcurrentCalls ?? DEFAULT_MAX_CONCURRENT_CALLS;
+    const startTimeoutMs =
+      server.startTimeoutMs ?? config.gateway.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+    const reused =
+      previous !== undefined &&
+      previous.concurrency === concurrency &&
+      canonicalJson(previous.server) === canonicalJson(server);
+    const upstream = reused
+      ? previous
+      : this.#newUpstream(name, server, concurrency, startTimeoutMs);
+    try {
+      // ONE listing per load: the pins review it and the tools are built from exactly it, so
+      // the definition reviewed is the definition offered (a server whose listing TTL is 0
+      // may answer every listing differently).
+      const listing = await withStartTimeout(
+        upstream.client.tools({ refresh: reused && refresh }),
+        startTimeoutMs,
+        name,
+        this.#closing.signal,
+      );
+      const identity = serverIdentity(server);
+      const review = await pins.review(name, identity, listing);
+      const built = builtDigests(listing, identity, review.visible, (tool) =>
+        pins.pinOf(name, tool),
+      );
+      const bridged = await bridgeTools(upstream.client, {
+        prefix: server.namespace as string,
+        // Rules name a tool by its own name, by `server` (this config key) or the offered name.
+        server: name,
+        ...(server.allow === undefined ? {} : { allow: server.allow }),
+        deny: [
+          ...(server.deny ?? []),
+          ...listing.map((tool) => tool.name).filter((tool) => !built.has(tool)),
+        ],
+        listing,
+      });
+      const offered = new Map<string, Offered>();
+      for (const tool of bridged) {
+        const digest = built.get(tool.remoteName);
+        if (digest === undefined) continue;
+        const flagged = pins.pinOf(name, tool.remoteName)?.flagged ?? [];
+        const wrapped = this.#tracked(tool, upstream, digest);
+        offered.set(tool.spec.name, {
           server: name,
-          ...(server.allow === undefined ? {} : { allow: server.allow }),
-          deny: [...(server.deny ?? []), ...review.hidden.keys()],
+          tool: wrapped,
+          pin: digest,
+          flagged,
+          listed: listedDefinition(wrapped, flagged),
         });
-        const offered: string[] = [];
-        for (const tool of bridged) {
-          if (!review.visible.has(tool.remoteName)) continue;
-          const pin = pins.pinOf(name, tool.remoteName);
-          const wrapped = this.#tracked(tool, upstream);
-          const flagged = pin?.flagged ?? [];
-          offeredNext.set(tool.spec.name, {
-            server: name,
-            tool: wrapped,
-            pin: pin?.sha256 ?? 'unpinned',
-            flagged,
-            listed: listedDefinition(wrapped, flagged),
-          });
-          tools.push(wrapped);
-          offered.push(tool.spec.name);
-        }
-        for (const [remote, reasons] of review.hidden) {
-          this.#options.logger?.warn?.('A tool is hidden until it is accepted again', {
-            server: name,
-            tool: remote,
-            reasons,
-          });
-        }
-        upstreamsNext.set(name, upstream);
-        status.push({
+      }
+      for (const [remote, reasons] of review.hidden) {
+        this.#options.logger?.warn?.('A tool is hidden until it is accepted again', {
+          server: name,
+          tool: remote,
+          reasons,
+        });
+      }
+      return {
+        upstream,
+        offered,
+        pinsChanged: review.changed,
+        status: {
           name,
           state: 'ready',
-          tools: offered.sort(),
+          tools: [...offered.keys()].sort(),
           hidden: Object.fromEntries(review.hidden),
-        });
-      } catch (error) {
-        const code = ToolsError.isInstance(error)
-          ? error.code
-          : ((error as { code?: unknown }).code as string | undefined);
-        this.#options.logger?.error?.(
-          'An upstream MCP server failed to start; its tools are absent',
-          { server: name, code: typeof code === 'string' ? code : 'unknown' },
-        );
-        status.push({
+        },
+      };
+    } catch (error) {
+      const code = ToolsError.isInstance(error)
+        ? error.code
+        : ((error as { code?: unknown }).code as string | undefined);
+      this.#options.logger?.error?.(
+        'An upstream MCP server failed to start; its tools are absent',
+        { server: name, code: typeof code === 'string' ? code : 'unknown' },
+      );
+      if (!reused) this.#retire(upstream);
+      return {
+        offered: new Map(),
+        pinsChanged: false,
+        status: {
           name,
           state: 'failed',
           tools: [],
           hidden: {},
           error: typeof code === 'string' ? code : 'unknown',
-        });
-        if (!reused) this.#retire(upstream);
+        },
+      };
+    } finally {
+      upstream.starting = false;
+    }
+  }
+
+  // Applies the loads settled so far: their tools replace what their upstream offered before; an
+  // upstream still loading keeps what it offered (and its connection) until its load settles;
+  // an upstream no longer used (removed, replaced, failed) is retired.
+  async #apply(
+    config: GatewayConfig,
+    loads: ReadonlyMap<string, ServerLoad>,
+    pins: GatewayPinStore,
+    state: { pinsChanged: boolean },
+  ): Promise<void> {
+    if (this.#closed) return;
+    const tools: Tool[] = [];
+    const offeredNext = new Map<string, Offered>();
+    const status: GatewayUpstreamStatus[] = [];
+    const upstreamsNext = new Map<string, Upstream>();
+    for (const name of Object.keys(config.mcpServers)) {
+      const load = loads.get(name);
+      if (load !== undefined) {
+        for (const [offeredName, offered] of load.offered) {
+          offeredNext.set(offeredName, offered);
+          tools.push(offered.tool);
+        }
+        if (load.upstream !== undefined) upstreamsNext.set(name, load.upstream);
+        status.push(load.status);
+        continue;
       }
+      const previous = this.#upstreams.get(name);
+      if (previous !== undefined) {
+        upstreamsNext.set(name, previous);
+        for (const [offeredName, offered] of this.#offered) {
+          if (offered.server !== name) continue;
+          offeredNext.set(offeredName, offered);
+          tools.push(offered.tool);
+        }
+      }
+      const before = this.#status.find((entry) => entry.name === name);
+      status.push(
+        before?.state === 'ready' ? before : { name, state: 'starting', tools: [], hidden: {} },
+      );
     }
     // The pins are on disk before any client can see the new listing.
-    if (pinsChanged) await pins.save();
+    if (state.pinsChanged) {
+      state.pinsChanged = false;
+      await pins.save();
+    }
     const before = this.#registry.names();
     await this.#registry.registerAll(tools, { replace: true });
     this.#offered = offeredNext;
@@ -579,7 +725,7 @@ export class McpGateway {
     }
     this.#upstreams = upstreamsNext;
     this.#status = status;
-    this.#options = { ...this.#options, config: next.config };
+    this.#options = { ...this.#options, config };
     const listingKey = canonicalJson(this.#listing);
     if (listingKey === this.#listingKey) return;
     this.#listingKey = listingKey;
@@ -597,9 +743,16 @@ export class McpGateway {
     );
   }
 
-  #newUpstream(name: string, server: GatewayServerConfig, concurrency: number): Upstream {
+  #newUpstream(
+    name: string,
+    server: GatewayServerConfig,
+    concurrency: number,
+    startTimeoutMs: number,
+  ): Upstream {
     const client = new TracedClient(
       {
+        // The handshake may take as long as the start timeout allows (an `npx` download).
+        openTimeoutMs: startTimeoutMs,
         ...(server.url !== undefined
           ? {
               url: server.url,
@@ -618,14 +771,24 @@ export class McpGateway {
       },
       this.#traceMeta,
     );
-    const upstream: Upstream = { name, server, concurrency, client, live: 0, retired: false };
+    const upstream: Upstream = {
+      name,
+      server,
+      concurrency,
+      client,
+      live: 0,
+      retired: false,
+      starting: true,
+    };
     this.#open.add(upstream);
     return upstream;
   }
 
   // Counts the registered instances of an upstream's tools: the registry closes a replaced or
   // removed instance when its last call ends, and a retired upstream closes when none is left.
-  #tracked(tool: BridgedTool, upstream: Upstream): BridgedTool {
+  // `digest` is the pin digest of the definition the tool was built from: each call first checks
+  // that it is still the accepted pin (a reload may bring pins that accept another definition).
+  #tracked(tool: BridgedTool, upstream: Upstream, digest: string): BridgedTool {
     upstream.live += 1;
     let closed = false;
     return Object.freeze({
@@ -633,9 +796,15 @@ export class McpGateway {
       remoteName: tool.remoteName,
       needsApproval: tool.needsApproval,
       invoke: async (args: JsonObject, context: ToolContext) => {
+        const state = this.#calls.get(context);
+        if (state !== undefined) state.pin = digest;
+        if (this.#pins.pinOf(upstream.name, tool.remoteName)?.sha256 !== digest) {
+          if (state !== undefined) state.pinRefused = true;
+          return pinChangedResult(tool.spec.name);
+        }
         // No line on disk, no call: the `started` line is written before the request may leave.
         await this.#auditStarted(context);
-        const parent = this.#calls.get(context)?.span;
+        const parent = state?.span;
         if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
         const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
           'toolfence.upstream': upstream.name,
@@ -698,6 +867,12 @@ export class McpGateway {
   /** Closes the downstream servers, the registry and every upstream client. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#closing.abort();
+    // Upstreams still starting are closed first, so a start in progress ends now rather than at
+    // its start timeout.
+    await Promise.all(
+      [...this.#open].filter((upstream) => upstream.starting).map((u) => this.#closeUpstream(u)),
+    );
     await this.#reloading;
     await Promise.all([...this.#stdio].map((handle) => handle.close().catch(() => undefined)));
     await Promise.all(
@@ -763,6 +938,8 @@ export class McpGateway {
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
+    // A tool of an upstream still starting: wait for it as a first listing would.
+    if (!this.#offered.has(name)) await this.#startGate.wait(this.#listWaitMs());
     const offered = this.#offered.get(name);
     const modern = downstream.era === 'modern';
     const base = {
@@ -829,8 +1006,9 @@ export class McpGateway {
       const result = await this.#registry.invoke(name, args, context);
       const decision = call.decision?.verdict ?? 'allow';
       const ambiguous = result.metadata?.ambiguous === true;
-      const outcome =
-        this.#observe && decision !== 'allow'
+      const outcome = call.pinRefused
+        ? 'pin-changed'
+        : this.#observe && decision !== 'allow'
           ? 'observed'
           : ambiguous
             ? 'ambiguous'
@@ -839,6 +1017,8 @@ export class McpGateway {
               : 'ok';
       await this.#audit({
         ...base,
+        // The pin of the definition the instance that ran was built from.
+        pin: call.pin ?? base.pin,
         decision,
         ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
         outcome,
@@ -924,6 +1104,8 @@ export class McpGateway {
     if (call?.audit === undefined) return;
     await this.#options.audit.append({
       ...call.audit,
+      // The pin of the definition the instance that runs was built from.
+      ...(call.pin === undefined ? {} : { pin: call.pin }),
       decision: call.decision?.verdict ?? 'allow',
       ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
       outcome: 'started',
@@ -950,6 +1132,40 @@ function auditFailure(error: unknown): AuditLogError | undefined {
     current = (current as { cause?: unknown } | null)?.cause;
   }
   return undefined;
+}
+
+/**
+ * The tools of one listing that may be bridged, with the pin digest of the very definition each
+ * is built from: visible in the review, listed once under its name, and whose digest is the
+ * accepted pin.
+ */
+function builtDigests(
+  listing: readonly McpToolInfo[],
+  identity: string,
+  visible: ReadonlySet<string>,
+  accepted: (tool: string) => PinRecord | undefined,
+): Map<string, string> {
+  const built = new Map<string, string>();
+  const twice = new Set<string>();
+  for (const tool of listing) {
+    if (built.has(tool.name) || twice.has(tool.name)) {
+      built.delete(tool.name);
+      twice.add(tool.name);
+      continue;
+    }
+    if (!visible.has(tool.name)) continue;
+    const digest = definitionDigest(identity, tool);
+    if (accepted(tool.name)?.sha256 === digest) built.set(tool.name, digest);
+  }
+  return built;
+}
+
+/** What a call to a tool instance whose definition is no longer the accepted pin answers. */
+function pinChangedResult(name: string): ToolResult {
+  return errorResult(
+    `The definition of ${name} that was offered is no longer the accepted pin, so the call did not run. List the tools again; if it is hidden, review it with toolfence-mcp pin --show.`,
+    { metadata: { code: 'GATEWAY_PIN_CHANGED' } },
+  );
 }
 
 /** The `tools/list` entry of an offered tool, built once per reload. */

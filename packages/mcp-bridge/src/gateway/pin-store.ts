@@ -4,7 +4,7 @@ import { compareRisk, type RiskLevel, readContract } from '@toolfence/tool-contr
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { hasInvisibleUnicode } from '../printable-text.js';
 import { digestOf } from './canonical-json.js';
-import { GatewayStateError } from './errors.js';
+import { GatewayStateError, PinChangedError } from './errors.js';
 
 export { escapeInvisible, hasInvisibleUnicode } from '../printable-text.js';
 
@@ -95,6 +95,15 @@ function flaggedFields(definition: Readonly<Record<string, unknown>>): string[] 
   }
   // JSON.stringify escapes nothing invisible, so the raw characters are what is tested above.
   return flagged;
+}
+
+/**
+ * The pin digest of one listed definition of a server (`sha256:` over the canonical JSON of the
+ * server's identity and {@link pinnedDefinition}): what `PinRecord.sha256` holds, and what the
+ * gateway compares with the accepted pin before a tool built from that definition runs.
+ */
+export function definitionDigest(identity: string, tool: McpToolInfo): string {
+  return digestOf({ identity, definition: pinnedDefinition(tool) });
 }
 
 function recordFor(tool: McpToolInfo, identity: string): PinRecord {
@@ -193,17 +202,40 @@ export function reviewServer(
   return { pins, review: { visible, hidden, changed } };
 }
 
+/** What {@link acceptPending} did: accepted, nothing pending, or another definition pending. */
+export type AcceptOutcome = 'accepted' | 'none' | 'changed';
+
 /**
- * Moves a pending tool to the pins: its definition, as last listed, becomes the pin. Returns
- * false when nothing is pending under that name (and changes nothing).
+ * Moves a pending tool to the pins when the definition pending is exactly the one the user was
+ * shown (`sha256`, as `pin --show` printed it): that definition becomes the pin. `none` when
+ * nothing is pending under that name, `changed` when another definition is pending now (then
+ * nothing changes).
  */
-export function acceptPending(pins: ServerPins | undefined, tool: string): boolean {
+export function acceptPending(
+  pins: ServerPins | undefined,
+  tool: string,
+  sha256: string,
+): AcceptOutcome {
   const pending = pins === undefined ? undefined : ownOf(pins.pending, tool);
-  if (pins === undefined || pending === undefined) return false;
+  if (pins === undefined || pending === undefined) return 'none';
+  if (pending.sha256 !== sha256) return 'changed';
   const { reasons: _reasons, ...record } = pending;
   setOwn(pins.tools, tool, record);
   delete pins.pending[tool];
-  return true;
+  return 'accepted';
+}
+
+/** The error for an acceptance whose digest is not the definition pending now. */
+export function pinChangedError(
+  server: string,
+  tool: string,
+  shown: string,
+  pending: string | undefined,
+): PinChangedError {
+  return new PinChangedError(
+    'The definition waiting for acceptance changed since pin --show printed it, so nothing was accepted. Run toolfence-mcp pin --show again, review it, and accept the SERVER__TOOL@DIGEST it prints.',
+    { details: { server, tool, shown, ...(pending === undefined ? {} : { pending }) } },
+  );
 }
 
 /**
@@ -221,8 +253,12 @@ export interface GatewayPinStore {
   pinOf(server: string, tool: string): PinRecord | undefined;
   /** Tools waiting for acceptance, per server, as of the last review or open. */
   pending(): PendingTool[];
-  /** Accepts a pending tool; false when nothing is pending under that name. */
-  accept(server: string, tool: string): boolean | Promise<boolean>;
+  /**
+   * Accepts a pending tool when `sha256` is the digest of the definition pending now (the one
+   * `pin --show` printed); false when nothing is pending under that name. Throws
+   * {@link PinChangedError} when another definition is pending now (nothing is accepted).
+   */
+  accept(server: string, tool: string, sha256: string): boolean | Promise<boolean>;
   /** Makes the reviews and acceptances durable (a file back end writes here). */
   save(): Promise<void>;
   /** Releases the back end's resources (a database pool). */
@@ -305,11 +341,17 @@ export class PinStore implements GatewayPinStore {
   }
 
   /**
-   * Accepts a pending tool (`server` and remote `tool` name): its definition, as last listed,
-   * becomes the pin. Returns false when nothing is pending under that name.
+   * Accepts a pending tool (`server` and remote `tool` name) when `sha256` is the digest of the
+   * definition pending now: that definition becomes the pin. Returns false when nothing is
+   * pending under that name; throws {@link PinChangedError} when another definition is pending.
    */
-  accept(server: string, tool: string): boolean {
-    return acceptPending(this.#lock.servers[server], tool);
+  accept(server: string, tool: string, sha256: string): boolean {
+    const pins = this.#lock.servers[server];
+    const outcome = acceptPending(pins, tool, sha256);
+    if (outcome === 'changed') {
+      throw pinChangedError(server, tool, sha256, pins?.pending[tool]?.sha256);
+    }
+    return outcome === 'accepted';
   }
 
   /** Writes the lock file atomically (a temporary file in the same folder, then a rename). */

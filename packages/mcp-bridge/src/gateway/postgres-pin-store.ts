@@ -7,6 +7,7 @@ import {
   type PendingTool,
   type PinRecord,
   type PinReview,
+  pinChangedError,
   reviewServer,
   type ServerPins,
 } from './pin-store.js';
@@ -315,25 +316,33 @@ export class PostgresPinStore implements GatewayPinStore {
   }
 
   /**
-   * Accepts a pending tool in the shared table (committed at once; every replica offers it at
-   * its next reload or relist). Returns false when nothing is pending under that name.
+   * Accepts a pending tool in the shared table when `sha256` is the digest of the definition
+   * pending now (committed at once; every replica offers it at its next reload or relist).
+   * Returns false when nothing is pending under that name; throws {@link PinChangedError} when
+   * another definition is pending (a replica listed another one since it was shown).
    */
-  accept(server: string, tool: string): Promise<boolean> {
-    return this.#transaction('accept a pin', async (client) => {
+  async accept(server: string, tool: string, sha256: string): Promise<boolean> {
+    const outcome = await this.#transaction('accept a pin', async (client) => {
       const row = await client.query(
         `SELECT pins FROM ${this.#table} WHERE server = $1 FOR UPDATE`,
         [server],
       );
-      if (row.rows.length === 0) return false;
+      if (row.rows.length === 0) return { outcome: 'none' as const };
       const pins = parseServerPins(row.rows[0]?.pins);
-      if (!acceptPending(pins, tool)) return false;
+      const pending = pins.pending[tool]?.sha256;
+      const outcome = acceptPending(pins, tool, sha256);
+      if (outcome !== 'accepted') return { outcome, pending };
       await client.query(
         `UPDATE ${this.#table} SET pins = $2, updated_at = now() WHERE server = $1`,
         [server, JSON.stringify(pins)],
       );
       this.#cache.set(server, pins);
-      return true;
+      return { outcome };
     });
+    if (outcome.outcome === 'changed') {
+      throw pinChangedError(server, tool, sha256, outcome.pending);
+    }
+    return outcome.outcome === 'accepted';
   }
 
   /** Nothing to do: every review and acceptance is committed when it returns. */
