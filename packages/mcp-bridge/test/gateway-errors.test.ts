@@ -93,3 +93,59 @@ describe('what a call that did not reach its server says (issue 36)', () => {
     expect(failed?.failure?.message).toContain('exited with code 3');
   }, 60_000);
 });
+
+describe('serve --verbose (issue 36)', () => {
+  const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+  // An upstream that says something on stderr and then serves the toolkit's tools.
+  const CHATTY = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
+
+  async function serveStderr(flags: string[]): Promise<string> {
+    const { spawn } = await import('node:child_process');
+    const { writeFile } = await import('node:fs/promises');
+    const config = join(folder, 'toolfence.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          toolkit: {
+            command: process.execPath,
+            args: [
+              '--import',
+              'data:text/javascript,console.error("hello from the upstream")',
+              CHATTY,
+            ],
+            namespace: 'tk',
+          },
+        },
+      }),
+    );
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config, ...flags], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    // Bounded: the start report names the upstream once it is ready (or failed).
+    for (
+      let waited = 0;
+      waited < 40_000 && !/toolkit: (ready|failed)/.test(stderr);
+      waited += 100
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    child.stdin.end();
+    await new Promise((resolve) => child.once('close', resolve));
+    return stderr;
+  }
+
+  it("prints the upstreams' stderr lines only with --verbose", async () => {
+    const quiet = await serveStderr([]);
+    expect(quiet).toMatch(/toolkit: ready/);
+    expect(quiet).not.toContain('hello from the upstream');
+    const verbose = await serveStderr(['--verbose']);
+    expect(verbose).toMatch(/toolkit: ready/);
+    expect(verbose).toContain('MCP server stderr');
+    expect(verbose).toContain('hello from the upstream');
+  }, 90_000);
+});

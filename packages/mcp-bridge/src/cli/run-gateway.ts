@@ -32,7 +32,7 @@ const RELOAD_DEBOUNCE_MS = 200;
 
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
-  toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--http HOST:PORT]
+  toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--verbose] [--http HOST:PORT]
   toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL@DIGEST)
   toolfence-mcp audit verify (--log FILE | --config FILE)
 
@@ -41,6 +41,7 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         approval asked of you through your client when the policy says ask, and the audit log.
         Tool definitions are pinned in the lock file; a changed, renamed or new tool is hidden
         until you accept it. --observe enforces nothing and logs what would have happened.
+        --verbose also prints the upstreams' stderr lines and the transports' diagnostics.
         Clients may speak MCP 2026-07-28 (stateless; an ask comes back as input_required) or
         2025-11-25 (a session; an ask is an elicitation).
         The client is answered at once; the upstreams start in parallel, each within
@@ -75,6 +76,7 @@ interface GatewayArguments {
   http?: string;
   policy?: string;
   observe: boolean;
+  verbose: boolean;
   show: boolean;
   accept: string[];
 }
@@ -84,7 +86,7 @@ function usage(message: string): GatewayConfigError {
 }
 
 function parseArguments(argv: readonly string[]): GatewayArguments {
-  const parsed: GatewayArguments = { observe: false, show: false, accept: [] };
+  const parsed: GatewayArguments = { observe: false, verbose: false, show: false, accept: [] };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index] as string;
     const value = (): string => {
@@ -97,6 +99,7 @@ function parseArguments(argv: readonly string[]): GatewayArguments {
     else if (flag === '--policy') parsed.policy = value();
     else if (flag === '--http') parsed.http = value();
     else if (flag === '--observe') parsed.observe = true;
+    else if (flag === '--verbose') parsed.verbose = true;
     else if (flag === '--show') parsed.show = true;
     else if (flag === '--accept') parsed.accept.push(value());
     else throw usage(`unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim());
@@ -262,6 +265,16 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
         error: (message, details) =>
           io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
+        // --verbose: the upstreams' stderr lines (cut at 4 KiB by the transport), reconnections
+        // and other diagnostics, escaped to one line each.
+        ...(parsed.verbose
+          ? {
+              info: (message: string, details?: Record<string, unknown>) =>
+                io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
+              debug: (message: string, details?: Record<string, unknown>) =>
+                io.err(`toolfence-mcp: ${message} ${JSON.stringify(details ?? {})}\n`),
+            }
+          : {}),
       },
     });
     if (parsed.observe || settings.observe === true) io.err(OBSERVE_BANNER);
@@ -585,7 +598,7 @@ export async function runAudit(argv: readonly string[], io: CliIo): Promise<numb
     let path: string;
     let key: Uint8Array | undefined;
     if (config !== undefined) {
-      const loaded = await loadConfig({ config, observe: false, show: false, accept: [] }, io);
+      const loaded = await loadConfig({ config, observe: false, verbose: false, show: false, accept: [] }, io);
       path = loaded.auditPath;
       key = auditKeyOf(loaded.config.gateway, io.env ?? {});
     } else {
