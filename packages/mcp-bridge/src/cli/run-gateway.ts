@@ -598,7 +598,10 @@ export async function runAudit(argv: readonly string[], io: CliIo): Promise<numb
     let path: string;
     let key: Uint8Array | undefined;
     if (config !== undefined) {
-      const loaded = await loadConfig({ config, observe: false, verbose: false, show: false, accept: [] }, io);
+      const loaded = await loadConfig(
+        { config, observe: false, verbose: false, show: false, accept: [] },
+        io,
+      );
       path = loaded.auditPath;
       key = auditKeyOf(loaded.config.gateway, io.env ?? {});
     } else {
