@@ -195,9 +195,9 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
     open.push(client);
     await client.connect();
     expect(client.protocolVersion).toBe('2026-07-28');
-    expect(client.instructions).toContain(
-      '[server notes, tools nt__*] Use brief for a short summary.',
-    );
+    // The client is answered before the upstreams start: its instructions are the gateway's own
+    // (an upstream's are combined in for clients that connect once it is ready).
+    expect(client.instructions).toContain('Tools from several MCP servers');
     const prompts = (await client.request('prompts/list')).prompts as { name: string }[];
     expect(prompts.map((prompt) => prompt.name)).toEqual(['nt__brief']);
     const got = await client.request('prompts/get', {
