@@ -1,0 +1,126 @@
+// How long a client waits for `toolfence-mcp serve` in front of N stdio servers (N = 1, 2, 8),
+// against the same N servers started directly in parallel (one SDK client each), the best a
+// client that starts them itself can do:
+//
+//   initialize   spawn `serve`, connect an SDK 1.x client: the time until `initialize` answered
+//   first list   the time until the first complete `tools/list` (every upstream's tools)
+//   direct       spawn N bench servers, connect N SDK clients in parallel, list each
+//
+// Targets (issue 36): `initialize` under 0.5 s whatever the upstreams do; the complete listing
+// at most 1.1x the parallel direct start. A run is a fresh process tree each time.
+//
+//   npx tsx bench/gateway-start.bench.ts
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  bench,
+  formatMs,
+  median,
+  printTable,
+  SERVER_SCRIPT,
+  scaled,
+  stdioCommand,
+} from './fixtures/harness.js';
+
+const ROUNDS = scaled(7, 1);
+const COUNTS = [1, 2, 8] as const;
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+
+const folder = await mkdtemp(join(tmpdir(), 'toolfence-bench-start-'));
+
+async function viaGateway(count: number): Promise<{ initialize: number; list: number }> {
+  const config = join(folder, `toolfence-${count}.json`);
+  const servers: Record<string, unknown> = {};
+  for (let index = 0; index < count; index++) {
+    servers[`s${index}`] = { command: process.execPath, args: [SERVER_SCRIPT, 'stdio'] };
+  }
+  await writeFile(
+    config,
+    JSON.stringify({
+      mcpServers: servers,
+      gateway: { audit: join(folder, `audit-${count}-${Math.random()}.jsonl`) },
+    }),
+  );
+  await rm(join(folder, 'toolfence.lock.json'), { force: true });
+  const began = performance.now();
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'serve', '--config', config],
+      stderr: 'ignore',
+    }),
+  );
+  const initialize = performance.now() - began;
+  // The first complete listing: every upstream's tools (each bench server offers `echo`).
+  for (;;) {
+    const { tools } = await client.listTools();
+    if (tools.length >= count) break;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const list = performance.now() - began;
+  await client.close();
+  return { initialize, list };
+}
+
+async function direct(count: number): Promise<number> {
+  const began = performance.now();
+  const clients = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const [command, ...args] = stdioCommand();
+      const client = new Client({ name: 'bench', version: '1.0.0' });
+      await client.connect(
+        new StdioClientTransport({ command: command as string, args, stderr: 'ignore' }),
+      );
+      await client.listTools();
+      return client;
+    }),
+  );
+  const elapsed = performance.now() - began;
+  await Promise.all(clients.map((client) => client.close()));
+  return elapsed;
+}
+
+try {
+  const rows: string[][] = [];
+  for (const count of COUNTS) {
+    const initialize: number[] = [];
+    const list: number[] = [];
+    const baseline: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternate which side starts first, so neither always meets a warm disk cache.
+      if (round % 2 === 0) baseline.push(await direct(count));
+      const through = await viaGateway(count);
+      initialize.push(through.initialize);
+      list.push(through.list);
+      if (round % 2 === 1) baseline.push(await direct(count));
+    }
+    if (baseline.length < initialize.length) baseline.push(await direct(count));
+    const ratio = median(list) / median(baseline);
+    rows.push([
+      String(count),
+      formatMs(median(initialize)),
+      formatMs(median(list)),
+      formatMs(median(baseline)),
+      ratio.toFixed(2),
+    ]);
+    bench({
+      id: `mcp-bridge.gateway-start-${count}`,
+      label: `toolfence-mcp serve start with ${count} upstream(s): first complete tools/list vs starting them directly in parallel`,
+      ratio,
+      target: 1.1,
+      detail: `initialize answered after ${formatMs(median(initialize))} ms (target under 500 ms: ${median(initialize) < 500 ? 'met' : 'not met'}); first complete tools/list ${formatMs(median(list))} ms; the same ${count} server(s) started directly in parallel ${formatMs(median(baseline))} ms (median of ${ROUNDS} fresh starts each)`,
+    });
+  }
+  printTable(
+    `toolfence-mcp serve start (median of ${ROUNDS} fresh starts)`,
+    ['upstreams', 'initialize ms', 'first full tools/list ms', 'direct parallel ms', 'x direct'],
+    rows,
+  );
+} finally {
+  await rm(folder, { recursive: true, force: true });
+}
