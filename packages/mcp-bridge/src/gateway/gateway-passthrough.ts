@@ -149,6 +149,11 @@ export interface GatewayPassthroughHooks {
   readonly canAsk: (server: Server) => boolean;
   readonly logger?: McpBridgeLogger | undefined;
   readonly limits: Readonly<Required<GatewayPassthroughOptions>>;
+  /**
+   * Resolves once the upstreams still starting are ready, or the gateway's `listWaitMs` passed:
+   * a listing or a read that arrives during the start waits for it, as `tools/list` does.
+   */
+  readonly started?: () => Promise<void>;
 }
 
 const APPROVAL_SCHEMA = {
@@ -422,29 +427,33 @@ export class GatewayPassthrough {
       server.oninitialized = () => this.#rootsChanged();
       server.setNotificationHandler('notifications/roots/list_changed', () => this.#rootsChanged());
     }
-    server.setRequestHandler('prompts/list', () => ({ prompts: this.#promptListing }) as never);
-    server.setRequestHandler(
-      'resources/templates/list',
-      () => ({ resourceTemplates: this.#templateListing }) as never,
-    );
-    server.setRequestHandler(
-      'resources/list',
-      async (_request, context) =>
-        ({ resources: await this.#listResources(context.mcpReq.signal) }) as never,
-    );
-    server.setRequestHandler(
-      'prompts/get',
-      (request, context) => this.#getPrompt(server, era, request.params, context.mcpReq) as never,
-    );
-    server.setRequestHandler(
-      'resources/read',
-      (request, context) =>
-        this.#readResource(server, era, request.params.uri, context.mcpReq) as never,
-    );
-    server.setRequestHandler(
-      'completion/complete',
-      (request) => this.#complete(request.params as unknown as Record<string, unknown>) as never,
-    );
+    const started = async (): Promise<void> => {
+      await this.#hooks.started?.();
+    };
+    server.setRequestHandler('prompts/list', async () => {
+      await started();
+      return { prompts: this.#promptListing } as never;
+    });
+    server.setRequestHandler('resources/templates/list', async () => {
+      await started();
+      return { resourceTemplates: this.#templateListing } as never;
+    });
+    server.setRequestHandler('resources/list', async (_request, context) => {
+      await started();
+      return { resources: await this.#listResources(context.mcpReq.signal) } as never;
+    });
+    server.setRequestHandler('prompts/get', async (request, context) => {
+      await started();
+      return this.#getPrompt(server, era, request.params, context.mcpReq) as never;
+    });
+    server.setRequestHandler('resources/read', async (request, context) => {
+      await started();
+      return this.#readResource(server, era, request.params.uri, context.mcpReq) as never;
+    });
+    server.setRequestHandler('completion/complete', async (request) => {
+      await started();
+      return this.#complete(request.params as unknown as Record<string, unknown>) as never;
+    });
   }
 
   // Follows an upstream listing's pagination within the limits; entries without a string

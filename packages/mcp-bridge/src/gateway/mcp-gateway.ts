@@ -413,6 +413,7 @@ export class McpGateway {
       canAsk: (server) => supportsFormElicitation(server.getClientCapabilities()),
       logger: options.logger,
       limits: passthroughLimits(options.passthrough),
+      started: () => this.#startGate.wait(this.#listWaitMs()),
     });
     this.#registry = new ToolRegistry({
       authorizer: recording,
