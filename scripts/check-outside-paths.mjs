@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm check` step "outside paths": nothing in the repository reads or imports a path outside
-// it. A clone has only what is committed; a test that imports `../shared/x.mjs` or reads
-// `/work/shared/...` passes where that folder happens to lie beside the checkout and fails
+// it. A clone has only what is committed; a test that imports a file from a sibling folder of the
+// checkout (`..` then `shared`) or reads an absolute path beside it passes where that folder happens to lie beside the checkout and fails
 // everywhere else. Scans every file git tracks (and new files it does not ignore), or every file
 // under `--root DIR` when DIR is not a git checkout, and fails on:
 //
@@ -15,9 +15,9 @@
 //    `join(REPO_ROOT, '..', 'shared')`;
 // 3. a relative path in a string (code) or in any other text (package.json scripts, tsconfig,
 //    YAML, shell, Markdown) that climbs out of the repository from the file's folder or its
-//    package's folder (`node ../../../shared/run.mjs`), or whose first named folder is not in
-//    the repository but lies beside it or beside a folder above it (`../shared/...` on a machine
-//    that has a `shared/` next to the checkout);
+//    package's folder (`node` with three `..` climbs), or whose first named folder is not in
+//    the repository but lies beside it or beside a folder above it (a `shared` folder next to the
+//    checkout on some machine);
 // 4. an absolute path to the checkout itself or to a folder above it, or to something that
 //    exists on this machine outside the repository two levels deep or more, system folders
 //    (`/usr`, `/etc`, `/tmp`, ...) and the temporary folder excepted: `/work/shared/...` is
