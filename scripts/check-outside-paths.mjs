@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `pnpm check` step "outside paths": nothing in the repository reads or imports a path outside
-// it. A clone has only what is committed; a test that imports a file from a sibling folder of the
-// checkout (`..` then `shared`) or reads an absolute path beside it passes where that folder happens to lie beside the checkout and fails
-// everywhere else. Scans every file git tracks (and new files it does not ignore), or every file
+// it. A clone has only what is committed; a test that imports a file from a sibling folder of
+// the checkout (`..` then `shared`) or reads an absolute path beside it passes where that folder
+// happens to lie beside the checkout and fails everywhere else. Scans every file git tracks (and new files it does not ignore), or every file
 // under `--root DIR` when DIR is not a git checkout, and fails on:
 //
 // 1. a relative module specifier (`import`, `export ... from`, `import()`, `require()`,
