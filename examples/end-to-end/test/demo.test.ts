@@ -67,7 +67,11 @@ describe('pnpm demo', () => {
     expect(stdout).toMatch(
       /list_changed → offered: (?!.*toolkit__search_notes).*toolkit__save_note/,
     );
-    expect(stdout).toContain('toolkit__search_notes (server toolkit): definition-changed');
+    // pin --show prints the token --accept takes: the name and the digest of what was shown.
+    expect(stdout).toMatch(
+      /toolkit__search_notes@sha256:[0-9a-f]{64} \(server toolkit\): definition-changed/,
+    );
+    expect(stdout).toMatch(/toolfence-mcp pin --accept toolkit__search_notes@sha256:[0-9a-f]{64}/);
     expect(stdout).toContain('read ~/.ssh/id_rsa');
     expect(stdout).toMatch(/audit verify → audit: \d+ line\(s\), chain intact/);
     expect(stdout.trimEnd().endsWith('done')).toBe(true);

@@ -67,6 +67,16 @@ try {
   };
   const configPath = join(folder, 'toolfence.json');
   await writeFile(configPath, JSON.stringify(servers));
+  // Each gateway process keeps its own audit log: a second writer on one log is refused (the
+  // gateway checks the file is still the one it opened, with the size it wrote).
+  const configPathV2 = join(folder, 'toolfence-v2.json');
+  await writeFile(
+    configPathV2,
+    JSON.stringify({
+      ...servers,
+      gateway: { audit: join(folder, 'audit-v2.jsonl'), pins: join(folder, 'lock-v2.json') },
+    }),
+  );
   const policyPath = join(folder, 'policy.json');
   await writeFile(policyPath, JSON.stringify({ kind: 'rules', rules: [], default: 'allow' }));
 
@@ -102,7 +112,7 @@ try {
   await gatewayV2.connect(
     new StdioV2({
       command: process.execPath,
-      args: [CLI, 'serve', '--config', configPath, '--policy', policyPath],
+      args: [CLI, 'serve', '--config', configPathV2, '--policy', policyPath],
       stderr: 'ignore',
     }),
   );
