@@ -1,5 +1,8 @@
-import { CALL_NOT_RUN } from '@toolfence/tools';
 import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
+
+// `CALL_NOT_RUN` of `@toolfence/tools`: a registered symbol, so the transport room marks its
+// errors without loading the tools package (the scanner and transports stay importable alone).
+const CALL_NOT_RUN: unique symbol = Symbol.for('@toolfence/tools/call-not-run');
 
 /**
  * Which byte limit a record broke: `json`, `sse`, `stdio` and `content-length` are
