@@ -1,3 +1,4 @@
+import { isCallNotRun } from '@toolfence/tools';
 import { describe, expect, it } from 'vitest';
 import * as api from './index.js';
 import { McpBridgeError } from './index.js';
@@ -45,5 +46,12 @@ describe('McpBridgeError design', () => {
     const error = new McpBridgeError('safe message', { cause });
     expect(error.cause).toBe(cause);
     expect(error.message).not.toContain('secret');
+  });
+});
+
+describe('errors a budget refunds', () => {
+  it('marks RequestNotSentError with the tools package CALL_NOT_RUN symbol', () => {
+    expect(isCallNotRun(new api.RequestNotSentError('never written'))).toBe(true);
+    expect(isCallNotRun(new McpBridgeError('may have run'))).toBe(false);
   });
 });
