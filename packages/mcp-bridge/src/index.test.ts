@@ -56,6 +56,9 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'UpstreamStartTimeoutError',
         'DEFAULT_START_TIMEOUT_MS',
         'DEFAULT_LIST_WAIT_MS',
+        // Why an upstream failed to start (issue 36)
+        'describeUpstreamFailure',
+        'formatUpstreamFailure',
         // Prompts, resources and instructions passed through (issue 36)
         'DEFAULT_PASSTHROUGH_LIMITS',
         'pinKey',

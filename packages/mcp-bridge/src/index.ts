@@ -323,6 +323,7 @@ export {
   hasInvisibleUnicode,
   type PendingPin,
   type PendingTool,
+  type PinKeyParts,
   type PinKind,
   type PinReason,
   type PinRecord,
@@ -341,3 +342,8 @@ export {
   PostgresPinStore,
   type PostgresPinStoreOptions,
 } from './gateway/postgres-pin-store.js';
+export {
+  describeUpstreamFailure,
+  formatUpstreamFailure,
+  type UpstreamFailure,
+} from './gateway/upstream-failure.js';

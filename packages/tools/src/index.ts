@@ -309,7 +309,12 @@ export {
   SkillReadError,
   SkillUnsafeFileError,
 } from './skills/errors.js';
-export { SKILL_FRONT_MATTER_KEYS, type SkillFrontMatterValue } from './skills/front-matter.js';
+export {
+  SKILL_FRONT_MATTER_KEYS,
+  type SkillDeviation,
+  type SkillFrontMatterValue,
+  type SkillSpecLimits,
+} from './skills/front-matter.js';
 export { SkillAccessPolicy, type SkillAccessPolicyOptions } from './skills/skill-access-policy.js';
 export {
   isValidSkillName,
@@ -323,6 +328,7 @@ export {
   type SkillScan,
 } from './skills/skill-loader.js';
 export { SkillRegistry, type SkillSource } from './skills/skill-registry.js';
+export type { SkillConfinement } from './skills/skill-root.js';
 export {
   SKILL_TOOL_CONTRACT,
   SkillAdapter,

@@ -31,8 +31,16 @@ export function pinKey(server: string, kind: PinKind = 'tool'): string {
   return kind === 'tool' ? server : `${kind}:${server}`;
 }
 
+/** A pin store key read back: the server's name and the kind of definition it holds. */
+export interface PinKeyParts {
+  /** The server's name in the config. */
+  readonly server: string;
+  /** What the key's definitions are: tools, prompts or resource templates. */
+  readonly kind: PinKind;
+}
+
 /** The server and kind a {@link pinKey} names. */
-export function splitPinKey(key: string): { readonly server: string; readonly kind: PinKind } {
+export function splitPinKey(key: string): PinKeyParts {
   for (const kind of ['prompt', 'resource-template'] as const) {
     if (key.startsWith(`${kind}:`)) return { server: key.slice(kind.length + 1), kind };
   }
