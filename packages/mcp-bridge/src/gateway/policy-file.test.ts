@@ -135,7 +135,7 @@ describe('policy file rules in every form', () => {
         { $comment: 'own name', tool: 'read_text_file', decision: 'deny', reason: 'r0' },
         { tool: 'gh__*', decision: 'ask', reason: 'r1' },
         { server: 'files', tool: 'list_*', decision: 'allow' },
-        { tool: 'write_file', when: { path: { pathUnder: '/work' } }, decision: 'allow' },
+        { tool: 'write_file', when: { path: { pathUnder: '/srv/project' } }, decision: 'allow' },
       ],
       default: 'deny',
     });
@@ -149,9 +149,9 @@ describe('policy file rules in every form', () => {
     expect(
       judge(policy, 'x__list_directory', { server: 'x', tool: 'list_directory' }).verdict,
     ).toBe('deny');
-    expect(judge(policy, 'fs__write_file', files('write_file'), { path: '/work/a' }).verdict).toBe(
-      'allow',
-    );
+    expect(
+      judge(policy, 'fs__write_file', files('write_file'), { path: '/srv/project/a' }).verdict,
+    ).toBe('allow');
     expect(judge(policy, 'fs__write_file', files('write_file'), { path: '/etc/a' }).verdict).toBe(
       'deny',
     );
