@@ -9,12 +9,15 @@ import { Command, MemorySaver } from '@langchain/langgraph';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { langChainTools } from '@toolfence/tools/langchain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completedCalls, type Fixture, setup } from './setup.ts';
+import { completedCalls, type Fixture, setup, startsByCall } from './setup.ts';
 
 interface Turn {
   readonly tool: string;
   readonly args: Record<string, unknown>;
 }
+
+/** One generation: one tool call, or several in one step (ids `call-<step>-<n>`). */
+type Step = Turn | readonly Turn[];
 
 /**
  * A fake tool-calling chat model, scripted: each generation calls the next turn's tool, then
@@ -23,11 +26,11 @@ interface Turn {
 class ScriptedChatModel extends BaseChatModel {
   readonly seen: string[] = [];
   readonly offered: string[][] = [];
-  readonly #turns: readonly Turn[];
+  readonly #turns: readonly Step[];
   readonly #shown = new Set<string>();
   #index = 0;
 
-  constructor(turns: readonly Turn[]) {
+  constructor(turns: readonly Step[]) {
     super({});
     this.#turns = turns;
   }
@@ -50,14 +53,20 @@ class ScriptedChatModel extends BaseChatModel {
     }
     const turn = this.#turns[this.#index];
     this.#index += 1;
+    const calls = turn === undefined ? [] : Array.isArray(turn) ? turn : [turn as Turn];
     const message =
       turn === undefined
         ? new AIMessage('done')
         : new AIMessage({
             content: '',
-            tool_calls: [
-              { id: `call-${this.#index}`, name: turn.tool, args: turn.args, type: 'tool_call' },
-            ],
+            tool_calls: calls.map((call, position) => ({
+              id: Array.isArray(turn)
+                ? `call-${this.#index}-${position + 1}`
+                : `call-${this.#index}`,
+              name: call.tool,
+              args: call.args,
+              type: 'tool_call' as const,
+            })),
           });
     return { generations: [{ message, text: turn === undefined ? 'done' : '' }] };
   }
@@ -71,12 +80,13 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-function agentFor(turns: readonly Turn[], runId: string) {
+function agentFor(turns: readonly Step[], runId: string, version: 'v1' | 'v2' = 'v1') {
   const model = new ScriptedChatModel(turns);
   const agent = createReactAgent({
     llm: model,
     tools: langChainTools(fixture.registry, { context: { runId } }),
     checkpointSaver: new MemorySaver(),
+    version,
   });
   const config = { configurable: { thread_id: runId } };
   return { model, agent, config };
@@ -126,6 +136,36 @@ describe('LangChain: a LangGraph ReAct agent with registry StructuredTools', () 
     expect(completedCalls(fixture.events, 'filesystem') - before).toBe(1);
     expect(model.seen[0]).toContain('"status":"success"');
   });
+
+  it.for(['v1', 'v2'] as const)(
+    'an allowed call beside an asked one in the same step runs once across the resume (createReactAgent %s)',
+    async (version) => {
+      const runId = `lc-sibling-${version}`;
+      const { model, agent, config } = agentFor(
+        [
+          [
+            {
+              tool: 'filesystem',
+              args: { operation: 'write', path: `${runId}.txt`, content: 's' },
+            },
+            { tool: 'everything__echo', args: { message: `sibling ${version}` } },
+          ],
+        ],
+        runId,
+        version,
+      );
+      const first = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config);
+      expect((first as { __interrupt__?: unknown[] }).__interrupt__).toHaveLength(1);
+      // The allowed echo ran in the interrupted step; the asked write waits for the human.
+      expect(startsByCall(fixture.events, runId)).toEqual({ 'call-1-2': 1 });
+      const second = await agent.invoke(new Command({ resume: { type: 'approve' } }), config);
+      expect(lastText(second)).toBe('done');
+      expect(startsByCall(fixture.events, runId)).toEqual({ 'call-1-1': 1, 'call-1-2': 1 });
+      expect(await readFile(join(fixture.root, `${runId}.txt`), 'utf8')).toBe('s');
+      expect(model.seen).toHaveLength(2);
+      expect(model.seen.join('\n')).toContain(`sibling ${version}`);
+    },
+  );
 
   it('ask then reject: the tool is never reached and the model reads the message', async () => {
     const before = fixture.events.length;

@@ -96,3 +96,14 @@ export async function setup(): Promise<Fixture> {
 export function completedCalls(events: readonly ToolEvent[], toolName: string): number {
   return events.filter((event) => event.type === 'completed' && event.toolName === toolName).length;
 }
+
+/** How many calls entered the registry (`started` events) per tool call id, in one run. */
+export function startsByCall(events: readonly ToolEvent[], runId: string): Record<string, number> {
+  const starts: Record<string, number> = {};
+  for (const event of events) {
+    if (event.type !== 'started' || event.runId !== runId) continue;
+    const key = event.stepId ?? '(none)';
+    starts[key] = (starts[key] ?? 0) + 1;
+  }
+  return starts;
+}

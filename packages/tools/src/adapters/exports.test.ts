@@ -9,7 +9,7 @@ describe('public surface of the framework subpaths', () => {
   it.each([
     ['@toolfence/tools/ai-sdk', aiSdk, ['aiSdkTools']],
     ['@toolfence/tools/openai-agents', openAiAgents, ['isStrictCompatible', 'openAiAgentsTools']],
-    ['@toolfence/tools/langchain', langChain, ['langChainTools']],
+    ['@toolfence/tools/langchain', langChain, ['DEFAULT_COMPLETED_CALL_MEMORY', 'langChainTools']],
   ])('%s exports exactly the pinned runtime names', (_subpath, entry, names) => {
     expect(Object.keys(entry).sort()).toEqual([...names].sort());
   });

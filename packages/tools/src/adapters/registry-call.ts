@@ -119,13 +119,15 @@ const PREVIEW_MEMORY = 1024;
 
 /**
  * Checks an adapter's registry and options (unknown keys, the context, the names) and maps each
- * registry name to a model-facing one. Throws {@link ConfigurationError}.
+ * registry name to a model-facing one; `adapterKeys` are the adapter's own option keys (it checks
+ * their values). Throws {@link ConfigurationError}.
  */
 export function resolveAdapter(
   adapter: string,
   registry: AdapterRegistry,
   options: AdapterOptions,
   nameStyle: ModelNameStyle,
+  adapterKeys: readonly string[] = [],
 ): ResolvedAdapter {
   if (
     typeof registry !== 'object' ||
@@ -138,7 +140,7 @@ export function resolveAdapter(
       details: { option: 'registry' },
     });
   }
-  checkOptionKeys(options, OPTION_KEYS, adapter);
+  checkOptionKeys(options, [...OPTION_KEYS, ...adapterKeys], adapter);
   // Checks the context once, up front (run id, metadata, scope, signal), and keeps it.
   const runContext = createToolContext(options.context);
   let names: readonly string[];

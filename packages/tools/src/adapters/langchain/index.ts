@@ -2,6 +2,8 @@
 // `@langchain/langgraph`, optional peers).
 
 export type { AdapterRegistry, AdapterRunContext } from '../registry-call.js';
+// How many calls' outcomes the tools keep for LangGraph resumes (option `completedCallMemory`).
+export { DEFAULT_COMPLETED_CALL_MEMORY } from './completed-calls.js';
 export {
   type LangChainApprovalDecision,
   type LangChainApprovalRequest,

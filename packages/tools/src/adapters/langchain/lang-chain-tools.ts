@@ -15,9 +15,23 @@ import {
   structuredText,
   TRUNCATED_NOTE,
 } from '../registry-call.js';
+import {
+  CompletedCalls,
+  completedCallMemory,
+  DEFAULT_COMPLETED_CALL_MEMORY,
+  type LangGraphTaskConfig,
+} from './completed-calls.js';
 
 /** Options of {@link langChainTools}. */
-export interface LangChainToolsOptions extends AdapterOptions {}
+export interface LangChainToolsOptions extends AdapterOptions {
+  /**
+   * How many calls' outcomes the tools keep, by LangGraph thread, task and tool call id, so a step
+   * LangGraph runs again after an `interrupt()` returns each call that already ran (or is
+   * running) instead of running it twice. A positive integer; default
+   * {@link DEFAULT_COMPLETED_CALL_MEMORY} (1,000). In this process only.
+   */
+  readonly completedCallMemory?: number;
+}
 
 /**
  * What an adapted tool passes to LangGraph's `interrupt()` when the policy asks a human. Resume
@@ -75,7 +89,10 @@ type ContentBlock =
  * schema, as is. Every call goes through `registry.invoke`; when the policy asks, the tool calls
  * LangGraph's `interrupt()` with a {@link LangChainApprovalRequest} (the graph needs a
  * checkpointer) and, resumed with `{ type: 'approve' }`, presents a single-use grant for exactly
- * these arguments. Refusals come back as a `ToolMessage` with `status: 'error'`.
+ * these arguments. LangGraph runs the whole interrupted step again on resume; every call of it
+ * that already reached the registry (allowed siblings, approved calls) gets its earlier outcome
+ * from the adapter's {@link CompletedCalls} instead of running again. Refusals come back as a
+ * `ToolMessage` with `status: 'error'`.
  */
 class RegistryStructuredTool extends StructuredTool {
   /** The tool's name as the model sees it. */
@@ -87,10 +104,12 @@ class RegistryStructuredTool extends StructuredTool {
   /** The tool's registry name. */
   readonly registryName: string;
   readonly #adapter: ResolvedAdapter;
+  readonly #completed: CompletedCalls;
 
   /** Wraps one registry tool; use {@link langChainTools}, which checks the options. */
   constructor(
     adapter: ResolvedAdapter,
+    completed: CompletedCalls,
     registryName: string,
     modelName: string,
     description: string,
@@ -98,31 +117,42 @@ class RegistryStructuredTool extends StructuredTool {
   ) {
     super({ responseFormat: 'content_and_artifact', verboseParsingErrors: true });
     this.#adapter = adapter;
+    this.#completed = completed;
     this.registryName = registryName;
     this.name = modelName;
     this.description = description;
     this.schema = schema;
   }
 
-  /** Asks the policy, interrupts for approval when it asks, then invokes the registry. */
+  /**
+   * Asks the policy, interrupts for approval when it asks, then invokes the registry. A call this
+   * LangGraph task already sent to the registry (LangGraph runs the whole step again on resume)
+   * gets that call's outcome instead.
+   */
   protected override async _call(
     input: unknown,
     _runManager?: unknown,
-    config?: { readonly toolCall?: { readonly id?: string }; readonly signal?: AbortSignal },
+    config?: LangGraphTaskConfig & {
+      readonly toolCall?: { readonly id?: string };
+      readonly signal?: AbortSignal;
+    },
   ): Promise<[string | ContentBlock[] | ToolMessage, LangChainToolArtifact]> {
     const toolCallId = config?.toolCall?.id;
+    const key = CompletedCalls.key(config, toolCallId);
+    const argsDigest = key === undefined ? '' : CompletedCalls.digest(input);
+    const earlier =
+      key === undefined ? undefined : this.#completed.get(key, this.registryName, argsDigest);
+    if (earlier !== undefined) {
+      // LangGraph matches resume values to interrupt() calls by their order in the task: a call
+      // that interrupted the first time does so again (its answer is already there), so the
+      // sibling calls still asking get their own answers.
+      if (earlier.asked) interrupt(this.#request(input, toolCallId, undefined));
+      return this.#toContent(await earlier.outcome, toolCallId);
+    }
     const need = await approvalNeed(this.#adapter, this.registryName, input, toolCallId);
     let approved = false;
     if (need !== undefined) {
-      const request: LangChainApprovalRequest = {
-        type: 'toolfence-approval',
-        toolName: this.name,
-        registryName: this.registryName,
-        args: input,
-        toolCallId,
-        reason: need.reason,
-      };
-      const decision: unknown = interrupt(request);
+      const decision: unknown = interrupt(this.#request(input, toolCallId, need.reason));
       if ((decision as { type?: unknown } | null)?.type !== 'approve') {
         const message = (decision as { message?: unknown } | null)?.message;
         const text =
@@ -134,14 +164,37 @@ class RegistryStructuredTool extends StructuredTool {
       }
       approved = true;
     }
-    const outcome = await callRegistry(this.#adapter, {
+    const outcome = callRegistry(this.#adapter, {
       toolName: this.registryName,
       args: input,
       toolCallId,
       signal: config?.signal,
       approved: () => approved,
     });
-    return this.#toContent(outcome, toolCallId);
+    if (key !== undefined) {
+      this.#completed.set(key, {
+        toolName: this.registryName,
+        argsDigest,
+        asked: need !== undefined,
+        outcome,
+      });
+    }
+    return this.#toContent(await outcome, toolCallId);
+  }
+
+  #request(
+    input: unknown,
+    toolCallId: string | undefined,
+    reason: string | undefined,
+  ): LangChainApprovalRequest {
+    return {
+      type: 'toolfence-approval',
+      toolName: this.name,
+      registryName: this.registryName,
+      args: input,
+      toolCallId,
+      reason,
+    };
   }
 
   /** An error `ToolMessage` (LangChain passes a returned message through, so it carries the artifact). */
@@ -212,6 +265,10 @@ export function langChainTools(
     registry,
     options,
     'letters-digits-underscore-hyphen',
+    ['completedCallMemory'],
+  );
+  const completed = new CompletedCalls(
+    completedCallMemory(options.completedCallMemory, 'langChainTools'),
   );
   const tools: StructuredTool[] = [];
   for (const { registryName, modelName } of adapter.tools) {
@@ -220,6 +277,7 @@ export function langChainTools(
     tools.push(
       new RegistryStructuredTool(
         adapter,
+        completed,
         registryName,
         modelName,
         spec.description,
