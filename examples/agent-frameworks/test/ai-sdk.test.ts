@@ -11,12 +11,15 @@ import {
 } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completedCalls, type Fixture, setup } from './setup.ts';
+import { completedCalls, type Fixture, setup, startsByCall } from './setup.ts';
 
 interface Turn {
   readonly tool: string;
   readonly args: Record<string, unknown>;
 }
+
+/** One generation: one tool call, or several in one step (ids `call-<step>-<n>`). */
+type Step = Turn | readonly Turn[];
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
@@ -27,7 +30,7 @@ const usage = {
  * The AI SDK's own mock model, scripted: each generation calls the next turn's tool, then
  * answers `done`. `seen` collects every tool output the model was shown, as JSON.
  */
-function scriptedModel(turns: readonly Turn[]) {
+function scriptedModel(turns: readonly Step[]) {
   const seen: string[] = [];
   let index = 0;
   const model = new MockLanguageModelV4({
@@ -46,15 +49,14 @@ function scriptedModel(turns: readonly Turn[]) {
           warnings: [],
         };
       }
+      const calls: readonly Turn[] = Array.isArray(turn) ? turn : [turn as Turn];
       return {
-        content: [
-          {
-            type: 'tool-call',
-            toolCallId: `call-${index}`,
-            toolName: turn.tool,
-            input: JSON.stringify(turn.args),
-          },
-        ],
+        content: calls.map((call, position) => ({
+          type: 'tool-call' as const,
+          toolCallId: Array.isArray(turn) ? `call-${index}-${position + 1}` : `call-${index}`,
+          toolName: call.tool,
+          input: JSON.stringify(call.args),
+        })),
         finishReason: { unified: 'tool-calls', raw: undefined },
         usage,
         warnings: [],
@@ -72,7 +74,7 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-function run(turns: readonly Turn[], runId: string) {
+function run(turns: readonly Step[], runId: string) {
   const { model, seen } = scriptedModel(turns);
   const tools = aiSdkTools(fixture.registry, { context: { runId } });
   return { model, seen, tools };
@@ -132,6 +134,45 @@ describe('AI SDK: generateText with registry tools', () => {
     expect(await readFile(join(fixture.root, 'approved.txt'), 'utf8')).toBe('yes');
     expect(completedCalls(fixture.events, 'filesystem') - before).toBe(1);
     expect(seen.join('\n')).not.toContain('Error');
+  });
+
+  it('an allowed call beside an asked one in the same step runs once across the approval', async () => {
+    const runId = 'ai-sibling';
+    const { model, seen, tools } = run(
+      [
+        [
+          {
+            tool: 'filesystem',
+            args: { operation: 'write', path: 'ai-sibling.txt', content: 's' },
+          },
+          { tool: 'everything__echo', args: { message: 'ai sibling' } },
+        ],
+      ],
+      runId,
+    );
+    const first = await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(6) });
+    expect(startsByCall(fixture.events, runId)).toEqual({ 'call-1-2': 1 });
+    const request = first.content.find((part) => part.type === 'tool-approval-request');
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'go' },
+      ...first.response.messages,
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-approval-response',
+            approvalId: (request as { approvalId: string }).approvalId,
+            approved: true,
+          },
+        ],
+      },
+    ];
+    const fresh = aiSdkTools(fixture.registry, { context: { runId } });
+    const second = await generateText({ model, tools: fresh, messages, stopWhen: stepCountIs(6) });
+    expect(second.text).toBe('done');
+    expect(startsByCall(fixture.events, runId)).toEqual({ 'call-1-1': 1, 'call-1-2': 1 });
+    expect(await readFile(join(fixture.root, 'ai-sibling.txt'), 'utf8')).toBe('s');
+    expect(seen.join('\n')).toContain('ai sibling');
   });
 
   it('ask then reject: the tool is never reached and the model reads the denial', async () => {

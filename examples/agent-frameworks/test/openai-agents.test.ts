@@ -14,7 +14,7 @@ import {
 } from '@openai/agents';
 import { openAiAgentsTools } from '@toolfence/tools/openai-agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completedCalls, type Fixture, setup } from './setup.ts';
+import { completedCalls, type Fixture, setup, startsByCall } from './setup.ts';
 
 setTracingDisabled(true);
 
@@ -22,6 +22,9 @@ interface Turn {
   readonly tool: string;
   readonly args: Record<string, unknown>;
 }
+
+/** One response: one tool call, or several in one step (ids `call-<step>-<n>`). */
+type Step = Turn | readonly Turn[];
 
 /**
  * A `Model` for the Agents SDK, scripted: each response calls the next turn's tool, then
@@ -31,11 +34,11 @@ interface Turn {
 class ScriptedModel implements Model {
   readonly seen: string[] = [];
   readonly offered: ModelRequest['tools'][] = [];
-  readonly #turns: readonly Turn[];
+  readonly #turns: readonly Step[];
   readonly #shown = new Set<string>();
   #index = 0;
 
-  constructor(turns: readonly Turn[]) {
+  constructor(turns: readonly Step[]) {
     this.#turns = turns;
   }
 
@@ -63,17 +66,16 @@ class ScriptedModel implements Model {
         ],
       };
     }
+    const calls: readonly Turn[] = Array.isArray(turn) ? turn : [turn as Turn];
     return {
       usage: new Usage(),
-      output: [
-        {
-          type: 'function_call',
-          callId: `call-${this.#index}`,
-          name: turn.tool,
-          arguments: JSON.stringify(turn.args),
-          status: 'completed',
-        },
-      ],
+      output: calls.map((call, position) => ({
+        type: 'function_call' as const,
+        callId: Array.isArray(turn) ? `call-${this.#index}-${position + 1}` : `call-${this.#index}`,
+        name: call.tool,
+        arguments: JSON.stringify(call.args),
+        status: 'completed' as const,
+      })),
     };
   }
 
@@ -91,7 +93,7 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-function agentFor(turns: readonly Turn[], runId: string) {
+function agentFor(turns: readonly Step[], runId: string) {
   const model = new ScriptedModel(turns);
   const agent = new Agent({
     name: 'toolfence-test',
@@ -152,6 +154,30 @@ describe('OpenAI Agents SDK: run() of an Agent with registry tools', () => {
     expect(await readFile(join(fixture.root, 'agents-ok.txt'), 'utf8')).toBe('yes');
     expect(completedCalls(fixture.events, 'filesystem') - before).toBe(1);
     expect(model.seen.join('\n')).not.toContain('Error');
+  });
+
+  it('an allowed call beside an asked one in the same step runs once across the approval', async () => {
+    const runId = 'agents-sibling';
+    const { model, agent } = agentFor(
+      [
+        [
+          {
+            tool: 'filesystem',
+            args: { operation: 'write', path: 'agents-sibling.txt', content: 's' },
+          },
+          { tool: 'everything__echo', args: { message: 'agents sibling' } },
+        ],
+      ],
+      runId,
+    );
+    const first = await run(agent, 'go');
+    expect(first.interruptions).toHaveLength(1);
+    first.state.approve(first.interruptions[0] as never);
+    const second = await run(agent, first.state);
+    expect(second.finalOutput).toBe('done');
+    expect(startsByCall(fixture.events, runId)).toEqual({ 'call-1-1': 1, 'call-1-2': 1 });
+    expect(await readFile(join(fixture.root, 'agents-sibling.txt'), 'utf8')).toBe('s');
+    expect(model.seen.join('\n')).toContain('agents sibling');
   });
 
   it('ask then approve across a serialized RunState and a new adapter: still exactly once', async () => {
