@@ -139,6 +139,25 @@ describe('OpenAI Agents SDK: run() of an Agent with registry tools', () => {
     expect(model.seen[2]).toContain('input_image');
   });
 
+  it('structured content: the model reads the JSON text block of the server once, not twice', async () => {
+    const weather = openAiAgentsTools(fixture.registry, {
+      context: { runId: 'x' },
+      names: ['everything__get-structured-content'],
+    })[0]?.name as string;
+    const { model, agent } = agentFor(
+      [{ tool: weather, args: { location: 'Chicago' } }],
+      'agents-structured',
+    );
+    const result = await run(agent, 'go');
+    expect(result.finalOutput).toBe('done');
+    const shown = JSON.parse(model.seen[0] as string) as { type: string; text: string };
+    // server-everything sends the weather as a JSON text block and as structuredContent.
+    expect(shown).toEqual({
+      type: 'text',
+      text: JSON.stringify({ temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 }),
+    });
+  });
+
   it('ask then approve: the interrupted write runs once after state.approve, no second gate', async () => {
     const before = completedCalls(fixture.events, 'filesystem');
     const { model, agent } = agentFor(

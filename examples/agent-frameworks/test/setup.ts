@@ -58,6 +58,7 @@ export async function setup(): Promise<Fixture> {
         filesystem: { risk: 'high-risk-write', contentTrust: 'trusted' },
         everything__echo: { risk: 'read-only', contentTrust: 'trusted' },
         'everything__get-tiny-image': { risk: 'read-only', contentTrust: 'trusted' },
+        'everything__get-structured-content': { risk: 'read-only', contentTrust: 'trusted' },
         fault__drop: { risk: 'low-risk-write', contentTrust: 'trusted' },
         fault__echo: { veto: true, reason: 'the test vetoes it' },
       },
@@ -68,7 +69,7 @@ export async function setup(): Promise<Fixture> {
       ...(await bridgeTools(everythingClient, {
         prefix: 'everything',
         approvalRisk: 'none',
-        allow: ['echo', 'get-tiny-image'],
+        allow: ['echo', 'get-tiny-image', 'get-structured-content'],
       })),
       ...(await bridgeTools(faultClient, {
         prefix: 'fault',

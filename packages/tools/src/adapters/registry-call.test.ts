@@ -20,6 +20,7 @@ import {
   callRegistry,
   flattenResult,
   needsApproval,
+  partsCarry,
   refusalText,
   resolveAdapter,
   resultText,
@@ -197,6 +198,38 @@ describe('flattenResult', () => {
       false,
     );
     expect(TRUNCATED_NOTE).toMatch(/incomplete/);
+  });
+});
+
+describe('partsCarry (a text part that repeats structuredContent)', () => {
+  const deep = (depth: number): Record<string, unknown> => {
+    let value: Record<string, unknown> = { leaf: true };
+    for (let level = 0; level < depth; level += 1) value = { next: value };
+    return value;
+  };
+  it.each([
+    ['the same JSON', '{"a":1}', { a: 1 }, true],
+    [
+      'other key order and whitespace',
+      ' {\n "b": [1, {"c": null}], "a": "x" }',
+      { a: 'x', b: [1, { c: null }] },
+      true,
+    ],
+    ['a different value', '{"a":2}', { a: 1 }, false],
+    ['an extra key', '{"a":1,"b":2}', { a: 1 }, false],
+    ['a missing key', '{"a":1}', { a: 1, b: 2 }, false],
+    ['an array where an object was', '{"a":[]}', { a: {} }, false],
+    ['text that is not JSON', '{a: 1}', { a: 1 }, false],
+    ['a summary of it', 'The temperature is 36.', { temperature: 36 }, false],
+    ['nesting deeper than the compare limit', JSON.stringify(deep(80)), deep(80), false],
+  ])('%s', (_label, text, structured, expected) => {
+    expect(partsCarry([{ type: 'text', text }], structured as never)).toBe(expected);
+  });
+
+  it('never counts a media part', () => {
+    expect(partsCarry([{ type: 'media', data: 'e30=', mimeType: 'application/json' }], {})).toBe(
+      false,
+    );
   });
 });
 

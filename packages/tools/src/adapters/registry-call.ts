@@ -440,15 +440,23 @@ export interface FlatResult {
   /** The result was cut to a size limit (by the tool or the MCP result limits). */
   readonly truncated: boolean;
   /**
+   * A text part already carries `structuredContent` (its text is JSON equal to it, as MCP servers
+   * send it), so the model reads that part and not `structuredContent` a second time.
+   */
+  readonly structuredInText: boolean;
+  /**
    * `structuredContent` as JSON text, when flattening already wrote it (to compare a `json`
    * block that is not the same object); {@link structuredText} writes it at most once.
    */
   structuredJson?: string;
 }
 
-/** `structuredContent` as JSON text, written once per flattened result. */
+/**
+ * `structuredContent` as JSON text for the model, written once per flattened result; `undefined`
+ * when there is none or a text part already carries it ({@link FlatResult.structuredInText}).
+ */
 export function structuredText(flat: FlatResult): string | undefined {
-  if (flat.structuredContent === undefined) return undefined;
+  if (flat.structuredContent === undefined || flat.structuredInText) return undefined;
   flat.structuredJson ??= JSON.stringify(flat.structuredContent);
   return flat.structuredJson;
 }
@@ -501,6 +509,7 @@ export function flattenResult(result: ToolResult): FlatResult {
     if (part !== undefined) parts.push(part);
   }
   if (userOnly > 0) parts.push({ type: 'text', text: USER_ONLY_NOTE });
+  const structuredInText = structured !== undefined && partsCarry(parts, structured);
   const metadata = result.metadata;
   const truncated =
     metadata?.truncated === true ||
@@ -512,9 +521,58 @@ export function flattenResult(result: ToolResult): FlatResult {
     structuredContent: structured,
     isError: result.isError === true,
     truncated,
+    structuredInText,
   };
   if (structuredJson !== undefined) flat.structuredJson = structuredJson;
   return flat;
+}
+
+/** Deepest nesting {@link partsCarry} compares; deeper values count as different. */
+const CARRY_COMPARE_DEPTH = 64;
+
+/**
+ * True when a text part is JSON equal to `structured` (key order and whitespace aside): the
+ * MCP convention of a text block that repeats the structured content for older clients.
+ */
+export function partsCarry(parts: readonly FlatPart[], structured: JsonObject): boolean {
+  for (const part of parts) {
+    if (part.type !== 'text') continue;
+    const text = part.text.trimStart();
+    if (!text.startsWith('{')) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      continue;
+    }
+    if (sameJson(parsed, structured, 0)) return true;
+  }
+  return false;
+}
+
+function sameJson(left: unknown, right: unknown, depth: number): boolean {
+  if (left === right) return true;
+  if (depth > CARRY_COMPARE_DEPTH) return false;
+  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) {
+    return false;
+  }
+  if (Array.isArray(left) || Array.isArray(right)) {
+    if (!Array.isArray(left) || !Array.isArray(right) || left.length !== right.length) {
+      return false;
+    }
+    return left.every((item, index) => sameJson(item, right[index], depth + 1));
+  }
+  const leftKeys = Object.keys(left);
+  if (leftKeys.length !== Object.keys(right).length) return false;
+  return leftKeys.every(
+    (key) =>
+      Object.hasOwn(right, key) &&
+      sameJson(
+        (left as Record<string, unknown>)[key],
+        (right as Record<string, unknown>)[key],
+        depth + 1,
+      ),
+  );
 }
 
 /** Every block but `json` (which {@link flattenResult} handles against `structuredContent`). */
@@ -548,8 +606,8 @@ function flattenBlock(block: ContentBlock): FlatPart | undefined {
 }
 
 /**
- * The whole result as one text: parts' text, `structuredContent` as JSON when no part carries
- * it, media named by type, and the truncation note.
+ * The whole result as one text: parts' text, `structuredContent` as JSON when no text part carries
+ * it (see {@link structuredText}), media named by type, and the truncation note.
  */
 export function resultText(flat: FlatResult, includeMedia: boolean): string {
   const lines: string[] = [];

@@ -47,6 +47,31 @@ describe('aiSdkTools result mapping', () => {
       { type: 'text', value: 'hi\n{"b":2}' },
     ],
     [
+      'a text block that repeats the structured content (MCP servers) is read once',
+      {
+        content: [{ type: 'text', text: '{"b":2,"a":[1]}' }],
+        structuredContent: { a: [1], b: 2 },
+      } as ToolResult,
+      { type: 'text', value: '{"b":2,"a":[1]}' },
+    ],
+    [
+      'media beside a text block that repeats the structured content: no JSON part added',
+      {
+        content: [
+          { type: 'text', text: '{"a":1}' },
+          { type: 'image', data: 'aW1n', mimeType: 'image/png' },
+        ],
+        structuredContent: { a: 1 },
+      } as ToolResult,
+      {
+        type: 'content',
+        value: [
+          { type: 'text', text: '{"a":1}' },
+          { type: 'file', data: { type: 'data', data: 'aW1n' }, mediaType: 'image/png' },
+        ],
+      },
+    ],
+    [
       'a truncated result carries the note',
       jsonResult({ content: 'abcd', truncated: true }),
       { type: 'text', value: `{"content":"abcd","truncated":true}\n${TRUNCATED_NOTE}` },

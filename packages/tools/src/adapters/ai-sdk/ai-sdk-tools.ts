@@ -8,6 +8,7 @@ import {
   type FlatPart,
   flattenResult,
   needsApproval,
+  partsCarry,
   resolveAdapter,
   resultText,
   TRUNCATED_NOTE,
@@ -127,7 +128,7 @@ function toOutput(outcome: AdapterOutcome): AiSdkToolOutput {
     structuredContent: flat.structuredContent,
     truncated: flat.truncated,
   };
-  // With structured content the whole text repeats it as JSON, which the model does not read
+  // With structured content alone the text is its JSON, which the model does not read
   // (toModelOutput hands it `json`): the text is written when something reads it (the UI stream,
   // the host), once, and stays an ordinary enumerable property for JSON and spreads.
   let text: string | undefined;
@@ -163,7 +164,10 @@ function toModelOutput(output: AiSdkToolOutput): ModelOutput {
         ? { type: 'text', text: part.text }
         : { type: 'file', data: { type: 'data', data: part.data }, mediaType: part.mimeType },
     );
-    if (output.structuredContent !== undefined) {
+    if (
+      output.structuredContent !== undefined &&
+      !partsCarry(output.parts, output.structuredContent)
+    ) {
       value.push({ type: 'text', text: JSON.stringify(output.structuredContent) });
     }
     if (output.truncated) value.push({ type: 'text', text: TRUNCATED_NOTE });

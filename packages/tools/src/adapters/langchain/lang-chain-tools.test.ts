@@ -42,6 +42,19 @@ describe('langChainTools result mapping', () => {
     });
   });
 
+  it('a text block that repeats the structured content (MCP servers) is sent once', async () => {
+    const reply = await message(
+      registryOf({
+        content: [{ type: 'text', text: '{"a": 1}' }],
+        structuredContent: { a: 1 },
+      }),
+    );
+    expect(reply).toMatchObject({
+      content: '{"a": 1}',
+      artifact: { structuredContent: { a: 1 }, truncated: false },
+    });
+  });
+
   it('an error result and a denial are error ToolMessages', async () => {
     expect(await message(registryOf(errorResult('Nope.')))).toMatchObject({
       content: 'Nope.',

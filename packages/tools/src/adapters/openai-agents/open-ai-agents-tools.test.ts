@@ -25,6 +25,44 @@ describe('openAiAgentsTools result mapping', () => {
   it.each([
     ['structured content as JSON text', jsonResult({ a: 1 }), '{"a":1}'],
     [
+      'a text block that repeats the structured content (MCP servers): the text, once',
+      {
+        content: [{ type: 'text', text: '{"a":1,"b":[2,{"c":null}]}' }],
+        structuredContent: { b: [2, { c: null }], a: 1 },
+      } as ToolResult,
+      '{"a":1,"b":[2,{"c":null}]}',
+    ],
+    [
+      'a pretty-printed text block that repeats it: the text, once',
+      {
+        content: [{ type: 'text', text: '{\n  "a": 1\n}' }],
+        structuredContent: { a: 1 },
+      } as ToolResult,
+      '{\n  "a": 1\n}',
+    ],
+    [
+      'a text block with other data: both, since nothing repeats',
+      {
+        content: [{ type: 'text', text: '{"a":2}' }],
+        structuredContent: { a: 1 },
+      } as ToolResult,
+      '{"a":2}\n{"a":1}',
+    ],
+    [
+      'an image beside a text block that repeats the structured content: no JSON part added',
+      {
+        content: [
+          { type: 'text', text: '{"a":1}' },
+          { type: 'image', data: 'aW1n', mimeType: 'image/png' },
+        ],
+        structuredContent: { a: 1 },
+      } as ToolResult,
+      [
+        { type: 'text', text: '{"a":1}' },
+        { type: 'image', image: { data: 'aW1n', mediaType: 'image/png' } },
+      ],
+    ],
+    [
       'an error result marked as a failure',
       errorResult('Nope.'),
       'Error: the tool reported a failure.\nNope.',
