@@ -3,6 +3,7 @@ import { Command, MemorySaver, MessagesAnnotation, START, StateGraph } from '@la
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { describe, expect, it } from 'vitest';
 import { permission } from '../../registry/authorization.js';
+import { defineTool } from '../../registry/define-tool.js';
 import {
   errorResult,
   jsonResult,
@@ -53,6 +54,29 @@ describe('langChainTools result mapping', () => {
       content: '{"a": 1}',
       artifact: { structuredContent: { a: 1 }, truncated: false },
     });
+  });
+
+  it('runs a tool whose input schema is frozen (defineTool freezes it)', async () => {
+    const frozen = defineTool({
+      name: 'probe',
+      description: 'probe',
+      input: { type: 'object', properties: { city: { type: 'string' } } },
+      effect: 'read',
+      run: () => jsonResult({ ok: true }),
+    });
+    expect(Object.isFrozen(frozen.spec.inputSchema)).toBe(true);
+    const registry = new ToolRegistry({
+      authorizer: { authorize: () => permission('allow') },
+      tools: [frozen],
+    });
+    const [tool] = langChainTools(registry, { context: { runId: 'r' } });
+    const reply = (await tool?.invoke({
+      name: 'probe',
+      args: { city: 'Paris' },
+      id: 'c',
+      type: 'tool_call',
+    })) as ToolMessage;
+    expect(reply).toMatchObject({ content: '{"ok":true}', status: 'success' });
   });
 
   it('an error result and a denial are error ToolMessages', async () => {

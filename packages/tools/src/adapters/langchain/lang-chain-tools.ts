@@ -281,7 +281,9 @@ export function langChainTools(
         registryName,
         modelName,
         spec.description,
-        spec.inputSchema,
+        // A copy: LangChain's JSON Schema validator writes its own keys into the schema object,
+        // and a registry spec's schema may be frozen (defineTool freezes it).
+        structuredClone(spec.inputSchema),
       ),
     );
   }
