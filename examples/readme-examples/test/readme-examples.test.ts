@@ -9,6 +9,9 @@
  *   such as `server` or `registry`), so a short fragment still compiles against the real API;
  * - `<!-- example: compile-only (reason) -->`: the block needs what a test machine has not (a
  *   public URL, a user's folder); it is type-checked, not run, and the reason is stated.
+ *
+ * A block that runs and has `// → text` lines must print exactly those lines, in order (what a
+ * reader is shown as the output is what the code prints).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -109,10 +112,18 @@ describe('README examples', () => {
         encoding: 'utf8',
         timeout: 50_000,
       });
-      expect({ id: example.id, stderr: result.stderr, status: result.status }).toEqual({
+      const shown = [...example.code.matchAll(/^\/\/ → (.*)$/gm)].map((match) => match[1]);
+      const printed = result.stdout.split('\n').filter((line) => line !== '');
+      expect({
+        id: example.id,
+        stderr: result.stderr,
+        status: result.status,
+        printed: shown.length === 0 ? [] : printed,
+      }).toEqual({
         id: example.id,
         stderr: '',
         status: 0,
+        printed: shown,
       });
     }
   }, 600_000);
