@@ -74,6 +74,29 @@ afterAll(async () => {
   await fixture?.close();
 });
 
+/** The next request after `first`: the prompt, its messages and an approval of its request. */
+function approvedTurn(
+  prompt: string,
+  first: Awaited<ReturnType<typeof generateText>>,
+): ModelMessage[] {
+  const request = first.content.find((part) => part.type === 'tool-approval-request');
+  expect(request).toBeDefined();
+  return [
+    { role: 'user', content: prompt },
+    ...first.response.messages,
+    {
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-approval-response',
+          approvalId: (request as { approvalId: string }).approvalId,
+          approved: true,
+        },
+      ],
+    },
+  ];
+}
+
 function run(turns: readonly Step[], runId: string) {
   const { model, seen } = scriptedModel(turns);
   const tools = aiSdkTools(fixture.registry, { context: { runId } });
@@ -110,23 +133,8 @@ describe('AI SDK: generateText with registry tools', () => {
       'ai-approve',
     );
     const first = await generateText({ model, tools, prompt: 'write', stopWhen: stepCountIs(6) });
-    const request = first.content.find((part) => part.type === 'tool-approval-request');
-    expect(request).toBeDefined();
     expect(existsSync(join(fixture.root, 'approved.txt'))).toBe(false);
-    const messages: ModelMessage[] = [
-      { role: 'user', content: 'write' },
-      ...first.response.messages,
-      {
-        role: 'tool',
-        content: [
-          {
-            type: 'tool-approval-response',
-            approvalId: (request as { approvalId: string }).approvalId,
-            approved: true,
-          },
-        ],
-      },
-    ];
+    const messages = approvedTurn('write', first);
     // The approval comes back in a new request: a new tools object, as a stateless server has.
     const fresh = aiSdkTools(fixture.registry, { context: { runId: 'ai-approve' } });
     const second = await generateText({ model, tools: fresh, messages, stopWhen: stepCountIs(6) });
@@ -152,21 +160,7 @@ describe('AI SDK: generateText with registry tools', () => {
     );
     const first = await generateText({ model, tools, prompt: 'go', stopWhen: stepCountIs(6) });
     expect(startsByCall(fixture.events, runId)).toEqual({ 'call-1-2': 1 });
-    const request = first.content.find((part) => part.type === 'tool-approval-request');
-    const messages: ModelMessage[] = [
-      { role: 'user', content: 'go' },
-      ...first.response.messages,
-      {
-        role: 'tool',
-        content: [
-          {
-            type: 'tool-approval-response',
-            approvalId: (request as { approvalId: string }).approvalId,
-            approved: true,
-          },
-        ],
-      },
-    ];
+    const messages = approvedTurn('go', first);
     const fresh = aiSdkTools(fixture.registry, { context: { runId } });
     const second = await generateText({ model, tools: fresh, messages, stopWhen: stepCountIs(6) });
     expect(second.text).toBe('done');
