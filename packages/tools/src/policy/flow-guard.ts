@@ -83,7 +83,9 @@ export interface FlowGuardOptions {
 
 /** The default limits of {@link FlowGuard}. */
 export const DEFAULT_FLOW_GUARD_LIMITS: {
+  /** Labelled sessions kept (see {@link FlowGuardOptions.maxSessions}). */
   readonly maxSessions: number;
+  /** Sources named per label and session (see {@link FlowGuardOptions.maxSourcesPerSession}). */
   readonly maxSourcesPerSession: number;
 } = Object.freeze({ maxSessions: 10_000, maxSourcesPerSession: 16 });
 
