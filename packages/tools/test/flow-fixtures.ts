@@ -223,7 +223,8 @@ export async function runThroughRegistry(row: FlowRow): Promise<{
   return { outcomes, log, approvals };
 }
 
-const usage = {
+/** The token usage the scripted mock model reports. */
+export const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
   outputTokens: { total: 1, text: 1, reasoning: 0 },
 };

@@ -1,11 +1,20 @@
+import { generateText, type ModelMessage, stepCountIs } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
+import { aiSdkTools } from '../src/adapters/ai-sdk/ai-sdk-tools.js';
+import { AllowAllAuthorizer } from '../src/policy/authorizer.js';
+import { FlowGuard } from '../src/policy/flow-guard.js';
+import { ToolRegistry } from '../src/registry/tool-registry.js';
 import {
   BENIGN,
+  type CallLog,
   type FlowRow,
+  flowTools,
   runThroughAiSdk,
   runThroughRegistry,
   type StepOutcome,
   TOXIC,
+  usage,
 } from './flow-fixtures.js';
 
 /** The outcome each call of a row must have: `ran`, or the raise it is marked with. */
@@ -81,4 +90,72 @@ describe('flow guard through the AI SDK adapter (generateText with the SDK mock 
     },
     60_000,
   );
+});
+
+describe('flow guard approvals through the AI SDK adapter', () => {
+  it('an approved raised call runs once; the next call to a sink asks again', async () => {
+    const log: CallLog = [];
+    const registry = new ToolRegistry({
+      authorizer: new AllowAllAuthorizer(),
+      tools: flowTools(log),
+      flowGuard: new FlowGuard(),
+    });
+    await registry.ready();
+    const turns = ['get_issue', 'send_email', 'send_email'];
+    let index = 0;
+    const model = new MockLanguageModelV4({
+      doGenerate: async () => {
+        const tool = turns[index];
+        index += 1;
+        return tool === undefined
+          ? {
+              content: [{ type: 'text', text: 'done' }],
+              finishReason: { unified: 'stop', raw: undefined },
+              usage,
+              warnings: [],
+            }
+          : {
+              content: [
+                { type: 'tool-call', toolCallId: `call-${index}`, toolName: tool, input: '{}' },
+              ],
+              finishReason: { unified: 'tool-calls', raw: undefined },
+              usage,
+              warnings: [],
+            };
+      },
+    });
+    const context = { runId: 'run', session: 'chat' };
+    const first = await generateText({
+      model,
+      tools: aiSdkTools(registry, { context }),
+      prompt: 'go',
+      stopWhen: stepCountIs(6),
+    });
+    const request = first.content.find((part) => part.type === 'tool-approval-request');
+    expect(log).toEqual(['chat:get_issue']);
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'go' },
+      ...first.response.messages,
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-approval-response',
+            approvalId: (request as { approvalId: string }).approvalId,
+            approved: true,
+          },
+        ],
+      },
+    ];
+    const second = await generateText({
+      model,
+      tools: aiSdkTools(registry, { context }),
+      messages,
+      stopWhen: stepCountIs(6),
+    });
+    // The approved call ran once; the model's next call to a sink is a new approval request.
+    expect(log).toEqual(['chat:get_issue', 'chat:send_email']);
+    expect(second.content.filter((part) => part.type === 'tool-approval-request')).toHaveLength(1);
+    await registry.close();
+  });
 });
