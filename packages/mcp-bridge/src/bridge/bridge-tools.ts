@@ -124,7 +124,11 @@ export interface BridgeToolsOptions {
   readonly allow?: readonly string[];
   /** Remote names never bridged (wins over `allow`). Default none. */
   readonly deny?: readonly string[];
-  /** Every bridged tool needs the bridge's own approval. Default: decided by `approvalRisk` (none). */
+  /**
+   * `true`: every bridged tool needs the bridge's own approval; `false`: none does, whatever
+   * `approvalRisk` says. Default unset (off): `approvalRisk` decides, and its default `'none'`
+   * gates nothing. `gates` override it per tool.
+   */
   readonly needsApproval?: boolean;
   /** Per remote name, overriding `needsApproval` and `approvalRisk`. */
   readonly gates?: Readonly<Record<string, boolean>>;
