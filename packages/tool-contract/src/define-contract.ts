@@ -1,6 +1,6 @@
 import { ContractDefinitionError } from './contract-definition-error.js';
 import { describeType, isIsoDate, isSemver, isToolName } from './internal/rules.js';
-import { refuseUnknownFields } from './internal/unknown-fields.js';
+import { findUnknownFields } from './internal/unknown-fields.js';
 import {
   CONTENT_TRUST_LEVELS,
   type ContentTrustLevel,
@@ -197,4 +197,23 @@ export function defineContract(input: ContractInput): ToolContract {
   });
   created.add(contract);
   return contract;
+}
+
+/**
+ * Throws a {@link ContractDefinitionError} with `code` when `value` has a field `known` lacks: the
+ * message (`A contract has only the fields ...; found unknown field "x" (did you mean "y"?).`)
+ * names them, `field` is the first and `details.unknownFields` lists them all.
+ */
+export function refuseUnknownFields(
+  value: object,
+  known: ReadonlySet<string>,
+  owner: string,
+  code: string,
+): void {
+  const unknown = findUnknownFields(value, known);
+  if (unknown === undefined) return;
+  throw new ContractDefinitionError(
+    `${owner} has only the fields ${[...known].join(', ')}; found ${unknown.description}.`,
+    { code, field: unknown.fields[0], details: { unknownFields: unknown.fields } },
+  );
 }

@@ -1,7 +1,7 @@
 import { ContractDefinitionError } from './contract-definition-error.js';
+import { refuseUnknownFields } from './define-contract.js';
 import { withHintFloor } from './hint-floor.js';
 import { describeType } from './internal/rules.js';
-import { refuseUnknownFields } from './internal/unknown-fields.js';
 import {
   type ContentTrustLevel,
   isContentTrustLevel,

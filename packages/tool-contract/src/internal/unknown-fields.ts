@@ -1,5 +1,3 @@
-import { ContractDefinitionError } from '../contract-definition-error.js';
-
 // Names the fields of an object that a closed field set does not know, each with the nearest known
 // field when one is close (a typo such as `contenTrust`, `content_trust` or `Risk`). Shared by
 // defineContract and defineOverride so both refuse a typo the same way.
@@ -91,23 +89,4 @@ export function findUnknownFields(
     fields: [first, ...rest],
     description: `${noun} ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`,
   };
-}
-
-/**
- * Throws a {@link ContractDefinitionError} with `code` when `value` has a field `known` lacks: the
- * message (`A contract has only the fields ...; found unknown field "x" (did you mean "y"?).`)
- * names them, `field` is the first and `details.unknownFields` lists them all.
- */
-export function refuseUnknownFields(
-  value: object,
-  known: ReadonlySet<string>,
-  owner: string,
-  code: string,
-): void {
-  const unknown = findUnknownFields(value, known);
-  if (unknown === undefined) return;
-  throw new ContractDefinitionError(
-    `${owner} has only the fields ${[...known].join(', ')}; found ${unknown.description}.`,
-    { code, field: unknown.fields[0], details: { unknownFields: unknown.fields } },
-  );
 }
