@@ -12,7 +12,10 @@
 //
 // Security: the hook reads any file the user running the client can read, unless an allowlist
 // of directories is set (TOOLFENCE_HOOK_ALLOWED_ROOTS, or `allowedRoots` in
-// toolfence_attachment_substitution.config.json next to this file).
+// toolfence_attachment_substitution.config.json next to this file). Well-known credential
+// locations (~/.ssh, ~/.aws, .env files, /etc/shadow, private keys, ...) are refused unless
+// TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES=0 or `denyCredentialFiles: false`: defence in depth, not a
+// boundary (a copy of a secret under another name is not recognised).
 // Docs: https://github.com/toolfence/toolfence/tree/main/packages/host-config#readme
 
 // CommonJS on purpose: clients start the hook for every tool call (VS Code and Cursor for every
@@ -53,7 +56,7 @@ const ENCODE_CHUNK_BYTES = 3 * 1024 * 1024;
 /**
  * @typedef {'claude-code' | 'codex' | 'cursor' | 'vscode'} Dialect
  * @typedef {{ [key: string]: unknown }} JsonObject
- * @typedef {{ allowedRoots: string[] | undefined, maxBytes: number, maxTotalBytes: number, maxDepth: number, settleMs: number, toolkitBudgets: Map<string, number> }} HookConfig
+ * @typedef {{ allowedRoots: string[] | undefined, denyCredentialFiles: boolean, maxBytes: number, maxTotalBytes: number, maxDepth: number, settleMs: number, toolkitBudgets: Map<string, number> }} HookConfig
  * @typedef {{ name: string, bytes: number }} ToolkitBudget
  * @typedef {{ holder: JsonObject, where: string, item: JsonObject, index: number }} Slot
  * @typedef {{ marker: string, prefix: string, bytes: Buffer, target: JsonObject }} Payload
@@ -614,6 +617,7 @@ function loadConfig() {
   /** @type {HookConfig} */
   const config = {
     allowedRoots: undefined,
+    denyCredentialFiles: true,
     maxBytes: MAX_BYTES,
     maxTotalBytes: MAX_TOTAL_BYTES,
     maxDepth: MAX_DEPTH,
@@ -646,7 +650,12 @@ function loadConfig() {
     }
     for (const key of Object.keys(parsed)) {
       if (key === 'allowedRoots') config.allowedRoots = rootsFrom(parsed[key], 'allowedRoots');
-      else if (key === 'maxBytes') config.maxBytes = limitFromJson(parsed[key], 'maxBytes');
+      else if (key === 'denyCredentialFiles') {
+        if (typeof parsed[key] !== 'boolean') {
+          throw new Denial('HOOK_CONFIG_INVALID', 'denyCredentialFiles must be true or false');
+        }
+        config.denyCredentialFiles = parsed[key];
+      } else if (key === 'maxBytes') config.maxBytes = limitFromJson(parsed[key], 'maxBytes');
       else if (key === 'maxTotalBytes') {
         config.maxTotalBytes = limitFromJson(parsed[key], 'maxTotalBytes');
       } else if (key === 'maxDepth') {
@@ -666,6 +675,16 @@ function loadConfig() {
       roots.split(path.delimiter).filter((root) => root !== ''),
       'TOOLFENCE_HOOK_ALLOWED_ROOTS',
     );
+  }
+  const denyCredentials = env.TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES;
+  if (denyCredentials !== undefined && denyCredentials !== '') {
+    if (denyCredentials !== '0' && denyCredentials !== '1') {
+      throw new Denial(
+        'HOOK_CONFIG_INVALID',
+        'TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES must be 1 (refuse credential files, the default) or 0',
+      );
+    }
+    config.denyCredentialFiles = denyCredentials === '1';
   }
   const maxBytes = env.TOOLFENCE_HOOK_MAX_BYTES;
   if (maxBytes !== undefined && maxBytes !== '') {
@@ -718,6 +737,123 @@ function isInsideRoots(realPath, roots) {
   });
 }
 
+// Well-known credential locations, compared in lower case on every platform (a case-insensitive
+// file system reaches `~/.SSH` as `~/.ssh`) and segment by segment, so they match under any home
+// (root's, another user's) and any number of `/`.
+/** Folders whose whole content is credentials, wherever they are. */
+const CREDENTIAL_FOLDERS = new Set([
+  '.ssh',
+  '.gnupg',
+  '.aws',
+  '.azure',
+  '.kube',
+  '.password-store',
+  '.docker-credentials',
+]);
+/** Folders under `.config` that hold credentials (`~/.config/gcloud`, GitHub CLI's tokens). */
+const CREDENTIAL_CONFIG_FOLDERS = new Set(['gcloud', 'gh', 'hub']);
+/** File names that hold credentials, wherever they are. */
+const CREDENTIAL_FILES = new Set([
+  '.npmrc',
+  '.yarnrc.yml',
+  '.pypirc',
+  '.netrc',
+  '_netrc',
+  '.git-credentials',
+  '.pgpass',
+  '.my.cnf',
+  '.vault-token',
+  '.terraformrc',
+  'credentials.tfrc.json',
+  '.boto',
+  '.s3cfg',
+  '.htpasswd',
+  '.dockercfg',
+  'shadow',
+  'shadow-',
+  'gshadow',
+  'gshadow-',
+  'master.passwd',
+]);
+/** System paths (after any `/private` of macOS) refused with everything below them. */
+const CREDENTIAL_SYSTEM_PATHS = [
+  '/etc/shadow',
+  '/etc/gshadow',
+  '/etc/sudoers',
+  '/etc/sudoers.d',
+  '/etc/ssh',
+  '/etc/master.passwd',
+  '/proc',
+  '/sys',
+];
+/** An SSH private key's usual name (no extension; the `.pub` half is public). */
+const SSH_KEY_NAME = /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/;
+
+/**
+ * True when `file` is in a well-known credential location (see the lists above). `.env` and
+ * `.env.*` files are refused except the templates `.env.example`, `.env.sample`, `.env.template`.
+ * @param {string} file
+ * @returns {boolean}
+ */
+function isCredentialPath(file) {
+  const parts = comparablePath(file)
+    .toLowerCase()
+    .split(/[\\/]+/)
+    .filter((part) => part !== '');
+  let system = `/${parts.join('/')}`;
+  if (/^\/private\/(etc|var|tmp)(\/|$)/.test(system)) system = system.slice('/private'.length);
+  for (const prefix of CREDENTIAL_SYSTEM_PATHS) {
+    if (system === prefix || system.startsWith(`${prefix}/`)) return true;
+  }
+  for (let index = 0; index < parts.length; index += 1) {
+    const part = /** @type {string} */ (parts[index]);
+    if (CREDENTIAL_FOLDERS.has(part)) return true;
+    const next = parts[index + 1];
+    if (part === '.config' && next !== undefined && CREDENTIAL_CONFIG_FOLDERS.has(next))
+      return true;
+    if (part === '.docker' && next === 'config.json') return true;
+  }
+  const name = parts[parts.length - 1] ?? '';
+  if (CREDENTIAL_FILES.has(name) || SSH_KEY_NAME.test(name)) return true;
+  return /^\.env(\..*)?$/.test(name) && !/^\.env\.(example|sample|template)$/.test(name);
+}
+
+/** @returns {Denial} */
+function credentialDenial() {
+  return new Denial(
+    'HOOK_CREDENTIAL_FILE_DENIED',
+    'the file is in a place that usually holds credentials (such as ~/.ssh, ~/.aws, a .env file or a private key), so the hook does not read it. Attach a copy without secrets, or, if this file is meant to be sent, set denyCredentialFiles: false in the hook config (or TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES=0)',
+  );
+}
+
+/**
+ * True when the bytes start like a private key (PEM `-----BEGIN ... PRIVATE KEY-----`, OpenSSH,
+ * PuTTY), whatever the file is called.
+ * @param {Buffer} bytes
+ * @returns {boolean}
+ */
+function looksLikePrivateKey(bytes) {
+  const head = bytes.subarray(0, 256).toString('latin1').trimStart();
+  return (
+    /^-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/.test(head) ||
+    head.startsWith('PuTTY-User-Key-File-')
+  );
+}
+
+/**
+ * The path the kernel opened for `fd` (Linux), to check a path swapped after the first check.
+ * @param {number} fd
+ * @returns {string | undefined}
+ */
+function openedPath(fd) {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return fs.readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * On Linux, checks the path the kernel actually opened (a directory in the path could have been
  * swapped for a symlink after the allowlist check). Elsewhere there is nothing to ask.
@@ -726,13 +862,8 @@ function isInsideRoots(realPath, roots) {
  */
 function openedInside(roots) {
   return (fd) => {
-    if (process.platform !== 'linux') return undefined;
-    let opened;
-    try {
-      opened = fs.readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      return undefined;
-    }
+    const opened = openedPath(fd);
+    if (opened === undefined) return undefined;
     return isInsideRoots(opened, roots)
       ? undefined
       : new Denial(
@@ -844,6 +975,21 @@ function detectMime(name, bytes) {
 }
 
 /**
+ * What to check on the path the kernel opened: the allowlist and the credential locations.
+ * @param {HookConfig} config
+ * @returns {((fd: number) => Denial | undefined) | undefined}
+ */
+function openedCheck(config) {
+  const inside = config.allowedRoots === undefined ? undefined : openedInside(config.allowedRoots);
+  if (!config.denyCredentialFiles) return inside;
+  return (fd) => {
+    const opened = openedPath(fd);
+    if (opened !== undefined && isCredentialPath(opened)) return credentialDenial();
+    return inside?.(fd);
+  };
+}
+
+/**
  * Reads every file:// attachment and returns the rewritten tool input, or throws a Denial. Each
  * new `source` is a unique marker at first; `answerRewrite` streams the base64 in its place, so
  * a 34 MB answer never exists as one string.
@@ -878,6 +1024,14 @@ function substitute(input, slots, toolName) {
       } catch (error) {
         throw accessDenial(error);
       }
+      // Both the path as named (a credential file may itself be a link elsewhere) and the real
+      // path it resolves to (a link, `..`, `/proc/self/root` or `/private` leading to one).
+      if (
+        config.denyCredentialFiles &&
+        (isCredentialPath(path.resolve(localPath)) || isCredentialPath(realPath))
+      ) {
+        throw credentialDenial();
+      }
       if (config.allowedRoots !== undefined && !isInsideRoots(realPath, config.allowedRoots)) {
         throw new Denial(
           'HOOK_PATH_NOT_ALLOWED',
@@ -903,9 +1057,10 @@ function substitute(input, slots, toolName) {
           }
           return undefined;
         },
-        config.allowedRoots === undefined ? undefined : openedInside(config.allowedRoots),
+        openedCheck(config),
         config.settleMs,
       );
+      if (config.denyCredentialFiles && looksLikePrivateKey(bytes)) throw credentialDenial();
       total += bytes.length;
       const name = path.basename(localPath);
       const mime = detectMime(name, bytes);

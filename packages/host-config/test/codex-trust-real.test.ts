@@ -159,7 +159,10 @@ describe.skipIf('reason' in codex)('Codex trust, checked by the real Codex CLI',
     expect(before?.command).toContain('toolfence_attachment_substitution.mjs');
     installHook({ client: 'codex', home, codexHome });
     const [after] = await listHooks(codexHome, home);
-    expect(after?.command).toBe(setup.command);
+    // The earlier installer registered `node <script>`; this one the Node that runs it.
+    expect(after?.command).toBe(
+      getHookSetup('codex', 'user', { home, codexHome, node: process.execPath }).command,
+    );
     expect(after).toMatchObject({ key, trustStatus: 'trusted' });
     expect(after?.currentHash).not.toBe(legacyHash);
     expect(getHookStatus({ client: 'codex', home, codexHome })).toMatchObject({

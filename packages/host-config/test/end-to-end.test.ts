@@ -135,9 +135,11 @@ describe('end to end: client hook, SDK client, toolkit server', () => {
     const content = result.content as { type: string; text: string }[];
     const message = JSON.parse(content[0]!.text);
     expect(message.error).toBe('attachment_hook_missing');
-    expect(message.hook_script).toBe(HOOK_SCRIPT);
+    // The model gets the compact form (no script text); programs read fullMessage.
+    expect(Buffer.byteLength(content[0]!.text)).toBeLessThanOrEqual(3072);
+    expect(content[0]!.text).not.toContain(HOOK_SCRIPT.slice(0, 200));
     expect(message.required_protocol_version).toBe(HOOK_PROTOCOL_VERSION);
-    expect(Object.keys(message.setup_by_host)).toEqual([
+    expect(Object.keys(message.install_by_client)).toEqual([
       'claude-code',
       'codex',
       'cursor',

@@ -260,6 +260,8 @@ const rows: Row[] = [
   {
     name: 'pseudo-file whose size is 0 but reads more (/proc/version)',
     input: () => one('file:///proc/version'),
+    // /proc is a credential location by default; this row checks the reader behind that list.
+    env: () => ({ TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES: '0' }),
     expect: { deny: 'HOOK_FILE_CHANGED' },
     only: 'linux',
   },

@@ -52,7 +52,7 @@ function cli(args: string[], environment: Record<string, string> = {}) {
 }
 
 const setupFor = (client: HookClient, scope: 'user' | 'project' = 'user') =>
-  getHookSetup(client, scope, { home, projectDir: project });
+  getHookSetup(client, scope, { home, projectDir: project, node: process.execPath });
 
 function write(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });

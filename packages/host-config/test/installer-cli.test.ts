@@ -43,7 +43,7 @@ function cli(...args: string[]) {
 }
 
 const setupFor = (client: HookClient, scope: 'user' | 'project' = 'user') =>
-  getHookSetup(client, scope, { home, projectDir: project });
+  getHookSetup(client, scope, { home, projectDir: project, node: process.execPath });
 
 /** A config per client that already holds someone else's hook. */
 const existing: Record<HookClient, () => Record<string, unknown>> = {

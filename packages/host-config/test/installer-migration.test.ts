@@ -66,7 +66,7 @@ function cli(args: string[]) {
 }
 
 const setupFor = (client: HookClient, scope: HookScope = 'user') =>
-  getHookSetup(client, scope, { home, projectDir: project });
+  getHookSetup(client, scope, { home, projectDir: project, node: process.execPath });
 
 const paths = (scope: HookScope) =>
   scope === 'user' ? { home } : { home, scope, projectDir: project };

@@ -3,8 +3,11 @@
 // Bridging server tools into a registry (src/bridge) — issue 7
 export {
   type BridgeApprovalRequest,
+  type BridgeCallOptions,
+  type BridgeClient,
   type BridgedTool,
   type BridgeSkippedTool,
+  type BridgeToolDefinition,
   type BridgeToolsOptions,
   bridgeTools,
 } from './bridge/bridge-tools.js';

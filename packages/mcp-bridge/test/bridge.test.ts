@@ -8,7 +8,11 @@ import {
   ToolRegistry,
 } from '@toolfence/tools';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type BridgeSkippedTool, bridgeTools } from '../src/bridge/bridge-tools.js';
+import {
+  type BridgeSkippedTool,
+  type BridgeToolsOptions,
+  bridgeTools,
+} from '../src/bridge/bridge-tools.js';
 import { BridgeApprovalError } from '../src/bridge/errors.js';
 import { McpClient } from '../src/client/mcp-client.js';
 import { type FaultHttpServer, startFaultHttpServer } from './fault-http-server.js';
@@ -30,6 +34,29 @@ describe('bridgeTools with server-everything (stdio) in a ToolRegistry', () => {
     await client.close();
   });
 
+  it('bridges every tool with the documented defaults, as the tools README shows', async () => {
+    const tools = await bridgeTools(client);
+    const listed = await client.tools();
+    expect(tools.map((tool) => tool.remoteName)).toEqual(listed.map((tool) => tool.name));
+    // No prefix: the remote names; no gate of the bridge's own (needsApproval off, approvalRisk 'none').
+    expect(tools.map((tool) => tool.spec.name)).toContain('echo');
+    expect(tools.every((tool) => !tool.needsApproval)).toBe(true);
+    const registry = new ToolRegistry({ authorizer: new AllowAllAuthorizer() });
+    await registry.registerAll(tools);
+    const result = await registry.invoke('echo', { message: 'no options' }, context);
+    expect(result.content).toEqual([{ type: 'text', text: 'Echo: no options' }]);
+    await registry.close?.();
+  });
+
+  it.each([
+    ['null options', null],
+    ['an array as options', []],
+    ['a string as options', 'ev'],
+  ])('still refuses %s', async (_name, options) => {
+    await expect(
+      bridgeTools(client, options as unknown as BridgeToolsOptions),
+    ).rejects.toMatchObject({ code: 'BRIDGE_CONFIGURATION' });
+  });
   it('registers prefixed tools and calls through the registry', async () => {
     const tools = await bridgeTools(client, { prefix: 'ev', allow: ['echo', 'get-sum'] });
     expect(tools.map((tool) => tool.spec.name).sort()).toEqual(['ev__echo', 'ev__get-sum']);

@@ -483,7 +483,9 @@ describe('toolfence-mcp usage errors', () => {
     const result = await inspect(['--policy', file, '--', process.execPath, '-e', '0'], dir);
     expect(result.code).toBe(2);
     expect(result.out).toBe('');
-    expect(result.err).toMatch(/^toolfence-mcp: Invalid policy file: /);
+    expect(result.err.startsWith(`toolfence-mcp: --policy ${file}: Invalid policy file: `)).toBe(
+      true,
+    );
   });
 
   it('refuses a policy file larger than 1 MiB', async () => {

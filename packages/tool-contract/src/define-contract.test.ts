@@ -144,6 +144,57 @@ describe('defineContract', () => {
     }
   });
 
+  it.each([
+    [
+      'a missing letter',
+      { contenTrust: 'trusted' },
+      '"contenTrust" (did you mean "contentTrust"?)',
+    ],
+    ['snake_case', { content_trust: 'trusted' }, '"content_trust" (did you mean "contentTrust"?)'],
+    ['another case', { Risk2: 'read-only' }, '"Risk2" (did you mean "risk"?)'],
+    ['swapped letters', { idmepotent: true }, '"idmepotent" (did you mean "idempotent"?)'],
+    [
+      'kebab-case',
+      { 'deprecated-since': '2026-01-01' },
+      '"deprecated-since" (did you mean "deprecatedSince"?)',
+    ],
+    ['a plural', { alias: ['rm'] }, '"alias" (did you mean "aliases"?)'],
+    ['a name far from every field', { owner: 'me' }, 'unknown field "owner".'],
+  ])('names an unknown field and the nearest known one: %s', (_name, extra, expected) => {
+    try {
+      defineContract({ risk: 'read-only', ...extra } as ContractInput);
+      expect.unreachable();
+    } catch (error) {
+      const failure = error as ContractDefinitionError;
+      expect(failure.code).toBe('CONTRACT_UNKNOWN_FIELD');
+      expect(failure.message).toContain(expected);
+      expect(failure.field).toBe(Object.keys(extra)[0]);
+      expect(failure.details).toEqual({ unknownFields: Object.keys(extra) });
+    }
+  });
+
+  it('names every unknown field (five at most) and never a value', () => {
+    const input = { risk: 'read-only', a1: 'sk-secret', a2: 1, a3: 1, a4: 1, a5: 1, a6: 1, a7: 1 };
+    try {
+      defineContract(input as unknown as ContractInput);
+      expect.unreachable();
+    } catch (error) {
+      const failure = error as ContractDefinitionError;
+      expect(failure.message).toContain('unknown fields "a1", "a2", "a3", "a4", "a5" and 2 more.');
+      expect(failure.message).not.toContain('sk-secret');
+      expect(failure.details).toEqual({
+        unknownFields: ['a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7'],
+      });
+    }
+  });
+
+  it('cuts an overlong unknown field name to 40 characters', () => {
+    const key = `x${'y'.repeat(500)}`;
+    expect(() => defineContract({ risk: 'read-only', [key]: 1 } as ContractInput)).toThrow(
+      `found unknown field ${JSON.stringify(key.slice(0, 40))}.`,
+    );
+  });
+
   it('turns typos into compile errors', () => {
     // @ts-expect-error: not a risk level
     expect(() => defineContract({ risk: 'readonly' })).toThrow();

@@ -1,5 +1,6 @@
 import { ContractDefinitionError } from './contract-definition-error.js';
 import { describeType, isIsoDate, isSemver, isToolName } from './internal/rules.js';
+import { findUnknownFields } from './internal/unknown-fields.js';
 import {
   CONTENT_TRUST_LEVELS,
   type ContentTrustLevel,
@@ -111,7 +112,8 @@ function readAliases(value: unknown): readonly string[] {
  *   sunset not before the deprecation (`CONTRACT_INVALID_LIFECYCLE`),
  * - `replacement` and every alias an MCP tool name (`CONTRACT_INVALID_REPLACEMENT`,
  *   `CONTRACT_INVALID_ALIAS`), aliases unique (`CONTRACT_DUPLICATE_ALIAS`),
- * - no unknown field (`CONTRACT_UNKNOWN_FIELD`), and the input an object
+ * - no unknown field (`CONTRACT_UNKNOWN_FIELD`, naming each unknown field and the nearest known
+ *   one: `found unknown field "contenTrust" (did you mean "contentTrust"?)`), and the input an object
  *   (`CONTRACT_INVALID_INPUT`).
  *
  * @throws {ContractDefinitionError} with the code of the first rule that fails.
@@ -121,15 +123,7 @@ export function defineContract(input: ContractInput): ToolContract {
     fail('CONTRACT_INVALID_INPUT', undefined, 'A contract must be a plain object.', input);
   }
   if (created.has(input)) return input as unknown as ToolContract;
-  for (const key of Object.keys(input)) {
-    if (!KNOWN_FIELDS.has(key)) {
-      fail(
-        'CONTRACT_UNKNOWN_FIELD',
-        undefined,
-        `A contract has only the fields ${[...KNOWN_FIELDS].join(', ')}; found an unknown field.`,
-      );
-    }
-  }
+  refuseUnknownFields(input, KNOWN_FIELDS, 'A contract', 'CONTRACT_UNKNOWN_FIELD');
   const source = input as unknown as Record<string, unknown>;
   const { risk, deprecatedSince, sunset, replacement } = source;
   // Only `undefined` means "omitted": a `null` is a mistake and is rejected below.
@@ -203,4 +197,23 @@ export function defineContract(input: ContractInput): ToolContract {
   });
   created.add(contract);
   return contract;
+}
+
+/**
+ * Throws a {@link ContractDefinitionError} with `code` when `value` has a field `known` lacks: the
+ * message (`A contract has only the fields ...; found unknown field "x" (did you mean "y"?).`)
+ * names them, `field` is the first and `details.unknownFields` lists them all.
+ */
+export function refuseUnknownFields(
+  value: object,
+  known: ReadonlySet<string>,
+  owner: string,
+  code: string,
+): void {
+  const unknown = findUnknownFields(value, known);
+  if (unknown === undefined) return;
+  throw new ContractDefinitionError(
+    `${owner} has only the fields ${[...known].join(', ')}; found ${unknown.description}.`,
+    { code, field: unknown.fields[0], details: { unknownFields: unknown.fields } },
+  );
 }

@@ -84,6 +84,27 @@ describe('defineOverride', () => {
     ).toThrow(expect.objectContaining({ code }));
   });
 
+  it.each([
+    ['vetoed', 'veto'],
+    ['Reason', 'reason'],
+    ['content_trust', 'contentTrust'],
+    ['rsik', 'risk'],
+  ])('names the unknown field %s and suggests %s', (typo, near) => {
+    const override = { [typo]: true } as unknown as ContractOverride;
+    expect(() => defineOverride(override)).toThrow(
+      `found unknown field "${typo}" (did you mean "${near}"?).`,
+    );
+    expect(() => defineOverride(override)).toThrow(
+      expect.objectContaining({ field: typo, details: { unknownFields: [typo] } }),
+    );
+  });
+
+  it('names an unknown override field without a suggestion when none is close', () => {
+    expect(() => defineOverride({ approver: 'ops' } as unknown as ContractOverride)).toThrow(
+      /found unknown field "approver"\.$/,
+    );
+  });
+
   it('accepts a reason of exactly 1024 characters and freezes the override', () => {
     const override = defineOverride({ reason: 'x'.repeat(1024), veto: true });
     expect(Object.isFrozen(override)).toBe(true);

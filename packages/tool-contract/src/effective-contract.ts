@@ -1,4 +1,5 @@
 import { ContractDefinitionError } from './contract-definition-error.js';
+import { refuseUnknownFields } from './define-contract.js';
 import { withHintFloor } from './hint-floor.js';
 import { describeType } from './internal/rules.js';
 import {
@@ -92,15 +93,7 @@ export function defineOverride(override: ContractOverride): ContractOverride {
       override,
     );
   }
-  for (const key of Object.keys(override)) {
-    if (!OVERRIDE_FIELDS.has(key)) {
-      invalid(
-        'CONTRACT_INVALID_OVERRIDE',
-        undefined,
-        `An override has only the fields ${[...OVERRIDE_FIELDS].join(', ')}; found an unknown field.`,
-      );
-    }
-  }
+  refuseUnknownFields(override, OVERRIDE_FIELDS, 'An override', 'CONTRACT_INVALID_OVERRIDE');
   const { veto, reason, risk, contentTrust, idempotent } = override as Record<string, unknown>;
   if (veto !== undefined && typeof veto !== 'boolean') {
     invalid('CONTRACT_INVALID_OVERRIDE', 'veto', 'veto must be a boolean.', veto);

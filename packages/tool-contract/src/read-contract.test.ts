@@ -184,6 +184,61 @@ describe('readContract problems', () => {
   });
 
   it.each([
+    ['a version', '2.0.0'],
+    ['a short version', '2.1'],
+    ['a prefixed version', 'v2.0.0'],
+    ['a release name', 'release 2026.1'],
+    ['a date with a time', '2026-01-31T00:00:00Z'],
+    ['an impossible date', '2026-02-30'],
+  ])('keeps a deprecated_since that is %s as text and reports it', (_label, text) => {
+    const python = { ...valid, deprecated_since: text };
+    for (const tool of [entry(python), { name: 'x', _meta: { [CONTRACT_META_KEY]: python } }]) {
+      const result = readContract(tool);
+      expect(result.source).toBe('declared');
+      expect(result.contract.deprecatedSinceText).toBe(text);
+      expect(result.contract.deprecatedSince).toBeUndefined();
+      expect(result.problems).toEqual([
+        expect.objectContaining({
+          code: 'CONTRACT_INVALID_DATE',
+          field: expect.stringMatching(/\.deprecated_since$/),
+          message: expect.stringContaining('kept as text in deprecatedSinceText'),
+        }),
+      ]);
+      expect(() => readContract(tool, { strict: true })).toThrow(ContractReadError);
+    }
+  });
+
+  it.each([
+    ['a control character', 'v2\u0007'],
+    ['an empty string', ' '],
+    ['a number', 2],
+    ['a 257-character string', 'v'.repeat(257)],
+  ])('drops a deprecated_since with %s', (_label, value) => {
+    const result = readContract(entry({ ...valid, deprecated_since: value }));
+    expect(result.contract).not.toHaveProperty('deprecatedSinceText');
+    expect(result.contract).not.toHaveProperty('deprecatedSince');
+    expect(result.problems.map((problem) => problem.code)).toEqual(['CONTRACT_INVALID_DATE']);
+  });
+
+  it('keeps a deprecated_since date in the typed field only', () => {
+    const result = readContract(entry({ ...valid, deprecated_since: '2026-01-31' }));
+    expect(result.contract.deprecatedSince).toBe('2026-01-31');
+    expect(result.contract).not.toHaveProperty('deprecatedSinceText');
+    expect(result.problems).toEqual([]);
+  });
+
+  it('sees annotations and _meta that differ only in deprecated_since text as disagreeing', () => {
+    const result = readContract(
+      entry(
+        { ...valid, deprecated_since: '2.0.0' },
+        { _meta: { [CONTRACT_META_KEY]: { ...valid, deprecated_since: '3.0.0' } } },
+      ),
+    );
+    expect(result.problems.map((problem) => problem.code)).toContain('CONTRACT_SOURCES_DISAGREE');
+    expect(result.contract.deprecatedSinceText).toBe('2.0.0');
+  });
+
+  it.each([
     ['a control character', 'v1\u0007'],
     ['an empty string', ' '],
     ['a number', 2.1],

@@ -76,6 +76,7 @@ interface Parsed {
   readonly idempotent: boolean;
   readonly version: string;
   readonly deprecatedSince: string | undefined;
+  readonly deprecatedSinceText: string | undefined;
   readonly sunset: string | undefined;
   readonly replacement: string | undefined;
   readonly aliases: readonly string[];
@@ -131,7 +132,21 @@ function parseDeclaration(record: Record_, at: string, problems: ContractProblem
     problem('CONTRACT_INVALID_DATE', key, `${key} is not a real date written YYYY-MM-DD.`);
     return undefined;
   };
-  const deprecatedSince = date('deprecated_since');
+  // The original Python package accepts any text here (often a version such as `2.0.0`): plain
+  // text is kept as declared, beside the typed date, and still reported.
+  let deprecatedSinceText: string | undefined;
+  const rawDeprecatedSince = get('deprecated_since');
+  let deprecatedSince: string | undefined;
+  if (rawDeprecatedSince === undefined || isIsoDate(rawDeprecatedSince)) {
+    deprecatedSince = rawDeprecatedSince;
+  } else if (isLenientText(rawDeprecatedSince)) {
+    deprecatedSinceText = rawDeprecatedSince;
+    problem(
+      'CONTRACT_INVALID_DATE',
+      'deprecated_since',
+      'deprecated_since is not a real date written YYYY-MM-DD; kept as text in deprecatedSinceText.',
+    );
+  } else deprecatedSince = date('deprecated_since');
   let sunset = date('sunset');
   if (deprecatedSince !== undefined && sunset !== undefined && sunset < deprecatedSince) {
     problem('CONTRACT_INVALID_LIFECYCLE', 'sunset', 'sunset is before deprecated_since.');
@@ -161,7 +176,17 @@ function parseDeclaration(record: Record_, at: string, problems: ContractProblem
     problem('CONTRACT_INVALID_ALIAS', 'aliases', 'aliases is not an array.');
   }
 
-  return { risk, contentTrust, idempotent, version, deprecatedSince, sunset, replacement, aliases };
+  return {
+    risk,
+    contentTrust,
+    idempotent,
+    version,
+    deprecatedSince,
+    deprecatedSinceText,
+    sunset,
+    replacement,
+    aliases,
+  };
 }
 
 /**
@@ -212,6 +237,7 @@ function sameFacts(a: Parsed, b: Parsed): boolean {
     a.idempotent === b.idempotent &&
     a.version === b.version &&
     a.deprecatedSince === b.deprecatedSince &&
+    a.deprecatedSinceText === b.deprecatedSinceText &&
     a.sunset === b.sunset &&
     a.replacement === b.replacement &&
     a.aliases.length === b.aliases.length &&
@@ -225,6 +251,7 @@ function freezeContract(facts: {
   idempotent: boolean;
   version: string;
   deprecatedSince?: string | undefined;
+  deprecatedSinceText?: string | undefined;
   sunset?: string | undefined;
   replacement?: string | undefined;
   aliases: readonly string[];
@@ -235,6 +262,9 @@ function freezeContract(facts: {
     idempotent: facts.idempotent,
     version: facts.version,
     ...(facts.deprecatedSince === undefined ? {} : { deprecatedSince: facts.deprecatedSince }),
+    ...(facts.deprecatedSinceText === undefined
+      ? {}
+      : { deprecatedSinceText: facts.deprecatedSinceText }),
     ...(facts.sunset === undefined ? {} : { sunset: facts.sunset }),
     ...(facts.replacement === undefined ? {} : { replacement: facts.replacement }),
     aliases: Object.freeze([...facts.aliases]),
@@ -256,7 +286,8 @@ function freezeContract(facts: {
  * - A declaration with a valid `risk_level`: `source: 'declared'`. Every invalid value is listed
  *   in `problems` and replaced cautiously, never trusted: an unknown content trust by the
  *   heuristic's (at least `untrusted`), a bad version by `0.0.0`, bad lifecycle dates, a bad
- *   replacement and bad aliases are dropped; standard hints that claim more danger than
+ *   replacement and bad aliases are dropped (a `deprecated_since` that is plain text but not a
+ *   date, such as the version `2.0.0`, is kept in `deprecatedSinceText` and still reported); standard hints that claim more danger than
  *   `risk_level` raise the risk. When both places declare and disagree, each fact takes the
  *   more cautious value (`CONTRACT_SOURCES_DISAGREE`).
  * - A declaration without a valid `risk_level`: `source: 'heuristic'`, with the problems.

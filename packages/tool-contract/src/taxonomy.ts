@@ -63,6 +63,12 @@ export interface ToolContract {
   readonly version: string;
   /** ISO date (YYYY-MM-DD) from which the tool is deprecated. */
   readonly deprecatedSince?: string;
+  /**
+   * Set only by `readContract`: a declared `deprecated_since` that is not a `YYYY-MM-DD` date but
+   * plain text (a version such as `2.0.0`, as the original Python package accepts), kept as
+   * declared. The tool is deprecated; `deprecatedSince` stays unset, since it is always a date.
+   */
+  readonly deprecatedSinceText?: string;
   /** ISO date (YYYY-MM-DD) after which the tool may be removed. */
   readonly sunset?: string;
   /** Name of the tool that replaces this one. */

@@ -72,6 +72,12 @@ export interface HookSetupPaths {
   readonly codexHome?: string;
   /** Platform whose path and shell rules apply. Default `process.platform`. */
   readonly platform?: NodeJS.Platform;
+  /**
+   * The Node executable the registered command runs the script with. Default `node`, found on
+   * the client's `PATH` when the hook runs (a placeholder for documentation); the installer
+   * passes an absolute path, by default the Node that runs it (`process.execPath`).
+   */
+  readonly node?: string;
 }
 
 /** How a client's config file stores hooks. */
@@ -222,7 +228,7 @@ export function getHookSetup(
       );
       break;
   }
-  const command = `node ${quotePath(scriptPath, platform)}`;
+  const command = `${quotePath(paths.node ?? 'node', platform)} ${quotePath(scriptPath, platform)}`;
   const handler: Record<string, unknown> = {
     type: 'command',
     command,

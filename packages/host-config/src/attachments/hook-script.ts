@@ -83,6 +83,11 @@ export const HOOK_ENVIRONMENT: Readonly<{
   readonly settleMs: 'TOOLFENCE_HOOK_SETTLE_MS';
   /** Path of the hook's config file (must exist when set); default: the config file beside the script. */
   readonly config: 'TOOLFENCE_HOOK_CONFIG';
+  /**
+   * `1` (the default) refuses well-known credential locations (`~/.ssh`, `~/.aws`, `.env` files,
+   * `/etc/shadow`, private keys, ...) with `HOOK_CREDENTIAL_FILE_DENIED`; `0` turns that off.
+   */
+  readonly denyCredentialFiles: 'TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES';
 }> = Object.freeze({
   allowedRoots: 'TOOLFENCE_HOOK_ALLOWED_ROOTS',
   maxBytes: 'TOOLFENCE_HOOK_MAX_BYTES',
@@ -91,6 +96,7 @@ export const HOOK_ENVIRONMENT: Readonly<{
   maxDepth: 'TOOLFENCE_HOOK_MAX_DEPTH',
   settleMs: 'TOOLFENCE_HOOK_SETTLE_MS',
   config: 'TOOLFENCE_HOOK_CONFIG',
+  denyCredentialFiles: 'TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES',
 } as const);
 
 /** Every code the hook puts in a deny reason (`toolfence attachment hook: <CODE>: ...`). */
@@ -103,6 +109,7 @@ export const HOOK_DENY_CODES: readonly string[] = Object.freeze([
   'HOOK_FILE_UNREADABLE',
   'HOOK_NOT_REGULAR_FILE',
   'HOOK_PATH_NOT_ALLOWED',
+  'HOOK_CREDENTIAL_FILE_DENIED',
   'HOOK_FILE_TOO_LARGE',
   'HOOK_TOTAL_TOO_LARGE',
   'HOOK_TOOLKIT_BUDGET_EXCEEDED',

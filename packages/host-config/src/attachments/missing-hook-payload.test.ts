@@ -1,9 +1,11 @@
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { CLIENT_MIN_VERSIONS, getHookSetup, type HookClient } from './client-setup.js';
 import { HookPayloadOptionError } from './errors.js';
-import { HOOK_PROTOCOL_VERSION, HOOK_SCRIPT } from './hook-script.js';
+import { HOOK_PROTOCOL_VERSION, HOOK_SCRIPT, HOOK_SCRIPT_FILENAME } from './hook-script.js';
 import {
   buildMissingHookPayload,
+  type MissingHookPayloadOptions,
   missingHookToolResult,
   toSnakeCaseMissingHookPayload,
 } from './missing-hook-payload.js';
@@ -17,7 +19,12 @@ const options = {
 describe('buildMissingHookPayload', () => {
   it('returns exactly message, developerMessage and extra', () => {
     const payload = buildMissingHookPayload(options);
-    expect(Object.keys(payload).sort()).toEqual(['developerMessage', 'extra', 'message']);
+    expect(Object.keys(payload).sort()).toEqual([
+      'developerMessage',
+      'extra',
+      'fullMessage',
+      'message',
+    ]);
   });
 
   it('keeps extra lean', () => {
@@ -29,8 +36,73 @@ describe('buildMissingHookPayload', () => {
     });
   });
 
-  it('puts a self-sufficient JSON document in message', () => {
-    const message = JSON.parse(buildMissingHookPayload(options).message);
+  it('gives the model a compact message: what to ask, one install line per client, where the script is', () => {
+    const payload = buildMissingHookPayload(options);
+    const message = JSON.parse(payload.message);
+    expect(message.error).toBe('attachment_hook_missing');
+    expect(message.required_protocol_version).toBe(HOOK_PROTOCOL_VERSION);
+    expect(message.ask_user).toContain('which MCP client');
+    expect(Object.keys(message.install_by_client)).toEqual([
+      'claude-code',
+      'codex',
+      'cursor',
+      'vscode',
+    ]);
+    for (const [client, line] of Object.entries(
+      message.install_by_client as Record<string, string>,
+    )) {
+      expect(line.split('\n')).toHaveLength(1);
+      expect(line).toContain(`npx -y @toolfence/host-config install --client ${client}`);
+      expect(line).toContain(`${CLIENT_MIN_VERSIONS[client as HookClient].version} or newer`);
+      expect(line).toContain(getHookSetup(client as HookClient, 'user').scriptPath);
+    }
+    expect(message.install_by_client.codex).toContain('--trust-codex-hook');
+    expect(message.script_location).toContain(`hook/${HOOK_SCRIPT_FILENAME}`);
+    expect(message.script_location).toContain('@toolfence/host-config@');
+    expect(message.retry).toContain('linear__upsert_attachment');
+    expect(message.docs_url).toBe(options.docsUrl);
+    // No script text and no registration blocks: those are for programs (fullMessage).
+    expect(payload.message).not.toContain(HOOK_SCRIPT.slice(0, 200));
+    expect(message.hook_script).toBeUndefined();
+    expect(message.setup_by_host).toBeUndefined();
+  });
+
+  it.each([
+    ['typical options', options, 0],
+    [
+      'typical options and a budget',
+      { ...options, maxAttachmentBytes: 7340032, serverName: 'linear' },
+      0,
+    ],
+    ['a budget without a server name', { ...options, maxAttachmentBytes: 1000 }, 0],
+    [
+      'the longest option texts',
+      {
+        docsUrl: `https://docs.example.com/${'d'.repeat(1970)}`,
+        exampleToolName: 't'.repeat(2000),
+        displayName: 'n'.repeat(2000),
+        maxAttachmentBytes: 268435456,
+        serverName: 's'.repeat(128),
+      },
+      1,
+    ],
+  ])('keeps the compact message within its size bound: %s', (_name, given, long) => {
+    const payload = buildMissingHookPayload(given as MissingHookPayloadOptions);
+    const bytes = Buffer.byteLength(payload.message);
+    // 3 KiB of fixed text, plus each option text as often as the message repeats it.
+    const optionBytes =
+      3 * given.displayName.length +
+      2 * given.docsUrl.length +
+      given.exampleToolName.length +
+      6 * ((given as { serverName?: string }).serverName?.length ?? 0);
+    expect(bytes).toBeLessThanOrEqual(3072 + optionBytes);
+    if (long === 0) expect(bytes).toBeLessThanOrEqual(3072);
+    // The full text for programs carries the whole script.
+    expect(Buffer.byteLength(payload.fullMessage)).toBeGreaterThan(40_000);
+  });
+
+  it('keeps the full document, with the whole script, in fullMessage for programs', () => {
+    const message = JSON.parse(buildMissingHookPayload(options).fullMessage);
     expect(message.hook_script).toBe(HOOK_SCRIPT);
     expect(message.hook_filename).toBe('toolfence_attachment_substitution.cjs');
     expect(message.required_protocol_version).toBe(HOOK_PROTOCOL_VERSION);
@@ -62,8 +134,11 @@ describe('buildMissingHookPayload', () => {
       maxAttachmentBytes: 7 * 1024 * 1024,
       serverName: 'linear',
     });
-    const message = JSON.parse(payload.message);
+    const message = JSON.parse(payload.fullMessage);
     expect(message.install_command).toContain('--budget linear=7340032');
+    for (const line of Object.values(JSON.parse(payload.message).install_by_client)) {
+      expect(line).toContain('--budget linear=7340032');
+    }
     expect(message.attachment_budget).toMatchObject({
       max_bytes: 7340032,
       readable: '7 MiB',
@@ -74,7 +149,7 @@ describe('buildMissingHookPayload', () => {
 
   it('uses a placeholder server name the model can fill in from the tool name', () => {
     const message = JSON.parse(
-      buildMissingHookPayload({ ...options, maxAttachmentBytes: 1000 }).message,
+      buildMissingHookPayload({ ...options, maxAttachmentBytes: 1000 }).fullMessage,
     );
     expect(message.install_command).toContain('--budget <server>=1000');
     expect(message.attachment_budget.explanation).toContain('between mcp__ and the next __');
@@ -83,7 +158,9 @@ describe('buildMissingHookPayload', () => {
   it('leaves the budget out when none is given', () => {
     const payload = buildMissingHookPayload(options);
     expect(JSON.parse(payload.message).attachment_budget).toBeUndefined();
-    expect(JSON.parse(payload.message).install_command).not.toContain('--budget');
+    expect(JSON.parse(payload.fullMessage).attachment_budget).toBeUndefined();
+    expect(JSON.parse(payload.fullMessage).install_command).not.toContain('--budget');
+    expect(payload.message).not.toContain('--budget');
   });
 
   it.each([

@@ -1,3 +1,4 @@
+import { VERSION } from '../version.js';
 import {
   CLIENT_MIN_VERSIONS,
   getHookSetup,
@@ -55,8 +56,17 @@ export interface MissingHookExtra {
 
 /** What a server answers when an attachment still arrives as `file://`. */
 export interface MissingHookPayload {
-  /** Self-sufficient JSON text: the script, setup per client, protocol, what to ask the user. */
+  /**
+   * Compact JSON text for the model (about 2 KB, no script): what to ask the user, one install
+   * line per client, where the script is, how to retry. What `missingHookToolResult` sends.
+   */
   readonly message: string;
+  /**
+   * The full JSON text for programs (about 51 KB): `message`'s facts plus the whole hook script
+   * (`hook_script`) and each client's registration block (`setup_by_host`). Never send it to a
+   * model: it costs about 13,000 tokens.
+   */
+  readonly fullMessage: string;
   /** One paragraph for logs and developers. */
   readonly developerMessage: string;
   /** The lean, machine-readable facts, also sent in the tool result's `_meta`. */
@@ -153,13 +163,33 @@ export function buildMissingHookPayload(options: MissingHookPayloadOptions): Mis
   const budgetFlag = budget === undefined ? '' : ` --budget ${serverName ?? '<server>'}=${budget}`;
   const setupByHost: Record<string, unknown> = {};
   for (const client of HOOK_CLIENTS) setupByHost[client] = describeClient(client);
+  const installCommand = `npx -y @toolfence/host-config install --client <${HOOK_CLIENTS.join('|')}> [--scope user|project]${budgetFlag}`;
+  const compact = {
+    error: 'attachment_hook_missing',
+    title: `${displayName} needs the toolfence attachment hook in your MCP client`,
+    required_protocol_version: HOOK_PROTOCOL_VERSION,
+    hook_filename: HOOK_SCRIPT_FILENAME,
+    explanation: `An attachment reached ${displayName} as a file:// URL, so nothing was sent. A client-side hook (protocol ${HOOK_PROTOCOL_VERSION} or newer) must replace file:///absolute/path with the file's bytes before the call leaves the client; in this client it is not installed, not trusted, or too old.`,
+    ask_user: `Ask the user which MCP client they use and whether the hook should apply to all projects (user scope, the default) or this project only (--scope project), then offer to run that client's install line. Mention that the hook reads local files the user can read, only when a tool call names one.`,
+    install_by_client: Object.fromEntries(
+      HOOK_CLIENTS.map((client) => [client, installLine(client, budgetFlag)]),
+    ),
+    ...(budget === undefined
+      ? {}
+      : {
+          attachment_budget: `${displayName} accepts up to ${formatBytes(budget)} (${budget} bytes) of attachments per call; --budget makes the hook deny a larger file with a reason. ${serverName === undefined ? 'Replace <server> with the part between mcp__ and the next __ in the tool name you called.' : `If the user named this server differently in the client config, use that name instead of ${serverName}.`}`,
+        }),
+    script_location: `The install line writes the script ${HOOK_SCRIPT_FILENAME} (user scope: the path in parentheses) and registers it. Its text is the file hook/${HOOK_SCRIPT_FILENAME} of the npm package @toolfence/host-config@${VERSION}; see ${docsUrl} for manual setup.`,
+    retry: `After the hook is installed and the client reloaded, call ${exampleToolName} again with the same file:///absolute/path source.`,
+    docs_url: docsUrl,
+  };
   const message = {
     error: 'attachment_hook_missing',
     title: `${displayName} needs the toolfence attachment hook in your MCP client`,
     explanation: `An attachment reached ${displayName} as a file:// URL. Local files are read on the user's machine by a client-side pre-tool-use hook that replaces file:///absolute/path with the file's bytes (data:<mime>;base64,...) before the call leaves the client. That hook is not installed, not trusted, or older than protocol ${HOOK_PROTOCOL_VERSION} in this client, so nothing was sent.`,
     required_protocol_version: HOOK_PROTOCOL_VERSION,
     hook_filename: HOOK_SCRIPT_FILENAME,
-    install_command: `npx -y @toolfence/host-config install --client <${HOOK_CLIENTS.join('|')}> [--scope user|project]${budgetFlag}`,
+    install_command: installCommand,
     ...(budget === undefined
       ? {}
       : {
@@ -178,7 +208,8 @@ export function buildMissingHookPayload(options: MissingHookPayloadOptions): Mis
     hook_script: HOOK_SCRIPT,
   };
   return {
-    message: JSON.stringify(message, null, 2),
+    message: JSON.stringify(compact),
+    fullMessage: JSON.stringify(message, null, 2),
     developerMessage: `${displayName}: an attachment arrived with a file:// source, so the toolfence attachment hook (${HOOK_SCRIPT_FILENAME}, protocol >= ${HOOK_PROTOCOL_VERSION}) did not run in the client. The call was refused and nothing was sent. See ${docsUrl}.`,
     extra: {
       hook_filename: HOOK_SCRIPT_FILENAME,
@@ -229,6 +260,13 @@ export function toSnakeCaseMissingHookPayload(
     developer_message: payload.developerMessage,
     extra: payload.extra,
   });
+}
+
+/** One line: the client, its minimum version, its install command and where the script goes. */
+function installLine(client: HookClient, budgetFlag: string): string {
+  const minimum = CLIENT_MIN_VERSIONS[client];
+  const trust = client === 'codex' ? ' --trust-codex-hook (or trust it in Codex with /hooks)' : '';
+  return `${minimum.displayName} ${minimum.version} or newer: npx -y @toolfence/host-config install --client ${client}${budgetFlag}${trust}, then reload the client (script: ${getHookSetup(client, 'user').scriptPath})`;
 }
 
 function describeClient(client: HookClient): Record<string, unknown> {

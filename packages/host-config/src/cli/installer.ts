@@ -75,6 +75,13 @@ export interface HookInstallOptions {
    * an older handler), it moves that trust to the new command; it never trusts one on its own.
    */
   readonly trustCodexHook?: boolean;
+  /**
+   * The absolute path of the Node executable the registered command runs the hook with, so the
+   * hook does not depend on the client's `PATH` (a GUI client often lacks the shell's). It must
+   * be an existing file. Default `process.execPath`: the Node running the installer. `status`
+   * compares the registration with the command install would write with the same value.
+   */
+  readonly node?: string;
 }
 
 /** Codex's view of the installed hook: trust and the hooks feature flag. */
@@ -204,6 +211,7 @@ const OPTION_KEYS = new Set([
   'allowedRoots',
   'toolkitBudgets',
   'trustCodexHook',
+  'node',
 ]);
 
 /** Longest home or project path accepted (Linux PATH_MAX). */
@@ -252,6 +260,36 @@ function codexHomeOf(options: HookInstallOptions, home: string): string {
   );
 }
 
+/** The Node executable for the registered command: an absolute path to an existing file. */
+function checkNode(node: unknown): string {
+  if (
+    typeof node !== 'string' ||
+    node === '' ||
+    node.length > MAX_PATH_CHARS ||
+    !isAbsolute(node)
+  ) {
+    throw new InstallUsageError(
+      'node must be the absolute path of a Node executable (default: the Node running the installer, process.execPath)',
+      { details: { option: 'node' } },
+    );
+  }
+  let isFile = false;
+  try {
+    isFile = statSync(node).isFile();
+  } catch {
+    // Reported below.
+  }
+  if (!isFile) {
+    throw new InstallUsageError(
+      'node names no existing file: give the absolute path of a Node executable',
+      {
+        details: { option: 'node' },
+      },
+    );
+  }
+  return node;
+}
+
 function resolveSetup(options: HookInstallOptions): HookSetup {
   if (typeof options !== 'object' || options === null) {
     throw new InstallUsageError('options must be an object');
@@ -297,9 +335,11 @@ function resolveSetup(options: HookInstallOptions): HookSetup {
   }
   checkFolder(home, 'home');
   if (scope === 'project') checkFolder(projectDir, 'projectDir');
+  const node = checkNode(options.node ?? process.execPath);
   return getHookSetup(options.client, scope, {
     home,
     projectDir,
+    node,
     ...(codexHome === undefined ? {} : { codexHome }),
   });
 }

@@ -65,6 +65,8 @@ Options:
   --budget <server>=<size>                    install: attachment budget of one MCP server (as named in
                                               the client config), e.g. linear=7MiB (bytes, KiB or MiB;
                                               repeat for more); the hook denies larger files with a reason
+  --node <path>                               the Node executable the registered command runs (absolute
+                                              path; default: the Node running this installer)
   --trust-codex-hook                          install --client codex: also write Codex's trust entry
                                               for this hook to config.toml (as trusting it in /hooks does)
   --dry-run                                   show the changes without writing
@@ -100,12 +102,14 @@ export function runCli(
   }
   try {
     const scope = parseScope(values.scope);
-    const paths: { home?: string; projectDir?: string; codexHome?: string } = {};
+    const paths: { home?: string; projectDir?: string; codexHome?: string; node?: string } = {};
     const home = values.home ?? environment.home;
     const projectDir = values.project ?? environment.cwd;
     if (home !== undefined) paths.home = home;
     if (projectDir !== undefined) paths.projectDir = projectDir;
     if (environment.codexHome !== undefined) paths.codexHome = environment.codexHome;
+    // What install registers: the Node running this CLI unless --node names another.
+    paths.node = values.node ?? process.execPath;
     switch (command) {
       case 'help':
         writer.out(CLI_USAGE);
@@ -261,6 +265,7 @@ function parse(argv: readonly string[]) {
       allow: { type: 'string', multiple: true },
       budget: { type: 'string', multiple: true },
       'trust-codex-hook': { type: 'boolean' },
+      node: { type: 'string' },
       json: { type: 'boolean' },
       version: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },

@@ -23,8 +23,8 @@ import {
   type ToolSpec,
 } from '@toolfence/tools';
 import { type AmbiguityReason, AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
-import { clientLoggerOf, type McpClient } from '../client/mcp-client.js';
-import type { McpToolInfo } from '../client/tool-listing.js';
+import { clientLoggerOf, McpClient } from '../client/mcp-client.js';
+import { type McpToolInfo, parseToolInfo } from '../client/tool-listing.js';
 import { RequestNotSentError } from '../transport/errors.js';
 import { ServerOverloadedError } from '../transport/server-overloaded-error.js';
 import { ServerRateLimitedError } from '../transport/server-rate-limited-error.js';
@@ -49,7 +49,63 @@ export interface BridgeApprovalRequest {
   readonly reason: 'needsApproval' | 'gate' | 'risk';
 }
 
-/** Options of {@link bridgeTools}. */
+/**
+ * What {@link bridgeTools} needs of a client: the two methods it calls. An {@link McpClient} is
+ * one; so is any object with the same two methods (a wrapper, a client of your own).
+ */
+export interface BridgeClient {
+  /**
+   * The server's tools (`refresh: true`: list again instead of a cache). A listing from anything
+   * but an `McpClient` is shape-checked by the bridge (`BRIDGE_CONFIGURATION` names the entry).
+   */
+  tools(options?: { readonly refresh?: boolean }): Promise<readonly BridgeToolDefinition[]>;
+  /**
+   * Calls one tool once, never replaying it. `signal` cancels the call; `onSend` is to be called
+   * when the request is handed to the connection (from then on it may reach the server). An
+   * `McpClient` calls it, so an error before it is reported as not sent (`RequestNotSentError`,
+   * refunded by budgets); any other client's error is passed on unchanged, never reported as not
+   * sent. Errors of `McpClient`'s types (`AmbiguousDeliveryError`, `ServerRpcError`, ...) become
+   * error results whoever throws them.
+   */
+  callTool(
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    options: BridgeCallOptions,
+  ): Promise<unknown>;
+}
+
+/**
+ * One tool definition as a {@link BridgeClient} lists it: an `McpClient`'s `McpToolInfo`, or the
+ * `tools/list` entry as the MCP SDK's `Client` returns it. Fields are checked when bridged.
+ */
+export interface BridgeToolDefinition {
+  /** The tool's name on the server. */
+  readonly name: string;
+  /** Display name (a string when present). */
+  readonly title?: unknown;
+  /** Description (a string when present). */
+  readonly description?: unknown;
+  /** JSON Schema of the arguments (an object; absent means no arguments). */
+  readonly inputSchema?: unknown;
+  /** JSON Schema of structured results (an object when present). */
+  readonly outputSchema?: unknown;
+  /** MCP tool annotations (an object when present). */
+  readonly annotations?: unknown;
+  /** MCP execution hints (an object when present). */
+  readonly execution?: unknown;
+  /** The tool's `_meta` (an object when present). */
+  readonly _meta?: unknown;
+}
+
+/** What {@link bridgeTools} passes to {@link BridgeClient.callTool}. */
+export interface BridgeCallOptions {
+  /** The caller's abort signal, when it has one. */
+  readonly signal?: AbortSignal;
+  /** Called when the request is handed to the connection. */
+  readonly onSend: () => void;
+}
+
+/** Options of {@link bridgeTools}; every option has a default, so `bridgeTools(client)` works. */
 export interface BridgeToolsOptions {
   /**
    * Registry names are `<prefix>__<remote>` (1-24 of `[A-Za-z0-9_-]`, starting alphanumeric, no
@@ -68,7 +124,11 @@ export interface BridgeToolsOptions {
   readonly allow?: readonly string[];
   /** Remote names never bridged (wins over `allow`). Default none. */
   readonly deny?: readonly string[];
-  /** Every bridged tool needs the bridge's own approval. Default: decided by `approvalRisk` (none). */
+  /**
+   * `true`: every bridged tool needs the bridge's own approval; `false`: none does, whatever
+   * `approvalRisk` says. Default unset (off): `approvalRisk` decides, and its default `'none'`
+   * gates nothing. `gates` override it per tool.
+   */
   readonly needsApproval?: boolean;
   /** Per remote name, overriding `needsApproval` and `approvalRisk`. */
   readonly gates?: Readonly<Record<string, boolean>>;
@@ -188,6 +248,24 @@ function checkNameList(name: string, value: unknown): ReadonlySet<string> | unde
   return new Set(value);
 }
 
+/** A listing that did not come from an McpClient, checked as McpClient checks its own. */
+function checkedListing(listing: unknown): readonly McpToolInfo[] {
+  if (!Array.isArray(listing)) {
+    throw new BridgeConfigurationError(
+      'The listing (the listing option, or what client.tools() resolved to) must be an array of tools',
+      { details: { option: 'listing' } },
+    );
+  }
+  return listing.map((entry: unknown, index) => {
+    const parsed = parseToolInfo(entry);
+    if (parsed.ok) return parsed.value;
+    throw new BridgeConfigurationError(
+      `Listing entry ${index} is not a tool: ${parsed.reason} (a tool is an object with a string name, as McpClient.tools() returns)`,
+      { details: { option: 'listing', index, reason: parsed.reason } },
+    );
+  });
+}
+
 /** A server tool name that may go into a log as it is (the MCP adapter's rule for listings). */
 const SAFE_LOG_NAME = /^[A-Za-z0-9_.:/-]{1,128}$/;
 
@@ -228,11 +306,24 @@ function sharedValidator(): AjvSchemaValidator {
  * ambiguous delivery becomes an error result that tells the model to verify external state.
  */
 export async function bridgeTools(
-  client: McpClient,
-  options: BridgeToolsOptions,
+  client: BridgeClient,
+  options: BridgeToolsOptions = {},
 ): Promise<readonly BridgedTool[]> {
-  if (typeof options !== 'object' || options === null) {
-    throw new BridgeConfigurationError('bridgeTools options must be an object');
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new BridgeConfigurationError(
+      'bridgeTools options must be an object (or omitted: every option has a default)',
+    );
+  }
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.tools !== 'function' ||
+    typeof client.callTool !== 'function'
+  ) {
+    throw new BridgeConfigurationError(
+      'bridgeTools needs a client with tools() and callTool() methods, such as an McpClient',
+      { details: { option: 'client' } },
+    );
   }
   const allow = checkNameList('allow', options.allow);
   const deny = checkNameList('deny', options.deny);
@@ -299,7 +390,10 @@ export async function bridgeTools(
       });
     }
   }
-  const listed = options.listing ?? (await client.tools({ refresh: options.refresh === true }));
+  const fromMcpClient = options.listing === undefined && client instanceof McpClient;
+  const given = options.listing ?? (await client.tools({ refresh: options.refresh === true }));
+  // An McpClient's listing is already shape-checked; any other is checked here.
+  const listed = fromMcpClient ? (given as readonly McpToolInfo[]) : checkedListing(given);
   const selected = listed.filter(
     (tool) => (allow === undefined || allow.has(tool.name)) && !deny?.has(tool.name),
   );
@@ -339,6 +433,7 @@ export async function bridgeTools(
     let tool: BridgedTool;
     try {
       tool = bridgeOne(client, info, localName, {
+        reportsSend: client instanceof McpClient,
         validator,
         limits,
         mode,
@@ -437,6 +532,8 @@ function prepareSchema(
 }
 
 interface BridgeOneOptions {
+  /** The client calls `onSend` (an McpClient), so an error before it means not sent. */
+  readonly reportsSend: boolean;
   readonly validator: SchemaValidator;
   readonly limits: McpResultLimits;
   readonly mode: SchemaDialectMode;
@@ -449,7 +546,7 @@ interface BridgeOneOptions {
 }
 
 function bridgeOne(
-  client: McpClient,
+  client: BridgeClient,
   info: McpToolInfo,
   localName: string,
   options: BridgeOneOptions,
@@ -571,7 +668,7 @@ function bridgeOne(
         context.signal === undefined ? { onSend } : { signal: context.signal, onSend },
       );
     } catch (error) {
-      if (!sent && !isCallNotRun(error)) {
+      if (!sent && options.reportsSend && !isCallNotRun(error)) {
         // Ended before the request was handed to the connection (aborted while waiting for a
         // slot, a session that could not be opened, ...): certainly not sent, so not counted.
         throw new RequestNotSentError(`The call to ${localName} ended before it was sent`, {

@@ -1,20 +1,11 @@
 import { open } from 'node:fs/promises';
 import jsonc from 'jsonc-parser';
 import { GatewayConfigError } from '../gateway/errors.js';
+import { shownPath } from '../gateway/shown-path.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 
 /** Largest gateway config file (`toolfence.json`) the CLI reads: 1 MiB. */
 export const MAX_GATEWAY_CONFIG_BYTES: number = 1024 * 1024;
-
-/** A path as a message may show it: control characters escaped, at most 200 characters. */
-export function shownPath(path: string): string {
-  const escaped = path.replace(
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is escaped
-    /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (char) => `\\u{${(char.codePointAt(0) as number).toString(16)}}`,
-  );
-  return escaped.length > 200 ? `…${escaped.slice(-199)}` : escaped;
-}
 
 /**
  * Reads a regular file of at most `maxBytes` for the gateway commands; anything else (a folder,

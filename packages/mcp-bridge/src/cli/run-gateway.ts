@@ -13,7 +13,12 @@ import {
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, type GatewayPinStore, PinStore, pinKey } from '../gateway/pin-store.js';
-import { warnUnmatchedRules } from '../gateway/policy-file.js';
+import {
+  defaultInspectPolicy,
+  type InspectPolicy,
+  loadInspectPolicy,
+  warnUnmatchedRules,
+} from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
 import {
@@ -24,7 +29,6 @@ import type { CliIo } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
 import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
 import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
-import { readServePolicy } from './read-serve-policy.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
 
 /** Quiet time after a config change or SIGHUP before the reload starts, in milliseconds. */
@@ -201,7 +205,15 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     await store?.close();
     await pins?.close?.();
   };
-  const readPolicy = (arguments_: GatewayArguments) => readServePolicy(arguments_.policy, io);
+  // `--policy FILE` (relative to the working folder), or RiskPolicy's defaults.
+  const readPolicy = async (arguments_: GatewayArguments): Promise<InspectPolicy> =>
+    arguments_.policy === undefined
+      ? defaultInspectPolicy()
+      : loadInspectPolicy(
+          isAbsolute(arguments_.policy)
+            ? arguments_.policy
+            : resolve(io.cwd ?? process.cwd(), arguments_.policy),
+        );
   let http: GatewayHttpOptions | undefined;
   let startPolicy: Awaited<ReturnType<typeof readPolicy>> | undefined;
   try {

@@ -13,15 +13,11 @@ import {
 } from '../gateway/client-formats.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { parseGatewayConfig } from '../gateway/gateway-config.js';
+import { loadInspectPolicy } from '../gateway/policy-file.js';
+import { shownPath } from '../gateway/shown-path.js';
 import { isRecord } from '../is-record.js';
 import type { CliIo } from './cli-io.js';
-import {
-  MAX_GATEWAY_CONFIG_BYTES,
-  parseJsonText,
-  readRegularFile,
-  shownPath,
-} from './read-file.js';
-import { readServePolicy } from './read-serve-policy.js';
+import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
 import { EXIT_CODES, safeFailureMessage } from './run-inspect.js';
 
 /** Largest client config file read by `wrap`, in bytes (8 MiB: `~/.claude.json` grows). */
@@ -456,7 +452,7 @@ export async function runWrap(argv: readonly string[], io: CliIo): Promise<numbe
         : absolute(parsed.config, io);
     const policyPath = parsed.policy === undefined ? undefined : absolute(parsed.policy, io);
     // The policy the client's gateway will read is checked now, as serve reads it.
-    if (policyPath !== undefined) await readServePolicy(policyPath, io);
+    if (policyPath !== undefined) await loadInspectPolicy(policyPath);
     const home = homeOf(io);
     const workspace = workspaceOf(client, file);
     const options = {

@@ -38,6 +38,59 @@ describe('McpClient options', () => {
     ).toThrow(ClientConfigurationError);
   });
 
+  it.each([
+    ['a fragment', 'http://127.0.0.1:1/mcp#x'],
+    ['an empty fragment', 'http://127.0.0.1:1/mcp#'],
+    ['a fragment after a query', 'http://127.0.0.1:1/mcp?a=1#x'],
+    ['a fragment on a host name', 'https://mcp.example.com/mcp#section'],
+    ['a fragment in a URL object', new URL('http://127.0.0.1:1/mcp#x')],
+    ['a fragment that looks like a path', 'http://127.0.0.1:1/#/mcp'],
+  ])('refuses a url with %s, saying what was wrong and what is accepted', (_name, url) => {
+    for (const allowNonPublic of [loopback, true] as const) {
+      const error = (() => {
+        try {
+          new McpClient({ url, allowNonPublic });
+        } catch (caught) {
+          return caught;
+        }
+        return undefined;
+      })();
+      expect(ClientConfigurationError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({
+        code: 'CLIENT_CONFIGURATION',
+        details: { option: 'url', reason: 'fragment' },
+      });
+      expect((error as Error).message).toMatch(/url must not have a fragment/);
+      expect((error as Error).message).toMatch(/Accepted: an absolute https:\/\/ URL/);
+    }
+  });
+
+  it('accepts a query and an escaped # in the path or query', () => {
+    for (const url of ['http://127.0.0.1:1/mcp?a=1', 'http://127.0.0.1:1/m%23cp?q=%23']) {
+      expect(() => new McpClient({ url, allowNonPublic: loopback })).not.toThrow();
+    }
+  });
+
+  it('refuses credentials in the url with a message that says where they go', () => {
+    expect(
+      () => new McpClient({ url: 'https://user:pass@example.com/mcp', allowNonPublic: true }),
+    ).toThrow(
+      /url must not carry credentials \(user:password@\): pass token, authProvider or oauth/,
+    );
+  });
+
+  it.each([
+    ['a fragment', 'http://127.0.0.1:1/mcp#x'],
+    ['an empty fragment', 'http://127.0.0.1:1/mcp#'],
+  ])('refuses a StreamableHttpTransport url with %s', (_name, url) => {
+    expect(() => new StreamableHttpTransport({ url, dispatcher: {} } as never)).toThrow(
+      expect.objectContaining({
+        code: 'TRANSPORT_CONFIGURATION',
+        message: expect.stringMatching(/url must not have a fragment/),
+      }),
+    );
+  });
+
   it('accepts roots as a function, asked at each roots/list', () => {
     expect(
       () => new McpClient({ command: ['node'], roots: () => [{ uri: 'file:///tmp' }] }),

@@ -487,6 +487,38 @@ export function clientLoggerOf(client: object): McpBridgeLogger | undefined {
   return CLIENT_LOGGERS.get(client);
 }
 
+/** What an MCP endpoint URL may be, for messages that refuse one. */
+const ACCEPTED_URL =
+  'an absolute https:// URL (http:// only to an approved loopback address), with an optional query, no user:password@ and no #fragment';
+
+/**
+ * Refuses the parts of an endpoint URL that are never sent as written (mistri's URL rules): a
+ * fragment (`#x`, even an empty `#`), which no request carries, and credentials (`user:pass@`),
+ * which belong in `token`, `authProvider` or `oauth`. Text that does not parse is left to
+ * `checkUrl`.
+ */
+function refuseUrlParts(value: string | URL): void {
+  let url: URL;
+  try {
+    url = value instanceof URL ? value : new URL(value);
+  } catch {
+    return;
+  }
+  // `href` keeps an empty `#` that `hash` reports as ''; a '#' elsewhere is always escaped.
+  if (url.href.includes('#')) {
+    throw new ClientConfigurationError(
+      `url must not have a fragment (#...): it is never sent to the server. Accepted: ${ACCEPTED_URL}`,
+      { details: { option: 'url', reason: 'fragment' } },
+    );
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ClientConfigurationError(
+      `url must not carry credentials (user:password@): pass token, authProvider or oauth. Accepted: ${ACCEPTED_URL}`,
+      { details: { option: 'url', reason: 'credentials' } },
+    );
+  }
+}
+
 function isLoopbackHost(hostname: string): boolean {
   const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -670,6 +702,7 @@ export class McpClient {
     );
     resolveRecordLimits(options);
     if (hasUrl) {
+      refuseUrlParts(options.url as string | URL);
       let url: URL;
       try {
         url = checkUrl(options.url as string | URL, {

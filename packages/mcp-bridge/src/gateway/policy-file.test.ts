@@ -1,7 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createToolContext, type JsonObject, type ToolSpec } from '@toolfence/tools';
-import { describe, expect, it } from 'vitest';
-import { defaultInspectPolicy, parseInspectPolicy } from './policy-file.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultInspectPolicy, loadInspectPolicy, parseInspectPolicy } from './policy-file.js';
 import { PolicyFileError } from './policy-file-error.js';
 
 const context = createToolContext({ runId: 'test' });
@@ -215,5 +217,50 @@ describe('the README policy files', () => {
     expect(examples.length).toBeGreaterThanOrEqual(3);
     for (const example of examples)
       expect(() => parseInspectPolicy(JSON.parse(example))).not.toThrow();
+  });
+});
+
+describe('loadInspectPolicy', () => {
+  let folder: string;
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'toolfence-policy-file-'));
+    await mkdir(join(folder, 'a folder'));
+    await writeFile(join(folder, 'not-json.json'), 'not json');
+    await writeFile(join(folder, 'unknown-kind.json'), '{"kind":"nope"}');
+    await writeFile(join(folder, 'large.json'), `{"kind":"risk","$comment":"${'x'.repeat(200)}"}`);
+    await writeFile(join(folder, 'risk.json'), '{"kind":"risk"}');
+  });
+  afterAll(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['a missing file', 'missing.json', undefined, /Cannot read the policy file \(ENOENT\)/],
+    ['a folder', 'a folder', undefined, /must name a regular file/],
+    ['a file that is not JSON', 'not-json.json', undefined, /not valid JSON/],
+    ['a policy of an unknown kind', 'unknown-kind.json', undefined, /"kind" must be/],
+    ['a file over maxBytes', 'large.json', 64, /larger than 64 bytes/],
+  ])(
+    'refuses %s with POLICY_FILE_INVALID, the message starting with the path',
+    async (_name, file, maxBytes, message) => {
+      const path = join(folder, file);
+      const error = await loadInspectPolicy(path, maxBytes).catch((caught: unknown) => caught);
+      expect(PolicyFileError.isInstance(error)).toBe(true);
+      expect((error as PolicyFileError).code).toBe('POLICY_FILE_INVALID');
+      expect((error as Error).message.startsWith(`--policy ${path}: `)).toBe(true);
+      expect((error as Error).message).toMatch(message);
+      expect((error as PolicyFileError).details).toMatchObject({ file: path });
+    },
+  );
+
+  it('escapes control characters of the path in the message', async () => {
+    const path = join(folder, 'bad\u001b[2Jname.json');
+    const error = await loadInspectPolicy(path).catch((caught: unknown) => caught);
+    expect((error as Error).message).toContain('bad\\u{1b}[2Jname.json');
+    expect((error as Error).message).not.toContain('\u001b');
+  });
+
+  it('reads a valid file', async () => {
+    await expect(loadInspectPolicy(join(folder, 'risk.json'))).resolves.toBeDefined();
   });
 });

@@ -16,6 +16,7 @@ import {
 } from '@toolfence/tools';
 import { isRecord } from '../is-record.js';
 import { PolicyFileError } from './policy-file-error.js';
+import { shownPath } from './shown-path.js';
 
 /** Largest policy file `--policy` reads, in bytes. */
 export const MAX_POLICY_FILE_BYTES: number = 1024 * 1024;
@@ -205,11 +206,28 @@ export function warnUnmatchedRules(
   return unmatched.length;
 }
 
-/** Reads and parses a policy file of at most {@link MAX_POLICY_FILE_BYTES}. */
+/**
+ * Reads and parses a policy file of at most {@link MAX_POLICY_FILE_BYTES} (`--policy` of
+ * `inspect`, `serve` and `wrap`). A file that cannot be read or used is a {@link PolicyFileError}
+ * (`POLICY_FILE_INVALID`) whose message starts with `--policy <path>: ` and whose
+ * `details.file` is the path.
+ */
 export async function loadInspectPolicy(
   path: string,
   maxBytes: number = MAX_POLICY_FILE_BYTES,
 ): Promise<InspectPolicy> {
+  try {
+    return await readPolicyFile(path, maxBytes);
+  } catch (error) {
+    if (!PolicyFileError.isInstance(error)) throw error;
+    throw new PolicyFileError(`--policy ${shownPath(path)}: ${error.message}`, {
+      cause: error.cause,
+      details: { ...error.details, file: path },
+    });
+  }
+}
+
+async function readPolicyFile(path: string, maxBytes: number): Promise<InspectPolicy> {
   let text: string;
   try {
     const handle = await open(path, 'r');

@@ -229,6 +229,13 @@ export class StreamableHttpTransport implements Transport {
     if (url.username !== '' || url.password !== '') {
       throw new TransportConfigurationError('url must not carry credentials');
     }
+    // A fragment is never sent; `href` keeps an empty `#` that `hash` reports as ''.
+    if (url.href.includes('#')) {
+      throw new TransportConfigurationError(
+        'url must not have a fragment (#...): it is never sent to the server; give the endpoint URL without it',
+        { details: { option: 'url', reason: 'fragment' } },
+      );
+    }
     this.#url = url;
     this.#dispatcher = options.dispatcher;
     this.#authProvider = options.authProvider;

@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../src/client/mcp-client.js';
+
+// The README states defaults that live in the code; these rows must say what the code does.
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+function section(heading: string): string {
+  const start = readme.indexOf(`\n## ${heading}`);
+  expect(start).toBeGreaterThan(-1);
+  const end = readme.indexOf('\n## ', start + 1);
+  return readme.slice(start, end === -1 ? undefined : end);
+}
+
+/** The default cell of an options-table row `| \`name\` | default | meaning |` in `text`. */
+function defaultOf(text: string, option: string): string | undefined {
+  const row = text.split('\n').find((line) => line.startsWith(`| \`${option}\` |`));
+  return row?.split(' | ')[1];
+}
+
+describe('README defaults agree with the code', () => {
+  it("says in 'Coming from mistri' how many requests one client has in flight", () => {
+    const mistri = section('Coming from mistri');
+    expect(mistri).not.toMatch(/one client serializes its requests,/);
+    expect(mistri).toContain(
+      `default ${DEFAULT_MAX_CONCURRENT_REQUESTS} (\`DEFAULT_MAX_CONCURRENT_REQUESTS\`)`,
+    );
+    expect(mistri).toContain('`maxConcurrentRequests: 1` serializes');
+    expect(defaultOf(section('`new McpClient(options)`'), 'maxConcurrentRequests')).toBe(
+      `\`${DEFAULT_MAX_CONCURRENT_REQUESTS}\``,
+    );
+  });
+
+  it('gives needsApproval its real default (off), not a risk rule', () => {
+    const bridging = section('Bridging: `bridgeTools(client, options?)`');
+    expect(defaultOf(bridging, 'needsApproval')).toMatch(/^unset: off/);
+    expect(defaultOf(bridging, 'approvalRisk')).toBe("`'none'`");
+  });
+});
