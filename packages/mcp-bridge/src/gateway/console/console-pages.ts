@@ -35,7 +35,7 @@ export function layout(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${title} · toolfence console</title>
 <link rel="stylesheet" href="${CONSOLE_BASE}/assets/console.css">
 <script src="${CONSOLE_BASE}/assets/console.js" defer></script>

@@ -96,7 +96,8 @@ const NOTICES: Readonly<Record<string, string>> = {
 
 /**
  * Headers of every console answer: a strict Content-Security-Policy (no inline script or style,
- * nothing from another origin, forms post only here, no framing), no sniffing, no referrer, no
+ * nothing from another origin, forms post only here, no framing), no sniffing, a referrer only to
+ * itself, no
  * caching, and its own browsing context group.
  */
 export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -104,7 +105,8 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on a form POST.
+  'referrer-policy': 'same-origin',
   'cache-control': 'no-store',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
