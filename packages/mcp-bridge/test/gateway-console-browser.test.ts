@@ -68,7 +68,7 @@ describe('the console in chromium', () => {
   it('an ask of a client without elicitation appears live; approving it in the page runs exactly that call once', async () => {
     const h = await harness();
     const page = await signedIn(h);
-    await expect(page.locator('p.empty')).toBeDefined();
+    await page.locator('p.empty').waitFor();
     const client = await gatewayClient(h.gateway, open);
     const pending = client.callTool({
       name: 'tk__note',
@@ -76,7 +76,7 @@ describe('the console in chromium', () => {
     });
     // The page polls the inbox and reloads itself when an ask arrives.
     await page.locator('article.ask').waitFor({ timeout: 20_000 });
-    expect(await page.locator('pre.arguments').innerText()).toContain('approved-in-the-browser');
+    expect(await page.locator('pre.arguments').textContent()).toContain('approved-in-the-browser');
     await page.screenshot({ path: join(SHOTS, 'approvals.png'), fullPage: true });
     await page.getByRole('button', { name: 'Approve this call' }).click();
     await page.waitForURL(/notice=approved/);
@@ -116,7 +116,7 @@ describe('the console in chromium', () => {
     expect(before.tools.map((tool) => tool.name)).not.toContain('tk__note');
     const page = await signedIn(h);
     await page.goto(`${h.url}/pins`);
-    expect(await page.locator('pre.after').first().innerText()).toContain('backup.example');
+    expect(await page.locator('pre.after').first().textContent()).toContain('backup.example');
     await page.screenshot({ path: join(SHOTS, 'pins.png'), fullPage: true });
     await page.getByRole('button', { name: 'Accept exactly this definition' }).click();
     await page.waitForURL(/notice=accepted/);
@@ -125,14 +125,14 @@ describe('the console in chromium', () => {
     await client.callTool({ name: 'tk__note', arguments: { id: 'after-accept' } });
     await client.callTool({ name: 'tk__publish', arguments: { id: 'p1' } });
     await page.goto(`${h.url}/audit`);
-    const table = await page.locator('table.audit').innerText();
+    const table = await page.locator('table.audit').textContent();
     expect(table).toContain('tk__note');
     expect(table).toContain('tk__publish');
     expect(table).toContain('console-pin-accepted');
-    expect(await page.locator('#chain').innerText()).toContain('intact');
+    expect(await page.locator('#chain').textContent()).toContain('intact');
     await page.screenshot({ path: join(SHOTS, 'audit.png'), fullPage: true });
     await page.goto(`${h.url}/upstreams`);
-    expect(await page.locator('table.upstreams').innerText()).toContain('ready');
+    expect(await page.locator('table.upstreams').textContent()).toContain('ready');
     await page.screenshot({ path: join(SHOTS, 'upstreams.png'), fullPage: true });
   }, 120_000);
 });
