@@ -5,6 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AuditLog } from '../src/gateway/audit-log.js';
+import { GatewayConsole } from '../src/gateway/console/index.js';
 import { gatewayClient, resultText } from './helpers.js';
 import {
   type ConsoleHarness,
@@ -392,4 +394,82 @@ describe('pins, audit and upstreams pages', () => {
       expect.objectContaining({ kind: 'console', outcome: 'console-reload' }),
     );
   }, 60_000);
+});
+
+describe('every change needs the CSRF token', () => {
+  // Each row: a change other than an approval, forged without the session's CSRF token. It is
+  // refused and nothing is written to the audit log (no change was made).
+  it.each<{ name: string; path: string; fields: Record<string, string> }>([
+    {
+      name: 'accepting a pin',
+      path: '/console/pins/accept',
+      fields: { token: `tk__note@sha256:${'1'.repeat(64)}` },
+    },
+    { name: 'reloading', path: '/console/upstreams/reload', fields: {} },
+    { name: 'signing out', path: '/console/logout', fields: {} },
+  ])(
+    'refuses $name without it',
+    async ({ path, fields }) => {
+      const h = await harness();
+      const session = await signIn(h);
+      const before = (await h.auditLines()).length;
+      const response = await postForm(h, path, fields, { cookie: session.cookie });
+      expect(response.status).toBe(403);
+      expect(await h.auditLines()).toHaveLength(before);
+      // The session still works (signing out did not happen).
+      const page = await rawRequest(`${h.url}/approvals`, { headers: { cookie: session.cookie } });
+      expect(page.status).toBe(200);
+    },
+    60_000,
+  );
+});
+
+describe('one answer per ask', () => {
+  it('two approvals of one ask at once run the call once; the second is refused', async () => {
+    const h = await harness();
+    const session = await signIn(h);
+    const pending = callWithoutElicitation(h, { id: 'twice' });
+    const ask = await waitingAsk(h);
+    const answer = () =>
+      postForm(
+        h,
+        '/console/approvals/answer',
+        { csrf: session.csrf, id: ask.id, decision: 'approve' },
+        { cookie: session.cookie },
+      );
+    const statuses = (await Promise.all([answer(), answer(), answer()])).map((r) => r.status);
+    expect(statuses.sort()).toEqual([303, 409, 409]);
+    await pending;
+    expect(await h.serverCalls()).toHaveLength(1);
+    expect(
+      (await h.auditLines()).filter((line) => line.outcome === 'console-approved'),
+    ).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('GatewayConsole options', () => {
+  it.each<{ name: string; change: Record<string, unknown>; option: string }>([
+    { name: 'a token under 16 characters', change: { token: 'short' }, option: 'token' },
+    { name: 'an unknown option', change: { csrfOff: true }, option: 'csrfOff' },
+    { name: 'auditRows of 0', change: { auditRows: 0 }, option: 'auditRows' },
+    { name: 'maxSessions of 0', change: { maxSessions: 0 }, option: 'maxSessions' },
+  ])(
+    'refuses $name',
+    async ({ change, option }) => {
+      const h = await harness();
+      const audit = new AuditLog(join(h.folder, 'other.jsonl'), 1024);
+      expect(
+        () =>
+          new GatewayConsole({
+            gateway: h.gateway,
+            inbox: h.inbox,
+            audit,
+            config: () => h.config,
+            token: 'a-token-long-enough-here',
+            ...change,
+          } as never),
+      ).toThrow(expect.objectContaining({ code: 'GATEWAY_CONFIG', details: { option } }));
+    },
+    60_000,
+  );
 });

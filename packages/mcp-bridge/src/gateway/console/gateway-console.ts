@@ -172,6 +172,8 @@ export class GatewayConsole {
   readonly #auditRows: number;
   readonly #auditReadBytes: number;
   #hosts = new Set<string>();
+  /** Asks whose answer is being written: a second answer to one of them is refused at once. */
+  readonly #answering = new Set<string>();
   #cookie = 'toolfence_console';
 
   constructor(options: GatewayConsoleOptions) {
@@ -407,7 +409,7 @@ export class GatewayConsole {
       send(out, 400, problemPage('Refused', 'The answer must be approve or deny.', context));
       return;
     }
-    const ask = inbox.waiting(id);
+    const ask = this.#answering.has(id) ? undefined : inbox.waiting(id);
     if (ask === undefined) {
       send(
         out,
@@ -421,13 +423,19 @@ export class GatewayConsole {
       return;
     }
     const approve = decision === 'approve';
-    const recorded = await this.#record(out, context, {
-      tool: ask.tool,
-      pin: ask.pin ?? 'unknown',
-      decision: approve ? 'allow' : 'deny',
-      outcome: approve ? 'console-approved' : 'console-declined',
-      argumentsDigest: ask.argumentsDigest,
-    });
+    this.#answering.add(id);
+    let recorded: boolean;
+    try {
+      recorded = await this.#record(out, context, {
+        tool: ask.tool,
+        pin: ask.pin ?? 'unknown',
+        decision: approve ? 'allow' : 'deny',
+        outcome: approve ? 'console-approved' : 'console-declined',
+        argumentsDigest: ask.argumentsDigest,
+      });
+    } finally {
+      this.#answering.delete(id);
+    }
     if (!recorded) return;
     if (!inbox.answer(id, approve)) {
       send(
