@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayClient, resultText } from './helpers.js';
-import { type ConsoleHarness, consoleHarness, until } from './support/console-harness.js';
+import { type ConsoleHarness, consoleHarness, tracked, until } from './support/console-harness.js';
 
 const SHOTS = fileURLToPath(new URL('../docs/console/', import.meta.url));
 
@@ -30,7 +30,7 @@ function chromiumPath(): string {
 }
 
 let browser: Browser;
-const open: { close(): Promise<void> }[] = [];
+const { open, closeAll, harness } = tracked();
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -44,15 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-afterEach(async () => {
-  for (const item of open.splice(0).reverse()) await item.close().catch(() => undefined);
-});
-
-async function harness(options: Parameters<typeof consoleHarness>[0] = {}) {
-  const made = await consoleHarness(options);
-  open.push(made);
-  return made;
-}
+afterEach(closeAll);
 
 /** A page signed in through the link the gateway prints (the token leaves the address bar). */
 async function signedIn(h: ConsoleHarness): Promise<Page> {

@@ -15,19 +15,12 @@ import {
   rawRequest,
   type Session,
   signIn,
+  tracked,
   until,
 } from './support/console-harness.js';
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const item of open.splice(0).reverse()) await item.close().catch(() => undefined);
-});
-
-async function harness(options: Parameters<typeof consoleHarness>[0] = {}) {
-  const made = await consoleHarness(options);
-  open.push(made);
-  return made;
-}
+const { open, closeAll, harness } = tracked();
+afterEach(closeAll);
 
 /** A client without elicitation calls `tk__note`; resolves with the result when it ends. */
 async function callWithoutElicitation(h: ConsoleHarness, args: Record<string, unknown>) {

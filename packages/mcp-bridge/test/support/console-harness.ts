@@ -179,3 +179,26 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 20_000
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * Things a test opened (harnesses, clients, browser contexts), closed after each test in reverse
+ * order, and a harness that is closed with them.
+ */
+export function tracked(): {
+  readonly open: { close(): Promise<void> }[];
+  readonly closeAll: () => Promise<void>;
+  readonly harness: (options?: Parameters<typeof consoleHarness>[0]) => Promise<ConsoleHarness>;
+} {
+  const open: { close(): Promise<void> }[] = [];
+  return {
+    open,
+    closeAll: async () => {
+      for (const item of open.splice(0).reverse()) await item.close().catch(() => undefined);
+    },
+    harness: async (options = {}) => {
+      const made = await consoleHarness(options);
+      open.push(made);
+      return made;
+    },
+  };
+}
