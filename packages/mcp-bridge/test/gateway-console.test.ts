@@ -4,6 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { GatewayConsole } from '../src/gateway/console/index.js';
@@ -92,6 +93,30 @@ describe('approvals inbox', () => {
       'console-declined',
       'declined',
     ]);
+  }, 60_000);
+
+  it('holds the ask of a 2026-07-28 client without elicitation too, and runs it once approved', async () => {
+    const h = await harness();
+    const session = await signIn(h);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await h.gateway.connect(serverSide);
+    const client = new ClientV2(
+      { name: 'modern-no-elicitation', version: '1.0.0' },
+      { capabilities: {}, versionNegotiation: { mode: 'auto' as const } },
+    );
+    await client.connect(clientSide);
+    open.push(client);
+    const pending = client.callTool({ name: 'tk__note', arguments: { id: 'modern' } });
+    const ask = await waitingAsk(h);
+    await postForm(
+      h,
+      '/console/approvals/answer',
+      { csrf: session.csrf, id: ask.id, decision: 'approve' },
+      { cookie: session.cookie },
+    );
+    const result = (await pending) as Record<string, unknown>;
+    expect(resultText(result)).toBe('note modern');
+    expect(await h.serverCalls()).toHaveLength(1);
   }, 60_000);
 
   it('an unanswered ask is refused at the approval timeout and leaves the inbox', async () => {
