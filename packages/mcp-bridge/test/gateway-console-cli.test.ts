@@ -37,6 +37,7 @@ afterEach(async () => {
 function serve(
   args: string[],
   pattern: RegExp,
+  env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; err: string; match: RegExpExecArray }> {
   const loads = join(folder, 'loads.txt');
   const child = spawn(
@@ -48,6 +49,7 @@ function serve(
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         TOOLFENCE_LOADS_FILE: loads,
         TOOLFENCE_LOADS_MATCH: '/gateway/console/',
+        ...env,
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     },
@@ -118,6 +120,21 @@ describe('serve --console', () => {
     const [, base, token] = match as unknown as [string, string, string];
     const login = await rawRequest(`${base}/login?token=${token}`);
     expect(login.status).toBe(303);
+  }, 60_000);
+});
+
+describe('serve --http --console with a bearer token', () => {
+  it('signs in with the gateway’s bearer token and never prints it', async () => {
+    const token = 'a-bearer-token-for-the-gateway-0123456789';
+    const { err, match } = await serve(
+      ['--http', '127.0.0.1:0', '--console'],
+      /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/ \(sign in with the gateway's bearer token\)/,
+      { TOOLFENCE_GATEWAY_TOKEN: token },
+    );
+    expect(err).not.toContain(token);
+    const base = match[1] as string;
+    expect((await rawRequest(`${base}/login?token=not-the-bearer-token`)).status).toBe(403);
+    expect((await rawRequest(`${base}/login?token=${token}`)).status).toBe(303);
   }, 60_000);
 });
 

@@ -2,12 +2,13 @@
 // elicitation, pins, audit and upstreams pages, and the security checks (Host, Origin, CSRF,
 // session, headers, escaping), each attack a named row.
 import { mkdtemp, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
-import { GatewayConsole } from '../src/gateway/console/index.js';
+import { GatewayConsole, serveConsole } from '../src/gateway/console/index.js';
 import { gatewayClient, resultText } from './helpers.js';
 import {
   type ConsoleHarness,
@@ -464,6 +465,50 @@ describe('one answer per ask', () => {
     ).toHaveLength(1);
   }, 60_000);
 });
+
+describe('configured Host names', () => {
+  it.each<{ name: string; named: boolean; status: number }>([
+    { name: 'answers a Host named in hosts', named: true, status: 303 },
+    { name: 'refuses the same Host when it is not named', named: false, status: 421 },
+  ])(
+    '$name',
+    async ({ named, status }) => {
+      const h = await harness();
+      const port = await freePort();
+      const served = await serveConsole(
+        new GatewayConsole({
+          gateway: h.gateway,
+          inbox: h.inbox,
+          audit: new AuditLog(join(h.folder, 'other.jsonl'), 1024),
+          config: () => h.config,
+          token: 'a-token-long-enough-here',
+          hosts: named ? [`Gateway.Example:${port}`] : [],
+        }),
+        '127.0.0.1',
+        port,
+        true,
+      );
+      open.push(served);
+      const response = await rawRequest(`${served.url}/approvals`, {
+        headers: { host: `gateway.example:${port}` },
+      });
+      expect(response.status).toBe(status);
+    },
+    60_000,
+  );
+});
+
+/** A port free a moment ago on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 describe('GatewayConsole options', () => {
   it.each<{ name: string; change: Record<string, unknown>; option: string }>([
