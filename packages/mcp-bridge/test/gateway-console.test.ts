@@ -262,6 +262,17 @@ describe('security checks', () => {
         postForm(h, '/console/approvals/answer', { csrf: session.csrf, id, decision: 'approve' }),
     },
     {
+      name: 'a form over maxFormBytes (64 KiB)',
+      status: 413,
+      send: (h, session, id) =>
+        postForm(
+          h,
+          '/console/approvals/answer',
+          { csrf: session.csrf, id, decision: 'approve', pad: 'x'.repeat(64 * 1024) },
+          { cookie: session.cookie },
+        ),
+    },
+    {
       name: 'a POST as JSON instead of a form',
       status: 415,
       send: (h, session, id) =>
@@ -516,6 +527,7 @@ describe('GatewayConsole options', () => {
     { name: 'an unknown option', change: { csrfOff: true }, option: 'csrfOff' },
     { name: 'auditRows of 0', change: { auditRows: 0 }, option: 'auditRows' },
     { name: 'maxSessions of 0', change: { maxSessions: 0 }, option: 'maxSessions' },
+    { name: 'maxFormBytes of 0', change: { maxFormBytes: 0 }, option: 'maxFormBytes' },
   ])(
     'refuses $name',
     async ({ change, option }) => {

@@ -34,8 +34,8 @@ import {
   sameSecret,
 } from './console-sessions.js';
 
-/** Largest form body the console reads, in bytes (64 KiB). */
-const MAX_FORM_BYTES = 64 * 1024;
+/** Default largest form body the console reads, in bytes: 64 KiB. */
+export const DEFAULT_CONSOLE_MAX_FORM_BYTES: number = 64 * 1024;
 
 /** Options of {@link GatewayConsole}. */
 export interface GatewayConsoleOptions {
@@ -69,6 +69,8 @@ export interface GatewayConsoleOptions {
   readonly maxSessions?: number;
   /** Idle time that ends a session, in ms. Default {@link DEFAULT_CONSOLE_SESSION_IDLE_MS} (12 h). */
   readonly sessionIdleMs?: number;
+  /** Largest form body read, in bytes; a larger one is answered 413. Default 64 KiB. */
+  readonly maxFormBytes?: number;
 }
 
 const OPTION_KEYS: readonly string[] = Object.freeze([
@@ -84,6 +86,7 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'auditReadBytes',
   'maxSessions',
   'sessionIdleMs',
+  'maxFormBytes',
 ]);
 
 /** The outcomes of a change, shown after its redirect (fixed texts: nothing from the request). */
@@ -146,13 +149,16 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
-/** A form body of at most {@link MAX_FORM_BYTES}; undefined when it is larger. */
-async function readForm(request: IncomingMessage): Promise<URLSearchParams | undefined> {
+/** A form body of at most `maxBytes`; undefined when it is larger. */
+async function readForm(
+  request: IncomingMessage,
+  maxBytes: number,
+): Promise<URLSearchParams | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_FORM_BYTES) return undefined;
+    if (size > maxBytes) return undefined;
     chunks.push(chunk as Buffer);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
@@ -171,6 +177,7 @@ export class GatewayConsole {
   readonly #sessions: ConsoleSessions;
   readonly #auditRows: number;
   readonly #auditReadBytes: number;
+  readonly #maxFormBytes: number;
   #hosts = new Set<string>();
   /** Asks whose answer is being written: a second answer to one of them is refused at once. */
   readonly #answering = new Set<string>();
@@ -199,6 +206,11 @@ export class GatewayConsole {
       'auditReadBytes',
       options.auditReadBytes,
       DEFAULT_CONSOLE_AUDIT_READ_BYTES,
+    );
+    this.#maxFormBytes = positive(
+      'maxFormBytes',
+      options.maxFormBytes,
+      DEFAULT_CONSOLE_MAX_FORM_BYTES,
     );
   }
 
@@ -266,9 +278,14 @@ export class GatewayConsole {
         send(out, 415, 'A form body is expected', 'text/plain; charset=utf-8');
         return;
       }
-      form = await readForm(request);
+      form = await readForm(request, this.#maxFormBytes);
       if (form === undefined) {
-        send(out, 413, 'The form is over 64 KiB', 'text/plain; charset=utf-8');
+        send(
+          out,
+          413,
+          `The form is over ${this.#maxFormBytes} bytes (maxFormBytes)`,
+          'text/plain; charset=utf-8',
+        );
         return;
       }
     }
