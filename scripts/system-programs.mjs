@@ -32,6 +32,12 @@ export const SYSTEM_PROGRAMS = Object.freeze([
     homebrew: 'postgresql@17',
     why: 'PostgresConnectionStore and shared gateway pins: tests and the store benchmark initdb their own server into a temporary folder on a free 127.0.0.1 port',
   },
+  {
+    programs: ['chromium'],
+    debian: 'chromium',
+    homebrew: 'chromium',
+    why: "the gateway's web console: its browser tests drive a real headless chromium with playwright-core (no browser download) and save the README's screenshots",
+  },
 ]);
 
 function executable(path) {

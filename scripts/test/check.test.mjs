@@ -87,7 +87,9 @@ describe('pnpm check', () => {
     expect(result.stdout).toBe('');
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^check: bwrap, redis-server(, initdb\/postgres)? not found/);
+    expect(lines[0]).toMatch(
+      /^check: bwrap, redis-server(, initdb\/postgres)?(, chromium)? not found/,
+    );
     expect(lines[0]).toMatch(/apt-get install bubblewrap redis-server/);
     expect(lines[0]).toMatch(/brew install bubblewrap redis/);
     expect(result.stdout).not.toContain('check-rooms ran');

@@ -247,6 +247,8 @@ export {
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
 export { DEFAULT_MAX_PENDING_APPROVALS } from './gateway/approval-grants.js';
+// Where an ask waits when the client cannot put it to its user (the web console's inbox)
+export type { ApprovalInbox, InboxAnswer, InboxAsk } from './gateway/approval-inbox.js';
 export { DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS } from './gateway/approval-prompt.js';
 export {
   type AuditChainReport,

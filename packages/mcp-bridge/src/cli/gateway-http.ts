@@ -42,6 +42,14 @@ export interface GatewayHttpOptions {
    * `GATEWAY_HTTP_BUSY`. Default {@link DEFAULT_HTTP_MAX_STATELESS_CALLS}.
    */
   readonly maxStatelessCalls?: number | undefined;
+  /** The web console, served at `/console` on the same listener (its own sign-in and checks). */
+  readonly console?: ConsoleMount | undefined;
+}
+
+/** What `serveGatewayHttp` needs of the web console (`GatewayConsole`). */
+export interface ConsoleMount {
+  handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
+  listening(host: string, port: number, loopback: boolean): void;
 }
 
 /** The wire code of the busy answer (in the JSON-RPC error's `data.code`). */
@@ -247,7 +255,15 @@ export async function serveGatewayHttp(
   };
 
   const handle = async (incoming: IncomingMessage, out: ServerResponse): Promise<void> => {
-    if (new URL(incoming.url ?? '/', 'http://gateway.invalid').pathname !== '/mcp') {
+    const pathname = new URL(incoming.url ?? '/', 'http://gateway.invalid').pathname;
+    if (
+      options.console !== undefined &&
+      (pathname === '/console' || pathname.startsWith('/console/'))
+    ) {
+      await options.console.handle(incoming, out);
+      return;
+    }
+    if (pathname !== '/mcp') {
       out.writeHead(404).end();
       return;
     }
@@ -317,6 +333,7 @@ export async function serveGatewayHttp(
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   allowedHosts = [`${shown}:${address.port}`, `localhost:${address.port}`];
+  options.console?.listening(address.address, address.port, options.loopback);
   return {
     url: `http://${shown}:${address.port}/mcp`,
     close: async () => {

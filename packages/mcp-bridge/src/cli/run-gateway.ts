@@ -12,7 +12,8 @@ import {
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
-import { escapeInvisible, type GatewayPinStore, PinStore, pinKey } from '../gateway/pin-store.js';
+import { acceptPinToken, pinChanges, splitPinToken } from '../gateway/pin-changes.js';
+import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import {
   defaultInspectPolicy,
   type InspectPolicy,
@@ -27,6 +28,12 @@ import {
 } from '../store/connection-store-from-url.js';
 import type { CliIo } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
+import {
+  type ConsoleArguments,
+  type ConsoleTarget,
+  type PreparedConsole,
+  prepareConsole,
+} from './console-start.js';
 import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
 import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
 import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
@@ -37,6 +44,7 @@ const RELOAD_DEBOUNCE_MS = 200;
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
   toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--verbose] [--http HOST:PORT]
+                      [--console [HOST:PORT]] [--console-host NAME:PORT] [--console-allow-remote]
   toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL@DIGEST)
   toolfence-mcp audit verify (--log FILE | --config FILE)
 
@@ -55,6 +63,11 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
+        --console serves the web console (approvals, pins, audit, upstreams): at /console of
+        the --http listener, or on its own loopback port (default 127.0.0.1:0; the sign-in URL
+        is printed on stderr once). An ask your client cannot put to you waits there up to the
+        approval timeout instead of being refused. --console-host accepts another Host name;
+        a console off loopback needs --console-allow-remote.
         SIGHUP, or a change to the config file, reloads the config, the pins and the policy
         without dropping calls in flight (a config that cannot be used is refused; the running
         one stays).
@@ -83,6 +96,8 @@ interface GatewayArguments {
   verbose: boolean;
   show: boolean;
   accept: string[];
+  /** `--console [HOST:PORT]`, `--console-host`, `--console-allow-remote` (console-start.ts). */
+  console?: ConsoleArguments;
 }
 
 function usage(message: string): GatewayConfigError {
@@ -106,9 +121,33 @@ function parseArguments(argv: readonly string[]): GatewayArguments {
     else if (flag === '--verbose') parsed.verbose = true;
     else if (flag === '--show') parsed.show = true;
     else if (flag === '--accept') parsed.accept.push(value());
+    else if (flag.startsWith('--console')) index = consoleFlag(parsed, argv, index);
     else throw usage(`unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim());
   }
   return parsed;
+}
+
+/** Reads one `--console*` flag at `index`; returns the index of its last word. */
+function consoleFlag(parsed: GatewayArguments, argv: readonly string[], index: number): number {
+  const flag = argv[index] as string;
+  const next = argv[index + 1];
+  const current = parsed.console ?? { address: true, hosts: [], allowRemote: false };
+  const has = next !== undefined && !next.startsWith('--');
+  if (flag === '--console') {
+    parsed.console = { ...current, address: has ? next : true };
+    return has ? index + 1 : index;
+  }
+  if (flag === '--console-host' && has) {
+    parsed.console = { ...current, hosts: [...current.hosts, next] };
+    return index + 1;
+  }
+  if (flag === '--console-allow-remote') {
+    parsed.console = { ...current, allowRemote: true };
+    return index;
+  }
+  throw usage(
+    `${/^[\w-]{1,40}$/.test(flag) ? flag : 'a --console option'} needs a value or is unknown`,
+  );
 }
 
 interface LoadedConfig {
@@ -215,16 +254,28 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
             : resolve(io.cwd ?? process.cwd(), arguments_.policy),
         );
   let http: GatewayHttpOptions | undefined;
+  let webConsole: PreparedConsole | undefined;
+  let consoleTarget: ConsoleTarget | undefined;
   let startPolicy: Awaited<ReturnType<typeof readPolicy>> | undefined;
   try {
     parsed = parseArguments(argv);
     loaded = await loadConfig(parsed, io);
     // A bad --http value is refused before anything starts.
     if (parsed.http !== undefined) http = httpOptions(parsed.http, loaded.config, io);
+    // The console's module is loaded only when asked for.
+    if (parsed.console !== undefined) webConsole = await prepareConsole(parsed.console, http);
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
     const auditKey = auditKeyOf(settings, io.env ?? {});
     current = loaded.config;
+    const auditLog = new AuditLog(
+      loaded.auditPath,
+      settings.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES,
+      {
+        ...(auditKey === undefined ? {} : { key: auditKey }),
+        ...(settings.auditFsync === true ? { fsync: true } : {}),
+      },
+    );
     pins = await openPins(loaded);
     if (loaded.storeUrl !== undefined) {
       store = await connectionStoreFromUrl(loaded.storeUrl, {
@@ -250,12 +301,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       config: loaded.config,
       authorizer: policy.authorizer,
       pins,
-      audit: new AuditLog(loaded.auditPath, settings.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES, {
-        ...(auditKey === undefined ? {} : { key: auditKey }),
-        ...(settings.auditFsync === true ? { fsync: true } : {}),
-      }),
+      audit: auditLog,
       ...(parsed.observe ? { observe: true } : {}),
       ...(budget === undefined ? {} : { budget: budget.reserver }),
+      ...(webConsole === undefined ? {} : { approvalInbox: webConsole.inbox }),
       clientOptions: (_name, server) => ({
         ...(server.url !== undefined && isLoopbackHost(new URL(server.url).hostname)
           ? { allowNonPublic: approveLoopback }
@@ -291,6 +340,14 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     });
     if (parsed.observe || settings.observe === true) io.err(OBSERVE_BANNER);
     startPolicy = policy;
+    const built = gateway;
+    consoleTarget = {
+      gateway: built,
+      audit: auditLog,
+      auditKey,
+      config: () => current,
+      reload: () => reload('console'),
+    };
   } catch (error) {
     await release();
     return fail(io, error);
@@ -300,15 +357,24 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   // with list_changed as each is ready.
   let closed: Promise<void>;
   let server: { readonly url: string; readonly close: () => Promise<void> } | undefined;
+  let consoleServer: { readonly close: () => Promise<void> } | undefined;
   if (http !== undefined) {
     try {
-      server = await serveGatewayHttp(gateway, http);
+      server = await serveGatewayHttp(gateway, {
+        ...http,
+        ...(webConsole?.shared === true
+          ? { console: webConsole.mount(consoleTarget as ConsoleTarget) }
+          : {}),
+      });
     } catch (error) {
       await gateway.close();
       await release();
       return fail(io, error);
     }
     io.err(`toolfence-mcp: listening on ${server.url}\n`);
+    if (webConsole?.shared === true) {
+      io.err(`toolfence-mcp: ${webConsole.announce(server.url.replace(/\/mcp$/, '/console'))}\n`);
+    }
     closed = new Promise<void>(() => undefined);
   } else {
     const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
@@ -317,6 +383,18 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       transport.onclose = () => resolveClosed();
     });
     await gateway.connect(transport);
+  }
+  if (webConsole !== undefined && !webConsole.shared) {
+    try {
+      const listening = await webConsole.listen(consoleTarget as ConsoleTarget);
+      consoleServer = listening;
+      io.err(`toolfence-mcp: ${webConsole.announce(listening.url)}\n`);
+    } catch (error) {
+      await server?.close();
+      await gateway.close();
+      await release();
+      return fail(io, error);
+    }
   }
   const started = gateway.start().then(
     () => {
@@ -398,6 +476,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   watcher.close();
   unsubscribe?.();
   if (timer !== undefined) clearTimeout(timer);
+  await consoleServer?.close();
   await server?.close();
   await gateway.close();
   await release();
@@ -474,51 +553,23 @@ async function pinCommand(
       ]),
     );
     if (parsed.show) {
-      const pending = pins.pending();
+      const pending = pinChanges(pins, namespaceOf);
       if (pending.length === 0) io.out('No hidden tools.\n');
-      for (const { server, tool, kind, pin, previous } of pending) {
-        const what = kind === undefined || kind === 'tool' ? '' : `${kind}, `;
+      for (const { server, kind, token, reasons, changes, flagged } of pending) {
+        const what = kind === 'tool' ? '' : `${kind}, `;
         // The token names this exact definition: --accept takes it and nothing else.
-        const token = `${namespaceOf.get(server) ?? server}__${tool}@${pin.sha256}`;
-        io.out(`${token} (${what}server ${server}): ${pin.reasons.join(', ')}\n`);
-        for (const key of new Set([
-          ...Object.keys(previous?.definition ?? {}),
-          ...Object.keys(pin.definition),
-        ])) {
-          const before = JSON.stringify(previous?.definition[key]);
-          const after = JSON.stringify(pin.definition[key]);
-          if (before === after) continue;
-          io.out(
-            `  ${key}:\n    - ${escapeInvisible(before ?? '(none)')}\n    + ${escapeInvisible(after ?? '(none)')}\n`,
-          );
+        io.out(`${token} (${what}server ${server}): ${reasons.join(', ')}\n`);
+        for (const { field, before, after } of changes) {
+          io.out(`  ${field}:\n    - ${before}\n    + ${after}\n`);
         }
-        if (pin.flagged.length > 0) io.out(`  invisible Unicode in: ${pin.flagged.join(', ')}\n`);
+        if (flagged.length > 0) io.out(`  invisible Unicode in: ${flagged.join(', ')}\n`);
         io.out(`  to accept exactly this definition: toolfence-mcp pin --accept ${token}\n`);
       }
       return EXIT_CODES.ok;
     }
     for (const token of parsed.accept) {
       const { name, digest } = acceptToken(token);
-      const split = name.indexOf('__');
-      const namespace = split === -1 ? '' : name.slice(0, split);
-      const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-      // The token names a tool, a prompt or a resource template hidden under that name; the one
-      // whose pending digest is the token's is accepted (another digest: PinChangedError).
-      const tool = name.slice(split + 2);
-      const candidates =
-        server === undefined
-          ? []
-          : pins.pending().filter((item) => item.server === server && item.tool === tool);
-      const chosen = candidates.find((item) => item.pin.sha256 === digest) ?? candidates[0];
-      if (
-        server === undefined ||
-        chosen === undefined ||
-        !(await pins.accept(pinKey(server, chosen.kind ?? 'tool'), tool, digest))
-      ) {
-        throw new GatewayConfigError(
-          `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
-        );
-      }
+      await acceptPinToken(pins, namespaceOf, name, digest);
       io.out(`Accepted ${name}; restart the gateway (or reload) to offer it.\n`);
     }
     await pins.save();
@@ -526,22 +577,18 @@ async function pinCommand(
   }
 }
 
-/** A pin digest as `pin --show` prints it. */
-const PIN_DIGEST = /^sha256:[0-9a-f]{64}$/;
-
 /**
  * Splits `SERVER__TOOL@sha256:<hex>` (the token `pin --show` prints). A bare name is refused: it
  * would accept whatever definition is pending when the command runs, not the one reviewed.
  */
 function acceptToken(token: string): { readonly name: string; readonly digest: string } {
-  const at = token.lastIndexOf('@');
-  const digest = at === -1 ? '' : token.slice(at + 1);
-  if (at <= 0 || !PIN_DIGEST.test(digest)) {
+  const split = splitPinToken(token);
+  if (split === undefined) {
     throw usage(
       '--accept takes SERVER__TOOL@DIGEST exactly as pin --show prints it (a bare name is refused: it would accept whatever is pending now, not what you reviewed)',
     );
   }
-  return { name: token.slice(0, at), digest };
+  return split;
 }
 
 /** The help text of `toolfence-mcp audit`. */

@@ -27,17 +27,22 @@ export interface AuditEntry {
   readonly time: string;
   /**
    * What was decided: absent for a tool call; `prompt` for a `prompts/get` (`tool` is then
-   * `<namespace>__prompt:<name>`), `resource` for a `resources/read` (`<namespace>__resource:<uri>`).
+   * `<namespace>__prompt:<name>`), `resource` for a `resources/read` (`<namespace>__resource:<uri>`),
+   * `console` for a change made in the web console (`outcome` says which: `console-approved`,
+   * `console-declined`, `console-pin-accepted`, `console-reload`).
    */
-  readonly kind?: 'prompt' | 'resource';
+  readonly kind?: 'prompt' | 'resource' | 'console';
   /** The offered name (`server__tool`). */
   readonly tool: string;
   /** The definition pin the call ran against. */
   readonly pin: string;
   /** The policy's decision: `allow`, `deny` or `ask`. */
   readonly decision: 'allow' | 'deny' | 'ask';
-  /** Who approved an `ask`: `user` (the downstream user answered), or absent. */
-  readonly approvedBy?: 'user';
+  /**
+   * Who approved an `ask`: `user` (the downstream user answered), `console` (a person answered in
+   * the web console), or absent.
+   */
+  readonly approvedBy?: 'user' | 'console';
   /**
    * What happened: `started` (written before the call goes upstream), then `ok`, `tool-error`,
    * `ambiguous`, `failed` or `observed`; or, for a call that did not run, `denied`, `declined`,

@@ -38,6 +38,7 @@ import {
   type ApprovalRefusal,
   DEFAULT_MAX_PENDING_APPROVALS,
 } from './approval-grants.js';
+import { type ApprovalInbox, inboxAsk } from './approval-inbox.js';
 import {
   type ApprovalPrompt,
   approvalPrompt,
@@ -122,6 +123,12 @@ export interface McpGatewayOptions {
   readonly approvalMaxArgumentChars?: number;
   /** Limits of prompts, resources and `instructions` passed through (see `GatewayPassthroughOptions`). */
   readonly passthrough?: GatewayPassthroughOptions;
+  /**
+   * Where an `ask` goes that the client cannot put to its user (no elicitation): it waits there
+   * for a person (the web console) up to the approval timeout instead of being refused; asks the
+   * client puts to its user are listed there too. Default none (such an ask is refused).
+   */
+  readonly approvalInbox?: ApprovalInbox;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -138,6 +145,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'maxPendingApprovals',
   'approvalMaxArgumentChars',
   'passthrough',
+  'approvalInbox',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -173,6 +181,8 @@ export interface GatewayUpstreamStatus {
   readonly error?: string;
   /** For a failed upstream: why, with the process's exit code and stderr tail when it exited. */
   readonly failure?: UpstreamFailure;
+  /** The protocol version the upstream speaks (its era), once connected. */
+  readonly protocolVersion?: string;
 }
 
 /** What {@link McpGateway.reload} applies. */
@@ -200,7 +210,7 @@ interface CallState {
   readonly answer: 'approved' | 'declined' | undefined;
   /** Modern: the prompt to send back as an `input_required` result. */
   prompt?: string;
-  approvedBy?: 'user';
+  approvedBy?: 'user' | 'console';
   decision?: PermissionDecision;
   span?: GatewaySpan;
   /** The audit line's fields known when the call arrived (the `started` line repeats them). */
@@ -480,6 +490,11 @@ export class McpGateway {
     return this.#status;
   }
 
+  /** The pin store in use (the one the last start or reload brought). */
+  get pins(): GatewayPinStore {
+    return this.#pins;
+  }
+
   /** Names offered downstream, sorted. */
   toolNames(): string[] {
     return [...this.#offered.keys()].sort();
@@ -680,6 +695,9 @@ export class McpGateway {
           state: 'ready',
           tools: [...offered.keys()].sort(),
           hidden: Object.fromEntries(review.hidden),
+          ...(upstream.client.protocolVersion === undefined
+            ? {}
+            : { protocolVersion: upstream.client.protocolVersion }),
         },
       };
     } catch (error) {
@@ -960,12 +978,18 @@ export class McpGateway {
       if (call.answer === 'approved') call.approvedBy = 'user';
       return call.answer === 'approved';
     }
+    const inbox = this.#options.approvalInbox;
+    if (!call.canAsk && inbox !== undefined) {
+      return this.#askInbox(call, request, offered?.server, inbox);
+    }
     const prompt = this.#prompt(call, request, offered?.server);
     if (prompt === undefined) return false;
     if (call.downstream.era === 'modern') {
       call.prompt = prompt;
       return false;
     }
+    // The console lists the ask (read-only) while the client puts it to its user.
+    const unlist = inbox?.observe(inboxAsk(request, offered?.server));
     try {
       const answer = await call.request.elicitInput(
         {
@@ -979,7 +1003,28 @@ export class McpGateway {
       return approved;
     } catch {
       return false;
+    } finally {
+      unlist?.();
     }
+  }
+
+  /** An ask the client cannot put to its user: it waits in the inbox for a person's answer. */
+  async #askInbox(
+    call: CallState,
+    request: ApprovalRequest,
+    server: string | undefined,
+    inbox: ApprovalInbox,
+  ): Promise<boolean> {
+    // The same bound as a prompt: what a person approves is shown whole, never in part.
+    const prompt = approvalPrompt(request, server, this.#maxArgumentChars);
+    if ('tooLong' in prompt) {
+      call.unasked = { tooLong: prompt.tooLong };
+      return false;
+    }
+    const answer = await inbox.decide(inboxAsk(request, server, call.audit?.pin), request.signal);
+    if (answer === 'full') call.unasked = { channel: false };
+    if (answer === 'approved') call.approvedBy = 'console';
+    return answer === 'approved';
   }
 
   /** The prompt to ask with, or undefined (and why, in `call.unasked`) when nobody can be asked. */

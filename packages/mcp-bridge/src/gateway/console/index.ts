@@ -1,0 +1,20 @@
+// The gateway's web console (`@toolfence/mcp-bridge/console`), loaded only when
+// `toolfence-mcp serve --console` asks for it (a gateway without a console imports none of this).
+
+// The limits' defaults
+export { DEFAULT_CONSOLE_AUDIT_READ_BYTES, DEFAULT_CONSOLE_AUDIT_ROWS } from './console-audit.js';
+// The approvals inbox given to McpGateway as `approvalInbox`
+export { type ConsoleAsk, ConsoleInbox, DEFAULT_CONSOLE_MAX_PENDING } from './console-inbox.js';
+export { CONSOLE_BASE } from './console-pages.js';
+export {
+  DEFAULT_CONSOLE_MAX_SESSIONS,
+  DEFAULT_CONSOLE_SESSION_IDLE_MS,
+} from './console-sessions.js';
+// The console's server: its pages and checks, on its own listener or mounted at /console
+export {
+  CONSOLE_HEADERS,
+  DEFAULT_CONSOLE_MAX_FORM_BYTES,
+  GatewayConsole,
+  type GatewayConsoleOptions,
+  serveConsole,
+} from './gateway-console.js';

@@ -1,0 +1,161 @@
+// `toolfence-mcp serve --console` (issue 40): the stdio gateway's console on its own loopback port
+// with a sign-in URL printed once, the refusal of an address off loopback, the console at /console
+// of an --http listener, and a gateway started without --console loads no console module and
+// serves no console route.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { rawRequest, TOOLKIT } from './support/console-harness.js';
+
+const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const RECORD = fileURLToPath(new URL('./fixtures/record-loads.mjs', import.meta.url));
+
+let folder: string;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'toolfence-console-cli-'));
+  await writeFile(
+    join(folder, 'toolfence.json'),
+    JSON.stringify({
+      mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+    }),
+  );
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    child.stdin?.end();
+    child.kill();
+  }
+  await rm(folder, { recursive: true, force: true });
+});
+
+/** Starts `serve` with `args`; resolves with the stderr seen once `pattern` appears in it. */
+function serve(
+  args: string[],
+  pattern: RegExp,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; err: string; match: RegExpExecArray }> {
+  const loads = join(folder, 'loads.txt');
+  const child = spawn(
+    process.execPath,
+    ['--import', RECORD, MAIN, 'serve', '--config', join(folder, 'toolfence.json'), ...args],
+    {
+      cwd: folder,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        TOOLFENCE_LOADS_FILE: loads,
+        TOOLFENCE_LOADS_MATCH: '/gateway/console/',
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`no ${pattern} in: ${err}`)), 30_000);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      const match = pattern.exec(err);
+      if (match !== null) {
+        clearTimeout(timer);
+        resolve({ child, err, match });
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      const match = pattern.exec(err);
+      if (match !== null) resolve({ child, err, match });
+      else reject(new Error(`exited without ${pattern}: ${err}`));
+    });
+  });
+}
+
+const consoleLoads = async (): Promise<string[]> =>
+  (await readFile(join(folder, 'loads.txt'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+
+describe('serve --console', () => {
+  it('serves a stdio gateway’s console on its own loopback port; the printed link signs in once it is used', async () => {
+    const { match } = await serve(
+      ['--console'],
+      /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/login\?token=([\w-]+)[\s\S]*toolkit: ready/,
+    );
+    const [, base, token] = match as unknown as [string, string, string];
+    const login = await rawRequest(`${base}/login?token=${token}`);
+    expect(login.status).toBe(303);
+    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    const page = await rawRequest(`${base}/upstreams`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('toolkit');
+    expect(page.body).not.toContain(token);
+    expect(await consoleLoads()).not.toEqual([]);
+  }, 60_000);
+
+  it.each<{ name: string; args: string[] }>([
+    { name: 'a console on every address', args: ['--console', '0.0.0.0:0'] },
+    { name: 'a console on a LAN address', args: ['--console', '192.0.2.10:0'] },
+  ])(
+    'refuses $name unless --console-allow-remote is given',
+    async ({ args }) => {
+      const { child, err } = await serve(args, /not loopback/);
+      const code = await new Promise<number | null>((resolve) => {
+        if (child.exitCode !== null) resolve(child.exitCode);
+        else child.once('exit', (exit) => resolve(exit));
+      });
+      expect(code).toBe(2);
+      expect(err).toContain('--console-allow-remote');
+    },
+    60_000,
+  );
+
+  it('mounts the console at /console of the --http listener', async () => {
+    const { match } = await serve(
+      ['--http', '127.0.0.1:0', '--console'],
+      /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/login\?token=([\w-]+)/,
+    );
+    const [, base, token] = match as unknown as [string, string, string];
+    const login = await rawRequest(`${base}/login?token=${token}`);
+    expect(login.status).toBe(303);
+  }, 60_000);
+});
+
+describe('serve --http --console with a bearer token', () => {
+  it('signs in with the gateway’s bearer token and never prints it', async () => {
+    const token = 'a-bearer-token-for-the-gateway-0123456789';
+    const { err, match } = await serve(
+      ['--http', '127.0.0.1:0', '--console'],
+      /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/ \(sign in with the gateway's bearer token\)/,
+      { TOOLFENCE_GATEWAY_TOKEN: token },
+    );
+    expect(err).not.toContain(token);
+    const base = match[1] as string;
+    expect((await rawRequest(`${base}/login?token=not-the-bearer-token`)).status).toBe(403);
+    expect((await rawRequest(`${base}/login?token=${token}`)).status).toBe(303);
+  }, 60_000);
+});
+
+describe('a gateway without --console', () => {
+  it('loads no console module (stdio)', async () => {
+    const { child } = await serve([], /toolkit: ready/);
+    child.stdin?.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await consoleLoads()).toEqual([]);
+  }, 60_000);
+
+  it('serves no console route and loads no console module (--http)', async () => {
+    const { match } = await serve(
+      ['--http', '127.0.0.1:0'],
+      /listening on (http:\/\/[\d.:]+)\/mcp/,
+    );
+    const base = match[1] as string;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const path of ['/console', '/console/login', '/console/approvals']) {
+      expect((await rawRequest(`${base}${path}`)).status).toBe(404);
+    }
+    expect(await consoleLoads()).toEqual([]);
+  }, 60_000);
+});
