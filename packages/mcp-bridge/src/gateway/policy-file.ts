@@ -116,7 +116,11 @@ export function defaultInspectPolicy(): InspectPolicy {
 export function parseInspectPolicy(value: unknown): InspectPolicy {
   if (!isRecord(value)) throw invalid('the top level must be a JSON object');
   if (value.kind === 'risk') {
-    onlyKeys(value, ['$comment', 'kind', 'risk', 'contentTrust', 'undeclared', 'flow'], 'the policy');
+    onlyKeys(
+      value,
+      ['$comment', 'kind', 'risk', 'contentTrust', 'undeclared', 'flow'],
+      'the policy',
+    );
     const flow = value.flow === undefined ? undefined : parseFlowPolicy(value.flow);
     for (const key of ['risk', 'contentTrust'] as const) {
       if (value[key] === undefined) continue;
