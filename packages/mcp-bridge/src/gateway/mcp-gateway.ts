@@ -16,6 +16,8 @@ import {
   checkOptionKeys,
   createToolContext,
   errorResult,
+  type FlowRaise,
+  type FlowSessionLabels,
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
@@ -42,11 +44,20 @@ import {
   type ApprovalPrompt,
   approvalPrompt,
   DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS,
+  flowChain,
 } from './approval-prompt.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
+import type { GatewayFlowSettings } from './flow-config.js';
+import {
+  auditFlow,
+  connectionSession,
+  GatewayFlow,
+  principalSession,
+  raisedVerdict,
+} from './flow-session.js';
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_LIST_WAIT_MS,
@@ -122,6 +133,11 @@ export interface McpGatewayOptions {
   readonly approvalMaxArgumentChars?: number;
   /** Limits of prompts, resources and `instructions` passed through (see `GatewayPassthroughOptions`). */
   readonly passthrough?: GatewayPassthroughOptions;
+  /**
+   * The flow guard (the policy file's `flow` section), kept per downstream session: on by
+   * default; `{ enabled: false }` turns it off. Observe mode makes it observe. Default `{}`.
+   */
+  readonly flow?: GatewayFlowSettings;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -138,6 +154,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'maxPendingApprovals',
   'approvalMaxArgumentChars',
   'passthrough',
+  'flow',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -183,17 +200,28 @@ export interface GatewayReload {
   readonly pins?: GatewayPinStore;
   /** A new authorizer (the policy file read again). Default: the current one. */
   readonly authorizer?: Authorizer;
+  /**
+   * The flow settings read again. They apply at start (the labels live in the running guard): a
+   * reload with other settings is refused. Default: the current ones.
+   */
+  readonly flow?: GatewayFlowSettings;
 }
 
 interface Downstream {
   readonly server: Server;
   readonly era: GatewayEra;
+  /** Its flow session: one per connection; absent for a stateless request (keyed by principal). */
+  readonly session?: string;
 }
 
 /** One downstream `tools/call` while the registry runs it. */
 interface CallState {
   readonly downstream: Downstream;
   readonly request: ServerContext['mcpReq'];
+  /** The flow session whose labels the call reads and raises. */
+  readonly session: string;
+  /** The flow guard's raise for the call, when it raised it (or, observing, would have). */
+  flow?: FlowRaise;
   /** The client declared form elicitation (legacy: at initialize; modern: on this request). */
   readonly canAsk: boolean;
   /** Modern retry: the user's answer to the approval this call's `requestState` names. */
@@ -325,6 +353,8 @@ export function serverIdentity(server: GatewayServerConfig): string {
 export class McpGateway {
   readonly #observe: boolean;
   readonly #maxArgumentChars: number;
+  /** The flow guard and its sessions (flow-session.ts). */
+  readonly #flow: GatewayFlow;
   #options: McpGatewayOptions;
   #authorizer: Authorizer;
   #pins: GatewayPinStore;
@@ -386,13 +416,17 @@ export class McpGateway {
         1_000_000,
       ),
     );
+    this.#flow = new GatewayFlow(options.flow, this.#observe);
     const calls = this.#calls;
     const observe = this.#observe;
     const current = (): Authorizer => this.#authorizer;
     const record = (request: AuthorizationRequest, decision: PermissionDecision) => {
       const call = calls.get(request.context);
       // What the registry enforces: a malformed answer is a denial (and audited as one).
-      if (call !== undefined) call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
+      if (call !== undefined) {
+        call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
+        this.#flowCheck(call, request);
+      }
       return observe ? OBSERVED : decision;
     };
     // Answers in the authorizer's own time: a synchronous policy (RiskPolicy, RuleBasedPolicy)
@@ -420,7 +454,39 @@ export class McpGateway {
       approval: (request) => this.#ask(request),
       approvalTimeoutMs,
       ...(options.budget === undefined ? {} : { budget: options.budget }),
+      ...(this.#flow.guard === undefined ? {} : { flowGuard: this.#flow.guard }),
     });
+  }
+
+  /** What the flow guard makes of a call the policy judged (for the audit line, observe mode). */
+  #flowCheck(call: CallState, request: AuthorizationRequest): void {
+    const verdict = (call.decision ?? MALFORMED).verdict;
+    const flow = this.#flow.check(call.session, request, verdict);
+    if (flow !== undefined) call.flow = flow;
+  }
+
+  /** The decision a call is audited with: the policy's, raised by the flow guard. */
+  #decided(call: CallState): PermissionDecision['verdict'] | undefined {
+    const policy = call.decision?.verdict;
+    return policy === undefined ? undefined : raisedVerdict(policy, call.flow, this.#observe);
+  }
+
+  /** The audit fields of a call's flow: its session and, when raised, the labels that decided. */
+  #flowAudit(call: CallState): Pick<AuditEntry, 'session' | 'flow'> {
+    if (this.#flow.guard === undefined) return {};
+    return {
+      session: call.session,
+      ...(call.flow === undefined ? {} : { flow: auditFlow(call.flow) }),
+    };
+  }
+
+  /**
+   * The labels of a flow session (`session` as the audit lines name it): the sources that
+   * exposed it and the private data it holds. Empty when the flow guard is off, and once the
+   * session ended (its downstream connection closed).
+   */
+  flowLabels(session: string): FlowSessionLabels {
+    return this.#flow.labels(session);
   }
 
   /**
@@ -440,7 +506,11 @@ export class McpGateway {
         instructions: this.#passthrough.instructions(),
       },
     );
-    const downstream: Downstream = { server, era };
+    const downstream: Downstream = {
+      server,
+      era,
+      ...(track ? { session: connectionSession() } : {}),
+    };
     this.#passthrough.attach(server, era);
     server.setRequestHandler('tools/list', async () => {
       // While upstreams still start, wait a bounded time for them (clients that ignore
@@ -451,13 +521,20 @@ export class McpGateway {
     server.setRequestHandler(
       'tools/call',
       (request, context) =>
-        this.#call(downstream, request.params, context.mcpReq) as Promise<CallToolResult>,
+        this.#call(
+          downstream,
+          request.params,
+          context.mcpReq,
+          downstream.session ?? principalSession(context.http?.authInfo),
+        ) as Promise<CallToolResult>,
     );
     if (track) {
       this.#downstreams.add(downstream);
       server.onclose = () => {
         this.#downstreams.delete(downstream);
         this.#passthrough.detach(server);
+        // The conversation ended: its labels go with it.
+        this.#flow.end(downstream.session);
       };
     }
     return downstream;
@@ -537,6 +614,14 @@ export class McpGateway {
    * changed. Reloads run one at a time.
    */
   reload(next: GatewayReload): Promise<void> {
+    if (next.flow !== undefined && !this.#flow.sameAs(next.flow, this.#observe)) {
+      return Promise.reject(
+        new GatewayConfigError(
+          'the policy file\'s "flow" section applies at start (the running guard holds every session\'s labels); restart the gateway to change it',
+          { details: { option: 'flow' } },
+        ),
+      );
+    }
     const run = this.#reloading.then(() => this.#reload(next, true));
     this.#reloading = run.catch(() => undefined);
     return run;
@@ -955,6 +1040,7 @@ export class McpGateway {
   async #ask(request: ApprovalRequest): Promise<boolean> {
     const call = this.#calls.get(request.context);
     if (call === undefined) return false;
+    if (request.flow !== undefined) call.flow = request.flow;
     const offered = this.#offered.get(request.toolName);
     if (call.downstream.era === 'modern' && call.answer !== undefined) {
       if (call.answer === 'approved') call.approvedBy = 'user';
@@ -1004,6 +1090,7 @@ export class McpGateway {
     downstream: Downstream,
     params: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
     request: ServerContext['mcpReq'],
+    session: string,
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
@@ -1052,6 +1139,7 @@ export class McpGateway {
     const call: CallState = {
       downstream,
       request,
+      session,
       canAsk: supportsFormElicitation(
         modern
           ? envelope['io.modelcontextprotocol/clientCapabilities']
@@ -1060,7 +1148,11 @@ export class McpGateway {
       answer,
       audit: base,
     };
-    const context = createToolContext({ runId: `gateway-${randomUUID()}`, signal: request.signal });
+    const context = createToolContext({
+      runId: `gateway-${randomUUID()}`,
+      session,
+      signal: request.signal,
+    });
     this.#calls.set(context, call);
     let span = NO_SPAN;
     if (this.#tracer.enabled) {
@@ -1073,7 +1165,7 @@ export class McpGateway {
     }
     try {
       const result = await this.#registry.invoke(name, args, context);
-      const decision = call.decision?.verdict ?? 'allow';
+      const decision = this.#decided(call) ?? 'allow';
       const ambiguous = result.metadata?.ambiguous === true;
       const outcome = call.pinRefused
         ? 'pin-changed'
@@ -1093,6 +1185,7 @@ export class McpGateway {
         outcome,
         resultDigest: digestOf(result),
         ...(this.#observe ? { observed: true } : {}),
+        ...this.#flowAudit(call),
       });
       if (span !== undefined) {
         span.set('toolfence.decision', decision);
@@ -1104,7 +1197,13 @@ export class McpGateway {
         offered?.tool.spec.outputSchema as Readonly<Record<string, unknown>> | undefined,
       );
     } catch (error) {
-      const decision = call.decision?.verdict;
+      // The registry's own raise is the one it enforced (the same the gateway saw, unless labels
+      // rose in between).
+      const details = (error as { details?: { flow?: FlowRaise; reason?: unknown } } | null)
+        ?.details;
+      if (details?.flow !== undefined) call.flow = details.flow;
+      const flowDenied = details?.reason === 'flow-guard' && call.flow?.verdict === 'deny';
+      const decision = this.#decided(call);
       const code = ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED';
       const denied = code === 'POLICY_PERMISSION_DENIED' || code === 'APPROVAL_REQUIRED';
       if (denied && call.prompt !== undefined) {
@@ -1114,7 +1213,7 @@ export class McpGateway {
           pin: base.pin,
           argumentsDigest: base.argumentsDigest,
         });
-        await this.#audit({ ...base, decision: 'ask', outcome: 'asked' });
+        await this.#audit({ ...base, decision: 'ask', outcome: 'asked', ...this.#flowAudit(call) });
         span.set('toolfence.decision', 'ask');
         span.set('toolfence.outcome', 'asked');
         span.end();
@@ -1145,7 +1244,12 @@ export class McpGateway {
               : overBudget
                 ? 'over-budget'
                 : 'failed';
-      await this.#audit({ ...base, decision: decision ?? 'deny', outcome });
+      await this.#audit({
+        ...base,
+        decision: decision ?? 'deny',
+        outcome,
+        ...this.#flowAudit(call),
+      });
       span.set('toolfence.decision', decision ?? 'deny');
       span.set('toolfence.outcome', outcome);
       span.end(auditFailed?.code ?? code);
@@ -1154,17 +1258,31 @@ export class McpGateway {
           ? `The call to ${name} did not run: the gateway could not write it to its audit log (${auditFailed.code}), and it runs no call it cannot record. The gateway's operator must check the log (toolfence-mcp audit verify) and restart the gateway.`
           : unasked !== undefined
             ? 'channel' in unasked
-              ? `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
+              ? call.flow !== undefined
+                ? this.#flowText(name, call.flow, 'no-approval-channel')
+                : `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
               : `The call to ${name} needs the user's approval, but its arguments are ${unasked.tooLong} characters as shown, over the ${this.#maxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it did not run: the gateway never asks approval for what the user cannot see. Call it with shorter arguments, or allow this tool in the gateway's policy file.`
             : denied
               ? decision === 'ask'
                 ? `The call to ${name} was not approved by the user, so it did not run.`
-                : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
+                : flowDenied && call.flow !== undefined
+                  ? this.#flowText(name, call.flow, 'denied')
+                  : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
               : overBudget
                 ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
                 : this.#notRunText(name, code, error),
       );
     }
+  }
+
+  // Why the flow guard stopped a call, naming the flow: the sources, the private data, the sink.
+  #flowText(name: string, flow: FlowRaise, outcome: 'denied' | 'no-approval-channel'): string {
+    const shown = printableText(name, 200);
+    const permit =
+      'permit this flow in the gateway\'s policy file (--policy: "flow": {"permit": [{"from": SOURCE, "to": SINK}]})';
+    return outcome === 'denied'
+      ? `The call to ${shown} is denied by the gateway's flow guard: ${flowChain(flow)}, and could leak that private data, so it did not run. Continue without it, start a new conversation, or ask the user to ${permit}.`
+      : `The call to ${shown} needs the user's approval because ${flowChain(flow)}, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or ask the user to ${permit}.`;
   }
 
   // Why a call did not reach its server, in words a model (and the person reading along) can act
@@ -1206,10 +1324,11 @@ export class McpGateway {
       ...call.audit,
       // The pin of the definition the instance that runs was built from.
       ...(call.pin === undefined ? {} : { pin: call.pin }),
-      decision: call.decision?.verdict ?? 'allow',
+      decision: this.#decided(call) ?? 'allow',
       ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
       outcome: 'started',
       ...(this.#observe ? { observed: true } : {}),
+      ...this.#flowAudit(call),
     });
   }
 
