@@ -76,6 +76,8 @@ describe('public surface of @toolfence/tools', () => {
         'CALL_NOT_RUN',
         'isCallNotRun',
         'CallBudget',
+        'DEFAULT_FLOW_GUARD_LIMITS',
+        'FlowGuard',
         'DEFAULT_CANCEL_HOLD_MS',
         'runWithBudget',
         'withBudget',

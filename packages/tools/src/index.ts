@@ -117,6 +117,15 @@ export type {
 } from './registry/budget.js';
 export { BudgetExceededError } from './registry/budget-exceeded-error.js';
 export { CALL_NOT_RUN, isCallNotRun } from './registry/call-not-run.js';
+export type {
+  FlowBasis,
+  FlowRaise,
+  FlowSessionLabels,
+  FlowSink,
+  FlowSource,
+  FlowTrust,
+  SessionFlowGuard,
+} from './registry/flow-raise.js';
 export { PermissionDeniedError } from './registry/permission-denied-error.js';
 
 // Authorization policies (src/policy)
@@ -139,6 +148,13 @@ export {
   withBudget,
 } from './policy/call-budget.js';
 export { firstDecisive, strictest } from './policy/combinators.js';
+export {
+  DEFAULT_FLOW_GUARD_LIMITS,
+  FlowGuard,
+  type FlowGuardOptions,
+  type FlowPermit,
+  type FlowToolSelector,
+} from './policy/flow-guard.js';
 export { MAX_CHECKED_PATH_LENGTH } from './policy/path-under.js';
 export {
   DEFAULT_CONTENT_TRUST_THRESHOLDS,
@@ -154,7 +170,7 @@ export {
   type RuleBasedPolicyOptions,
   type UnmatchedRule,
 } from './policy/rule-based-policy.js';
-export { type ToolIdentity, toolMatcher } from './policy/tool-selector.js';
+export { type ToolIdentity, type ToolSelector, toolMatcher } from './policy/tool-selector.js';
 
 // Built-in tools (src/builtin) — issue 5
 

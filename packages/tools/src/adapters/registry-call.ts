@@ -233,6 +233,7 @@ function callContext(
         : AbortSignal.any([runSignal, callSignal]);
   const init: { -readonly [Key in keyof ToolContextInit]: ToolContextInit[Key] } = {
     runId: run.runId,
+    session: run.session ?? run.runId,
     metadata: run.metadata,
     accessScope: run.accessScope,
   };

@@ -5,8 +5,6 @@ import {
   compareContentTrust,
   compareRisk,
   defineOverride,
-  effectiveContract,
-  heuristicContract,
   isContentTrustLevel,
   isRiskLevel,
   RISK_LEVELS,
@@ -22,6 +20,7 @@ import {
 } from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { checkOptionKeys } from '../registry/option-keys.js';
+import { effectiveCallContract, HeuristicMemory } from './effective-call-contract.js';
 
 /** Thresholds on one ordered scale: up to `allowUpTo` allow, up to `askUpTo` ask, above deny. */
 export interface RiskThresholds<Level extends string> {
@@ -73,13 +72,6 @@ export const DEFAULT_CONTENT_TRUST_THRESHOLDS: Required<RiskThresholds<ContentTr
 const VERDICT_RANK: Readonly<Record<PermissionVerdict, number>> = { allow: 0, ask: 1, deny: 2 };
 
 /**
- * How many tools' heuristic contracts a {@link RiskPolicy} remembers (by name, for the
- * description it was judged from); the oldest is forgotten first, and a forgotten tool is judged
- * again.
- */
-const HEURISTIC_MEMORY = 1024;
-
-/**
  * Decides from the tool's contract (declared, or tool-contract's heuristic for undeclared tools):
  * the stricter of the risk verdict and the content-trust verdict.
  */
@@ -90,10 +82,7 @@ export class RiskPolicy implements Authorizer {
   readonly #readEffectIsReadOnly: boolean;
   readonly #overrides: ReadonlyMap<string, ContractOverride>;
   /** The heuristic's judgement by tool name, with the description it judged (a pure function). */
-  readonly #heuristics = new Map<
-    string,
-    { readonly description: string | undefined; readonly contract: ToolContract }
-  >();
+  readonly #heuristics = new HeuristicMemory();
 
   /** Merges the options with the defaults and checks them; throws {@link ConfigurationError}. */
   constructor(options: RiskPolicyOptions = {}) {
@@ -167,17 +156,9 @@ export class RiskPolicy implements Authorizer {
     if (declared === undefined && override === undefined && this.#undeclared !== 'heuristic') {
       return permission(this.#undeclared, 'undeclared tool');
     }
-    const effective = effectiveContract({
-      declared,
-      override,
-      heuristic:
-        declared === undefined
-          ? this.#heuristic(request.spec.name, request.spec.description)
-          : undefined,
-      // The standard hints raise the guess for an undeclared tool (destructiveHint: true is at
-      // least destructive, readOnlyHint: false at least a write); they never lower it.
-      hints: request.spec.annotations,
-    });
+    // The standard hints raise the guess for an undeclared tool (destructiveHint: true is at
+    // least destructive, readOnlyHint: false at least a write); they never lower it.
+    const effective = effectiveCallContract(request.spec, declared, override, this.#heuristics);
     if (effective.vetoed) return permission('deny', 'vetoed by an operator override');
     const contract: ToolContract = effective.contract;
     const source = effective.source;
@@ -194,22 +175,6 @@ export class RiskPolicy implements Authorizer {
         ? `${source} risk ${risk}`
         : `${source} content trust ${contract.contentTrust}`;
     return permission(verdict, reason);
-  }
-
-  /**
-   * tool-contract's heuristic for an undeclared tool, judged once per name and description
-   * rather than on every call (it splits and matches the words of both).
-   */
-  #heuristic(name: string, description: string | undefined): ToolContract {
-    const known = this.#heuristics.get(name);
-    if (known !== undefined && known.description === description) return known.contract;
-    const contract = heuristicContract(name, description);
-    if (known === undefined && this.#heuristics.size >= HEURISTIC_MEMORY) {
-      const oldest = this.#heuristics.keys().next().value;
-      if (oldest !== undefined) this.#heuristics.delete(oldest);
-    }
-    this.#heuristics.set(name, { description, contract });
-    return contract;
   }
 }
 

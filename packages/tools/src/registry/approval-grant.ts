@@ -1,4 +1,5 @@
 import type { PermissionVerdict } from './authorization.js';
+import type { FlowRaise } from './flow-raise.js';
 
 /**
  * What {@link ToolRegistry.authorize} found for one call, without running it: the authorizer's
@@ -10,8 +11,13 @@ export interface CallAuthorization {
   readonly toolName: string;
   /** The authorizer's verdict: `allow`, `deny`, or `ask` (a human must approve first). */
   readonly verdict: PermissionVerdict;
-  /** The authorizer's log-safe reason, if it gave one. */
+  /** The authorizer's log-safe reason, if it gave one (the flow guard's, when it raised). */
   readonly reason: string | undefined;
+  /**
+   * The registry's flow guard's raise, when it raised the verdict or reports one (observe mode,
+   * or the same `ask` the authorizer gave): name the flow in the host's approval prompt.
+   */
+  readonly flow?: FlowRaise;
 }
 
 /**
@@ -28,6 +34,8 @@ export interface ApprovalGrant {
   readonly argsDigest: string;
   /** The run id the approval is bound to. */
   readonly runId: string;
+  /** The session the approval is bound to (the context's `session`). */
+  readonly session: string;
 }
 
 /** Options of one {@link ToolRegistry.invoke} call. */

@@ -10,6 +10,11 @@ export interface ToolContextInit {
   readonly runId: string;
   /** Identifies the step within the run, when the host tracks steps. */
   readonly stepId?: string;
+  /**
+   * The session the call belongs to (a conversation, a downstream connection), for the flow
+   * guard's labels: a non-empty string. Default `runId`.
+   */
+  readonly session?: string;
   /** Log-safe JSON facts for tools and policies; snapshotted and deep-frozen. Default `{}`. */
   readonly metadata?: JsonObject;
   /** What the call may do; `read-only` denies non-`read` effects. Default `full`. */
@@ -19,7 +24,8 @@ export interface ToolContextInit {
 }
 
 /**
- * Builds a frozen {@link ToolContext}: `runId` must be a non-empty string, `metadata` JSON values
+ * Builds a frozen {@link ToolContext}: `runId` must be a non-empty string, `session` (default
+ * `runId`) too, `metadata` JSON values
  * only (taken as a bounded, deep-frozen JSON snapshot, the same one the registry takes of
  * arguments, with the same default limits), `accessScope` defaults to `full`, `signal` must be an
  * AbortSignal. Throws {@link ConfigurationError}.
@@ -38,6 +44,11 @@ export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLi
   if (init.stepId !== undefined && typeof init.stepId !== 'string') {
     throw new ConfigurationError('ToolContext.stepId must be a string', {
       details: { option: 'context.stepId' },
+    });
+  }
+  if (init.session !== undefined && (typeof init.session !== 'string' || init.session === '')) {
+    throw new ConfigurationError('ToolContext.session must be a non-empty string', {
+      details: { option: 'context.session' },
     });
   }
   const accessScope = init.accessScope ?? 'full';
@@ -63,6 +74,7 @@ export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLi
   const context: ToolContext = Object.freeze({
     runId: init.runId,
     ...(init.stepId === undefined ? {} : { stepId: init.stepId }),
+    session: init.session ?? init.runId,
     metadata,
     accessScope,
     ...(init.signal === undefined ? {} : { signal: init.signal }),

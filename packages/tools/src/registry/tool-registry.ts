@@ -15,6 +15,7 @@ import { type InvokedEnd, settleInvoked } from './budget-settlement.js';
 import { ConfigurationError } from './configuration-error.js';
 import { contractOf } from './contract-of.js';
 import { checkEffectDescriptor, resolveEffect } from './effect.js';
+import type { FlowRaise, SessionFlowGuard } from './flow-raise.js';
 import {
   type JsonSnapshotLimits,
   resolveSnapshotLimits,
@@ -65,10 +66,16 @@ export type ToolMiddleware = (
 
 /** What the approval callback is asked. `signal` aborts on timeout or when the call is aborted. */
 export interface ApprovalRequest extends AuthorizationRequest {
-  /** The authorizer's reason for asking. */
+  /** The authorizer's reason for asking (the flow guard's, when it raised the call to `ask`). */
   readonly reason: string | undefined;
   /** Aborts when the approval times out or the call is aborted; stop waiting for a human then. */
   readonly signal: AbortSignal;
+  /**
+   * The flow guard's raise, when it raised this call or reports one: the prompt should name the
+   * flow (its `reason` names the sources, the private data and the sink). A yes covers this one
+   * call only.
+   */
+  readonly flow?: FlowRaise;
 }
 
 /** Answers an `ask`: true runs the call, false denies it. */
@@ -97,6 +104,11 @@ export interface ToolEventBase {
   readonly operation?: string;
   /** Risk of the contract the call was judged by, once known (a declared contract only). */
   readonly risk?: RiskLevel;
+  /**
+   * The flow guard's raise for the call, when it raised one (enforced) or reports one (observe
+   * mode): the labels and the sink that decided.
+   */
+  readonly flow?: FlowRaise;
 }
 
 /** A structured audit event. Raw arguments are never included unless asked for. */
@@ -163,6 +175,12 @@ export interface ToolRegistryOptions {
   readonly approvalTimeoutMs?: number;
   /** Call budgets, reserved after authorization and before the tool runs. Default none. */
   readonly budget?: BudgetReserver;
+  /**
+   * A `FlowGuard`: after the authorizer's verdict it may raise it (allow to ask, anything to
+   * deny) for a call to a sink in an exposed session (`context.session`), and it records every
+   * result the tools return. Default none.
+   */
+  readonly flowGuard?: SessionFlowGuard;
   /** Default none. */
   readonly logger?: RegistryLogger;
 }
@@ -217,12 +235,14 @@ interface Entry {
 interface CallTrace {
   operation: string | undefined;
   contract: ToolContract | undefined;
+  flow?: FlowRaise | undefined;
 }
 
 /** What the registry remembers about a {@link CallAuthorization} it issued. */
 interface AuthorizationRecord {
   readonly spec: ToolSpec;
   readonly runId: string;
+  readonly session: string;
   /** The frozen snapshot the verdict is about (digested only when granted). */
   readonly args: JsonObject;
   granted: boolean;
@@ -234,6 +254,7 @@ interface GrantRecord {
   readonly argsDigest: string;
   readonly spec: ToolSpec;
   readonly runId: string;
+  readonly session: string;
   used: boolean;
 }
 
@@ -291,6 +312,7 @@ export class ToolRegistry {
   readonly #approval: ApprovalCallback | undefined;
   readonly #approvalTimeoutMs: number;
   readonly #budget: BudgetReserver | undefined;
+  readonly #flowGuard: SessionFlowGuard | undefined;
   readonly #logger: RegistryLogger | undefined;
   readonly #pipeline: (call: ToolCall) => Promise<ToolResult>;
   /** No middleware and no onEvent: nobody sees a ToolCall, so none is built (the hot path). */
@@ -320,6 +342,7 @@ export class ToolRegistry {
         'approval',
         'approvalTimeoutMs',
         'budget',
+        'flowGuard',
         'logger',
       ],
       'ToolRegistry',
@@ -373,6 +396,19 @@ export class ToolRegistry {
       });
     }
     this.#budget = options.budget;
+    const flowGuard = options.flowGuard;
+    if (
+      flowGuard !== undefined &&
+      (typeof flowGuard !== 'object' ||
+        flowGuard === null ||
+        typeof flowGuard.check !== 'function' ||
+        typeof flowGuard.record !== 'function')
+    ) {
+      throw new ConfigurationError('flowGuard must be a FlowGuard', {
+        details: { option: 'flowGuard' },
+      });
+    }
+    this.#flowGuard = flowGuard;
     this.#logger = options.logger;
     const middleware = options.middleware ?? [];
     if (!Array.isArray(middleware)) {
@@ -609,17 +645,28 @@ export class ToolRegistry {
     } catch {
       answer = { verdict: 'deny', reason: 'authorizer-error' };
     }
-    const decision: PermissionDecision = isPermissionDecision(answer)
+    let decision: PermissionDecision = isPermissionDecision(answer)
       ? answer
       : { verdict: 'deny', reason: 'invalid-decision' };
+    let flow: FlowRaise | undefined;
+    if (this.#flowGuard !== undefined) {
+      try {
+        flow = this.#flowCheck(request, decision);
+        if (flow?.enforced === true) decision = raised(decision, flow);
+      } catch {
+        decision = { verdict: 'deny', reason: 'flow-guard-error' };
+      }
+    }
     const authorization: CallAuthorization = Object.freeze({
       toolName: name,
       verdict: decision.verdict,
       reason: decision.reason,
+      ...(flow === undefined ? {} : { flow }),
     });
     this.#authorizations.set(authorization, {
       spec: entry.spec,
       runId: frozenContext.runId,
+      session: sessionOf(frozenContext),
       args: snapshot,
       granted: false,
     });
@@ -655,12 +702,14 @@ export class ToolRegistry {
       toolName: authorization.toolName,
       argsDigest: digestJson(record.args),
       runId: record.runId,
+      session: record.session,
     });
     this.#grants.set(grant, {
       toolName: grant.toolName,
       argsDigest: grant.argsDigest,
       spec: record.spec,
       runId: record.runId,
+      session: record.session,
       used: false,
     });
     return grant;
@@ -967,12 +1016,13 @@ export class ToolRegistry {
     this.#emit({ ...eventBase, type: 'started' });
     const trace: CallTrace = { operation: undefined, contract: undefined };
     const judged = (): ToolEventBase =>
-      trace.operation === undefined && trace.contract === undefined
+      trace.operation === undefined && trace.contract === undefined && trace.flow === undefined
         ? eventBase
         : {
             ...eventBase,
             ...(trace.operation === undefined ? {} : { operation: trace.operation }),
             ...(trace.contract === undefined ? {} : { risk: trace.contract.risk }),
+            ...(trace.flow === undefined ? {} : { flow: trace.flow }),
           };
     try {
       const result = await this.#leased(
@@ -1036,22 +1086,30 @@ export class ToolRegistry {
     }
     entry.leases += 1;
     let authorizing: Promise<void> | undefined;
+    let request: AuthorizationRequest;
     try {
-      authorizing = this.#authorize(this.#screen(entry, toolName, args, context), presented);
+      request = this.#screen(entry, toolName, args, context);
+      authorizing = this.#authorize(request, presented);
     } catch (error) {
       release(entry);
       return Promise.reject(error);
     }
+    const guard = this.#flowGuard;
+    const run =
+      guard === undefined
+        ? () => runLeased(entry, toolName, args, context)
+        : () =>
+            runLeased(entry, toolName, args, context).then((result) => {
+              guard.record(sessionOf(context), entry.spec, result, request.contract);
+              return result;
+            });
     if (authorizing !== undefined) {
-      return authorizing.then(
-        () => runLeased(entry, toolName, args, context),
-        (error: unknown) => {
-          release(entry);
-          throw error;
-        },
-      );
+      return authorizing.then(run, (error: unknown) => {
+        release(entry);
+        throw error;
+      });
     }
-    return runLeased(entry, toolName, args, context);
+    return run();
   }
 
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
@@ -1071,10 +1129,8 @@ export class ToolRegistry {
     let end: InvokedEnd | undefined;
     try {
       if (entry.starting !== undefined) await entry.starting;
-      const authorizing = this.#authorize(
-        this.#screen(entry, toolName, args, context, trace),
-        presented,
-      );
+      const request = this.#screen(entry, toolName, args, context, trace);
+      const authorizing = this.#authorize(request, presented, trace);
       if (authorizing !== undefined) await authorizing;
       if (this.#budget !== undefined) {
         const reserved = this.#budget.reserve({ toolName, args, context });
@@ -1102,6 +1158,8 @@ export class ToolRegistry {
           details: { tool: toolName, reason: 'invalid-result' },
         });
       }
+      // Labels rise before the result reaches the caller, so the next call sees them.
+      this.#flowGuard?.record(sessionOf(context), entry.spec, result, request.contract);
       return result;
     } finally {
       // Refunded only when the tool was never invoked or says the call did not leave.
@@ -1164,6 +1222,7 @@ export class ToolRegistry {
   #authorize(
     request: AuthorizationRequest,
     grant: PresentedGrant | undefined,
+    trace?: CallTrace,
   ): Promise<void> | undefined {
     let answer: unknown;
     try {
@@ -1173,48 +1232,102 @@ export class ToolRegistry {
     }
     if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
       return (answer as Promise<unknown>).then(
-        (settled) => this.#applyDecision(request, settled, grant),
+        (settled) => this.#applyDecision(request, settled, grant, trace),
         (error: unknown) => {
           throw authorizerFailed(request.toolName, error);
         },
       );
     }
-    return this.#applyDecision(request, answer, grant);
+    return this.#applyDecision(request, answer, grant, trace);
+  }
+
+  /**
+   * The flow guard's raise for a call the authorizer judged (undefined without one); a raise that
+   * would lower the verdict is ignored. Throws when the guard throws.
+   */
+  #flowCheck(request: AuthorizationRequest, decision: PermissionDecision): FlowRaise | undefined {
+    const guard = this.#flowGuard as SessionFlowGuard;
+    const flow = guard.check(
+      sessionOf(request.context),
+      request.spec,
+      decision.verdict,
+      request.contract,
+    );
+    if (flow === undefined) return undefined;
+    if (!flow.enforced) {
+      this.#logger?.warn('The flow guard observed a call it would raise', {
+        tool: request.toolName,
+        verdict: flow.verdict,
+        reason: flow.reason,
+      });
+    }
+    return flow;
   }
 
   #applyDecision(
     request: AuthorizationRequest,
     answer: unknown,
     grant: PresentedGrant | undefined,
+    trace?: CallTrace,
   ): Promise<void> | undefined {
     const name = request.toolName;
-    const decision: PermissionDecision = isPermissionDecision(answer)
+    let decision: PermissionDecision = isPermissionDecision(answer)
       ? answer
       : { verdict: 'deny', reason: 'invalid-decision' };
+    let flow: FlowRaise | undefined;
+    if (this.#flowGuard !== undefined) {
+      try {
+        flow = this.#flowCheck(request, decision);
+      } catch (error) {
+        throw new PermissionDeniedError(`Tool ${quote(name)} was denied: the flow guard failed`, {
+          details: { tool: name, reason: 'flow-guard-error' },
+          cause: error,
+        });
+      }
+      if (flow !== undefined) {
+        if (trace !== undefined) trace.flow = flow;
+        if (flow.enforced) decision = raised(decision, flow);
+      }
+    }
     if (decision.verdict === 'allow') return undefined;
+    const byFlow = flow?.enforced === true && decision.reason === flow.reason;
     if (decision.verdict === 'deny') {
+      if (byFlow) {
+        throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${flow?.reason}`, {
+          details: { tool: name, reason: 'flow-guard', flow },
+        });
+      }
       throw new PermissionDeniedError(`Tool ${quote(name)} was denied by policy`, {
         details: { tool: name, reason: decision.reason ?? 'denied' },
       });
     }
+    const withFlow = flow === undefined ? {} : { flow };
     if (grant !== undefined) {
       const refusal = grantRefusal(grant, request);
       if (refusal === undefined) return undefined;
       throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${refusal}`, {
-        details: { tool: name, reason: refusal },
+        details: { tool: name, reason: refusal, ...withFlow },
       });
     }
     const approval = this.#approval;
     if (approval === undefined) {
       throw new ApprovalRequiredError(
-        `Tool ${quote(name)} needs approval and no approval callback is configured`,
-        { details: { tool: name, reason: decision.reason ?? 'approval-required' } },
+        byFlow
+          ? `Tool ${quote(name)} needs approval and no approval callback is configured: ${flow?.reason}`
+          : `Tool ${quote(name)} needs approval and no approval callback is configured`,
+        {
+          details: {
+            tool: name,
+            reason: byFlow ? 'flow-guard' : (decision.reason ?? 'approval-required'),
+            ...withFlow,
+          },
+        },
       );
     }
-    return this.#askApproval(approval, request, decision.reason).then((approved) => {
+    return this.#askApproval(approval, request, decision.reason, flow).then((approved) => {
       if (approved !== true) {
         throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${approved}`, {
-          details: { tool: name, reason: approved },
+          details: { tool: name, reason: approved, ...withFlow },
         });
       }
     });
@@ -1225,6 +1338,7 @@ export class ToolRegistry {
     approval: ApprovalCallback,
     request: AuthorizationRequest,
     reason: string | undefined,
+    flow: FlowRaise | undefined,
   ): Promise<true | string> {
     const controller = new AbortController();
     const callSignal = request.context.signal;
@@ -1246,7 +1360,16 @@ export class ToolRegistry {
     });
     try {
       const answer = Promise.resolve()
-        .then(() => approval(Object.freeze({ ...request, reason, signal: controller.signal })))
+        .then(() =>
+          approval(
+            Object.freeze({
+              ...request,
+              reason,
+              signal: controller.signal,
+              ...(flow === undefined ? {} : { flow }),
+            }),
+          ),
+        )
         .then(
           (approved) => (approved === true ? (true as const) : 'approval-declined'),
           () => 'approval-error',
@@ -1352,11 +1475,25 @@ function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): str
     record.toolName !== request.toolName ||
     record.spec !== request.spec ||
     record.runId !== request.context.runId ||
+    record.session !== sessionOf(request.context) ||
     record.argsDigest !== digestJson(request.args)
   ) {
     return 'approval-grant-mismatch';
   }
   return undefined;
+}
+
+/** The flow guard's session of a call: the context's `session`, else its run id. */
+function sessionOf(context: ToolContext): string {
+  return context.session ?? context.runId;
+}
+
+const VERDICT_RANK = { allow: 0, ask: 1, deny: 2 } as const;
+
+/** The decision after an enforced raise: the raise's verdict and reason, never a lower verdict. */
+function raised(decision: PermissionDecision, flow: FlowRaise): PermissionDecision {
+  if (VERDICT_RANK[flow.verdict] < VERDICT_RANK[decision.verdict]) return decision;
+  return { verdict: flow.verdict, reason: flow.reason };
 }
 
 function newEntry(

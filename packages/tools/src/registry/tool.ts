@@ -202,6 +202,12 @@ export interface ToolContext {
   readonly runId: string;
   /** Identifies the step of the run the call belongs to, when the host tracks steps. */
   readonly stepId?: string;
+  /**
+   * The session the call belongs to, for the flow guard's labels: what the host says it is (a
+   * conversation, a downstream connection). `createToolContext` always sets it (default
+   * `runId`); a context built by hand without it belongs to the session named by its `runId`.
+   */
+  readonly session?: string;
   /** JSON values only, deep-snapshotted and frozen. */
   readonly metadata: JsonObject;
   /** What the call may do; `read-only` denies calls whose effect is not `read`. */

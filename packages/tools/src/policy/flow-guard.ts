@@ -1,0 +1,575 @@
+// The flow guard: session labels from results (exposed to untrusted content, holding private
+// data) and the raise of a call to a sink. A policy concept: the registry consults it after its
+// authorizer, and a gateway keeps one per downstream session the same way.
+//
+// Where this differs from the first sketch of the API, and why:
+// - `check` and `record` take an optional fourth argument, the contract the call is judged by: a
+//   tool with per-operation contracts (the filesystem tool) reads with one contract and writes
+//   with another, and the registry knows which. Without it the spec's static contract is read
+//   (`contractOf`), as a gateway does for a bridged tool.
+// - A selector is a string or an object: a string reads as a policy rule's `tool` does (with `__`
+//   the registry name `server__tool`, without it the tool's own name on any server); a server is
+//   named as `{ server: 'github' }` (optionally with `tool`). A bare string cannot name a server,
+//   because `memory` could be a server or a tool, and reading it as both would widen `notSinks`
+//   and `permit`.
+// - `trusted` is accepted besides `untrusted` and `sensitive`: an operator may vouch that an
+//   undeclared tool (judged `untrusted` by the heuristic) exposes nothing.
+// - `FlowRaise.enforced` says whether the raise changes the verdict (false in observe mode).
+import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
+import type { PermissionVerdict } from '../registry/authorization.js';
+import { ConfigurationError } from '../registry/configuration-error.js';
+import { contractOf } from '../registry/contract-of.js';
+import type {
+  FlowBasis,
+  FlowRaise,
+  FlowSessionLabels,
+  FlowSink,
+  FlowSource,
+  FlowTrust,
+  SessionFlowGuard,
+} from '../registry/flow-raise.js';
+import { checkOptionKeys } from '../registry/option-keys.js';
+import type { ToolResult, ToolSpec } from '../registry/tool.js';
+import { effectiveCallContract, HeuristicMemory } from './effective-call-contract.js';
+import {
+  compileToolSelector,
+  originOf,
+  type ToolIdentity,
+  type ToolSelector,
+} from './tool-selector.js';
+
+/** Names tools: a string as a policy rule's `tool` reads, or `{ server, tool? }`. */
+export type FlowToolSelector = string | ToolSelector;
+
+/** A flow the user permits: data from a source to a sink. */
+export interface FlowPermit {
+  /** The source (untrusted or private) the data comes from. */
+  readonly from: FlowToolSelector;
+  /** The sink it may reach. */
+  readonly to: FlowToolSelector;
+}
+
+/** Options of {@link FlowGuard}. */
+export interface FlowGuardOptions {
+  /** `enforce` (default) raises verdicts; `observe` reports the raise and keeps the verdict. */
+  readonly mode?: 'enforce' | 'observe';
+  /** Tools that are sinks whatever their risk. Default none. */
+  readonly sinks?: readonly FlowToolSelector[];
+  /** Tools that are not sinks though their risk says so (`sinks` wins). Default none. */
+  readonly notSinks?: readonly FlowToolSelector[];
+  /** Tools whose results expose the session whatever they declare. Default none. */
+  readonly untrusted?: readonly FlowToolSelector[];
+  /** Tools whose results are private data whatever they declare. Default none. */
+  readonly sensitive?: readonly FlowToolSelector[];
+  /**
+   * Tools the operator vouches for: their results neither expose nor carry private data
+   * (`untrusted` and `sensitive` win). Default none.
+   */
+  readonly trusted?: readonly FlowToolSelector[];
+  /** Flows the user explicitly permits, from a source to a sink. Default none. */
+  readonly permit?: readonly FlowPermit[];
+  /**
+   * Labelled sessions kept (a session without labels takes no room). Beyond it the least recently
+   * used is dropped; its id is remembered among the last `maxSessions` dropped ones, and such a
+   * session is judged as exposed and holding private data until `endSession`. Default 10,000.
+   */
+  readonly maxSessions?: number;
+  /**
+   * Sources named per label and session; more sources leave the label set but are not named.
+   * Default 16.
+   */
+  readonly maxSourcesPerSession?: number;
+}
+
+/** The default limits of {@link FlowGuard}. */
+export const DEFAULT_FLOW_GUARD_LIMITS: {
+  readonly maxSessions: number;
+  readonly maxSourcesPerSession: number;
+} = Object.freeze({ maxSessions: 10_000, maxSourcesPerSession: 16 });
+
+const OPTION_KEYS: readonly string[] = [
+  'mode',
+  'sinks',
+  'notSinks',
+  'untrusted',
+  'sensitive',
+  'trusted',
+  'permit',
+  'maxSessions',
+  'maxSourcesPerSession',
+];
+
+const SELECTOR_KEYS: readonly string[] = ['tool', 'server'];
+
+const SINK_RISKS: ReadonlySet<RiskLevel> = new Set([
+  'external-publication',
+  'paid-operation',
+  'destructive',
+]);
+
+const SINK_WORDS: Readonly<Record<string, string>> = {
+  'external-publication': 'can publish or send data outside',
+  'paid-operation': 'can spend money',
+  destructive: 'can destroy data',
+};
+
+/** How many tool names a reason lists before `and N more`. */
+const NAMES_IN_REASON = 3;
+
+type Matcher = (identity: ToolIdentity) => boolean;
+
+interface LabelEntry {
+  readonly source: FlowSource;
+  readonly identity: ToolIdentity;
+}
+
+interface SessionRecord {
+  readonly exposed: LabelEntry[];
+  readonly private: LabelEntry[];
+  labels: FlowSessionLabels | undefined;
+}
+
+/** What the options and the heuristic say of a spec (cached per spec object). */
+interface SpecFacts {
+  readonly identity: ToolIdentity;
+  readonly server: string | undefined;
+  readonly untrusted: boolean;
+  readonly sensitive: boolean;
+  readonly trusted: boolean;
+  readonly sink: boolean;
+  readonly notSink: boolean;
+  /** `openWorldHint: true` in the spec's annotations. */
+  readonly openWorld: boolean;
+}
+
+const DROPPED_EXPOSED: LabelEntry = Object.freeze({
+  source: Object.freeze({ tool: '*', trust: 'prompt-injection-prone', basis: 'dropped' }),
+  identity: Object.freeze({ name: '*' }),
+}) as LabelEntry;
+const DROPPED_PRIVATE: LabelEntry = Object.freeze({
+  source: Object.freeze({ tool: '*', trust: 'sensitive', basis: 'dropped' }),
+  identity: Object.freeze({ name: '*' }),
+}) as LabelEntry;
+
+const NO_LABELS: FlowSessionLabels = Object.freeze({
+  exposedBy: Object.freeze([]),
+  privateFrom: Object.freeze([]),
+});
+
+/**
+ * Breaks the lethal trifecta at run time. It keeps labels per session from the results it is
+ * shown ({@link record}): a result from a tool whose effective content trust is `untrusted` or
+ * `prompt-injection-prone` marks the session exposed, one from a `sensitive` tool marks it as
+ * holding private data. Before a call ({@link check}) it may raise the policy's verdict, never
+ * lower it: a call to a sink (effective risk `external-publication`, `paid-operation` or
+ * `destructive`, or a configured sink) in an exposed session is at least `ask`; in a session that
+ * is exposed and holds private data it is `deny`, unless `permit` covers every private source
+ * (and then `ask`, unless `permit` also covers every exposing source). Content stays data: the
+ * guard reads which tool returned a result, never what the result says.
+ */
+export class FlowGuard implements SessionFlowGuard {
+  /** `enforce` or `observe`. */
+  readonly mode: 'enforce' | 'observe';
+  readonly #maxSessions: number;
+  readonly #maxSources: number;
+  readonly #sinks: readonly Matcher[];
+  readonly #notSinks: readonly Matcher[];
+  readonly #untrusted: readonly Matcher[];
+  readonly #sensitive: readonly Matcher[];
+  readonly #trusted: readonly Matcher[];
+  readonly #permits: readonly { readonly from: Matcher; readonly to: Matcher }[];
+  readonly #sessions = new Map<string, SessionRecord>();
+  /** Ids of the last `maxSessions` dropped sessions, oldest first. */
+  readonly #dropped = new Set<string>();
+  readonly #facts = new WeakMap<ToolSpec, SpecFacts>();
+  readonly #heuristics = new HeuristicMemory();
+
+  /** Checks the options; throws {@link ConfigurationError} for an unknown key or a bad value. */
+  constructor(options: FlowGuardOptions = {}) {
+    checkOptionKeys(options, OPTION_KEYS, 'FlowGuard');
+    const mode: unknown = options.mode ?? 'enforce';
+    if (mode !== 'enforce' && mode !== 'observe') {
+      throw new ConfigurationError("FlowGuard mode must be 'enforce' or 'observe'", {
+        details: { option: 'mode' },
+      });
+    }
+    this.mode = mode;
+    this.#maxSessions = positiveInteger(
+      options.maxSessions,
+      DEFAULT_FLOW_GUARD_LIMITS.maxSessions,
+      'maxSessions',
+    );
+    this.#maxSources = positiveInteger(
+      options.maxSourcesPerSession,
+      DEFAULT_FLOW_GUARD_LIMITS.maxSourcesPerSession,
+      'maxSourcesPerSession',
+    );
+    this.#sinks = selectors(options.sinks, 'sinks');
+    this.#notSinks = selectors(options.notSinks, 'notSinks');
+    this.#untrusted = selectors(options.untrusted, 'untrusted');
+    this.#sensitive = selectors(options.sensitive, 'sensitive');
+    this.#trusted = selectors(options.trusted, 'trusted');
+    const permit: unknown = options.permit ?? [];
+    if (!Array.isArray(permit)) {
+      throw new ConfigurationError('FlowGuard permit must be an array of { from, to }', {
+        details: { option: 'permit' },
+      });
+    }
+    this.#permits = permit.map((entry: unknown, index) => {
+      const at = `permit[${index}]`;
+      checkOptionKeys(
+        entry,
+        ['from', 'to'],
+        `FlowGuard ${at}`,
+        (message, key) => new ConfigurationError(message, { details: { option: `${at}.${key}` } }),
+      );
+      const { from, to } = entry as FlowPermit;
+      return { from: selector(from, `${at}.from`), to: selector(to, `${at}.to`) };
+    });
+  }
+
+  /**
+   * The raise for a call to `spec` in `session`, after the policy said `verdict`; undefined when
+   * the flow rules ask nothing (the session is not exposed, the tool is not a sink, the policy
+   * already denies, or `permit` covers every source). A raise never lowers `verdict`: it is `ask`
+   * or `deny` and at least `verdict`. `contract` is the contract the call is judged by (default
+   * the spec's static one, `contractOf(spec)`).
+   */
+  check(
+    session: string,
+    spec: ToolSpec,
+    verdict: PermissionVerdict,
+    contract?: ToolContract,
+  ): FlowRaise | undefined {
+    if (verdict === 'deny') return undefined;
+    let record = this.#sessions.get(session);
+    if (record === undefined) {
+      if (!this.#dropped.has(session)) return undefined;
+      record = this.#open(session);
+    }
+    if (record.exposed.length === 0) return undefined;
+    const sink = this.#sinkOf(spec, contract);
+    if (sink === undefined) return undefined;
+    // The session is in use: it becomes the most recently used.
+    this.#sessions.delete(session);
+    this.#sessions.set(session, record);
+    const sinkIdentity = this.#factsOf(spec).identity;
+    const exposedUncovered = record.exposed.filter(
+      (entry) => !this.#permitted(entry, sinkIdentity),
+    );
+    const privateUncovered = record.private.filter(
+      (entry) => !this.#permitted(entry, sinkIdentity),
+    );
+    let raised: 'ask' | 'deny';
+    if (privateUncovered.length > 0) raised = 'deny';
+    else if (exposedUncovered.length > 0) raised = 'ask';
+    else return undefined;
+    const exposing = exposedUncovered.length > 0 ? exposedUncovered : record.exposed;
+    return Object.freeze({
+      verdict: raised,
+      reason: raiseReason(raised, exposing, privateUncovered, sink),
+      sink,
+      labels: this.#labelsOf(record),
+      enforced: this.mode === 'enforce',
+    });
+  }
+
+  /**
+   * Records a call's result (an error result too: the tool still returned content). A result from
+   * an untrusted or prompt-injection-prone tool marks the session exposed, one from a sensitive
+   * tool marks it private; labels only rise. `contract` as for {@link check}.
+   */
+  record(session: string, spec: ToolSpec, result: ToolResult, contract?: ToolContract): void {
+    if (typeof result !== 'object' || result === null) return;
+    const facts = this.#factsOf(spec);
+    const exposes = this.#exposure(spec, facts, contract);
+    const holds = this.#privacy(spec, facts, contract);
+    if (exposes === undefined && holds === undefined) {
+      // A clean result still marks a labelled session as in use.
+      const known = this.#sessions.get(session);
+      if (known !== undefined) {
+        this.#sessions.delete(session);
+        this.#sessions.set(session, known);
+      }
+      return;
+    }
+    const record = this.#open(session);
+    if (exposes !== undefined) this.#add(record, record.exposed, exposes, facts.identity);
+    if (holds !== undefined) this.#add(record, record.private, holds, facts.identity);
+  }
+
+  /** The session's labels (frozen; empty for a session the guard has not labelled). */
+  labels(session: string): FlowSessionLabels {
+    const record = this.#sessions.get(session);
+    if (record !== undefined) return this.#labelsOf(record);
+    if (this.#dropped.has(session)) {
+      return Object.freeze({
+        exposedBy: Object.freeze([DROPPED_EXPOSED.source]),
+        privateFrom: Object.freeze([DROPPED_PRIVATE.source]),
+      });
+    }
+    return NO_LABELS;
+  }
+
+  /** Forgets a session's labels (the conversation or connection ended). */
+  endSession(session: string): void {
+    this.#sessions.delete(session);
+    this.#dropped.delete(session);
+  }
+
+  /** The session's record, made the most recently used; a new one may drop the oldest. */
+  #open(session: string): SessionRecord {
+    let record = this.#sessions.get(session);
+    if (record !== undefined) {
+      this.#sessions.delete(session);
+      this.#sessions.set(session, record);
+      return record;
+    }
+    record = { exposed: [], private: [], labels: undefined };
+    if (this.#dropped.delete(session)) {
+      // Its labels were dropped: nobody knows what it saw, so it counts as both.
+      record.exposed.push(DROPPED_EXPOSED);
+      record.private.push(DROPPED_PRIVATE);
+    }
+    if (this.#sessions.size >= this.#maxSessions) {
+      const oldest = this.#sessions.keys().next().value;
+      if (oldest !== undefined) {
+        this.#sessions.delete(oldest);
+        this.#dropped.add(oldest);
+        if (this.#dropped.size > this.#maxSessions) {
+          const forgotten = this.#dropped.keys().next().value;
+          if (forgotten !== undefined) this.#dropped.delete(forgotten);
+        }
+      }
+    }
+    this.#sessions.set(session, record);
+    return record;
+  }
+
+  #add(
+    record: SessionRecord,
+    list: LabelEntry[],
+    source: FlowSource,
+    identity: ToolIdentity,
+  ): void {
+    for (const entry of list) {
+      if (
+        entry.source.tool === source.tool &&
+        entry.source.server === source.server &&
+        entry.source.trust === source.trust
+      ) {
+        return;
+      }
+    }
+    // Beyond the limit the label is already set (the list is not empty); the source is not named.
+    if (list.length >= this.#maxSources) return;
+    list.push({ source: Object.freeze(source), identity });
+    record.labels = undefined;
+  }
+
+  #labelsOf(record: SessionRecord): FlowSessionLabels {
+    record.labels ??= Object.freeze({
+      exposedBy: Object.freeze(record.exposed.map((entry) => entry.source)),
+      privateFrom: Object.freeze(record.private.map((entry) => entry.source)),
+    });
+    return record.labels;
+  }
+
+  #permitted(entry: LabelEntry, sink: ToolIdentity): boolean {
+    for (const permit of this.#permits) {
+      if (permit.from(entry.identity) && permit.to(sink)) return true;
+    }
+    return false;
+  }
+
+  #factsOf(spec: ToolSpec): SpecFacts {
+    let facts = this.#facts.get(spec);
+    if (facts !== undefined) return facts;
+    const origin = originOf(spec.origin);
+    const identity: ToolIdentity =
+      origin === undefined ? { name: spec.name } : { name: spec.name, origin };
+    const any = (matchers: readonly Matcher[]): boolean =>
+      matchers.some((matches) => matches(identity));
+    const annotations = spec.annotations as { readonly openWorldHint?: unknown } | undefined;
+    facts = {
+      identity,
+      server: origin?.server,
+      untrusted: any(this.#untrusted),
+      sensitive: any(this.#sensitive),
+      trusted: any(this.#trusted),
+      sink: any(this.#sinks),
+      notSink: any(this.#notSinks),
+      openWorld:
+        typeof annotations === 'object' &&
+        annotations !== null &&
+        Object.hasOwn(annotations, 'openWorldHint') &&
+        annotations.openWorldHint === true,
+    };
+    this.#facts.set(spec, facts);
+    return facts;
+  }
+
+  /** The effective contract of a call (as RiskPolicy reads it) and whether it was declared. */
+  #contractOf(
+    spec: ToolSpec,
+    contract: ToolContract | undefined,
+  ): { readonly contract: ToolContract; readonly declared: boolean } {
+    const declared = contract ?? contractOf(spec);
+    if (declared !== undefined) return { contract: declared, declared: true };
+    return {
+      contract: effectiveCallContract(spec, undefined, undefined, this.#heuristics).contract,
+      declared: false,
+    };
+  }
+
+  #exposure(
+    spec: ToolSpec,
+    facts: SpecFacts,
+    contract: ToolContract | undefined,
+  ): FlowSource | undefined {
+    if (facts.untrusted) return this.#source(spec, facts, 'untrusted', 'configured');
+    if (facts.trusted) return undefined;
+    const effective = this.#contractOf(spec, contract);
+    const trust = effective.contract.contentTrust;
+    if (trust === 'untrusted' || trust === 'prompt-injection-prone') {
+      const basis = effective.declared ? 'declared' : facts.openWorld ? 'hint' : 'heuristic';
+      return this.#source(spec, facts, trust, basis);
+    }
+    // An undeclared tool that reaches an open world exposes, whatever its name suggests.
+    if (!effective.declared && facts.openWorld) {
+      return this.#source(spec, facts, 'untrusted', 'hint');
+    }
+    return undefined;
+  }
+
+  #privacy(
+    spec: ToolSpec,
+    facts: SpecFacts,
+    contract: ToolContract | undefined,
+  ): FlowSource | undefined {
+    if (facts.sensitive) return this.#source(spec, facts, 'sensitive', 'configured');
+    if (facts.trusted) return undefined;
+    const effective = this.#contractOf(spec, contract);
+    if (effective.contract.contentTrust !== 'sensitive') return undefined;
+    return this.#source(spec, facts, 'sensitive', effective.declared ? 'declared' : 'heuristic');
+  }
+
+  #source(spec: ToolSpec, facts: SpecFacts, trust: FlowTrust, basis: FlowBasis): FlowSource {
+    return facts.server === undefined
+      ? { tool: spec.name, trust, basis }
+      : { tool: spec.name, server: facts.server, trust, basis };
+  }
+
+  #sinkOf(spec: ToolSpec, contract: ToolContract | undefined): FlowSink | undefined {
+    const facts = this.#factsOf(spec);
+    const effective = this.#contractOf(spec, contract);
+    const risk = effective.contract.risk;
+    let basis: FlowSink['basis'];
+    if (facts.sink) basis = 'configured';
+    else if (facts.notSink || !SINK_RISKS.has(risk)) return undefined;
+    else if (effective.declared) basis = 'declared';
+    else {
+      const guessed = this.#heuristics.judge(spec.name, spec.description).risk;
+      basis = guessed === risk ? 'heuristic' : 'hint';
+    }
+    return Object.freeze(
+      facts.server === undefined
+        ? { tool: spec.name, risk, basis }
+        : { tool: spec.name, server: facts.server, risk, basis },
+    );
+  }
+}
+
+function positiveInteger(value: unknown, fallback: number, option: string): number {
+  const resolved = value ?? fallback;
+  if (typeof resolved !== 'number' || !Number.isSafeInteger(resolved) || resolved < 1) {
+    throw new ConfigurationError(`FlowGuard ${option} must be a positive integer`, {
+      details: { option },
+    });
+  }
+  return resolved;
+}
+
+function selectors(value: unknown, option: string): readonly Matcher[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    throw new ConfigurationError(
+      `FlowGuard ${option} must be an array of tool selectors ('tool', 'server__tool' or { server, tool })`,
+      { details: { option } },
+    );
+  }
+  return value.map((item: unknown, index) => selector(item, `${option}[${index}]`));
+}
+
+function selector(value: unknown, option: string): Matcher {
+  if (typeof value === 'string') {
+    if (value === '') {
+      throw new ConfigurationError(`FlowGuard ${option} must not be empty`, {
+        details: { option },
+      });
+    }
+    return compileToolSelector({ tool: value });
+  }
+  checkOptionKeys(
+    value,
+    SELECTOR_KEYS,
+    `FlowGuard ${option}`,
+    (message, key) => new ConfigurationError(message, { details: { option: `${option}.${key}` } }),
+  );
+  const { tool, server } = value as ToolSelector;
+  for (const [key, field] of [
+    ['tool', tool],
+    ['server', server],
+  ] as const) {
+    if (field !== undefined && (typeof field !== 'string' || field === '')) {
+      throw new ConfigurationError(`FlowGuard ${option}.${key} must be a non-empty string`, {
+        details: { option: `${option}.${key}` },
+      });
+    }
+  }
+  if (tool === undefined && server === undefined) {
+    throw new ConfigurationError(`FlowGuard ${option} needs a tool, a server or both`, {
+      details: { option },
+    });
+  }
+  return compileToolSelector({ tool, server });
+}
+
+function nameOf(source: FlowSource): string {
+  return source.basis === 'dropped'
+    ? 'an earlier part of this session (its labels were dropped at the session limit)'
+    : JSON.stringify(source.tool);
+}
+
+function nameList(entries: readonly LabelEntry[]): string {
+  const names = [...new Set(entries.map((entry) => nameOf(entry.source)))];
+  if (names.length <= NAMES_IN_REASON) {
+    return names.length === 1
+      ? (names[0] as string)
+      : `${names.slice(0, -1).join(', ')} and ${names.at(-1) as string}`;
+  }
+  return `${names.slice(0, NAMES_IN_REASON).join(', ')} and ${names.length - NAMES_IN_REASON} more`;
+}
+
+function raiseReason(
+  verdict: 'ask' | 'deny',
+  exposing: readonly LabelEntry[],
+  privateData: readonly LabelEntry[],
+  sink: FlowSink,
+): string {
+  const sinkName = JSON.stringify(sink.tool);
+  const does =
+    sink.basis === 'configured'
+      ? 'is marked as a sink'
+      : (SINK_WORDS[sink.risk] ?? 'is marked as a sink');
+  const read = `This session read untrusted content from ${nameList(exposing)}`;
+  if (verdict === 'ask') {
+    return `${read}; ${sinkName} ${does}, so a person must approve this one call.`;
+  }
+  const from = privateData.find((entry) => entry.source.basis !== 'dropped');
+  const how =
+    from === undefined
+      ? 'end the session to start clean'
+      : `ask the user to permit the flow from ${JSON.stringify(from.source.tool)} to ${sinkName}`;
+  return `${read} and holds private data from ${nameList(privateData)}; ${sinkName} ${does} and could leak it, so the call is denied. Continue without it or ${how}.`;
+}
