@@ -237,6 +237,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     gateway = new McpGateway({
       config: loaded.config,
       authorizer: policy.authorizer,
+      // The flow guard is on unless the policy file's "flow" says otherwise.
+      flow: policy.flow ?? {},
       pins,
       audit: new AuditLog(loaded.auditPath, settings.auditMaxBytes ?? DEFAULT_AUDIT_MAX_BYTES, {
         ...(auditKey === undefined ? {} : { key: auditKey }),
@@ -352,6 +354,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
         config: next.config,
         ...(nextPins === undefined ? {} : { pins: nextPins }),
         authorizer: policy.authorizer,
+        flow: policy.flow ?? {},
       });
       current = next.config;
       io.err(`toolfence-mcp: reloaded (${why}): ${gateway.toolNames().length} tool(s)\n`);
