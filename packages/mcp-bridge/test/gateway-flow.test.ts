@@ -396,6 +396,46 @@ describe('the flow guard for MCP 2026-07-28 clients', () => {
     ).toEqual(['asked', 'started', 'ok']);
   }, 60_000);
 
+  it('keeps each legacy HTTP session in its own session, and ends its labels when it is terminated', async () => {
+    const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import(
+      '@modelcontextprotocol/sdk/client/streamableHttp.js'
+    );
+    const gateway = await startGateway();
+    const http = await serveGatewayHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      loopback: true,
+      maxSessions: 4,
+    });
+    open.push(http);
+    const connect = async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(http.url));
+      const client = new ClientV1({ name: 'http-client', version: '1.0.0' });
+      await client.connect(transport);
+      open.push(client);
+      return { client, transport };
+    };
+    const first = await connect();
+    const second = await connect();
+    expect((await followInjection(first.client)).isError).toBe(true);
+    expect(
+      text(await second.client.callTool({ name: 'publisher__publish', arguments: { text: 'hi' } })),
+    ).toBe('published 2 characters');
+    expect(await published()).toEqual(['hi']);
+    const session = String(
+      (await auditLines()).find((line) => line.tool === 'tracker__get_issue')?.session,
+    );
+    expect(session).toMatch(/^connection:/);
+    expect(gateway.flowLabels(session).privateFrom).toHaveLength(1);
+    // The client ends its HTTP session (DELETE): the gateway forgets its labels.
+    await first.transport.terminateSession();
+    await expect
+      .poll(() => gateway.flowLabels(session).exposedBy.length, { timeout: 10_000 })
+      .toBe(0);
+  }, 60_000);
+
   it('keeps a 2026-07-28 stdio client in its connection session', async () => {
     const gateway = await startGateway();
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
