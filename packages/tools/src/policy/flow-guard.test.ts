@@ -2,7 +2,7 @@ import { type ContentTrustLevel, defineContract, type RiskLevel } from '@toolfen
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { type ToolSpec, textResult } from '../registry/tool.js';
-import { FlowGuard } from './flow-guard.js';
+import { DEFAULT_FLOW_GUARD_LIMITS, FlowGuard } from './flow-guard.js';
 
 function spec(name: string, risk: RiskLevel, contentTrust: ContentTrustLevel): ToolSpec {
   return {
@@ -14,11 +14,13 @@ function spec(name: string, risk: RiskLevel, contentTrust: ContentTrustLevel): T
 }
 
 const issue = spec('get_issue', 'read-only', 'prompt-injection-prone');
+const inbox = spec('read_inbox', 'read-only', 'untrusted');
 const repo = spec('get_file_contents', 'read-only', 'sensitive');
+const docs = spec('list_docs', 'read-only', 'trusted');
 const publish = spec('create_pull_request', 'external-publication', 'trusted');
 const ok = textResult('ok');
 
-describe('FlowGuard', () => {
+describe('FlowGuard rules', () => {
   it('asks for a sink in an exposed session and denies once it also holds private data', () => {
     const guard = new FlowGuard();
     expect(guard.check('s', publish, 'allow')).toBeUndefined();
@@ -27,17 +29,255 @@ describe('FlowGuard', () => {
     expect(ask).toMatchObject({
       verdict: 'ask',
       enforced: true,
-      sink: { tool: 'create_pull_request' },
+      sink: { tool: 'create_pull_request', risk: 'external-publication', basis: 'declared' },
     });
     guard.record('s', repo, ok);
     const deny = guard.check('s', publish, 'allow');
     expect(deny?.verdict).toBe('deny');
-    expect(deny?.reason).toContain('"get_issue"');
-    expect(deny?.reason).toContain('"get_file_contents"');
-    expect(deny?.reason).toContain('"create_pull_request"');
+    expect(deny?.reason).toBe(
+      'This session read untrusted content from "get_issue" and holds private data from "get_file_contents"; "create_pull_request" can publish or send data outside and could leak it, so the call is denied. Continue without it or ask the user to permit the flow from "get_file_contents" to "create_pull_request".',
+    );
+    expect(deny?.labels).toEqual({
+      exposedBy: [{ tool: 'get_issue', trust: 'prompt-injection-prone', basis: 'declared' }],
+      privateFrom: [{ tool: 'get_file_contents', trust: 'sensitive', basis: 'declared' }],
+    });
+    expect(Object.isFrozen(deny)).toBe(true);
   });
 
-  it('refuses an unknown option key', () => {
-    expect(() => new FlowGuard({ maxSession: 3 } as never)).toThrow(ConfigurationError);
+  it.each([
+    ['allow', 'ask'],
+    ['ask', 'ask'],
+  ] as const)(
+    'never lowers the verdict: policy %s in an exposed session gives %s',
+    (verdict, raised) => {
+      const guard = new FlowGuard();
+      guard.record('s', issue, ok);
+      expect(guard.check('s', publish, verdict)?.verdict).toBe(raised);
+    },
+  );
+
+  it('leaves a policy deny alone (nothing to raise)', () => {
+    const guard = new FlowGuard();
+    guard.record('s', issue, ok);
+    guard.record('s', repo, ok);
+    expect(guard.check('s', publish, 'deny')).toBeUndefined();
+  });
+
+  it('does not raise a call that is not a sink, however labelled the session', () => {
+    const guard = new FlowGuard();
+    guard.record('s', issue, ok);
+    guard.record('s', repo, ok);
+    expect(guard.check('s', docs, 'allow')).toBeUndefined();
+  });
+
+  it('labels only rise: trusted results after exposure change nothing', () => {
+    const guard = new FlowGuard();
+    guard.record('s', issue, ok);
+    const before = guard.labels('s');
+    for (let index = 0; index < 20; index += 1) guard.record('s', docs, ok);
+    expect(guard.labels('s')).toEqual(before);
+    guard.record('s', inbox, ok);
+    expect(guard.labels('s').exposedBy.map((source) => source.tool)).toEqual([
+      'get_issue',
+      'read_inbox',
+    ]);
+    expect(guard.check('s', publish, 'allow')?.verdict).toBe('ask');
+  });
+
+  it('records an error result too: the tool still returned content', () => {
+    const guard = new FlowGuard();
+    guard.record('s', issue, textResult('failed', { isError: true }));
+    expect(guard.check('s', publish, 'allow')?.verdict).toBe('ask');
+  });
+
+  it('keeps sessions apart', () => {
+    const guard = new FlowGuard();
+    guard.record('a', issue, ok);
+    guard.record('a', repo, ok);
+    expect(guard.check('b', publish, 'allow')).toBeUndefined();
+    expect(guard.labels('b')).toEqual({ exposedBy: [], privateFrom: [] });
+    expect(guard.check('a', publish, 'allow')?.verdict).toBe('deny');
+    guard.endSession('a');
+    expect(guard.check('a', publish, 'allow')).toBeUndefined();
+  });
+
+  it('reads content trust from the call contract it is given (per-operation contracts)', () => {
+    const guard = new FlowGuard();
+    const tool = spec('mail', 'external-publication', 'prompt-injection-prone');
+    const send = defineContract({
+      risk: 'external-publication',
+      contentTrust: 'trusted',
+      idempotent: false,
+      version: '1.0.0',
+    });
+    guard.record('s', tool, ok, send);
+    expect(guard.labels('s').exposedBy).toEqual([]);
+    guard.record('s', tool, ok);
+    expect(guard.check('s', tool, 'allow', send)?.verdict).toBe('ask');
+  });
+});
+
+describe('FlowGuard undeclared tools', () => {
+  const undeclared = (name: string, description: string, annotations?: object): ToolSpec => ({
+    name,
+    description,
+    inputSchema: { type: 'object' },
+    ...(annotations === undefined ? {} : { annotations: annotations as never }),
+  });
+
+  it.each([
+    ['the heuristic (a page reader)', undeclared('browse_page', 'Opens a page.'), 'heuristic'],
+    [
+      'openWorldHint',
+      undeclared('lookup_record', 'Looks a record up.', { openWorldHint: true }),
+      'hint',
+    ],
+  ] as const)('exposes the session by %s', (_label, tool, basis) => {
+    const guard = new FlowGuard();
+    guard.record('s', tool, ok);
+    expect(guard.labels('s').exposedBy[0]?.basis).toBe(basis);
+  });
+
+  it('reads openWorldHint on a sensitive-sounding tool as exposure besides the private data', () => {
+    const guard = new FlowGuard();
+    guard.record(
+      's',
+      undeclared('read_vault_secret', 'Reads a secret.', { openWorldHint: true }),
+      ok,
+    );
+    expect(guard.labels('s')).toEqual({
+      exposedBy: [{ tool: 'read_vault_secret', trust: 'untrusted', basis: 'hint' }],
+      privateFrom: [{ tool: 'read_vault_secret', trust: 'sensitive', basis: 'heuristic' }],
+    });
+  });
+
+  it.each([
+    ['the heuristic (post)', undeclared('post_message', 'Posts.'), 'heuristic'],
+    ['destructiveHint', undeclared('sync_records', 'Syncs.', { destructiveHint: true }), 'hint'],
+  ] as const)('finds a sink by %s', (_label, tool, basis) => {
+    const guard = new FlowGuard();
+    guard.record('s', issue, ok);
+    expect(guard.check('s', tool, 'allow')?.sink.basis).toBe(basis);
+  });
+});
+
+describe('FlowGuard options', () => {
+  it('refuses unknown option keys, in the options, a selector and a permit', () => {
+    expect(() => new FlowGuard({ maxSession: 3 } as never)).toThrow(/did you mean "maxSessions"/);
+    expect(() => new FlowGuard({ sinks: [{ tol: 'x' } as never] })).toThrow(ConfigurationError);
+    expect(() => new FlowGuard({ permit: [{ from: 'a', to: 'b', via: 'c' } as never] })).toThrow(
+      ConfigurationError,
+    );
+  });
+
+  it.each([
+    ['mode', { mode: 'audit' }],
+    ['maxSessions zero', { maxSessions: 0 }],
+    ['maxSessions fractional', { maxSessions: 1.5 }],
+    ['maxSourcesPerSession negative', { maxSourcesPerSession: -1 }],
+    ['sinks not an array', { sinks: 'send_email' }],
+    ['an empty selector', { untrusted: [''] }],
+    ['a selector naming nothing', { sensitive: [{}] }],
+    ['permit not an array', { permit: { from: 'a', to: 'b' } }],
+    ['a permit without to', { permit: [{ from: 'a' }] }],
+  ])('refuses a bad value: %s', (_label, options) => {
+    expect(() => new FlowGuard(options as never)).toThrow(ConfigurationError);
+  });
+
+  it('states its default limits', () => {
+    expect(DEFAULT_FLOW_GUARD_LIMITS).toEqual({ maxSessions: 10_000, maxSourcesPerSession: 16 });
+    expect(new FlowGuard().mode).toBe('enforce');
+  });
+
+  it('observe mode reports the raise without enforcing it', () => {
+    const guard = new FlowGuard({ mode: 'observe' });
+    guard.record('s', issue, ok);
+    guard.record('s', repo, ok);
+    expect(guard.mode).toBe('observe');
+    expect(guard.check('s', publish, 'allow')).toMatchObject({ verdict: 'deny', enforced: false });
+  });
+
+  it('enforces maxSourcesPerSession: the label stays set, further sources are not named', () => {
+    const guard = new FlowGuard({ maxSourcesPerSession: 2 });
+    for (let index = 0; index < 5; index += 1) {
+      guard.record('s', spec(`page_${index}`, 'read-only', 'untrusted'), ok);
+    }
+    expect(guard.labels('s').exposedBy.map((source) => source.tool)).toEqual(['page_0', 'page_1']);
+    expect(guard.check('s', publish, 'allow')?.verdict).toBe('ask');
+  });
+
+  it('enforces maxSessions: the least recently used session is dropped and then judged exposed and private', () => {
+    const guard = new FlowGuard({ maxSessions: 2 });
+    guard.record('a', issue, ok);
+    guard.record('b', issue, ok);
+    guard.check('a', publish, 'allow'); // a is now the most recently used
+    guard.record('c', docs, ok); // a clean result takes no room
+    guard.record('c', issue, ok); // drops b
+    expect(guard.labels('a').exposedBy[0]?.tool).toBe('get_issue');
+    expect(guard.labels('b')).toEqual({
+      exposedBy: [{ tool: '*', trust: 'prompt-injection-prone', basis: 'dropped' }],
+      privateFrom: [{ tool: '*', trust: 'sensitive', basis: 'dropped' }],
+    });
+    const raise = guard.check('b', publish, 'allow');
+    expect(raise?.verdict).toBe('deny');
+    expect(raise?.reason).toContain('its labels were dropped at the session limit');
+    guard.endSession('b');
+    expect(guard.check('b', publish, 'allow')).toBeUndefined();
+  });
+
+  it('forgets dropped sessions beyond maxSessions of them', () => {
+    const guard = new FlowGuard({ maxSessions: 1 });
+    guard.record('a', issue, ok);
+    guard.record('b', issue, ok); // drops a
+    guard.record('c', issue, ok); // drops b; a is forgotten
+    expect(guard.labels('a')).toEqual({ exposedBy: [], privateFrom: [] });
+    expect(guard.labels('b').exposedBy[0]?.basis).toBe('dropped');
+  });
+
+  it('configured sources and sinks: untrusted and sensitive win over trusted, sinks over notSinks', () => {
+    const guard = new FlowGuard({
+      untrusted: ['list_docs'],
+      trusted: ['list_docs', 'get_issue'],
+      sensitive: [{ server: 'vault' }],
+      sinks: ['list_docs'],
+      notSinks: ['list_docs', 'create_pull_request'],
+    });
+    guard.record('s', issue, ok);
+    expect(guard.labels('s').exposedBy).toEqual([]);
+    guard.record('s', docs, ok);
+    guard.record(
+      's',
+      { ...docs, name: 'vault__get', origin: { server: 'vault', tool: 'get' } },
+      ok,
+    );
+    expect(guard.labels('s')).toEqual({
+      exposedBy: [{ tool: 'list_docs', trust: 'untrusted', basis: 'configured' }],
+      privateFrom: [
+        { tool: 'vault__get', server: 'vault', trust: 'sensitive', basis: 'configured' },
+      ],
+    });
+    expect(guard.check('s', publish, 'allow')).toBeUndefined();
+    expect(guard.check('s', docs, 'allow')?.sink).toEqual({
+      tool: 'list_docs',
+      risk: 'read-only',
+      basis: 'configured',
+    });
+  });
+
+  it('a string selector never names a server: notSinks "gh" leaves the gh server\'s sinks', () => {
+    const guard = new FlowGuard({ notSinks: ['gh'] });
+    const pr = { ...publish, name: 'gh__open_pr', origin: { server: 'gh', tool: 'open_pr' } };
+    guard.record('s', issue, ok);
+    expect(guard.check('s', pr, 'allow')?.verdict).toBe('ask');
+  });
+
+  it('names at most three sources in a reason', () => {
+    const guard = new FlowGuard();
+    for (let index = 0; index < 5; index += 1) {
+      guard.record('s', spec(`page_${index}`, 'read-only', 'untrusted'), ok);
+    }
+    expect(guard.check('s', publish, 'allow')?.reason).toContain(
+      '"page_0", "page_1", "page_2" and 2 more',
+    );
   });
 });

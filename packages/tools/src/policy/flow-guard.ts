@@ -83,7 +83,9 @@ export interface FlowGuardOptions {
 
 /** The default limits of {@link FlowGuard}. */
 export const DEFAULT_FLOW_GUARD_LIMITS: {
+  /** Labelled sessions kept (see {@link FlowGuardOptions.maxSessions}). */
   readonly maxSessions: number;
+  /** Sources named per label and session (see {@link FlowGuardOptions.maxSourcesPerSession}). */
   readonly maxSourcesPerSession: number;
 } = Object.freeze({ maxSessions: 10_000, maxSourcesPerSession: 16 });
 
@@ -140,7 +142,19 @@ interface SpecFacts {
   readonly notSink: boolean;
   /** `openWorldHint: true` in the spec's annotations. */
   readonly openWorld: boolean;
+  /** The judgement of calls by each contract seen (the static one under `undefined`). */
+  readonly judged: Map<ToolContract | undefined, Judgement>;
 }
+
+/** What calls to a tool with one contract are: sources and a sink, or none of them. */
+interface Judgement {
+  readonly exposes: FlowSource | undefined;
+  readonly holds: FlowSource | undefined;
+  readonly sink: FlowSink | undefined;
+}
+
+/** How many contracts per tool the guard remembers judgements for (per-operation contracts). */
+const JUDGED_CONTRACTS = 16;
 
 const DROPPED_EXPOSED: LabelEntry = Object.freeze({
   source: Object.freeze({ tool: '*', trust: 'prompt-injection-prone', basis: 'dropped' }),
@@ -183,6 +197,8 @@ export class FlowGuard implements SessionFlowGuard {
   readonly #dropped = new Set<string>();
   readonly #facts = new WeakMap<ToolSpec, SpecFacts>();
   readonly #heuristics = new HeuristicMemory();
+  /** The session made most recently used last (its reorder is skipped). */
+  #recent: string | undefined;
 
   /** Checks the options; throws {@link ConfigurationError} for an unknown key or a bad value. */
   constructor(options: FlowGuardOptions = {}) {
@@ -248,12 +264,11 @@ export class FlowGuard implements SessionFlowGuard {
       record = this.#open(session);
     }
     if (record.exposed.length === 0) return undefined;
-    const sink = this.#sinkOf(spec, contract);
+    const facts = this.#factsOf(spec);
+    const sink = this.#judge(spec, facts, contract).sink;
     if (sink === undefined) return undefined;
-    // The session is in use: it becomes the most recently used.
-    this.#sessions.delete(session);
-    this.#sessions.set(session, record);
-    const sinkIdentity = this.#factsOf(spec).identity;
+    this.#touch(session, record);
+    const sinkIdentity = facts.identity;
     const exposedUncovered = record.exposed.filter(
       (entry) => !this.#permitted(entry, sinkIdentity),
     );
@@ -282,15 +297,11 @@ export class FlowGuard implements SessionFlowGuard {
   record(session: string, spec: ToolSpec, result: ToolResult, contract?: ToolContract): void {
     if (typeof result !== 'object' || result === null) return;
     const facts = this.#factsOf(spec);
-    const exposes = this.#exposure(spec, facts, contract);
-    const holds = this.#privacy(spec, facts, contract);
+    const { exposes, holds } = this.#judge(spec, facts, contract);
     if (exposes === undefined && holds === undefined) {
       // A clean result still marks a labelled session as in use.
       const known = this.#sessions.get(session);
-      if (known !== undefined) {
-        this.#sessions.delete(session);
-        this.#sessions.set(session, known);
-      }
+      if (known !== undefined) this.#touch(session, known);
       return;
     }
     const record = this.#open(session);
@@ -315,14 +326,36 @@ export class FlowGuard implements SessionFlowGuard {
   endSession(session: string): void {
     this.#sessions.delete(session);
     this.#dropped.delete(session);
+    if (this.#recent === session) this.#recent = undefined;
+  }
+
+  /** Makes a kept session the most recently used. */
+  #touch(session: string, record: SessionRecord): void {
+    if (this.#recent === session) return;
+    this.#sessions.delete(session);
+    this.#sessions.set(session, record);
+    this.#recent = session;
+  }
+
+  /** The judgement of calls to `spec` by `contract` (cached per spec and contract). */
+  #judge(spec: ToolSpec, facts: SpecFacts, contract: ToolContract | undefined): Judgement {
+    let judgement = facts.judged.get(contract);
+    if (judgement !== undefined) return judgement;
+    judgement = Object.freeze({
+      exposes: this.#exposure(spec, facts, contract),
+      holds: this.#privacy(spec, facts, contract),
+      sink: this.#sinkOf(spec, facts, contract),
+    });
+    if (facts.judged.size >= JUDGED_CONTRACTS) facts.judged.clear();
+    facts.judged.set(contract, judgement);
+    return judgement;
   }
 
   /** The session's record, made the most recently used; a new one may drop the oldest. */
   #open(session: string): SessionRecord {
     let record = this.#sessions.get(session);
     if (record !== undefined) {
-      this.#sessions.delete(session);
-      this.#sessions.set(session, record);
+      this.#touch(session, record);
       return record;
     }
     record = { exposed: [], private: [], labels: undefined };
@@ -343,6 +376,7 @@ export class FlowGuard implements SessionFlowGuard {
       }
     }
     this.#sessions.set(session, record);
+    this.#recent = session;
     return record;
   }
 
@@ -353,6 +387,7 @@ export class FlowGuard implements SessionFlowGuard {
     identity: ToolIdentity,
   ): void {
     for (const entry of list) {
+      if (entry.source === source) return;
       if (
         entry.source.tool === source.tool &&
         entry.source.server === source.server &&
@@ -363,7 +398,7 @@ export class FlowGuard implements SessionFlowGuard {
     }
     // Beyond the limit the label is already set (the list is not empty); the source is not named.
     if (list.length >= this.#maxSources) return;
-    list.push({ source: Object.freeze(source), identity });
+    list.push({ source, identity });
     record.labels = undefined;
   }
 
@@ -404,6 +439,7 @@ export class FlowGuard implements SessionFlowGuard {
         annotations !== null &&
         Object.hasOwn(annotations, 'openWorldHint') &&
         annotations.openWorldHint === true,
+      judged: new Map(),
     };
     this.#facts.set(spec, facts);
     return facts;
@@ -455,13 +491,18 @@ export class FlowGuard implements SessionFlowGuard {
   }
 
   #source(spec: ToolSpec, facts: SpecFacts, trust: FlowTrust, basis: FlowBasis): FlowSource {
-    return facts.server === undefined
-      ? { tool: spec.name, trust, basis }
-      : { tool: spec.name, server: facts.server, trust, basis };
+    return Object.freeze(
+      facts.server === undefined
+        ? { tool: spec.name, trust, basis }
+        : { tool: spec.name, server: facts.server, trust, basis },
+    );
   }
 
-  #sinkOf(spec: ToolSpec, contract: ToolContract | undefined): FlowSink | undefined {
-    const facts = this.#factsOf(spec);
+  #sinkOf(
+    spec: ToolSpec,
+    facts: SpecFacts,
+    contract: ToolContract | undefined,
+  ): FlowSink | undefined {
     const effective = this.#contractOf(spec, contract);
     const risk = effective.contract.risk;
     let basis: FlowSink['basis'];

@@ -1095,14 +1095,16 @@ export class ToolRegistry {
       return Promise.reject(error);
     }
     const guard = this.#flowGuard;
-    const run =
+    // Labels rise before the result reaches the caller, so the next call sees them.
+    const onResult =
       guard === undefined
-        ? () => runLeased(entry, toolName, args, context)
-        : () =>
-            runLeased(entry, toolName, args, context).then((result) => {
-              guard.record(sessionOf(context), entry.spec, result, request.contract);
-              return result;
-            });
+        ? entry.onResult
+        : (value: unknown): ToolResult => {
+            const result = entry.onResult(value);
+            guard.record(sessionOf(context), entry.spec, result, request.contract);
+            return result;
+          };
+    const run = (): Promise<ToolResult> => runLeased(entry, toolName, args, context, onResult);
     if (authorizing !== undefined) {
       return authorizing.then(run, (error: unknown) => {
         release(entry);
@@ -1417,6 +1419,7 @@ function runLeased(
   toolName: string,
   args: JsonObject,
   context: ToolContext,
+  onResult: (result: unknown) => ToolResult = entry.onResult,
 ): Promise<ToolResult> {
   let pending: unknown;
   try {
@@ -1434,7 +1437,7 @@ function runLeased(
   // The entry's handlers end the lease (toolName is entry.name: the entry was found by it); only
   // a call with a signal needs its own, to tell an aborted call's failure from a throw.
   return Promise.resolve(pending).then(
-    entry.onResult,
+    onResult,
     signal === undefined
       ? entry.onFailure
       : (error: unknown) => {
