@@ -9,7 +9,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InMemoryTransport } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveGatewayHttp } from '../src/cli/gateway-http.js';
@@ -20,11 +19,16 @@ import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { parseInspectPolicy } from '../src/gateway/policy-file.js';
-import { gatewayClient, resultText as text } from './helpers.js';
+import {
+  gatewayClient,
+  modernHttpCaller,
+  modernStdioCaller,
+  rawText,
+  resultText as text,
+} from './helpers.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.mjs`, import.meta.url));
 const PRIVATE_TEXT = 'PRIVATE ROADMAP: acquire competitor in Q3; codename BLUEFIN.';
-const MODERN = '2026-07-28';
 
 let folder: string;
 let publishedFile: string;
@@ -325,14 +329,6 @@ describe('the toxic flow through the gateway', () => {
   }, 60_000);
 });
 
-interface RpcReply {
-  readonly result?: Record<string, unknown>;
-}
-
-/** The text blocks of a raw JSON-RPC result. */
-const replyText = (reply: RpcReply) =>
-  ((reply.result?.content ?? []) as { text?: string }[]).map((block) => block.text ?? '').join('');
-
 describe('the flow guard for MCP 2026-07-28 clients', () => {
   it('keeps stateless HTTP requests of one principal in one session, and asks through input_required naming the flow', async () => {
     const gateway = await startGateway();
@@ -344,34 +340,7 @@ describe('the flow guard for MCP 2026-07-28 clients', () => {
       maxSessions: 4,
     });
     open.push(http);
-    let id = 0;
-    const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
-      id += 1;
-      const response = await fetch(http.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': 'tools/call',
-          'mcp-name': String(params.name),
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': MODERN,
-              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-              'io.modelcontextprotocol/clientInfo': { name: 'raw-http', version: '1.0.0' },
-            },
-          },
-        }),
-      });
-      return (await response.json()) as RpcReply;
-    };
+    const post = modernHttpCaller(http.url, { elicitation: {} });
     // Two requests, no session between them: the principal's labels join them.
     await post({ name: 'tracker__get_issue', arguments: { number: 8 } });
     const publish = { name: 'publisher__publish', arguments: { text: 'notes' } };
@@ -387,7 +356,7 @@ describe('the flow guard for MCP 2026-07-28 clients', () => {
       inputResponses: { approval: { action: 'accept', content: { approve: true } } },
       requestState: asked.result?.requestState,
     });
-    expect(replyText(approved)).toBe('published 5 characters');
+    expect(rawText(approved)).toBe('published 5 characters');
     expect(await published()).toEqual(['notes']);
     const lines = await auditLines();
     expect(new Set(lines.map((line) => line.session))).toEqual(new Set([SHARED_PRINCIPAL_SESSION]));
@@ -438,41 +407,12 @@ describe('the flow guard for MCP 2026-07-28 clients', () => {
 
   it('keeps a 2026-07-28 stdio client in its connection session', async () => {
     const gateway = await startGateway();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await gateway.connect(serverSide);
-    const waiting = new Map<number, (reply: RpcReply) => void>();
-    clientSide.onmessage = (message) => {
-      const reply = message as { id?: number } & RpcReply;
-      if (typeof reply.id === 'number') waiting.get(reply.id)?.(reply);
-    };
-    await clientSide.start();
-    open.push(clientSide);
-    let id = 0;
-    const call = (params: Record<string, unknown>): Promise<RpcReply> => {
-      id += 1;
-      const sent = id;
-      return new Promise((resolve) => {
-        waiting.set(sent, resolve);
-        void clientSide.send({
-          jsonrpc: '2.0',
-          id: sent,
-          method: 'tools/call',
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': MODERN,
-              'io.modelcontextprotocol/clientCapabilities': {},
-              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
-            },
-          },
-        });
-      });
-    };
+    const call = await modernStdioCaller(gateway, open, {});
     await call({ name: 'tracker__get_issue', arguments: { number: 7 } });
     await call({ name: 'repo__read_file', arguments: { path: 'secrets/roadmap.md' } });
     const denied = await call({ name: 'publisher__publish', arguments: { text: PRIVATE_TEXT } });
     expect(denied.result?.isError).toBe(true);
-    expect(replyText(denied)).toMatch(/denied by the gateway's flow guard/);
+    expect(rawText(denied)).toMatch(/denied by the gateway's flow guard/);
     expect(await published()).toEqual([]);
     // A second stdio client is another session: its publish runs.
     const other = await gatewayClient(gateway, open);
