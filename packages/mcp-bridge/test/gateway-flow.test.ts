@@ -91,6 +91,20 @@ async function startGateway(options: { flow?: GatewayFlowSettings; observe?: boo
   return gateway;
 }
 
+/** The gateway served over Streamable HTTP on loopback (both eras, no token). */
+async function startHttpGateway() {
+  const gateway = await startGateway();
+  const http = await serveGatewayHttp(gateway, {
+    host: '127.0.0.1',
+    port: 0,
+    token: undefined,
+    loopback: true,
+    maxSessions: 4,
+  });
+  open.push(http);
+  return { gateway, http };
+}
+
 /** What reached the outside world: every text the publisher received. */
 async function published(): Promise<string[]> {
   const lines = (await readFile(publishedFile, 'utf8').catch(() => '')).split('\n');
@@ -331,15 +345,7 @@ describe('the toxic flow through the gateway', () => {
 
 describe('the flow guard for MCP 2026-07-28 clients', () => {
   it('keeps stateless HTTP requests of one principal in one session, and asks through input_required naming the flow', async () => {
-    const gateway = await startGateway();
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const { gateway, http } = await startHttpGateway();
     const post = modernHttpCaller(http.url, { elicitation: {} });
     // Two requests, no session between them: the principal's labels join them.
     await post({ name: 'tracker__get_issue', arguments: { number: 8 } });
@@ -360,6 +366,10 @@ describe('the flow guard for MCP 2026-07-28 clients', () => {
     expect(await published()).toEqual(['notes']);
     const lines = await auditLines();
     expect(new Set(lines.map((line) => line.session))).toEqual(new Set([SHARED_PRINCIPAL_SESSION]));
+    // Stateless requests have no end: the principal's labels stay (within flow.maxSessions).
+    expect(gateway.flowLabels(SHARED_PRINCIPAL_SESSION).exposedBy.map((item) => item.tool)).toEqual(
+      ['tracker__get_issue'],
+    );
     expect(
       lines.filter((line) => line.tool === 'publisher__publish').map((l) => l.outcome),
     ).toEqual(['asked', 'started', 'ok']);
@@ -370,15 +380,7 @@ describe('the flow guard for MCP 2026-07-28 clients', () => {
     const { StreamableHTTPClientTransport } = await import(
       '@modelcontextprotocol/sdk/client/streamableHttp.js'
     );
-    const gateway = await startGateway();
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const { gateway, http } = await startHttpGateway();
     const connect = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(http.url));
       const client = new ClientV1({ name: 'http-client', version: '1.0.0' });
