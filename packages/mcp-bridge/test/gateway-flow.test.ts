@@ -32,11 +32,14 @@ const PRIVATE_TEXT = 'PRIVATE ROADMAP: acquire competitor in Q3; codename BLUEFI
 
 let folder: string;
 let publishedFile: string;
+/** What the gateway's logger was warned of. */
+let warnings: Record<string, unknown>[];
 const open: { close(): Promise<void> }[] = [];
 
 beforeEach(async () => {
   folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-flow-'));
   publishedFile = join(folder, 'published.jsonl');
+  warnings = [];
 });
 afterEach(async () => {
   for (const item of open.splice(0).reverse()) await item.close().catch(() => undefined);
@@ -80,6 +83,7 @@ async function startGateway(options: { flow?: GatewayFlowSettings; observe?: boo
     pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
     audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
     ...(options.observe === undefined ? {} : { observe: options.observe }),
+    logger: { warn: (message, details) => warnings.push({ message, ...details }) },
   });
   open.push(gateway);
   await gateway.start();
@@ -323,6 +327,13 @@ describe('the toxic flow through the gateway', () => {
       for (const line of lines) {
         expect(line.flow).toEqual({ verdict: 'deny', enforced: false, ...TOXIC_FLOW });
       }
+      expect(warnings).toContainEqual({
+        message: 'The flow guard observed a call it would raise',
+        tool: 'publisher__publish',
+        would: 'deny',
+        enforced: false,
+        ...TOXIC_FLOW,
+      });
     },
     60_000,
   );

@@ -462,7 +462,17 @@ export class McpGateway {
   #flowCheck(call: CallState, request: AuthorizationRequest): void {
     const verdict = (call.decision ?? MALFORMED).verdict;
     const flow = this.#flow.check(call.session, request, verdict);
-    if (flow !== undefined) call.flow = flow;
+    if (flow === undefined) return;
+    call.flow = flow;
+    if (!flow.enforced) {
+      // Observe mode: the call runs; say what the guard would have done (names only).
+      const { verdict: would, ...labels } = auditFlow(flow);
+      this.#options.logger?.warn?.('The flow guard observed a call it would raise', {
+        tool: request.toolName,
+        would,
+        ...labels,
+      });
+    }
   }
 
   /** The decision a call is audited with: the policy's, raised by the flow guard. */
