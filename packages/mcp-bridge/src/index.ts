@@ -253,6 +253,7 @@ export { DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS } from './gateway/approval-prompt.j
 export {
   type AuditChainReport,
   type AuditEntry,
+  type AuditFlow,
   type AuditLine,
   AuditLog,
   type AuditLogOptions,
@@ -280,6 +281,11 @@ export {
   PinChangedError,
   UpstreamStartTimeoutError,
 } from './gateway/errors.js';
+export type {
+  GatewayFlowPermit,
+  GatewayFlowSelector,
+  GatewayFlowSettings,
+} from './gateway/flow-config.js';
 export {
   DEFAULT_GATEWAY_BUDGET_KEY_PREFIX,
   type GatewayBudget,

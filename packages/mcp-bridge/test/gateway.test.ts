@@ -369,11 +369,14 @@ describe('McpGateway audit lines', () => {
       .split('\n')
       .map((text) => JSON.parse(text) as Record<string, string>);
     const keys = ['time', 'tool', 'pin', 'argumentsDigest', 'decision', 'outcome'];
-    // Written before the call went upstream: no result yet.
-    expect(Object.keys(started ?? {})).toEqual([...keys, 'previous', 'hash']);
+    // Written before the call went upstream: no result yet. `session` is the flow guard's
+    // session of the downstream connection (the guard is on by default).
+    expect(Object.keys(started ?? {})).toEqual([...keys, 'session', 'previous', 'hash']);
+    expect(started?.session).toMatch(/^connection:[0-9a-f-]{36}$/);
     expect(started).toMatchObject({ tool: 'tk__note', decision: 'allow', outcome: 'started' });
     const entry = line as Record<string, string>;
-    expect(Object.keys(entry)).toEqual([...keys, 'resultDigest', 'previous', 'hash']);
+    expect(Object.keys(entry)).toEqual([...keys, 'resultDigest', 'session', 'previous', 'hash']);
+    expect(entry.session).toBe(started?.session);
     expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const time = Date.parse(entry.time as string);
     expect(time).toBeGreaterThanOrEqual(before);

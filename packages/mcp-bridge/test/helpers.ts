@@ -232,3 +232,86 @@ export async function gatewayClient(
 /** The text blocks of a `tools/call` result, joined. */
 export const resultText = (result: Record<string, unknown>): string =>
   (result.content as { type: string; text?: string }[]).map((block) => block.text ?? '').join('');
+
+/** A raw JSON-RPC reply (what a raw 2026-07-28 caller below gets back). */
+export interface RawReply {
+  readonly result?: Record<string, unknown>;
+  readonly error?: { code: number; message: string };
+}
+
+/** The `_meta` envelope of a raw MCP 2026-07-28 request. */
+const modernMeta = (capabilities: Record<string, unknown>) => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': capabilities,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+});
+
+/**
+ * Raw 2026-07-28 `tools/call` requests over stateless Streamable HTTP (no session), each carrying
+ * the `_meta` envelope and the matching `Mcp-*` headers.
+ */
+export function modernHttpCaller(
+  url: string,
+  capabilities: Record<string, unknown>,
+): (params: Record<string, unknown>) => Promise<RawReply> {
+  let id = 0;
+  return async (params) => {
+    id += 1;
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': String(params.name),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { ...params, _meta: modernMeta(capabilities) },
+      }),
+    });
+    return (await response.json()) as RawReply;
+  };
+}
+
+/**
+ * Raw 2026-07-28 `tools/call` requests over an in-memory stdio-shaped pair connected to
+ * `gateway` (one connection); the client side is pushed to `open` for closing.
+ */
+export async function modernStdioCaller(
+  gateway: { connect(transport: never): Promise<void> },
+  open: { close(): Promise<void> }[],
+  capabilities: Record<string, unknown>,
+): Promise<(params: Record<string, unknown>) => Promise<RawReply>> {
+  const { InMemoryTransport } = await import('@modelcontextprotocol/client');
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await gateway.connect(serverSide as never);
+  const waiting = new Map<number, (reply: RawReply) => void>();
+  clientSide.onmessage = (message) => {
+    const reply = message as { id?: number } & RawReply;
+    if (typeof reply.id === 'number') waiting.get(reply.id)?.(reply);
+  };
+  await clientSide.start();
+  open.push(clientSide);
+  let id = 0;
+  return (params) => {
+    id += 1;
+    const sent = id;
+    return new Promise((resolve) => {
+      waiting.set(sent, resolve);
+      void clientSide.send({
+        jsonrpc: '2.0',
+        id: sent,
+        method: 'tools/call',
+        params: { ...params, _meta: modernMeta(capabilities) },
+      });
+    });
+  };
+}
+
+/** The text blocks of a raw JSON-RPC result, joined. */
+export const rawText = (reply: RawReply): string =>
+  ((reply.result?.content ?? []) as { text?: string }[]).map((block) => block.text ?? '').join('');

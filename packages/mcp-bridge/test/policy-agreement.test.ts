@@ -187,6 +187,9 @@ describe('inspect and serve read a policy file the same way', () => {
   it('give the same verdict for every tool of server-filesystem and server-everything', async () => {
     const policy = await writePolicy('agreement.json', {
       kind: 'rules',
+      // The flow guard raises a verdict by what the session read before (every tool is called in
+      // one session here); this test compares the policy's own verdicts, so it is off.
+      flow: { enabled: false },
       rules: [
         { tool: 'read_text_file', decision: 'deny', reason: 'own name, any server' },
         { tool: 'fs__write_*', decision: 'deny', reason: 'offered name glob' },

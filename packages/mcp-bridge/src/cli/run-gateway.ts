@@ -53,6 +53,9 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         approval asked of you through your client when the policy says ask, and the audit log.
         Tool definitions are pinned in the lock file; a changed, renamed or new tool is hidden
         until you accept it. --observe enforces nothing and logs what would have happened.
+        The flow guard (on by default; the policy file's "flow" section) asks before a call
+        that can publish, pay or destroy once the conversation read untrusted text, and denies
+        it once the conversation also holds private data, unless "flow.permit" allows it.
         --verbose also prints the upstreams' stderr lines and the transports' diagnostics.
         Clients may speak MCP 2026-07-28 (stateless; an ask comes back as input_required) or
         2025-11-25 (a session; an ask is an elicitation).
@@ -300,6 +303,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     gateway = new McpGateway({
       config: loaded.config,
       authorizer: policy.authorizer,
+      // The flow guard is on unless the policy file's "flow" says otherwise.
+      flow: policy.flow ?? {},
       pins,
       audit: auditLog,
       ...(parsed.observe ? { observe: true } : {}),
@@ -442,6 +447,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
         config: next.config,
         ...(nextPins === undefined ? {} : { pins: nextPins }),
         authorizer: policy.authorizer,
+        flow: policy.flow ?? {},
       });
       current = next.config;
       io.err(`toolfence-mcp: reloaded (${why}): ${gateway.toolNames().length} tool(s)\n`);

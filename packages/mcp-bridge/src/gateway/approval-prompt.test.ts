@@ -1,4 +1,4 @@
-import type { ApprovalRequest } from '@toolfence/tools';
+import type { ApprovalRequest, FlowRaise } from '@toolfence/tools';
 import { describe, expect, it } from 'vitest';
 import { approvalPrompt, escapeForPrompt } from './approval-prompt.js';
 
@@ -80,6 +80,87 @@ describe('approvalPrompt', () => {
     const prompt = approvalPrompt(request({}, 'd'.repeat(700)), 'mail', 8_192);
     expect('message' in prompt && prompt.message).toContain(
       '… (200 more characters of the description not shown)',
+    );
+  });
+});
+
+describe('the approval prompt of a call the flow guard raised', () => {
+  const source = (tool: string, trust: 'untrusted' | 'sensitive', basis = 'declared') =>
+    ({ tool, server: tool.split('__')[0], trust, basis }) as const;
+  const raise = (
+    exposedBy: readonly ReturnType<typeof source>[],
+    privateFrom: readonly ReturnType<typeof source>[],
+    sink: Partial<FlowRaise['sink']> = {},
+  ) =>
+    ({
+      verdict: 'ask',
+      reason: 'the guard reason',
+      sink: { tool: 'mail__send', risk: 'external-publication', basis: 'declared', ...sink },
+      labels: { exposedBy, privateFrom },
+      enforced: true,
+    }) as unknown as FlowRaise;
+  const flowRequest = (flow: FlowRaise) =>
+    ({ ...request({ to: 'x@example.com' }), flow }) as unknown as ApprovalRequest;
+  const whyAsked = (flow: FlowRaise) => {
+    const prompt = approvalPrompt(flowRequest(flow), 'mail', 1_000);
+    if (!('message' in prompt)) throw new Error('no prompt');
+    return (prompt.message.split('\n')[1] as string).replace(/\. Text from .*$/, '');
+  };
+
+  it.each([
+    [
+      'an exposed conversation',
+      raise([source('web__fetch', 'untrusted')], []),
+      'Why asked: this conversation read untrusted text from `web__fetch`; `mail__send` would publish or send data outside',
+    ],
+    [
+      'exposed and holding private data',
+      raise([source('web__fetch', 'untrusted')], [source('crm__get', 'sensitive')]),
+      'Why asked: this conversation read untrusted text from `web__fetch` and private data from `crm__get`; `mail__send` would publish or send data outside',
+    ],
+    [
+      'a sink by its destructive risk',
+      raise([source('web__fetch', 'untrusted')], [], { tool: 'fs__rm', risk: 'destructive' }),
+      'Why asked: this conversation read untrusted text from `web__fetch`; `fs__rm` would destroy data',
+    ],
+    [
+      'a sink the policy file names',
+      raise([source('web__fetch', 'untrusted')], [], {
+        risk: 'low-risk-write',
+        basis: 'configured',
+      }),
+      "Why asked: this conversation read untrusted text from `web__fetch`; `mail__send` is marked as a sink in the gateway's policy file",
+    ],
+    [
+      'labels dropped at the session limit',
+      raise([source('(dropped)', 'untrusted', 'dropped')], []),
+      'Why asked: this conversation read untrusted text from an earlier part of it (its labels were dropped at the session limit); `mail__send` would publish or send data outside',
+    ],
+    [
+      'many sources, four named',
+      raise(
+        ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => source(`s__${name}`, 'untrusted')),
+        [],
+      ),
+      'Why asked: this conversation read untrusted text from `s__a`, `s__b`, `s__c`, `s__d` and 2 more; `mail__send` would publish or send data outside',
+    ],
+    [
+      'a source name with a newline and a bidi override',
+      raise([source('web__a\nb\u202ec', 'untrusted')], []),
+      'Why asked: this conversation read untrusted text from `web__a\\u{a}b\\u{202e}c`; `mail__send` would publish or send data outside',
+    ],
+  ])('names the flow: %s', (_name, flow, line) => {
+    expect(whyAsked(flow)).toBe(line);
+  });
+
+  it('says an approval covers this one call, and shows the arguments whole', () => {
+    const prompt = approvalPrompt(
+      flowRequest(raise([source('web__fetch', 'untrusted')], [])),
+      'mail',
+      1_000,
+    );
+    expect('message' in prompt && prompt.message).toMatch(
+      /Approving covers this one call only; the conversation stays marked\.\n.*\nArguments \(this approval covers exactly these, once; shown whole\):\n\{\n {2}"to": "x@example\.com"\n\}$/s,
     );
   });
 });

@@ -1,4 +1,4 @@
-import type { ApprovalRequest } from '@toolfence/tools';
+import type { ApprovalRequest, FlowRaise, FlowSource } from '@toolfence/tools';
 import { escapeInvisible } from './pin-store.js';
 
 /**
@@ -38,8 +38,10 @@ export type ApprovalPrompt =
 
 /**
  * The prompt of one approval: the tool, why, its description and exactly these arguments, whole,
- * every name and text escaped. Arguments longer than `maxArgumentChars` as shown are not cut:
- * no prompt is built (`tooLong`), since an approval must cover only what the user saw.
+ * every name and text escaped. For a call the flow guard raised (`request.flow`), "why" is the
+ * flow: the sources that exposed the conversation, the private data it holds and the sink.
+ * Arguments longer than `maxArgumentChars` as shown are not cut: no prompt is built (`tooLong`),
+ * since an approval must cover only what the user saw.
  */
 export function approvalPrompt(
   request: ApprovalRequest,
@@ -56,9 +58,66 @@ export function approvalPrompt(
   return {
     message: [
       `Allow this call to ${escapeForPrompt(request.toolName, false)} (server ${escapeForPrompt(server ?? 'unknown', false)})?`,
-      `Why asked: ${escapeForPrompt(request.reason ?? 'the policy asks for this tool', false)}.`,
+      request.flow === undefined
+        ? `Why asked: ${escapeForPrompt(request.reason ?? 'the policy asks for this tool', false)}.`
+        : `Why asked: ${flowChain(request.flow)}. Text from an untrusted source may be steering this call: approve it only if you meant it. Approving covers this one call only; the conversation stays marked.`,
       `Tool description: ${shown}`,
       `Arguments (this approval covers exactly these, once; shown whole):\n${args}`,
     ].join('\n'),
   };
+}
+
+/** Tool names a chain lists per label before `and N more`. */
+const NAMES_SHOWN = 4;
+
+/** Longest tool name shown, in characters (the rest is cut with `…`). */
+const NAME_CHARS = 120;
+
+/** What calling a sink does, by its risk. */
+const SINK_DOES: Readonly<Record<string, string>> = {
+  'external-publication': 'would publish or send data outside',
+  'paid-operation': 'would spend money',
+  destructive: 'would destroy data',
+};
+
+function shown(name: string): string {
+  const escaped = escapeForPrompt(name, false);
+  return `\`${escaped.length > NAME_CHARS ? `${escaped.slice(0, NAME_CHARS)}…` : escaped}\``;
+}
+
+function names(sources: readonly FlowSource[]): string {
+  const all = [
+    ...new Set(
+      sources.map((source) =>
+        source.basis === 'dropped'
+          ? 'an earlier part of it (its labels were dropped at the session limit)'
+          : shown(source.tool),
+      ),
+    ),
+  ];
+  const listed = all.slice(0, NAMES_SHOWN);
+  const more = all.length - listed.length;
+  const tail = more > 0 ? [`${more} more`] : [];
+  const parts = [...listed, ...tail];
+  return parts.length === 1
+    ? (parts[0] as string)
+    : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1) as string}`;
+}
+
+/**
+ * The flow a raise is about, in words a person and a model can act on: "this conversation read
+ * untrusted text from `tracker__get_issue` and private data from `repo__read_file`;
+ * `publisher__publish` would publish or send data outside". Names are escaped and bounded.
+ */
+export function flowChain(flow: FlowRaise): string {
+  const read = `this conversation read untrusted text from ${names(flow.labels.exposedBy)}`;
+  const held =
+    flow.labels.privateFrom.length > 0
+      ? ` and private data from ${names(flow.labels.privateFrom)}`
+      : '';
+  const does =
+    flow.sink.basis === 'configured'
+      ? "is marked as a sink in the gateway's policy file"
+      : (SINK_DOES[flow.sink.risk] ?? 'is a sink');
+  return `${read}${held}; ${shown(flow.sink.tool)} ${does}`;
 }

@@ -117,6 +117,41 @@ describe('AuditLog', () => {
     expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true });
   });
 
+  it('chains the flow labels and session of a line: changing them breaks the chain', async () => {
+    const log = new AuditLog(path, 1024 * 1024, { key: KEY });
+    await log.append(entry(0));
+    await log.append({
+      ...entry(1),
+      tool: 'publisher__publish',
+      decision: 'deny',
+      outcome: 'denied',
+      session: 'connection:1',
+      flow: {
+        verdict: 'deny',
+        enforced: true,
+        sink: 'publisher__publish',
+        exposedBy: ['tracker__get_issue'],
+        privateFrom: ['repo__read_file'],
+      },
+    });
+    await log.append(entry(2));
+    await log.close();
+    expect((await lines(path))[1]).toMatchObject({
+      session: 'connection:1',
+      flow: { exposedBy: ['tracker__get_issue'], privateFrom: ['repo__read_file'] },
+    });
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true, lines: 3 });
+    // Someone who can write the file drops the private source from the line (keeping the JSON).
+    const text = await readFile(path, 'utf8');
+    await writeFile(path, text.replace('"privateFrom":["repo__read_file"]', '"privateFrom":[]'));
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: false });
+    expect(await verifyAuditLog(path, undefined, { key: KEY })).toMatchObject({
+      ok: false,
+      brokenAt: 2,
+      reason: 'hash-mismatch',
+    });
+  });
+
   it('refuses unknown options and a key that is not 32 bytes', () => {
     expect(() => new AuditLog(path, 1, { keys: KEY } as never)).toThrow(/keys/);
     expect(() => new AuditLog(path, 1, { key: randomBytes(16) })).toThrow(/32 bytes/);

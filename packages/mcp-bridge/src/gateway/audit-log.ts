@@ -21,6 +21,23 @@ import {
 import { AuditLogError, type AuditProblem } from './audit-log-error.js';
 import { canonicalJson } from './canonical-json.js';
 
+/**
+ * The flow guard's part in a decision: what it raised the policy's decision to, and the labels
+ * and sink that decided (offered tool names; `(dropped)` for labels lost at the session limit).
+ */
+export interface AuditFlow {
+  /** What the guard raised the call to: `ask` (exposed session) or `deny` (exposed and private). */
+  readonly verdict: 'ask' | 'deny';
+  /** False when the guard only observed (`flow.mode: "observe"` or the gateway's observe mode). */
+  readonly enforced: boolean;
+  /** The sink called. */
+  readonly sink: string;
+  /** The tools whose untrusted (or injection-prone) results exposed the session. */
+  readonly exposedBy: readonly string[];
+  /** The tools whose private (sensitive) results the session holds. */
+  readonly privateFrom: readonly string[];
+}
+
 /** One audited call. Digests only: never arguments, results or tokens. */
 export interface AuditEntry {
   /** ISO time the call was decided. */
@@ -36,7 +53,10 @@ export interface AuditEntry {
   readonly tool: string;
   /** The definition pin the call ran against. */
   readonly pin: string;
-  /** The policy's decision: `allow`, `deny` or `ask`. */
+  /**
+   * The decision: `allow`, `deny` or `ask`: the policy's, raised by the flow guard when it raised
+   * the call (`flow`).
+   */
   readonly decision: 'allow' | 'deny' | 'ask';
   /**
    * Who approved an `ask`: `user` (the downstream user answered), `console` (a person answered in
@@ -56,6 +76,14 @@ export interface AuditEntry {
   readonly resultDigest?: string;
   /** Set in `--observe` mode: what the decision would have enforced. */
   readonly observed?: boolean;
+  /**
+   * The downstream session the call belongs to, as the flow guard keys its labels:
+   * `connection:<uuid>` (a stdio client, a legacy HTTP session) or `principal:<digest>` (stateless
+   * requests of one principal). Absent when the flow guard is off.
+   */
+  readonly session?: string;
+  /** Present when the flow guard raised the call (or, observing, would have): see {@link AuditFlow}. */
+  readonly flow?: AuditFlow;
 }
 
 /** A line as written: the entry, the previous line's hash, and its own hash. */

@@ -16,6 +16,8 @@ import {
   checkOptionKeys,
   createToolContext,
   errorResult,
+  type FlowRaise,
+  type FlowSessionLabels,
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
@@ -43,11 +45,20 @@ import {
   type ApprovalPrompt,
   approvalPrompt,
   DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS,
+  flowChain,
 } from './approval-prompt.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
+import type { GatewayFlowSettings } from './flow-config.js';
+import {
+  auditFlow,
+  connectionSession,
+  GatewayFlow,
+  principalSession,
+  raisedVerdict,
+} from './flow-session.js';
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_LIST_WAIT_MS,
@@ -129,6 +140,11 @@ export interface McpGatewayOptions {
    * client puts to its user are listed there too. Default none (such an ask is refused).
    */
   readonly approvalInbox?: ApprovalInbox;
+  /**
+   * The flow guard (the policy file's `flow` section), kept per downstream session: on by
+   * default; `{ enabled: false }` turns it off. Observe mode makes it observe. Default `{}`.
+   */
+  readonly flow?: GatewayFlowSettings;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -146,6 +162,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'approvalMaxArgumentChars',
   'passthrough',
   'approvalInbox',
+  'flow',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -193,17 +210,28 @@ export interface GatewayReload {
   readonly pins?: GatewayPinStore;
   /** A new authorizer (the policy file read again). Default: the current one. */
   readonly authorizer?: Authorizer;
+  /**
+   * The flow settings read again. They apply at start (the labels live in the running guard): a
+   * reload with other settings is refused. Default: the current ones.
+   */
+  readonly flow?: GatewayFlowSettings;
 }
 
 interface Downstream {
   readonly server: Server;
   readonly era: GatewayEra;
+  /** Its flow session: one per connection; absent for a stateless request (keyed by principal). */
+  readonly session?: string;
 }
 
 /** One downstream `tools/call` while the registry runs it. */
 interface CallState {
   readonly downstream: Downstream;
   readonly request: ServerContext['mcpReq'];
+  /** The flow session whose labels the call reads and raises. */
+  readonly session: string;
+  /** The flow guard's raise for the call, when it raised it (or, observing, would have). */
+  flow?: FlowRaise;
   /** The client declared form elicitation (legacy: at initialize; modern: on this request). */
   readonly canAsk: boolean;
   /** Modern retry: the user's answer to the approval this call's `requestState` names. */
@@ -335,6 +363,8 @@ export function serverIdentity(server: GatewayServerConfig): string {
 export class McpGateway {
   readonly #observe: boolean;
   readonly #maxArgumentChars: number;
+  /** The flow guard and its sessions (flow-session.ts). */
+  readonly #flow: GatewayFlow;
   #options: McpGatewayOptions;
   #authorizer: Authorizer;
   #pins: GatewayPinStore;
@@ -396,13 +426,17 @@ export class McpGateway {
         1_000_000,
       ),
     );
+    this.#flow = new GatewayFlow(options.flow, this.#observe);
     const calls = this.#calls;
     const observe = this.#observe;
     const current = (): Authorizer => this.#authorizer;
     const record = (request: AuthorizationRequest, decision: PermissionDecision) => {
       const call = calls.get(request.context);
       // What the registry enforces: a malformed answer is a denial (and audited as one).
-      if (call !== undefined) call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
+      if (call !== undefined) {
+        call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
+        this.#flowCheck(call, request);
+      }
       return observe ? OBSERVED : decision;
     };
     // Answers in the authorizer's own time: a synchronous policy (RiskPolicy, RuleBasedPolicy)
@@ -430,7 +464,49 @@ export class McpGateway {
       approval: (request) => this.#ask(request),
       approvalTimeoutMs,
       ...(options.budget === undefined ? {} : { budget: options.budget }),
+      ...(this.#flow.guard === undefined ? {} : { flowGuard: this.#flow.guard }),
     });
+  }
+
+  /** What the flow guard makes of a call the policy judged (for the audit line, observe mode). */
+  #flowCheck(call: CallState, request: AuthorizationRequest): void {
+    const verdict = (call.decision ?? MALFORMED).verdict;
+    const flow = this.#flow.check(call.session, request, verdict);
+    if (flow === undefined) return;
+    call.flow = flow;
+    if (!flow.enforced) {
+      // Observe mode: the call runs; say what the guard would have done (names only).
+      const { verdict: would, ...labels } = auditFlow(flow);
+      this.#options.logger?.warn?.('The flow guard observed a call it would raise', {
+        tool: request.toolName,
+        would,
+        ...labels,
+      });
+    }
+  }
+
+  /** The decision a call is audited with: the policy's, raised by the flow guard. */
+  #decided(call: CallState): PermissionDecision['verdict'] | undefined {
+    const policy = call.decision?.verdict;
+    return policy === undefined ? undefined : raisedVerdict(policy, call.flow, this.#observe);
+  }
+
+  /** The audit fields of a call's flow: its session and, when raised, the labels that decided. */
+  #flowAudit(call: CallState): Pick<AuditEntry, 'session' | 'flow'> {
+    if (this.#flow.guard === undefined) return {};
+    return {
+      session: call.session,
+      ...(call.flow === undefined ? {} : { flow: auditFlow(call.flow) }),
+    };
+  }
+
+  /**
+   * The labels of a flow session (`session` as the audit lines name it): the sources that
+   * exposed it and the private data it holds. Empty when the flow guard is off, and once the
+   * session ended (its downstream connection closed).
+   */
+  flowLabels(session: string): FlowSessionLabels {
+    return this.#flow.labels(session);
   }
 
   /**
@@ -450,7 +526,11 @@ export class McpGateway {
         instructions: this.#passthrough.instructions(),
       },
     );
-    const downstream: Downstream = { server, era };
+    const downstream: Downstream = {
+      server,
+      era,
+      ...(track ? { session: connectionSession() } : {}),
+    };
     this.#passthrough.attach(server, era);
     server.setRequestHandler('tools/list', async () => {
       // While upstreams still start, wait a bounded time for them (clients that ignore
@@ -461,13 +541,20 @@ export class McpGateway {
     server.setRequestHandler(
       'tools/call',
       (request, context) =>
-        this.#call(downstream, request.params, context.mcpReq) as Promise<CallToolResult>,
+        this.#call(
+          downstream,
+          request.params,
+          context.mcpReq,
+          downstream.session ?? principalSession(context.http?.authInfo),
+        ) as Promise<CallToolResult>,
     );
     if (track) {
       this.#downstreams.add(downstream);
       server.onclose = () => {
         this.#downstreams.delete(downstream);
         this.#passthrough.detach(server);
+        // The conversation ended: its labels go with it.
+        this.#flow.end(downstream.session);
       };
     }
     return downstream;
@@ -552,6 +639,14 @@ export class McpGateway {
    * changed. Reloads run one at a time.
    */
   reload(next: GatewayReload): Promise<void> {
+    if (next.flow !== undefined && !this.#flow.sameAs(next.flow, this.#observe)) {
+      return Promise.reject(
+        new GatewayConfigError(
+          'the policy file\'s "flow" section applies at start (the running guard holds every session\'s labels); restart the gateway to change it',
+          { details: { option: 'flow' } },
+        ),
+      );
+    }
     const run = this.#reloading.then(() => this.#reload(next, true));
     this.#reloading = run.catch(() => undefined);
     return run;
@@ -973,6 +1068,7 @@ export class McpGateway {
   async #ask(request: ApprovalRequest): Promise<boolean> {
     const call = this.#calls.get(request.context);
     if (call === undefined) return false;
+    if (request.flow !== undefined) call.flow = request.flow;
     const offered = this.#offered.get(request.toolName);
     if (call.downstream.era === 'modern' && call.answer !== undefined) {
       if (call.answer === 'approved') call.approvedBy = 'user';
@@ -1049,6 +1145,7 @@ export class McpGateway {
     downstream: Downstream,
     params: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
     request: ServerContext['mcpReq'],
+    session: string,
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
@@ -1097,6 +1194,7 @@ export class McpGateway {
     const call: CallState = {
       downstream,
       request,
+      session,
       canAsk: supportsFormElicitation(
         modern
           ? envelope['io.modelcontextprotocol/clientCapabilities']
@@ -1105,7 +1203,11 @@ export class McpGateway {
       answer,
       audit: base,
     };
-    const context = createToolContext({ runId: `gateway-${randomUUID()}`, signal: request.signal });
+    const context = createToolContext({
+      runId: `gateway-${randomUUID()}`,
+      session,
+      signal: request.signal,
+    });
     this.#calls.set(context, call);
     let span = NO_SPAN;
     if (this.#tracer.enabled) {
@@ -1118,7 +1220,7 @@ export class McpGateway {
     }
     try {
       const result = await this.#registry.invoke(name, args, context);
-      const decision = call.decision?.verdict ?? 'allow';
+      const decision = this.#decided(call) ?? 'allow';
       const ambiguous = result.metadata?.ambiguous === true;
       const outcome = call.pinRefused
         ? 'pin-changed'
@@ -1138,6 +1240,7 @@ export class McpGateway {
         outcome,
         resultDigest: digestOf(result),
         ...(this.#observe ? { observed: true } : {}),
+        ...this.#flowAudit(call),
       });
       if (span !== undefined) {
         span.set('toolfence.decision', decision);
@@ -1149,7 +1252,13 @@ export class McpGateway {
         offered?.tool.spec.outputSchema as Readonly<Record<string, unknown>> | undefined,
       );
     } catch (error) {
-      const decision = call.decision?.verdict;
+      // The registry's own raise is the one it enforced (the same the gateway saw, unless labels
+      // rose in between).
+      const details = (error as { details?: { flow?: FlowRaise; reason?: unknown } } | null)
+        ?.details;
+      if (details?.flow !== undefined) call.flow = details.flow;
+      const flowDenied = details?.reason === 'flow-guard' && call.flow?.verdict === 'deny';
+      const decision = this.#decided(call);
       const code = ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED';
       const denied = code === 'POLICY_PERMISSION_DENIED' || code === 'APPROVAL_REQUIRED';
       if (denied && call.prompt !== undefined) {
@@ -1159,7 +1268,7 @@ export class McpGateway {
           pin: base.pin,
           argumentsDigest: base.argumentsDigest,
         });
-        await this.#audit({ ...base, decision: 'ask', outcome: 'asked' });
+        await this.#audit({ ...base, decision: 'ask', outcome: 'asked', ...this.#flowAudit(call) });
         span.set('toolfence.decision', 'ask');
         span.set('toolfence.outcome', 'asked');
         span.end();
@@ -1190,7 +1299,12 @@ export class McpGateway {
               : overBudget
                 ? 'over-budget'
                 : 'failed';
-      await this.#audit({ ...base, decision: decision ?? 'deny', outcome });
+      await this.#audit({
+        ...base,
+        decision: decision ?? 'deny',
+        outcome,
+        ...this.#flowAudit(call),
+      });
       span.set('toolfence.decision', decision ?? 'deny');
       span.set('toolfence.outcome', outcome);
       span.end(auditFailed?.code ?? code);
@@ -1199,17 +1313,31 @@ export class McpGateway {
           ? `The call to ${name} did not run: the gateway could not write it to its audit log (${auditFailed.code}), and it runs no call it cannot record. The gateway's operator must check the log (toolfence-mcp audit verify) and restart the gateway.`
           : unasked !== undefined
             ? 'channel' in unasked
-              ? `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
+              ? call.flow !== undefined
+                ? this.#flowText(name, call.flow, 'no-approval-channel')
+                : `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
               : `The call to ${name} needs the user's approval, but its arguments are ${unasked.tooLong} characters as shown, over the ${this.#maxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it did not run: the gateway never asks approval for what the user cannot see. Call it with shorter arguments, or allow this tool in the gateway's policy file.`
             : denied
               ? decision === 'ask'
                 ? `The call to ${name} was not approved by the user, so it did not run.`
-                : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
+                : flowDenied && call.flow !== undefined
+                  ? this.#flowText(name, call.flow, 'denied')
+                  : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
               : overBudget
                 ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
                 : this.#notRunText(name, code, error),
       );
     }
+  }
+
+  // Why the flow guard stopped a call, naming the flow: the sources, the private data, the sink.
+  #flowText(name: string, flow: FlowRaise, outcome: 'denied' | 'no-approval-channel'): string {
+    const shown = printableText(name, 200);
+    const permit =
+      'permit this flow in the gateway\'s policy file (--policy: "flow": {"permit": [{"from": SOURCE, "to": SINK}]})';
+    return outcome === 'denied'
+      ? `The call to ${shown} is denied by the gateway's flow guard: ${flowChain(flow)}, and could leak that private data, so it did not run. Continue without it, start a new conversation, or ask the user to ${permit}.`
+      : `The call to ${shown} needs the user's approval because ${flowChain(flow)}, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or ask the user to ${permit}.`;
   }
 
   // Why a call did not reach its server, in words a model (and the person reading along) can act
@@ -1251,10 +1379,11 @@ export class McpGateway {
       ...call.audit,
       // The pin of the definition the instance that runs was built from.
       ...(call.pin === undefined ? {} : { pin: call.pin }),
-      decision: call.decision?.verdict ?? 'allow',
+      decision: this.#decided(call) ?? 'allow',
       ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
       outcome: 'started',
       ...(this.#observe ? { observed: true } : {}),
+      ...this.#flowAudit(call),
     });
   }
 

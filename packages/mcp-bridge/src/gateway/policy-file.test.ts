@@ -214,9 +214,13 @@ describe('the README policy files', () => {
     const examples = [...readme.matchAll(/```json\n([\s\S]*?)```/g)]
       .map((match) => match[1] as string)
       .filter((text) => /"kind": "(risk|rules)"/.test(text));
-    expect(examples.length).toBeGreaterThanOrEqual(3);
+    expect(examples.length).toBeGreaterThanOrEqual(4);
     for (const example of examples)
       expect(() => parseInspectPolicy(JSON.parse(example))).not.toThrow();
+    // The flow guard's example is read with its section.
+    expect(examples.some((text) => parseInspectPolicy(JSON.parse(text)).flow !== undefined)).toBe(
+      true,
+    );
   });
 });
 

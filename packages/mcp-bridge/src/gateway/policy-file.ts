@@ -15,6 +15,7 @@ import {
   type UnmatchedRule,
 } from '@toolfence/tools';
 import { isRecord } from '../is-record.js';
+import { type GatewayFlowSettings, parseFlowPolicy } from './flow-config.js';
 import { PolicyFileError } from './policy-file-error.js';
 import { shownPath } from './shown-path.js';
 
@@ -63,6 +64,8 @@ export interface InspectPolicy {
    * `serve` at start and at every reload, and by `inspect`.
    */
   readonly unmatchedRules: (tools: readonly ToolIdentity[]) => readonly UnmatchedRule[];
+  /** The file's `flow` section (the gateway's flow guard); absent: the guard's defaults. */
+  readonly flow?: GatewayFlowSettings;
 }
 
 function invalid(message: string, at?: string, cause?: unknown): PolicyFileError {
@@ -114,7 +117,12 @@ export function defaultInspectPolicy(): InspectPolicy {
 export function parseInspectPolicy(value: unknown): InspectPolicy {
   if (!isRecord(value)) throw invalid('the top level must be a JSON object');
   if (value.kind === 'risk') {
-    onlyKeys(value, ['$comment', 'kind', 'risk', 'contentTrust', 'undeclared'], 'the policy');
+    onlyKeys(
+      value,
+      ['$comment', 'kind', 'risk', 'contentTrust', 'undeclared', 'flow'],
+      'the policy',
+    );
+    const flow = value.flow === undefined ? undefined : parseFlowPolicy(value.flow);
     for (const key of ['risk', 'contentTrust'] as const) {
       if (value[key] === undefined) continue;
       if (!isRecord(value[key])) throw invalid(`${key} must be an object`, key);
@@ -138,10 +146,12 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
       authorizer,
       unmatchedRules: NO_UNMATCHED,
       summary: { kind: 'risk', source: 'file', risk, contentTrust, undeclared },
+      ...(flow === undefined ? {} : { flow }),
     };
   }
   if (value.kind === 'rules') {
-    onlyKeys(value, ['$comment', 'kind', 'rules', 'default'], 'the policy');
+    onlyKeys(value, ['$comment', 'kind', 'rules', 'default', 'flow'], 'the policy');
+    const flow = value.flow === undefined ? undefined : parseFlowPolicy(value.flow);
     if (!Array.isArray(value.rules)) throw invalid('rules must be an array', 'rules');
     const rules: PolicyRule[] = [];
     for (const [index, rule] of value.rules.entries()) {
@@ -173,6 +183,7 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
         })),
         default: fallback,
       },
+      ...(flow === undefined ? {} : { flow }),
     };
   }
   throw invalid('"kind" must be "risk" or "rules"');

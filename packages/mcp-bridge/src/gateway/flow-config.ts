@@ -1,0 +1,188 @@
+// The `flow` section of the gateway's policy file (`serve --policy FILE`): the flow guard that
+// `toolfence-mcp serve` keeps per downstream session (see flow-session.ts). Checked here, with
+// every unknown key refused (with a did-you-mean), so a typo cannot silently loosen the guard.
+import { checkOptionKeys } from '@toolfence/tools';
+import { isRecord } from '../is-record.js';
+import { PolicyFileError } from './policy-file-error.js';
+
+/**
+ * Names tools as a policy rule does: a string is a tool's own name on any server (`publish`) or,
+ * with `__`, an offered name (`publisher__publish`); `{ "server": "publisher" }` is every tool of
+ * that config server, `{ "server": "publisher", "tool": "publish" }` one of them.
+ */
+export type GatewayFlowSelector = string | { readonly server?: string; readonly tool?: string };
+
+/** One flow the user permits: data from a source to a sink. */
+export interface GatewayFlowPermit {
+  /** The source (untrusted or private) the data comes from. */
+  readonly from: GatewayFlowSelector;
+  /** The sink it may reach. */
+  readonly to: GatewayFlowSelector;
+}
+
+/** The gateway's flow guard settings: the policy file's `flow` section. */
+export interface GatewayFlowSettings {
+  /** Run the flow guard. Default true. */
+  readonly enabled?: boolean;
+  /**
+   * `enforce` (a raised call asks or is denied) or `observe` (it runs; the audit line says what
+   * the guard would have done). Default `enforce`; the gateway's observe mode (`--observe`,
+   * `gateway.observe`) makes it `observe` too.
+   */
+  readonly mode?: 'enforce' | 'observe';
+  /** Tools that are sinks whatever their risk. Default none. */
+  readonly sinks?: readonly GatewayFlowSelector[];
+  /** Tools that are not sinks though their risk says so (`sinks` wins). Default none. */
+  readonly notSinks?: readonly GatewayFlowSelector[];
+  /** Tools whose results expose the session (attacker-controlled text) whatever they declare. */
+  readonly untrusted?: readonly GatewayFlowSelector[];
+  /** Tools whose results are private data whatever they declare. Default none. */
+  readonly sensitive?: readonly GatewayFlowSelector[];
+  /**
+   * Tools the operator vouches for: their results neither expose nor carry private data
+   * (`untrusted` and `sensitive` win). Default none.
+   */
+  readonly trusted?: readonly GatewayFlowSelector[];
+  /** Flows the user permits: a sink reached only from permitted sources keeps the policy's decision. */
+  readonly permit?: readonly GatewayFlowPermit[];
+  /**
+   * Labelled sessions kept; beyond it the least recently used is dropped and judged as exposed
+   * and holding private data until it ends. Default 10,000 (`FlowGuard`'s default).
+   */
+  readonly maxSessions?: number;
+  /** Sources named per label and session (more still count, unnamed). Default 16. */
+  readonly maxSourcesPerSession?: number;
+}
+
+/** The keys of the policy file's `flow` section. */
+export const FLOW_POLICY_KEYS: readonly string[] = Object.freeze([
+  '$comment',
+  'enabled',
+  'mode',
+  'sinks',
+  'notSinks',
+  'untrusted',
+  'sensitive',
+  'trusted',
+  'permit',
+  'maxSessions',
+  'maxSourcesPerSession',
+]);
+
+/** The keys of one `flow.permit` entry. */
+export const FLOW_PERMIT_KEYS: readonly string[] = Object.freeze(['$comment', 'from', 'to']);
+
+/** The keys of a selector object. */
+const SELECTOR_KEYS: readonly string[] = Object.freeze(['server', 'tool']);
+
+/** Longest tool selector accepted, in characters. */
+const MAX_SELECTOR_CHARS = 200;
+
+/** Most selectors in one list (and permits), so a file cannot make each call scan without end. */
+const MAX_SELECTORS = 1_000;
+
+function invalid(message: string, at: string): PolicyFileError {
+  return new PolicyFileError(`Invalid policy file: ${at} ${message}`, { details: { at } });
+}
+
+function keysOf(value: Record<string, unknown>, accepted: readonly string[], at: string): void {
+  checkOptionKeys(value, accepted, at, (message) => {
+    // The key is named (JSON-quoted) with the accepted ones and, when one is close, a suggestion.
+    return new PolicyFileError(`Invalid policy file: ${message}`, { details: { at } });
+  });
+}
+
+const SELECTOR_FORMS =
+  'a tool selector: "tool" (its own name), "server__tool" (the offered name) or {"server": "name"} with an optional "tool"';
+
+function selectorText(value: unknown, at: string): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_SELECTOR_CHARS) {
+    throw invalid(`must be ${SELECTOR_FORMS}, each name 1-${MAX_SELECTOR_CHARS} characters`, at);
+  }
+  return value;
+}
+
+function selector(value: unknown, at: string): GatewayFlowSelector {
+  if (!isRecord(value)) return selectorText(value, at);
+  keysOf(value, SELECTOR_KEYS, at);
+  if (value.server === undefined && value.tool === undefined) {
+    throw invalid(`must be ${SELECTOR_FORMS}: give "server", "tool" or both`, at);
+  }
+  return Object.freeze({
+    ...optional(
+      'server',
+      value.server === undefined ? undefined : selectorText(value.server, `${at}.server`),
+    ),
+    ...optional(
+      'tool',
+      value.tool === undefined ? undefined : selectorText(value.tool, `${at}.tool`),
+    ),
+  });
+}
+
+function selectors(value: unknown, at: string): readonly GatewayFlowSelector[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw invalid('must be an array of tool selectors', at);
+  if (value.length > MAX_SELECTORS) throw invalid(`holds more than ${MAX_SELECTORS} entries`, at);
+  return Object.freeze(value.map((item, index) => selector(item, `${at}[${index}]`)));
+}
+
+function permits(value: unknown): readonly GatewayFlowPermit[] | undefined {
+  if (value === undefined) return undefined;
+  const at = 'flow.permit';
+  if (!Array.isArray(value)) {
+    throw invalid('must be an array of {"from": SOURCE, "to": SINK} objects', at);
+  }
+  if (value.length > MAX_SELECTORS) throw invalid(`holds more than ${MAX_SELECTORS} entries`, at);
+  return Object.freeze(
+    value.map((entry, index) => {
+      const where = `${at}[${index}]`;
+      if (!isRecord(entry)) throw invalid('must be an object {"from": SOURCE, "to": SINK}', where);
+      keysOf(entry, FLOW_PERMIT_KEYS, where);
+      return Object.freeze({
+        from: selector(entry.from, `${where}.from`),
+        to: selector(entry.to, `${where}.to`),
+      });
+    }),
+  );
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+/**
+ * Checks the policy file's `flow` section (see the README's "Flow guard" section). Throws
+ * {@link PolicyFileError} naming the key (`flow.permit[0].to`) and what is accepted.
+ */
+export function parseFlowPolicy(value: unknown): GatewayFlowSettings {
+  if (!isRecord(value)) throw invalid('must be an object', 'flow');
+  keysOf(value, FLOW_POLICY_KEYS, 'flow');
+  if (value.enabled !== undefined && typeof value.enabled !== 'boolean') {
+    throw invalid('must be true or false', 'flow.enabled');
+  }
+  if (value.mode !== undefined && value.mode !== 'enforce' && value.mode !== 'observe') {
+    throw invalid('must be "enforce" or "observe"', 'flow.mode');
+  }
+  for (const key of ['maxSessions', 'maxSourcesPerSession'] as const) {
+    const max = value[key];
+    if (
+      max !== undefined &&
+      (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1 || max > 10_000_000)
+    ) {
+      throw invalid('must be a whole number from 1 to 10000000', `flow.${key}`);
+    }
+  }
+  return Object.freeze({
+    ...optional('enabled', value.enabled as boolean | undefined),
+    ...optional('mode', value.mode as 'enforce' | 'observe' | undefined),
+    ...optional('sinks', selectors(value.sinks, 'flow.sinks')),
+    ...optional('notSinks', selectors(value.notSinks, 'flow.notSinks')),
+    ...optional('untrusted', selectors(value.untrusted, 'flow.untrusted')),
+    ...optional('sensitive', selectors(value.sensitive, 'flow.sensitive')),
+    ...optional('trusted', selectors(value.trusted, 'flow.trusted')),
+    ...optional('permit', permits(value.permit)),
+    ...optional('maxSessions', value.maxSessions as number | undefined),
+    ...optional('maxSourcesPerSession', value.maxSourcesPerSession as number | undefined),
+  });
+}
