@@ -15,6 +15,7 @@ import { GatewayConfigError } from '../gateway/errors.js';
 import { parseGatewayConfig } from '../gateway/gateway-config.js';
 import { isRecord } from '../is-record.js';
 import type { CliIo } from './cli-io.js';
+import { EXIT_CODES } from './exit-codes.js';
 import {
   MAX_GATEWAY_CONFIG_BYTES,
   parseJsonText,
@@ -22,7 +23,7 @@ import {
   shownPath,
 } from './read-file.js';
 import { readServePolicy } from './read-serve-policy.js';
-import { EXIT_CODES, safeFailureMessage } from './run-inspect.js';
+import { safeFailureMessage } from './safe-failure-message.js';
 
 /** Largest client config file read by `wrap`, in bytes (8 MiB: `~/.claude.json` grows). */
 const MAX_CLIENT_FILE_BYTES = 8 * 1024 * 1024;
