@@ -6,12 +6,14 @@
 //   first list   the time until the first complete `tools/list` (every upstream's tools)
 //   direct       spawn N bench servers, connect N SDK clients in parallel, list each
 //
-// Targets (issue 36): `initialize` under 0.5 s whatever the upstreams do; the complete listing
-// at most 1.1x the parallel direct start. A run is a fresh process tree each time.
+// Targets (issues 36 and 41): `initialize` under 0.5 s whatever the upstreams do (printed as a
+// ratio to that 0.5 s budget); the complete listing at most 1.1x the parallel direct start. A run
+// is a fresh process tree each time. The machine's 1-minute load average is printed beside each
+// figure: on a shared machine a process start is slowed by whatever else runs.
 //
 //   npx tsx bench/gateway-start.bench.ts
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -29,6 +31,9 @@ import {
 const ROUNDS = scaled(7, 1);
 const COUNTS = [1, 2, 8] as const;
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+/** Issue 41: `serve` answers `initialize` within this, whatever its upstreams do. */
+const INITIALIZE_BUDGET_MS = 500;
+const load = (): string => `load average ${(loadavg()[0] ?? 0).toFixed(1)}`;
 
 const folder = await mkdtemp(join(tmpdir(), 'toolfence-bench-start-'));
 
@@ -101,6 +106,13 @@ try {
     }
     if (baseline.length < initialize.length) baseline.push(await direct(count));
     const ratio = median(list) / median(baseline);
+    bench({
+      id: `mcp-bridge.gateway-start-initialize-${count}`,
+      label: `toolfence-mcp serve with ${count} upstream(s): initialize answered, vs the 0.5 s budget`,
+      ratio: median(initialize) / INITIALIZE_BUDGET_MS,
+      target: 1,
+      detail: `initialize answered ${formatMs(median(initialize))} ms after spawn (median of ${ROUNDS}; range ${formatMs(Math.min(...initialize))}-${formatMs(Math.max(...initialize))} ms), ${load()}`,
+    });
     rows.push([
       String(count),
       formatMs(median(initialize)),
@@ -113,7 +125,7 @@ try {
       label: `toolfence-mcp serve start with ${count} upstream(s): first complete tools/list vs starting them directly in parallel`,
       ratio,
       target: 1.1,
-      detail: `initialize answered after ${formatMs(median(initialize))} ms (target under 500 ms: ${median(initialize) < 500 ? 'met' : 'not met'}); first complete tools/list ${formatMs(median(list))} ms; the same ${count} server(s) started directly in parallel ${formatMs(median(baseline))} ms (median of ${ROUNDS} fresh starts each)`,
+      detail: `initialize answered after ${formatMs(median(initialize))} ms (target under 500 ms: ${median(initialize) < 500 ? 'met' : 'not met'}); first complete tools/list ${formatMs(median(list))} ms; the same ${count} server(s) started directly in parallel ${formatMs(median(baseline))} ms (median of ${ROUNDS} fresh starts each), ${load()}`,
     });
   }
   printTable(
