@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const GATEWAY = new URL('../dist/gateway/mcp-gateway.js', import.meta.url).href;
+const SERVE_COMMAND = new URL('../dist/cli/run-gateway.js', import.meta.url).href;
 const PROBE = fileURLToPath(new URL('./fixtures/module-probe.mjs', import.meta.url));
 const SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
 /** A process that reads its stdin and never answers. */
@@ -177,12 +178,18 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
   }, 120_000);
 });
 
-describe('the gateway module', () => {
-  it('loads without the upstream client, the bridge or the SDK 1.x protocol (they load with the first upstream)', async () => {
+describe('the gateway and serve modules', () => {
+  it('load without the upstream client, the bridge or the SDK 1.x protocol (they load with the first upstream)', async () => {
     const log = join(folder, 'gateway-module.log');
     const child = spawn(
       process.execPath,
-      ['--import', PROBE, '--input-type=module', '-e', `await import(${JSON.stringify(GATEWAY)});`],
+      [
+        '--import',
+        PROBE,
+        '--input-type=module',
+        '-e',
+        `await import(${JSON.stringify(GATEWAY)}); await import(${JSON.stringify(SERVE_COMMAND)});`,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TOOLFENCE_MODULE_LOG: log } },
     );
     let stderr = '';
@@ -195,6 +202,7 @@ describe('the gateway module', () => {
     expect(code).toBe(0);
     const loaded = await loadedModules(log);
     expect(loaded.some((url) => url === GATEWAY)).toBe(true);
+    expect(loaded.some((url) => url === SERVE_COMMAND)).toBe(true);
     expect(
       loaded.filter((url) =>
         /\/mcp-bridge\/dist\/(client\/mcp-client|bridge\/bridge-tools|gateway\/traced-client)\.js$|\/node_modules\/@modelcontextprotocol\/sdk\/|\/node_modules\/oauth4webapi\//.test(

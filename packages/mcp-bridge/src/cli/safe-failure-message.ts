@@ -1,4 +1,9 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+/**
+ * The SDK's `ErrorCode.RequestTimeout`. The SDK's McpError is recognised by its name and this
+ * code rather than by importing its class: this module is on `serve`'s path to answering
+ * `initialize`, and the SDK 1.x types module builds hundreds of zod schemas when it loads.
+ */
+const REQUEST_TIMEOUT = -32001;
 
 /** The message of an error and of its causes, as far as they are toolfence errors (safe text). */
 export function safeFailureMessage(error: unknown): string {
@@ -13,7 +18,11 @@ export function safeFailureMessage(error: unknown): string {
       typeof (current.constructor as { brand?: unknown }).brand === 'symbol';
     if (branded) {
       parts.push(`${(current as Error).message} (${code})`);
-    } else if (current instanceof McpError && current.code === ErrorCode.RequestTimeout) {
+    } else if (
+      current instanceof Error &&
+      current.name === 'McpError' &&
+      code === REQUEST_TIMEOUT
+    ) {
       parts.push('no answer within --timeout-ms');
       break;
     } else if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) {
