@@ -82,13 +82,13 @@ const ARGS = { text: 'hello from the benchmark' };
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
 
-const PEER_WARMUP = scaled(200, 10);
+const PEER_WARMUP = scaled(200, 5);
 const PEER_ROUNDS = scaled(10, 2);
 const PEER_PER_ROUND = scaled(50, 5);
 /** Concurrent calls in a burst, and bursts per hop (interleaved, after warm-up bursts). */
 const BURST = 64;
 const BURST_ROUNDS = scaled(12, 1);
-const BURST_WARMUP = scaled(4, 1);
+const BURST_WARMUP = scaled(4, 0);
 const load = (): string => `load average ${(loadavg()[0] ?? 0).toFixed(1)}`;
 
 const folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-bench-'));
