@@ -18,15 +18,31 @@
 // (the SDK v2 server's request and result checks, registry lease, argument snapshot and
 // validation, policy, audit line with two SHA-256 digests, result mapping) is in-process - bridge.
 //
+// Then the peers (issue 41): the same upstream, the real server-everything over stdio, behind
+// each hop users put in front of a stdio server, every hop serving Streamable HTTP on 127.0.0.1
+// and every downstream the same SDK 1.x Streamable HTTP client (see fixtures/peer-hops.ts):
+//
+//   direct        SDK 1.x Client -> server-everything (stdio; the baseline of "added")
+//   mcp-proxy     SDK 1.x Client (HTTP) -> mcp-proxy -> server-everything
+//   supergateway  SDK 1.x Client (HTTP) -> supergateway --stateful -> server-everything
+//   toolfence     SDK 1.x Client (HTTP) -> toolfence-mcp serve --http (a policy, pins, the audit
+//                 log) -> server-everything
+//
+// Figures: added latency per call (hop minus direct) at p50 and p99 with 1 call at a time and
+// with 64 concurrent calls, and calls per second at 64. Target: toolfence no slower than either
+// peer while it enforces (ratios to the faster peer, at most 1.0). The load average is printed
+// beside each figure. TOOLFENCE_BENCH_CPU_PROF=DIR runs the gateway under `--cpu-prof` into DIR.
+//
 //   npx tsx bench/gateway-call.bench.ts
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import {
   AuditLog,
@@ -37,12 +53,14 @@ import {
   parseGatewayConfig,
 } from '@toolfence/mcp-bridge';
 import { AllowAllAuthorizer, createToolContext, ToolRegistry } from '@toolfence/tools';
+import { CHILD_ENV, EVERYTHING_ENTRY } from '../test/helpers.js';
 import {
   bench,
   type Contender,
   figure,
   formatMs,
   interleave,
+  median,
   pairedRatio,
   printTable,
   SERVER_SCRIPT,
@@ -50,6 +68,12 @@ import {
   stdioCommand,
   stopAll,
 } from './fixtures/harness.js';
+import {
+  type PeerHop,
+  startMcpProxy,
+  startSupergateway,
+  startToolfenceHttp,
+} from './fixtures/peer-hops.js';
 
 const WARMUP = scaled(300, 20);
 const ROUNDS = scaled(20, 2);
@@ -57,6 +81,15 @@ const PER_ROUND = scaled(100, 10);
 const ARGS = { text: 'hello from the benchmark' };
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
+
+const PEER_WARMUP = scaled(200, 5);
+const PEER_ROUNDS = scaled(10, 2);
+const PEER_PER_ROUND = scaled(50, 5);
+/** Concurrent calls in a burst, and bursts per hop (interleaved, after warm-up bursts). */
+const BURST = 64;
+const BURST_ROUNDS = scaled(12, 1);
+const BURST_WARMUP = scaled(4, 0);
+const load = (): string => `load average ${(loadavg()[0] ?? 0).toFixed(1)}`;
 
 const folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-bench-'));
 const closers: (() => Promise<unknown>)[] = [];
@@ -217,8 +250,186 @@ try {
     target: 1.5,
     detail: `gateway ${formatMs(through)} ms vs direct ${formatMs(base)} ms per call (paired ${pairedRatio(results.get('gateway'), results.get('direct')).toFixed(2)}; SDK v2 client in 2026-07-28 mode ${(figure(results.get('gateway-v2')) / figure(results.get('direct-v2'))).toFixed(2)}x its direct call); the floor of one more stdio process is ${(hop / base).toFixed(2)}x forwarding bytes and ${(floor / base).toFixed(2)}x parsing and re-serialising JSON; of the ${formatMs(through - base)} ms added, the second process hop is ${formatMs(through - local)} ms, the gateway's own work (SDK v2 server checks, registry, policy, audit, mapping) ${formatMs(local - bridged)} ms, and the bridged McpClient path vs the SDK Client ${formatMs(bridged - base)} ms`,
   });
+  await measurePeers();
 } finally {
   for (const closer of closers.reverse()) await closer().catch(() => undefined);
   await stopAll();
   await rm(folder, { recursive: true, force: true });
+}
+
+/** The `q` quantile (0..1) of `values`, nearest rank. */
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[
+    Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))
+  ] as number;
+}
+
+async function measurePeers(): Promise<void> {
+  const profile = process.env.TOOLFENCE_BENCH_CPU_PROF;
+  const hops: PeerHop[] = [];
+  const clients: Client[] = [];
+  try {
+    hops.push(await startMcpProxy());
+    hops.push(await startSupergateway());
+    hops.push(
+      await startToolfenceHttp(
+        folder,
+        profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`],
+      ),
+    );
+    const direct = new Client({ name: 'bench-peers-direct', version: '1.0.0' });
+    await direct.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [EVERYTHING_ENTRY, 'stdio'],
+        env: { ...CHILD_ENV },
+        stderr: 'ignore',
+      }),
+    );
+    clients.push(direct);
+    const paths: { name: string; call: (message: string) => Promise<unknown> }[] = [
+      {
+        name: 'direct',
+        call: (message) => direct.callTool({ name: 'echo', arguments: { message } }),
+      },
+    ];
+    for (const hop of hops) {
+      const client = new Client({ name: `bench-peers-${hop.name}`, version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(hop.url)));
+      clients.push(client);
+      if (hop.name === 'toolfence') {
+        // The gateway answers at once and lists its upstream when it is ready.
+        for (let tries = 0; ; tries++) {
+          const { tools } = await client.listTools();
+          if (tools.some((tool) => tool.name === hop.echo)) break;
+          if (tries > 600) throw new Error('the gateway never listed everything__echo');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      paths.push({
+        name: hop.name,
+        call: (message) => client.callTool({ name: hop.echo, arguments: { message } }),
+      });
+    }
+    for (const path of paths) {
+      const text = JSON.stringify(await path.call('hello from the benchmark'));
+      if (!text.includes('hello from the benchmark') || text.includes('"isError":true')) {
+        throw new Error(`${path.name} did not echo: ${text.slice(0, 200)}`);
+      }
+    }
+
+    // One call at a time.
+    const single = await interleave(
+      paths.map((path) => ({ name: path.name, run: () => path.call('one at a time') })),
+      { warmup: PEER_WARMUP, rounds: PEER_ROUNDS, perRound: PEER_PER_ROUND },
+    );
+    // 64 concurrent calls: each call's own latency, and the burst's time for calls/s.
+    const latencies = new Map<string, number[]>(paths.map((path) => [path.name, []]));
+    let timing = false;
+    const bursts = await interleave(
+      paths.map((path) => ({
+        name: path.name,
+        run: async () => {
+          const own = latencies.get(path.name) as number[];
+          await Promise.all(
+            Array.from({ length: BURST }, async (_, index) => {
+              const began = performance.now();
+              await path.call(`burst ${index}`);
+              if (timing) own.push(performance.now() - began);
+            }),
+          );
+        },
+      })),
+      {
+        warmup: BURST_WARMUP,
+        rounds: BURST_ROUNDS,
+        perRound: 1,
+        beforeRound: () => {
+          timing = true;
+        },
+      },
+    );
+    const figures = paths.map((path) => {
+      const one = (single.get(path.name) as { samples: number[] }).samples;
+      const many = latencies.get(path.name) as number[];
+      const burstTimes = (bursts.get(path.name) as { samples: number[] }).samples;
+      return {
+        name: path.name,
+        p50: quantile(one, 0.5),
+        p99: quantile(one, 0.99),
+        p50At64: quantile(many, 0.5),
+        p99At64: quantile(many, 0.99),
+        perSecond: (BURST * 1000) / median(burstTimes),
+      };
+    });
+    const base = figures[0] as (typeof figures)[number];
+    const added = (value: number, baseline: number) => formatMs(value - baseline);
+    printTable(
+      `tools/call echo to server-everything through each hop (Streamable HTTP downstream; direct is stdio): 1 at a time ${PEER_ROUNDS} interleaved rounds x ${PEER_PER_ROUND} calls after ${PEER_WARMUP} warm-up calls; ${BURST} concurrent ${BURST_ROUNDS} interleaved bursts after ${BURST_WARMUP} warm-up bursts (${load()})`,
+      [
+        'path',
+        'p50 ms',
+        'p99 ms',
+        'added p50',
+        'added p99',
+        `p50 ms @${BURST}`,
+        `p99 ms @${BURST}`,
+        `added p50 @${BURST}`,
+        `added p99 @${BURST}`,
+        `calls/s @${BURST}`,
+      ],
+      figures.map((entry) => [
+        entry.name,
+        formatMs(entry.p50),
+        formatMs(entry.p99),
+        added(entry.p50, base.p50),
+        added(entry.p99, base.p99),
+        formatMs(entry.p50At64),
+        formatMs(entry.p99At64),
+        added(entry.p50At64, base.p50At64),
+        added(entry.p99At64, base.p99At64),
+        entry.perSecond.toFixed(0),
+      ]),
+    );
+    const ours = figures.find((entry) => entry.name === 'toolfence') as (typeof figures)[number];
+    const peers = figures.filter((entry) => entry.name !== 'toolfence' && entry.name !== 'direct');
+    const fastest = (key: 'p50' | 'p50At64') =>
+      peers.reduce((best, entry) => (entry[key] < best[key] ? entry : best));
+    const describe = (key: 'p50' | 'p99' | 'p50At64' | 'p99At64') =>
+      figures
+        .filter((entry) => entry.name !== 'direct')
+        .map((entry) => `${entry.name} +${added(entry[key], base[key])} ms`)
+        .join(', ');
+    const single50 = fastest('p50');
+    bench({
+      id: 'mcp-bridge.gateway-peers-call-1',
+      label:
+        'tools/call through toolfence-mcp serve --http (policy, pins, audit) vs the faster peer hop (mcp-proxy, supergateway; neither enforces), 1 call at a time, p50',
+      ratio: ours.p50 / single50.p50,
+      target: 1,
+      detail: `p50 per call ${formatMs(ours.p50)} ms vs ${single50.name} ${formatMs(single50.p50)} ms; added to the direct stdio call (${formatMs(base.p50)} ms) at p50: ${describe('p50')}; at p99: ${describe('p99')}; ${load()}`,
+    });
+    const burst50 = fastest('p50At64');
+    bench({
+      id: `mcp-bridge.gateway-peers-call-${BURST}`,
+      label: `tools/call through toolfence-mcp serve --http vs the faster peer hop, ${BURST} concurrent calls, p50`,
+      ratio: ours.p50At64 / burst50.p50At64,
+      target: 1,
+      detail: `p50 per call ${formatMs(ours.p50At64)} ms vs ${burst50.name} ${formatMs(burst50.p50At64)} ms; added to the direct stdio call at p50: ${describe('p50At64')}; at p99: ${describe('p99At64')}; ${load()}`,
+    });
+    const quickest = peers.reduce((best, entry) =>
+      entry.perSecond > best.perSecond ? entry : best,
+    );
+    bench({
+      id: `mcp-bridge.gateway-peers-throughput-${BURST}`,
+      label: `calls per second at ${BURST} concurrent: the faster peer hop's over toolfence-mcp serve --http's (at most 1: no fewer calls/s than either peer)`,
+      ratio: quickest.perSecond / ours.perSecond,
+      target: 1,
+      detail: `${figures.map((entry) => `${entry.name} ${entry.perSecond.toFixed(0)}/s`).join(', ')}; ${load()}`,
+    });
+  } finally {
+    for (const client of clients.reverse()) await client.close().catch(() => undefined);
+    for (const hop of hops.reverse()) await hop.stop().catch(() => undefined);
+  }
 }

@@ -7,6 +7,7 @@
 //   npx tsx bench/modern-call.bench.ts [call] [connect] [listing]     (default: all three)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -87,10 +88,15 @@ const CALL_SETTINGS: Record<CallTransport, { warmup: number; rounds: number; per
   http: { warmup: scaled(200, 20), rounds: scaled(12, 2), perRound: scaled(50, 10) },
 };
 
+const load = (): string => `load average ${(loadavg()[0] ?? 0).toFixed(1)}`;
+
 interface CallRun {
   readonly ours: number;
   readonly sdk: number;
   readonly paired: number;
+  /** This process's CPU time per timed call (ms), each client. */
+  readonly cpuOurs: number;
+  readonly cpuSdk: number;
 }
 
 /** Child mode: one run of the modern call round trip, in this fresh process. */
@@ -122,6 +128,8 @@ async function callRun(transport: CallTransport): Promise<CallRun> {
       ours: figure(results.get('mcp-client')),
       sdk: figure(results.get('sdk-v2')),
       paired: pairedRatio(results.get('mcp-client'), results.get('sdk-v2')),
+      cpuOurs: cpuPerOperation(results.get('mcp-client')),
+      cpuSdk: cpuPerOperation(results.get('sdk-v2')),
     };
   } finally {
     await mine.close();
@@ -158,8 +166,22 @@ async function calls(): Promise<void> {
       label: `modern (2026-07-28) tools/call over ${transport}: McpClient vs SDK v2 Client`,
       ratio: median(paired),
       target: 0.8,
-      detail: `${formatSpread(paired)} over ${CALL_RUNS} runs (each run's paired ratio: median over rounds of round-median ratios); McpClient ${formatMs(value)} ms vs SDK v2 Client ${formatMs(baseline)} ms per call; each run ${settings.rounds} interleaved rounds x ${settings.perRound} calls after ${settings.warmup} warm-up calls, in a fresh process`,
+      detail: `${formatSpread(paired)} over ${CALL_RUNS} runs (each run's paired ratio: median over rounds of round-median ratios); McpClient ${formatMs(value)} ms vs SDK v2 Client ${formatMs(baseline)} ms per call; each run ${settings.rounds} interleaved rounds x ${settings.perRound} calls after ${settings.warmup} warm-up calls, in a fresh process; ${load()}`,
     });
+    if (transport === 'stdio') {
+      // Issue 41: wall time over stdio moves with the scheduling of two processes; the client's
+      // own CPU per call (process.cpuUsage around its timed calls, the same run) is what the
+      // client controls.
+      const cpu = measured.map((run) => run.cpuOurs / run.cpuSdk);
+      bench({
+        id: 'mcp-bridge.modern-call-stdio-cpu',
+        label:
+          'modern (2026-07-28) tools/call over stdio: McpClient CPU per call vs the SDK v2 Client',
+        ratio: median(cpu),
+        target: 0.8,
+        detail: `${formatSpread(cpu)} over ${CALL_RUNS} runs; client CPU per call ${formatMs(median(measured.map((run) => run.cpuOurs)))} ms vs ${formatMs(median(measured.map((run) => run.cpuSdk)))} ms (this process's user + system time around each client's timed calls); wall ${formatSpread(paired)}; ${load()}`,
+      });
+    }
   }
 }
 

@@ -45,7 +45,8 @@ export const LOOPBACK_LISTEN: string = fileURLToPath(
   new URL('./support/loopback-listen.mjs', import.meta.url),
 );
 
-async function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (listened on once, then released). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

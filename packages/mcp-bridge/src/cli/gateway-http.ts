@@ -294,7 +294,12 @@ export async function serveGatewayHttp(
     const abort = new AbortController();
     // The request counts (toward its session's or the stateless share) until its response ends.
     const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
-    out.once('close', () => abort.abort());
+    // Only a client that went away before its answer was complete cancels the request: aborting
+    // after a complete answer cancels nothing, and each abort builds an AbortError (with its
+    // stack), a measurable share of a call's cost through the gateway.
+    out.once('close', () => {
+      if (!out.writableFinished) abort.abort();
+    });
     const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
       method,
       headers,

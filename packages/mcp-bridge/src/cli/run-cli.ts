@@ -1,8 +1,6 @@
 import { VERSION } from '../version.js';
 import type { CliIo } from './cli-io.js';
-import { runAudit, runPin, runServe } from './run-gateway.js';
-import { EXIT_CODES, runInspect } from './run-inspect.js';
-import { runUnwrap, runWrap } from './run-wrap.js';
+import { EXIT_CODES } from './exit-codes.js';
 
 /** The help text of `toolfence-mcp`. */
 export const CLI_HELP: string = `Usage: toolfence-mcp <command> [options]
@@ -24,12 +22,14 @@ Options:
 /** Runs `toolfence-mcp` with the process arguments after the script; resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'inspect') return runInspect(rest, io);
-  if (command === 'serve') return runServe(rest, io);
-  if (command === 'pin') return runPin(rest, io);
-  if (command === 'audit') return runAudit(rest, io);
-  if (command === 'wrap') return runWrap(rest, io);
-  if (command === 'unwrap') return runUnwrap(rest, io);
+  // Each command loads its own modules when it runs: `serve` answers its client's `initialize`
+  // without loading what `inspect` or `wrap` use, and `audit` without the gateway or the SDK.
+  if (command === 'inspect') return (await import('./run-inspect.js')).runInspect(rest, io);
+  if (command === 'serve') return (await import('./run-gateway.js')).runServe(rest, io);
+  if (command === 'pin') return (await import('./run-gateway.js')).runPin(rest, io);
+  if (command === 'audit') return (await import('./run-gateway.js')).runAudit(rest, io);
+  if (command === 'wrap') return (await import('./run-wrap.js')).runWrap(rest, io);
+  if (command === 'unwrap') return (await import('./run-wrap.js')).runUnwrap(rest, io);
   if (command === '-h' || command === '--help' || command === 'help') {
     io.out(CLI_HELP);
     return EXIT_CODES.ok;

@@ -1,8 +1,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { AuditLog, verifyAuditChain } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
-import { type GatewayBudget, gatewayBudget } from '../gateway/gateway-budget.js';
+import type { GatewayBudget } from '../gateway/gateway-budget.js';
 import {
   auditKeyOf,
   DEFAULT_AUDIT_MAX_BYTES,
@@ -11,7 +10,7 @@ import {
   type GatewayConfig,
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
-import { McpGateway } from '../gateway/mcp-gateway.js';
+import type { McpGateway } from '../gateway/mcp-gateway.js';
 import { acceptPinToken, pinChanges, splitPinToken } from '../gateway/pin-changes.js';
 import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import {
@@ -20,12 +19,8 @@ import {
   loadInspectPolicy,
   warnUnmatchedRules,
 } from '../gateway/policy-file.js';
-import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
-import {
-  connectionStoreFromUrl,
-  type PersistentConnectionStore,
-} from '../store/connection-store-from-url.js';
+import type { PersistentConnectionStore } from '../store/connection-store-from-url.js';
 import type { CliIo } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
 import {
@@ -34,9 +29,11 @@ import {
   type PreparedConsole,
   prepareConsole,
 } from './console-start.js';
-import { type GatewayHttpOptions, serveGatewayHttp } from './gateway-http.js';
+import { EXIT_CODES } from './exit-codes.js';
+import type { GatewayHttpOptions } from './gateway-http.js';
+import { approveLoopback, isLoopbackHost } from './loopback.js';
 import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
-import { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage } from './run-inspect.js';
+import { safeFailureMessage } from './safe-failure-message.js';
 
 /** Quiet time after a config change or SIGHUP before the reload starts, in milliseconds. */
 const RELOAD_DEBOUNCE_MS = 200;
@@ -166,10 +163,10 @@ interface LoadedConfig {
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
 /** Opens the pins `gateway.pins` names: the lock file, or the shared PostgreSQL table. */
-function openPins(loaded: LoadedConfig): Promise<GatewayPinStore> {
-  return POSTGRES_URL.test(loaded.pinsPath)
-    ? PostgresPinStore.open({ connectionString: loaded.pinsPath })
-    : PinStore.open(loaded.pinsPath);
+async function openPins(loaded: LoadedConfig): Promise<GatewayPinStore> {
+  if (!POSTGRES_URL.test(loaded.pinsPath)) return PinStore.open(loaded.pinsPath);
+  const { PostgresPinStore } = await import('../gateway/postgres-pin-store.js');
+  return PostgresPinStore.open({ connectionString: loaded.pinsPath });
 }
 
 /** What a reload cannot change: the store, its key, the budget and a shared pin table. */
@@ -281,6 +278,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     );
     pins = await openPins(loaded);
     if (loaded.storeUrl !== undefined) {
+      const { connectionStoreFromUrl } = await import('../store/connection-store-from-url.js');
       store = await connectionStoreFromUrl(loaded.storeUrl, {
         key: decodeStoreKey(settings.storeKey as string) as Uint8Array,
       });
@@ -295,11 +293,15 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           ([, server]) => server.namespace === namespace,
         )?.[0];
       };
+      const { gatewayBudget } = await import('../gateway/gateway-budget.js');
       budget = await gatewayBudget(settings.budget, serverOf, (message) =>
         io.err(`toolfence-mcp: ${message}\n`),
       );
     }
     const connectionStore = store;
+    // Loaded per command (see run-cli.ts): the gateway, the SDK server and the upstream client
+    // are what `serve` needs, and `pin` or `audit` never do.
+    const { McpGateway } = await import('../gateway/mcp-gateway.js');
     gateway = new McpGateway({
       config: loaded.config,
       authorizer: policy.authorizer,
@@ -365,6 +367,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   let consoleServer: { readonly close: () => Promise<void> } | undefined;
   if (http !== undefined) {
     try {
+      const { serveGatewayHttp } = await import('./gateway-http.js');
       server = await serveGatewayHttp(gateway, {
         ...http,
         ...(webConsole?.shared === true
@@ -383,6 +386,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     closed = new Promise<void>(() => undefined);
   } else {
     const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
+    const { StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
     const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
     closed = new Promise<void>((resolveClosed) => {
       transport.onclose = () => resolveClosed();

@@ -1,6 +1,4 @@
 import { isAbsolute, resolve } from 'node:path';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { NonPublicAddress } from '@toolfence/tools/net';
 import { ClientConfigurationError } from '../client/errors.js';
 import { McpClient, type McpClientOptions } from '../client/mcp-client.js';
 import {
@@ -11,17 +9,17 @@ import {
 } from '../gateway/policy-file.js';
 import { PolicyFileError } from '../gateway/policy-file-error.js';
 import type { CliIo } from './cli-io.js';
+import { EXIT_CODES } from './exit-codes.js';
 import { formatInspectReport } from './format-report.js';
 import { type InspectArguments, parseInspectArguments } from './inspect-arguments.js';
 import { buildInspectReport } from './inspect-report.js';
 import { InspectUsageError } from './inspect-usage-error.js';
+import { approveLoopback, isLoopbackHost } from './loopback.js';
+import { safeFailureMessage } from './safe-failure-message.js';
 
-/** Exit codes of `toolfence-mcp`. */
-export const EXIT_CODES: Readonly<{ ok: 0; failure: 1; usage: 2 }> = Object.freeze({
-  ok: 0,
-  failure: 1,
-  usage: 2,
-});
+// Kept here for importers from before they moved (each lives in a module of its own so a command
+// loads only what it uses).
+export { approveLoopback, EXIT_CODES, isLoopbackHost, safeFailureMessage };
 
 /** Variables a stdio server gets from the environment without `--env`. */
 export const PASSED_ENV_NAMES: readonly string[] = Object.freeze([
@@ -70,45 +68,6 @@ Options:
 
 Exit codes: 0 report printed, 1 connection or protocol failure, 2 usage error.
 `;
-
-/** True for localhost, ::1 and 127.0.0.0/8. */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** Approves loopback addresses only (for a URL that names a loopback host). */
-export function approveLoopback(_target: unknown, address: NonPublicAddress): boolean {
-  return address.range === 'loopback';
-}
-
-/** The message of an error and of its causes, as far as they are toolfence errors (safe text). */
-export function safeFailureMessage(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== undefined; depth++) {
-    const code = (current as { code?: unknown } | null)?.code;
-    const branded =
-      current instanceof Error &&
-      typeof code === 'string' &&
-      /^[A-Z][A-Z0-9_]+$/.test(code) &&
-      typeof (current.constructor as { brand?: unknown }).brand === 'symbol';
-    if (branded) {
-      parts.push(`${(current as Error).message} (${code})`);
-    } else if (current instanceof McpError && current.code === ErrorCode.RequestTimeout) {
-      parts.push('no answer within --timeout-ms');
-      break;
-    } else if (typeof code === 'string' && /^E[A-Z0-9_]+$/.test(code)) {
-      // A Node system error: its code is safe, its message may carry paths or addresses.
-      parts.push(code);
-      break;
-    } else {
-      break;
-    }
-    current = (current as Error).cause;
-  }
-  return parts.length === 0 ? 'unexpected failure' : parts.join(': ');
-}
 
 function clientOptions(parsed: InspectArguments, io: CliIo): McpClientOptions {
   const target = parsed.target;

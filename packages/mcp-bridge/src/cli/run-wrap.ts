@@ -17,8 +17,9 @@ import { loadInspectPolicy } from '../gateway/policy-file.js';
 import { shownPath } from '../gateway/shown-path.js';
 import { isRecord } from '../is-record.js';
 import type { CliIo } from './cli-io.js';
+import { EXIT_CODES } from './exit-codes.js';
 import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
-import { EXIT_CODES, safeFailureMessage } from './run-inspect.js';
+import { safeFailureMessage } from './safe-failure-message.js';
 
 /** Largest client config file read by `wrap`, in bytes (8 MiB: `~/.claude.json` grows). */
 const MAX_CLIENT_FILE_BYTES = 8 * 1024 * 1024;

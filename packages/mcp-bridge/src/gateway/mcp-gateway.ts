@@ -28,8 +28,8 @@ import {
   type ToolResult,
   ToolsError,
 } from '@toolfence/tools';
-import { type BridgedTool, bridgeTools } from '../bridge/bridge-tools.js';
-import { type McpCallOptions, McpClient, type McpClientOptions } from '../client/mcp-client.js';
+import type { BridgedTool } from '../bridge/bridge-tools.js';
+import type { McpClient, McpClientOptions } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
 import { printableText } from '../printable-text.js';
@@ -84,6 +84,7 @@ import {
   type PinRecord,
 } from './pin-store.js';
 import { describeUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
+import { type TracedClientClass, upstreamModules } from './upstream-modules.js';
 import { StartGate, withStartTimeout } from './upstream-start.js';
 
 /** Options of {@link McpGateway}. */
@@ -296,29 +297,6 @@ const REFUSALS: Readonly<Record<ApprovalRefusal, string>> = {
   expired: 'it expired before the call was retried',
   mismatch: 'it was given for other arguments, another tool or another definition',
 };
-
-/** A McpClient that adds the gateway's trace context to each upstream `tools/call`. */
-class TracedClient extends McpClient {
-  readonly #meta: AsyncLocalStorage<Record<string, string>>;
-
-  constructor(options: McpClientOptions, meta: AsyncLocalStorage<Record<string, string>>) {
-    super(options);
-    this.#meta = meta;
-  }
-
-  override callTool(
-    name: string,
-    args?: Readonly<Record<string, unknown>>,
-    options: McpCallOptions = {},
-  ): ReturnType<McpClient['callTool']> {
-    const meta = this.#meta.getStore();
-    return super.callTool(
-      name,
-      args,
-      meta === undefined || Object.keys(meta).length === 0 ? options : { ...options, meta },
-    );
-  }
-}
 
 /** What the authorizer is told in observe mode, whatever the policy decided. */
 const OBSERVED: PermissionDecision = Object.freeze({ verdict: 'allow', reason: 'observe' });
@@ -721,9 +699,12 @@ export class McpGateway {
       previous !== undefined &&
       previous.concurrency === concurrency &&
       canonicalJson(previous.server) === canonicalJson(server);
+    // The upstream client and the bridge load with the first upstream, not with the gateway: a
+    // client's `initialize` is answered before they are needed (see upstream-modules.ts).
+    const { TracedClient, bridgeTools } = await upstreamModules();
     const upstream = reused
       ? previous
-      : this.#newUpstream(name, server, concurrency, startTimeoutMs);
+      : this.#newUpstream(name, server, concurrency, startTimeoutMs, TracedClient);
     try {
       // ONE listing per load: the pins review it and the tools are built from exactly it, so
       // the definition reviewed is the definition offered (a server whose listing TTL is 0
@@ -918,6 +899,7 @@ export class McpGateway {
     server: GatewayServerConfig,
     concurrency: number,
     startTimeoutMs: number,
+    TracedClient: TracedClientClass,
   ): Upstream {
     const client = new TracedClient(
       {

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { createRequire } from 'node:module';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isJSONRPCErrorResponse,
@@ -9,7 +10,7 @@ import {
   type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { sleepUnlessAborted } from './abortable-sleep.js';
 import type { McpAuthChallenge, McpAuthHeaders, McpAuthProvider } from './auth-provider.js';
@@ -39,6 +40,14 @@ import { ServerOverloadedError } from './server-overloaded-error.js';
 import { ServerRateLimitedError } from './server-rate-limited-error.js';
 import { SseParser, type SseParserHandlers } from './sse-parser.js';
 import { decodeUtf8 } from './utf8.js';
+
+let undiciModule: typeof import('undici') | undefined;
+/** undici (CommonJS, tens of milliseconds to load), required by the first request: a gateway
+ * with stdio upstreams only never loads it. */
+function undici(): typeof import('undici') {
+  undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
+  return undiciModule;
+}
 
 /** Options of {@link StreamableHttpTransport}. */
 export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
@@ -379,7 +388,7 @@ export class StreamableHttpTransport implements Transport {
       );
       let response: Dispatcher.ResponseData;
       try {
-        response = await request(this.#url, {
+        response = await undici().request(this.#url, {
           method: 'POST',
           headers,
           body,
@@ -835,7 +844,7 @@ export class StreamableHttpTransport implements Transport {
   async #getEventStream(lastEventId: string | undefined): Promise<Dispatcher.ResponseData> {
     const headers = await this.#requestHeaders({ accept: 'text/event-stream' }, 'GET');
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-    return request(this.#url, {
+    return undici().request(this.#url, {
       method: 'GET',
       headers,
       dispatcher: this.#dispatcher,
@@ -877,7 +886,7 @@ export class StreamableHttpTransport implements Transport {
     if (session !== undefined && this.era === 'legacy' && this.#deleteSessionOnClose) {
       try {
         const headers = await this.#requestHeaders({}, 'DELETE');
-        const response = await request(this.#url, {
+        const response = await undici().request(this.#url, {
           method: 'DELETE',
           headers,
           dispatcher: this.#dispatcher,

@@ -1,10 +1,13 @@
-import {
-  type Dispatcher,
-  type RequestInit as UndiciRequestInit,
-  type Response as UndiciResponse,
-  fetch as undiciFetch,
+import type {
+  Dispatcher,
+  RequestInit as UndiciRequestInit,
+  Response as UndiciResponse,
 } from 'undici';
+import { lazyRequire } from '../internal/lazy-require.js';
 import { NetworkLimitError } from './network-limit-error.js';
+
+/** undici (CommonJS, tens of milliseconds to load), required on the first request. */
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 type AbortRequest = (reason?: Error) => void;
 
@@ -90,7 +93,7 @@ export class FetchDeadline {
    */
   fetch(href: string, init: UndiciRequestInit): Promise<UndiciResponse> {
     if (this.reason !== undefined) return Promise.reject(this.reason);
-    return undiciFetch(href, init);
+    return undici().fetch(href, init);
   }
 
   /** Undici's fetch dispatches each hop here; the guarded agent does the work. */

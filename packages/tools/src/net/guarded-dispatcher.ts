@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import type { Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
+import { lazyRequire } from '../internal/lazy-require.js';
 import {
   type AllowNonPublic,
   approveNonPublic,
@@ -12,6 +13,9 @@ import { classifyAddress, isLoopbackAddress, parseAddressBytes } from './classif
 import { NetworkOptionsError } from './network-options-error.js';
 import { NetworkPolicyError } from './network-policy-error.js';
 import { NetworkResolutionError } from './network-resolution-error.js';
+
+/** undici (CommonJS, tens of milliseconds to load), required on the first request. */
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 /** One DNS answer. */
 export interface ResolvedAddress {
@@ -190,7 +194,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions = {}):
   const allowNonPublic = options.allowNonPublic;
   const resolver = options.resolver ?? defaultResolver;
   const maxAddresses = options.maxAddresses ?? 32;
-  const base = buildConnector({
+  const base = undici().buildConnector({
     timeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     ...(options.ca === undefined ? {} : { ca: [options.ca].flat() as string[] }),
   });
@@ -262,7 +266,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions = {}):
       (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), null),
     );
   };
-  const agent = new Agent({ connect });
+  const agent = new (undici().Agent)({ connect });
   guardedDispatchers.set(agent, Object.freeze({ allowNonPublic }));
   return agent;
 }

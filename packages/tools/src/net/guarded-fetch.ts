@@ -1,10 +1,11 @@
-import {
-  type Dispatcher,
+import type {
+  Dispatcher,
   Headers as UndiciHeaders,
-  type HeadersInit as UndiciHeadersInit,
-  type RequestInit as UndiciRequestInit,
+  HeadersInit as UndiciHeadersInit,
+  RequestInit as UndiciRequestInit,
   Response as UndiciResponse,
 } from 'undici';
+import { lazyRequire } from '../internal/lazy-require.js';
 import { ToolsError } from '../tools-error.js';
 import { checkedUrl, type UrlPolicy, validateUrlPolicy } from './check-url.js';
 import { FetchDeadline } from './fetch-deadline.js';
@@ -82,15 +83,23 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
   return value;
 }
 
+/** undici (CommonJS, tens of milliseconds to load), required on the first request. */
+const undici = lazyRequire<typeof import('undici')>('undici');
+
 const NO_INIT: RequestInit = Object.freeze({});
 /**
  * The request headers when the caller gives none. A `Headers` instance, because undici's fetch
  * copies one without converting it as a record; private to this module and never changed.
  */
-const IDENTITY_HEADERS = new UndiciHeaders({ 'accept-encoding': 'identity' });
+let identityHeaders: UndiciHeaders | undefined;
 const IDENTITY_ONLY: Readonly<Record<string, string>> = Object.freeze({
   'accept-encoding': 'identity',
 });
+/** The shared identity headers, made on the first request. */
+function identity(): UndiciHeaders {
+  identityHeaders ??= new (undici().Headers)(IDENTITY_ONLY);
+  return identityHeaders;
+}
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 const CROSS_ORIGIN_DROPPED = ['authorization', 'cookie', 'proxy-authorization'];
@@ -214,7 +223,7 @@ async function fetchThroughGuard(
   // Without caller headers, one shared Headers instance avoids building one per request.
   let headers: UndiciHeaders | undefined;
   if (requestInit.headers !== undefined && requestInit.headers !== null) {
-    headers = new UndiciHeaders(requestInit.headers as UndiciHeadersInit);
+    headers = new (undici().Headers)(requestInit.headers as UndiciHeadersInit);
     headers.delete('host');
     headers.delete('proxy-authorization');
     headers.set('accept-encoding', 'identity');
@@ -229,14 +238,14 @@ async function fetchThroughGuard(
       const hopInit: UndiciRequestInit =
         requestInit === NO_INIT
           ? {
-              headers: headers ?? IDENTITY_HEADERS,
+              headers: headers ?? identity(),
               redirect: 'manual',
               dispatcher: deadline as unknown as Dispatcher,
             }
           : {
               ...(requestInit as unknown as UndiciRequestInit),
               method,
-              headers: headers ?? IDENTITY_HEADERS,
+              headers: headers ?? identity(),
               body: (body ?? null) as NonNullable<UndiciRequestInit['body']> | null,
               redirect: 'manual',
               dispatcher: deadline as unknown as Dispatcher,
@@ -287,7 +296,7 @@ async function fetchThroughGuard(
           });
         }
       }
-      headers ??= new UndiciHeaders(IDENTITY_ONLY);
+      headers ??= new (undici().Headers)(IDENTITY_ONLY);
       if (next.origin !== new URL(href).origin) {
         for (const name of CROSS_ORIGIN_DROPPED) headers.delete(name);
       }
@@ -358,7 +367,7 @@ function limitResponse(
   if (source === null || NULL_BODY_STATUSES.has(response.status)) {
     source?.cancel().catch(() => undefined);
     deadline.release();
-    wrapped = new UndiciResponse(null, {
+    wrapped = new (undici().Response)(null, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
@@ -404,7 +413,7 @@ function limitResponse(
       },
       { highWaterMark: 0 },
     );
-    wrapped = new UndiciResponse(stream, {
+    wrapped = new (undici().Response)(stream, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

@@ -1,9 +1,9 @@
-import { createRequire } from 'node:module';
-import { Ajv, type Options as AjvOptions, type AnySchemaObject } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import AjvDraft04Module from 'ajv-draft-04';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv, Options as AjvOptions, AnySchemaObject } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type AjvDraft04Module from 'ajv-draft-04';
+import type addFormatsModule from 'ajv-formats';
+import { lazyRequire } from '../internal/lazy-require.js';
 import { ConfigurationError } from './configuration-error.js';
 import { appendPath } from './json-snapshot.js';
 import { checkOptionKeys } from './option-keys.js';
@@ -15,10 +15,15 @@ import {
 } from './schema-dialect.js';
 import type { JsonObject, JsonValue } from './tool.js';
 
-// ajv-formats and ajv-draft-04 are CommonJS: under NodeNext their default import is
-// `module.exports`, the plugin or class itself.
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-const AjvDraft04 = AjvDraft04Module as unknown as typeof AjvDraft04Module.default;
+// ajv and its plugins are CommonJS and load in tens of milliseconds: they are required when the
+// first schema is compiled, not when the package is imported (a gateway answers `initialize`
+// without them). ajv-formats' and ajv-draft-04's `module.exports` is the plugin or class itself.
+const ajvModule = lazyRequire<typeof import('ajv')>('ajv');
+const ajv2019Module = lazyRequire<typeof import('ajv/dist/2019.js')>('ajv/dist/2019.js');
+const ajv2020Module = lazyRequire<typeof import('ajv/dist/2020.js')>('ajv/dist/2020.js');
+const ajvDraft04 = lazyRequire<typeof AjvDraft04Module.default>('ajv-draft-04');
+const addFormats = lazyRequire<typeof addFormatsModule.default>('ajv-formats');
+const draft06MetaSchema = lazyRequire<AnySchemaObject>('ajv/dist/refs/json-schema-draft-06.json');
 
 /** One reason a value failed validation: where (a JSON path such as `$.items[2].name`) and what. */
 export interface ValidationIssue {
@@ -220,24 +225,24 @@ export class AjvSchemaValidator implements SchemaValidator {
               error: (...args: unknown[]) => note(logger, dialect, args),
             },
     };
-    let ajv: Ajv | Ajv2019 | Ajv2020 | InstanceType<typeof AjvDraft04>;
+    let ajv: Ajv | Ajv2019 | Ajv2020 | InstanceType<typeof AjvDraft04Module.default>;
     switch (key) {
       case 'draft-04':
-        ajv = new AjvDraft04(options);
+        ajv = new (ajvDraft04())(options);
         break;
       case 'draft-07': {
-        const draft07 = new Ajv(options);
+        const draft07 = new (ajvModule().Ajv)(options);
         draft07.addMetaSchema(draft06MetaSchema());
         ajv = draft07;
         break;
       }
       case '2019-09':
-        ajv = new Ajv2019(options);
+        ajv = new (ajv2019Module().Ajv2019)(options);
         break;
       default:
-        ajv = new Ajv2020(options);
+        ajv = new (ajv2020Module().Ajv2020)(options);
     }
-    if (this.#validateFormats) addFormats(ajv as Ajv);
+    if (this.#validateFormats) addFormats()(ajv as Ajv);
     this.#instances.set(key, ajv);
     return ajv;
   }
@@ -321,16 +326,6 @@ function note(logger: SchemaValidatorLogger, dialect: JsonSchemaDialect, args: u
   } catch {
     // ignored
   }
-}
-
-let draft06: AnySchemaObject | undefined;
-
-/** ajv's copy of the draft-06 meta-schema, loaded on first use (a JSON file in ajv's package). */
-function draft06MetaSchema(): AnySchemaObject {
-  draft06 ??= createRequire(import.meta.url)(
-    'ajv/dist/refs/json-schema-draft-06.json',
-  ) as AnySchemaObject;
-  return draft06;
 }
 
 /** Puts `key` last in an LRU map (most recent), dropping the oldest entry over `max`. */

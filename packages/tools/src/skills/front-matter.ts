@@ -1,5 +1,8 @@
-import { CST, isAlias, isMap, isNode, isScalar, isSeq, Lexer, parseDocument, visit } from 'yaml';
+import { lazyRequire } from '../internal/lazy-require.js';
 import { SkillFormatError, SkillLimitError } from './errors.js';
+
+/** The `yaml` library (CommonJS), loaded when the first front matter is parsed. */
+const yaml = lazyRequire<typeof import('yaml')>('yaml');
 
 /** The front matter keys with a meaning (Agent Skills format plus `version`). */
 export const SKILL_FRONT_MATTER_KEYS: readonly string[] = Object.freeze([
@@ -88,8 +91,8 @@ const COUNTED_TOKENS: ReadonlySet<string> = new Set([
  */
 function checkNodeCount(source: string, maxNodes: number, skill: string | undefined): void {
   let nodes = 0;
-  for (const token of new Lexer().lex(source)) {
-    const type = CST.tokenType(token);
+  for (const token of new (yaml().Lexer)().lex(source)) {
+    const type = yaml().CST.tokenType(token);
     if (type === null || !COUNTED_TOKENS.has(type)) continue;
     nodes += 1;
     if (nodes > maxNodes) {
@@ -187,7 +190,7 @@ export function parseSkillFrontMatter(
   if (end === -1) throw formatError('unterminated_front_matter', skill);
   const source = lines.slice(1, end).join('\n');
   checkNodeCount(source, maxNodes, skill);
-  const document = parseDocument(source, {
+  const document = yaml().parseDocument(source, {
     schema: 'core',
     customTags: [],
     merge: false,
@@ -201,14 +204,14 @@ export function parseSkillFrontMatter(
     throw formatError('invalid_yaml', skill, lineOf(source, first.pos[0]));
   }
   let refused: { reason: string; offset: number | undefined } | undefined;
-  visit(document, (_key, node) => {
-    if (isAlias(node)) {
+  yaml().visit(document, (_key, node) => {
+    if (yaml().isAlias(node)) {
       refused = { reason: 'alias', offset: node.range?.[0] };
-      return visit.BREAK;
+      return yaml().visit.BREAK;
     }
-    if (isNode(node) && (node.anchor !== undefined || node.tag !== undefined)) {
+    if (yaml().isNode(node) && (node.anchor !== undefined || node.tag !== undefined)) {
       refused = { reason: node.anchor === undefined ? 'tag' : 'alias', offset: node.range?.[0] };
-      return visit.BREAK;
+      return yaml().visit.BREAK;
     }
     return undefined;
   });
@@ -221,13 +224,13 @@ export function parseSkillFrontMatter(
   const extra: Record<string, SkillFrontMatterValue> = {};
   const deviations: SkillDeviation[] = [];
   let allowedTools: string[] | undefined;
-  if (root !== null && !isMap(root)) throw formatError('not_a_map', skill);
+  if (root !== null && !yaml().isMap(root)) throw formatError('not_a_map', skill);
   for (const pair of root?.items ?? []) {
     // The line is counted only when an error needs it (counting it for every key would scan
     // the source once per key).
-    const keyOffset = isNode(pair.key) ? pair.key.range?.[0] : undefined;
+    const keyOffset = yaml().isNode(pair.key) ? pair.key.range?.[0] : undefined;
     const line = lazyLine(source, keyOffset);
-    if (!isScalar(pair.key) || typeof pair.key.value !== 'string') {
+    if (!yaml().isScalar(pair.key) || typeof pair.key.value !== 'string') {
       throw formatError('bad_key', skill, line);
     }
     const key = pair.key.value;
@@ -238,7 +241,7 @@ export function parseSkillFrontMatter(
     } else if (key === 'allowed-tools') {
       allowedTools = toolList(value, skill, line);
     } else if (key === 'metadata') {
-      if (value === null || (isScalar(value) && value.value === null)) continue;
+      if (value === null || (yaml().isScalar(value) && value.value === null)) continue;
       const deviate = (reason: string, metadataKey?: string): void => {
         if (specLimits === 'refuse') throw formatError('metadata_not_a_map', skill, line);
         const at = typeof line === 'function' ? line() : line;
@@ -248,26 +251,30 @@ export function parseSkillFrontMatter(
           ...(metadataKey !== undefined && SAFE_KEY.test(metadataKey) ? { key: metadataKey } : {}),
         });
       };
-      if (!isMap(value)) {
+      if (!yaml().isMap(value)) {
         deviate('metadata_not_a_map');
         continue;
       }
       for (const item of value.items) {
-        if (!isScalar(item.key) || typeof item.key.value !== 'string') {
+        if (!yaml().isScalar(item.key) || typeof item.key.value !== 'string') {
           deviate('metadata_not_a_map');
           continue;
         }
         const metadataKey = item.key.value;
-        if (isScalar(item.value) || item.value === null) {
+        if (yaml().isScalar(item.value) || item.value === null) {
           metadata[metadataKey] = scalarText(item.value, skill, line, 'metadata_not_a_map');
         } else {
           // A list or map under metadata (which the clients accept): kept as its JSON text.
           deviate('metadata_not_text', metadataKey);
-          metadata[metadataKey] = JSON.stringify(isNode(item.value) ? item.value.toJSON() : null);
+          metadata[metadataKey] = JSON.stringify(
+            yaml().isNode(item.value) ? item.value.toJSON() : null,
+          );
         }
       }
     } else {
-      extra[key] = deepFreeze((isNode(value) ? value.toJSON() : null) as SkillFrontMatterValue);
+      extra[key] = deepFreeze(
+        (yaml().isNode(value) ? value.toJSON() : null) as SkillFrontMatterValue,
+      );
     }
   }
   return {
@@ -288,7 +295,7 @@ function scalarText(
   line: LineRef,
   reason = 'not_text',
 ): string {
-  if (!isScalar(value)) throw formatError(reason, skill, line);
+  if (!yaml().isScalar(value)) throw formatError(reason, skill, line);
   const text =
     typeof value.value === 'string'
       ? value.value
@@ -303,12 +310,12 @@ function scalarText(
 }
 
 function toolList(value: unknown, skill: string | undefined, line: LineRef): string[] {
-  if (isScalar(value) && typeof value.value === 'string') {
+  if (yaml().isScalar(value) && typeof value.value === 'string') {
     return value.value.split(/\s+/).filter((entry) => entry !== '');
   }
-  if (isSeq(value)) {
+  if (yaml().isSeq(value)) {
     return value.items.map((item) => {
-      if (!isScalar(item) || typeof item.value !== 'string' || item.value.trim() === '') {
+      if (!yaml().isScalar(item) || typeof item.value !== 'string' || item.value.trim() === '') {
         throw formatError('bad_allowed_tools', skill, line);
       }
       return item.value.trim();

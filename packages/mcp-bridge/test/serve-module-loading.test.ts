@@ -1,0 +1,214 @@
+// Start time (issue 41): `toolfence-mcp serve` answers its client before it loads what it does not
+// need yet. Each command loads only its own modules (run-cli.ts), the CommonJS libraries of
+// @toolfence/tools (ajv, yaml, undici) load where they are first used, and the gateway loads the
+// upstream client and the bridge with its first upstream. A real `serve` process runs under a
+// module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
+// is asserted. The control rows prove the probe sees each library once it is used.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const GATEWAY = new URL('../dist/gateway/mcp-gateway.js', import.meta.url).href;
+const SERVE_COMMAND = new URL('../dist/cli/run-gateway.js', import.meta.url).href;
+const PROBE = fileURLToPath(new URL('./fixtures/module-probe.mjs', import.meta.url));
+const SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
+/** A process that reads its stdin and never answers. */
+const SILENT = ['-e', 'process.stdin.resume(); setInterval(() => {}, 60_000);'];
+
+/** What `serve` must not have loaded when it answers `initialize` and a first `tools/list`. */
+const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
+  ['ajv (the registry compiles a schema only when a tool is registered)', /\/node_modules\/ajv\//],
+  ['ajv-formats', /\/node_modules\/ajv-formats\//],
+  ['yaml (Skills front matter)', /\/node_modules\/yaml\//],
+  ['undici (HTTP upstreams and the network guard)', /\/node_modules\/undici\//],
+  ['smol-toml (wrap reads Codex config)', /\/node_modules\/smol-toml\//],
+  [
+    'the inspect command',
+    /\/mcp-bridge\/dist\/cli\/(run-inspect|inspect-report|format-report)\.js$/,
+  ],
+  ['the wrap command', /\/mcp-bridge\/dist\/(cli\/run-wrap|gateway\/client-formats)\.js$/],
+  ['the HTTP downstream (--http was not given)', /\/mcp-bridge\/dist\/cli\/gateway-http\.js$/],
+  ['the framework adapters of @toolfence/tools', /\/tools\/dist\/adapters\//],
+  ['the AI SDK', /\/node_modules\/ai\//],
+  ['the OpenAI Agents SDK', /\/node_modules\/@openai\/agents/],
+  ['LangChain', /\/node_modules\/@langchain\//],
+];
+
+let folder: string;
+
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'toolfence-serve-modules-'));
+});
+afterAll(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+async function loadedModules(log: string): Promise<string[]> {
+  const esm = await readFile(log, 'utf8').catch(() => '');
+  const cjs = await readFile(`${log}.cjs`, 'utf8');
+  return [...new Set(`${esm}\n${cjs}`.split('\n').filter(Boolean))];
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Runs `serve` under the probe in front of `servers`, sends `initialize` and a `tools/list`, and
+ * returns the modules loaded once the listing has `minTools` tools.
+ */
+async function serveAndList(
+  name: string,
+  servers: Record<string, unknown>,
+  minTools: number,
+): Promise<string[]> {
+  const config = join(folder, `${name}.json`);
+  const log = join(folder, `${name}-modules.log`);
+  await writeFile(
+    config,
+    JSON.stringify({
+      mcpServers: servers,
+      gateway: {
+        audit: join(folder, `${name}-audit.jsonl`),
+        pins: join(folder, `${name}-lock.json`),
+        listWaitMs: 200,
+      },
+    }),
+  );
+  const child = spawn(process.execPath, ['--import', PROBE, CLI, 'serve', '--config', config], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, TOOLFENCE_MODULE_LOG: log },
+  });
+  const answers = new Map<number, Record<string, unknown>>();
+  let buffered = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffered += chunk;
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      const message = JSON.parse(line) as { id?: number; result?: Record<string, unknown> };
+      if (typeof message.id === 'number' && message.result !== undefined) {
+        answers.set(message.id, message.result);
+      }
+    }
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const send = (message: Record<string, unknown>) =>
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+  try {
+    send({
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'module-probe', version: '1.0.0' },
+      },
+    });
+    await waitFor(() => answers.has(1), `initialize (stderr: ${stderr})`);
+    send({ method: 'notifications/initialized' });
+    let id = 2;
+    for (;;) {
+      send({ id, method: 'tools/list', params: {} });
+      const asked = id;
+      await waitFor(() => answers.has(asked), `tools/list (stderr: ${stderr})`);
+      const tools = (answers.get(asked) as { tools: unknown[] }).tools;
+      if (tools.length >= minTools) break;
+      id += 1;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    child.kill('SIGUSR2');
+    await waitFor(() => existsSync(`${log}.cjs`), 'the module probe');
+    return await loadedModules(log);
+  } finally {
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+describe('toolfence-mcp serve before its upstreams are ready', () => {
+  let loaded: string[];
+  beforeAll(async () => {
+    // The upstream never answers: whatever serve has loaded, it loaded for itself.
+    loaded = await serveAndList(
+      'silent',
+      { silent: { command: process.execPath, args: SILENT, startTimeoutMs: 60_000 } },
+      0,
+    );
+  }, 120_000);
+
+  it('has loaded its own command and the SDK server (the probe works)', () => {
+    expect(loaded.some((url) => url.endsWith('/mcp-bridge/dist/cli/run-gateway.js'))).toBe(true);
+    expect(loaded.some((url) => url.includes('/node_modules/@modelcontextprotocol/server/'))).toBe(
+      true,
+    );
+  });
+
+  it.each(NOT_LOADED_BY_SERVE)(
+    'answers initialize and tools/list without loading %s',
+    (_, pattern) => {
+      expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
+    },
+  );
+});
+
+describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
+  it('loads ajv when it registers the upstream tools (the probe sees CommonJS reached lazily)', async () => {
+    const loaded = await serveAndList(
+      'ready',
+      { ready: { command: process.execPath, args: [SERVER, 'stdio'] } },
+      1,
+    );
+    expect(loaded.some((url) => /\/node_modules\/ajv\//.test(url))).toBe(true);
+    expect(loaded.some((url) => url.endsWith('/mcp-bridge/dist/client/mcp-client.js'))).toBe(true);
+  }, 120_000);
+});
+
+describe('the gateway and serve modules', () => {
+  it('load without the upstream client, the bridge or the SDK 1.x protocol (they load with the first upstream)', async () => {
+    const log = join(folder, 'gateway-module.log');
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        PROBE,
+        '--input-type=module',
+        '-e',
+        `await import(${JSON.stringify(GATEWAY)}); await import(${JSON.stringify(SERVE_COMMAND)});`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, TOOLFENCE_MODULE_LOG: log } },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const loaded = await loadedModules(log);
+    expect(loaded.some((url) => url === GATEWAY)).toBe(true);
+    expect(loaded.some((url) => url === SERVE_COMMAND)).toBe(true);
+    expect(
+      loaded.filter((url) =>
+        /\/mcp-bridge\/dist\/(client\/mcp-client|bridge\/bridge-tools|gateway\/traced-client)\.js$|\/node_modules\/@modelcontextprotocol\/sdk\/|\/node_modules\/oauth4webapi\//.test(
+          url,
+        ),
+      ),
+    ).toEqual([]);
+  }, 60_000);
+});
