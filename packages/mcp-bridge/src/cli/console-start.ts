@@ -5,7 +5,7 @@ import { GatewayConfigError } from '../gateway/errors.js';
 import type { GatewayConfig } from '../gateway/gateway-config.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import type { ConsoleMount } from './gateway-http.js';
-import { isLoopbackHost } from './run-inspect.js';
+import { isLoopbackHost } from './loopback.js';
 
 /** What `serve` was asked for: `--console [HOST:PORT]`, `--console-host`, `--console-allow-remote`. */
 export interface ConsoleArguments {
