@@ -11,6 +11,8 @@ import {
   type GatewayConfig,
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
+import { checkHttpAuthSettings } from '../gateway/identity/http-auth-settings.js';
+import { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
 import { escapeInvisible, type GatewayPinStore, PinStore, pinKey } from '../gateway/pin-store.js';
 import { warnUnmatchedRules } from '../gateway/policy-file.js';
@@ -403,9 +405,16 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
   const fromEnv = io.env?.TOOLFENCE_GATEWAY_TOKEN;
   const token =
     config.gateway.httpToken ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
-  if (!loopback && token === undefined) {
+  const httpAuth = config.gateway.httpAuth;
+  if (httpAuth !== undefined && token !== undefined) {
     throw new GatewayConfigError(
-      '--http off loopback needs a bearer token: set gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN',
+      "gateway.httpAuth checks each caller's access token: unset TOOLFENCE_GATEWAY_TOKEN (one shared token) or remove gateway.httpAuth",
+      { details: { at: 'TOOLFENCE_GATEWAY_TOKEN' } },
+    );
+  }
+  if (!loopback && token === undefined && httpAuth === undefined) {
+    throw new GatewayConfigError(
+      '--http off loopback needs callers to authenticate: set gateway.httpAuth (OAuth access tokens), gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN',
       { details: { at: '--http' } },
     );
   }
@@ -418,6 +427,20 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
     host,
     port,
     token,
+    ...(httpAuth === undefined
+      ? {}
+      : {
+          auth: new GatewayResourceServer({
+            settings: checkHttpAuthSettings(httpAuth),
+            // As for upstreams: an authorization server the config names on a loopback host may
+            // be reached there; every other one must be public HTTPS.
+            ...(httpAuth.authorizationServers.some((issuer) =>
+              isLoopbackHost(new URL(issuer).hostname),
+            )
+              ? { allowNonPublic: approveLoopback }
+              : {}),
+          }),
+        }),
     loopback,
     maxSessions: config.gateway.httpMaxSessions ?? DEFAULT_HTTP_MAX_SESSIONS,
     sessionIdleMs: config.gateway.httpSessionIdleMs,

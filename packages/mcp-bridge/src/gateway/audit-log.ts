@@ -51,6 +51,11 @@ export interface AuditEntry {
   readonly resultDigest?: string;
   /** Set in `--observe` mode: what the decision would have enforced. */
   readonly observed?: boolean;
+  /**
+   * The caller, when `serve --http` checks access tokens (`gateway.httpAuth`): the token's issuer
+   * and subject. Never the token.
+   */
+  readonly principal?: { readonly issuer: string; readonly subject: string };
 }
 
 /** A line as written: the entry, the previous line's hash, and its own hash. */

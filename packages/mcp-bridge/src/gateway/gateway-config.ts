@@ -1,5 +1,9 @@
 import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
+import {
+  checkHttpAuthSettings,
+  type GatewayHttpAuthSettings,
+} from './identity/http-auth-settings.js';
 import { shownName } from './shown-name.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
@@ -131,6 +135,12 @@ export interface GatewaySettings {
   /** `--http`: sessions open at once. Default 64. */
   readonly httpMaxSessions?: number;
   /**
+   * `--http` as an OAuth 2.1 protected resource: each caller's access token is checked and the
+   * caller becomes the calls' principal (see `GatewayHttpAuthSettings`). Exclusive with
+   * `httpToken`. Default none.
+   */
+  readonly httpAuth?: GatewayHttpAuthSettings;
+  /**
    * Milliseconds each upstream may take to start (connect, handshake) and list its tools; past
    * it the upstream counts as failed and the others are not held up. Default 30,000.
    */
@@ -231,6 +241,7 @@ const SETTINGS_KEYS = [
   'httpSessionIdleMs',
   'httpMaxCallsPerSession',
   'httpMaxStatelessCalls',
+  'httpAuth',
   'store',
   'storeKey',
   'budget',
@@ -774,11 +785,20 @@ export function parseGatewayConfig(
       fail('must be at least 16 characters (a random token)', 'gateway.httpToken');
     }
   }
+  const httpAuth =
+    settings.httpAuth === undefined ? undefined : checkHttpAuthSettings(settings.httpAuth);
+  if (httpAuth !== undefined && httpToken !== undefined) {
+    fail(
+      'give gateway.httpToken (one shared token) or gateway.httpAuth (access tokens per caller), not both',
+      'gateway.httpAuth',
+    );
+  }
   return Object.freeze({
     mcpServers: Object.freeze(servers),
     gateway: Object.freeze({
       ...settings,
       ...(httpToken === undefined ? {} : { httpToken }),
+      ...(httpAuth === undefined ? {} : { httpAuth }),
       ...(storeKey === undefined ? {} : { storeKey }),
       ...(auditKey === undefined ? {} : { auditKey }),
       ...(budget === undefined ? {} : { budget }),

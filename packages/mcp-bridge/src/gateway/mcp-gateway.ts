@@ -19,6 +19,8 @@ import {
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
+  PRINCIPAL_METADATA_KEY,
+  type Principal,
   type Tool,
   type ToolContext,
   type ToolIdentity,
@@ -63,6 +65,8 @@ import {
   passthroughLimits,
 } from './gateway-passthrough.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
+import { principalOfRequest } from './identity/gateway-principal.js';
+import { listingFor } from './identity/listing-filter.js';
 import { isoTime } from './iso-time.js';
 import {
   definitionDigest,
@@ -204,7 +208,7 @@ interface CallState {
   decision?: PermissionDecision;
   span?: GatewaySpan;
   /** The audit line's fields known when the call arrived (the `started` line repeats them). */
-  audit?: Pick<AuditEntry, 'time' | 'tool' | 'pin' | 'argumentsDigest'>;
+  audit?: Pick<AuditEntry, 'time' | 'tool' | 'pin' | 'argumentsDigest' | 'principal'>;
   /** Why the user was not asked: the client cannot ask, or the arguments do not fit a prompt. */
   unasked?: { readonly channel: false } | { readonly tooLong: number };
   /** The pin digest of the definition the tool instance that ran was built from. */
@@ -442,16 +446,31 @@ export class McpGateway {
     );
     const downstream: Downstream = { server, era };
     this.#passthrough.attach(server, era);
-    server.setRequestHandler('tools/list', async () => {
+    server.setRequestHandler('tools/list', async (_request, context) => {
       // While upstreams still start, wait a bounded time for them (clients that ignore
       // list_changed see them too); then answer with what is ready.
       await this.#startGate.wait(this.#listWaitMs());
-      return { tools: this.#listing } as never;
+      // A caller with identity sees only what some rule could let them call (computed for this
+      // request, never shared; the 2026-07-28 cache scope stays the SDK's `private`).
+      const principal = principalOfRequest(context);
+      const tools =
+        principal === undefined || this.#observe
+          ? this.#listing
+          : listingFor(this.#listing, this.#authorizer, principal, (name) => {
+              const offered = this.#offered.get(name);
+              return offered === undefined ? undefined : { name, origin: offered.tool.spec.origin };
+            });
+      return { tools } as never;
     });
     server.setRequestHandler(
       'tools/call',
       (request, context) =>
-        this.#call(downstream, request.params, context.mcpReq) as Promise<CallToolResult>,
+        this.#call(
+          downstream,
+          request.params,
+          context.mcpReq,
+          principalOfRequest(context),
+        ) as Promise<CallToolResult>,
     );
     if (track) {
       this.#downstreams.add(downstream);
@@ -1004,6 +1023,7 @@ export class McpGateway {
     downstream: Downstream,
     params: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
     request: ServerContext['mcpReq'],
+    principal?: Principal,
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
@@ -1016,6 +1036,10 @@ export class McpGateway {
       tool: name,
       pin: offered?.pin ?? 'unknown',
       argumentsDigest: digestOf(args),
+      // Who called (with gateway.httpAuth): issuer and subject, never the token.
+      ...(principal === undefined
+        ? {}
+        : { principal: { issuer: principal.issuer, subject: principal.subject } }),
     };
     // A modern retry presents the approval it was asked for: it must name one this gateway issued
     // for exactly this tool, definition pin and arguments, unexpired and unused.
@@ -1060,7 +1084,14 @@ export class McpGateway {
       answer,
       audit: base,
     };
-    const context = createToolContext({ runId: `gateway-${randomUUID()}`, signal: request.signal });
+    const context = createToolContext({
+      runId: `gateway-${randomUUID()}`,
+      signal: request.signal,
+      // The caller, for policies (`principal` rules); log-safe.
+      ...(principal === undefined
+        ? {}
+        : { metadata: { [PRINCIPAL_METADATA_KEY]: principal as unknown as JsonObject } }),
+    });
     this.#calls.set(context, call);
     let span = NO_SPAN;
     if (this.#tracer.enabled) {
@@ -1068,6 +1099,12 @@ export class McpGateway {
       span = this.#tracer.serverCall(name, request._meta, {
         ...(version === undefined ? {} : { 'mcp.protocol.version': version }),
         ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
+        ...(principal === undefined
+          ? {}
+          : {
+              'enduser.id': principal.subject,
+              'toolfence.principal.issuer': principal.issuer,
+            }),
       });
       call.span = span;
     }
