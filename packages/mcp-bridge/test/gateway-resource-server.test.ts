@@ -3,6 +3,7 @@
 // loopback publishes RFC 8414 metadata and a JWKS; tokens are signed with jose.
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import {
   checkHttpAuthSettings,
   type GatewayHttpAuthSettings,
@@ -388,5 +389,25 @@ describe('the gateway as a protected resource', () => {
         ...change,
       }),
     ).toThrow(/gateway\.httpAuth/);
+  });
+
+  it('is read from the gateway config, and refused beside httpToken or with an unknown key', () => {
+    const servers = { a: { command: 'node' } };
+    const httpAuth = { resource: RESOURCE, authorizationServers: ['https://as.example.com'] };
+    expect(
+      parseGatewayConfig({ mcpServers: servers, gateway: { httpAuth } }).gateway.httpAuth,
+    ).toMatchObject({ ...httpAuth, clockSkewMs: 30_000, jwksMinRefetchMs: 30_000 });
+    expect(() =>
+      parseGatewayConfig({
+        mcpServers: servers,
+        gateway: { httpAuth, httpToken: 'a-test-token-of-32-characters-xx' },
+      }),
+    ).toThrow(/not both/);
+    expect(() =>
+      parseGatewayConfig({
+        mcpServers: servers,
+        gateway: { httpAuth: { ...httpAuth, issuer: 'https://as.example.com' } },
+      }),
+    ).toThrow(/unknown key "issuer"/);
   });
 });
