@@ -69,6 +69,19 @@ async function startUpstream(): Promise<string> {
         },
       );
     }
+    for (const name of ['standup', 'payslip']) {
+      mcp.registerPrompt(name, { description: `The ${name} prompt.` }, async () => ({
+        messages: [{ role: 'user', content: { type: 'text', text: name } }],
+      }));
+    }
+    for (const [name, uri] of [
+      ['handbook', 'docs://handbook'],
+      ['salaries', 'hr://salaries'],
+    ] as const) {
+      mcp.registerResource(name, uri, { description: `The ${name}.` }, async () => ({
+        contents: [{ uri, text: name }],
+      }));
+    }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -176,6 +189,13 @@ beforeAll(async () => {
           principal: { claims: { groups: 'finance' } },
           decision: 'allow',
         },
+        { tool: 'tm__prompt:standup', decision: 'allow' },
+        { tool: 'tm__resource:docs://handbook', decision: 'allow' },
+        {
+          tool: 'tm__resource:hr://*',
+          principal: { claims: { groups: 'finance' } },
+          decision: 'allow',
+        },
         { tool: 'tm__*', decision: 'deny', reason: 'not for your group' },
       ],
     }),
@@ -279,6 +299,25 @@ describe('serve --http with gateway.httpAuth, two people in two groups', () => {
     }
   }, 60_000);
 
+  it('lists only the prompts and resources each person may get or read', async () => {
+    const seen: Record<string, unknown> = {};
+    for (const person of Object.keys(PEOPLE) as Person[]) {
+      const modern = await modernClient(person);
+      seen[person] = {
+        prompts: (await modern.listPrompts()).prompts.map((prompt) => prompt.name).sort(),
+        resources: (await modern.listResources()).resources.map((resource) => resource.uri).sort(),
+      };
+      await modern.close();
+    }
+    expect(seen).toEqual({
+      alice: { prompts: ['tm__standup'], resources: ['docs://handbook'] },
+      bob: { prompts: ['tm__standup'], resources: ['docs://handbook', 'hr://salaries'] },
+    });
+    const { client: alice } = await legacyClient('alice');
+    await expect(alice.readResource({ uri: 'hr://salaries' })).rejects.toThrow(/denied/);
+    await alice.close();
+  }, 60_000);
+
   it('runs what a person may call and refuses, saying why, what they may not', async () => {
     const alice = await modernClient('alice');
     expect(text(await alice.callTool({ name: 'tm__deploy', arguments: { target: 'prod' } }))).toBe(
@@ -323,7 +362,7 @@ describe('serve --http with gateway.httpAuth, two people in two groups', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const calls = lines
-      .filter((line) => line.outcome !== 'started')
+      .filter((line) => line.outcome !== 'started' && line.kind === undefined)
       .map((line) => [line.tool, (line.principal as { subject?: string }).subject, line.outcome]);
     expect(calls).toEqual([
       ['tm__deploy', 'alice', 'ok'],
@@ -332,6 +371,9 @@ describe('serve --http with gateway.httpAuth, two people in two groups', () => {
       ['tm__deploy', 'bob', 'denied'],
     ]);
     for (const line of lines) expect(line.principal).toMatchObject({ issuer });
+    expect(lines.filter((line) => line.kind === 'resource')).toMatchObject([
+      { tool: 'tm__resource:hr://salaries', outcome: 'denied', principal: { subject: 'alice' } },
+    ]);
     const raw = await readFile(path, 'utf8');
     for (const token of Object.values(tokens)) expect(raw).not.toContain(token);
     expect((await verifyAuditLog(path)).ok).toBe(true);

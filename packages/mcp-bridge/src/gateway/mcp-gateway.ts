@@ -456,7 +456,8 @@ export class McpGateway {
       const tools =
         principal === undefined || this.#observe
           ? this.#listing
-          : listingFor(this.#listing, this.#authorizer, principal, (name) => {
+          : listingFor(this.#listing, this.#authorizer, principal, (entry) => {
+              const name = String(entry.name);
               const offered = this.#offered.get(name);
               return offered === undefined ? undefined : { name, origin: offered.tool.spec.origin };
             });

@@ -13,19 +13,19 @@ export function judgesListings(authorizer: Authorizer): authorizer is Authorizer
 }
 
 /**
- * The entries of a listing `principal` may see: those whose identity (`identify`; an entry
- * without one is kept out) some rule could allow or ask for that caller. An authorizer that
+ * The entries of a listing `principal` may see: those whose policy identity (`identify`: the
+ * name the policy judges it by; an entry without one is kept out) some rule could allow or ask for that caller. An authorizer that
  * cannot judge listings (a risk policy decides per call) keeps the listing whole.
  */
 export function listingFor<T extends Readonly<Record<string, unknown>>>(
   entries: readonly T[],
   authorizer: Authorizer,
   principal: Principal,
-  identify: (name: string) => ToolIdentity | undefined,
+  identify: (entry: T) => ToolIdentity | undefined,
 ): readonly T[] {
   if (!judgesListings(authorizer)) return entries;
   return entries.filter((entry) => {
-    const identity = typeof entry.name === 'string' ? identify(entry.name) : undefined;
+    const identity = identify(entry);
     if (identity === undefined) return false;
     try {
       return authorizer.mayPermit(identity, principal) === true;
