@@ -414,7 +414,7 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
   }
   if (!loopback && token === undefined && httpAuth === undefined) {
     throw new GatewayConfigError(
-      '--http off loopback needs callers to authenticate: set gateway.httpAuth (OAuth access tokens), gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN',
+      '--http off loopback needs a bearer token: set gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN (one shared token), or gateway.httpAuth (an access token per caller)',
       { details: { at: '--http' } },
     );
   }
