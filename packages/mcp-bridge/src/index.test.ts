@@ -69,6 +69,15 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'GatewayResourceServer',
         'GatewayAuthUnavailableError',
         'GatewayTokenError',
+        // Upstream credentials per caller: RFC 8693 token exchange (issue 39)
+        'GatewayCallerCredentialError',
+        'GatewayTokenExchangeError',
+        'DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS',
+        'DEFAULT_EXCHANGE_FETCH_MAX_BYTES',
+        'DEFAULT_EXCHANGE_FETCH_TIMEOUT_MS',
+        'DEFAULT_EXCHANGE_MAX_CACHED_TOKENS',
+        'DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS',
+        'DEFAULT_EXCHANGE_REFRESH_SKEW_MS',
         // Why an upstream failed to start (issue 36)
         'describeUpstreamFailure',
         'formatUpstreamFailure',

@@ -330,6 +330,20 @@ export {
   GatewayTokenError,
   type GatewayTokenRefusal,
 } from './gateway/identity/token-error.js';
+// Upstream credentials per caller: RFC 8693 token exchange (issue 39)
+export {
+  GatewayCallerCredentialError,
+  GatewayTokenExchangeError,
+} from './gateway/identity/upstream-credential-error.js';
+export {
+  DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
+  DEFAULT_EXCHANGE_FETCH_MAX_BYTES,
+  DEFAULT_EXCHANGE_FETCH_TIMEOUT_MS,
+  DEFAULT_EXCHANGE_MAX_CACHED_TOKENS,
+  DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
+  DEFAULT_EXCHANGE_REFRESH_SKEW_MS,
+  type GatewayServerCredentials,
+} from './gateway/identity/upstream-credentials.js';
 export {
   type GatewayEra,
   type GatewayReload,

@@ -11,6 +11,7 @@ import {
   DEFAULT_HTTP_MAX_STATELESS_CALLS,
   DEFAULT_HTTP_SESSION_IDLE_MS,
 } from '../gateway/gateway-config.js';
+import { AUTH_INFO_CALLER_TOKEN_KEY, CallerToken } from '../gateway/identity/caller-token.js';
 import { AUTH_INFO_PRINCIPAL_KEY } from '../gateway/identity/gateway-principal.js';
 import type { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
@@ -313,7 +314,15 @@ export async function serveGatewayHttp(
         clientId: caller.clientId,
         scopes: [...caller.scopes],
         ...(caller.expiresAt === undefined ? {} : { expiresAt: caller.expiresAt }),
-        extra: { [AUTH_INFO_PRINCIPAL_KEY]: caller.principal },
+        extra: {
+          [AUTH_INFO_PRINCIPAL_KEY]: caller.principal,
+          // Held (redacted when printed) for one use: the subject of a token exchange for an
+          // upstream with `credentials`. It is never sent to an upstream.
+          [AUTH_INFO_CALLER_TOKEN_KEY]: new CallerToken(
+            /^Bearer +(\S+)/i.exec(String(incoming.headers.authorization))?.[1] ?? '',
+            caller.expiresAt === undefined ? undefined : caller.expiresAt * 1000,
+          ),
+        },
       };
     }
     if (

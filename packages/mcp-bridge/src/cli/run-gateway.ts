@@ -246,6 +246,11 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       }),
       ...(parsed.observe ? { observe: true } : {}),
       ...(budget === undefined ? {} : { budget: budget.reserver }),
+      // Token exchanges (servers with `credentials`) may reach an authorization server the
+      // config names on a loopback host (gateway.httpAuth's issuers, a tokenEndpoint).
+      ...(exchangesOnLoopback(loaded.config)
+        ? { tokenExchangeAllowNonPublic: approveLoopback }
+        : {}),
       clientOptions: (_name, server) => ({
         ...(server.url !== undefined && isLoopbackHost(new URL(server.url).hostname)
           ? { allowNonPublic: approveLoopback }
@@ -392,6 +397,19 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   await gateway.close();
   await release();
   return ended === undefined ? EXIT_CODES.ok : fail(io, ended.error);
+}
+
+/** True when a server with `credentials` may exchange at a loopback authorization server. */
+function exchangesOnLoopback(config: GatewayConfig): boolean {
+  const servers = Object.values(config.mcpServers).filter(
+    (server) => server.credentials !== undefined,
+  );
+  if (servers.length === 0) return false;
+  const hosts = [
+    ...(config.gateway.httpAuth?.authorizationServers ?? []),
+    ...servers.flatMap((server) => server.credentials?.tokenEndpoint ?? []),
+  ];
+  return hosts.some((url) => isLoopbackHost(new URL(url).hostname));
 }
 
 function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {

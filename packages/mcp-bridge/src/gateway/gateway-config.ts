@@ -4,6 +4,10 @@ import {
   checkHttpAuthSettings,
   type GatewayHttpAuthSettings,
 } from './identity/http-auth-settings.js';
+import {
+  checkServerCredentials,
+  type GatewayServerCredentials,
+} from './identity/upstream-credentials.js';
 import { shownName } from './shown-name.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
@@ -28,6 +32,11 @@ export interface GatewayServerConfig {
   readonly namespace?: string;
   /** HTTP: OAuth through a connection in `gateway.store` (exclusive with an Authorization header). */
   readonly oauth?: GatewayServerOAuth;
+  /**
+   * HTTP: each call carries a token exchanged for the caller (RFC 8693), see
+   * `GatewayServerCredentials`. Default none: the shared credential (`headers`, `oauth`).
+   */
+  readonly credentials?: GatewayServerCredentials;
   /** Milliseconds this server may take to start and list its tools. Default `gateway.startTimeoutMs`. */
   readonly startTimeoutMs?: number;
 }
@@ -203,6 +212,7 @@ const SERVER_KEYS = [
   'deny',
   'namespace',
   'oauth',
+  'credentials',
   'disabled',
   'enabled',
   'disabledTools',
@@ -392,6 +402,7 @@ function checkServer(
       fail(`type "${type}" needs "url", not "command"`, at);
     if (value.headers !== undefined) fail('"headers" applies to url servers only', at);
     if (value.oauth !== undefined) fail('"oauth" applies to url servers only', at);
+    checkServerCredentials(value.credentials, `${at}.credentials`, false, (text) => text);
     return Object.freeze({
       command: expandVariables(value.command, env, `${at}.command`),
       args: Object.freeze(
@@ -426,11 +437,18 @@ function checkServer(
   ) {
     fail('give either "oauth" or an Authorization header, not both', at);
   }
+  const credentials = checkServerCredentials(
+    value.credentials,
+    `${at}.credentials`,
+    true,
+    (text, where) => expandVariables(text, env, where),
+  );
   return Object.freeze({
     url,
     ...optional('headers', headers),
     ...common(value, at, name),
     ...optional('oauth', oauth),
+    ...optional('credentials', credentials),
   });
 }
 
@@ -791,6 +809,13 @@ export function parseGatewayConfig(
     fail(
       'give gateway.httpToken (one shared token) or gateway.httpAuth (access tokens per caller), not both',
       'gateway.httpAuth',
+    );
+  }
+  const exchanging = Object.keys(servers).find((name) => servers[name]?.credentials !== undefined);
+  if (exchanging !== undefined && httpAuth === undefined) {
+    fail(
+      'a token exchanged for the caller needs a caller: set gateway.httpAuth (serve --http with an access token per caller)',
+      `mcpServers.${exchanging}.credentials`,
     );
   }
   return Object.freeze({

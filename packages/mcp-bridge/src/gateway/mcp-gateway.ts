@@ -32,6 +32,7 @@ import { type BridgedTool, bridgeTools } from '../bridge/bridge-tools.js';
 import { type McpCallOptions, McpClient, type McpClientOptions } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
+import type { AllowNonPublic } from '../oauth/http.js';
 import { printableText } from '../printable-text.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
@@ -65,8 +66,19 @@ import {
   passthroughLimits,
 } from './gateway-passthrough.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
+import { CallerClients } from './identity/caller-clients.js';
+import { type CallerToken, callerTokenOfRequest } from './identity/caller-token.js';
+import { callerKey, ExchangedTokens } from './identity/exchanged-tokens.js';
 import { principalOfRequest } from './identity/gateway-principal.js';
 import { listingFor } from './identity/listing-filter.js';
+import {
+  GatewayCallerCredentialError,
+  GatewayTokenExchangeError,
+} from './identity/upstream-credential-error.js';
+import {
+  DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
+  DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
+} from './identity/upstream-credentials.js';
 import { isoTime } from './iso-time.js';
 import {
   definitionDigest,
@@ -126,6 +138,11 @@ export interface McpGatewayOptions {
   readonly approvalMaxArgumentChars?: number;
   /** Limits of prompts, resources and `instructions` passed through (see `GatewayPassthroughOptions`). */
   readonly passthrough?: GatewayPassthroughOptions;
+  /**
+   * Non-public addresses the token exchanges of servers with `credentials` may reach (the
+   * network guard's rule, as `allowNonPublic` of the OAuth functions). Default none: public only.
+   */
+  readonly tokenExchangeAllowNonPublic?: AllowNonPublic;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -142,6 +159,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'maxPendingApprovals',
   'approvalMaxArgumentChars',
   'passthrough',
+  'tokenExchangeAllowNonPublic',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -215,6 +233,8 @@ interface CallState {
   pin?: string;
   /** The tool instance refused: its definition is no longer the accepted pin. */
   pinRefused?: boolean;
+  /** The authenticated caller and their token (`gateway.httpAuth`), for token exchange only. */
+  readonly caller?: { readonly principal: Principal; readonly token: CallerToken } | undefined;
 }
 
 interface Upstream {
@@ -226,6 +246,14 @@ interface Upstream {
   retired: boolean;
   /** Its first load has not settled yet (closed first when the gateway closes). */
   starting: boolean;
+  /** With `credentials`: the tokens exchanged for callers and a connection per caller. */
+  readonly exchange?: { readonly tokens: ExchangedTokens; readonly clients: CallerClients };
+}
+
+/** Where an upstream `tools/call` goes instead of `owner`: the caller's own connection. */
+interface CallRoute {
+  readonly owner: McpClient;
+  readonly client: McpClient;
 }
 
 /** One upstream's load in a reload: what it offers now, and its status. */
@@ -264,12 +292,19 @@ const REFUSALS: Readonly<Record<ApprovalRefusal, string>> = {
 };
 
 /** A McpClient that adds the gateway's trace context to each upstream `tools/call`. */
+// With `credentials`, the call is sent on the caller's own connection (`route`) instead.
 class TracedClient extends McpClient {
   readonly #meta: AsyncLocalStorage<Record<string, string>>;
+  readonly #route: AsyncLocalStorage<CallRoute>;
 
-  constructor(options: McpClientOptions, meta: AsyncLocalStorage<Record<string, string>>) {
+  constructor(
+    options: McpClientOptions,
+    meta: AsyncLocalStorage<Record<string, string>>,
+    route: AsyncLocalStorage<CallRoute>,
+  ) {
     super(options);
     this.#meta = meta;
+    this.#route = route;
   }
 
   override callTool(
@@ -277,6 +312,10 @@ class TracedClient extends McpClient {
     args?: Readonly<Record<string, unknown>>,
     options: McpCallOptions = {},
   ): ReturnType<McpClient['callTool']> {
+    const route = this.#route.getStore();
+    if (route !== undefined && route.owner === this) {
+      return route.client.callTool(name, args, options);
+    }
     const meta = this.#meta.getStore();
     return super.callTool(
       name,
@@ -346,6 +385,7 @@ export class McpGateway {
   readonly #closing = new AbortController();
   #tracer: GatewayTracer = GatewayTracer.disabled();
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
+  readonly #route = new AsyncLocalStorage<CallRoute>();
   readonly #calls = new WeakMap<object, CallState>();
   readonly #registry: ToolRegistry;
   readonly #grants: ApprovalGrants;
@@ -471,6 +511,7 @@ export class McpGateway {
           request.params,
           context.mcpReq,
           principalOfRequest(context),
+          callerTokenOfRequest(context),
         ) as Promise<CallToolResult>,
     );
     if (track) {
@@ -859,6 +900,7 @@ export class McpGateway {
         },
       },
       this.#traceMeta,
+      this.#route,
     );
     const upstream: Upstream = {
       name,
@@ -868,9 +910,86 @@ export class McpGateway {
       live: 0,
       retired: false,
       starting: true,
+      ...(server.credentials === undefined
+        ? {}
+        : { exchange: this.#newExchange(name, server, concurrency, startTimeoutMs) }),
     };
     this.#open.add(upstream);
     return upstream;
+  }
+
+  // `credentials`: tokens exchanged per caller, and a connection per caller that carries only
+  // that caller's exchanged token (never the shared credential, never the caller's own token).
+  #newExchange(
+    name: string,
+    server: GatewayServerConfig,
+    concurrency: number,
+    startTimeoutMs: number,
+  ): { tokens: ExchangedTokens; clients: CallerClients } {
+    const credentials = server.credentials as NonNullable<GatewayServerConfig['credentials']>;
+    const {
+      oauth: _oauth,
+      token: _token,
+      authProvider: _authProvider,
+      headers: _headers,
+      ...extra
+    } = this.#options.clientOptions?.(name, server) ?? {};
+    const headers = Object.fromEntries(
+      Object.entries(server.headers ?? {}).filter(
+        ([header]) => header.toLowerCase() !== 'authorization',
+      ),
+    );
+    return {
+      tokens: new ExchangedTokens({
+        server: name,
+        url: server.url as string,
+        credentials,
+        ...(this.#options.tokenExchangeAllowNonPublic === undefined
+          ? {}
+          : { allowNonPublic: this.#options.tokenExchangeAllowNonPublic }),
+      }),
+      clients: new CallerClients({
+        server: name,
+        max: credentials.maxCallerClients ?? DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
+        idleMs: credentials.callerClientIdleMs ?? DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
+        create: (token) =>
+          new TracedClient(
+            {
+              openTimeoutMs: startTimeoutMs,
+              url: server.url as string,
+              ...(Object.keys(headers).length === 0 ? {} : { headers }),
+              maxConcurrentRequests: concurrency,
+              ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+              ...extra,
+              token,
+              roots: () => this.#passthrough.roots(),
+            },
+            this.#traceMeta,
+            this.#route,
+          ),
+      }),
+    };
+  }
+
+  // The caller's connection to an upstream with `credentials`, with a token exchanged for them;
+  // undefined for an upstream without. Throws (the call does not run) when there is no caller or
+  // the exchange fails.
+  async #callerRoute(
+    upstream: Upstream,
+    state: CallState | undefined,
+  ): Promise<{ route: CallRoute; release: () => void } | undefined> {
+    const exchange = upstream.exchange;
+    if (exchange === undefined) return undefined;
+    const caller = state?.caller;
+    if (caller === undefined) {
+      throw new GatewayCallerCredentialError(
+        `The upstream ${upstream.name} receives a token exchanged for each caller, and this call has no authenticated caller (serve --http with gateway.httpAuth)`,
+        { details: { server: upstream.name } },
+      );
+    }
+    const token = await exchange.tokens.tokenFor(caller.principal, caller.token);
+    const lease = exchange.clients.acquire(callerKey(caller.principal), token);
+    return { route: { owner: upstream.client, client: lease.client }, release: lease.release };
   }
 
   // Counts the registered instances of an upstream's tools: the registry closes a replaced or
@@ -891,23 +1010,15 @@ export class McpGateway {
           if (state !== undefined) state.pinRefused = true;
           return pinChangedResult(tool.spec.name);
         }
-        // No line on disk, no call: the `started` line is written before the request may leave.
-        await this.#auditStarted(context);
-        const parent = state?.span;
-        if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
-        const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
-          'toolfence.upstream': upstream.name,
-        });
+        // With `credentials`: the caller's exchanged token first (no token, no call).
+        const routed = await this.#callerRoute(upstream, state);
         try {
-          // The upstream call carries this span's trace context in `params._meta`.
-          const result = await this.#traceMeta.run(this.#tracer.traceContext(span), () =>
-            tool.invoke(args, context),
-          );
-          span.end(result.isError === true ? 'tool_error' : undefined);
-          return result;
-        } catch (error) {
-          span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
-          throw error;
+          // No line on disk, no call: the `started` line is written before the request may leave.
+          await this.#auditStarted(context);
+          const run = () => this.#invokeTraced(tool, upstream, args, context, state?.span);
+          return routed === undefined ? await run() : await this.#route.run(routed.route, run);
+        } finally {
+          routed?.release();
         }
       },
       close: async () => {
@@ -919,6 +1030,30 @@ export class McpGateway {
     });
   }
 
+  async #invokeTraced(
+    tool: BridgedTool,
+    upstream: Upstream,
+    args: JsonObject,
+    context: ToolContext,
+    parent: GatewaySpan | undefined,
+  ): Promise<ToolResult> {
+    if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
+    const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
+      'toolfence.upstream': upstream.name,
+    });
+    try {
+      // The upstream call carries this span's trace context in `params._meta`.
+      const result = await this.#traceMeta.run(this.#tracer.traceContext(span), () =>
+        tool.invoke(args, context),
+      );
+      span.end(result.isError === true ? 'tool_error' : undefined);
+      return result;
+    } catch (error) {
+      span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
+      throw error;
+    }
+  }
+
   #retire(upstream: Upstream): void {
     upstream.retired = true;
     if (upstream.live === 0) void this.#closeUpstream(upstream);
@@ -926,7 +1061,10 @@ export class McpGateway {
 
   async #closeUpstream(upstream: Upstream): Promise<void> {
     if (!this.#open.delete(upstream)) return;
-    await upstream.client.close().catch(() => undefined);
+    await Promise.all([
+      upstream.client.close().catch(() => undefined),
+      upstream.exchange?.clients.close(),
+    ]);
   }
 
   /**
@@ -1025,6 +1163,7 @@ export class McpGateway {
     params: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
     request: ServerContext['mcpReq'],
     principal?: Principal,
+    callerToken?: CallerToken,
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
@@ -1084,6 +1223,9 @@ export class McpGateway {
       ),
       answer,
       audit: base,
+      ...(principal === undefined || callerToken === undefined
+        ? {}
+        : { caller: { principal, token: callerToken } }),
     };
     const context = createToolContext({
       runId: `gateway-${randomUUID()}`,
@@ -1233,6 +1375,10 @@ export class McpGateway {
       }
       return `The gateway offers no tool named ${shown}, so the call did not run. List the tools (tools/list) and use one of their names.`;
     }
+    const credential = callerCredentialFailure(error);
+    if (credential !== undefined) {
+      return `The call to ${shown} did not run: ${printableText(credential.message, 1_000)}.`;
+    }
     return `The call to ${shown} failed before it reached the server (${code}).`;
   }
 
@@ -1349,6 +1495,23 @@ function budgetLimit(error: unknown): string {
   if (limit === 'maxCalls' && typeof max === 'number') return `maxCalls ${max} used up`;
   if (limit === 'maxConcurrent' && typeof max === 'number') return `maxConcurrent ${max} running`;
   return 'a limit was reached';
+}
+
+/** A per-caller credential failure (no caller, the exchange failed) in `error` or its causes. */
+function callerCredentialFailure(
+  error: unknown,
+): GatewayTokenExchangeError | GatewayCallerCredentialError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    if (
+      GatewayTokenExchangeError.isInstance(current) ||
+      GatewayCallerCredentialError.isInstance(current)
+    ) {
+      return current;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 function errorText(text: string): CallToolResult {
