@@ -228,8 +228,10 @@ beforeAll(async () => {
           namespace: 'tm',
           credentials: {
             mode: 'token-exchange',
+            /* biome-ignore-start lint/suspicious/noTemplateCurlyInString: config variables the gateway expands */
             clientId: '${EXCHANGE_CLIENT_ID}',
             clientSecret: '${EXCHANGE_CLIENT_SECRET}',
+            /* biome-ignore-end lint/suspicious/noTemplateCurlyInString: config variables the gateway expands */
           },
         },
       },
