@@ -11,9 +11,7 @@ import { CallerClients } from '../src/gateway/identity/caller-clients.js';
 import { CallerToken } from '../src/gateway/identity/caller-token.js';
 import { ExchangedTokens } from '../src/gateway/identity/exchanged-tokens.js';
 import type { GatewayServerCredentials } from '../src/gateway/identity/upstream-credentials.js';
-
-const loopback = (_target: unknown, address: { range: string }): boolean =>
-  address.range === 'loopback';
+import { allowLoopback } from './helpers.js';
 
 type Mode = 'ok' | 'huge' | 'slow' | 'short' | 'refuse';
 let mode: Mode = 'ok';
@@ -67,7 +65,7 @@ function tokens(extra: Partial<GatewayServerCredentials> = {}) {
       tokenEndpoint,
       ...extra,
     },
-    allowNonPublic: loopback,
+    allowNonPublic: allowLoopback,
   });
 }
 

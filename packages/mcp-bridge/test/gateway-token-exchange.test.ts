@@ -3,47 +3,34 @@
 // registered issues each person a token for the gateway; the real CLI gateway exchanges the
 // caller's token at that server for one issued to the same person for the upstream, and the
 // upstream (a real SDK HTTP server) records the Authorization header of every request it receives.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as TransportV2,
-} from '@modelcontextprotocol/client';
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createRemoteJWKSet, decodeJwt, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import Provider from 'oidc-provider';
-import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import {
+  freePort,
+  legacyClient as legacy,
+  listen,
+  modernClient as modern,
+  personToken,
+  startGatewayCli,
+  resultTexts as text,
+} from './fixtures/team-gateway.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 /** alice and bob may get a token for the upstream; the authorization server refuses mallory's. */
 const PEOPLE = ['alice', 'bob', 'mallory'] as const;
 type Person = (typeof PEOPLE)[number];
 const EXCHANGE_CLIENT = { id: 'toolfence-gateway', secret: 'gateway-exchange-secret-0123456789' };
-
-async function listen(server: Server, port = 0): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = await listen(probe);
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 let folder: string;
 let gateway: ChildProcess;
@@ -198,20 +185,6 @@ async function startAuthorizationServer(resource: string): Promise<void> {
   server.on('request', provider.callback());
 }
 
-async function tokenFor(person: Person, resource: string): Promise<string> {
-  const answer = await fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${person}:${person}-secret-0123456789`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'mcp:tools', resource }),
-  });
-  const body = (await answer.json()) as { access_token?: string };
-  if (typeof body.access_token !== 'string') throw new Error(`no token: ${JSON.stringify(body)}`);
-  return body.access_token;
-}
-
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'toolfence-token-exchange-'));
   upstreamUrl = await startUpstream();
@@ -249,27 +222,11 @@ beforeAll(async () => {
     policy,
     JSON.stringify({ kind: 'rules', rules: [{ tool: 'tm__*', decision: 'allow' }] }),
   );
-  gateway = spawn(
-    process.execPath,
-    [CLI, 'serve', '--config', config, '--policy', policy, '--http', `127.0.0.1:${port}`],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        EXCHANGE_CLIENT_ID: EXCHANGE_CLIENT.id,
-        EXCHANGE_CLIENT_SECRET: EXCHANGE_CLIENT.secret,
-      },
-    },
-  );
-  let stderr = '';
-  await new Promise<void>((resolve, reject) => {
-    gateway.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-      if (/listening on http/.test(stderr)) resolve();
-    });
-    gateway.once('exit', () => reject(new Error(`the gateway exited: ${stderr}`)));
+  gateway = await startGatewayCli(config, policy, port, {
+    EXCHANGE_CLIENT_ID: EXCHANGE_CLIENT.id,
+    EXCHANGE_CLIENT_SECRET: EXCHANGE_CLIENT.secret,
   });
-  for (const person of PEOPLE) tokens[person] = await tokenFor(person, gatewayUrl);
+  for (const person of PEOPLE) tokens[person] = await personToken(issuer, person, gatewayUrl);
 }, 120_000);
 
 afterAll(async () => {
@@ -284,28 +241,13 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-function headersFor(person: Person) {
-  return { requestInit: { headers: { authorization: `Bearer ${tokens[person]}` } } };
-}
-
 async function modernClient(person: Person) {
-  const client = new ClientV2(
-    { name: `${person}-modern`, version: '1.0.0' },
-    { versionNegotiation: { mode: 'auto' as const } },
-  );
-  await client.connect(new TransportV2(new URL(gatewayUrl), headersFor(person)));
+  const client = await modern(gatewayUrl, tokens[person], `${person}-modern`);
   expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
   return client;
 }
 
-async function legacyClient(person: Person) {
-  const client = new ClientV1({ name: `${person}-legacy`, version: '1.0.0' });
-  await client.connect(new TransportV1(new URL(gatewayUrl), headersFor(person)));
-  return client;
-}
-
-const text = (result: unknown) =>
-  ((result as { content: { text?: string }[] }).content ?? []).map((b) => b.text ?? '').join('');
+const legacyClient = (person: Person) => legacy(gatewayUrl, tokens[person], `${person}-legacy`);
 
 /** The claims of the bearer tokens the upstream received since `from` (index into its log). */
 function bearerClaimsSince(from: number) {
