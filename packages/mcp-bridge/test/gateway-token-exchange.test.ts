@@ -22,6 +22,7 @@ import {
   modernClient as modern,
   personToken,
   startGatewayCli,
+  teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
 
@@ -94,16 +95,9 @@ async function startAuthorizationServer(resource: string): Promise<void> {
   const { errors } = (await import('oidc-provider')) as unknown as {
     errors: { InvalidGrant: new (description: string) => Error };
   };
-  const provider = new Provider(issuer, {
-    clients: [
-      ...PEOPLE.map((person) => ({
-        client_id: person,
-        client_secret: `${person}-secret-0123456789`,
-        grant_types: ['client_credentials'],
-        response_types: [],
-        redirect_uris: [],
-        token_endpoint_auth_method: 'client_secret_basic',
-      })),
+  const provider = new Provider(
+    issuer,
+    teamProviderConfig(resource, PEOPLE, [
       {
         client_id: EXCHANGE_CLIENT.id,
         client_secret: EXCHANGE_CLIENT.secret,
@@ -112,25 +106,8 @@ async function startAuthorizationServer(resource: string): Promise<void> {
         redirect_uris: [],
         token_endpoint_auth_method: 'client_secret_basic',
       },
-    ],
-    features: {
-      devInteractions: { enabled: false },
-      clientCredentials: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async () => resource,
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx: unknown, indicator: string) => ({
-          scope: 'mcp:tools',
-          audience: indicator,
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'RS256' } },
-        }),
-      },
-    },
-    scopes: ['mcp:tools'],
-    cookies: { keys: ['test-only-cookie-key-0123456789abcdef'] },
-  });
+    ]),
+  );
   // RFC 8693 at the authorization server: the subject token must be one this server issued for
   // the gateway; the issued token names the same person (`sub`), for the requested resource.
   const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
