@@ -166,7 +166,7 @@ describe('per-caller connections: count and idle time', () => {
       server: 'tools',
       max,
       idleMs,
-      create: (token) => {
+      create: (_key, token) => {
         opened.push(token());
         return new McpClient({ url: 'https://tools.example.com/mcp', token });
       },

@@ -46,6 +46,8 @@ const upstreamAuthorizations: (string | undefined)[] = [];
 const upstreamSaw: string[] = [];
 /** Each `whoami` call the upstream ran: the `sub` of the token it was called with. */
 const upstreamCalls: string[] = [];
+/** Tokens the upstream refuses (401 invalid_token), as if revoked. */
+const revoked = new Set<string>();
 /** Token exchanges the authorization server answered, by the subject of the exchanged token. */
 const exchanges: Record<string, number> = {};
 /** What the authorization server saw in each exchange (grant parameters). */
@@ -59,6 +61,11 @@ async function startUpstream(): Promise<string> {
     const authorization = request.headers.authorization;
     upstreamAuthorizations.push(authorization);
     upstreamSaw.push(JSON.stringify(request.headers), text);
+    if (authorization !== undefined && revoked.has(authorization.replace(/^Bearer /, ''))) {
+      response.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      response.end();
+      return;
+    }
     const mcp = new McpServer({ name: 'team-tools', version: '1.0.0' });
     mcp.registerTool(
       'whoami',
@@ -289,6 +296,22 @@ describe('serve --http: an upstream with credentials receives a token exchanged 
     expect(exchanges).toEqual({ alice: 1, bob: 1 });
     expect(upstreamCalls.filter((sub) => sub === 'alice').length).toBeGreaterThanOrEqual(5);
   }, 90_000);
+
+  it("exchanges again once the upstream refuses a person's cached token", async () => {
+    const bobHeader = upstreamAuthorizations.findLast(
+      (header) => header !== undefined && decodeJwt(header.replace(/^Bearer /, '')).sub === 'bob',
+    ) as string;
+    revoked.add(bobHeader.replace(/^Bearer /, ''));
+    const before = exchanges.bob ?? 0;
+    const bob = await legacyClient('bob');
+    const refused = await bob.callTool({ name: 'tm__whoami', arguments: { note: 'revoked' } });
+    expect(refused.isError).toBe(true);
+    expect(text(await bob.callTool({ name: 'tm__whoami', arguments: { note: 'after' } }))).toBe(
+      'called for bob',
+    );
+    await bob.close();
+    expect(exchanges.bob).toBe(before + 1);
+  }, 60_000);
 
   it('refuses the call, saying why, when the authorization server refuses the exchange', async () => {
     const callsBefore = upstreamCalls.length;

@@ -939,20 +939,21 @@ export class McpGateway {
         ([header]) => header.toLowerCase() !== 'authorization',
       ),
     );
+    const tokens = new ExchangedTokens({
+      server: name,
+      url: server.url as string,
+      credentials,
+      ...(this.#options.tokenExchangeAllowNonPublic === undefined
+        ? {}
+        : { allowNonPublic: this.#options.tokenExchangeAllowNonPublic }),
+    });
     return {
-      tokens: new ExchangedTokens({
-        server: name,
-        url: server.url as string,
-        credentials,
-        ...(this.#options.tokenExchangeAllowNonPublic === undefined
-          ? {}
-          : { allowNonPublic: this.#options.tokenExchangeAllowNonPublic }),
-      }),
+      tokens,
       clients: new CallerClients({
         server: name,
         max: credentials.maxCallerClients ?? DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
         idleMs: credentials.callerClientIdleMs ?? DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
-        create: (token) =>
+        create: (key, token) =>
           new TracedClient(
             {
               openTimeoutMs: startTimeoutMs,
@@ -961,7 +962,15 @@ export class McpGateway {
               maxConcurrentRequests: concurrency,
               ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
               ...extra,
-              token,
+              authProvider: {
+                token,
+                // The upstream refused the caller's exchanged token (revoked, expired early): this
+                // request fails, and the caller's next call exchanges again.
+                onChallenge: () => {
+                  tokens.forget(key, token());
+                  return false;
+                },
+              },
               roots: () => this.#passthrough.roots(),
             },
             this.#traceMeta,

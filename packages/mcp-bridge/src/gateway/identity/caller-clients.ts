@@ -12,8 +12,8 @@ export interface CallerClientsOptions {
   readonly max: number;
   /** Milliseconds an unused connection stays open. */
   readonly idleMs: number;
-  /** Opens a connection whose every request carries `token()` as its bearer token. */
-  readonly create: (token: () => string) => McpClient;
+  /** Opens the connection of caller `key`, whose every request carries `token()` as its bearer token. */
+  readonly create: (key: string, token: () => string) => McpClient;
 }
 
 interface Entry {
@@ -56,7 +56,7 @@ export class CallerClients {
     if (entry === undefined) {
       if (this.#entries.size >= this.#options.max) this.#evictIdle();
       const created: Entry = { client: undefined as never, token, busy: 0, timer: undefined };
-      entry = Object.assign(created, { client: this.#options.create(() => created.token) });
+      entry = Object.assign(created, { client: this.#options.create(key, () => created.token) });
     } else {
       this.#entries.delete(key);
     }

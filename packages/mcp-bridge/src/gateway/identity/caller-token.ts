@@ -32,7 +32,6 @@ export class CallerToken {
   toString(): string {
     return '[caller token]';
   }
-
 }
 
 /** The caller's token the HTTP front put on a request (`ctx.http.authInfo.extra`), if any. */

@@ -72,6 +72,14 @@ export class ExchangedTokens {
     return this.#cache.size;
   }
 
+  /**
+   * Drops the cached token of caller `key` (`callerKey`) when it is still `accessToken`: the
+   * upstream refused it, so the caller's next call exchanges again.
+   */
+  forget(key: string, accessToken: string): void {
+    if (this.#cache.get(key)?.accessToken === accessToken) this.#cache.delete(key);
+  }
+
   /** A token for `principal` at this upstream: cached, or exchanged for `caller` now. */
   async tokenFor(principal: Principal, caller: CallerToken): Promise<string> {
     const key = callerKey(principal);
