@@ -194,7 +194,8 @@ export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings 
     fail('must be true or false', `${AT}.introspection`);
   }
   const introspectionEndpoint =
-    record.introspectionEndpoint === undefined
+    // '' is the resolved form of "from the metadata": checking resolved settings again is a no-op.
+    record.introspectionEndpoint === undefined || record.introspectionEndpoint === ''
       ? ''
       : absoluteUrl(record.introspectionEndpoint, `${AT}.introspectionEndpoint`);
   if (introspectionEndpoint !== '' && record.introspection !== true) {
