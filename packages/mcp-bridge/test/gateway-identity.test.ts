@@ -286,7 +286,10 @@ describe('serve --http with gateway.httpAuth, two people in two groups', () => {
     };
     for (const person of Object.keys(PEOPLE) as Person[]) {
       const modern = await modernClient(person);
-      const modernNames = (await modern.listTools()).tools.map((tool) => tool.name).sort();
+      const modernListing = await modern.listTools();
+      // A listing filtered for this caller is never marked for shared caches.
+      expect((modernListing as { cacheScope?: unknown }).cacheScope).toBe('private');
+      const modernNames = modernListing.tools.map((tool) => tool.name).sort();
       await modern.close();
       const { client: legacy } = await legacyClient(person);
       const legacyNames = (await legacy.listTools()).tools.map((tool) => tool.name).sort();

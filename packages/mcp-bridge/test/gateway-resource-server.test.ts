@@ -391,6 +391,14 @@ describe('the gateway as a protected resource', () => {
     ).toThrow(/gateway\.httpAuth/);
   });
 
+  it('checks resolved settings again to the same settings (the CLI checks the parsed config)', () => {
+    const once = checkHttpAuthSettings({
+      resource: RESOURCE,
+      authorizationServers: ['https://as.example.com'],
+    });
+    expect(checkHttpAuthSettings(once)).toEqual(once);
+  });
+
   it('is read from the gateway config, and refused beside httpToken or with an unknown key', () => {
     const servers = { a: { command: 'node' } };
     const httpAuth = { resource: RESOURCE, authorizationServers: ['https://as.example.com'] };

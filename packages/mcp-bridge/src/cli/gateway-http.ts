@@ -6,6 +6,7 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { GatewayConfigError } from '../gateway/errors.js';
 import {
   DEFAULT_HTTP_MAX_CALLS_PER_SESSION,
   DEFAULT_HTTP_MAX_STATELESS_CALLS,
@@ -157,6 +158,12 @@ export async function serveGatewayHttp(
   gateway: McpGateway,
   options: GatewayHttpOptions,
 ): Promise<{ readonly url: string; readonly close: () => Promise<void> }> {
+  if (options.auth !== undefined && options.token !== undefined) {
+    throw new GatewayConfigError(
+      'serveGatewayHttp takes token (one shared bearer token) or auth (access tokens per caller), not both',
+      { details: { at: 'auth' } },
+    );
+  }
   const sessions = new Map<string, Session>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_HTTP_SESSION_IDLE_MS;
   const maxCallsPerSession = options.maxCallsPerSession ?? DEFAULT_HTTP_MAX_CALLS_PER_SESSION;

@@ -450,6 +450,14 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
       : {
           auth: new GatewayResourceServer({
             settings: checkHttpAuthSettings(httpAuth),
+            ...(httpAuth.introspection === true
+              ? {
+                  introspectionCredentials: {
+                    clientId: io.env?.TOOLFENCE_INTROSPECTION_CLIENT_ID ?? '',
+                    clientSecret: io.env?.TOOLFENCE_INTROSPECTION_CLIENT_SECRET ?? '',
+                  },
+                }
+              : {}),
             // As for upstreams: an authorization server the config names on a loopback host may
             // be reached there; every other one must be public HTTPS.
             ...(httpAuth.authorizationServers.some((issuer) =>

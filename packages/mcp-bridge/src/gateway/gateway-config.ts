@@ -78,6 +78,11 @@ export interface GatewayBudgetSettings extends GatewayBudgetLimits {
   readonly perServer?: GatewayBudgetLimits;
   /** Limits of each offered tool (a counter per `server__tool`), beside the others. */
   readonly perTool?: GatewayBudgetLimits;
+  /**
+   * Limits of each caller (a counter per principal: issuer and subject), with `gateway.httpAuth`;
+   * a call without a principal counts under one shared `anonymous` counter. Beside the others.
+   */
+  readonly perPrincipal?: GatewayBudgetLimits;
   /** Redis: prefix of every key, so deployments share one Redis. Default `toolfence:gateway`. */
   readonly keyPrefix?: string;
   /** Redis: milliseconds a counter lives after its last call. Default 86,400,000 (one day). */
@@ -262,6 +267,7 @@ const BUDGET_KEYS = [
   'maxConcurrent',
   'perServer',
   'perTool',
+  'perPrincipal',
   'keyPrefix',
   'ttlMs',
   'timeoutMs',
@@ -582,7 +588,7 @@ function checkBudget(value: unknown): GatewayBudgetSettings | undefined {
   if (value === undefined) return undefined;
   const at = 'gateway.budget';
   if (!isRecord(value))
-    fail('must be an object (url, maxCalls, maxConcurrent, perServer, perTool)', at);
+    fail('must be an object (url, maxCalls, maxConcurrent, perServer, perTool, perPrincipal)', at);
   onlyKeys(value, BUDGET_KEYS, at);
   const url = value.url ?? 'memory';
   if (typeof url !== 'string') fail('must be "memory" or a redis:// URL', `${at}.url`);
@@ -638,6 +644,7 @@ function checkBudget(value: unknown): GatewayBudgetSettings | undefined {
     ...limitsOf(value, at),
     ...optional('perServer', checkLimits(value.perServer, `${at}.perServer`)),
     ...optional('perTool', checkLimits(value.perTool, `${at}.perTool`)),
+    ...optional('perPrincipal', checkLimits(value.perPrincipal, `${at}.perPrincipal`)),
   }) as GatewayBudgetSettings;
 }
 

@@ -448,7 +448,11 @@ export class GatewayPassthrough {
                 ? undefined
                 : { name: `${found.upstream.namespace}__prompt:${found.passed.remote}` };
             });
-      return { prompts } as never;
+      return (
+        principal !== undefined && era === 'modern'
+          ? { prompts, cacheScope: 'private' }
+          : { prompts }
+      ) as never;
     });
     server.setRequestHandler('resources/templates/list', async () => {
       await started();
@@ -460,6 +464,7 @@ export class GatewayPassthrough {
       // A caller with identity sees only the resources some rule could let them read.
       const principal = principalOfRequest(context);
       return {
+        ...(principal !== undefined && era === 'modern' ? { cacheScope: 'private' } : {}),
         resources:
           principal === undefined || this.#hooks.observe
             ? resources

@@ -501,7 +501,10 @@ export class McpGateway {
               const offered = this.#offered.get(name);
               return offered === undefined ? undefined : { name, origin: offered.tool.spec.origin };
             });
-      return { tools } as never;
+      // Said outright, whatever cache hint the server may be given: never for shared caches.
+      return (
+        principal !== undefined && era === 'modern' ? { tools, cacheScope: 'private' } : { tools }
+      ) as never;
     });
     server.setRequestHandler(
       'tools/call',

@@ -38,6 +38,14 @@ export interface GatewayHttpAuthSettings {
    * strings or lists of strings only; `scope` is split into a list. Default `groups`, `roles`, `scope`.
    */
   readonly principalClaims?: readonly string[];
+  /**
+   * Accept opaque (non-JWT) access tokens by asking the first authorization server (RFC 7662),
+   * with the gateway's client credentials from `TOOLFENCE_INTROSPECTION_CLIENT_ID` and
+   * `TOOLFENCE_INTROSPECTION_CLIENT_SECRET`. Default false.
+   */
+  readonly introspection?: boolean;
+  /** The introspection endpoint. Default: the authorization server's `introspection_endpoint`. */
+  readonly introspectionEndpoint?: string;
 }
 
 /** Default accepted algorithms: RSA (RS/PS 256-512), ECDSA (ES256/384/512) and EdDSA. */
@@ -84,6 +92,8 @@ export const HTTP_AUTH_KEYS: readonly string[] = Object.freeze([
   'fetchTimeoutMs',
   'fetchMaxBytes',
   'principalClaims',
+  'introspection',
+  'introspectionEndpoint',
 ]);
 
 const AT = 'gateway.httpAuth';
@@ -180,8 +190,21 @@ export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings 
     record.principalClaims === undefined
       ? [...DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS]
       : stringList(record.principalClaims, `${AT}.principalClaims`, 16, CLAIM);
+  if (record.introspection !== undefined && typeof record.introspection !== 'boolean') {
+    fail('must be true or false', `${AT}.introspection`);
+  }
+  const introspectionEndpoint =
+    // '' is the resolved form of "from the metadata": checking resolved settings again is a no-op.
+    record.introspectionEndpoint === undefined || record.introspectionEndpoint === ''
+      ? ''
+      : absoluteUrl(record.introspectionEndpoint, `${AT}.introspectionEndpoint`);
+  if (introspectionEndpoint !== '' && record.introspection !== true) {
+    fail('applies only with introspection: true', `${AT}.introspectionEndpoint`);
+  }
   return Object.freeze({
     resource,
+    introspection: record.introspection === true,
+    introspectionEndpoint,
     authorizationServers: Object.freeze(authorizationServers),
     requiredScopes: Object.freeze(requiredScopes),
     scopesSupported: Object.freeze(scopesSupported),

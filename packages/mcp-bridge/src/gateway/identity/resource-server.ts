@@ -3,10 +3,12 @@
 // goes on is the principal (issuer, subject, selected claims), never the token.
 import type { Principal } from '@toolfence/tools';
 import { type AllowNonPublic, resolveOAuthHttp } from '../../oauth/http.js';
+import { GatewayConfigError } from '../errors.js';
 import { principalFromClaims } from './gateway-principal.js';
 import type { ResolvedHttpAuthSettings } from './http-auth-settings.js';
-import { JwtAccessTokenVerifier } from './jwt-verifier.js';
+import { JwtAccessTokenVerifier, type VerifiedAccessToken } from './jwt-verifier.js';
 import { GatewayAuthUnavailableError, GatewayTokenError } from './token-error.js';
+import { type IntrospectionCredentials, TokenIntrospector } from './token-introspection.js';
 
 /** Options of {@link GatewayResourceServer}. */
 export interface GatewayResourceServerOptions {
@@ -19,6 +21,12 @@ export interface GatewayResourceServerOptions {
   readonly allowNonPublic?: AllowNonPublic | undefined;
   /** Clock in milliseconds. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
+  /**
+   * The gateway's client credentials at the introspection endpoint; required when
+   * `settings.introspection` is true (the CLI reads `TOOLFENCE_INTROSPECTION_CLIENT_ID` and
+   * `TOOLFENCE_INTROSPECTION_CLIENT_SECRET`).
+   */
+  readonly introspectionCredentials?: IntrospectionCredentials | undefined;
 }
 
 /** A request that passed: who is calling, with what scopes, until when. */
@@ -56,6 +64,7 @@ function quoted(value: string): string {
 export class GatewayResourceServer {
   readonly #settings: ResolvedHttpAuthSettings;
   readonly #verifier: JwtAccessTokenVerifier;
+  readonly #introspector: TokenIntrospector | undefined;
   readonly #metadataUrl: string;
   readonly #metadataPaths: readonly string[];
 
@@ -72,6 +81,29 @@ export class GatewayResourceServer {
       http,
       ...(options.now === undefined ? {} : { now: options.now }),
     });
+    if (options.settings.introspection) {
+      const credentials = options.introspectionCredentials;
+      if (
+        credentials === undefined ||
+        typeof credentials.clientId !== 'string' ||
+        credentials.clientId === '' ||
+        typeof credentials.clientSecret !== 'string' ||
+        credentials.clientSecret === ''
+      ) {
+        throw new GatewayConfigError(
+          "gateway.httpAuth.introspection needs the gateway's client credentials: set TOOLFENCE_INTROSPECTION_CLIENT_ID and TOOLFENCE_INTROSPECTION_CLIENT_SECRET",
+          { details: { at: 'gateway.httpAuth.introspection' } },
+        );
+      }
+      this.#introspector = new TokenIntrospector({
+        settings: options.settings,
+        http,
+        credentials,
+        ...(options.now === undefined ? {} : { now: options.now }),
+      });
+    } else {
+      this.#introspector = undefined;
+    }
     const resource = new URL(options.settings.resource);
     const path = resource.pathname.replace(/\/$/, '');
     this.#metadataUrl = new URL(`${WELL_KNOWN}${path}`, resource.origin).href;
@@ -127,7 +159,13 @@ export class GatewayResourceServer {
       );
     }
     try {
-      const verified = await this.#verifier.verify(match[1] as string);
+      const token = match[1] as string;
+      // A JWT is checked against the issuer's keys; any other token, with introspection on, is
+      // asked of the authorization server.
+      const verified: VerifiedAccessToken =
+        this.#introspector !== undefined && token.split('.').length !== 3
+          ? await this.#introspector.introspect(token)
+          : await this.#verifier.verify(token);
       const missing = this.#settings.requiredScopes.filter(
         (scope) => !verified.scopes.includes(scope),
       );
