@@ -318,6 +318,44 @@ export {
   type GatewayPassthroughOptions,
 } from './gateway/gateway-passthrough.js';
 export {
+  checkHttpAuthSettings,
+  DEFAULT_HTTP_AUTH_ALGORITHMS,
+  DEFAULT_HTTP_AUTH_CLOCK_SKEW_MS,
+  DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
+  DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS,
+  DEFAULT_HTTP_AUTH_JWKS_CACHE_MS,
+  DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS,
+  DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS,
+  type GatewayHttpAuthSettings,
+  HTTP_AUTH_KEYS,
+  type ResolvedHttpAuthSettings,
+} from './gateway/identity/http-auth-settings.js';
+export {
+  type AuthenticatedCaller,
+  GatewayResourceServer,
+  type GatewayResourceServerOptions,
+  type RefusedCaller,
+} from './gateway/identity/resource-server.js';
+export {
+  GatewayAuthUnavailableError,
+  GatewayTokenError,
+  type GatewayTokenRefusal,
+} from './gateway/identity/token-error.js';
+// Upstream credentials per caller: RFC 8693 token exchange (issue 39)
+export {
+  GatewayCallerCredentialError,
+  GatewayTokenExchangeError,
+} from './gateway/identity/upstream-credential-error.js';
+export {
+  DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
+  DEFAULT_EXCHANGE_FETCH_MAX_BYTES,
+  DEFAULT_EXCHANGE_FETCH_TIMEOUT_MS,
+  DEFAULT_EXCHANGE_MAX_CACHED_TOKENS,
+  DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
+  DEFAULT_EXCHANGE_REFRESH_SKEW_MS,
+  type GatewayServerCredentials,
+} from './gateway/identity/upstream-credentials.js';
+export {
   type GatewayEra,
   type GatewayReload,
   type GatewayUpstreamStatus,

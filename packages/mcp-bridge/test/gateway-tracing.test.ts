@@ -2,7 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client as ClientV2, InMemoryTransport as InMemoryV2 } from '@modelcontextprotocol/client';
+import {
+  Client as ClientV2,
+  InMemoryTransport as InMemoryV2,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -14,12 +18,17 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { AllowAllAuthorizer, RiskPolicy } from '@toolfence/tools';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { GatewayTracer } from '../src/gateway/gateway-tracing.js';
+import { checkHttpAuthSettings } from '../src/gateway/identity/http-auth-settings.js';
+import { GatewayResourceServer } from '../src/gateway/identity/resource-server.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { sendJson, startScriptedOAuthServer } from './fixtures/oauth-scripted.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
@@ -225,5 +234,65 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
     const server = exporter.getFinishedSpans().find((span) => span.name === 'tools/call tk__note');
     expect(server?.attributes['mcp.protocol.version']).toBe('2026-07-28');
     expect(server?.parentSpanContext?.spanId).toBe(PARENT_ID);
+  }, 30_000);
+});
+
+describe('gateway tracing with a caller identity (gateway.httpAuth)', () => {
+  it('puts the principal (subject and issuer) on the SERVER span, never the token', async () => {
+    const as = await startScriptedOAuthServer();
+    open.push(as);
+    const keys = await generateKeyPair('ES256', { extractable: true });
+    as.metadata.jwks_uri = `${as.origin}/jwks`;
+    const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' };
+    as.routes.set('GET /jwks', (_request, response) => sendJson(response, 200, { keys: [jwk] }));
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+      }),
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'read-only', askUpTo: 'paid-operation' } }),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    const resource = 'https://gateway.example.com/mcp';
+    const http = await serveGatewayHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      loopback: true,
+      maxSessions: 4,
+      auth: new GatewayResourceServer({
+        settings: checkHttpAuthSettings({ resource, authorizationServers: [as.issuer] }),
+        allowNonPublic: (_target, address) => address.address === '127.0.0.1',
+      }),
+    });
+    open.push(http);
+    const token = await new SignJWT({ scope: 'mcp:tools' })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+      .setIssuer(as.issuer)
+      .setAudience(resource)
+      .setSubject('alice')
+      .setExpirationTime('5m')
+      .sign(keys.privateKey);
+    const client = new ClientV2(
+      { name: 'trace-client', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' as const } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(http.url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    open.push(client);
+    await client.callTool({ name: 'tk__note', arguments: { id: 'a' } });
+    const server = exporter.getFinishedSpans().find((span) => span.name === 'tools/call tk__note');
+    expect(server?.attributes).toMatchObject({
+      'enduser.id': 'alice',
+      'toolfence.principal.issuer': as.issuer,
+    });
+    expect(
+      JSON.stringify(exporter.getFinishedSpans().map((span) => span.attributes)),
+    ).not.toContain(token.split('.')[2] as string);
   }, 30_000);
 });

@@ -359,7 +359,7 @@ describe('serve enforces rules written with the server tool name', () => {
       );
       expect(result.code).toBe(code);
       expect(result.err).toContain(
-        'rules[0] has an unknown key "decison" (allowed: $comment, tool, server, when, decision, reason)',
+        'rules[0] has an unknown key "decison" (allowed: $comment, tool, server, when, decision, reason, principal)',
       );
       expect(result.err).toContain('(POLICY_FILE_INVALID)');
       expect(result.err).not.toContain('INSPECT_USAGE');

@@ -157,6 +157,14 @@ export {
 } from './policy/flow-guard.js';
 export { MAX_CHECKED_PATH_LENGTH } from './policy/path-under.js';
 export {
+  compilePrincipalMatcher,
+  PRINCIPAL_MATCHER_KEYS,
+  PRINCIPAL_METADATA_KEY,
+  type Principal,
+  type PrincipalMatcher,
+  principalOf,
+} from './policy/principal.js';
+export {
   DEFAULT_CONTENT_TRUST_THRESHOLDS,
   DEFAULT_RISK_THRESHOLDS,
   RiskPolicy,

@@ -6,11 +6,15 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { GatewayConfigError } from '../gateway/errors.js';
 import {
   DEFAULT_HTTP_MAX_CALLS_PER_SESSION,
   DEFAULT_HTTP_MAX_STATELESS_CALLS,
   DEFAULT_HTTP_SESSION_IDLE_MS,
 } from '../gateway/gateway-config.js';
+import { AUTH_INFO_CALLER_TOKEN_KEY, CallerToken } from '../gateway/identity/caller-token.js';
+import { AUTH_INFO_PRINCIPAL_KEY } from '../gateway/identity/gateway-principal.js';
+import type { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 
 /** Options of {@link serveGatewayHttp}. */
@@ -21,6 +25,12 @@ export interface GatewayHttpOptions {
   readonly port: number;
   /** Every request must carry `Authorization: Bearer <token>` when set. */
   readonly token: string | undefined;
+  /**
+   * The gateway as an OAuth protected resource (`gateway.httpAuth`): serves its RFC 9728
+   * metadata and checks every request's bearer token; the caller becomes the calls' principal.
+   * Exclusive with `token`.
+   */
+  readonly auth?: GatewayResourceServer | undefined;
   /** Legacy (2025-11-25) sessions open at once; an initialize beyond it is answered 503. */
   readonly maxSessions: number;
   /** True when `host` is a loopback address (then the Host header is checked too). */
@@ -64,6 +74,20 @@ interface Session {
   calls: number;
   /** When the last request started or ended (ms since the epoch). */
   lastActive: number;
+  /** The caller that opened it (`issuer` and `subject`), with `gateway.httpAuth`. */
+  owner?: string | undefined;
+}
+
+/** What the gateway's handlers are told of the caller: the principal, never the token. */
+type CallerInfo = NonNullable<
+  Parameters<WebStandardStreamableHTTPServerTransport['handleRequest']>[1]
+>['authInfo'];
+
+function ownerOf(authInfo: CallerInfo): string | undefined {
+  const principal = authInfo?.extra?.[AUTH_INFO_PRINCIPAL_KEY] as
+    | { issuer: string; subject: string }
+    | undefined;
+  return principal === undefined ? undefined : `${principal.issuer}\n${principal.subject}`;
 }
 
 /** The number of `tools/call` requests in a parsed body (a message or a batch). */
@@ -142,6 +166,12 @@ export async function serveGatewayHttp(
   gateway: McpGateway,
   options: GatewayHttpOptions,
 ): Promise<{ readonly url: string; readonly close: () => Promise<void> }> {
+  if (options.auth !== undefined && options.token !== undefined) {
+    throw new GatewayConfigError(
+      'serveGatewayHttp takes token (one shared bearer token) or auth (access tokens per caller), not both',
+      { details: { at: 'auth' } },
+    );
+  }
   const sessions = new Map<string, Session>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_HTTP_SESSION_IDLE_MS;
   const maxCallsPerSession = options.maxCallsPerSession ?? DEFAULT_HTTP_MAX_CALLS_PER_SESSION;
@@ -190,9 +220,12 @@ export async function serveGatewayHttp(
     request: Request,
     parsedBody: unknown,
     done: Promise<void>,
+    authInfo: CallerInfo,
   ): Promise<Response> => {
     const sessionId = request.headers.get('mcp-session-id');
-    const existing = sessionId === null ? undefined : sessions.get(sessionId);
+    const found = sessionId === null ? undefined : sessions.get(sessionId);
+    // A session is its opener's: another caller presenting its id is told it does not exist.
+    const existing = found !== undefined && found.owner === ownerOf(authInfo) ? found : undefined;
     if (existing !== undefined) {
       const calls = callsIn(parsedBody);
       if (calls > 0 && existing.calls + calls > maxCallsPerSession) {
@@ -210,7 +243,10 @@ export async function serveGatewayHttp(
         if (counted) existing.requests -= 1;
         existing.lastActive = Date.now();
       });
-      return existing.transport.handleRequest(request, { parsedBody });
+      return existing.transport.handleRequest(request, {
+        parsedBody,
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
     }
     if (sessionId !== null) return rpcError(404, -32001, 'Session not found');
     if (request.method !== 'POST') {
@@ -223,7 +259,13 @@ export async function serveGatewayHttp(
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport: created, requests: 0, calls: 0, lastActive: Date.now() });
+          sessions.set(id, {
+            transport: created,
+            requests: 0,
+            calls: 0,
+            lastActive: Date.now(),
+            owner: ownerOf(authInfo),
+          });
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
@@ -234,7 +276,10 @@ export async function serveGatewayHttp(
       if (created.sessionId !== undefined) sessions.delete(created.sessionId);
     };
     await gateway.downstreamServer('legacy').connect(created);
-    const response = await created.handleRequest(request, { parsedBody });
+    const response = await created.handleRequest(request, {
+      parsedBody,
+      ...(authInfo === undefined ? {} : { authInfo }),
+    });
     // A first request that did not start a session leaves nothing behind.
     if (created.sessionId === undefined || !sessions.has(created.sessionId)) {
       await created.close().catch(() => undefined);
@@ -242,7 +287,12 @@ export async function serveGatewayHttp(
     return response;
   };
 
-  const stateless = async (request: Request, parsedBody: unknown, done: Promise<void>) => {
+  const stateless = async (
+    request: Request,
+    parsedBody: unknown,
+    done: Promise<void>,
+    authInfo: CallerInfo,
+  ) => {
     const calls = callsIn(parsedBody);
     if (calls > 0 && statelessCalls + calls > maxStatelessCalls) {
       return busy(parsedBody, maxStatelessCalls, 'gateway.httpMaxStatelessCalls');
@@ -251,7 +301,7 @@ export async function serveGatewayHttp(
     void done.then(() => {
       statelessCalls -= calls;
     });
-    return modern.fetch(request, { parsedBody });
+    return modern.fetch(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
   };
 
   const handle = async (incoming: IncomingMessage, out: ServerResponse): Promise<void> => {
@@ -263,9 +313,39 @@ export async function serveGatewayHttp(
       await options.console.handle(incoming, out);
       return;
     }
+    if (options.auth?.isMetadataPath(pathname) === true && incoming.method === 'GET') {
+      out.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
+      out.end(JSON.stringify(options.auth.metadata()));
+      return;
+    }
     if (pathname !== '/mcp') {
       out.writeHead(404).end();
       return;
+    }
+    let authInfo: CallerInfo;
+    if (options.auth !== undefined) {
+      const caller = await options.auth.authenticate(incoming.headers.authorization);
+      if (!caller.ok) {
+        out.writeHead(caller.status, caller.headers);
+        out.end(caller.body);
+        return;
+      }
+      // The token itself stays here: handlers (and upstreams) see the principal only.
+      authInfo = {
+        token: '',
+        clientId: caller.clientId,
+        scopes: [...caller.scopes],
+        ...(caller.expiresAt === undefined ? {} : { expiresAt: caller.expiresAt }),
+        extra: {
+          [AUTH_INFO_PRINCIPAL_KEY]: caller.principal,
+          // Held (redacted when printed) for one use: the subject of a token exchange for an
+          // upstream with `credentials`. It is never sent to an upstream.
+          [AUTH_INFO_CALLER_TOKEN_KEY]: new CallerToken(
+            /^Bearer +(\S+)/i.exec(String(incoming.headers.authorization))?.[1] ?? '',
+            caller.expiresAt === undefined ? undefined : caller.expiresAt * 1000,
+          ),
+        },
+      };
     }
     if (
       options.token !== undefined &&
@@ -288,6 +368,8 @@ export async function serveGatewayHttp(
     }
     const headers = new Headers();
     for (const [name, value] of Object.entries(incoming.headers)) {
+      // The caller's credential ends at the front door: nothing behind it sees the token.
+      if (name === 'authorization') continue;
       if (typeof value === 'string') headers.set(name, value);
       else if (Array.isArray(value)) headers.set(name, value.join(', '));
     }
@@ -318,8 +400,8 @@ export async function serveGatewayHttp(
       parsedBody === undefined && method === 'POST'
         ? rpcError(400, -32700, 'Parse error: the body is not JSON')
         : (await isLegacyRequest(request, parsedBody))
-          ? await legacy(request, parsedBody, done)
-          : await stateless(request, parsedBody, done);
+          ? await legacy(request, parsedBody, done, authInfo)
+          : await stateless(request, parsedBody, done, authInfo);
     await writeResponse(response, out);
   };
   const server = createServer((request, response) => {

@@ -10,6 +10,8 @@ import {
   type GatewayConfig,
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
+import { checkHttpAuthSettings } from '../gateway/identity/http-auth-settings.js';
+import { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import { acceptPinToken, pinChanges, splitPinToken } from '../gateway/pin-changes.js';
 import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
@@ -312,6 +314,11 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       ...(parsed.observe ? { observe: true } : {}),
       ...(budget === undefined ? {} : { budget: budget.reserver }),
       ...(webConsole === undefined ? {} : { approvalInbox: webConsole.inbox }),
+      // Token exchanges (servers with `credentials`) may reach an authorization server the
+      // config names on a loopback host (gateway.httpAuth's issuers, a tokenEndpoint).
+      ...(exchangesOnLoopback(loaded.config)
+        ? { tokenExchangeAllowNonPublic: approveLoopback }
+        : {}),
       clientOptions: (_name, server) => ({
         ...(server.url !== undefined && isLoopbackHost(new URL(server.url).hostname)
           ? { allowNonPublic: approveLoopback }
@@ -493,6 +500,19 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   return ended === undefined ? EXIT_CODES.ok : fail(io, ended.error);
 }
 
+/** True when a server with `credentials` may exchange at a loopback authorization server. */
+function exchangesOnLoopback(config: GatewayConfig): boolean {
+  const servers = Object.values(config.mcpServers).filter(
+    (server) => server.credentials !== undefined,
+  );
+  if (servers.length === 0) return false;
+  const hosts = [
+    ...(config.gateway.httpAuth?.authorizationServers ?? []),
+    ...servers.flatMap((server) => server.credentials?.tokenEndpoint ?? []),
+  ];
+  return hosts.some((url) => isLoopbackHost(new URL(url).hostname));
+}
+
 function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {
   const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
   const port = Number(match?.[2]);
@@ -504,9 +524,16 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
   const fromEnv = io.env?.TOOLFENCE_GATEWAY_TOKEN;
   const token =
     config.gateway.httpToken ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
-  if (!loopback && token === undefined) {
+  const httpAuth = config.gateway.httpAuth;
+  if (httpAuth !== undefined && token !== undefined) {
     throw new GatewayConfigError(
-      '--http off loopback needs a bearer token: set gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN',
+      "gateway.httpAuth checks each caller's access token: unset TOOLFENCE_GATEWAY_TOKEN (one shared token) or remove gateway.httpAuth",
+      { details: { at: 'TOOLFENCE_GATEWAY_TOKEN' } },
+    );
+  }
+  if (!loopback && token === undefined && httpAuth === undefined) {
+    throw new GatewayConfigError(
+      '--http off loopback needs a bearer token: set gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN (one shared token), or gateway.httpAuth (an access token per caller)',
       { details: { at: '--http' } },
     );
   }
@@ -519,6 +546,28 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
     host,
     port,
     token,
+    ...(httpAuth === undefined
+      ? {}
+      : {
+          auth: new GatewayResourceServer({
+            settings: checkHttpAuthSettings(httpAuth),
+            ...(httpAuth.introspection === true
+              ? {
+                  introspectionCredentials: {
+                    clientId: io.env?.TOOLFENCE_INTROSPECTION_CLIENT_ID ?? '',
+                    clientSecret: io.env?.TOOLFENCE_INTROSPECTION_CLIENT_SECRET ?? '',
+                  },
+                }
+              : {}),
+            // As for upstreams: an authorization server the config names on a loopback host may
+            // be reached there; every other one must be public HTTPS.
+            ...(httpAuth.authorizationServers.some((issuer) =>
+              isLoopbackHost(new URL(issuer).hostname),
+            )
+              ? { allowNonPublic: approveLoopback }
+              : {}),
+          }),
+        }),
     loopback,
     maxSessions: config.gateway.httpMaxSessions ?? DEFAULT_HTTP_MAX_SESSIONS,
     sessionIdleMs: config.gateway.httpSessionIdleMs,

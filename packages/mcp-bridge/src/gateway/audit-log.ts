@@ -84,6 +84,11 @@ export interface AuditEntry {
   readonly session?: string;
   /** Present when the flow guard raised the call (or, observing, would have): see {@link AuditFlow}. */
   readonly flow?: AuditFlow;
+  /**
+   * The caller, when `serve --http` checks access tokens (`gateway.httpAuth`): the token's issuer
+   * and subject. Never the token.
+   */
+  readonly principal?: { readonly issuer: string; readonly subject: string };
 }
 
 /** A line as written: the entry, the previous line's hash, and its own hash. */

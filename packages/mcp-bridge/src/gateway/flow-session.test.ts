@@ -7,6 +7,7 @@ import {
   raisedVerdict,
   SHARED_PRINCIPAL_SESSION,
 } from './flow-session.js';
+import { AUTH_INFO_PRINCIPAL_KEY } from './identity/gateway-principal.js';
 
 describe('flow sessions', () => {
   it('gives each downstream connection its own session', () => {
@@ -29,6 +30,19 @@ describe('flow sessions', () => {
     );
     expect(principalSession(alice)).toMatch(/^principal:[0-9a-f]{32}$/);
     expect(principalSession(alice)).not.toContain('secret');
+  });
+
+  it('keys a caller the HTTP front validated (gateway.httpAuth) by issuer and subject, not by the app', () => {
+    const person = (subject: string, issuer = 'https://issuer.test') => ({
+      token: '',
+      clientId: 'shared-app',
+      extra: { [AUTH_INFO_PRINCIPAL_KEY]: { issuer, subject, claims: {} } },
+    });
+    expect(principalSession(person('alice'))).toBe(principalSession(person('alice')));
+    expect(principalSession(person('alice'))).not.toBe(principalSession(person('bob')));
+    expect(principalSession(person('alice'))).not.toBe(
+      principalSession(person('alice', 'https://other.test')),
+    );
   });
 
   it.each([

@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import {
   type BudgetLimits,
   type BudgetRequest,
   type BudgetReserver,
   type BudgetScope,
   CallBudget,
+  principalOf,
 } from '@toolfence/tools';
 import { GatewayConfigError } from './errors.js';
 import type { GatewayBudgetSettings } from './gateway-config.js';
@@ -36,8 +38,8 @@ function hasLimits(limits: BudgetLimits | undefined): limits is BudgetLimits {
 }
 
 /**
- * The scopes of one call: the whole gateway, its upstream server and its tool, each only when
- * it has a limit. `serverOf` maps an offered name (`namespace__tool`) to its server.
+ * The scopes of one call: the whole gateway, its upstream server, its tool and its caller, each
+ * only when it has a limit. `serverOf` maps an offered name (`namespace__tool`) to its server.
  */
 function scopesOf(
   settings: GatewayBudgetSettings,
@@ -58,6 +60,17 @@ function scopesOf(
     }
     if (hasLimits(settings.perTool)) {
       scopes.push({ key: `tool:${request.toolName}`, limits: settings.perTool });
+    }
+    if (hasLimits(settings.perPrincipal)) {
+      // One counter per caller; the key is a digest, so no issuer or subject text reaches Redis.
+      const principal = principalOf(request.context);
+      scopes.push({
+        key:
+          principal === undefined
+            ? 'principal:anonymous'
+            : `principal:${createHash('sha256').update(`${principal.issuer}\n${principal.subject}`).digest('hex')}`,
+        limits: settings.perPrincipal,
+      });
     }
     return scopes;
   };

@@ -1,5 +1,13 @@
 import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
+import {
+  checkHttpAuthSettings,
+  type GatewayHttpAuthSettings,
+} from './identity/http-auth-settings.js';
+import {
+  checkServerCredentials,
+  type GatewayServerCredentials,
+} from './identity/upstream-credentials.js';
 import { shownName } from './shown-name.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
@@ -24,6 +32,11 @@ export interface GatewayServerConfig {
   readonly namespace?: string;
   /** HTTP: OAuth through a connection in `gateway.store` (exclusive with an Authorization header). */
   readonly oauth?: GatewayServerOAuth;
+  /**
+   * HTTP: each call carries a token exchanged for the caller (RFC 8693), see
+   * `GatewayServerCredentials`. Default none: the shared credential (`headers`, `oauth`).
+   */
+  readonly credentials?: GatewayServerCredentials;
   /** Milliseconds this server may take to start and list its tools. Default `gateway.startTimeoutMs`. */
   readonly startTimeoutMs?: number;
 }
@@ -65,6 +78,11 @@ export interface GatewayBudgetSettings extends GatewayBudgetLimits {
   readonly perServer?: GatewayBudgetLimits;
   /** Limits of each offered tool (a counter per `server__tool`), beside the others. */
   readonly perTool?: GatewayBudgetLimits;
+  /**
+   * Limits of each caller (a counter per principal: issuer and subject), with `gateway.httpAuth`;
+   * a call without a principal counts under one shared `anonymous` counter. Beside the others.
+   */
+  readonly perPrincipal?: GatewayBudgetLimits;
   /** Redis: prefix of every key, so deployments share one Redis. Default `toolfence:gateway`. */
   readonly keyPrefix?: string;
   /** Redis: milliseconds a counter lives after its last call. Default 86,400,000 (one day). */
@@ -131,6 +149,12 @@ export interface GatewaySettings {
   /** `--http`: sessions open at once. Default 64. */
   readonly httpMaxSessions?: number;
   /**
+   * `--http` as an OAuth 2.1 protected resource: each caller's access token is checked and the
+   * caller becomes the calls' principal (see `GatewayHttpAuthSettings`). Exclusive with
+   * `httpToken`. Default none.
+   */
+  readonly httpAuth?: GatewayHttpAuthSettings;
+  /**
    * Milliseconds each upstream may take to start (connect, handshake) and list its tools; past
    * it the upstream counts as failed and the others are not held up. Default 30,000.
    */
@@ -193,6 +217,7 @@ const SERVER_KEYS = [
   'deny',
   'namespace',
   'oauth',
+  'credentials',
   'disabled',
   'enabled',
   'disabledTools',
@@ -231,6 +256,7 @@ const SETTINGS_KEYS = [
   'httpSessionIdleMs',
   'httpMaxCallsPerSession',
   'httpMaxStatelessCalls',
+  'httpAuth',
   'store',
   'storeKey',
   'budget',
@@ -241,6 +267,7 @@ const BUDGET_KEYS = [
   'maxConcurrent',
   'perServer',
   'perTool',
+  'perPrincipal',
   'keyPrefix',
   'ttlMs',
   'timeoutMs',
@@ -381,6 +408,7 @@ function checkServer(
       fail(`type "${type}" needs "url", not "command"`, at);
     if (value.headers !== undefined) fail('"headers" applies to url servers only', at);
     if (value.oauth !== undefined) fail('"oauth" applies to url servers only', at);
+    checkServerCredentials(value.credentials, `${at}.credentials`, false, (text) => text);
     return Object.freeze({
       command: expandVariables(value.command, env, `${at}.command`),
       args: Object.freeze(
@@ -415,11 +443,18 @@ function checkServer(
   ) {
     fail('give either "oauth" or an Authorization header, not both', at);
   }
+  const credentials = checkServerCredentials(
+    value.credentials,
+    `${at}.credentials`,
+    true,
+    (text, where) => expandVariables(text, env, where),
+  );
   return Object.freeze({
     url,
     ...optional('headers', headers),
     ...common(value, at, name),
     ...optional('oauth', oauth),
+    ...optional('credentials', credentials),
   });
 }
 
@@ -553,7 +588,7 @@ function checkBudget(value: unknown): GatewayBudgetSettings | undefined {
   if (value === undefined) return undefined;
   const at = 'gateway.budget';
   if (!isRecord(value))
-    fail('must be an object (url, maxCalls, maxConcurrent, perServer, perTool)', at);
+    fail('must be an object (url, maxCalls, maxConcurrent, perServer, perTool, perPrincipal)', at);
   onlyKeys(value, BUDGET_KEYS, at);
   const url = value.url ?? 'memory';
   if (typeof url !== 'string') fail('must be "memory" or a redis:// URL', `${at}.url`);
@@ -609,6 +644,7 @@ function checkBudget(value: unknown): GatewayBudgetSettings | undefined {
     ...limitsOf(value, at),
     ...optional('perServer', checkLimits(value.perServer, `${at}.perServer`)),
     ...optional('perTool', checkLimits(value.perTool, `${at}.perTool`)),
+    ...optional('perPrincipal', checkLimits(value.perPrincipal, `${at}.perPrincipal`)),
   }) as GatewayBudgetSettings;
 }
 
@@ -774,11 +810,27 @@ export function parseGatewayConfig(
       fail('must be at least 16 characters (a random token)', 'gateway.httpToken');
     }
   }
+  const httpAuth =
+    settings.httpAuth === undefined ? undefined : checkHttpAuthSettings(settings.httpAuth);
+  if (httpAuth !== undefined && httpToken !== undefined) {
+    fail(
+      'give gateway.httpToken (one shared token) or gateway.httpAuth (access tokens per caller), not both',
+      'gateway.httpAuth',
+    );
+  }
+  const exchanging = Object.keys(servers).find((name) => servers[name]?.credentials !== undefined);
+  if (exchanging !== undefined && httpAuth === undefined) {
+    fail(
+      'a token exchanged for the caller needs a caller: set gateway.httpAuth (serve --http with an access token per caller)',
+      `mcpServers.${exchanging}.credentials`,
+    );
+  }
   return Object.freeze({
     mcpServers: Object.freeze(servers),
     gateway: Object.freeze({
       ...settings,
       ...(httpToken === undefined ? {} : { httpToken }),
+      ...(httpAuth === undefined ? {} : { httpAuth }),
       ...(storeKey === undefined ? {} : { storeKey }),
       ...(auditKey === undefined ? {} : { auditKey }),
       ...(budget === undefined ? {} : { budget }),

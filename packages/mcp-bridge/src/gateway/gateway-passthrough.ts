@@ -19,6 +19,8 @@ import {
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
+  PRINCIPAL_METADATA_KEY,
+  type Principal,
 } from '@toolfence/tools';
 import { ResourceNotFoundError, ServerRpcError } from '../client/errors.js';
 import type { McpClient } from '../client/mcp-client.js';
@@ -29,6 +31,8 @@ import type { McpBridgeLogger } from '../transport/logger.js';
 import type { AuditEntry } from './audit-log.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
+import { principalOfRequest } from './identity/gateway-principal.js';
+import { listingFor } from './identity/listing-filter.js';
 import { isoTime } from './iso-time.js';
 import { type GatewayPinStore, type PinKind, type PinReason, pinKey } from './pin-store.js';
 
@@ -430,9 +434,25 @@ export class GatewayPassthrough {
     const started = async (): Promise<void> => {
       await this.#hooks.started?.();
     };
-    server.setRequestHandler('prompts/list', async () => {
+    server.setRequestHandler('prompts/list', async (_request, context) => {
       await started();
-      return { prompts: this.#promptListing } as never;
+      // A caller with identity sees only the prompts some rule could let them get.
+      const principal = principalOfRequest(context);
+      const prompts =
+        principal === undefined || this.#hooks.observe
+          ? this.#promptListing
+          : listingFor(this.#promptListing, this.#hooks.authorizer(), principal, (entry) => {
+              const found =
+                typeof entry.name === 'string' ? this.#prompts.get(entry.name) : undefined;
+              return found === undefined
+                ? undefined
+                : { name: `${found.upstream.namespace}__prompt:${found.passed.remote}` };
+            });
+      return (
+        principal !== undefined && era === 'modern'
+          ? { prompts, cacheScope: 'private' }
+          : { prompts }
+      ) as never;
     });
     server.setRequestHandler('resources/templates/list', async () => {
       await started();
@@ -440,15 +460,42 @@ export class GatewayPassthrough {
     });
     server.setRequestHandler('resources/list', async (_request, context) => {
       await started();
-      return { resources: await this.#listResources(context.mcpReq.signal) } as never;
+      const resources = await this.#listResources(context.mcpReq.signal);
+      // A caller with identity sees only the resources some rule could let them read.
+      const principal = principalOfRequest(context);
+      return {
+        ...(principal !== undefined && era === 'modern' ? { cacheScope: 'private' } : {}),
+        resources:
+          principal === undefined || this.#hooks.observe
+            ? resources
+            : listingFor(resources, this.#hooks.authorizer(), principal, (entry) => {
+                const name = typeof entry.name === 'string' ? entry.name : '';
+                const split = name.indexOf('__');
+                return split === -1 || typeof entry.uri !== 'string'
+                  ? undefined
+                  : { name: `${name.slice(0, split)}__resource:${entry.uri}` };
+              }),
+      } as never;
     });
     server.setRequestHandler('prompts/get', async (request, context) => {
       await started();
-      return this.#getPrompt(server, era, request.params, context.mcpReq) as never;
+      return this.#getPrompt(
+        server,
+        era,
+        request.params,
+        context.mcpReq,
+        principalOfRequest(context),
+      ) as never;
     });
     server.setRequestHandler('resources/read', async (request, context) => {
       await started();
-      return this.#readResource(server, era, request.params.uri, context.mcpReq) as never;
+      return this.#readResource(
+        server,
+        era,
+        request.params.uri,
+        context.mcpReq,
+        principalOfRequest(context),
+      ) as never;
     });
     server.setRequestHandler('completion/complete', async (request) => {
       await started();
@@ -575,6 +622,7 @@ export class GatewayPassthrough {
     era: 'legacy' | 'modern',
     uri: string,
     request: ServerContext['mcpReq'],
+    principal?: Principal,
   ): Promise<Record<string, unknown>> {
     let found = this.#candidates(uri);
     if (found.upstreams.length === 0) {
@@ -609,6 +657,7 @@ export class GatewayPassthrough {
         args,
         pin: found.template?.pin ?? 'unpinned',
         upstream,
+        principal,
         description: `Read the resource ${uri} of server ${upstream.server}`,
       },
       async () => ({
@@ -622,6 +671,7 @@ export class GatewayPassthrough {
     era: 'legacy' | 'modern',
     params: { readonly name: string; readonly arguments?: Record<string, string> | undefined },
     request: ServerContext['mcpReq'],
+    principal?: Principal,
   ): Promise<Record<string, unknown>> {
     const target = this.#prompts.get(params.name);
     if (target === undefined) throw this.#unknown('prompt', params.name);
@@ -637,6 +687,7 @@ export class GatewayPassthrough {
         args,
         pin: passed.pin,
         upstream,
+        principal,
         description:
           typeof passed.listed.description === 'string'
             ? passed.listed.description
@@ -751,6 +802,8 @@ export class GatewayPassthrough {
       readonly pin: string;
       readonly upstream: PassthroughUpstream;
       readonly description: string;
+      /** The caller (with gateway.httpAuth). */
+      readonly principal?: Principal | undefined;
     },
     run: () => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
@@ -760,6 +813,9 @@ export class GatewayPassthrough {
       tool: read.name,
       pin: read.pin,
       argumentsDigest: digestOf(read.args),
+      ...(read.principal === undefined
+        ? {}
+        : { principal: { issuer: read.principal.issuer, subject: read.principal.subject } }),
     } as const;
     const method = read.kind === 'prompt' ? 'prompts/get' : 'resources/read';
     const decision = await this.#decide(read, request.signal);
@@ -829,6 +885,7 @@ export class GatewayPassthrough {
       readonly args: JsonObject;
       readonly upstream: PassthroughUpstream;
       readonly description: string;
+      readonly principal?: Principal | undefined;
     },
     signal: AbortSignal,
   ): Promise<PermissionDecision> {
@@ -843,7 +900,13 @@ export class GatewayPassthrough {
       const decision = await this.#hooks.authorizer().authorize({
         toolName: read.name,
         args: Object.freeze({ ...read.args }),
-        context: createToolContext({ runId: `gateway-${randomUUID()}`, signal }),
+        context: createToolContext({
+          runId: `gateway-${randomUUID()}`,
+          signal,
+          ...(read.principal === undefined
+            ? {}
+            : { metadata: { [PRINCIPAL_METADATA_KEY]: read.principal as unknown as JsonObject } }),
+        }),
         spec: Object.freeze({
           name: read.name,
           description: read.description,

@@ -21,6 +21,8 @@ import {
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
+  PRINCIPAL_METADATA_KEY,
+  type Principal,
   type Tool,
   type ToolContext,
   type ToolIdentity,
@@ -32,6 +34,7 @@ import type { BridgedTool } from '../bridge/bridge-tools.js';
 import type { McpClient, McpClientOptions } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
+import type { AllowNonPublic } from '../oauth/http.js';
 import { printableText } from '../printable-text.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
@@ -75,6 +78,19 @@ import {
   passthroughLimits,
 } from './gateway-passthrough.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
+import { CallerClients } from './identity/caller-clients.js';
+import { type CallerToken, callerTokenOfRequest } from './identity/caller-token.js';
+import { callerKey, ExchangedTokens } from './identity/exchanged-tokens.js';
+import { principalOfRequest } from './identity/gateway-principal.js';
+import { listingFor } from './identity/listing-filter.js';
+import {
+  GatewayCallerCredentialError,
+  GatewayTokenExchangeError,
+} from './identity/upstream-credential-error.js';
+import {
+  DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
+  DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
+} from './identity/upstream-credentials.js';
 import { isoTime } from './iso-time.js';
 import {
   definitionDigest,
@@ -83,6 +99,7 @@ import {
   type PinReason,
   type PinRecord,
 } from './pin-store.js';
+import type { CallRoute } from './traced-client.js';
 import { describeUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
 import { type TracedClientClass, upstreamModules } from './upstream-modules.js';
 import { StartGate, withStartTimeout } from './upstream-start.js';
@@ -146,6 +163,11 @@ export interface McpGatewayOptions {
    * default; `{ enabled: false }` turns it off. Observe mode makes it observe. Default `{}`.
    */
   readonly flow?: GatewayFlowSettings;
+  /**
+   * Non-public addresses the token exchanges of servers with `credentials` may reach (the
+   * network guard's rule, as `allowNonPublic` of the OAuth functions). Default none: public only.
+   */
+  readonly tokenExchangeAllowNonPublic?: AllowNonPublic;
 }
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
@@ -164,6 +186,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'passthrough',
   'approvalInbox',
   'flow',
+  'tokenExchangeAllowNonPublic',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -243,13 +266,15 @@ interface CallState {
   decision?: PermissionDecision;
   span?: GatewaySpan;
   /** The audit line's fields known when the call arrived (the `started` line repeats them). */
-  audit?: Pick<AuditEntry, 'time' | 'tool' | 'pin' | 'argumentsDigest'>;
+  audit?: Pick<AuditEntry, 'time' | 'tool' | 'pin' | 'argumentsDigest' | 'principal'>;
   /** Why the user was not asked: the client cannot ask, or the arguments do not fit a prompt. */
   unasked?: { readonly channel: false } | { readonly tooLong: number };
   /** The pin digest of the definition the tool instance that ran was built from. */
   pin?: string;
   /** The tool instance refused: its definition is no longer the accepted pin. */
   pinRefused?: boolean;
+  /** The authenticated caller and their token (`gateway.httpAuth`), for token exchange only. */
+  readonly caller?: { readonly principal: Principal; readonly token: CallerToken } | undefined;
 }
 
 interface Upstream {
@@ -261,6 +286,8 @@ interface Upstream {
   retired: boolean;
   /** Its first load has not settled yet (closed first when the gateway closes). */
   starting: boolean;
+  /** With `credentials`: the tokens exchanged for callers and a connection per caller. */
+  readonly exchange?: { readonly tokens: ExchangedTokens; readonly clients: CallerClients };
 }
 
 /** One upstream's load in a reload: what it offers now, and its status. */
@@ -360,6 +387,7 @@ export class McpGateway {
   readonly #closing = new AbortController();
   #tracer: GatewayTracer = GatewayTracer.disabled();
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
+  readonly #route = new AsyncLocalStorage<CallRoute>();
   readonly #calls = new WeakMap<object, CallState>();
   readonly #registry: ToolRegistry;
   readonly #grants: ApprovalGrants;
@@ -510,11 +538,25 @@ export class McpGateway {
       ...(track ? { session: connectionSession() } : {}),
     };
     this.#passthrough.attach(server, era);
-    server.setRequestHandler('tools/list', async () => {
+    server.setRequestHandler('tools/list', async (_request, context) => {
       // While upstreams still start, wait a bounded time for them (clients that ignore
       // list_changed see them too); then answer with what is ready.
       await this.#startGate.wait(this.#listWaitMs());
-      return { tools: this.#listing } as never;
+      // A caller with identity sees only what some rule could let them call (computed for this
+      // request, never shared; the 2026-07-28 cache scope stays the SDK's `private`).
+      const principal = principalOfRequest(context);
+      const tools =
+        principal === undefined || this.#observe
+          ? this.#listing
+          : listingFor(this.#listing, this.#authorizer, principal, (entry) => {
+              const name = String(entry.name);
+              const offered = this.#offered.get(name);
+              return offered === undefined ? undefined : { name, origin: offered.tool.spec.origin };
+            });
+      // Said outright, whatever cache hint the server may be given: never for shared caches.
+      return (
+        principal !== undefined && era === 'modern' ? { tools, cacheScope: 'private' } : { tools }
+      ) as never;
     });
     server.setRequestHandler(
       'tools/call',
@@ -524,6 +566,8 @@ export class McpGateway {
           request.params,
           context.mcpReq,
           downstream.session ?? principalSession(context.http?.authInfo),
+          principalOfRequest(context),
+          callerTokenOfRequest(context),
         ) as Promise<CallToolResult>,
     );
     if (track) {
@@ -934,6 +978,7 @@ export class McpGateway {
         },
       },
       this.#traceMeta,
+      this.#route,
     );
     const upstream: Upstream = {
       name,
@@ -943,9 +988,96 @@ export class McpGateway {
       live: 0,
       retired: false,
       starting: true,
+      ...(server.credentials === undefined
+        ? {}
+        : { exchange: this.#newExchange(name, server, concurrency, startTimeoutMs, TracedClient) }),
     };
     this.#open.add(upstream);
     return upstream;
+  }
+
+  // `credentials`: tokens exchanged per caller, and a connection per caller that carries only
+  // that caller's exchanged token (never the shared credential, never the caller's own token).
+  #newExchange(
+    name: string,
+    server: GatewayServerConfig,
+    concurrency: number,
+    startTimeoutMs: number,
+    TracedClient: TracedClientClass,
+  ): { tokens: ExchangedTokens; clients: CallerClients } {
+    const credentials = server.credentials as NonNullable<GatewayServerConfig['credentials']>;
+    const {
+      oauth: _oauth,
+      token: _token,
+      authProvider: _authProvider,
+      headers: _headers,
+      ...extra
+    } = this.#options.clientOptions?.(name, server) ?? {};
+    const headers = Object.fromEntries(
+      Object.entries(server.headers ?? {}).filter(
+        ([header]) => header.toLowerCase() !== 'authorization',
+      ),
+    );
+    const tokens = new ExchangedTokens({
+      server: name,
+      url: server.url as string,
+      credentials,
+      ...(this.#options.tokenExchangeAllowNonPublic === undefined
+        ? {}
+        : { allowNonPublic: this.#options.tokenExchangeAllowNonPublic }),
+    });
+    return {
+      tokens,
+      clients: new CallerClients({
+        server: name,
+        max: credentials.maxCallerClients ?? DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
+        idleMs: credentials.callerClientIdleMs ?? DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
+        create: (key, token) =>
+          new TracedClient(
+            {
+              openTimeoutMs: startTimeoutMs,
+              url: server.url as string,
+              ...(Object.keys(headers).length === 0 ? {} : { headers }),
+              maxConcurrentRequests: concurrency,
+              ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+              ...extra,
+              authProvider: {
+                token,
+                // The upstream refused the caller's exchanged token (revoked, expired early): this
+                // request fails, and the caller's next call exchanges again.
+                onChallenge: () => {
+                  tokens.forget(key, token());
+                  return false;
+                },
+              },
+              roots: () => this.#passthrough.roots(),
+            },
+            this.#traceMeta,
+            this.#route,
+          ),
+      }),
+    };
+  }
+
+  // The caller's connection to an upstream with `credentials`, with a token exchanged for them;
+  // undefined for an upstream without. Throws (the call does not run) when there is no caller or
+  // the exchange fails.
+  async #callerRoute(
+    upstream: Upstream,
+    state: CallState | undefined,
+  ): Promise<{ route: CallRoute; release: () => void } | undefined> {
+    const exchange = upstream.exchange;
+    if (exchange === undefined) return undefined;
+    const caller = state?.caller;
+    if (caller === undefined) {
+      throw new GatewayCallerCredentialError(
+        `The upstream ${upstream.name} receives a token exchanged for each caller, and this call has no authenticated caller (serve --http with gateway.httpAuth)`,
+        { details: { server: upstream.name } },
+      );
+    }
+    const token = await exchange.tokens.tokenFor(caller.principal, caller.token);
+    const lease = exchange.clients.acquire(callerKey(caller.principal), token);
+    return { route: { owner: upstream.client, client: lease.client }, release: lease.release };
   }
 
   // Counts the registered instances of an upstream's tools: the registry closes a replaced or
@@ -966,23 +1098,15 @@ export class McpGateway {
           if (state !== undefined) state.pinRefused = true;
           return pinChangedResult(tool.spec.name);
         }
-        // No line on disk, no call: the `started` line is written before the request may leave.
-        await this.#auditStarted(context);
-        const parent = state?.span;
-        if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
-        const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
-          'toolfence.upstream': upstream.name,
-        });
+        // With `credentials`: the caller's exchanged token first (no token, no call).
+        const routed = await this.#callerRoute(upstream, state);
         try {
-          // The upstream call carries this span's trace context in `params._meta`.
-          const result = await this.#traceMeta.run(this.#tracer.traceContext(span), () =>
-            tool.invoke(args, context),
-          );
-          span.end(result.isError === true ? 'tool_error' : undefined);
-          return result;
-        } catch (error) {
-          span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
-          throw error;
+          // No line on disk, no call: the `started` line is written before the request may leave.
+          await this.#auditStarted(context);
+          const run = () => this.#invokeTraced(tool, upstream, args, context, state?.span);
+          return routed === undefined ? await run() : await this.#route.run(routed.route, run);
+        } finally {
+          routed?.release();
         }
       },
       close: async () => {
@@ -994,6 +1118,30 @@ export class McpGateway {
     });
   }
 
+  async #invokeTraced(
+    tool: BridgedTool,
+    upstream: Upstream,
+    args: JsonObject,
+    context: ToolContext,
+    parent: GatewaySpan | undefined,
+  ): Promise<ToolResult> {
+    if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
+    const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
+      'toolfence.upstream': upstream.name,
+    });
+    try {
+      // The upstream call carries this span's trace context in `params._meta`.
+      const result = await this.#traceMeta.run(this.#tracer.traceContext(span), () =>
+        tool.invoke(args, context),
+      );
+      span.end(result.isError === true ? 'tool_error' : undefined);
+      return result;
+    } catch (error) {
+      span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
+      throw error;
+    }
+  }
+
   #retire(upstream: Upstream): void {
     upstream.retired = true;
     if (upstream.live === 0) void this.#closeUpstream(upstream);
@@ -1001,7 +1149,10 @@ export class McpGateway {
 
   async #closeUpstream(upstream: Upstream): Promise<void> {
     if (!this.#open.delete(upstream)) return;
-    await upstream.client.close().catch(() => undefined);
+    await Promise.all([
+      upstream.client.close().catch(() => undefined),
+      upstream.exchange?.clients.close(),
+    ]);
   }
 
   /**
@@ -1128,6 +1279,8 @@ export class McpGateway {
     params: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
     request: ServerContext['mcpReq'],
     session: string,
+    principal?: Principal,
+    callerToken?: CallerToken,
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
@@ -1140,6 +1293,10 @@ export class McpGateway {
       tool: name,
       pin: offered?.pin ?? 'unknown',
       argumentsDigest: digestOf(args),
+      // Who called (with gateway.httpAuth): issuer and subject, never the token.
+      ...(principal === undefined
+        ? {}
+        : { principal: { issuer: principal.issuer, subject: principal.subject } }),
     };
     // A modern retry presents the approval it was asked for: it must name one this gateway issued
     // for exactly this tool, definition pin and arguments, unexpired and unused.
@@ -1184,11 +1341,18 @@ export class McpGateway {
       ),
       answer,
       audit: base,
+      ...(principal === undefined || callerToken === undefined
+        ? {}
+        : { caller: { principal, token: callerToken } }),
     };
     const context = createToolContext({
       runId: `gateway-${randomUUID()}`,
       session,
       signal: request.signal,
+      // The caller, for policies (`principal` rules); log-safe.
+      ...(principal === undefined
+        ? {}
+        : { metadata: { [PRINCIPAL_METADATA_KEY]: principal as unknown as JsonObject } }),
     });
     this.#calls.set(context, call);
     let span = NO_SPAN;
@@ -1197,6 +1361,12 @@ export class McpGateway {
       span = this.#tracer.serverCall(name, request._meta, {
         ...(version === undefined ? {} : { 'mcp.protocol.version': version }),
         ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
+        ...(principal === undefined
+          ? {}
+          : {
+              'enduser.id': principal.subject,
+              'toolfence.principal.issuer': principal.issuer,
+            }),
       });
       call.span = span;
     }
@@ -1350,6 +1520,10 @@ export class McpGateway {
       }
       return `The gateway offers no tool named ${shown}, so the call did not run. List the tools (tools/list) and use one of their names.`;
     }
+    const credential = callerCredentialFailure(error);
+    if (credential !== undefined) {
+      return `The call to ${shown} did not run: ${printableText(credential.message, 1_000)}.`;
+    }
     return `The call to ${shown} failed before it reached the server (${code}).`;
   }
 
@@ -1467,6 +1641,23 @@ function budgetLimit(error: unknown): string {
   if (limit === 'maxCalls' && typeof max === 'number') return `maxCalls ${max} used up`;
   if (limit === 'maxConcurrent' && typeof max === 'number') return `maxConcurrent ${max} running`;
   return 'a limit was reached';
+}
+
+/** A per-caller credential failure (no caller, the exchange failed) in `error` or its causes. */
+function callerCredentialFailure(
+  error: unknown,
+): GatewayTokenExchangeError | GatewayCallerCredentialError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    if (
+      GatewayTokenExchangeError.isInstance(current) ||
+      GatewayCallerCredentialError.isInstance(current)
+    ) {
+      return current;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 function errorText(text: string): CallToolResult {

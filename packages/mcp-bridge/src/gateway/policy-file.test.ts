@@ -179,7 +179,7 @@ describe('policy file rules in every form', () => {
       'an unknown rule key',
       { tool: 'x', decision: 'deny', operation: 'read' },
       'rules[0]',
-      /unknown key "operation" \(allowed: \$comment, tool, server, when, decision, reason\)/,
+      /unknown key "operation" \(allowed: \$comment, tool, server, when, decision, reason, principal\)/,
     ],
     [
       'an unknown when operator',

@@ -30,6 +30,7 @@ export const POLICY_FILE_RULE_KEYS: readonly string[] = Object.freeze([
   'when',
   'decision',
   'reason',
+  'principal',
 ]);
 
 /** The policy a report was judged against, as printed in `--json`. */

@@ -13,6 +13,12 @@ import {
   type CompiledConditions,
   compileArgumentConditions,
 } from './argument-conditions.js';
+import {
+  compilePrincipalMatcher,
+  type Principal,
+  type PrincipalMatcher,
+  principalOf,
+} from './principal.js';
 import { compileToolSelector, originOf, type ToolIdentity } from './tool-selector.js';
 
 /** The keys a {@link PolicyRule} may have. */
@@ -23,6 +29,7 @@ export const POLICY_RULE_KEYS: readonly string[] = Object.freeze([
   'when',
   'decision',
   'reason',
+  'principal',
 ]);
 
 /** One rule of a {@link RuleBasedPolicy}. A rule matches when every given condition holds. */
@@ -51,6 +58,12 @@ export interface PolicyRule {
    * `deny` or `ask` rule.
    */
   readonly when?: ((request: AuthorizationRequest) => boolean) | ArgumentConditions;
+  /**
+   * Who the rule applies to (see {@link PrincipalMatcher}): the call's principal, read from
+   * `context.metadata.principal` (a gateway with identity puts the validated caller there). A
+   * rule with `principal` never matches a call without one.
+   */
+  readonly principal?: PrincipalMatcher;
   /** The verdict when this rule is the first to match. */
   readonly decision: PermissionVerdict;
   /** Log-safe reason carried by the decision (the gateway shows it to the model). Default `rule <index>`. */
@@ -83,6 +96,7 @@ interface CompiledRule {
   readonly tool: string | undefined;
   readonly server: string | undefined;
   readonly operations: readonly string[] | undefined;
+  readonly principal: ((principal: Principal | undefined) => boolean) | undefined;
   readonly when: ((request: AuthorizationRequest) => boolean) | undefined;
   readonly conditions: CompiledConditions | undefined;
   readonly decision: PermissionDecision;
@@ -136,8 +150,17 @@ export class RuleBasedPolicy implements Authorizer {
       name: request.toolName,
       origin: originOf(request.spec?.origin),
     };
+    let principal: Principal | undefined;
+    let principalRead = false;
     for (const rule of this.#rules) {
       if (!rule.matchTool(identity)) continue;
+      if (rule.principal !== undefined) {
+        if (!principalRead) {
+          principal = principalOf(request.context);
+          principalRead = true;
+        }
+        if (!rule.principal(principal)) continue;
+      }
       if (rule.operations !== undefined) {
         if (!operationRead) {
           operation = this.#operationOf(request);
@@ -166,6 +189,25 @@ export class RuleBasedPolicy implements Authorizer {
       return rule.decision;
     }
     return this.#default;
+  }
+
+  /**
+   * Whether some call of `tool` by `principal` (none: a caller without identity) could be allowed
+   * or asked: false only when every rule that applies denies it whatever the arguments (the first
+   * rule that matches the tool and the caller without a condition denies, and no conditional
+   * allow or ask rule comes before it; or no rule applies and the default is `deny`). A gateway
+   * shows a caller only the tools this is true for.
+   */
+  mayPermit(tool: ToolIdentity, principal?: Principal): boolean {
+    for (const rule of this.#rules) {
+      if (!rule.matchTool(tool)) continue;
+      if (rule.principal !== undefined && !rule.principal(principal)) continue;
+      const conditional =
+        rule.operations !== undefined || rule.when !== undefined || rule.conditions !== undefined;
+      if (rule.decision.verdict !== 'deny') return true;
+      if (!conditional) return false;
+    }
+    return this.#default.verdict !== 'deny';
   }
 
   /**
@@ -234,8 +276,13 @@ function compileRule(rule: PolicyRule, index: number): CompiledRule {
     rule.when === undefined || predicate !== undefined
       ? undefined
       : compileArgumentConditions(rule.when, `${at}.when`);
+  const principal =
+    rule.principal === undefined
+      ? undefined
+      : compilePrincipalMatcher(rule.principal, `${at}.principal`);
   const reason = rule.reason ?? `rule ${index}`;
   return {
+    principal,
     matchTool: compileToolSelector({ tool: rule.tool, server: rule.server }),
     tool: rule.tool,
     server: rule.server,

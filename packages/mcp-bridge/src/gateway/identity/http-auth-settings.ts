@@ -1,0 +1,249 @@
+import { GatewayConfigError } from '../errors.js';
+
+/**
+ * `gateway.httpAuth`: `serve --http` as an OAuth 2.1 protected resource. Callers present access
+ * tokens (JWTs) issued by one of `authorizationServers` for `resource`; each is checked against
+ * the issuer's published keys. Exclusive with `gateway.httpToken`.
+ */
+export interface GatewayHttpAuthSettings {
+  /**
+   * The gateway's resource identifier (RFC 8707 / RFC 9728): its public MCP URL as clients reach
+   * it, for example `https://mcp.example.com/mcp`. A token's `aud` must contain it exactly.
+   * Required.
+   */
+  readonly resource: string;
+  /** Issuer identifiers of the trusted authorization servers (a token's exact `iss`). Required, 1 to 8. */
+  readonly authorizationServers: readonly string[];
+  /** Scopes every token must carry (`scope` or `scp`). Default none. */
+  readonly requiredScopes?: readonly string[];
+  /** `scopes_supported` in the resource metadata. Default `requiredScopes`. */
+  readonly scopesSupported?: readonly string[];
+  /** Signature algorithms accepted; asymmetric only (`none` and `HS*` refused). Default {@link DEFAULT_HTTP_AUTH_ALGORITHMS}. */
+  readonly algorithms?: readonly string[];
+  /** Clock skew tolerated on `exp` and `nbf`, in milliseconds (0 to 300,000). Default 30,000. */
+  readonly clockSkewMs?: number;
+  /** How long fetched keys (JWKS) are used before they are fetched again, in milliseconds. Default 600,000. */
+  readonly jwksCacheMs?: number;
+  /**
+   * Least time between two fetches of one issuer's keys, in milliseconds: a token naming an
+   * unknown key id fetches again (key rotation) at most this often. Default 30,000.
+   */
+  readonly jwksMinRefetchMs?: number;
+  /** Time limit of each metadata or key fetch (connect and read each), in milliseconds. Default 5,000. */
+  readonly fetchTimeoutMs?: number;
+  /** Largest metadata or key-set answer, in bytes. Default 262,144 (256 KiB). */
+  readonly fetchMaxBytes?: number;
+  /**
+   * Claims of the token kept in the caller's principal (for policy rules, audit and traces):
+   * strings or lists of strings only; `scope` is split into a list. Default `groups`, `roles`, `scope`.
+   */
+  readonly principalClaims?: readonly string[];
+  /**
+   * Accept opaque (non-JWT) access tokens by asking the first authorization server (RFC 7662),
+   * with the gateway's client credentials from `TOOLFENCE_INTROSPECTION_CLIENT_ID` and
+   * `TOOLFENCE_INTROSPECTION_CLIENT_SECRET`. Default false.
+   */
+  readonly introspection?: boolean;
+  /** The introspection endpoint. Default: the authorization server's `introspection_endpoint`. */
+  readonly introspectionEndpoint?: string;
+}
+
+/** Default accepted algorithms: RSA (RS/PS 256-512), ECDSA (ES256/384/512) and EdDSA. */
+export const DEFAULT_HTTP_AUTH_ALGORITHMS: readonly string[] = Object.freeze([
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+]);
+/** Default of {@link GatewayHttpAuthSettings.clockSkewMs}: 30,000. */
+export const DEFAULT_HTTP_AUTH_CLOCK_SKEW_MS = 30_000;
+/** Default of {@link GatewayHttpAuthSettings.jwksCacheMs}: 600,000 (ten minutes). */
+export const DEFAULT_HTTP_AUTH_JWKS_CACHE_MS = 600_000;
+/** Default of {@link GatewayHttpAuthSettings.jwksMinRefetchMs}: 30,000. */
+export const DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS = 30_000;
+/** Default of {@link GatewayHttpAuthSettings.fetchTimeoutMs}: 5,000. */
+export const DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS = 5_000;
+/** Default of {@link GatewayHttpAuthSettings.fetchMaxBytes}: 262,144. */
+export const DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES = 262_144;
+/** Default of {@link GatewayHttpAuthSettings.principalClaims}. */
+export const DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS: readonly string[] = Object.freeze([
+  'groups',
+  'roles',
+  'scope',
+]);
+
+/** The keys `gateway.httpAuth` may have. */
+export const HTTP_AUTH_KEYS: readonly string[] = Object.freeze([
+  'resource',
+  'authorizationServers',
+  'requiredScopes',
+  'scopesSupported',
+  'algorithms',
+  'clockSkewMs',
+  'jwksCacheMs',
+  'jwksMinRefetchMs',
+  'fetchTimeoutMs',
+  'fetchMaxBytes',
+  'principalClaims',
+  'introspection',
+  'introspectionEndpoint',
+]);
+
+const AT = 'gateway.httpAuth';
+
+function fail(message: string, at: string): never {
+  throw new GatewayConfigError(`${at}: ${message}`, { details: { at } });
+}
+
+function absoluteUrl(value: unknown, at: string): string {
+  if (typeof value !== 'string' || value.length > 2048) fail('must be an absolute URL', at);
+  let url: URL;
+  try {
+    url = new URL(value as string);
+  } catch {
+    return fail('must be an absolute URL', at);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') fail('must be an https:// URL', at);
+  if (url.hash !== '' || (value as string).includes('#')) fail('must not carry a fragment', at);
+  if (url.username !== '' || url.password !== '') fail('must not carry a user or password', at);
+  return value as string;
+}
+
+function stringList(value: unknown, at: string, max: number, pattern: RegExp): string[] {
+  if (
+    !Array.isArray(value) ||
+    value.length > max ||
+    value.some((item) => typeof item !== 'string' || !pattern.test(item))
+  ) {
+    fail(`must be a list of at most ${max} strings (${pattern.source})`, at);
+  }
+  return [...(value as string[])];
+}
+
+function milliseconds(value: unknown, at: string, min: number, max: number, fallback: number) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    fail(`must be a whole number of milliseconds from ${min} to ${max}`, at);
+  }
+  return value as number;
+}
+
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/;
+const CLAIM = /^[A-Za-z0-9_.:/-]{1,100}$/;
+
+/** {@link GatewayHttpAuthSettings} with every default filled in. */
+export type ResolvedHttpAuthSettings = Required<GatewayHttpAuthSettings>;
+
+/**
+ * Checks `gateway.httpAuth` (unknown keys, types, ranges; `none` and HMAC algorithms refused) and
+ * fills in the defaults. Throws {@link GatewayConfigError} naming the key.
+ */
+export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail('must be an object', AT);
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!HTTP_AUTH_KEYS.includes(key)) {
+      const shown = /^[\w$.-]{1,40}$/.test(key) ? ` "${key}"` : '';
+      fail(`unknown key${shown} (allowed: ${HTTP_AUTH_KEYS.join(', ')})`, AT);
+    }
+  }
+  const resource = absoluteUrl(record.resource, `${AT}.resource`);
+  if (!Array.isArray(record.authorizationServers) || record.authorizationServers.length === 0) {
+    fail('must list at least one issuer', `${AT}.authorizationServers`);
+  }
+  const servers = record.authorizationServers as unknown[];
+  if (servers.length > 8) fail('lists at most 8 issuers', `${AT}.authorizationServers`);
+  const authorizationServers = servers.map((item, index) =>
+    absoluteUrl(item, `${AT}.authorizationServers[${index}]`),
+  );
+  const requiredScopes =
+    record.requiredScopes === undefined
+      ? []
+      : stringList(record.requiredScopes, `${AT}.requiredScopes`, 32, SCOPE);
+  const scopesSupported =
+    record.scopesSupported === undefined
+      ? requiredScopes
+      : stringList(record.scopesSupported, `${AT}.scopesSupported`, 64, SCOPE);
+  const algorithms =
+    record.algorithms === undefined
+      ? [...DEFAULT_HTTP_AUTH_ALGORITHMS]
+      : stringList(record.algorithms, `${AT}.algorithms`, 16, /^[A-Za-z0-9]{2,16}$/);
+  if (algorithms.length === 0) fail('must name at least one algorithm', `${AT}.algorithms`);
+  for (const algorithm of algorithms) {
+    if (!DEFAULT_HTTP_AUTH_ALGORITHMS.includes(algorithm)) {
+      fail(
+        `"${algorithm}" is not accepted: only asymmetric signatures (${DEFAULT_HTTP_AUTH_ALGORITHMS.join(', ')}); "none" and HMAC (HS*) never`,
+        `${AT}.algorithms`,
+      );
+    }
+  }
+  const principalClaims =
+    record.principalClaims === undefined
+      ? [...DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS]
+      : stringList(record.principalClaims, `${AT}.principalClaims`, 16, CLAIM);
+  if (record.introspection !== undefined && typeof record.introspection !== 'boolean') {
+    fail('must be true or false', `${AT}.introspection`);
+  }
+  const introspectionEndpoint =
+    // '' is the resolved form of "from the metadata": checking resolved settings again is a no-op.
+    record.introspectionEndpoint === undefined || record.introspectionEndpoint === ''
+      ? ''
+      : absoluteUrl(record.introspectionEndpoint, `${AT}.introspectionEndpoint`);
+  if (introspectionEndpoint !== '' && record.introspection !== true) {
+    fail('applies only with introspection: true', `${AT}.introspectionEndpoint`);
+  }
+  return Object.freeze({
+    resource,
+    introspection: record.introspection === true,
+    introspectionEndpoint,
+    authorizationServers: Object.freeze(authorizationServers),
+    requiredScopes: Object.freeze(requiredScopes),
+    scopesSupported: Object.freeze(scopesSupported),
+    algorithms: Object.freeze(algorithms),
+    clockSkewMs: milliseconds(
+      record.clockSkewMs,
+      `${AT}.clockSkewMs`,
+      0,
+      300_000,
+      DEFAULT_HTTP_AUTH_CLOCK_SKEW_MS,
+    ),
+    jwksCacheMs: milliseconds(
+      record.jwksCacheMs,
+      `${AT}.jwksCacheMs`,
+      1_000,
+      86_400_000,
+      DEFAULT_HTTP_AUTH_JWKS_CACHE_MS,
+    ),
+    jwksMinRefetchMs: milliseconds(
+      record.jwksMinRefetchMs,
+      `${AT}.jwksMinRefetchMs`,
+      0,
+      3_600_000,
+      DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS,
+    ),
+    fetchTimeoutMs: milliseconds(
+      record.fetchTimeoutMs,
+      `${AT}.fetchTimeoutMs`,
+      1,
+      60_000,
+      DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS,
+    ),
+    fetchMaxBytes: milliseconds(
+      record.fetchMaxBytes,
+      `${AT}.fetchMaxBytes`,
+      1_024,
+      16_777_216,
+      DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
+    ),
+    principalClaims: Object.freeze(principalClaims),
+  });
+}

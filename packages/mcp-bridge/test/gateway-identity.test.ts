@@ -1,0 +1,395 @@
+// A team behind `toolfence-mcp serve --http` with gateway.httpAuth: a real authorization server
+// (oidc-provider, resource indicators on, JWT access tokens for the gateway's resource) issues
+// tokens to two people in two groups; the real CLI gateway checks them, filters each person's
+// listing by the policy's principal rules, refuses what their rules deny, writes who called into
+// the audit log, and never forwards a caller's token to the upstream (a real SDK HTTP server).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import Provider from 'oidc-provider';
+import { fetch } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { verifyAuditLog } from '../src/gateway/audit-log.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const PEOPLE = { alice: ['engineering'], bob: ['finance'] } as const;
+type Person = keyof typeof PEOPLE;
+
+async function listen(server: Server, port = 0): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  const port = await listen(probe);
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+let folder: string;
+let gateway: ChildProcess;
+let gatewayUrl: string;
+let issuer: string;
+const servers: Server[] = [];
+/** Every header and body the upstream received, as text. */
+const upstreamSaw: string[] = [];
+const upstreamCalls: string[] = [];
+const tokens = {} as Record<Person, string>;
+let otherAudienceToken: string;
+
+async function startUpstream(): Promise<string> {
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    upstreamSaw.push(JSON.stringify(request.headers), text);
+    const mcp = new McpServer({ name: 'team-tools', version: '1.0.0' });
+    for (const name of ['read_docs', 'deploy', 'payroll']) {
+      mcp.registerTool(
+        name,
+        { description: `The ${name} tool.`, inputSchema: { target: z.string() } },
+        async ({ target }) => {
+          upstreamCalls.push(`${name}:${target}`);
+          return { content: [{ type: 'text', text: `${name} ${target}` }] };
+        },
+      );
+    }
+    for (const name of ['standup', 'payslip']) {
+      mcp.registerPrompt(name, { description: `The ${name} prompt.` }, async () => ({
+        messages: [{ role: 'user', content: { type: 'text', text: name } }],
+      }));
+    }
+    for (const [name, uri] of [
+      ['handbook', 'docs://handbook'],
+      ['salaries', 'hr://salaries'],
+    ] as const) {
+      mcp.registerResource(name, uri, { description: `The ${name}.` }, async () => ({
+        contents: [{ uri, text: name }],
+      }));
+    }
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    } as ConstructorParameters<typeof StreamableHTTPServerTransport>[0] & object);
+    response.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(request, response, text === '' ? undefined : JSON.parse(text));
+  });
+  servers.push(server);
+  return `http://127.0.0.1:${await listen(server)}/mcp`;
+}
+
+async function startAuthorizationServer(resource: string): Promise<void> {
+  const server = createServer();
+  servers.push(server);
+  const port = await listen(server);
+  issuer = `http://127.0.0.1:${port}`;
+  const provider = new Provider(issuer, {
+    clients: [
+      ...Object.keys(PEOPLE).map((person) => ({
+        client_id: person,
+        client_secret: `${person}-secret-0123456789`,
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      })),
+    ],
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => resource,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, indicator: string) => ({
+          scope: 'mcp:tools',
+          audience: indicator,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        }),
+      },
+    },
+    scopes: ['mcp:tools'],
+    // Each person's groups, as their identity provider would put them in the token.
+    extraTokenClaims: async (_ctx: unknown, token: { clientId?: string }) => ({
+      groups: PEOPLE[token.clientId as Person] ?? [],
+    }),
+    cookies: { keys: ['test-only-cookie-key-0123456789abcdef'] },
+  });
+  server.on('request', provider.callback());
+}
+
+async function tokenFor(person: Person, resource: string): Promise<string> {
+  const answer = await fetch(`${issuer}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${person}:${person}-secret-0123456789`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'mcp:tools', resource }),
+  });
+  const body = (await answer.json()) as { access_token?: string };
+  if (typeof body.access_token !== 'string') throw new Error(`no token: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-identity-'));
+  const upstream = await startUpstream();
+  const port = await freePort();
+  gatewayUrl = `http://127.0.0.1:${port}/mcp`;
+  await startAuthorizationServer(gatewayUrl);
+  const config = join(folder, 'toolfence.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      mcpServers: { team: { url: upstream, namespace: 'tm' } },
+      gateway: {
+        httpAuth: {
+          resource: gatewayUrl,
+          authorizationServers: [issuer],
+          requiredScopes: ['mcp:tools'],
+        },
+      },
+    }),
+  );
+  const policy = join(folder, 'policy.json');
+  await writeFile(
+    policy,
+    JSON.stringify({
+      kind: 'rules',
+      rules: [
+        { tool: 'tm__read_docs', decision: 'allow' },
+        {
+          tool: 'tm__deploy',
+          principal: { claims: { groups: 'engineering' } },
+          decision: 'allow',
+        },
+        {
+          tool: 'tm__payroll',
+          principal: { claims: { groups: 'finance' } },
+          decision: 'allow',
+        },
+        { tool: 'tm__prompt:standup', decision: 'allow' },
+        { tool: 'tm__resource:docs://handbook', decision: 'allow' },
+        {
+          tool: 'tm__resource:hr://*',
+          principal: { claims: { groups: 'finance' } },
+          decision: 'allow',
+        },
+        { tool: 'tm__*', decision: 'deny', reason: 'not for your group' },
+      ],
+    }),
+  );
+  gateway = spawn(
+    process.execPath,
+    [CLI, 'serve', '--config', config, '--policy', policy, '--http', `127.0.0.1:${port}`],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+  );
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    gateway.stderr?.on('data', (chunk) => {
+      stderr += String(chunk);
+      if (/listening on http/.test(stderr)) resolve();
+    });
+    gateway.once('exit', () => reject(new Error(`the gateway exited: ${stderr}`)));
+  });
+  for (const person of Object.keys(PEOPLE) as Person[]) {
+    tokens[person] = await tokenFor(person, gatewayUrl);
+  }
+  otherAudienceToken = await tokenFor('alice', 'https://other.example.com/mcp');
+}, 120_000);
+
+afterAll(async () => {
+  if (gateway !== undefined && gateway.exitCode === null) {
+    gateway.kill('SIGTERM');
+    await once(gateway, 'exit');
+  }
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  await rm(folder, { recursive: true, force: true });
+});
+
+function headersFor(person: Person) {
+  return { requestInit: { headers: { authorization: `Bearer ${tokens[person]}` } } };
+}
+
+async function modernClient(person: Person) {
+  const client = new ClientV2(
+    { name: `${person}-modern`, version: '1.0.0' },
+    { versionNegotiation: { mode: 'auto' as const } },
+  );
+  await client.connect(new TransportV2(new URL(gatewayUrl), headersFor(person)));
+  expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+  return client;
+}
+
+async function legacyClient(person: Person) {
+  const client = new ClientV1({ name: `${person}-legacy`, version: '1.0.0' });
+  const transport = new TransportV1(new URL(gatewayUrl), headersFor(person));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const text = (result: unknown) =>
+  ((result as { content: { text?: string }[] }).content ?? []).map((b) => b.text ?? '').join('');
+
+describe('serve --http with gateway.httpAuth, two people in two groups', () => {
+  it('serves RFC 9728 metadata and challenges a request without a token', async () => {
+    const metadata = await fetch(
+      `${new URL(gatewayUrl).origin}/.well-known/oauth-protected-resource/mcp`,
+    );
+    expect(await metadata.json()).toMatchObject({
+      resource: gatewayUrl,
+      authorization_servers: [issuer],
+      scopes_supported: ['mcp:tools'],
+    });
+    const bare = await fetch(gatewayUrl, { method: 'POST', body: '{}' });
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${new URL(gatewayUrl).origin}/.well-known/oauth-protected-resource/mcp"`,
+    );
+    const wrongAudience = await fetch(gatewayUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${otherAudienceToken}` },
+      body: '{}',
+    });
+    expect(wrongAudience.status).toBe(401);
+    expect(wrongAudience.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+
+  it('shows each person only what they may call, in 2026-07-28 (SDK v2) and 2025-11-25 (SDK 1.x)', async () => {
+    const expected: Record<Person, string[]> = {
+      alice: ['tm__deploy', 'tm__read_docs'],
+      bob: ['tm__payroll', 'tm__read_docs'],
+    };
+    for (const person of Object.keys(PEOPLE) as Person[]) {
+      const modern = await modernClient(person);
+      const modernListing = await modern.listTools();
+      // A listing filtered for this caller is never marked for shared caches.
+      expect((modernListing as { cacheScope?: unknown }).cacheScope).toBe('private');
+      const modernNames = modernListing.tools.map((tool) => tool.name).sort();
+      await modern.close();
+      const { client: legacy } = await legacyClient(person);
+      const legacyNames = (await legacy.listTools()).tools.map((tool) => tool.name).sort();
+      await legacy.close();
+      expect({ person, modernNames, legacyNames }).toEqual({
+        person,
+        modernNames: expected[person],
+        legacyNames: expected[person],
+      });
+    }
+  }, 60_000);
+
+  it('lists only the prompts and resources each person may get or read', async () => {
+    const seen: Record<string, unknown> = {};
+    for (const person of Object.keys(PEOPLE) as Person[]) {
+      const modern = await modernClient(person);
+      seen[person] = {
+        prompts: (await modern.listPrompts()).prompts.map((prompt) => prompt.name).sort(),
+        resources: (await modern.listResources()).resources.map((resource) => resource.uri).sort(),
+      };
+      await modern.close();
+    }
+    expect(seen).toEqual({
+      alice: { prompts: ['tm__standup'], resources: ['docs://handbook'] },
+      bob: { prompts: ['tm__standup'], resources: ['docs://handbook', 'hr://salaries'] },
+    });
+    const { client: alice } = await legacyClient('alice');
+    await expect(alice.readResource({ uri: 'hr://salaries' })).rejects.toThrow(/denied/);
+    await alice.close();
+  }, 60_000);
+
+  it('runs what a person may call and refuses, saying why, what they may not', async () => {
+    const alice = await modernClient('alice');
+    expect(text(await alice.callTool({ name: 'tm__deploy', arguments: { target: 'prod' } }))).toBe(
+      'deploy prod',
+    );
+    const refused = await alice.callTool({ name: 'tm__payroll', arguments: { target: 'all' } });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain("denied by the gateway's policy (not for your group)");
+    await alice.close();
+    const { client: bob } = await legacyClient('bob');
+    expect(text(await bob.callTool({ name: 'tm__payroll', arguments: { target: 'march' } }))).toBe(
+      'payroll march',
+    );
+    const denied = await bob.callTool({ name: 'tm__deploy', arguments: { target: 'prod' } });
+    expect(denied.isError).toBe(true);
+    await bob.close();
+    expect(upstreamCalls).toEqual(['deploy:prod', 'payroll:march']);
+  }, 60_000);
+
+  it("does not let one person use another's legacy session", async () => {
+    const { client, transport } = await legacyClient('alice');
+    const session = transport.sessionId as string;
+    const hijack = await fetch(gatewayUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.bob}`,
+        'mcp-session-id': session,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+    });
+    expect(hijack.status).toBe(404);
+    await client.close();
+  }, 60_000);
+
+  it('writes who called into the audit log (issuer and subject, never the token), chain intact', async () => {
+    const path = join(folder, 'toolfence-audit.jsonl');
+    const lines = (await readFile(path, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const calls = lines
+      .filter((line) => line.outcome !== 'started' && line.kind === undefined)
+      .map((line) => [line.tool, (line.principal as { subject?: string }).subject, line.outcome]);
+    expect(calls).toEqual([
+      ['tm__deploy', 'alice', 'ok'],
+      ['tm__payroll', 'alice', 'denied'],
+      ['tm__payroll', 'bob', 'ok'],
+      ['tm__deploy', 'bob', 'denied'],
+    ]);
+    for (const line of lines) expect(line.principal).toMatchObject({ issuer });
+    expect(lines.filter((line) => line.kind === 'resource')).toMatchObject([
+      { tool: 'tm__resource:hr://salaries', outcome: 'denied', principal: { subject: 'alice' } },
+    ]);
+    const raw = await readFile(path, 'utf8');
+    for (const token of Object.values(tokens)) expect(raw).not.toContain(token);
+    expect((await verifyAuditLog(path)).ok).toBe(true);
+  });
+
+  it("never passes a caller's token to the upstream", () => {
+    expect(upstreamSaw.length).toBeGreaterThan(0);
+    const seen = upstreamSaw.join('\n');
+    for (const token of Object.values(tokens)) {
+      expect(seen).not.toContain(token);
+      // Not even a piece of it (the signature part).
+      expect(seen).not.toContain(token.split('.')[2] as string);
+    }
+    expect(seen.toLowerCase()).not.toContain('"authorization"');
+  });
+});

@@ -1,0 +1,421 @@
+// The gateway as an OAuth protected resource, attacked: every row is a token (or a key server)
+// an attacker or a broken authorization server could present. A scripted authorization server on
+// loopback publishes RFC 8414 metadata and a JWKS; tokens are signed with jose.
+import { exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
+import {
+  checkHttpAuthSettings,
+  type GatewayHttpAuthSettings,
+} from '../src/gateway/identity/http-auth-settings.js';
+import { GatewayResourceServer } from '../src/gateway/identity/resource-server.js';
+import {
+  type ScriptedOAuthServer,
+  sendChunkedJson,
+  sendJson,
+  startScriptedOAuthServer,
+} from './fixtures/oauth-scripted.js';
+
+const RESOURCE = 'https://gateway.example.com/mcp';
+const loopback = (_target: unknown, address: { address: string }): boolean =>
+  address.address === '127.0.0.1';
+
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>;
+let server: ScriptedOAuthServer;
+let signing: KeyPair;
+let published: JWK[];
+let jwksFetches: number;
+
+async function publicJwk(pair: KeyPair, kid: string): Promise<JWK> {
+  return { ...(await exportJWK(pair.publicKey)), kid, alg: 'RS256', use: 'sig' };
+}
+
+beforeEach(async () => {
+  server = await startScriptedOAuthServer();
+  server.metadata.jwks_uri = `${server.origin}/jwks`;
+  signing = await generateKeyPair('RS256', { extractable: true });
+  published = [await publicJwk(signing, 'key-1')];
+  jwksFetches = 0;
+  server.routes.set('GET /jwks', (_request, response) => {
+    jwksFetches += 1;
+    sendJson(response, 200, { keys: published });
+  });
+});
+afterEach(async () => {
+  await server.close();
+});
+
+function resourceServer(settings: Partial<GatewayHttpAuthSettings> = {}, now?: () => number) {
+  return new GatewayResourceServer({
+    ...(now === undefined ? {} : { now }),
+    settings: checkHttpAuthSettings({
+      resource: RESOURCE,
+      authorizationServers: [server.issuer],
+      ...settings,
+    }),
+    allowNonPublic: loopback,
+  });
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function claims(overrides: Record<string, unknown> = {}): JWTPayload {
+  const payload: Record<string, unknown> = {
+    iss: server.issuer,
+    aud: RESOURCE,
+    sub: 'alice',
+    exp: now() + 300,
+    iat: now(),
+    scope: 'mcp:tools',
+    groups: ['engineering'],
+    ...overrides,
+  };
+  // An override to undefined leaves the claim out.
+  for (const [name, value] of Object.entries(payload))
+    if (value === undefined) delete payload[name];
+  return payload as JWTPayload;
+}
+
+async function sign(
+  payload: JWTPayload = claims(),
+  key: KeyPair = signing,
+  kid = 'key-1',
+): Promise<string> {
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: 'RS256', kid, typ: 'at+jwt' })
+    .sign(key.privateKey);
+}
+
+const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+interface Row {
+  readonly name: string;
+  readonly header: () => Promise<string | undefined>;
+  readonly settings?: Partial<GatewayHttpAuthSettings>;
+  readonly status: 401 | 403 | 503;
+  readonly error: string | undefined;
+  readonly reason?: string;
+}
+
+describe('the gateway as a protected resource refuses', () => {
+  it.each<Row>([
+    { name: 'a missing token', header: async () => undefined, status: 401, error: undefined },
+    {
+      name: 'another scheme (Basic)',
+      header: async () => 'Basic YWxpY2U6c2VjcmV0',
+      status: 401,
+      error: undefined,
+    },
+    {
+      name: 'a malformed header (two tokens)',
+      header: async () => `Bearer ${await sign()} extra`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'malformed',
+    },
+    {
+      name: 'a token that is not a JWT',
+      header: async () => 'Bearer opaque-token-value',
+      status: 401,
+      error: 'invalid_token',
+      reason: 'malformed',
+    },
+    {
+      name: 'a wrong issuer',
+      header: async () => `Bearer ${await sign(claims({ iss: 'https://evil.example.com' }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'issuer',
+    },
+    {
+      name: 'an issuer that differs by a trailing slash',
+      header: async () => `Bearer ${await sign(claims({ iss: `${server.issuer}/` }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'issuer',
+    },
+    {
+      name: 'a wrong audience',
+      header: async () => `Bearer ${await sign(claims({ aud: 'https://other.example.com/mcp' }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'audience',
+    },
+    {
+      name: 'no audience',
+      header: async () => `Bearer ${await sign(claims({ aud: undefined }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'audience',
+    },
+    {
+      name: 'alg none',
+      header: async () => `Bearer ${encode({ alg: 'none', typ: 'JWT' })}.${encode(claims())}.`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'algorithm',
+    },
+    {
+      name: 'an HMAC token signed with the public key as the secret',
+      header: async () => {
+        const pem = await exportSPKI(signing.publicKey);
+        const token = await new SignJWT(claims())
+          .setProtectedHeader({ alg: 'HS256', kid: 'key-1' })
+          .sign(new TextEncoder().encode(pem));
+        return `Bearer ${token}`;
+      },
+      status: 401,
+      error: 'invalid_token',
+      reason: 'algorithm',
+    },
+    {
+      name: 'an expired token (past the clock skew)',
+      header: async () => `Bearer ${await sign(claims({ exp: now() - 120 }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'expired',
+    },
+    {
+      name: 'a token not yet valid (nbf past the clock skew)',
+      header: async () => `Bearer ${await sign(claims({ nbf: now() + 120 }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'not-yet-valid',
+    },
+    {
+      name: 'a token without exp',
+      header: async () => `Bearer ${await sign(claims({ exp: undefined }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'malformed',
+    },
+    {
+      name: 'a token signed by an unknown key',
+      header: async () => `Bearer ${await sign(claims(), await generateKeyPair('RS256'), 'key-1')}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'signature',
+    },
+    {
+      name: 'a token naming an unknown key id',
+      header: async () =>
+        `Bearer ${await sign(claims(), await generateKeyPair('RS256'), 'stranger')}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'unknown-key',
+    },
+    {
+      name: 'a tampered payload',
+      header: async () => {
+        const [head, , signature] = (await sign()).split('.');
+        return `Bearer ${head}.${encode(claims({ sub: 'admin' }))}.${signature}`;
+      },
+      status: 401,
+      error: 'invalid_token',
+      reason: 'signature',
+    },
+    {
+      name: 'a token without a subject',
+      header: async () => `Bearer ${await sign(claims({ sub: undefined }))}`,
+      status: 401,
+      error: 'invalid_token',
+      reason: 'no-subject',
+    },
+    {
+      name: 'an insufficient scope',
+      header: async () => `Bearer ${await sign(claims({ scope: 'mcp:read' }))}`,
+      settings: { requiredScopes: ['mcp:tools'] },
+      status: 403,
+      error: 'insufficient_scope',
+      reason: 'insufficient-scope',
+    },
+    {
+      name: 'a JWKS endpoint that is slow (fetchTimeoutMs)',
+      header: async () => {
+        server.routes.set('GET /jwks', async (_request, response) => {
+          await new Promise((resolve) => setTimeout(resolve, 3_000));
+          sendJson(response, 200, { keys: published });
+        });
+        return `Bearer ${await sign()}`;
+      },
+      settings: { fetchTimeoutMs: 300 },
+      status: 503,
+      error: 'temporarily_unavailable',
+    },
+    {
+      name: 'a JWKS endpoint that is huge (fetchMaxBytes)',
+      header: async () => {
+        server.routes.set('GET /jwks', (_request, response) =>
+          sendChunkedJson(response, 1_048_576),
+        );
+        return `Bearer ${await sign()}`;
+      },
+      settings: { fetchMaxBytes: 4_096 },
+      status: 503,
+      error: 'temporarily_unavailable',
+    },
+    {
+      name: 'a JWKS that only holds a symmetric key',
+      header: async () => {
+        published = [{ kty: 'oct', k: Buffer.from('secret').toString('base64url'), kid: 'key-1' }];
+        return `Bearer ${await sign()}`;
+      },
+      status: 401,
+      error: 'invalid_token',
+      reason: 'unknown-key',
+    },
+  ])(
+    '$name',
+    async ({ header, settings, status, error, reason }) => {
+      const value = await header();
+      const answer = await resourceServer(settings).authenticate(value);
+      expect(answer.ok).toBe(false);
+      if (answer.ok) return;
+      expect(answer.status).toBe(status);
+      const body = JSON.parse(answer.body) as Record<string, unknown>;
+      expect(body.error).toBe(error);
+      if (status !== 503) {
+        const challenge = answer.headers['www-authenticate'] ?? '';
+        expect(challenge).toMatch(/^Bearer /);
+        expect(challenge).toContain(
+          'resource_metadata="https://gateway.example.com/.well-known/oauth-protected-resource/mcp"',
+        );
+        if (error === undefined) expect(challenge).not.toContain('error=');
+        else expect(challenge).toContain(`error="${error}"`);
+      }
+      if (reason !== undefined) expect(body.error_description).toBeTypeOf('string');
+      // Never the token in what the caller is told.
+      const token = value?.split(' ')[1];
+      if (token !== undefined && token.length > 20) {
+        expect(JSON.stringify(answer)).not.toContain(token);
+      }
+    },
+    20_000,
+  );
+});
+
+describe('the gateway as a protected resource', () => {
+  it('accepts a valid token and makes the caller a principal with the selected claims', async () => {
+    const answer = await resourceServer().authenticate(
+      `Bearer ${await sign(claims({ roles: 'reviewer', email: 'alice@example.com' }))}`,
+    );
+    expect(answer).toMatchObject({
+      ok: true,
+      principal: {
+        issuer: server.issuer,
+        subject: 'alice',
+        claims: { groups: ['engineering'], roles: 'reviewer', scope: ['mcp:tools'] },
+      },
+      scopes: ['mcp:tools'],
+    });
+    if (answer.ok) expect(answer.principal.claims).not.toHaveProperty('email');
+  });
+
+  it('tolerates an expiry within the clock skew', async () => {
+    const token = await sign(claims({ exp: now() - 5 }));
+    expect((await resourceServer().authenticate(`Bearer ${token}`)).ok).toBe(true);
+    expect((await resourceServer({ clockSkewMs: 0 }).authenticate(`Bearer ${token}`)).ok).toBe(
+      false,
+    );
+  });
+
+  it('accepts a rotated key after fetching the JWKS again, at most once per jwksMinRefetchMs', async () => {
+    let clock = Date.now();
+    const gateway = resourceServer({ jwksMinRefetchMs: 60_000 }, () => clock);
+    expect((await gateway.authenticate(`Bearer ${await sign()}`)).ok).toBe(true);
+    expect(jwksFetches).toBe(1);
+    // Within jwksMinRefetchMs of that fetch, an unknown kid is refused without a fetch.
+    const early = await generateKeyPair('RS256');
+    expect((await gateway.authenticate(`Bearer ${await sign(claims(), early, 'key-0')}`)).ok).toBe(
+      false,
+    );
+    expect(jwksFetches).toBe(1);
+    clock += 61_000;
+    // The issuer rotates: a new key, published beside the old one.
+    const next = await generateKeyPair('RS256', { extractable: true });
+    published = [await publicJwk(next, 'key-2'), ...published];
+    expect((await gateway.authenticate(`Bearer ${await sign(claims(), next, 'key-2')}`)).ok).toBe(
+      true,
+    );
+    expect(jwksFetches).toBe(2);
+    // Another unknown kid right after: refused without a fetch (a flood of made-up kids does not
+    // become a flood of fetches).
+    const stranger = await generateKeyPair('RS256');
+    const refused = await gateway.authenticate(`Bearer ${await sign(claims(), stranger, 'key-3')}`);
+    expect(refused.ok).toBe(false);
+    expect(jwksFetches).toBe(2);
+    // Cached keys serve the next valid token without a fetch.
+    expect((await gateway.authenticate(`Bearer ${await sign()}`)).ok).toBe(true);
+    expect(jwksFetches).toBe(2);
+  });
+
+  it('fetches the keys through the network guard: a public-only gateway does not reach loopback', async () => {
+    const gateway = new GatewayResourceServer({
+      settings: checkHttpAuthSettings({
+        resource: RESOURCE,
+        authorizationServers: [server.issuer],
+      }),
+    });
+    const answer = await gateway.authenticate(`Bearer ${await sign()}`);
+    expect(answer).toMatchObject({ ok: false, status: 503 });
+    expect(server.requests).toEqual([]);
+  });
+
+  it('serves RFC 9728 metadata at the path-suffixed and root well-known paths', () => {
+    const gateway = resourceServer({ requiredScopes: ['mcp:tools'] });
+    expect(gateway.isMetadataPath('/.well-known/oauth-protected-resource/mcp')).toBe(true);
+    expect(gateway.isMetadataPath('/.well-known/oauth-protected-resource')).toBe(true);
+    expect(gateway.metadata()).toMatchObject({
+      resource: RESOURCE,
+      authorization_servers: [server.issuer],
+      scopes_supported: ['mcp:tools'],
+      bearer_methods_supported: ['header'],
+    });
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['an unknown key', { audience: RESOURCE }],
+    ['no resource', { resource: undefined }],
+    ['no authorization server', { authorizationServers: [] }],
+    ['alg none', { algorithms: ['none'] }],
+    ['an HMAC algorithm', { algorithms: ['RS256', 'HS256'] }],
+    ['a clock skew over five minutes', { clockSkewMs: 600_000 }],
+    ['a resource with a fragment', { resource: `${RESOURCE}#x` }],
+  ])('refuses a config with %s', (_name, change) => {
+    expect(() =>
+      checkHttpAuthSettings({
+        resource: RESOURCE,
+        authorizationServers: ['https://as.example.com'],
+        ...change,
+      }),
+    ).toThrow(/gateway\.httpAuth/);
+  });
+
+  it('checks resolved settings again to the same settings (the CLI checks the parsed config)', () => {
+    const once = checkHttpAuthSettings({
+      resource: RESOURCE,
+      authorizationServers: ['https://as.example.com'],
+    });
+    expect(checkHttpAuthSettings(once)).toEqual(once);
+  });
+
+  it('is read from the gateway config, and refused beside httpToken or with an unknown key', () => {
+    const servers = { a: { command: 'node' } };
+    const httpAuth = { resource: RESOURCE, authorizationServers: ['https://as.example.com'] };
+    expect(
+      parseGatewayConfig({ mcpServers: servers, gateway: { httpAuth } }).gateway.httpAuth,
+    ).toMatchObject({ ...httpAuth, clockSkewMs: 30_000, jwksMinRefetchMs: 30_000 });
+    expect(() =>
+      parseGatewayConfig({
+        mcpServers: servers,
+        gateway: { httpAuth, httpToken: 'a-test-token-of-32-characters-xx' },
+      }),
+    ).toThrow(/not both/);
+    expect(() =>
+      parseGatewayConfig({
+        mcpServers: servers,
+        gateway: { httpAuth: { ...httpAuth, issuer: 'https://as.example.com' } },
+      }),
+    ).toThrow(/unknown key "issuer"/);
+  });
+});

@@ -1,0 +1,331 @@
+// Upstream credentials per person (RFC 8693) behind `toolfence-mcp serve --http` with
+// gateway.httpAuth: a real authorization server (oidc-provider) with the token-exchange grant
+// registered issues each person a token for the gateway; the real CLI gateway exchanges the
+// caller's token at that server for one issued to the same person for the upstream, and the
+// upstream (a real SDK HTTP server) records the Authorization header of every request it receives.
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createRemoteJWKSet, decodeJwt, generateKeyPair, jwtVerify, SignJWT } from 'jose';
+import Provider from 'oidc-provider';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  freePort,
+  legacyClient as legacy,
+  listen,
+  modernClient as modern,
+  personToken,
+  startGatewayCli,
+  teamProviderConfig,
+  resultTexts as text,
+} from './fixtures/team-gateway.js';
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
+/** alice and bob may get a token for the upstream; the authorization server refuses mallory's. */
+const PEOPLE = ['alice', 'bob', 'mallory'] as const;
+type Person = (typeof PEOPLE)[number];
+const EXCHANGE_CLIENT = { id: 'toolfence-gateway', secret: 'gateway-exchange-secret-0123456789' };
+
+let folder: string;
+let gateway: ChildProcess;
+let gatewayUrl: string;
+let upstreamUrl: string;
+let issuer: string;
+const servers: Server[] = [];
+const tokens = {} as Record<Person, string>;
+/** The Authorization header of every request the upstream received (undefined: none). */
+const upstreamAuthorizations: (string | undefined)[] = [];
+/** Every header and body the upstream received, as text. */
+const upstreamSaw: string[] = [];
+/** Each `whoami` call the upstream ran: the `sub` of the token it was called with. */
+const upstreamCalls: string[] = [];
+/** Tokens the upstream refuses (401 invalid_token), as if revoked. */
+const revoked = new Set<string>();
+/** Token exchanges the authorization server answered, by the subject of the exchanged token. */
+const exchanges: Record<string, number> = {};
+/** What the authorization server saw in each exchange (grant parameters). */
+const exchangeRequests: Record<string, unknown>[] = [];
+
+async function startUpstream(): Promise<string> {
+  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const authorization = request.headers.authorization;
+    upstreamAuthorizations.push(authorization);
+    upstreamSaw.push(JSON.stringify(request.headers), text);
+    if (authorization !== undefined && revoked.has(authorization.replace(/^Bearer /, ''))) {
+      response.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      response.end();
+      return;
+    }
+    const mcp = new McpServer({ name: 'team-tools', version: '1.0.0' });
+    mcp.registerTool(
+      'whoami',
+      { description: 'Who the upstream was called for.', inputSchema: { note: z.string() } },
+      async () => {
+        const sub =
+          authorization === undefined
+            ? 'nobody'
+            : String(decodeJwt(authorization.replace(/^Bearer /, '')).sub);
+        upstreamCalls.push(sub);
+        return { content: [{ type: 'text', text: `called for ${sub}` }] };
+      },
+    );
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    } as ConstructorParameters<typeof StreamableHTTPServerTransport>[0] & object);
+    response.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(request, response, text === '' ? undefined : JSON.parse(text));
+  });
+  servers.push(server);
+  return `http://127.0.0.1:${await listen(server)}/mcp`;
+}
+
+async function startAuthorizationServer(resource: string): Promise<void> {
+  const server = createServer();
+  servers.push(server);
+  const port = await listen(server);
+  issuer = `http://127.0.0.1:${port}`;
+  const { errors } = (await import('oidc-provider')) as unknown as {
+    errors: { InvalidGrant: new (description: string) => Error };
+  };
+  const provider = new Provider(
+    issuer,
+    teamProviderConfig(resource, PEOPLE, [
+      {
+        client_id: EXCHANGE_CLIENT.id,
+        client_secret: EXCHANGE_CLIENT.secret,
+        grant_types: [TOKEN_EXCHANGE],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ]),
+  );
+  // RFC 8693 at the authorization server: the subject token must be one this server issued for
+  // the gateway; the issued token names the same person (`sub`), for the requested resource.
+  const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+  const signing = await generateKeyPair('ES256');
+  provider.registerGrantType(
+    TOKEN_EXCHANGE,
+    async (ctx: {
+      oidc: { params: Record<string, string | undefined>; client: { clientId: string } };
+      body: unknown;
+    }) => {
+      const params = ctx.oidc.params;
+      exchangeRequests.push({ ...params, client: ctx.oidc.client.clientId });
+      if (params.subject_token_type !== ACCESS_TOKEN || params.subject_token === undefined) {
+        throw new errors.InvalidGrant('an access token subject is required');
+      }
+      let subject: string;
+      try {
+        const verified = await jwtVerify(params.subject_token, keys, {
+          issuer,
+          audience: resource,
+        });
+        subject = String(verified.payload.sub);
+      } catch {
+        throw new errors.InvalidGrant('the subject token is not valid');
+      }
+      if (subject === 'mallory') throw new errors.InvalidGrant('mallory may not use the upstream');
+      exchanges[subject] = (exchanges[subject] ?? 0) + 1;
+      const accessToken = await new SignJWT({ act: { sub: ctx.oidc.client.clientId } })
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer(issuer)
+        .setSubject(subject)
+        .setAudience(params.resource ?? 'none')
+        .setIssuedAt()
+        .setExpirationTime('10m')
+        .sign(signing.privateKey);
+      ctx.body = {
+        access_token: accessToken,
+        issued_token_type: ACCESS_TOKEN,
+        token_type: 'Bearer',
+        expires_in: 600,
+      };
+    },
+    [
+      'subject_token',
+      'subject_token_type',
+      'requested_token_type',
+      'resource',
+      'audience',
+      'scope',
+    ],
+  );
+  server.on('request', provider.callback());
+}
+
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), 'toolfence-token-exchange-'));
+  upstreamUrl = await startUpstream();
+  const port = await freePort();
+  gatewayUrl = `http://127.0.0.1:${port}/mcp`;
+  await startAuthorizationServer(gatewayUrl);
+  const config = join(folder, 'toolfence.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        team: {
+          url: upstreamUrl,
+          namespace: 'tm',
+          credentials: {
+            mode: 'token-exchange',
+            /* biome-ignore-start lint/suspicious/noTemplateCurlyInString: config variables the gateway expands */
+            clientId: '${EXCHANGE_CLIENT_ID}',
+            clientSecret: '${EXCHANGE_CLIENT_SECRET}',
+            /* biome-ignore-end lint/suspicious/noTemplateCurlyInString: config variables the gateway expands */
+          },
+        },
+      },
+      gateway: {
+        httpAuth: {
+          resource: gatewayUrl,
+          authorizationServers: [issuer],
+          requiredScopes: ['mcp:tools'],
+        },
+      },
+    }),
+  );
+  const policy = join(folder, 'policy.json');
+  await writeFile(
+    policy,
+    JSON.stringify({ kind: 'rules', rules: [{ tool: 'tm__*', decision: 'allow' }] }),
+  );
+  gateway = await startGatewayCli(config, policy, port, {
+    EXCHANGE_CLIENT_ID: EXCHANGE_CLIENT.id,
+    EXCHANGE_CLIENT_SECRET: EXCHANGE_CLIENT.secret,
+  });
+  for (const person of PEOPLE) tokens[person] = await personToken(issuer, person, gatewayUrl);
+}, 120_000);
+
+afterAll(async () => {
+  if (gateway !== undefined && gateway.exitCode === null) {
+    gateway.kill('SIGTERM');
+    await once(gateway, 'exit');
+  }
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  await rm(folder, { recursive: true, force: true });
+});
+
+async function modernClient(person: Person) {
+  const client = await modern(gatewayUrl, tokens[person], `${person}-modern`);
+  expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+  return client;
+}
+
+const legacyClient = (person: Person) => legacy(gatewayUrl, tokens[person], `${person}-legacy`);
+
+/** The claims of the bearer tokens the upstream received since `from` (index into its log). */
+function bearerClaimsSince(from: number) {
+  return upstreamAuthorizations
+    .slice(from)
+    .filter((header): header is string => header !== undefined)
+    .map((header) => {
+      const claims = decodeJwt(header.replace(/^Bearer /, ''));
+      return { sub: claims.sub, aud: claims.aud, iss: claims.iss };
+    });
+}
+
+describe('serve --http: an upstream with credentials receives a token exchanged for the caller', () => {
+  it("calls the upstream with each person's own exchanged token (SDK v2 2026-07-28, SDK 1.x 2025-11-25)", async () => {
+    const before = upstreamAuthorizations.length;
+    const alice = await modernClient('alice');
+    expect(text(await alice.callTool({ name: 'tm__whoami', arguments: { note: 'first' } }))).toBe(
+      'called for alice',
+    );
+    await alice.close();
+    const bob = await legacyClient('bob');
+    expect(text(await bob.callTool({ name: 'tm__whoami', arguments: { note: 'first' } }))).toBe(
+      'called for bob',
+    );
+    await bob.close();
+    const claims = bearerClaimsSince(before);
+    expect(new Set(claims.map((claim) => claim.sub))).toEqual(new Set(['alice', 'bob']));
+    // Every per-caller request carried a token issued for the upstream, by the authorization
+    // server, never one for the gateway.
+    for (const claim of claims) expect(claim).toMatchObject({ aud: upstreamUrl, iss: issuer });
+    expect(upstreamCalls).toEqual(['alice', 'bob']);
+    // The exchange named the upstream (RFC 8707 resource, default the server's url) and the
+    // caller's token as an access-token subject, from the gateway's own client.
+    expect(exchangeRequests[0]).toMatchObject({
+      grant_type: TOKEN_EXCHANGE,
+      subject_token_type: ACCESS_TOKEN,
+      requested_token_type: ACCESS_TOKEN,
+      resource: upstreamUrl,
+      client: EXCHANGE_CLIENT.id,
+    });
+  }, 60_000);
+
+  it("never sends a caller's own token (or the exchange client's secret) to the upstream", async () => {
+    const alice = await modernClient('alice');
+    await alice.callTool({ name: 'tm__whoami', arguments: { note: 'again' } });
+    await alice.close();
+    const seen = upstreamSaw.join('\n');
+    for (const person of PEOPLE) expect(seen).not.toContain(tokens[person]);
+    expect(seen).not.toContain(EXCHANGE_CLIENT.secret);
+    expect(seen).not.toContain(Buffer.from(EXCHANGE_CLIENT.secret).toString('base64'));
+  }, 60_000);
+
+  it('reuses a person’s exchanged token: one exchange per person for many calls', async () => {
+    for (let round = 0; round < 3; round++) {
+      const alice = await modernClient('alice');
+      await alice.callTool({ name: 'tm__whoami', arguments: { note: `round ${round}` } });
+      await alice.close();
+      const bob = await legacyClient('bob');
+      await bob.callTool({ name: 'tm__whoami', arguments: { note: `round ${round}` } });
+      await bob.close();
+    }
+    expect(exchanges).toEqual({ alice: 1, bob: 1 });
+    expect(upstreamCalls.filter((sub) => sub === 'alice').length).toBeGreaterThanOrEqual(5);
+  }, 90_000);
+
+  it("exchanges again once the upstream refuses a person's cached token", async () => {
+    const bobHeader = upstreamAuthorizations.findLast(
+      (header) => header !== undefined && decodeJwt(header.replace(/^Bearer /, '')).sub === 'bob',
+    ) as string;
+    revoked.add(bobHeader.replace(/^Bearer /, ''));
+    const before = exchanges.bob ?? 0;
+    const bob = await legacyClient('bob');
+    const refused = await bob.callTool({ name: 'tm__whoami', arguments: { note: 'revoked' } });
+    expect(refused.isError).toBe(true);
+    expect(text(await bob.callTool({ name: 'tm__whoami', arguments: { note: 'after' } }))).toBe(
+      'called for bob',
+    );
+    await bob.close();
+    expect(exchanges.bob).toBe(before + 1);
+  }, 60_000);
+
+  it('refuses the call, saying why, when the authorization server refuses the exchange', async () => {
+    const callsBefore = upstreamCalls.length;
+    const mallory = await modernClient('mallory');
+    const refused = await mallory.callTool({ name: 'tm__whoami', arguments: { note: 'try' } });
+    await mallory.close();
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain('did not run');
+    expect(text(refused)).toContain(
+      'The token exchange for the caller at the upstream team failed: the authorization server refused it (invalid_grant)',
+    );
+    // The server's own words (error_description) are not relayed.
+    expect(text(refused)).not.toContain('mallory may not use the upstream');
+    expect(upstreamCalls.length).toBe(callsBefore);
+    expect(upstreamCalls).not.toContain('mallory');
+  }, 60_000);
+});
