@@ -10,8 +10,6 @@ import {
   type GatewayConfig,
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
-import { checkHttpAuthSettings } from '../gateway/identity/http-auth-settings.js';
-import { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import { acceptPinToken, pinChanges, splitPinToken } from '../gateway/pin-changes.js';
 import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
@@ -263,7 +261,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     parsed = parseArguments(argv);
     loaded = await loadConfig(parsed, io);
     // A bad --http value is refused before anything starts.
-    if (parsed.http !== undefined) http = httpOptions(parsed.http, loaded.config, io);
+    if (parsed.http !== undefined) http = await httpOptions(parsed.http, loaded.config, io);
     // The console's module is loaded only when asked for.
     if (parsed.console !== undefined) webConsole = await prepareConsole(parsed.console, http);
     const policy = await readPolicy(parsed);
@@ -513,7 +511,11 @@ function exchangesOnLoopback(config: GatewayConfig): boolean {
   return hosts.some((url) => isLoopbackHost(new URL(url).hostname));
 }
 
-function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHttpOptions {
+async function httpOptions(
+  value: string,
+  config: GatewayConfig,
+  io: CliIo,
+): Promise<GatewayHttpOptions> {
   const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
   const port = Number(match?.[2]);
   if (match === null || port > 65_535) {
@@ -549,8 +551,11 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
     ...(httpAuth === undefined
       ? {}
       : {
-          auth: new GatewayResourceServer({
-            settings: checkHttpAuthSettings(httpAuth),
+          // Loaded only with `gateway.httpAuth` (jose, the OAuth discovery).
+          auth: new (await import('../gateway/identity/resource-server.js')).GatewayResourceServer({
+            settings: (
+              await import('../gateway/identity/http-auth-settings.js')
+            ).checkHttpAuthSettings(httpAuth),
             ...(httpAuth.introspection === true
               ? {
                   introspectionCredentials: {

@@ -5,7 +5,7 @@ import type { Principal } from '@toolfence/tools';
 import { McpBridgeError } from '../../mcp-bridge-error.js';
 import { OAuthError, OAuthTransportError } from '../../oauth/errors.js';
 import { type AllowNonPublic, type OAuthHttp, resolveOAuthHttp } from '../../oauth/http.js';
-import { exchangeAccessToken } from '../../oauth/token-exchange.js';
+import type { exchangeAccessToken } from '../../oauth/token-exchange.js';
 import type { CallerToken } from './caller-token.js';
 import { GatewayTokenExchangeError } from './upstream-credential-error.js';
 import {
@@ -105,7 +105,9 @@ export class ExchangedTokens {
     this.#exchanges += 1;
     let exchanged: Awaited<ReturnType<typeof exchangeAccessToken>>;
     try {
-      exchanged = await exchangeAccessToken({
+      // Loaded with the first exchange: the gateway starts without the OAuth client.
+      const { exchangeAccessToken: exchange } = await import('../../oauth/token-exchange.js');
+      exchanged = await exchange({
         http: this.#http,
         issuer: principal.issuer,
         tokenEndpoint: credentials.tokenEndpoint,
