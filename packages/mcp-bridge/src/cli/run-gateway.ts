@@ -12,7 +12,7 @@ import {
   parseGatewayConfig,
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
-import { escapeInvisible, type GatewayPinStore, PinStore, pinKey } from '../gateway/pin-store.js';
+import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import { warnUnmatchedRules } from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
 import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
@@ -490,19 +490,11 @@ async function pinCommand(
       const split = name.indexOf('__');
       const namespace = split === -1 ? '' : name.slice(0, split);
       const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-      // The token names a tool, a prompt or a resource template hidden under that name; the one
-      // whose pending digest is the token's is accepted (another digest: PinChangedError).
+      // The token names a tool, a prompt or a resource template hidden under that name: the
+      // store accepts the one pending with the token's digest, in one lookup (another digest
+      // pending: PinChangedError; nothing pending: false).
       const tool = name.slice(split + 2);
-      const candidates =
-        server === undefined
-          ? []
-          : pins.pending().filter((item) => item.server === server && item.tool === tool);
-      const chosen = candidates.find((item) => item.pin.sha256 === digest) ?? candidates[0];
-      if (
-        server === undefined ||
-        chosen === undefined ||
-        !(await pins.accept(pinKey(server, chosen.kind ?? 'tool'), tool, digest))
-      ) {
+      if (server === undefined || !(await pins.accept(server, tool, digest))) {
         throw new GatewayConfigError(
           `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
         );

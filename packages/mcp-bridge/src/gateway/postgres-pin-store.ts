@@ -7,7 +7,8 @@ import {
 } from '../store/postgres-target.js';
 import { GatewayConfigError, GatewayStateError } from './errors.js';
 import {
-  acceptPending,
+  acceptAcross,
+  acceptKeys,
   type GatewayPinStore,
   type PendingTool,
   type PinKind,
@@ -318,33 +319,37 @@ export class PostgresPinStore implements GatewayPinStore {
   }
 
   /**
-   * Accepts a pending tool in the shared table when `sha256` is the digest of the definition
-   * pending now (committed at once; every replica offers it at its next reload or relist).
-   * Returns false when nothing is pending under that name; throws {@link PinChangedError} when
-   * another definition is pending (a replica listed another one since it was shown).
+   * Accepts a pending definition in the shared table when `sha256` is the digest of the
+   * definition pending now, whatever its kind: `server` is the server's name (its tools, prompts
+   * and resource templates are read and locked in one statement, in one transaction) or a
+   * {@link pinKey} of one kind. Committed at once; every replica offers it at its next reload or
+   * relist. Returns false when nothing is pending under that name; throws
+   * {@link PinChangedError} when another definition is pending (a replica listed another one
+   * since it was shown).
    */
   async accept(server: string, tool: string, sha256: string): Promise<boolean> {
-    const outcome = await this.#transaction('accept a pin', async (client) => {
-      const row = await client.query(
-        `SELECT pins FROM ${this.#table} WHERE server = $1 FOR UPDATE`,
-        [server],
+    const keys = acceptKeys(server);
+    const decision = await this.#transaction('accept a pin', async (client) => {
+      const rows = await client.query(
+        `SELECT server, pins FROM ${this.#table} WHERE server = ANY($1::text[]) ORDER BY server FOR UPDATE`,
+        [keys],
       );
-      if (row.rows.length === 0) return { outcome: 'none' as const };
-      const pins = parseServerPins(row.rows[0]?.pins);
-      const pending = pins.pending[tool]?.sha256;
-      const outcome = acceptPending(pins, tool, sha256);
-      if (outcome !== 'accepted') return { outcome, pending };
+      const found = new Map<string, ServerPins | undefined>(keys.map((key) => [key, undefined]));
+      for (const row of rows.rows) found.set(String(row.server), parseServerPins(row.pins));
+      const decision = acceptAcross(found, tool, sha256);
+      if (decision.outcome !== 'accepted' || decision.key === undefined) return decision;
+      const pins = found.get(decision.key) as ServerPins;
       await client.query(
         `UPDATE ${this.#table} SET pins = $2, updated_at = now() WHERE server = $1`,
-        [server, JSON.stringify(pins)],
+        [decision.key, JSON.stringify(pins)],
       );
-      this.#cache.set(server, pins);
-      return { outcome };
+      this.#cache.set(decision.key, pins);
+      return decision;
     });
-    if (outcome.outcome === 'changed') {
-      throw pinChangedError(server, tool, sha256, outcome.pending);
+    if (decision.outcome === 'changed') {
+      throw pinChangedError(splitPinKey(server).server, tool, sha256, decision.pending);
     }
-    return outcome.outcome === 'accepted';
+    return decision.outcome === 'accepted';
   }
 
   /** Nothing to do: every review and acceptance is committed when it returns. */
