@@ -115,6 +115,29 @@ describe('PostgresPinStore', () => {
     expect(fresh.pending().filter((entry) => entry.server === 'kinds')).toEqual([]);
   });
 
+  it.each([['__proto__'], ['constructor'], ['toString']])(
+    'reads a tool named %s as its own entry only, never an inherited property',
+    async (name) => {
+      const store = await replica();
+      const server = `proto-${name.replace(/_/g, 'u')}`;
+      const identity = 'command:["node","proto"]';
+      // Not pinned yet: nothing is found under the name (not Object.prototype, not a function).
+      await store.review(server, identity, [tool('other', 'other')]);
+      expect(store.pinOf(server, name)).toBeUndefined();
+      const review = await store.review(server, identity, [
+        tool('other', 'other'),
+        tool('new', name),
+      ]);
+      expect(review.hidden.get(name)).toEqual(['new-tool']);
+      const pending = store.pending().filter((entry) => entry.server === server);
+      expect(pending.map((entry) => [entry.tool, entry.previous])).toEqual([[name, undefined]]);
+      expect(await store.accept(server, name, pending[0]?.pin.sha256 as string)).toBe(true);
+      const fresh = await replica();
+      expect(fresh.pinOf(server, name)?.sha256).toBe(pending[0]?.pin.sha256);
+      expect(fresh.pinOf(server, 'valueOf')).toBeUndefined();
+    },
+  );
+
   it('pins the same listing seen at once by every replica, all visible', async () => {
     const replicas = await Promise.all([replica(), replica(), replica()]);
     const reviews = await Promise.all(

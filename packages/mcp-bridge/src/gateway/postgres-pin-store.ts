@@ -10,6 +10,7 @@ import {
   acceptAcross,
   acceptKeys,
   type GatewayPinStore,
+  ownOf,
   type PendingTool,
   type PinKind,
   type PinRecord,
@@ -303,7 +304,8 @@ export class PostgresPinStore implements GatewayPinStore {
 
   /** The pin of one tool as of the last review or open. */
   pinOf(server: string, tool: string): PinRecord | undefined {
-    return this.#cache.get(server)?.tools[tool];
+    const pins = this.#cache.get(server);
+    return pins === undefined ? undefined : ownOf(pins.tools, tool);
   }
 
   /** Tools waiting for acceptance, as of the last review or open. */
@@ -312,7 +314,7 @@ export class PostgresPinStore implements GatewayPinStore {
     for (const [key, pins] of this.#cache) {
       const { server, kind } = splitPinKey(key);
       for (const [tool, pin] of Object.entries(pins.pending)) {
-        out.push({ server, tool, kind, pin, previous: pins.tools[tool] });
+        out.push({ server, tool, kind, pin, previous: ownOf(pins.tools, tool) });
       }
     }
     return out.sort((a, b) => `${a.server}/${a.tool}`.localeCompare(`${b.server}/${b.tool}`));
