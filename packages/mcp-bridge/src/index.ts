@@ -243,8 +243,17 @@ export {
 
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
-export { DEFAULT_MAX_PENDING_APPROVALS } from './gateway/approval-grants.js';
+export {
+  type ApprovalRefusal,
+  DEFAULT_MAX_PENDING_APPROVALS,
+} from './gateway/approval-grants.js';
 export { DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS } from './gateway/approval-prompt.js';
+export {
+  type ApprovalSpentStore,
+  DEFAULT_MAX_SPENT_APPROVALS,
+  MemorySpentApprovals,
+  SPENT_APPROVAL_MARGIN_MS,
+} from './gateway/approval-spent-store.js';
 export {
   type AuditChainReport,
   type AuditEntry,
@@ -301,11 +310,13 @@ export {
   type GatewayServerOAuth,
   type GatewaySettings,
   parseGatewayConfig,
+  sealKeysOf,
 } from './gateway/gateway-config.js';
 export {
   DEFAULT_PASSTHROUGH_LIMITS,
   type GatewayPassthroughOptions,
 } from './gateway/gateway-passthrough.js';
+export { GATEWAY_SINGLE_PRINCIPAL } from './gateway/gateway-principal.js';
 export {
   type GatewayEra,
   type GatewayReload,
@@ -342,6 +353,25 @@ export {
   PostgresPinStore,
   type PostgresPinStoreOptions,
 } from './gateway/postgres-pin-store.js';
+export {
+  DEFAULT_SPENT_APPROVALS_TABLE,
+  PostgresSpentApprovals,
+  type PostgresSpentApprovalsOptions,
+} from './gateway/postgres-spent-approvals.js';
+export {
+  type RedisSetClient,
+  RedisSpentApprovals,
+  type RedisSpentApprovalsOptions,
+} from './gateway/redis-spent-approvals.js';
+export {
+  type ApprovalBinding,
+  ApprovalSeal,
+  type ApprovalSealKeys,
+  type ApprovalSealOptions,
+  DEFAULT_MAX_REQUEST_STATE_CHARS,
+  type OpenedApproval,
+  SEALED_APPROVAL_VERSION,
+} from './gateway/sealed-approval.js';
 export {
   describeUpstreamFailure,
   formatUpstreamFailure,

@@ -1,5 +1,6 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { ApprovalSpentStore } from '../gateway/approval-spent-store.js';
 import { AuditLog, verifyAuditChain } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { type GatewayBudget, gatewayBudget } from '../gateway/gateway-budget.js';
@@ -10,8 +11,10 @@ import {
   decodeStoreKey,
   type GatewayConfig,
   parseGatewayConfig,
+  sealKeysOf,
 } from '../gateway/gateway-config.js';
 import { McpGateway } from '../gateway/mcp-gateway.js';
+import { openApprovalStore } from '../gateway/open-approval-store.js';
 import { escapeInvisible, type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import { warnUnmatchedRules } from '../gateway/policy-file.js';
 import { PostgresPinStore } from '../gateway/postgres-pin-store.js';
@@ -128,11 +131,14 @@ function openPins(loaded: LoadedConfig): Promise<GatewayPinStore> {
 
 /** What a reload cannot change: the store, its key, the budget and a shared pin table. */
 function startOnly(loaded: LoadedConfig): string {
-  const { store, storeKey, budget } = loaded.config.gateway;
+  const { store, storeKey, budget, sealKey, sealKeyPrevious, approvals } = loaded.config.gateway;
   return JSON.stringify({
     store,
     storeKey,
     budget,
+    sealKey,
+    sealKeyPrevious,
+    approvals,
     pins: POSTGRES_URL.test(loaded.pinsPath) ? loaded.pinsPath : 'file',
   });
 }
@@ -195,8 +201,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   let pins: GatewayPinStore | undefined;
   let store: PersistentConnectionStore | undefined;
   let budget: GatewayBudget | undefined;
+  let approvals: ApprovalSpentStore | undefined;
   let current: GatewayConfig;
   const release = async (): Promise<void> => {
+    await approvals?.close();
     await budget?.close();
     await store?.close();
     await pins?.close?.();
@@ -212,6 +220,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
     const auditKey = auditKeyOf(settings, io.env ?? {});
+    const sealKeys = sealKeysOf(settings, io.env ?? {});
     current = loaded.config;
     pins = await openPins(loaded);
     if (loaded.storeUrl !== undefined) {
@@ -233,6 +242,17 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
         io.err(`toolfence-mcp: ${message}\n`),
       );
     }
+    approvals = await openApprovalStore(settings);
+    if (http !== undefined && sealKeys === undefined) {
+      io.err(
+        'toolfence-mcp: approvals are sealed under a random key of this process: an approval it asks is honoured by it alone, and none survives a restart (set TOOLFENCE_SEAL_KEY, 32 bytes, on every replica)\n',
+      );
+    }
+    if (http !== undefined && sealKeys !== undefined && approvals.kind === 'memory') {
+      io.err(
+        'toolfence-mcp: gateway.approvals is memory: an approval is single use within this process only; replicas sharing the sealing key need gateway.approvals (redis:// or postgres://)\n',
+      );
+    }
     const connectionStore = store;
     gateway = new McpGateway({
       config: loaded.config,
@@ -244,6 +264,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       }),
       ...(parsed.observe ? { observe: true } : {}),
       ...(budget === undefined ? {} : { budget: budget.reserver }),
+      ...(sealKeys === undefined ? {} : { sealKeys }),
+      approvalStore: approvals,
       clientOptions: (_name, server) => ({
         ...(server.url !== undefined && isLoopbackHost(new URL(server.url).hostname)
           ? { allowNonPublic: approveLoopback }
@@ -342,7 +364,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       const next = await loadConfig(parsed, io);
       if (startOnly(next) !== startOnly(loaded)) {
         throw new GatewayConfigError(
-          'gateway.store, gateway.storeKey, gateway.budget and a postgres:// gateway.pins apply at start; restart the gateway to change them',
+          'gateway.store, gateway.storeKey, gateway.budget, gateway.sealKey, gateway.sealKeyPrevious, gateway.approvals and a postgres:// gateway.pins apply at start; restart the gateway to change them',
         );
       }
       const policy = await readPolicy(parsed);
