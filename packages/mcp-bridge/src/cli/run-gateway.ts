@@ -221,6 +221,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     const settings = loaded.config.gateway;
     const auditKey = auditKeyOf(settings, io.env ?? {});
     const sealKeys = sealKeysOf(settings, io.env ?? {});
+    // Legacy sessions sealed under the same key resume on any replica.
+    if (http !== undefined && sealKeys !== undefined) http = { ...http, sealKeys };
     current = loaded.config;
     pins = await openPins(loaded);
     if (loaded.storeUrl !== undefined) {
@@ -445,6 +447,7 @@ function httpOptions(value: string, config: GatewayConfig, io: CliIo): GatewayHt
     sessionIdleMs: config.gateway.httpSessionIdleMs,
     maxCallsPerSession: config.gateway.httpMaxCallsPerSession,
     maxStatelessCalls: config.gateway.httpMaxStatelessCalls,
+    sessionMaxAgeMs: config.gateway.httpSessionMaxAgeMs,
   };
 }
 

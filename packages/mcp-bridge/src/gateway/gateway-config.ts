@@ -163,6 +163,11 @@ export interface GatewaySettings {
    * idle sessions are closed before an initialize is refused. Default 300,000 (five minutes).
    */
   readonly httpSessionIdleMs?: number;
+  /**
+   * `--http` with a sealing key: milliseconds a legacy session's sealed id is valid after its
+   * `initialize`, on any replica. Default 86,400,000 (one day).
+   */
+  readonly httpSessionMaxAgeMs?: number;
   /** `--http`: `tools/call` requests one legacy session may have in flight. Default 4. */
   readonly httpMaxCallsPerSession?: number;
   /** `--http`: stateless (2026-07-28) `tools/call` requests in flight, all clients. Default 16. */
@@ -249,6 +254,7 @@ const SETTINGS_KEYS = [
   'httpSessionIdleMs',
   'httpMaxCallsPerSession',
   'httpMaxStatelessCalls',
+  'httpSessionMaxAgeMs',
   'store',
   'storeKey',
   'budget',
@@ -834,6 +840,7 @@ export function parseGatewayConfig(
     'httpSessionIdleMs',
     'httpMaxCallsPerSession',
     'httpMaxStatelessCalls',
+    'httpSessionMaxAgeMs',
   ] as const) {
     const number = settings[key];
     if (

@@ -1,12 +1,8 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createHmac,
-  hkdfSync,
-  randomBytes,
-} from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { GatewayConfigError } from './errors.js';
+import { type ApprovalSealKeys, SealBox } from './seal-box.js';
+
+export type { ApprovalSealKeys } from './seal-box.js';
 
 /** The version tag every sealed `requestState` starts with (`tfa2.<key id>.<sealed bytes>`). */
 export const SEALED_APPROVAL_VERSION = 'tfa2';
@@ -48,14 +44,6 @@ export interface OpenedApproval {
   readonly expiresAt: number;
 }
 
-/** The sealing keys: the current one seals and opens; previous ones only open (rotation). */
-export interface ApprovalSealKeys {
-  /** 32 bytes shared by every replica (`gateway.sealKey`, `TOOLFENCE_SEAL_KEY`). */
-  readonly current: Uint8Array;
-  /** Keys rotated out, still accepted to open what they sealed (`TOOLFENCE_SEAL_KEY_PREVIOUS`). */
-  readonly previous?: readonly Uint8Array[];
-}
-
 /** Options of {@link ApprovalSeal}. Unknown keys are refused. */
 export interface ApprovalSealOptions {
   /** The keys; absent: a random key of this process alone (an approval is honoured only here). */
@@ -69,27 +57,6 @@ export interface ApprovalSealOptions {
 }
 
 const OPTION_KEYS = ['keys', 'ttlMs', 'maxRequestStateChars', 'now'];
-const KEY_BYTES = 32;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-const INFO = 'toolfence gateway approval seal v2';
-
-interface SealKey {
-  readonly id: string;
-  readonly aead: Buffer;
-}
-
-function keyOf(raw: Uint8Array, at: string): SealKey {
-  if (!(raw instanceof Uint8Array) || raw.length !== KEY_BYTES) {
-    throw new GatewayConfigError(`${at} must be ${KEY_BYTES} bytes`, { details: { option: at } });
-  }
-  // Domain separation: the bytes a replica shares are never used as the AEAD key themselves, so
-  // the same secret reused for something else cannot meet these ciphertexts.
-  const aead = Buffer.from(hkdfSync('sha256', raw, Buffer.alloc(0), INFO, KEY_BYTES));
-  // The key's public name in a token: 64 bits of an HMAC, which says nothing of the key.
-  const id = createHmac('sha256', raw).update('toolfence approval key id').digest('base64url');
-  return { id: id.slice(0, 11), aead };
-}
 
 /** `sha256:` hex digest of a principal, as sealed. */
 export function principalDigest(principal: string): string {
@@ -109,8 +76,7 @@ function isField(value: unknown): value is string {
  * altered or forged without the key; single use is the spent store's job (`ApprovalGrants`).
  */
 export class ApprovalSeal {
-  readonly #current: SealKey;
-  readonly #keys: ReadonlyMap<string, SealKey>;
+  readonly #box: SealBox;
   readonly #ttlMs: number;
   readonly #maxChars: number;
   readonly #now: () => number;
@@ -126,14 +92,12 @@ export class ApprovalSeal {
         );
       }
     }
-    this.ephemeral = options.keys === undefined;
-    this.#current = keyOf(options.keys?.current ?? randomBytes(KEY_BYTES), 'sealKey');
-    const keys = new Map<string, SealKey>([[this.#current.id, this.#current]]);
-    for (const raw of options.keys?.previous ?? []) {
-      const key = keyOf(raw, 'sealKeyPrevious');
-      if (!keys.has(key.id)) keys.set(key.id, key);
-    }
-    this.#keys = keys;
+    this.#box = new SealBox(
+      options.keys,
+      SEALED_APPROVAL_VERSION,
+      'toolfence gateway approval seal v2',
+    );
+    this.ephemeral = this.#box.ephemeral;
     this.#ttlMs = options.ttlMs;
     this.#maxChars = options.maxRequestStateChars ?? DEFAULT_MAX_REQUEST_STATE_CHARS;
     if (!Number.isSafeInteger(this.#maxChars) || this.#maxChars < 64) {
@@ -146,7 +110,7 @@ export class ApprovalSeal {
 
   /** Seals one approval of `binding`, expiring `ttlMs` from now; returns the `requestState`. */
   seal(binding: ApprovalBinding): string {
-    const payload = JSON.stringify({
+    return this.#box.seal({
       i: randomBytes(16).toString('base64url'),
       p: principalDigest(binding.principal),
       t: binding.tool,
@@ -154,12 +118,6 @@ export class ApprovalSeal {
       a: binding.argumentsDigest,
       e: this.#now() + this.#ttlMs,
     });
-    const header = `${SEALED_APPROVAL_VERSION}.${this.#current.id}`;
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#current.aead, iv);
-    cipher.setAAD(Buffer.from(header, 'utf8'));
-    const sealed = Buffer.concat([cipher.update(payload, 'utf8'), cipher.final()]);
-    return `${header}.${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url')}`;
   }
 
   /**
@@ -168,34 +126,9 @@ export class ApprovalSeal {
    * sealed approval, too long, altered, or not decrypting). Expiry and binding are the caller's.
    */
   open(state: string): OpenedApproval | 'unknown' | 'forged' {
-    if (state.length > this.#maxChars) return 'forged';
-    const parts = state.split('.');
-    if (parts.length !== 3 || parts[0] !== SEALED_APPROVAL_VERSION) return 'forged';
-    const [version, id, body] = parts as [string, string, string];
-    if (!/^[A-Za-z0-9_-]{11}$/.test(id) || !/^[A-Za-z0-9_-]+$/.test(body)) return 'forged';
-    const key = this.#keys.get(id);
-    if (key === undefined) return 'unknown';
-    const bytes = Buffer.from(body, 'base64url');
-    if (bytes.length <= IV_BYTES + TAG_BYTES) return 'forged';
-    let text: string;
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', key.aead, bytes.subarray(0, IV_BYTES));
-      decipher.setAAD(Buffer.from(`${version}.${id}`, 'utf8'));
-      decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
-      text = Buffer.concat([
-        decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
-        decipher.final(),
-      ]).toString('utf8');
-    } catch {
-      return 'forged';
-    }
-    let payload: Record<string, unknown>;
-    try {
-      payload = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      return 'forged';
-    }
-    const { i, p, t, n, a, e } = payload ?? {};
+    const payload = this.#box.open(state, this.#maxChars);
+    if (typeof payload === 'string') return payload;
+    const { i, p, t, n, a, e } = payload;
     if (!isField(i) || !isField(p) || !isField(t) || !isField(n) || !isField(a)) return 'forged';
     if (typeof e !== 'number' || !Number.isSafeInteger(e)) return 'forged';
     return { id: i, principalDigest: p, tool: t, pin: n, argumentsDigest: a, expiresAt: e };
