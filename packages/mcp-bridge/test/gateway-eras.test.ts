@@ -19,6 +19,7 @@ import { GatewayConfigError } from '../src/gateway/errors.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { modernToolCaller } from './fixtures/modern-call.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const MODERN = '2026-07-28';
@@ -494,34 +495,11 @@ describe('approvals over stateless HTTP (2026-07-28)', () => {
       maxSessions: 4,
     });
     open.push(http);
-    let id = 0;
+    const call = modernToolCaller(http.url);
     const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
-      id += 1;
-      const response = await fetch(http.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': 'tools/call',
-          'mcp-name': String(params.name),
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': MODERN,
-              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-              'io.modelcontextprotocol/clientInfo': { name: 'raw-http', version: '1.0.0' },
-            },
-          },
-        }),
-      });
-      expect(response.headers.get('mcp-session-id')).toBeNull();
-      return (await response.json()) as RpcReply;
+      const reply = await call(params);
+      expect(reply.sessionId).toBeNull();
+      return reply;
     };
     const asked = await post(publish('over-http'));
     expect(asked.result?.resultType).toBe('input_required');

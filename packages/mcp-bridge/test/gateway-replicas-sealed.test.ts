@@ -9,8 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server, request as send } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,8 +19,14 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { digestOf } from '../src/gateway/canonical-json.js';
 import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/gateway-principal.js';
 import { ApprovalSeal } from '../src/gateway/sealed-approval.js';
+import { modernToolCaller } from './fixtures/modern-call.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
 import { type RedisServer, startRedis } from './fixtures/redis-server.js';
+import {
+  type RoundRobinProxy,
+  type Routed,
+  startRoundRobinProxy,
+} from './fixtures/round-robin-proxy.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
@@ -38,19 +42,12 @@ interface Replica {
   stderr(): string;
 }
 
-interface Routed {
-  readonly target: number;
-  readonly httpMethod: string | undefined;
-  readonly method: string | undefined;
-  readonly session: string | undefined;
-}
-
 let postgres: PostgresServer;
 let redis: RedisServer;
 let database: string;
 let folder: string;
 let callsFile: string;
-let proxy: Server | undefined;
+let proxy: RoundRobinProxy | undefined;
 const replicas: Replica[] = [];
 const closers: { close(): Promise<void> }[] = [];
 
@@ -76,11 +73,8 @@ afterEach(async () => {
       await exited;
     }),
   );
-  if (proxy !== undefined) {
-    proxy.closeAllConnections();
-    await new Promise((resolve) => proxy?.close(resolve));
-    proxy = undefined;
-  }
+  await proxy?.close();
+  proxy = undefined;
   await rm(folder, { recursive: true, force: true });
 }, 30_000);
 
@@ -142,53 +136,10 @@ async function startReplica(name: string, approvals: string): Promise<Replica> {
   return replica;
 }
 
-/** A round-robin HTTP proxy: request n goes to target n mod 2; answers streamed through. */
+/** The round-robin proxy in front of `targets`, closed after the test. */
 async function startProxy(targets: readonly string[]): Promise<{ url: string; routed: Routed[] }> {
-  const routed: Routed[] = [];
-  let next = 0;
-  proxy = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const index = next % targets.length;
-      next += 1;
-      let message: { method?: string } = {};
-      try {
-        message = JSON.parse(body.toString('utf8') || '{}');
-      } catch {
-        message = {};
-      }
-      const session = request.headers['mcp-session-id'];
-      routed.push({
-        target: index,
-        httpMethod: request.method,
-        method: message.method,
-        session: typeof session === 'string' ? session : undefined,
-      });
-      const target = new URL(targets[index] as string);
-      const forwarded = send(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: request.method,
-          headers: { ...request.headers, host: target.host },
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      forwarded.on('error', () => {
-        if (!response.headersSent) response.writeHead(502);
-        response.end();
-      });
-      forwarded.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => proxy?.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`, routed };
+  proxy = await startRoundRobinProxy(targets);
+  return proxy;
 }
 
 async function upstreamCalls(): Promise<{ name: string; args: Record<string, unknown> }[]> {
@@ -207,45 +158,11 @@ async function auditOf(replica: Replica): Promise<Record<string, unknown>[]> {
     .map((line) => JSON.parse(line));
 }
 
-interface RpcReply {
-  readonly result?: Record<string, unknown>;
-  readonly error?: { message: string };
-}
-
 const textOf = (result: Record<string, unknown> | undefined): string =>
   ((result?.content ?? []) as { text?: string }[]).map((block) => block.text ?? '').join('');
 
 /** A raw 2026-07-28 `tools/call` through `url` (one request; the proxy picks the replica). */
-function rawCaller(url: string): (params: Record<string, unknown>) => Promise<RpcReply> {
-  let id = 0;
-  return async (params) => {
-    id += 1;
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'tools/call',
-        'mcp-name': String(params.name),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id,
-        method: 'tools/call',
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN,
-            'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-            'io.modelcontextprotocol/clientInfo': { name: 'raw-http', version: '1.0.0' },
-          },
-        },
-      }),
-    });
-    return (await response.json()) as RpcReply;
-  };
-}
+const rawCaller = modernToolCaller;
 
 const approve = { approval: { action: 'accept', content: { approve: true } } };
 const publish = (id: string) => ({ name: 'tk__publish', arguments: { id } });

@@ -1,5 +1,6 @@
 import type { McpToolInfo } from '../client/tool-listing.js';
 import {
+  importPg,
   isPostgresTargetProblem,
   postgresConnectionConfig,
   postgresTargetOf,
@@ -178,17 +179,13 @@ export class PostgresPinStore implements GatewayPinStore {
       10_000,
       600_000,
     );
-    const name = 'pg';
-    let pg: { Pool: new (config: Record<string, unknown>) => Pool };
-    try {
-      const module = (await import(name)) as Record<string, unknown>;
-      pg = (module.default ?? module) as typeof pg;
-    } catch (error) {
-      throw new GatewayConfigError(
-        'gateway.pins: a postgres:// pin store needs the optional peer pg@8 (npm install pg@8)',
-        { details: { at: 'gateway.pins', peer: 'pg' }, cause: error },
-      );
-    }
+    const pg = await importPg<{ Pool: new (config: Record<string, unknown>) => Pool }>(
+      (error) =>
+        new GatewayConfigError(
+          'gateway.pins: a postgres:// pin store needs the optional peer pg@8 (npm install pg@8)',
+          { details: { at: 'gateway.pins', peer: 'pg' }, cause: error },
+        ),
+    );
     const pool = new pg.Pool({
       max: poolSize,
       connectionTimeoutMillis: connectTimeoutMs,

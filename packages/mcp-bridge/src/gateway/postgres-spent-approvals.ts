@@ -1,4 +1,5 @@
 import {
+  importPg,
   isPostgresTargetProblem,
   postgresConnectionConfig,
   postgresTargetOf,
@@ -64,17 +65,13 @@ export class PostgresSpentApprovals implements ApprovalSpentStore {
       });
     }
     const timeoutMs = options.statementTimeoutMs ?? 2_000;
-    const name = 'pg';
-    let pg: { Pool: new (config: Record<string, unknown>) => Pool };
-    try {
-      const module = (await import(name)) as Record<string, unknown>;
-      pg = (module.default ?? module) as typeof pg;
-    } catch (error) {
-      throw new GatewayConfigError(
-        `${at}: a postgres:// approval store needs the optional peer pg@8 (npm install pg@8)`,
-        { details: { at, peer: 'pg' }, cause: error },
-      );
-    }
+    const pg = await importPg<{ Pool: new (config: Record<string, unknown>) => Pool }>(
+      (error) =>
+        new GatewayConfigError(
+          `${at}: a postgres:// approval store needs the optional peer pg@8 (npm install pg@8)`,
+          { details: { at, peer: 'pg' }, cause: error },
+        ),
+    );
     const pool = new pg.Pool({
       max: 2,
       connectionTimeoutMillis: timeoutMs,
