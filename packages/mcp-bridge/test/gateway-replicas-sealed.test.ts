@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { digestOf } from '../src/gateway/canonical-json.js';
 import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/gateway-principal.js';
@@ -23,6 +24,7 @@ import { modernToolCaller } from './fixtures/modern-call.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
 import { type RedisServer, startRedis } from './fixtures/redis-server.js';
 import {
+  type ProxyPick,
   type RoundRobinProxy,
   type Routed,
   startRoundRobinProxy,
@@ -137,8 +139,11 @@ async function startReplica(name: string, approvals: string): Promise<Replica> {
 }
 
 /** The round-robin proxy in front of `targets`, closed after the test. */
-async function startProxy(targets: readonly string[]): Promise<{ url: string; routed: Routed[] }> {
-  proxy = await startRoundRobinProxy(targets);
+async function startProxy(
+  targets: readonly string[],
+  pick?: ProxyPick,
+): Promise<{ url: string; routed: Routed[] }> {
+  proxy = await startRoundRobinProxy(targets, pick);
   return proxy;
 }
 
@@ -369,5 +374,49 @@ describe('a legacy (2025-11-25) session behind the round-robin balancer', () => 
       expect(new Set(targets)).toEqual(new Set([0, 1]));
     }
     expect((await upstreamCalls()).filter((entry) => entry.name === 'note')).toHaveLength(4);
+  });
+
+  it('fails closed when an elicitation round trip is split between replicas: the call ends as not approved, nothing runs', {
+    timeout: 120_000,
+  }, async () => {
+    const pair = await Promise.all([startReplica('a', redis.url), startReplica('b', redis.url)]);
+    // The client's answer to an elicitation (a JSON-RPC response, no method) is sent to the
+    // replica that did not run the call; everything else goes round robin.
+    const { url, routed } = await startProxy(
+      pair.map((replica) => replica.url),
+      (before, body) => {
+        if ((body as { method?: unknown }).method !== undefined) return undefined;
+        if ((body as { result?: unknown }).result === undefined) return undefined;
+        const call = before.filter((entry) => entry.method === 'tools/call').at(-1);
+        return call === undefined ? undefined : 1 - call.target;
+      },
+    );
+    let asked = 0;
+    const client = new ClientV1(
+      { name: 'v1-legacy', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked += 1;
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(new TransportV1(new URL(url)));
+    closers.push(client);
+    const result = await client.callTool(
+      { name: 'tk__publish', arguments: { id: 'moved' } },
+      undefined,
+      { timeout: 60_000 },
+    );
+    // The prompt or its answer did not reach the replica running the call: not approved, fail
+    // closed (the client may not even have been asked: the prompt left on a replica without the
+    // session's listening stream).
+    expect(asked).toBeLessThanOrEqual(1);
+    expect(result.isError).toBe(true);
+    expect(textOf(result as Record<string, unknown>)).toMatch(/not approved by the user/);
+    const audits = [...(await auditOf(pair[0] as Replica)), ...(await auditOf(pair[1] as Replica))];
+    expect(
+      audits.filter((line) => line.tool === 'tk__publish').map((line) => line.outcome),
+    ).toEqual(['declined']);
+    expect((await upstreamCalls()).filter((entry) => entry.name === 'publish')).toEqual([]);
   });
 });
