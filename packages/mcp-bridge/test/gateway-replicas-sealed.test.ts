@@ -413,6 +413,11 @@ describe('a legacy (2025-11-25) session behind the round-robin balancer', () => 
     expect(asked).toBeLessThanOrEqual(1);
     expect(result.isError).toBe(true);
     expect(textOf(result as Record<string, unknown>)).toMatch(/not approved by the user/);
+    // Any answer the client sent went to the replica that did not run the call.
+    const call = routed.filter((entry) => entry.method === 'tools/call').at(-1);
+    expect(call).toBeDefined();
+    const answers = routed.filter((entry) => entry.httpMethod === 'POST' && !entry.method);
+    expect(answers.every((entry) => entry.target !== call?.target)).toBe(true);
     const audits = [...(await auditOf(pair[0] as Replica)), ...(await auditOf(pair[1] as Replica))];
     expect(
       audits.filter((line) => line.tool === 'tk__publish').map((line) => line.outcome),
