@@ -42,6 +42,7 @@ export class MemorySpentApprovals implements ApprovalSpentStore {
   readonly #maxEntries: number;
   readonly #now: () => number;
 
+  /** `maxEntries`: unexpired spent approvals held at most (default 100,000); `now`: the clock. */
   constructor(maxEntries: number = DEFAULT_MAX_SPENT_APPROVALS, now: () => number = Date.now) {
     this.#maxEntries = maxEntries;
     this.#now = now;

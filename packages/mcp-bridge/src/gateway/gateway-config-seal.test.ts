@@ -9,7 +9,7 @@ describe('the approval sealing keys and store in the config', () => {
     expect(sealKeysOf({}, {})).toBeUndefined();
     const fromEnv = sealKeysOf({}, { TOOLFENCE_SEAL_KEY: A, TOOLFENCE_SEAL_KEY_PREVIOUS: B });
     expect(Buffer.from(fromEnv?.current ?? []).toString('hex')).toBe(A);
-    expect(fromEnv?.previous.map((key) => Buffer.from(key).toString('hex'))).toEqual([B]);
+    expect(fromEnv?.previous?.map((key) => Buffer.from(key).toString('hex'))).toEqual([B]);
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a config variable the gateway expands
     const fromConfig = sealKeysOf({ sealKey: '${MY_SEAL}' }, { MY_SEAL: B });
     expect(Buffer.from(fromConfig?.current ?? []).toString('hex')).toBe(B);

@@ -1,5 +1,6 @@
 import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
+import type { ApprovalSealKeys } from './seal-box.js';
 import { shownName } from './shown-name.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
@@ -549,7 +550,7 @@ const MAX_PREVIOUS_SEAL_KEYS = 4;
 export function sealKeysOf(
   settings: Pick<GatewaySettings, 'sealKey' | 'sealKeyPrevious'>,
   env: Readonly<Record<string, string | undefined>>,
-): { readonly current: Uint8Array; readonly previous: readonly Uint8Array[] } | undefined {
+): ApprovalSealKeys | undefined {
   const current = keySetting(settings.sealKey, env, 'gateway.sealKey', 'TOOLFENCE_SEAL_KEY');
   const at = 'gateway.sealKeyPrevious';
   const given =

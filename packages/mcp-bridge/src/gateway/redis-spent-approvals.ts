@@ -3,6 +3,7 @@ import { GatewayStateError } from './errors.js';
 
 /** The part of an `ioredis` client the store uses. */
 export interface RedisSetClient {
+  /** `SET key value PX ms NX`: resolves `'OK'` when set, `null` when the key exists. */
   set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<unknown>;
 }
 
@@ -30,6 +31,7 @@ export class RedisSpentApprovals implements ApprovalSpentStore {
   readonly #options: RedisSpentApprovalsOptions;
   readonly #now: () => number;
 
+  /** A store on `options.client` (unreachable Redis is found at the first spend, not here). */
   constructor(options: RedisSpentApprovalsOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;

@@ -37,8 +37,11 @@ export interface OpenedApproval {
   readonly id: string;
   /** `sha256:` digest of the principal it was given to. */
   readonly principalDigest: string;
+  /** The offered name it was given for. */
   readonly tool: string;
+  /** The definition pin the user was shown. */
   readonly pin: string;
+  /** `sha256:` digest of the arguments the user was shown. */
   readonly argumentsDigest: string;
   /** Milliseconds since the epoch after which it is refused. */
   readonly expiresAt: number;
@@ -83,6 +86,11 @@ export class ApprovalSeal {
   /** True when no key was given: a random key of this process seals. */
   readonly ephemeral: boolean;
 
+  /**
+   * A seal under `options.keys` (a random key of this process without), with `ttlMs` of life.
+   * @throws {GatewayConfigError} for an unknown option, a key that is not 32 bytes, or a
+   *   `maxRequestStateChars` under 64.
+   */
   constructor(options: ApprovalSealOptions) {
     for (const key of Object.keys(options)) {
       if (!OPTION_KEYS.includes(key)) {
