@@ -10,7 +10,8 @@ export type { ApprovalBinding } from './sealed-approval.js';
 export const DEFAULT_MAX_PENDING_APPROVALS: number = 1000;
 
 /**
- * Why a presented approval does not cover the call: see {@link ApprovalGrants.redeem}.
+ * Why a presented approval does not cover the call (the order the gateway checks in is in the
+ * README).
  * `unknown`: none presented, or sealed under a key this gateway does not hold; `forged`: not a
  * sealed approval, altered, or not decrypting; `expired`; `other-principal`: given to another
  * caller; `replayed`: presented before (on any replica); `mismatch`: another tool, pin or
