@@ -9,7 +9,7 @@ export const SEALED_APPROVAL_VERSION = 'tfa2';
 
 /**
  * Default longest `requestState` the gateway tries to open, in characters: 4,096. A longer one is
- * refused as forged without being decrypted (the ones it seals are about 400).
+ * refused as forged without being decrypted (the ones it seals are about 460).
  */
 export const DEFAULT_MAX_REQUEST_STATE_CHARS = 4_096;
 
