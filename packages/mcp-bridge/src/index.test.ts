@@ -85,6 +85,18 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'DEFAULT_PASSTHROUGH_LIMITS',
         'pinKey',
         'splitPinKey',
+        // Approvals sealed and spent across replicas (issue 39)
+        'ApprovalSeal',
+        'DEFAULT_MAX_REQUEST_STATE_CHARS',
+        'SEALED_APPROVAL_VERSION',
+        'DEFAULT_MAX_SPENT_APPROVALS',
+        'SPENT_APPROVAL_MARGIN_MS',
+        'MemorySpentApprovals',
+        'RedisSpentApprovals',
+        'PostgresSpentApprovals',
+        'DEFAULT_SPENT_APPROVALS_TABLE',
+        'sealKeysOf',
+        'GATEWAY_SINGLE_PRINCIPAL',
         // Client, transports, bridge (issue 7)
         'AmbiguousDeliveryError',
         'ClientConfigurationError',

@@ -246,10 +246,19 @@ export {
 
 // The gateway behind `toolfence-mcp serve` (src/gateway)
 
-export { DEFAULT_MAX_PENDING_APPROVALS } from './gateway/approval-grants.js';
+export {
+  type ApprovalRefusal,
+  DEFAULT_MAX_PENDING_APPROVALS,
+} from './gateway/approval-grants.js';
 // Where an ask waits when the client cannot put it to its user (the web console's inbox)
 export type { ApprovalInbox, InboxAnswer, InboxAsk } from './gateway/approval-inbox.js';
 export { DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS } from './gateway/approval-prompt.js';
+export {
+  type ApprovalSpentStore,
+  DEFAULT_MAX_SPENT_APPROVALS,
+  MemorySpentApprovals,
+  SPENT_APPROVAL_MARGIN_MS,
+} from './gateway/approval-spent-store.js';
 export {
   type AuditChainReport,
   type AuditEntry,
@@ -312,11 +321,13 @@ export {
   type GatewayServerOAuth,
   type GatewaySettings,
   parseGatewayConfig,
+  sealKeysOf,
 } from './gateway/gateway-config.js';
 export {
   DEFAULT_PASSTHROUGH_LIMITS,
   type GatewayPassthroughOptions,
 } from './gateway/gateway-passthrough.js';
+export { GATEWAY_SINGLE_PRINCIPAL } from './gateway/gateway-principal.js';
 export {
   checkHttpAuthSettings,
   DEFAULT_HTTP_AUTH_ALGORITHMS,
@@ -391,6 +402,25 @@ export {
   PostgresPinStore,
   type PostgresPinStoreOptions,
 } from './gateway/postgres-pin-store.js';
+export {
+  DEFAULT_SPENT_APPROVALS_TABLE,
+  PostgresSpentApprovals,
+  type PostgresSpentApprovalsOptions,
+} from './gateway/postgres-spent-approvals.js';
+export {
+  type RedisSetClient,
+  RedisSpentApprovals,
+  type RedisSpentApprovalsOptions,
+} from './gateway/redis-spent-approvals.js';
+export {
+  type ApprovalBinding,
+  ApprovalSeal,
+  type ApprovalSealKeys,
+  type ApprovalSealOptions,
+  DEFAULT_MAX_REQUEST_STATE_CHARS,
+  type OpenedApproval,
+  SEALED_APPROVAL_VERSION,
+} from './gateway/sealed-approval.js';
 export {
   describeUpstreamFailure,
   formatUpstreamFailure,

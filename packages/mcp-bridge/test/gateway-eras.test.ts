@@ -19,6 +19,7 @@ import { GatewayConfigError } from '../src/gateway/errors.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { modernToolCaller } from './fixtures/modern-call.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const MODERN = '2026-07-28';
@@ -53,7 +54,7 @@ async function auditLines(): Promise<Record<string, unknown>[]> {
 }
 
 async function startGateway(
-  options: { approvalTimeoutMs?: number; maxPendingApprovals?: number } = {},
+  options: { approvalTimeoutMs?: number; maxSpentApprovals?: number } = {},
 ) {
   const gateway = new McpGateway({
     config: parseGatewayConfig({
@@ -231,7 +232,11 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     const reply = await call({ name: 'tk__publish', arguments: { id: 'secret-id' } });
     expect(reply.result?.resultType).toBe('input_required');
     const state = reply.result?.requestState as string;
-    expect(state).toMatch(/^tfa1\.[A-Za-z0-9_-]{43}$/);
+    // Sealed (AES-256-GCM): version, key id, sealed bytes; nothing of the call readable.
+    expect(state).toMatch(/^tfa2\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]+$/);
+    expect(Buffer.from(state.split('.')[2] as string, 'base64url').toString('latin1')).not.toMatch(
+      /secret-id|publish/,
+    );
     const requests = reply.result?.inputRequests as Record<string, { method: string }>;
     expect(requests.approval?.method).toBe('elicitation/create');
     expect(await serverCalls()).toEqual([]);
@@ -300,8 +305,8 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
           inputResponses: approve,
           requestState: `tfa1.${'A'.repeat(43)}`,
         }),
-        refusal: /unknown or was already used/,
-        outcome: 'approval-unknown',
+        refusal: /not an approval this gateway issued/,
+        outcome: 'approval-forged',
         spends: false,
       },
     ],
@@ -310,7 +315,7 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
       {
         first: publish('n1'),
         retry: () => ({ ...publish('n1'), inputResponses: approve }),
-        refusal: /unknown or was already used/,
+        refusal: /unknown to this gateway/,
         outcome: 'approval-unknown',
         spends: false,
       },
@@ -323,6 +328,8 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
         refusal: /expired/,
         outcome: 'approval-expired',
         wait: 300,
+        // Expired is final: it is refused as expired again, nothing to spend.
+        spends: false,
       },
     ],
   ])(
@@ -340,13 +347,13 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
       expect(await serverCalls()).toEqual([]);
       expect((await auditLines()).at(-1)).toMatchObject({ decision: 'ask', outcome: row.outcome });
       if (row.spends === false) return;
-      // The handle is spent either way: presenting it again is refused as unknown.
+      // The handle is spent either way: presenting it again is refused as used.
       const again = await call({
         ...publish('n1'),
         inputResponses: approve,
         requestState: asked.result?.requestState,
       });
-      expect(text(again.result)).toMatch(/unknown or was already used/);
+      expect(text(again.result)).toMatch(/already used/);
       expect(await serverCalls()).toEqual([]);
     },
     30_000,
@@ -365,7 +372,7 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
       (reply) => text(reply.result),
     );
     expect(answers.filter((answer) => answer === 'published once')).toHaveLength(1);
-    expect(answers.filter((answer) => /unknown or was already used/.test(answer))).toHaveLength(19);
+    expect(answers.filter((answer) => /already used/.test(answer))).toHaveLength(19);
     expect((await serverCalls()).map((entry) => entry.name)).toEqual(['publish']);
   }, 30_000);
 
@@ -448,23 +455,32 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
     expect(await serverCalls()).toEqual([]);
   }, 30_000);
 
-  it('holds at most maxPendingApprovals unanswered approvals; the oldest is dropped and fails closed', async () => {
-    const gateway = await startGateway({ maxPendingApprovals: 2 });
+  it('remembers at most maxSpentApprovals spent approvals; one more is refused (fails closed), never forgetting one', async () => {
+    const gateway = await startGateway({ maxSpentApprovals: 2 });
     const call = await rawModern(gateway, { elicitation: {} });
     const states: string[] = [];
     for (const id of ['a', 'b', 'c']) {
       states.push((await call(publish(id))).result?.requestState as string);
     }
-    expect(gateway.pendingApprovals).toBe(2);
-    const dropped = await call({
+    for (const [index, id] of ['a', 'b'].entries()) {
+      const ran = await call({
+        ...publish(id),
+        inputResponses: approve,
+        requestState: states[index],
+      });
+      expect(text(ran.result)).toBe(`published ${id}`);
+    }
+    const full = await call({ ...publish('c'), inputResponses: approve, requestState: states[2] });
+    expect(text(full.result)).toMatch(/cannot record that it was used.*fails closed/);
+    expect((await auditLines()).at(-1)).toMatchObject({ outcome: 'approval-unavailable' });
+    // The two spent ones are still remembered: neither runs again.
+    const replay = await call({
       ...publish('a'),
       inputResponses: approve,
       requestState: states[0],
     });
-    expect(text(dropped.result)).toMatch(/unknown or was already used/);
-    const kept = await call({ ...publish('c'), inputResponses: approve, requestState: states[2] });
-    expect(text(kept.result)).toBe('published c');
-    expect((await serverCalls()).map((entry) => entry.args.id)).toEqual(['c']);
+    expect(text(replay.result)).toMatch(/already used/);
+    expect((await serverCalls()).map((entry) => entry.args.id)).toEqual(['a', 'b']);
   }, 30_000);
 });
 
@@ -479,34 +495,11 @@ describe('approvals over stateless HTTP (2026-07-28)', () => {
       maxSessions: 4,
     });
     open.push(http);
-    let id = 0;
+    const call = modernToolCaller(http.url);
     const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
-      id += 1;
-      const response = await fetch(http.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': 'tools/call',
-          'mcp-name': String(params.name),
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: {
-            ...params,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': MODERN,
-              'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-              'io.modelcontextprotocol/clientInfo': { name: 'raw-http', version: '1.0.0' },
-            },
-          },
-        }),
-      });
-      expect(response.headers.get('mcp-session-id')).toBeNull();
-      return (await response.json()) as RpcReply;
+      const reply = await call(params);
+      expect(reply.sessionId).toBeNull();
+      return reply;
     };
     const asked = await post(publish('over-http'));
     expect(asked.result?.resultType).toBe('input_required');
@@ -525,7 +518,7 @@ describe('approvals over stateless HTTP (2026-07-28)', () => {
       inputResponses: approve,
       requestState: again.result?.requestState,
     });
-    expect(text(replay.result)).toMatch(/unknown or was already used/);
+    expect(text(replay.result)).toMatch(/already used/);
     expect((await serverCalls()).map((entry) => entry.args.id)).toEqual(['over-http']);
   }, 30_000);
 });
@@ -608,6 +601,10 @@ describe('McpGateway options', () => {
     ],
     ['a zero maxPendingApprovals', { maxPendingApprovals: 0 }, 'maxPendingApprovals'],
     ['a string maxPendingApprovals', { maxPendingApprovals: '10' }, 'maxPendingApprovals'],
+    ['a zero maxSpentApprovals', { maxSpentApprovals: 0 }, 'maxSpentApprovals'],
+    ['a maxSpentApprovals over 10,000,000', { maxSpentApprovals: 10_000_001 }, 'maxSpentApprovals'],
+    ['a maxRequestStateChars of zero', { maxRequestStateChars: 0 }, 'maxRequestStateChars'],
+    ['sealKeys of 16 bytes', { sealKeys: { current: new Uint8Array(16) } }, 'sealKey'],
   ])('refuses %s with GATEWAY_CONFIG naming the option', async (_label, extra, option) => {
     const build = async () =>
       new McpGateway({

@@ -126,7 +126,7 @@ describe('toolfence-mcp serve with replica settings', () => {
     try {
       await waitFor(/listening on/g, 1);
       const refused =
-        /reload refused, the running config stays: gateway\.store, gateway\.storeKey, gateway\.budget and a postgres:\/\/ gateway\.pins apply at start; restart the gateway to change them/g;
+        /reload refused, the running config stays: gateway\.store, gateway\.storeKey, gateway\.budget, gateway\.sealKey, gateway\.sealKeyPrevious, gateway\.approvals and a postgres:\/\/ gateway\.pins apply at start; restart the gateway to change them/g;
       await write({ budget: { maxCalls: 11 } });
       child.kill('SIGHUP');
       await waitFor(refused, 1);

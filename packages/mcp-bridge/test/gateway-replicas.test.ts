@@ -8,8 +8,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server, request as send } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +23,11 @@ import {
   startProtectedMcpServer,
 } from './fixtures/protected-mcp-server.js';
 import { type RedisServer, startRedis } from './fixtures/redis-server.js';
+import {
+  type RoundRobinProxy,
+  type Routed,
+  startRoundRobinProxy,
+} from './fixtures/round-robin-proxy.js';
 import { allowLoopback } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -40,18 +43,12 @@ interface Replica {
   stderr(): string;
 }
 
-interface Routed {
-  readonly target: number;
-  readonly method: string | undefined;
-  readonly args: unknown;
-}
-
 let postgres: PostgresServer;
 let redis: RedisServer;
 let upstream: ProtectedMcpServer;
 let database: string;
 let folder: string;
-let proxy: Server | undefined;
+let proxy: RoundRobinProxy | undefined;
 const replicas: Replica[] = [];
 const clients: McpClient[] = [];
 
@@ -94,11 +91,8 @@ afterEach(async () => {
       await exited;
     }),
   );
-  if (proxy !== undefined) {
-    proxy.closeAllConnections();
-    await new Promise((resolve) => proxy?.close(resolve));
-    proxy = undefined;
-  }
+  await proxy?.close();
+  proxy = undefined;
   await upstream.close();
   await rm(folder, { recursive: true, force: true });
 }, 30_000);
@@ -149,47 +143,10 @@ async function startReplica(
   return replica;
 }
 
-/** A round-robin HTTP proxy: request n goes to target n mod 2, body and answer passed through. */
+/** The round-robin proxy in front of `targets`, closed after the test. */
 async function startProxy(targets: readonly string[]): Promise<{ url: string; routed: Routed[] }> {
-  const routed: Routed[] = [];
-  let next = 0;
-  proxy = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const index = next % targets.length;
-      next += 1;
-      let message: { method?: string; params?: { arguments?: unknown } } = {};
-      try {
-        message = JSON.parse(body.toString('utf8') || '{}');
-      } catch {
-        message = {};
-      }
-      routed.push({ target: index, method: message.method, args: message.params?.arguments });
-      const target = new URL(targets[index] as string);
-      const forwarded = send(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: request.method,
-          headers: { ...request.headers, host: target.host },
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      forwarded.on('error', () => {
-        if (!response.headersSent) response.writeHead(502);
-        response.end();
-      });
-      forwarded.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => proxy?.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`, routed };
+  proxy = await startRoundRobinProxy(targets);
+  return proxy;
 }
 
 async function connect(url: string): Promise<McpClient> {

@@ -12,10 +12,19 @@ import {
   DEFAULT_HTTP_MAX_STATELESS_CALLS,
   DEFAULT_HTTP_SESSION_IDLE_MS,
 } from '../gateway/gateway-config.js';
+import { principalOf } from '../gateway/gateway-principal.js';
 import { AUTH_INFO_CALLER_TOKEN_KEY, CallerToken } from '../gateway/identity/caller-token.js';
 import { AUTH_INFO_PRINCIPAL_KEY } from '../gateway/identity/gateway-principal.js';
 import type { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
+import type { ApprovalSealKeys } from '../gateway/seal-box.js';
+import {
+  DEFAULT_HTTP_SESSION_MAX_AGE_MS,
+  SEALED_SESSION_VERSION,
+  SessionSeal,
+  sessionStateOf,
+} from '../gateway/session-seal.js';
+import { replayHandshake } from './legacy-session-resume.js';
 
 /** Options of {@link serveGatewayHttp}. */
 export interface GatewayHttpOptions {
@@ -52,6 +61,18 @@ export interface GatewayHttpOptions {
    * `GATEWAY_HTTP_BUSY`. Default {@link DEFAULT_HTTP_MAX_STATELESS_CALLS}.
    */
   readonly maxStatelessCalls?: number | undefined;
+  /**
+   * The replicas' sealing key: with it a legacy session's id is its state sealed (the version,
+   * capabilities and info its `initialize` gave, the principal, an expiry), so a request that a
+   * balancer sends to another replica resumes the session there. Without it a session lives on
+   * the replica that created it only.
+   */
+  readonly sealKeys?: ApprovalSealKeys | undefined;
+  /**
+   * Milliseconds a sealed session id is valid after its `initialize` (any replica, idle or
+   * not). Default {@link DEFAULT_HTTP_SESSION_MAX_AGE_MS} (one day).
+   */
+  readonly sessionMaxAgeMs?: number | undefined;
   /** The web console, served at `/console` on the same listener (its own sign-in and checks). */
   readonly console?: ConsoleMount | undefined;
 }
@@ -177,6 +198,13 @@ export async function serveGatewayHttp(
   const maxCallsPerSession = options.maxCallsPerSession ?? DEFAULT_HTTP_MAX_CALLS_PER_SESSION;
   const maxStatelessCalls = options.maxStatelessCalls ?? DEFAULT_HTTP_MAX_STATELESS_CALLS;
   let statelessCalls = 0;
+  const portable =
+    options.sealKeys === undefined
+      ? undefined
+      : new SessionSeal(
+          options.sealKeys,
+          options.sessionMaxAgeMs ?? DEFAULT_HTTP_SESSION_MAX_AGE_MS,
+        );
   let allowedHosts: string[] = [];
   const modern = createMcpHandler(() => gateway.downstreamServer('modern'), {
     legacy: 'reject',
@@ -216,6 +244,71 @@ export async function serveGatewayHttp(
       { status: 200, headers: { 'content-type': 'application/json' } },
     );
 
+  /** A session transport whose id comes from `id`, registered once its handshake is taken. */
+  const newTransport = (
+    id: () => string,
+    owner: string | undefined,
+  ): WebStandardStreamableHTTPServerTransport => {
+    const created: WebStandardStreamableHTTPServerTransport =
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: id,
+        onsessioninitialized: (sessionId) => {
+          sessions.set(sessionId, {
+            transport: created,
+            requests: 0,
+            calls: 0,
+            lastActive: Date.now(),
+            owner,
+          });
+        },
+        onsessionclosed: (sessionId) => {
+          sessions.delete(sessionId);
+        },
+        maxRequestBodySize: MAX_BODY_BYTES,
+      });
+    created.onclose = () => {
+      if (created.sessionId !== undefined) sessions.delete(created.sessionId);
+    };
+    return created;
+  };
+
+  // A sealed session this replica does not hold (created on another, or closed here when idle):
+  // a new transport and downstream server are brought to the state its id seals.
+  // Requests of one session arriving at once share one resumption.
+  const resuming = new Map<string, Promise<Session | undefined>>();
+  const resume = (
+    sessionId: string,
+    host: string,
+    principal: string,
+    owner: string | undefined,
+  ): Promise<Session | undefined> => {
+    const running = resuming.get(sessionId);
+    if (running !== undefined) return running;
+    const started = resumeOnce(sessionId, host, principal, owner).finally(() =>
+      resuming.delete(sessionId),
+    );
+    resuming.set(sessionId, started);
+    return started;
+  };
+  const resumeOnce = async (
+    sessionId: string,
+    host: string,
+    principal: string,
+    owner: string | undefined,
+  ): Promise<Session | undefined> => {
+    const state = portable?.open(sessionId, principal);
+    if (state === undefined) return undefined;
+    if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) return undefined;
+    const created = newTransport(() => sessionId, owner);
+    await gateway.downstreamServer('legacy').connect(created);
+    if (!(await replayHandshake(created, sessionId, state, host))) {
+      sessions.delete(sessionId);
+      await created.close().catch(() => undefined);
+      return undefined;
+    }
+    return sessions.get(sessionId);
+  };
+
   const legacy = async (
     request: Request,
     parsedBody: unknown,
@@ -223,9 +316,30 @@ export async function serveGatewayHttp(
     authInfo: CallerInfo,
   ): Promise<Response> => {
     const sessionId = request.headers.get('mcp-session-id');
+    const principal = principalOf(authInfo);
     const found = sessionId === null ? undefined : sessions.get(sessionId);
     // A session is its opener's: another caller presenting its id is told it does not exist.
-    const existing = found !== undefined && found.owner === ownerOf(authInfo) ? found : undefined;
+    const held = found !== undefined && found.owner === ownerOf(authInfo) ? found : undefined;
+    if (found !== undefined && held === undefined) {
+      return rpcError(404, -32001, 'Session not found');
+    }
+    // A sealed id is checked on every request, held here or not: past its max age, or of
+    // another principal, it is not found (a held copy is closed).
+    if (
+      held !== undefined &&
+      portable !== undefined &&
+      sessionId?.startsWith(`${SEALED_SESSION_VERSION}.`) === true &&
+      portable.open(sessionId, principal) === undefined
+    ) {
+      sessions.delete(sessionId);
+      await held.transport.close().catch(() => undefined);
+      return rpcError(404, -32001, 'Session not found');
+    }
+    const existing =
+      sessionId === null
+        ? undefined
+        : (held ??
+          (await resume(sessionId, new URL(request.url).host, principal, ownerOf(authInfo))));
     if (existing !== undefined) {
       const calls = callsIn(parsedBody);
       if (calls > 0 && existing.calls + calls > maxCallsPerSession) {
@@ -255,26 +369,12 @@ export async function serveGatewayHttp(
     if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) {
       return rpcError(503, -32000, 'Too many sessions (gateway.httpMaxSessions)');
     }
-    const created: WebStandardStreamableHTTPServerTransport =
-      new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          sessions.set(id, {
-            transport: created,
-            requests: 0,
-            calls: 0,
-            lastActive: Date.now(),
-            owner: ownerOf(authInfo),
-          });
-        },
-        onsessionclosed: (id) => {
-          sessions.delete(id);
-        },
-        maxRequestBodySize: MAX_BODY_BYTES,
-      });
-    created.onclose = () => {
-      if (created.sessionId !== undefined) sessions.delete(created.sessionId);
-    };
+    // With the sealing key the id is the session's state, sealed: any replica resumes it.
+    const state = sessionStateOf(parsedBody);
+    const created = newTransport(
+      () => (state === undefined ? undefined : portable?.seal(principal, state)) ?? randomUUID(),
+      ownerOf(authInfo),
+    );
     await gateway.downstreamServer('legacy').connect(created);
     const response = await created.handleRequest(request, {
       parsedBody,

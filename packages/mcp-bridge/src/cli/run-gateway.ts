@@ -1,4 +1,5 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
+import type { ApprovalSpentStore } from '../gateway/approval-spent-store.js';
 import { AuditLog, verifyAuditChain } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import type { GatewayBudget } from '../gateway/gateway-budget.js';
@@ -9,8 +10,10 @@ import {
   decodeStoreKey,
   type GatewayConfig,
   parseGatewayConfig,
+  sealKeysOf,
 } from '../gateway/gateway-config.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
+import { openApprovalStore } from '../gateway/open-approval-store.js';
 import { acceptPinToken, pinChanges, splitPinToken } from '../gateway/pin-changes.js';
 import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import {
@@ -171,11 +174,14 @@ async function openPins(loaded: LoadedConfig): Promise<GatewayPinStore> {
 
 /** What a reload cannot change: the store, its key, the budget and a shared pin table. */
 function startOnly(loaded: LoadedConfig): string {
-  const { store, storeKey, budget } = loaded.config.gateway;
+  const { store, storeKey, budget, sealKey, sealKeyPrevious, approvals } = loaded.config.gateway;
   return JSON.stringify({
     store,
     storeKey,
     budget,
+    sealKey,
+    sealKeyPrevious,
+    approvals,
     pins: POSTGRES_URL.test(loaded.pinsPath) ? loaded.pinsPath : 'file',
   });
 }
@@ -238,8 +244,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   let pins: GatewayPinStore | undefined;
   let store: PersistentConnectionStore | undefined;
   let budget: GatewayBudget | undefined;
+  let approvals: ApprovalSpentStore | undefined;
   let current: GatewayConfig;
   const release = async (): Promise<void> => {
+    await approvals?.close();
     await budget?.close();
     await store?.close();
     await pins?.close?.();
@@ -267,6 +275,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
     const auditKey = auditKeyOf(settings, io.env ?? {});
+    const sealKeys = sealKeysOf(settings, io.env ?? {});
+    // Legacy sessions sealed under the same key resume on any replica.
+    if (http !== undefined && sealKeys !== undefined) http = { ...http, sealKeys };
     current = loaded.config;
     const auditLog = new AuditLog(
       loaded.auditPath,
@@ -298,6 +309,17 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
         io.err(`toolfence-mcp: ${message}\n`),
       );
     }
+    approvals = await openApprovalStore(settings);
+    if (http !== undefined && sealKeys === undefined) {
+      io.err(
+        'toolfence-mcp: approvals are sealed under a random key of this process: an approval it asks is honoured by it alone, and none survives a restart (set TOOLFENCE_SEAL_KEY, 32 bytes, on every replica)\n',
+      );
+    }
+    if (http !== undefined && sealKeys !== undefined && approvals.kind === 'memory') {
+      io.err(
+        'toolfence-mcp: gateway.approvals is memory: an approval is single use within this process only; replicas sharing the sealing key need gateway.approvals (redis:// or postgres://)\n',
+      );
+    }
     const connectionStore = store;
     // Loaded per command (see run-cli.ts): the gateway, the SDK server and the upstream client
     // are what `serve` needs, and `pin` or `audit` never do.
@@ -317,6 +339,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       ...(exchangesOnLoopback(loaded.config)
         ? { tokenExchangeAllowNonPublic: approveLoopback }
         : {}),
+      ...(sealKeys === undefined ? {} : { sealKeys }),
+      approvalStore: approvals,
       clientOptions: (_name, server) => ({
         ...(server.url !== undefined && isLoopbackHost(new URL(server.url).hostname)
           ? { allowNonPublic: approveLoopback }
@@ -446,7 +470,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       const next = await loadConfig(parsed, io);
       if (startOnly(next) !== startOnly(loaded)) {
         throw new GatewayConfigError(
-          'gateway.store, gateway.storeKey, gateway.budget and a postgres:// gateway.pins apply at start; restart the gateway to change them',
+          'gateway.store, gateway.storeKey, gateway.budget, gateway.sealKey, gateway.sealKeyPrevious, gateway.approvals and a postgres:// gateway.pins apply at start; restart the gateway to change them',
         );
       }
       const policy = await readPolicy(parsed);
@@ -578,6 +602,7 @@ async function httpOptions(
     sessionIdleMs: config.gateway.httpSessionIdleMs,
     maxCallsPerSession: config.gateway.httpMaxCallsPerSession,
     maxStatelessCalls: config.gateway.httpMaxStatelessCalls,
+    sessionMaxAgeMs: config.gateway.httpSessionMaxAgeMs,
   };
 }
 

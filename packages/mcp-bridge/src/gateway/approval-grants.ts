@@ -1,87 +1,86 @@
-import { randomBytes } from 'node:crypto';
+import { type ApprovalSpentStore, MemorySpentApprovals } from './approval-spent-store.js';
+import { type ApprovalBinding, type ApprovalSeal, principalDigest } from './sealed-approval.js';
 
-/** Default number of approvals asked through `input_required` and not yet answered. */
-export const DEFAULT_MAX_PENDING_APPROVALS: number = 1000;
-
-/** What one approval covers: one exact call. */
-export interface ApprovalBinding {
-  /** The offered name (`server__tool`). */
-  readonly tool: string;
-  /** The definition pin the user was shown. */
-  readonly pin: string;
-  /** `sha256:` digest of the canonical JSON of the arguments the user was shown. */
-  readonly argumentsDigest: string;
-}
-
-/** Why a presented approval does not cover the call: see {@link ApprovalGrants.redeem}. */
-export type ApprovalRefusal = 'unknown' | 'expired' | 'mismatch';
-
-interface Pending extends ApprovalBinding {
-  readonly expiresAt: number;
-}
+export type { ApprovalBinding } from './sealed-approval.js';
 
 /**
- * The approvals the gateway asked for through an `input_required` result (MCP 2026-07-28), each
- * bound to one exact call. The `requestState` handed to the client is an opaque random handle
- * (256 bits) naming an entry held here, so nothing the client sends back can widen it: the entry
- * is taken out on first use (single use, whatever the outcome), refused after `ttlMs`, and
- * refused when the retried call's tool, pin or argument digest differ from what the user was
- * shown. At most `maxPending` entries are held; beyond it the oldest is dropped (that approval
- * then fails closed and the user is asked again).
+ * @deprecated Approvals are sealed into `requestState` and no longer held by the gateway; the
+ * option `maxPendingApprovals` is accepted and has no effect. Removed in the next minor.
+ */
+export const DEFAULT_MAX_PENDING_APPROVALS: number = 1000;
+
+/**
+ * Why a presented approval does not cover the call (the order the gateway checks in is in the
+ * README).
+ * `unknown`: none presented, or sealed under a key this gateway does not hold; `forged`: not a
+ * sealed approval, altered, or not decrypting; `expired`; `other-principal`: given to another
+ * caller; `replayed`: presented before (on any replica); `mismatch`: another tool, pin or
+ * arguments; `unavailable`: single use cannot be recorded (store unreachable or full).
+ */
+export type ApprovalRefusal =
+  | 'unknown'
+  | 'forged'
+  | 'expired'
+  | 'other-principal'
+  | 'replayed'
+  | 'mismatch'
+  | 'unavailable';
+
+/**
+ * The approvals the gateway asks for through an `input_required` result (MCP 2026-07-28), each
+ * bound to one exact call of one caller. The `requestState` handed to the client is sealed
+ * ({@link ApprovalSeal}): any replica with the key checks a retry without having asked, and
+ * single use is recorded in the spent store shared by the replicas (memory for one gateway).
  */
 export class ApprovalGrants {
-  readonly #pending = new Map<string, Pending>();
-  readonly #ttlMs: number;
-  readonly #maxPending: number;
+  readonly #seal: ApprovalSeal;
+  readonly #spent: ApprovalSpentStore;
   readonly #now: () => number;
 
-  /** `ttlMs`: how long an asked approval may be answered; `maxPending`: entries held at most. */
-  constructor(ttlMs: number, maxPending: number, now: () => number = Date.now) {
-    this.#ttlMs = ttlMs;
-    this.#maxPending = maxPending;
+  constructor(
+    seal: ApprovalSeal,
+    spent: ApprovalSpentStore = new MemorySpentApprovals(),
+    now: () => number = Date.now,
+  ) {
+    this.#seal = seal;
+    this.#spent = spent;
     this.#now = now;
   }
 
-  /** Entries held (asked, not yet answered, not expired at the last prune). */
-  get size(): number {
-    return this.#pending.size;
+  /** Where single use is recorded. */
+  get store(): ApprovalSpentStore {
+    return this.#spent;
   }
 
-  /** Records an approval asked for `binding`; returns the opaque `requestState` handle. */
+  /** Seals an approval asked for `binding`; returns the `requestState`. */
   issue(binding: ApprovalBinding): string {
-    const now = this.#now();
-    for (const [handle, entry] of this.#pending) {
-      if (entry.expiresAt > now) break;
-      this.#pending.delete(handle);
-    }
-    while (this.#pending.size >= this.#maxPending) {
-      const oldest = this.#pending.keys().next().value as string;
-      this.#pending.delete(oldest);
-    }
-    const handle = `tfa1.${randomBytes(32).toString('base64url')}`;
-    this.#pending.set(handle, {
-      tool: binding.tool,
-      pin: binding.pin,
-      argumentsDigest: binding.argumentsDigest,
-      expiresAt: now + this.#ttlMs,
-    });
-    return handle;
+    return this.#seal.seal(binding);
   }
 
   /**
-   * Takes the entry named by `handle` out (single use) and checks it covers `call`: `unknown`
-   * (never issued, already used, or dropped), `expired`, `mismatch` (another tool, pin or
-   * arguments), or `undefined` when it covers the call.
+   * Checks a presented `requestState` covers `call`, and spends it: refused as `unknown`,
+   * `forged`, `expired` or `other-principal` (nothing is spent: it is not this caller's); then
+   * spent in the shared store (`replayed` when it was spent before, `unavailable` when the store
+   * cannot record it), whatever the outcome below; then `mismatch` for another tool, pin or
+   * arguments. `undefined`: it covers the call, and no other presentation will.
    */
-  redeem(handle: string, call: ApprovalBinding): ApprovalRefusal | undefined {
-    const entry = this.#pending.get(handle);
-    if (entry === undefined) return 'unknown';
-    this.#pending.delete(handle);
-    if (entry.expiresAt <= this.#now()) return 'expired';
+  async redeem(state: unknown, call: ApprovalBinding): Promise<ApprovalRefusal | undefined> {
+    if (typeof state !== 'string') return 'unknown';
+    const opened = this.#seal.open(state);
+    if (typeof opened === 'string') return opened;
+    if (opened.expiresAt <= this.#now()) return 'expired';
+    if (opened.principalDigest !== principalDigest(call.principal)) return 'other-principal';
+    let first: boolean;
+    try {
+      first = await this.#spent.spend(opened.id, opened.expiresAt);
+    } catch {
+      return 'unavailable';
+    }
+    if (!first) return 'replayed';
     if (
-      entry.tool !== call.tool ||
-      entry.pin !== call.pin ||
-      entry.argumentsDigest !== call.argumentsDigest
+      opened.tool !== call.tool ||
+      opened.pin !== call.pin ||
+      opened.argumentsDigest !== call.argumentsDigest
     ) {
       return 'mismatch';
     }

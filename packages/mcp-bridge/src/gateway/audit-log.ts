@@ -67,7 +67,8 @@ export interface AuditEntry {
    * What happened: `started` (written before the call goes upstream), then `ok`, `tool-error`,
    * `ambiguous`, `failed` or `observed`; or, for a call that did not run, `denied`, `declined`,
    * `no-approval-channel`, `prompt-too-long`, `audit-failed`, `over-budget`, `asked`,
-   * `approval-unknown`, `approval-expired` or `approval-mismatch`.
+   * `approval-unknown`, `approval-forged`, `approval-expired`, `approval-other-principal`,
+   * `approval-replayed`, `approval-mismatch` or `approval-unavailable`.
    */
   readonly outcome: string;
   /** `sha256:` digest of the canonical JSON of the arguments. */

@@ -8,6 +8,7 @@ import {
   checkServerCredentials,
   type GatewayServerCredentials,
 } from './identity/upstream-credentials.js';
+import type { ApprovalSealKeys } from './seal-box.js';
 import { shownName } from './shown-name.js';
 
 /** One upstream server, in the shape MCP clients' config files use. */
@@ -128,6 +129,24 @@ export interface GatewaySettings {
    * environment where the key is used (`auditKeyOf`), else none (SHA-256, unkeyed).
    */
   readonly auditKey?: string;
+  /**
+   * The key sealing approvals into `requestState` (AES-256-GCM), shared by every replica: 32
+   * bytes as 64 hex digits or base64 (variables expanded). Default: `TOOLFENCE_SEAL_KEY` from the
+   * environment (`sealKeysOf`), else a random key of the process (an approval asked by one
+   * gateway is honoured by that process only).
+   */
+  readonly sealKey?: string;
+  /**
+   * Keys rotated out, still accepted to open approvals they sealed: one key, or several joined
+   * by commas (at most 4). Default: `TOOLFENCE_SEAL_KEY_PREVIOUS` from the environment, else none.
+   */
+  readonly sealKeyPrevious?: string;
+  /**
+   * Where approvals are recorded as spent (single use across replicas): `memory`, `redis://…`
+   * or `postgres://…`. Default: the budget's `redis://` URL, else a `postgres://` `pins`, else a
+   * `postgres://` `store`, else `memory`.
+   */
+  readonly approvals?: string;
   /** `fdatasync` the audit log and its head after each line. Default false. */
   readonly auditFsync?: boolean;
   /** Enforce nothing; log what each decision would have been. Default false. */
@@ -169,6 +188,11 @@ export interface GatewaySettings {
    * idle sessions are closed before an initialize is refused. Default 300,000 (five minutes).
    */
   readonly httpSessionIdleMs?: number;
+  /**
+   * `--http` with a sealing key: milliseconds a legacy session's sealed id is valid after its
+   * `initialize`, on any replica. Default 86,400,000 (one day).
+   */
+  readonly httpSessionMaxAgeMs?: number;
   /** `--http`: `tools/call` requests one legacy session may have in flight. Default 4. */
   readonly httpMaxCallsPerSession?: number;
   /** `--http`: stateless (2026-07-28) `tools/call` requests in flight, all clients. Default 16. */
@@ -257,9 +281,13 @@ const SETTINGS_KEYS = [
   'httpMaxCallsPerSession',
   'httpMaxStatelessCalls',
   'httpAuth',
+  'httpSessionMaxAgeMs',
   'store',
   'storeKey',
   'budget',
+  'sealKey',
+  'sealKeyPrevious',
+  'approvals',
 ];
 const BUDGET_KEYS = [
   'url',
@@ -507,6 +535,20 @@ function checkStore(value: unknown): string | undefined {
   fail('must be "sqlite:<path>" or "postgres://user:password@host:port/database"', at);
 }
 
+function checkApprovals(value: unknown): void {
+  if (value === undefined || value === 'memory') return;
+  const at = 'gateway.approvals';
+  if (typeof value === 'string' && isPostgresUrl(value)) return;
+  if (typeof value === 'string' && /^rediss?:\/\//i.test(value)) {
+    try {
+      if (new URL(value).hostname !== '') return;
+    } catch {
+      // Refused below.
+    }
+  }
+  fail('must be "memory", a redis://host:port URL or a postgres:// URL', at);
+}
+
 function checkStoreKey(value: unknown, env: Readonly<Record<string, string | undefined>>): string {
   return (
     keySetting(value, env, 'gateway.storeKey', 'TOOLFENCE_STORE_KEY') ??
@@ -529,6 +571,59 @@ export function auditKeyOf(
   const text =
     settings.auditKey ?? keySetting(undefined, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
   return text === undefined ? undefined : decodeStoreKey(text);
+}
+
+/** Most previous sealing keys accepted (`gateway.sealKeyPrevious`). */
+const MAX_PREVIOUS_SEAL_KEYS = 4;
+
+/**
+ * The approval sealing keys: `gateway.sealKey` (else `TOOLFENCE_SEAL_KEY`) and the previous ones,
+ * `gateway.sealKeyPrevious` (else `TOOLFENCE_SEAL_KEY_PREVIOUS`; comma-separated, at most 4);
+ * undefined when no current key is set (the gateway then seals under a random key of its own).
+ * @throws {GatewayConfigError} for a key that is not 32 bytes, or previous keys without a current one.
+ */
+export function sealKeysOf(
+  settings: Pick<GatewaySettings, 'sealKey' | 'sealKeyPrevious'>,
+  env: Readonly<Record<string, string | undefined>>,
+): ApprovalSealKeys | undefined {
+  const current = keySetting(settings.sealKey, env, 'gateway.sealKey', 'TOOLFENCE_SEAL_KEY');
+  const at = 'gateway.sealKeyPrevious';
+  const given =
+    settings.sealKeyPrevious === undefined
+      ? env.TOOLFENCE_SEAL_KEY_PREVIOUS
+      : expandVariables(settings.sealKeyPrevious, env, at);
+  const list = (given ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  if (list.length > MAX_PREVIOUS_SEAL_KEYS) {
+    fail(`at most ${MAX_PREVIOUS_SEAL_KEYS} previous keys, joined by commas`, at);
+  }
+  const previous = list.map(
+    (item) =>
+      decodeStoreKey(item) ??
+      fail('each key must be 32 bytes: 64 hex digits or 44 characters of base64', at),
+  );
+  if (current === undefined) {
+    if (previous.length > 0)
+      fail('needs a current key (gateway.sealKey or TOOLFENCE_SEAL_KEY)', at);
+    return undefined;
+  }
+  return { current: decodeStoreKey(current) as Uint8Array, previous };
+}
+
+/**
+ * Where spent approvals are recorded: `gateway.approvals`, else the budget's `redis://` URL, else
+ * a `postgres://` `pins`, else a `postgres://` `store`, else `memory`.
+ */
+export function approvalStoreUrlOf(settings: GatewaySettings): string {
+  if (settings.approvals !== undefined) return settings.approvals;
+  const budget = settings.budget?.url;
+  if (budget !== undefined && /^rediss?:/i.test(budget)) return budget;
+  for (const url of [settings.pins, settings.store]) {
+    if (url !== undefined && isPostgresUrl(url)) return url;
+  }
+  return 'memory';
 }
 
 /** A 32-byte key setting (variables expanded), else the variable `name`; undefined when unset. */
@@ -728,7 +823,7 @@ export function parseGatewayConfig(
   onlyKeys(given, SETTINGS_KEYS, 'gateway');
   // The locations are expanded as the servers' fields are (`postgres://gateway:${PGPASSWORD}@…`).
   const settings: Record<string, unknown> = { ...given };
-  for (const key of ['store', 'pins', 'audit'] as const) {
+  for (const key of ['store', 'pins', 'audit', 'approvals'] as const) {
     const text = given[key];
     if (typeof text === 'string') settings[key] = expandVariables(text, env, `gateway.${key}`);
   }
@@ -756,6 +851,7 @@ export function parseGatewayConfig(
         : fail('applies only with gateway.store', 'gateway.storeKey')
       : checkStoreKey(settings.storeKey, env);
   const budget = checkBudget(settings.budget);
+  checkApprovals(settings.approvals);
   for (const [name, server] of Object.entries(servers)) {
     if (server.oauth !== undefined && store === undefined) {
       fail(
@@ -781,6 +877,7 @@ export function parseGatewayConfig(
     'httpSessionIdleMs',
     'httpMaxCallsPerSession',
     'httpMaxStatelessCalls',
+    'httpSessionMaxAgeMs',
   ] as const) {
     const number = settings[key];
     if (
@@ -802,6 +899,14 @@ export function parseGatewayConfig(
     settings.auditKey === undefined
       ? undefined
       : keySetting(settings.auditKey, env, 'gateway.auditKey', 'TOOLFENCE_AUDIT_KEY');
+  for (const key of ['sealKey', 'sealKeyPrevious'] as const) {
+    if (settings[key] !== undefined && typeof settings[key] !== 'string') {
+      fail('must be a string (64 hex digits or base64 of 32 bytes)', `gateway.${key}`);
+    }
+  }
+  if (settings.sealKey !== undefined || settings.sealKeyPrevious !== undefined) {
+    sealKeysOf(settings as Pick<GatewaySettings, 'sealKey' | 'sealKeyPrevious'>, env);
+  }
   let httpToken: string | undefined;
   if (settings.httpToken !== undefined) {
     if (typeof settings.httpToken !== 'string') fail('must be a string', 'gateway.httpToken');

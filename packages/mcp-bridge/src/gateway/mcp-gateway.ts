@@ -38,11 +38,7 @@ import type { AllowNonPublic } from '../oauth/http.js';
 import { printableText } from '../printable-text.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
-import {
-  ApprovalGrants,
-  type ApprovalRefusal,
-  DEFAULT_MAX_PENDING_APPROVALS,
-} from './approval-grants.js';
+import { ApprovalGrants, type ApprovalRefusal } from './approval-grants.js';
 import { type ApprovalInbox, inboxAsk } from './approval-inbox.js';
 import {
   type ApprovalPrompt,
@@ -50,6 +46,11 @@ import {
   DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS,
   flowChain,
 } from './approval-prompt.js';
+import {
+  type ApprovalSpentStore,
+  DEFAULT_MAX_SPENT_APPROVALS,
+  MemorySpentApprovals,
+} from './approval-spent-store.js';
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
@@ -77,6 +78,7 @@ import {
   type PassthroughUpstream,
   passthroughLimits,
 } from './gateway-passthrough.js';
+import { approvalPrincipal } from './gateway-principal.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
 import { CallerClients } from './identity/caller-clients.js';
 import { type CallerToken, callerTokenOfRequest } from './identity/caller-token.js';
@@ -99,6 +101,11 @@ import {
   type PinReason,
   type PinRecord,
 } from './pin-store.js';
+import {
+  ApprovalSeal,
+  type ApprovalSealKeys,
+  DEFAULT_MAX_REQUEST_STATE_CHARS,
+} from './sealed-approval.js';
 import type { CallRoute } from './traced-client.js';
 import { describeUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
 import { type TracedClientClass, upstreamModules } from './upstream-modules.js';
@@ -140,10 +147,29 @@ export interface McpGatewayOptions {
    */
   readonly approvalTimeoutMs?: number;
   /**
-   * Approvals asked through `input_required` and not answered yet, held at most; beyond it the
-   * oldest is dropped and fails closed (its user is asked again). Default 1000.
+   * @deprecated Approvals are sealed into `requestState`, not held by the gateway: accepted
+   * (1 to 1,000,000) and without effect. Removed in the next minor.
    */
   readonly maxPendingApprovals?: number;
+  /**
+   * The keys sealing approvals into `requestState` (AES-256-GCM), shared by the replicas; the
+   * previous ones only open (rotation). Default: a random key of this gateway (an approval it
+   * asked is honoured by it alone). See `sealKeysOf`.
+   */
+  readonly sealKeys?: ApprovalSealKeys;
+  /**
+   * Where approvals are recorded as spent, so each is honoured once across the replicas (Redis,
+   * PostgreSQL). Default: this gateway's memory, at most `maxSpentApprovals` entries. The
+   * caller closes it.
+   */
+  readonly approvalStore?: ApprovalSpentStore;
+  /**
+   * Spent approvals the default memory store remembers until they expire; one more is refused
+   * (fails closed). Default 100,000.
+   */
+  readonly maxSpentApprovals?: number;
+  /** Longest `requestState` opened, in characters; longer is refused as forged. Default 4,096. */
+  readonly maxRequestStateChars?: number;
   /**
    * Characters of arguments (pretty-printed JSON, escaped) an approval prompt shows whole; an
    * `ask` over it is refused without asking (`prompt-too-long`), never shown in part. Default:
@@ -182,6 +208,10 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'logger',
   'approvalTimeoutMs',
   'maxPendingApprovals',
+  'sealKeys',
+  'approvalStore',
+  'maxSpentApprovals',
+  'maxRequestStateChars',
   'approvalMaxArgumentChars',
   'passthrough',
   'approvalInbox',
@@ -320,9 +350,15 @@ const APPROVAL_SCHEMA = {
 } as const;
 
 const REFUSALS: Readonly<Record<ApprovalRefusal, string>> = {
-  unknown: 'it is unknown or was already used (an approval covers one call, once)',
+  unknown:
+    'it is unknown to this gateway (none was presented, or it was sealed under a key this gateway does not hold)',
+  forged: 'it is not an approval this gateway issued, or it was altered',
   expired: 'it expired before the call was retried',
+  'other-principal': 'it was given to another caller',
+  replayed: 'it was already used (an approval covers one call, once)',
   mismatch: 'it was given for other arguments, another tool or another definition',
+  unavailable:
+    'the gateway cannot record that it was used (its approval store cannot be reached or is full), and it fails closed',
 };
 
 /** What the authorizer is told in observe mode, whatever the policy decided. */
@@ -424,13 +460,27 @@ export class McpGateway {
         DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS,
       100_000_000,
     );
+    if (options.maxPendingApprovals !== undefined) {
+      positiveInteger('maxPendingApprovals', options.maxPendingApprovals, 1_000_000);
+    }
     this.#grants = new ApprovalGrants(
-      approvalTimeoutMs,
-      positiveInteger(
-        'maxPendingApprovals',
-        options.maxPendingApprovals ?? DEFAULT_MAX_PENDING_APPROVALS,
-        1_000_000,
-      ),
+      new ApprovalSeal({
+        ...(options.sealKeys === undefined ? {} : { keys: options.sealKeys }),
+        ttlMs: approvalTimeoutMs,
+        maxRequestStateChars: positiveInteger(
+          'maxRequestStateChars',
+          options.maxRequestStateChars ?? DEFAULT_MAX_REQUEST_STATE_CHARS,
+          1_000_000,
+        ),
+      }),
+      options.approvalStore ??
+        new MemorySpentApprovals(
+          positiveInteger(
+            'maxSpentApprovals',
+            options.maxSpentApprovals ?? DEFAULT_MAX_SPENT_APPROVALS,
+            10_000_000,
+          ),
+        ),
     );
     this.#flow = new GatewayFlow(options.flow, this.#observe);
     const calls = this.#calls;
@@ -626,9 +676,12 @@ export class McpGateway {
     return this.#open.size;
   }
 
-  /** Approvals asked through `input_required` that are not answered or expired yet. */
+  /**
+   * @deprecated Always 0: approvals asked through `input_required` are sealed into their
+   * `requestState` and held by the client, not the gateway. Removed in the next minor.
+   */
   get pendingApprovals(): number {
-    return this.#grants.size;
+    return 0;
   }
 
   /**
@@ -1305,14 +1358,12 @@ export class McpGateway {
       const state = request.requestState();
       const responses = request.inputResponses;
       if (state !== undefined || responses !== undefined) {
-        const refusal =
-          typeof state === 'string'
-            ? this.#grants.redeem(state, {
-                tool: name,
-                pin: base.pin,
-                argumentsDigest: base.argumentsDigest,
-              })
-            : 'unknown';
+        const refusal = await this.#grants.redeem(state, {
+          principal: approvalPrincipal(principal),
+          tool: name,
+          pin: base.pin,
+          argumentsDigest: base.argumentsDigest,
+        });
         if (refusal !== undefined) {
           await this.#audit({ ...base, decision: 'ask', outcome: `approval-${refusal}` });
           return errorText(
@@ -1416,6 +1467,7 @@ export class McpGateway {
       if (denied && call.prompt !== undefined) {
         // Modern: ask through an `input_required` result; the client retries with the answer.
         const handle = this.#grants.issue({
+          principal: approvalPrincipal(principal),
           tool: name,
           pin: base.pin,
           argumentsDigest: base.argumentsDigest,

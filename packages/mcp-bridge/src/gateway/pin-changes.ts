@@ -90,26 +90,18 @@ export async function acceptPinToken(
   namespaceOf: NamespaceOf,
   name: string,
   digest: string,
-): Promise<{ readonly server: string; readonly tool: string; readonly kind: PinKind }> {
+): Promise<{ readonly server: string; readonly tool: string }> {
   const split = name.indexOf('__');
   const namespace = split === -1 ? '' : name.slice(0, split);
   const server = [...namespaceOf].find(([, value]) => value === namespace)?.[0];
-  // The token names a tool, a prompt or a resource template hidden under that name; the one
-  // whose pending digest is the token's is accepted (another digest: PinChangedError).
+  // The token names a tool, a prompt or a resource template hidden under that name: the store
+  // accepts the one pending with the token's digest, in one lookup (another digest pending:
+  // PinChangedError; nothing pending: false).
   const tool = name.slice(split + 2);
-  const candidates =
-    server === undefined
-      ? []
-      : pins.pending().filter((item) => item.server === server && item.tool === tool);
-  const chosen = candidates.find((item) => item.pin.sha256 === digest) ?? candidates[0];
-  if (
-    server === undefined ||
-    chosen === undefined ||
-    !(await pins.accept(pinKey(server, chosen.kind ?? 'tool'), tool, digest))
-  ) {
+  if (server === undefined || !(await pins.accept(server, tool, digest))) {
     throw new GatewayConfigError(
       `Nothing is hidden under ${JSON.stringify(name)} (see pin --show)`,
     );
   }
-  return { server, tool, kind: chosen.kind ?? 'tool' };
+  return { server, tool };
 }

@@ -91,3 +91,50 @@ describe('pins of prompts and resource templates', () => {
     ).toBe(true);
   });
 });
+
+describe('PinStore.accept decides the kind itself', () => {
+  it('accepts, under the server name alone, the tool or the prompt whose pending digest is named', async () => {
+    const store = await PinStore.open(join(folder, 'toolfence.lock.json'));
+    const tool = { name: 'brief', description: 'Tool', inputSchema: {} };
+    const prompt = { name: 'brief', description: 'Prompt', arguments: [{ name: 'topic' }] };
+    store.review('files', IDENTITY, entries(tool));
+    store.review(pinKey('files', 'prompt'), IDENTITY, entries(prompt), 'prompt');
+    // Both change: a tool and a prompt are pending under the same name, each with its digest.
+    store.review('files', IDENTITY, entries({ ...tool, description: 'Tool v2' }));
+    store.review(
+      pinKey('files', 'prompt'),
+      IDENTITY,
+      entries({ ...prompt, description: 'Prompt v2' }),
+      'prompt',
+    );
+    const digestOf = (kind: string) =>
+      store.pending().find((entry) => entry.kind === kind)?.pin.sha256 as string;
+    const promptDigest = digestOf('prompt');
+    const toolDigest = digestOf('tool');
+    expect(store.accept('files', 'brief', promptDigest)).toBe(true);
+    expect(store.pending().map((entry) => entry.kind)).toEqual(['tool']);
+    expect(store.pinOf(pinKey('files', 'prompt'), 'brief')?.sha256).toBe(promptDigest);
+    expect(store.accept('files', 'brief', toolDigest)).toBe(true);
+    expect(store.pending()).toEqual([]);
+    expect(store.accept('files', 'brief', toolDigest)).toBe(false);
+  });
+
+  it('refuses a digest pending under no kind with GATEWAY_PIN_CHANGED, accepting nothing', async () => {
+    const store = await PinStore.open(join(folder, 'toolfence.lock.json'));
+    const prompt = { name: 'brief', description: 'Prompt', arguments: [] };
+    store.review(pinKey('files', 'prompt'), IDENTITY, entries(prompt), 'prompt');
+    store.review(
+      pinKey('files', 'prompt'),
+      IDENTITY,
+      entries({ ...prompt, description: 'v2' }),
+      'prompt',
+    );
+    expect(() => store.accept('files', 'brief', `sha256:${'0'.repeat(64)}`)).toThrow(
+      expect.objectContaining({
+        code: 'GATEWAY_PIN_CHANGED',
+        details: expect.objectContaining({ server: 'files', tool: 'brief' }),
+      }),
+    );
+    expect(store.pending()).toHaveLength(1);
+  });
+});

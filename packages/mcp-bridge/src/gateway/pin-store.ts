@@ -165,7 +165,11 @@ function recordFor(tool: McpToolInfo, identity: string, kind: PinKind): PinRecor
 // Tool names come from the server: "__proto__" must be a key like any other. Plain `obj[name] = v`
 // on an ordinary object would set its prototype instead (the pin would never be saved), and a
 // plain read would find Object.prototype, so pins are written and read as own properties only.
-function ownOf<T>(record: Record<string, T>, key: string): T | undefined {
+/**
+ * `record[key]` when it is the record's own property, else undefined: how every pin back end
+ * reads a pin or a pending entry by a name a server chose (`__proto__`, `constructor`).
+ */
+export function ownOf<T>(record: Record<string, T>, key: string): T | undefined {
   return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
@@ -271,6 +275,51 @@ export function acceptPending(
   return 'accepted';
 }
 
+/** The kinds a pin covers, in the order an acceptance looks at them. */
+const PIN_KINDS: readonly PinKind[] = ['tool', 'prompt', 'resource-template'];
+
+/**
+ * The store keys an acceptance under `server` looks at: a {@link pinKey} of a kind (`prompt:x`)
+ * names that key alone; a server's own name (which cannot hold `:`) names its tools, prompts and
+ * resource templates, so the caller need not know which kind is hidden under a name.
+ */
+export function acceptKeys(server: string): readonly string[] {
+  return server.includes(':') ? [server] : PIN_KINDS.map((kind) => pinKey(server, kind));
+}
+
+/** What {@link acceptAcross} decided: the outcome, the key accepted under, the digest pending. */
+export interface AcceptDecision {
+  readonly outcome: AcceptOutcome;
+  /** The key whose pins were changed (when `accepted`). */
+  readonly key?: string;
+  /** A digest pending under the name (when `changed`). */
+  readonly pending?: string;
+}
+
+/**
+ * Accepts, among the pins of `keys` (one server's tools, prompts and resource templates, as read
+ * in one lookup), the definition pending under `tool` whose digest is `sha256`; `changed` when
+ * something else is pending under that name, `none` when nothing is. The accepted key's pins are
+ * changed in place.
+ */
+export function acceptAcross(
+  found: ReadonlyMap<string, ServerPins | undefined>,
+  tool: string,
+  sha256: string,
+): AcceptDecision {
+  let pending: string | undefined;
+  for (const [key, pins] of found) {
+    const entry = pins === undefined ? undefined : ownOf(pins.pending, tool);
+    if (entry === undefined) continue;
+    if (entry.sha256 !== sha256) {
+      pending ??= entry.sha256;
+      continue;
+    }
+    return { outcome: acceptPending(pins, tool, sha256), key };
+  }
+  return pending === undefined ? { outcome: 'none' } : { outcome: 'changed', pending };
+}
+
 /** The error for an acceptance whose digest is not the definition pending now. */
 export function pinChangedError(
   server: string,
@@ -304,9 +353,11 @@ export interface GatewayPinStore {
   /** Tools waiting for acceptance, per server, as of the last review or open. */
   pending(): PendingTool[];
   /**
-   * Accepts a pending tool when `sha256` is the digest of the definition pending now (the one
-   * `pin --show` printed); false when nothing is pending under that name. Throws
-   * {@link PinChangedError} when another definition is pending now (nothing is accepted).
+   * Accepts a pending definition when `sha256` is the digest of the definition pending now (the
+   * one `pin --show` printed); false when nothing is pending under that name. `server` is the
+   * server's name (its tools, prompts and resource templates are looked at in one lookup, and
+   * the one pending under `tool` with that digest is accepted) or a {@link pinKey} of one kind.
+   * Throws {@link PinChangedError} when another definition is pending now (nothing is accepted).
    */
   accept(server: string, tool: string, sha256: string): boolean | Promise<boolean>;
   /** Makes the reviews and acceptances durable (a file back end writes here). */
@@ -397,17 +448,20 @@ export class PinStore implements GatewayPinStore {
   }
 
   /**
-   * Accepts a pending tool (`server` and remote `tool` name) when `sha256` is the digest of the
-   * definition pending now: that definition becomes the pin. Returns false when nothing is
-   * pending under that name; throws {@link PinChangedError} when another definition is pending.
+   * Accepts a pending definition (`server`'s name, or a {@link pinKey} of one kind, and the
+   * remote name) when `sha256` is the digest of the definition pending now, whatever its kind:
+   * that definition becomes the pin. Returns false when nothing is pending under that name;
+   * throws {@link PinChangedError} when another definition is pending.
    */
   accept(server: string, tool: string, sha256: string): boolean {
-    const pins = this.#lock.servers[server];
-    const outcome = acceptPending(pins, tool, sha256);
-    if (outcome === 'changed') {
-      throw pinChangedError(server, tool, sha256, pins?.pending[tool]?.sha256);
+    const found = new Map(
+      acceptKeys(server).map((key) => [key, ownOf(this.#lock.servers, key)] as const),
+    );
+    const decision = acceptAcross(found, tool, sha256);
+    if (decision.outcome === 'changed') {
+      throw pinChangedError(splitPinKey(server).server, tool, sha256, decision.pending);
     }
-    return outcome === 'accepted';
+    return decision.outcome === 'accepted';
   }
 
   /** Writes the lock file atomically (a temporary file in the same folder, then a rename). */

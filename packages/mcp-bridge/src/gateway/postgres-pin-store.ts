@@ -1,5 +1,6 @@
 import type { McpToolInfo } from '../client/tool-listing.js';
 import {
+  importPg,
   isPostgresTargetProblem,
   postgresConnectionConfig,
   postgresTargetOf,
@@ -7,8 +8,10 @@ import {
 } from '../store/postgres-target.js';
 import { GatewayConfigError, GatewayStateError } from './errors.js';
 import {
-  acceptPending,
+  acceptAcross,
+  acceptKeys,
   type GatewayPinStore,
+  ownOf,
   type PendingTool,
   type PinKind,
   type PinRecord,
@@ -176,17 +179,13 @@ export class PostgresPinStore implements GatewayPinStore {
       10_000,
       600_000,
     );
-    const name = 'pg';
-    let pg: { Pool: new (config: Record<string, unknown>) => Pool };
-    try {
-      const module = (await import(name)) as Record<string, unknown>;
-      pg = (module.default ?? module) as typeof pg;
-    } catch (error) {
-      throw new GatewayConfigError(
-        'gateway.pins: a postgres:// pin store needs the optional peer pg@8 (npm install pg@8)',
-        { details: { at: 'gateway.pins', peer: 'pg' }, cause: error },
-      );
-    }
+    const pg = await importPg<{ Pool: new (config: Record<string, unknown>) => Pool }>(
+      (error) =>
+        new GatewayConfigError(
+          'gateway.pins: a postgres:// pin store needs the optional peer pg@8 (npm install pg@8)',
+          { details: { at: 'gateway.pins', peer: 'pg' }, cause: error },
+        ),
+    );
     const pool = new pg.Pool({
       max: poolSize,
       connectionTimeoutMillis: connectTimeoutMs,
@@ -302,7 +301,8 @@ export class PostgresPinStore implements GatewayPinStore {
 
   /** The pin of one tool as of the last review or open. */
   pinOf(server: string, tool: string): PinRecord | undefined {
-    return this.#cache.get(server)?.tools[tool];
+    const pins = this.#cache.get(server);
+    return pins === undefined ? undefined : ownOf(pins.tools, tool);
   }
 
   /** Tools waiting for acceptance, as of the last review or open. */
@@ -311,40 +311,44 @@ export class PostgresPinStore implements GatewayPinStore {
     for (const [key, pins] of this.#cache) {
       const { server, kind } = splitPinKey(key);
       for (const [tool, pin] of Object.entries(pins.pending)) {
-        out.push({ server, tool, kind, pin, previous: pins.tools[tool] });
+        out.push({ server, tool, kind, pin, previous: ownOf(pins.tools, tool) });
       }
     }
     return out.sort((a, b) => `${a.server}/${a.tool}`.localeCompare(`${b.server}/${b.tool}`));
   }
 
   /**
-   * Accepts a pending tool in the shared table when `sha256` is the digest of the definition
-   * pending now (committed at once; every replica offers it at its next reload or relist).
-   * Returns false when nothing is pending under that name; throws {@link PinChangedError} when
-   * another definition is pending (a replica listed another one since it was shown).
+   * Accepts a pending definition in the shared table when `sha256` is the digest of the
+   * definition pending now, whatever its kind: `server` is the server's name (its tools, prompts
+   * and resource templates are read and locked in one statement, in one transaction) or a
+   * {@link pinKey} of one kind. Committed at once; every replica offers it at its next reload or
+   * relist. Returns false when nothing is pending under that name; throws
+   * {@link PinChangedError} when another definition is pending (a replica listed another one
+   * since it was shown).
    */
   async accept(server: string, tool: string, sha256: string): Promise<boolean> {
-    const outcome = await this.#transaction('accept a pin', async (client) => {
-      const row = await client.query(
-        `SELECT pins FROM ${this.#table} WHERE server = $1 FOR UPDATE`,
-        [server],
+    const keys = acceptKeys(server);
+    const decision = await this.#transaction('accept a pin', async (client) => {
+      const rows = await client.query(
+        `SELECT server, pins FROM ${this.#table} WHERE server = ANY($1::text[]) ORDER BY server FOR UPDATE`,
+        [keys],
       );
-      if (row.rows.length === 0) return { outcome: 'none' as const };
-      const pins = parseServerPins(row.rows[0]?.pins);
-      const pending = pins.pending[tool]?.sha256;
-      const outcome = acceptPending(pins, tool, sha256);
-      if (outcome !== 'accepted') return { outcome, pending };
+      const found = new Map<string, ServerPins | undefined>(keys.map((key) => [key, undefined]));
+      for (const row of rows.rows) found.set(String(row.server), parseServerPins(row.pins));
+      const decision = acceptAcross(found, tool, sha256);
+      if (decision.outcome !== 'accepted' || decision.key === undefined) return decision;
+      const pins = found.get(decision.key) as ServerPins;
       await client.query(
         `UPDATE ${this.#table} SET pins = $2, updated_at = now() WHERE server = $1`,
-        [server, JSON.stringify(pins)],
+        [decision.key, JSON.stringify(pins)],
       );
-      this.#cache.set(server, pins);
-      return { outcome };
+      this.#cache.set(decision.key, pins);
+      return decision;
     });
-    if (outcome.outcome === 'changed') {
-      throw pinChangedError(server, tool, sha256, outcome.pending);
+    if (decision.outcome === 'changed') {
+      throw pinChangedError(splitPinKey(server).server, tool, sha256, decision.pending);
     }
-    return outcome.outcome === 'accepted';
+    return decision.outcome === 'accepted';
   }
 
   /** Nothing to do: every review and acceptance is committed when it returns. */

@@ -222,3 +222,18 @@ export function postgresConnectionConfig(
         : { rejectUnauthorized: mode === 'verify-full', ...(ca === undefined ? {} : { ca }) },
   };
 }
+
+/**
+ * Loads the optional peer `pg` (a computed specifier: it is optional and ships no types of its
+ * own); `missing` builds the error thrown when it is not installed.
+ */
+export async function importPg<T>(missing: (cause: unknown) => Error): Promise<T> {
+  const name = 'pg';
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(name)) as Record<string, unknown>;
+  } catch (error) {
+    throw missing(error);
+  }
+  return (module.default ?? module) as T;
+}
