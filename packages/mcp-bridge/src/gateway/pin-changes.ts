@@ -1,5 +1,5 @@
 import { GatewayConfigError } from './errors.js';
-import { escapeInvisible, type GatewayPinStore, type PinKind, pinKey } from './pin-store.js';
+import { escapeInvisible, type GatewayPinStore, type PinKind } from './pin-store.js';
 
 /** One field of a hidden definition that differs from its pin, as `pin --show` prints it. */
 export interface PinFieldChange {
