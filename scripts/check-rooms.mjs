@@ -14,6 +14,8 @@ const ranks = {
   'host-config': { '.': 0, attachments: 1, cli: 2 },
   tools: {
     '.': 0,
+    // Helpers with no concept of their own (lazyRequire: CommonJS dependencies loaded on first use).
+    internal: 0,
     registry: 1,
     net: 1,
     policy: 2,
