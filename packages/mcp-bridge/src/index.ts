@@ -352,6 +352,7 @@ export {
   GatewayTokenError,
   type GatewayTokenRefusal,
 } from './gateway/identity/token-error.js';
+export type { IntrospectionCredentials } from './gateway/identity/token-introspection.js';
 // Upstream credentials per caller: RFC 8693 token exchange (issue 39)
 export {
   GatewayCallerCredentialError,

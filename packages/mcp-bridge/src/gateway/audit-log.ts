@@ -89,7 +89,12 @@ export interface AuditEntry {
    * The caller, when `serve --http` checks access tokens (`gateway.httpAuth`): the token's issuer
    * and subject. Never the token.
    */
-  readonly principal?: { readonly issuer: string; readonly subject: string };
+  readonly principal?: {
+    /** The token's `iss`. */
+    readonly issuer: string;
+    /** The token's `sub`. */
+    readonly subject: string;
+  };
 }
 
 /** A line as written: the entry, the previous line's hash, and its own hash. */

@@ -10,7 +10,14 @@ import { PolicyFileError } from './policy-file-error.js';
  * with `__`, an offered name (`publisher__publish`); `{ "server": "publisher" }` is every tool of
  * that config server, `{ "server": "publisher", "tool": "publish" }` one of them.
  */
-export type GatewayFlowSelector = string | { readonly server?: string; readonly tool?: string };
+export type GatewayFlowSelector =
+  | string
+  | {
+      /** The upstream server's name as the config names it. */
+      readonly server?: string;
+      /** The tool's own name on that server (without the namespace). */
+      readonly tool?: string;
+    };
 
 /** One flow the user permits: data from a source to a sink. */
 export interface GatewayFlowPermit {

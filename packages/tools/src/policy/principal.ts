@@ -34,8 +34,11 @@ export const PRINCIPAL_MATCHER_KEYS: readonly string[] = Object.freeze([
  * values (for example `{ "claims": { "groups": "engineering" } }`).
  */
 export interface PrincipalMatcher {
+  /** The caller's `sub` must be this value or one of these values. */
   readonly subject?: string | readonly string[];
+  /** The caller's issuer must be this value or one of these values (exact). */
   readonly issuer?: string | readonly string[];
+  /** Each named claim of the caller must contain this value or one of these values. */
   readonly claims?: Readonly<Record<string, string | readonly string[]>>;
 }
 

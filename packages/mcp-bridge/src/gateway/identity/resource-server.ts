@@ -31,8 +31,11 @@ export interface GatewayResourceServerOptions {
 
 /** A request that passed: who is calling, with what scopes, until when. */
 export interface AuthenticatedCaller {
+  /** The token was accepted. */
   readonly ok: true;
+  /** Who is calling: issuer, subject and the kept claims (never the token). */
   readonly principal: Principal;
+  /** The scopes the token carries (`scope` or `scp`). */
   readonly scopes: readonly string[];
   /** `exp`, in seconds since the epoch. */
   readonly expiresAt: number | undefined;
@@ -42,9 +45,13 @@ export interface AuthenticatedCaller {
 
 /** A request that did not: the HTTP answer to give. */
 export interface RefusedCaller {
+  /** The token was refused, or could not be checked. */
   readonly ok: false;
+  /** `401` (no or bad token), `403` (insufficient scope) or `503` (keys cannot be fetched). */
   readonly status: 401 | 403 | 503;
+  /** The answer's headers (`WWW-Authenticate`, `Retry-After`). */
   readonly headers: Readonly<Record<string, string>>;
+  /** The answer's JSON body (`error`, `error_description`, `code`), never the token. */
   readonly body: string;
   /** The stable error code (`GATEWAY_TOKEN_REFUSED`, `GATEWAY_AUTH_UNAVAILABLE`). */
   readonly code: string;
@@ -68,6 +75,7 @@ export class GatewayResourceServer {
   readonly #metadataUrl: string;
   readonly #metadataPaths: readonly string[];
 
+  /** Checks `options.settings` (refusing unknown keys and bad values) and prepares the metadata. */
   constructor(options: GatewayResourceServerOptions) {
     this.#settings = options.settings;
     const http = resolveOAuthHttp({

@@ -30,6 +30,7 @@ export class GatewayTokenError extends McpBridgeError {
   /** Which check failed. */
   readonly reason: GatewayTokenRefusal;
 
+  /** `message` is safe to show (it never holds the token); `reason` names the failed check. */
   constructor(message: string, reason: GatewayTokenRefusal, options: McpBridgeErrorOptions = {}) {
     super(message, { ...options, details: { ...options.details, reason } });
     this.reason = reason;

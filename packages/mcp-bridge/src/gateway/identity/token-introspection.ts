@@ -12,7 +12,9 @@ import { GatewayAuthUnavailableError, GatewayTokenError } from './token-error.js
 
 /** The gateway's client credentials at the introspection endpoint. */
 export interface IntrospectionCredentials {
+  /** The gateway's client id (`TOOLFENCE_INTROSPECTION_CLIENT_ID`). */
   readonly clientId: string;
+  /** Its secret (`TOOLFENCE_INTROSPECTION_CLIENT_SECRET`), sent with HTTP Basic. */
   readonly clientSecret: string;
 }
 
