@@ -330,15 +330,24 @@ describe('the team gateway: two replicas, two people, one authorization server',
     }
     expect(new Set(targetsOf('tools/call', from))).toEqual(new Set([0, 1]));
     expect(upstreamRuns.filter((run) => run.includes(':stolen'))).toEqual([]);
+    // Bob's attempts did not use it up: alice's own retry still runs, once.
+    const own = await rawCaller('alice')({
+      ...publish('stolen'),
+      inputResponses: approve,
+      requestState: state,
+    });
+    expect(textOf(own.result)).toBe('publish stolen for alice');
+    expect(upstreamRuns.filter((run) => run.includes(':stolen'))).toEqual(['publish:alice:stolen']);
   }, 60_000);
 
-  it("answers 404 on both replicas to bob presenting alice's legacy session", async () => {
-    const alice = await legacy('alice');
+  it("answers 404 on both replicas to bob presenting alice's legacy session (held there or not)", async () => {
+    // Alice's session is opened at replica 0 only: replica 1 has never held it.
+    const alice = await legacyClient(replicaUrls[0] as string, tokens.alice, 'alice-legacy');
     const session = (alice.transport as TransportV1).sessionId as string;
     expect(session).toMatch(/^tfs1\./);
-    const list = (person: Person, url: string) =>
-      fetch(url, {
-        method: 'POST',
+    const list = async (person: Person, replica: number, method = 'POST') => {
+      const answer = await fetch(replicaUrls[replica] as string, {
+        method,
         headers: {
           authorization: `Bearer ${tokens[person]}`,
           'mcp-session-id': session,
@@ -346,20 +355,37 @@ describe('the team gateway: two replicas, two people, one authorization server',
           accept: 'application/json, text/event-stream',
           'mcp-protocol-version': '2025-11-25',
         },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
+        ...(method === 'POST'
+          ? { body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }) }
+          : {}),
       });
-    const statuses: Record<string, number[]> = { alice: [], bob: [] };
-    for (const url of replicaUrls) {
-      const hijack = await list('bob', url);
-      await hijack.arrayBuffer();
-      statuses.bob?.push(hijack.status);
-      const own = await list('alice', url);
-      await own.arrayBuffer();
-      statuses.alice?.push(own.status);
-    }
+      await answer.body?.cancel();
+      return `${method} ${person}@${replica}: ${answer.status}`;
+    };
+    const seen = [
+      await list('bob', 1), // replica 1 would resume it from its sealed id
+      await list('bob', 0), // replica 0 holds it
+      await list('alice', 1), // alice resumes it at replica 1
+      await list('bob', 1), // now held at replica 1 too
+      // Nor may bob end it or open its listening stream, on either replica.
+      await list('bob', 0, 'DELETE'),
+      await list('bob', 1, 'DELETE'),
+      await list('bob', 0, 'GET'),
+      await list('alice', 0),
+      await list('alice', 1),
+    ];
     await alice.close();
-    // Alice's own session answers on both replicas; bob is told it does not exist, on both.
-    expect(statuses).toEqual({ alice: [200, 200], bob: [404, 404] });
+    expect(seen).toEqual([
+      'POST bob@1: 404',
+      'POST bob@0: 404',
+      'POST alice@1: 200',
+      'POST bob@1: 404',
+      'DELETE bob@0: 404',
+      'DELETE bob@1: 404',
+      'GET bob@0: 404',
+      'POST alice@0: 200',
+      'POST alice@1: 200',
+    ]);
   }, 60_000);
 
   it("sends the upstream each person's exchanged token, never a caller's own", () => {
