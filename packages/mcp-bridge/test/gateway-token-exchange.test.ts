@@ -6,28 +6,28 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createRemoteJWKSet, decodeJwt, generateKeyPair, jwtVerify, SignJWT } from 'jose';
+import { decodeJwt } from 'jose';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  ACCESS_TOKEN,
   freePort,
   legacyClient as legacy,
   listen,
   modernClient as modern,
   personToken,
+  registerTokenExchange,
   startGatewayCli,
+  startSdkUpstream,
+  TOKEN_EXCHANGE,
   teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
 
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
 /** alice and bob may get a token for the upstream; the authorization server refuses mallory's. */
 const PEOPLE = ['alice', 'bob', 'mallory'] as const;
 type Person = (typeof PEOPLE)[number];
@@ -54,44 +54,35 @@ const exchanges: Record<string, number> = {};
 const exchangeRequests: Record<string, unknown>[] = [];
 
 async function startUpstream(): Promise<string> {
-  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    const authorization = request.headers.authorization;
-    upstreamAuthorizations.push(authorization);
-    upstreamSaw.push(JSON.stringify(request.headers), text);
-    if (authorization !== undefined && revoked.has(authorization.replace(/^Bearer /, ''))) {
-      response.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
-      response.end();
-      return;
-    }
-    const mcp = new McpServer({ name: 'team-tools', version: '1.0.0' });
-    mcp.registerTool(
-      'whoami',
-      { description: 'Who the upstream was called for.', inputSchema: { note: z.string() } },
-      async () => {
-        const sub =
-          authorization === undefined
-            ? 'nobody'
-            : String(decodeJwt(authorization.replace(/^Bearer /, '')).sub);
-        upstreamCalls.push(sub);
-        return { content: [{ type: 'text', text: `called for ${sub}` }] };
-      },
-    );
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    } as ConstructorParameters<typeof StreamableHTTPServerTransport>[0] & object);
-    response.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(request, response, text === '' ? undefined : JSON.parse(text));
-  });
-  servers.push(server);
-  return `http://127.0.0.1:${await listen(server)}/mcp`;
+  return startSdkUpstream(
+    servers,
+    (mcp, request) => {
+      const authorization = request.headers.authorization;
+      mcp.registerTool(
+        'whoami',
+        { description: 'Who the upstream was called for.', inputSchema: { note: z.string() } },
+        async () => {
+          const sub =
+            authorization === undefined
+              ? 'nobody'
+              : String(decodeJwt(authorization.replace(/^Bearer /, '')).sub);
+          upstreamCalls.push(sub);
+          return { content: [{ type: 'text', text: `called for ${sub}` }] };
+        },
+      );
+    },
+    (request, text, response) => {
+      const authorization = request.headers.authorization;
+      upstreamAuthorizations.push(authorization);
+      upstreamSaw.push(JSON.stringify(request.headers), text);
+      if (authorization !== undefined && revoked.has(authorization.replace(/^Bearer /, ''))) {
+        response.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
+        response.end();
+        return true;
+      }
+      return false;
+    },
+  );
 }
 
 async function startAuthorizationServer(resource: string): Promise<void> {
@@ -99,9 +90,6 @@ async function startAuthorizationServer(resource: string): Promise<void> {
   servers.push(server);
   const port = await listen(server);
   issuer = `http://127.0.0.1:${port}`;
-  const { errors } = (await import('oidc-provider')) as unknown as {
-    errors: { InvalidGrant: new (description: string) => Error };
-  };
   const provider = new Provider(
     issuer,
     teamProviderConfig(resource, PEOPLE, [
@@ -117,55 +105,13 @@ async function startAuthorizationServer(resource: string): Promise<void> {
   );
   // RFC 8693 at the authorization server: the subject token must be one this server issued for
   // the gateway; the issued token names the same person (`sub`), for the requested resource.
-  const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
-  const signing = await generateKeyPair('ES256');
-  provider.registerGrantType(
-    TOKEN_EXCHANGE,
-    async (ctx: {
-      oidc: { params: Record<string, string | undefined>; client: { clientId: string } };
-      body: unknown;
-    }) => {
-      const params = ctx.oidc.params;
-      exchangeRequests.push({ ...params, client: ctx.oidc.client.clientId });
-      if (params.subject_token_type !== ACCESS_TOKEN || params.subject_token === undefined) {
-        throw new errors.InvalidGrant('an access token subject is required');
-      }
-      let subject: string;
-      try {
-        const verified = await jwtVerify(params.subject_token, keys, {
-          issuer,
-          audience: resource,
-        });
-        subject = String(verified.payload.sub);
-      } catch {
-        throw new errors.InvalidGrant('the subject token is not valid');
-      }
-      if (subject === 'mallory') throw new errors.InvalidGrant('mallory may not use the upstream');
+  await registerTokenExchange(provider, issuer, resource, {
+    seen: (params) => exchangeRequests.push(params),
+    refuse: (subject) => (subject === 'mallory' ? 'mallory may not use the upstream' : undefined),
+    granted: (subject) => {
       exchanges[subject] = (exchanges[subject] ?? 0) + 1;
-      const accessToken = await new SignJWT({ act: { sub: ctx.oidc.client.clientId } })
-        .setProtectedHeader({ alg: 'ES256' })
-        .setIssuer(issuer)
-        .setSubject(subject)
-        .setAudience(params.resource ?? 'none')
-        .setIssuedAt()
-        .setExpirationTime('10m')
-        .sign(signing.privateKey);
-      ctx.body = {
-        access_token: accessToken,
-        issued_token_type: ACCESS_TOKEN,
-        token_type: 'Bearer',
-        expires_in: 600,
-      };
     },
-    [
-      'subject_token',
-      'subject_token_type',
-      'requested_token_type',
-      'resource',
-      'audience',
-      'scope',
-    ],
-  );
+  });
   server.on('request', provider.callback());
 }
 
