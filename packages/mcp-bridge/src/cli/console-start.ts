@@ -3,9 +3,21 @@ import type { ApprovalInbox } from '../gateway/approval-inbox.js';
 import type { AuditLog } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
 import type { GatewayConfig } from '../gateway/gateway-config.js';
+import type { GatewayHttpAuthSettings } from '../gateway/identity/http-auth-settings.js';
+import type { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import type { ConsoleMount } from './gateway-http.js';
-import { isLoopbackHost } from './loopback.js';
+import { approveLoopback, isLoopbackHost } from './loopback.js';
+
+/** With `gateway.httpAuth`: the console signs people in with the first authorization server. */
+export interface ConsoleIdentity {
+  /** `gateway.httpAuth` as configured. */
+  readonly settings: GatewayHttpAuthSettings;
+  /** The gateway's resource server (its bearer-token check). */
+  readonly auth: GatewayResourceServer;
+  /** `TOOLFENCE_CONSOLE_CLIENT_SECRET`, for a confidential console client. */
+  readonly clientSecret: string | undefined;
+}
 
 /** What `serve` was asked for: `--console [HOST:PORT]`, `--console-host`, `--console-allow-remote`. */
 export interface ConsoleArguments {
@@ -54,6 +66,7 @@ function usage(message: string): GatewayConfigError {
 export async function prepareConsole(
   request: ConsoleArguments,
   http: { readonly host: string; readonly token: string | undefined } | undefined,
+  identity?: ConsoleIdentity | undefined,
 ): Promise<PreparedConsole> {
   const shared = http !== undefined && request.address === true;
   let host: string;
@@ -80,6 +93,29 @@ export async function prepareConsole(
   const inbox = new module.ConsoleInbox();
   const configured = http?.token;
   const token = configured ?? randomBytes(32).toString('base64url');
+  let login: InstanceType<typeof module.ConsoleLogin> | undefined;
+  if (identity !== undefined) {
+    const [{ checkHttpAuthSettings }, { resolveOAuthHttp }] = await Promise.all([
+      import('../gateway/identity/http-auth-settings.js'),
+      import('../oauth/http.js'),
+    ]);
+    const settings = checkHttpAuthSettings(identity.settings);
+    const issuer = settings.authorizationServers[0] as string;
+    login = new module.ConsoleLogin({
+      issuer,
+      resource: settings.resource,
+      settings: settings.console,
+      clientSecret: identity.clientSecret,
+      // As for the resource server: an issuer on a loopback host may be reached there only.
+      http: resolveOAuthHttp({
+        allowNonPublic: isLoopbackHost(new URL(issuer).hostname) ? approveLoopback : false,
+        maxResponseBytes: settings.fetchMaxBytes,
+        connectTimeoutMs: settings.fetchTimeoutMs,
+        readTimeoutMs: settings.fetchTimeoutMs,
+      }),
+      authenticate: (authorization) => identity.auth.authenticate(authorization),
+    });
+  }
   const build = (target: ConsoleTarget) =>
     new module.GatewayConsole({
       gateway: target.gateway,
@@ -88,7 +124,7 @@ export async function prepareConsole(
       auditKey: target.auditKey,
       config: target.config,
       reload: target.reload,
-      token,
+      ...(login === undefined ? { token } : { login }),
       hosts: request.hosts,
     });
   return {
@@ -97,8 +133,10 @@ export async function prepareConsole(
     mount: build,
     listen: (target) => module.serveConsole(build(target), host, port, loopback),
     announce: (url) =>
-      configured === undefined
-        ? `console: ${url}/login?token=${token} (this link signs you in; it is printed once)`
-        : `console: ${url}/ (sign in with the gateway's bearer token)`,
+      login !== undefined
+        ? `console: ${url}/ (sign in with the identity provider; admins: gateway.httpAuth.console.admins)`
+        : configured === undefined
+          ? `console: ${url}/login?token=${token} (this link signs you in; it is printed once)`
+          : `console: ${url}/ (sign in with the gateway's bearer token)`,
   };
 }

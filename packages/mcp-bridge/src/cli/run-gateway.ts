@@ -271,7 +271,20 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     // A bad --http value is refused before anything starts.
     if (parsed.http !== undefined) http = await httpOptions(parsed.http, loaded.config, io);
     // The console's module is loaded only when asked for.
-    if (parsed.console !== undefined) webConsole = await prepareConsole(parsed.console, http);
+    if (parsed.console !== undefined) {
+      const httpAuth = loaded.config.gateway.httpAuth;
+      webConsole = await prepareConsole(
+        parsed.console,
+        http,
+        http?.auth === undefined || httpAuth === undefined
+          ? undefined
+          : {
+              settings: httpAuth,
+              auth: http.auth,
+              clientSecret: io.env?.TOOLFENCE_CONSOLE_CLIENT_SECRET,
+            },
+      );
+    }
     const policy = await readPolicy(parsed);
     const settings = loaded.config.gateway;
     const auditKey = auditKeyOf(settings, io.env ?? {});

@@ -8,7 +8,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Authorizer } from '@toolfence/tools';
 import { AuditLog } from '../../src/gateway/audit-log.js';
-import { ConsoleInbox, GatewayConsole, serveConsole } from '../../src/gateway/console/index.js';
+import {
+  ConsoleInbox,
+  type ConsoleLogin,
+  GatewayConsole,
+  serveConsole,
+} from '../../src/gateway/console/index.js';
 import { type GatewayConfig, parseGatewayConfig } from '../../src/gateway/gateway-config.js';
 import { McpGateway } from '../../src/gateway/mcp-gateway.js';
 import { PinStore } from '../../src/gateway/pin-store.js';
@@ -57,6 +62,10 @@ export async function consoleHarness(
     readonly env?: Record<string, string>;
     readonly authorizer?: Authorizer;
     readonly approvalTimeoutMs?: number;
+    /** The identity-provider sign-in instead of the token. */
+    readonly login?: ConsoleLogin;
+    /** The console's port. Default 0 (any free one). */
+    readonly port?: number;
   } = {},
 ): Promise<ConsoleHarness> {
   const folder = options.folder ?? (await mkdtemp(join(tmpdir(), 'toolfence-console-')));
@@ -75,8 +84,14 @@ export async function consoleHarness(
   });
   await gateway.start();
   const token = randomBytes(24).toString('base64url');
-  const web = new GatewayConsole({ gateway, inbox, audit, config: () => config, token });
-  const served = await serveConsole(web, '127.0.0.1', 0, true);
+  const web = new GatewayConsole({
+    gateway,
+    inbox,
+    audit,
+    config: () => config,
+    ...(options.login === undefined ? { token } : { login: options.login }),
+  });
+  const served = await serveConsole(web, '127.0.0.1', options.port ?? 0, true);
   const origin = served.url.replace(/\/console$/, '');
   return {
     folder,

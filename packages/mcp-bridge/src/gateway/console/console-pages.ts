@@ -78,6 +78,26 @@ URL the gateway printed on its stderr at start.</p>
   );
 }
 
+/** The identity-provider sign-in page: one button that starts the authorization code flow. */
+export function providerLoginPage(): string {
+  return layout(
+    'Sign in',
+    'login',
+    html`<p>This gateway signs people in with its identity provider.</p>
+<p><a class="button" href="${CONSOLE_BASE}/login/start">Sign in with the identity provider</a></p>`,
+  );
+}
+
+/** A refused identity-provider sign-in: the fixed reason and a link to start again. */
+export function loginRefusedPage(reason: string): string {
+  return layout(
+    'Not signed in',
+    'login',
+    html`<p class="error" role="alert">${reason}</p>
+<p><a href="${CONSOLE_BASE}/login">Sign in again</a></p>`,
+  );
+}
+
 function when(time: number): string {
   return new Date(time).toISOString();
 }

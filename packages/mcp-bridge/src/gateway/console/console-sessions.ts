@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Principal } from '@toolfence/tools';
 
 /** Default number of signed-in browser sessions held at once: 16 (the oldest is dropped). */
 export const DEFAULT_CONSOLE_MAX_SESSIONS = 16;
@@ -11,6 +12,8 @@ export interface ConsoleSession {
   readonly id: string;
   /** The CSRF token every change of this session must carry. */
   readonly csrf: string;
+  /** Who signed in with the identity provider (`gateway.httpAuth`); absent for a token sign-in. */
+  readonly principal?: Principal | undefined;
   lastUsed: number;
 }
 
@@ -27,12 +30,12 @@ export function sameSecret(given: string, expected: string): boolean {
  * stored in the browser. Sessions end after `idleMs` unused; at most `max` are held.
  */
 export class ConsoleSessions {
-  readonly #token: string;
+  readonly #token: string | undefined;
   readonly #max: number;
   readonly #idleMs: number;
   readonly #sessions = new Map<string, ConsoleSession>();
 
-  constructor(token: string, max: number, idleMs: number) {
+  constructor(token: string | undefined, max: number, idleMs: number) {
     this.#token = token;
     this.#max = max;
     this.#idleMs = idleMs;
@@ -40,7 +43,12 @@ export class ConsoleSessions {
 
   /** A new session when `given` is the sign-in token; undefined otherwise. */
   signIn(given: string, now: number = Date.now()): ConsoleSession | undefined {
-    if (!sameSecret(given, this.#token)) return undefined;
+    if (this.#token === undefined || !sameSecret(given, this.#token)) return undefined;
+    return this.open(undefined, now);
+  }
+
+  /** A new session for `principal`, signed in with the identity provider (or a checked token). */
+  open(principal: Principal | undefined, now: number = Date.now()): ConsoleSession {
     this.#sweep(now);
     while (this.#sessions.size >= this.#max) {
       const oldest = this.#sessions.keys().next().value as string;
@@ -49,6 +57,7 @@ export class ConsoleSessions {
     const session: ConsoleSession = {
       id: randomBytes(32).toString('base64url'),
       csrf: randomBytes(32).toString('base64url'),
+      ...(principal === undefined ? {} : { principal }),
       lastUsed: now,
     };
     this.#sessions.set(session.id, session);

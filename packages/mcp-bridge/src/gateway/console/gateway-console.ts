@@ -16,14 +16,17 @@ import {
   readAuditRows,
 } from './console-audit.js';
 import type { ConsoleInbox } from './console-inbox.js';
+import type { ConsoleLogin } from './console-login.js';
 import {
   approvalsPage,
   auditPage,
   CONSOLE_BASE,
   loginPage,
+  loginRefusedPage,
   type PageContext,
   pinsPage,
   problemPage,
+  providerLoginPage,
   upstreamsPage,
 } from './console-pages.js';
 import {
@@ -54,8 +57,16 @@ export interface GatewayConsoleOptions {
    * config in force (the CLI passes its own: the config file, the pins and the policy read again).
    */
   readonly reload?: () => Promise<void>;
-  /** The sign-in token (at least 16 characters): the gateway's bearer token, or a random one. */
-  readonly token: string;
+  /**
+   * The sign-in token (at least 16 characters): the gateway's bearer token, or a random one.
+   * Exactly one of `token` and `login` is given.
+   */
+  readonly token?: string | undefined;
+  /**
+   * The identity-provider sign-in (`gateway.httpAuth`): people sign in at the authorization
+   * server, and only the console admins it names get a session. Exclusive with `token`.
+   */
+  readonly login?: ConsoleLogin | undefined;
   /**
    * Extra `Host` header values accepted (`name:port`), for a console reached under a DNS name.
    * The bound address and port (and `localhost:<port>` on loopback) are always accepted.
@@ -81,6 +92,7 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'config',
   'reload',
   'token',
+  'login',
   'hosts',
   'auditRows',
   'auditReadBytes',
@@ -141,6 +153,14 @@ function redirect(out: ServerResponse, to: string, extra: Record<string, string>
   out.end();
 }
 
+/** A change's page context and the session making it (its principal goes to the audit line). */
+type ChangeContext = PageContext & { readonly session: ConsoleSession };
+
+/** The answer to a finished sign-in: the session cookie is set; the script-free link goes on. */
+function signedInPage(): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in</title><meta http-equiv="refresh" content="0; url=${CONSOLE_BASE}/approvals"></head><body><p>Signed in. <a href="${CONSOLE_BASE}/approvals">Go to the console</a>.</p></body></html>`;
+}
+
 function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
     const index = part.indexOf('=');
@@ -190,7 +210,16 @@ export class GatewayConsole {
       'GatewayConsole',
       (message, option) => new GatewayConfigError(message, { details: { option } }),
     );
-    if (typeof options.token !== 'string' || options.token.length < 16) {
+    if ((options.token === undefined) === (options.login === undefined)) {
+      throw new GatewayConfigError(
+        'The console needs exactly one sign-in: token (a shared token) or login (the identity provider)',
+        { details: { option: 'login' } },
+      );
+    }
+    if (
+      options.token !== undefined &&
+      (typeof options.token !== 'string' || options.token.length < 16)
+    ) {
       throw new GatewayConfigError('The console token must be at least 16 characters', {
         details: { option: 'token' },
       });
@@ -299,7 +328,48 @@ export class GatewayConsole {
       }
       return;
     }
-    if (path === `${CONSOLE_BASE}/login`) {
+    const login = this.#options.login;
+    if (login !== undefined && method !== 'POST') {
+      if (path === `${CONSOLE_BASE}/login`) {
+        send(out, 200, providerLoginPage());
+        return;
+      }
+      if (path === `${CONSOLE_BASE}/login/start`) {
+        const started = await login.start(`http://${host}${CONSOLE_BASE}/callback`);
+        // Lax, not Strict: the identity provider's redirect back is a cross-site navigation.
+        redirect(out, started.authorizationUrl, {
+          'set-cookie': `${this.#cookie}_login=${started.binding}; Path=${CONSOLE_BASE}/callback; HttpOnly; SameSite=Lax; Max-Age=600`,
+        });
+        return;
+      }
+      if (path === `${CONSOLE_BASE}/callback`) {
+        const result = await login.finish(
+          url.searchParams,
+          cookieValue(request.headers.cookie, `${this.#cookie}_login`),
+        );
+        const clear = `${this.#cookie}_login=; Path=${CONSOLE_BASE}/callback; HttpOnly; SameSite=Lax; Max-Age=0`;
+        if (!result.ok) {
+          send(out, result.status, loginRefusedPage(result.reason), undefined, {
+            'set-cookie': clear,
+          });
+          return;
+        }
+        const session = this.#sessions.open(result.principal);
+        // A page, not a redirect: the Strict session cookie set on an answer to a cross-site
+        // navigation is kept, and the next same-site request carries it.
+        out.writeHead(200, {
+          ...CONSOLE_HEADERS,
+          'content-type': 'text/html; charset=utf-8',
+          'set-cookie': [
+            clear,
+            `${this.#cookie}=${session.id}; Path=${CONSOLE_BASE}; HttpOnly; SameSite=Strict`,
+          ],
+        });
+        out.end(signedInPage());
+        return;
+      }
+    }
+    if (login === undefined && path === `${CONSOLE_BASE}/login`) {
       const given =
         form?.get('token') ?? (method === 'POST' ? null : url.searchParams.get('token'));
       if (given === null) {
@@ -330,7 +400,7 @@ export class GatewayConsole {
     const notice = NOTICES[url.searchParams.get('notice') ?? ''];
     const context: PageContext = { csrf: session.csrf, notice };
     if (form !== undefined) {
-      await this.#change(path, form, session, out, context);
+      await this.#change(path, form, session, out, { ...context, session });
       return;
     }
     await this.#page(path, url, out, context);
@@ -391,7 +461,7 @@ export class GatewayConsole {
     form: URLSearchParams,
     session: ConsoleSession,
     out: ServerResponse,
-    context: PageContext,
+    context: ChangeContext,
   ): Promise<void> {
     switch (path) {
       case `${CONSOLE_BASE}/logout`:
@@ -418,7 +488,7 @@ export class GatewayConsole {
     }
   }
 
-  async #answer(form: URLSearchParams, out: ServerResponse, context: PageContext): Promise<void> {
+  async #answer(form: URLSearchParams, out: ServerResponse, context: ChangeContext): Promise<void> {
     const { inbox } = this.#options;
     const id = form.get('id') ?? '';
     const decision = form.get('decision');
@@ -469,7 +539,7 @@ export class GatewayConsole {
     redirect(out, `${CONSOLE_BASE}/approvals?notice=${approve ? 'approved' : 'declined'}`);
   }
 
-  async #accept(form: URLSearchParams, out: ServerResponse, context: PageContext): Promise<void> {
+  async #accept(form: URLSearchParams, out: ServerResponse, context: ChangeContext): Promise<void> {
     const token = form.get('token') ?? '';
     const split = splitPinToken(token);
     if (split === undefined) {
@@ -531,9 +601,10 @@ export class GatewayConsole {
   /** Writes a change's audit line; false (and a refusal answered) when it cannot be written. */
   async #record(
     out: ServerResponse,
-    context: PageContext,
+    context: ChangeContext,
     entry: Pick<AuditEntry, 'tool' | 'outcome'> & Partial<AuditEntry>,
   ): Promise<boolean> {
+    const principal = context.session.principal;
     try {
       await this.#options.audit.append({
         time: isoTime(Date.now()),
@@ -543,6 +614,10 @@ export class GatewayConsole {
         approvedBy: 'console',
         argumentsDigest: digestOf({}),
         ...entry,
+        // Who made the change: the person signed in with the identity provider (issuer, subject).
+        ...(principal === undefined
+          ? {}
+          : { principal: { issuer: principal.issuer, subject: principal.subject } }),
       });
       return true;
     } catch {

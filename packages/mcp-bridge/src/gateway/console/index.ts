@@ -5,6 +5,15 @@
 export { DEFAULT_CONSOLE_AUDIT_READ_BYTES, DEFAULT_CONSOLE_AUDIT_ROWS } from './console-audit.js';
 // The approvals inbox given to McpGateway as `approvalInbox`
 export { type ConsoleAsk, ConsoleInbox, DEFAULT_CONSOLE_MAX_PENDING } from './console-inbox.js';
+export {
+  ConsoleLogin,
+  type ConsoleLoginOptions,
+  DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS,
+  DEFAULT_CONSOLE_MAX_PENDING_LOGINS,
+  isConsoleAdmin,
+  type LoginResult,
+  type StartedLogin,
+} from './console-login.js';
 export { CONSOLE_BASE } from './console-pages.js';
 export {
   DEFAULT_CONSOLE_MAX_SESSIONS,

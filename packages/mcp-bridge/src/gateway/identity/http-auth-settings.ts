@@ -46,6 +46,53 @@ export interface GatewayHttpAuthSettings {
   readonly introspection?: boolean;
   /** The introspection endpoint. Default: the authorization server's `introspection_endpoint`. */
   readonly introspectionEndpoint?: string;
+  /**
+   * The web console's sign-in with the first authorization server (`serve --console` with
+   * `gateway.httpAuth`): the authorization code flow with PKCE (S256) and `state`.
+   */
+  readonly console?: ConsoleLoginSettings;
+}
+
+/** `gateway.httpAuth.console`: who signs in to the web console, as which client. */
+export interface ConsoleLoginSettings {
+  /**
+   * The console's client id at the authorization server (registered with the redirect URI
+   * `http://HOST:PORT/console/callback`). Default {@link DEFAULT_CONSOLE_CLIENT_ID}. Its secret,
+   * for a confidential client, comes from `TOOLFENCE_CONSOLE_CLIENT_SECRET` (never the config).
+   */
+  readonly clientId?: string;
+  /** Scope asked for. Default `requiredScopes` (the access token must pass them anyway). */
+  readonly scope?: readonly string[];
+  /**
+   * Who may use the console, once signed in: a person whose token's subject is in `subjects`,
+   * or whose `groupClaim` claim holds one of `groups`. Default: nobody (the console refuses
+   * everyone, with a page saying so, until this is configured).
+   */
+  readonly admins?: ConsoleAdminsSettings;
+}
+
+/** `gateway.httpAuth.console.admins`: the principals allowed to use the console. */
+export interface ConsoleAdminsSettings {
+  /** Exact subjects (`sub`) allowed. Default none. */
+  readonly subjects?: readonly string[];
+  /** Values of the group claim allowed. Default none. */
+  readonly groups?: readonly string[];
+  /** The claim `groups` is read from (it must be in `principalClaims`). Default `groups`. */
+  readonly groupClaim?: string;
+}
+
+/** Default of {@link ConsoleLoginSettings.clientId}: `toolfence-console`. */
+export const DEFAULT_CONSOLE_CLIENT_ID = 'toolfence-console';
+
+/** {@link ConsoleLoginSettings} with every default filled in. */
+export interface ResolvedConsoleLoginSettings {
+  readonly clientId: string;
+  readonly scope: readonly string[];
+  readonly admins: {
+    readonly subjects: readonly string[];
+    readonly groups: readonly string[];
+    readonly groupClaim: string;
+  };
 }
 
 /** Default accepted algorithms: RSA (RS/PS 256-512), ECDSA (ES256/384/512) and EdDSA. */
@@ -94,7 +141,10 @@ export const HTTP_AUTH_KEYS: readonly string[] = Object.freeze([
   'principalClaims',
   'introspection',
   'introspectionEndpoint',
+  'console',
 ]);
+const CONSOLE_KEYS: readonly string[] = Object.freeze(['clientId', 'scope', 'admins']);
+const ADMINS_KEYS: readonly string[] = Object.freeze(['subjects', 'groups', 'groupClaim']);
 
 const AT = 'gateway.httpAuth';
 
@@ -139,7 +189,63 @@ const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/;
 const CLAIM = /^[A-Za-z0-9_.:/-]{1,100}$/;
 
 /** {@link GatewayHttpAuthSettings} with every default filled in. */
-export type ResolvedHttpAuthSettings = Required<GatewayHttpAuthSettings>;
+export type ResolvedHttpAuthSettings = Required<Omit<GatewayHttpAuthSettings, 'console'>> & {
+  readonly console: ResolvedConsoleLoginSettings;
+};
+
+function objectWithKeys(value: unknown, at: string, keys: readonly string[]) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail('must be an object', at);
+  }
+  for (const key of Object.keys(value as object)) {
+    if (!keys.includes(key)) {
+      const shown = /^[\w$.-]{1,40}$/.test(key) ? ` "${key}"` : '';
+      fail(`unknown key${shown} (allowed: ${keys.join(', ')})`, at);
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
+const SUBJECT = /^[\x20-\x7e]{1,255}$/;
+
+function checkConsoleSettings(
+  value: unknown,
+  requiredScopes: readonly string[],
+): ResolvedConsoleLoginSettings {
+  const at = `${AT}.console`;
+  const record = value === undefined ? {} : objectWithKeys(value, at, CONSOLE_KEYS);
+  const clientId = record.clientId ?? DEFAULT_CONSOLE_CLIENT_ID;
+  if (typeof clientId !== 'string' || !SUBJECT.test(clientId)) {
+    fail('must be 1 to 255 printable ASCII characters', `${at}.clientId`);
+  }
+  const scope =
+    record.scope === undefined
+      ? [...requiredScopes]
+      : stringList(record.scope, `${at}.scope`, 32, SCOPE);
+  const admins =
+    record.admins === undefined ? {} : objectWithKeys(record.admins, `${at}.admins`, ADMINS_KEYS);
+  const groupClaim = admins.groupClaim ?? 'groups';
+  if (typeof groupClaim !== 'string' || !CLAIM.test(groupClaim)) {
+    fail(`must be a claim name (${CLAIM.source})`, `${at}.admins.groupClaim`);
+  }
+  return Object.freeze({
+    clientId: clientId as string,
+    scope: Object.freeze(scope),
+    admins: Object.freeze({
+      subjects: Object.freeze(
+        admins.subjects === undefined
+          ? []
+          : stringList(admins.subjects, `${at}.admins.subjects`, 256, SUBJECT),
+      ),
+      groups: Object.freeze(
+        admins.groups === undefined
+          ? []
+          : stringList(admins.groups, `${at}.admins.groups`, 64, /^[\x20-\x7e]{1,256}$/),
+      ),
+      groupClaim: groupClaim as string,
+    }),
+  });
+}
 
 /**
  * Checks `gateway.httpAuth` (unknown keys, types, ranges; `none` and HMAC algorithms refused) and
@@ -201,8 +307,19 @@ export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings 
   if (introspectionEndpoint !== '' && record.introspection !== true) {
     fail('applies only with introspection: true', `${AT}.introspectionEndpoint`);
   }
+  const consoleSettings = checkConsoleSettings(record.console, requiredScopes);
+  if (
+    consoleSettings.admins.groups.length > 0 &&
+    !principalClaims.includes(consoleSettings.admins.groupClaim)
+  ) {
+    fail(
+      `the group claim "${consoleSettings.admins.groupClaim}" must be listed in principalClaims`,
+      `${AT}.console.admins.groupClaim`,
+    );
+  }
   return Object.freeze({
     resource,
+    console: consoleSettings,
     introspection: record.introspection === true,
     introspectionEndpoint,
     authorizationServers: Object.freeze(authorizationServers),

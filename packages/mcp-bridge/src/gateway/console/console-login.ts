@@ -1,0 +1,196 @@
+// The console's sign-in with the identity provider (`gateway.httpAuth`): the OAuth 2.1
+// authorization code flow with PKCE (S256) and `state`, against the first authorization server.
+// The access token obtained is checked exactly like the gateway's bearer tokens and then dropped:
+// the browser keeps only the console's session cookie, bound to the principal.
+import { randomBytes } from 'node:crypto';
+import type { Principal } from '@toolfence/tools';
+import * as oauth from 'oauth4webapi';
+import {
+  type AuthorizationServerMetadata,
+  discoverAuthorizationServer,
+} from '../../oauth/discovery.js';
+import type { OAuthHttp } from '../../oauth/http.js';
+import { basicAuth, requestOptions } from '../../oauth/token-endpoint.js';
+import type { ResolvedConsoleLoginSettings } from '../identity/http-auth-settings.js';
+import type { AuthenticatedCaller, RefusedCaller } from '../identity/resource-server.js';
+import { sameSecret } from './console-sessions.js';
+
+/** Default number of sign-ins started and not finished held at once: 64 (the oldest is dropped). */
+export const DEFAULT_CONSOLE_MAX_PENDING_LOGINS = 64;
+/** Default time a started sign-in may take before its callback is refused: 10 minutes. */
+export const DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS: number = 10 * 60 * 1000;
+
+/** Options of {@link ConsoleLogin}. */
+export interface ConsoleLoginOptions {
+  /** The issuer signed in with (the first of `gateway.httpAuth.authorizationServers`). */
+  readonly issuer: string;
+  /** The gateway's resource (`gateway.httpAuth.resource`), sent as RFC 8707 `resource`. */
+  readonly resource: string;
+  /** `gateway.httpAuth.console`, checked. */
+  readonly settings: ResolvedConsoleLoginSettings;
+  /** The console client's secret (`TOOLFENCE_CONSOLE_CLIENT_SECRET`); none: a public client. */
+  readonly clientSecret?: string | undefined;
+  /** The OAuth client's guarded, bounded fetch. */
+  readonly http: OAuthHttp;
+  /** How the gateway checks a bearer token (`GatewayResourceServer.authenticate`). */
+  readonly authenticate: (authorization: string) => Promise<AuthenticatedCaller | RefusedCaller>;
+  /** Sign-ins started and not finished held at once. Default {@link DEFAULT_CONSOLE_MAX_PENDING_LOGINS}. */
+  readonly maxPending?: number;
+  /** Time a sign-in may take, in ms. Default {@link DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS}. */
+  readonly timeoutMs?: number;
+}
+
+/** A sign-in started: where to send the browser, and the value of its binding cookie. */
+export interface StartedLogin {
+  readonly authorizationUrl: string;
+  /** Random; the callback must come from the browser holding it (login CSRF). */
+  readonly binding: string;
+}
+
+/** The end of a callback: a principal allowed in, or why not (a fixed text). */
+export type LoginResult =
+  | { readonly ok: true; readonly principal: Principal }
+  | { readonly ok: false; readonly status: 400 | 403 | 502; readonly reason: string };
+
+interface Pending {
+  readonly verifier: string;
+  readonly binding: string;
+  readonly redirectUri: string;
+  readonly started: number;
+}
+
+/** True when `principal` is one of the console's admins (`gateway.httpAuth.console.admins`). */
+export function isConsoleAdmin(
+  principal: Principal,
+  admins: ResolvedConsoleLoginSettings['admins'],
+): boolean {
+  if (admins.subjects.includes(principal.subject)) return true;
+  const value = principal.claims[admins.groupClaim];
+  const held = typeof value === 'string' ? [value] : (value ?? []);
+  return held.some((group) => admins.groups.includes(group));
+}
+
+/**
+ * The console's identity-provider sign-in. {@link start} makes the authorization URL (a fresh
+ * `state` and PKCE verifier, held here, single use, for `timeoutMs`); {@link finish} checks the
+ * callback (known `state`, the browser's binding cookie, the `iss` when given), redeems the code
+ * with the verifier, checks the access token as the gateway checks bearer tokens, and the admins.
+ */
+export class ConsoleLogin {
+  readonly #options: ConsoleLoginOptions;
+  readonly #pending = new Map<string, Pending>();
+  readonly #max: number;
+  readonly #timeoutMs: number;
+  #metadata: AuthorizationServerMetadata | undefined;
+
+  constructor(options: ConsoleLoginOptions) {
+    this.#options = options;
+    this.#max = options.maxPending ?? DEFAULT_CONSOLE_MAX_PENDING_LOGINS;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS;
+  }
+
+  async #server(): Promise<AuthorizationServerMetadata> {
+    this.#metadata ??= await discoverAuthorizationServer(this.#options.http, this.#options.issuer);
+    return this.#metadata;
+  }
+
+  /** Starts a sign-in whose callback is `redirectUri`. */
+  async start(redirectUri: string, now: number = Date.now()): Promise<StartedLogin> {
+    const metadata = await this.#server();
+    const state = randomBytes(32).toString('base64url');
+    const verifier = oauth.generateRandomCodeVerifier();
+    const binding = randomBytes(32).toString('base64url');
+    for (const [key, pending] of this.#pending) {
+      if (now - pending.started >= this.#timeoutMs) this.#pending.delete(key);
+    }
+    while (this.#pending.size >= this.#max) {
+      this.#pending.delete(this.#pending.keys().next().value as string);
+    }
+    this.#pending.set(state, { verifier, binding, redirectUri, started: now });
+    const url = new URL(metadata.authorizationEndpoint);
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('client_id', this.#options.settings.clientId);
+    url.searchParams.set('redirect_uri', redirectUri);
+    url.searchParams.set('state', state);
+    url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
+    url.searchParams.set('code_challenge_method', 'S256');
+    url.searchParams.set('resource', this.#options.resource);
+    if (this.#options.settings.scope.length > 0) {
+      url.searchParams.set('scope', this.#options.settings.scope.join(' '));
+    }
+    return { authorizationUrl: url.href, binding };
+  }
+
+  /** Finishes the sign-in of the callback `parameters` from the browser holding `binding`. */
+  async finish(
+    parameters: URLSearchParams,
+    binding: string | undefined,
+    now: number = Date.now(),
+  ): Promise<LoginResult> {
+    const state = parameters.get('state') ?? '';
+    const pending = this.#pending.get(state);
+    // Single use: a state is spent by its first callback, whatever comes of it.
+    if (pending !== undefined) this.#pending.delete(state);
+    if (pending === undefined || now - pending.started >= this.#timeoutMs) {
+      return refused(
+        400,
+        'This sign-in is unknown or expired (no PKCE verifier is held for its state). Start again.',
+      );
+    }
+    if (binding === undefined || !sameSecret(binding, pending.binding)) {
+      return refused(403, 'This sign-in was started in another browser. Start again.');
+    }
+    let token: string;
+    try {
+      const metadata = await this.#server();
+      const as = metadata.raw as oauth.AuthorizationServer;
+      const client: oauth.Client = { client_id: this.#options.settings.clientId };
+      const secret = this.#options.clientSecret;
+      const checked = oauth.validateAuthResponse(as, client, parameters, state);
+      const response = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        secret === undefined || secret === '' ? oauth.None() : basicAuth(secret),
+        checked,
+        pending.redirectUri,
+        pending.verifier,
+        {
+          ...requestOptions(this.#options.http),
+          additionalParameters: { resource: this.#options.resource },
+        },
+      );
+      const result = await oauth.processAuthorizationCodeResponse(as, client, response);
+      token = result.access_token;
+    } catch (error) {
+      if (error instanceof oauth.AuthorizationResponseError) {
+        return refused(403, 'The identity provider did not sign you in.');
+      }
+      return refused(502, 'The sign-in could not be completed with the identity provider.');
+    }
+    const caller = await this.#options.authenticate(`Bearer ${token}`);
+    if (!caller.ok) {
+      return refused(
+        403,
+        'The access token from the identity provider is not accepted by this gateway.',
+      );
+    }
+    const { admins } = this.#options.settings;
+    if (admins.subjects.length === 0 && admins.groups.length === 0) {
+      return refused(
+        403,
+        'You are signed in, but no one may use this console yet: its admins are not configured (gateway.httpAuth.console.admins).',
+      );
+    }
+    if (!isConsoleAdmin(caller.principal, admins)) {
+      return refused(
+        403,
+        'You are signed in, but you are not one of the console admins (gateway.httpAuth.console.admins).',
+      );
+    }
+    return { ok: true, principal: caller.principal };
+  }
+}
+
+function refused(status: 400 | 403 | 502, reason: string): LoginResult {
+  return { ok: false, status, reason };
+}
