@@ -3,7 +3,7 @@
 // The access token obtained is checked exactly like the gateway's bearer tokens and then dropped:
 // the browser keeps only the console's session cookie, bound to the principal.
 import { randomBytes } from 'node:crypto';
-import type { Principal } from '@toolfence/tools';
+import { checkOptionKeys, type Principal } from '@toolfence/tools';
 import * as oauth from 'oauth4webapi';
 import {
   type AuthorizationServerMetadata,
@@ -11,6 +11,7 @@ import {
 } from '../../oauth/discovery.js';
 import type { OAuthHttp } from '../../oauth/http.js';
 import { basicAuth, requestOptions } from '../../oauth/token-endpoint.js';
+import { GatewayConfigError } from '../errors.js';
 import type { ResolvedConsoleLoginSettings } from '../identity/http-auth-settings.js';
 import type { AuthenticatedCaller, RefusedCaller } from '../identity/resource-server.js';
 import { sameSecret } from './console-sessions.js';
@@ -52,6 +53,27 @@ export type LoginResult =
   | { readonly ok: true; readonly principal: Principal }
   | { readonly ok: false; readonly status: 400 | 403 | 502; readonly reason: string };
 
+const OPTION_KEYS: readonly string[] = Object.freeze([
+  'issuer',
+  'resource',
+  'settings',
+  'clientSecret',
+  'http',
+  'authenticate',
+  'maxPending',
+  'timeoutMs',
+]);
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const chosen = value ?? fallback;
+  if (!Number.isSafeInteger(chosen) || chosen < 1) {
+    throw new GatewayConfigError(`ConsoleLogin option ${name} must be a whole number over 0`, {
+      details: { option: name },
+    });
+  }
+  return chosen;
+}
+
 interface Pending {
   readonly verifier: string;
   readonly binding: string;
@@ -84,9 +106,15 @@ export class ConsoleLogin {
   #metadata: AuthorizationServerMetadata | undefined;
 
   constructor(options: ConsoleLoginOptions) {
+    checkOptionKeys(
+      options,
+      OPTION_KEYS,
+      'ConsoleLogin',
+      (message, option) => new GatewayConfigError(message, { details: { option } }),
+    );
     this.#options = options;
-    this.#max = options.maxPending ?? DEFAULT_CONSOLE_MAX_PENDING_LOGINS;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS;
+    this.#max = positive('maxPending', options.maxPending, DEFAULT_CONSOLE_MAX_PENDING_LOGINS);
+    this.#timeoutMs = positive('timeoutMs', options.timeoutMs, DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS);
   }
 
   async #server(): Promise<AuthorizationServerMetadata> {

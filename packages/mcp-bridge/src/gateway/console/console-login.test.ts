@@ -1,0 +1,142 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approveLoopback } from '../../cli/loopback.js';
+import { resolveOAuthHttp } from '../../oauth/http.js';
+import { checkHttpAuthSettings } from '../identity/http-auth-settings.js';
+import { ConsoleLogin, type ConsoleLoginOptions, isConsoleAdmin } from './console-login.js';
+
+// A loopback authorization server that publishes metadata only (the callbacks below never reach
+// its token endpoint: they are refused before).
+let server: Server;
+let issuer: string;
+beforeAll(async () => {
+  server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        issuer,
+        authorization_endpoint: `${issuer}/auth`,
+        token_endpoint: `${issuer}/token`,
+        code_challenge_methods_supported: ['S256'],
+        response_types_supported: ['code'],
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function login(extra: Partial<ConsoleLoginOptions> = {}): ConsoleLogin {
+  const settings = checkHttpAuthSettings({
+    resource: 'https://mcp.example.com/mcp',
+    authorizationServers: [issuer],
+  });
+  return new ConsoleLogin({
+    issuer,
+    resource: settings.resource,
+    settings: settings.console,
+    http: resolveOAuthHttp({ allowNonPublic: approveLoopback }),
+    authenticate: async () => {
+      throw new Error('not reached');
+    },
+    ...extra,
+  });
+}
+
+const REDIRECT = 'http://127.0.0.1:1/console/callback';
+
+async function callback(target: ConsoleLogin, url: string, binding: string, now: number) {
+  const state = new URL(url).searchParams.get('state') as string;
+  return target.finish(new URLSearchParams({ state, code: 'x' }), `${binding}-not`, now);
+}
+
+describe('ConsoleLogin limits', () => {
+  it('maxPending: a sign-in started beyond it drops the oldest (its callback finds no verifier)', async () => {
+    const target = login({ maxPending: 2 });
+    const first = await target.start(REDIRECT, 1000);
+    const second = await target.start(REDIRECT, 1000);
+    await target.start(REDIRECT, 1000);
+    // A wrong binding is refused 403 when the state is held, 400 when it is not (dropped).
+    expect(await callback(target, first.authorizationUrl, first.binding, 1000)).toMatchObject({
+      status: 400,
+    });
+    expect(await callback(target, second.authorizationUrl, second.binding, 1000)).toMatchObject({
+      status: 403,
+    });
+  });
+
+  it('timeoutMs: a callback after it is refused as expired', async () => {
+    const target = login({ timeoutMs: 5000 });
+    const started = await target.start(REDIRECT, 1000);
+    const state = new URL(started.authorizationUrl).searchParams.get('state') as string;
+    const late = await target.finish(
+      new URLSearchParams({ state, code: 'x' }),
+      started.binding,
+      6000,
+    );
+    expect(late).toMatchObject({ ok: false, status: 400 });
+  });
+
+  it.for([
+    ['an unknown option', { maxPendng: 3 }, /maxPendng/],
+    ['maxPending 0', { maxPending: 0 }, /maxPending/],
+    ['timeoutMs -1', { timeoutMs: -1 }, /timeoutMs/],
+  ] as const)('refuses %s', ([, extra, message]) => {
+    expect(() => login(extra as Partial<ConsoleLoginOptions>)).toThrow(message);
+  });
+});
+
+describe('gateway.httpAuth.console', () => {
+  const base = {
+    resource: 'https://mcp.example.com/mcp',
+    authorizationServers: [`https://id.example.com`],
+  };
+
+  it('defaults: client toolfence-console, the required scopes, nobody is an admin', () => {
+    const settings = checkHttpAuthSettings({ ...base, requiredScopes: ['mcp:tools'] });
+    expect(settings.console).toEqual({
+      clientId: 'toolfence-console',
+      scope: ['mcp:tools'],
+      admins: { subjects: [], groups: [], groupClaim: 'groups' },
+    });
+    const anyone = {
+      issuer: 'https://id.example.com',
+      subject: 'alice',
+      claims: { groups: ['x'] },
+    };
+    expect(isConsoleAdmin(anyone, settings.console.admins)).toBe(false);
+  });
+
+  it.for([
+    ['an unknown console key', { console: { clients: 'x' } }, /unknown key "clients"/],
+    ['an unknown admins key', { console: { admins: { subject: ['a'] } } }, /unknown key "subject"/],
+    ['admins not an object', { console: { admins: ['alice'] } }, /must be an object/],
+    [
+      'a group claim not kept',
+      { console: { admins: { groups: ['g'], groupClaim: 'teams' } } },
+      /principalClaims/,
+    ],
+    ['an empty client id', { console: { clientId: '' } }, /clientId/],
+  ] as const)('refuses %s', ([, extra, message]) => {
+    expect(() => checkHttpAuthSettings({ ...base, ...extra })).toThrow(message);
+  });
+
+  it('admins match by exact subject or by a value of the group claim', () => {
+    const { admins } = checkHttpAuthSettings({
+      ...base,
+      console: { admins: { subjects: ['alice'], groups: ['ops'] } },
+    }).console;
+    const who = (subject: string, groups: readonly string[]) => ({
+      issuer: 'https://id.example.com',
+      subject,
+      claims: { groups },
+    });
+    expect(isConsoleAdmin(who('alice', []), admins)).toBe(true);
+    expect(isConsoleAdmin(who('bob', ['ops']), admins)).toBe(true);
+    expect(isConsoleAdmin(who('ALICE', ['Ops', 'ops-team']), admins)).toBe(false);
+  });
+});
