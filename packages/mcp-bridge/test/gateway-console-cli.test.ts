@@ -159,3 +159,81 @@ describe('a gateway without --console', () => {
     expect(await consoleLoads()).toEqual([]);
   }, 60_000);
 });
+
+describe('serve --http --console with gateway.httpAuth', () => {
+  /** A loopback authorization server publishing its metadata only. */
+  async function metadataServer(): Promise<{ issuer: string; close: () => Promise<void> }> {
+    const { createServer } = await import('node:http');
+    let issuer = '';
+    const server = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/auth`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          code_challenge_methods_supported: ['S256'],
+          response_types_supported: ['code'],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    return {
+      issuer,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  async function writeConfig(issuer: string, consoleSettings: Record<string, unknown>) {
+    await writeFile(
+      join(folder, 'toolfence.json'),
+      JSON.stringify({
+        mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+        gateway: {
+          httpAuth: {
+            resource: 'http://127.0.0.1:1/mcp',
+            authorizationServers: [issuer],
+            console: consoleSettings,
+          },
+        },
+      }),
+    );
+  }
+
+  it('signs in with the identity provider: no token sign-in, the start sends the browser there with PKCE S256', async () => {
+    const as = await metadataServer();
+    try {
+      await writeConfig(as.issuer, { admins: { subjects: ['alice'] } });
+      const { match } = await serve(
+        ['--http', '127.0.0.1:0', '--console'],
+        /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/ \(sign in with the identity provider/,
+      );
+      const url = match[1] as string;
+      const page = await rawRequest(`${url}/login?token=anything-at-all-0123456789`);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('Sign in with the identity provider');
+      expect(page.headers['set-cookie']).toBeUndefined();
+      const start = await rawRequest(`${url}/login/start`);
+      expect(start.status).toBe(303);
+      const location = new URL(String(start.headers.location));
+      expect(location.origin + location.pathname).toBe(`${as.issuer}/auth`);
+      expect(Object.fromEntries(location.searchParams)).toMatchObject({
+        response_type: 'code',
+        client_id: 'toolfence-console',
+        redirect_uri: `${url}/callback`,
+        code_challenge_method: 'S256',
+        resource: 'http://127.0.0.1:1/mcp',
+      });
+    } finally {
+      await as.close();
+    }
+  }, 60_000);
+
+  it('refuses an unknown key in gateway.httpAuth.console before starting', async () => {
+    await writeConfig('http://127.0.0.1:9', { admin: { subjects: ['alice'] } });
+    const { err } = await serve(['--http', '127.0.0.1:0', '--console'], /unknown key "admin"/);
+    expect(err).toContain('gateway.httpAuth.console');
+  }, 60_000);
+});

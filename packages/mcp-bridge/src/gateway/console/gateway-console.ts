@@ -335,7 +335,19 @@ export class GatewayConsole {
         return;
       }
       if (path === `${CONSOLE_BASE}/login/start`) {
-        const started = await login.start(`http://${host}${CONSOLE_BASE}/callback`);
+        let started: Awaited<ReturnType<ConsoleLogin['start']>>;
+        try {
+          started = await login.start(`http://${host}${CONSOLE_BASE}/callback`);
+        } catch {
+          send(
+            out,
+            502,
+            loginRefusedPage(
+              "The identity provider's metadata could not be fetched: the sign-in cannot start.",
+            ),
+          );
+          return;
+        }
         // Lax, not Strict: the identity provider's redirect back is a cross-site navigation.
         redirect(out, started.authorizationUrl, {
           'set-cookie': `${this.#cookie}_login=${started.binding}; Path=${CONSOLE_BASE}/callback; HttpOnly; SameSite=Lax; Max-Age=600`,
