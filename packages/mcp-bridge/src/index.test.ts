@@ -65,6 +65,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'DEFAULT_HTTP_AUTH_JWKS_CACHE_MS',
         'DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS',
         'DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS',
+        'DEFAULT_CONSOLE_CLIENT_ID',
         'HTTP_AUTH_KEYS',
         'GatewayResourceServer',
         'GatewayAuthUnavailableError',

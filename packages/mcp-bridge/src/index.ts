@@ -329,7 +329,10 @@ export {
 } from './gateway/gateway-passthrough.js';
 export { GATEWAY_SINGLE_PRINCIPAL } from './gateway/gateway-principal.js';
 export {
+  type ConsoleAdminsSettings,
+  type ConsoleLoginSettings,
   checkHttpAuthSettings,
+  DEFAULT_CONSOLE_CLIENT_ID,
   DEFAULT_HTTP_AUTH_ALGORITHMS,
   DEFAULT_HTTP_AUTH_CLOCK_SKEW_MS,
   DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
@@ -339,6 +342,7 @@ export {
   DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS,
   type GatewayHttpAuthSettings,
   HTTP_AUTH_KEYS,
+  type ResolvedConsoleLoginSettings,
   type ResolvedHttpAuthSettings,
 } from './gateway/identity/http-auth-settings.js';
 export {

@@ -12,7 +12,7 @@ import { ConsoleLogin } from '../src/gateway/console/index.js';
 import { checkHttpAuthSettings } from '../src/gateway/identity/http-auth-settings.js';
 import { GatewayResourceServer } from '../src/gateway/identity/resource-server.js';
 import { resolveOAuthHttp } from '../src/oauth/http.js';
-import { freePort, listen } from './fixtures/team-gateway.js';
+import { freePort, listen, teamProviderConfig } from './fixtures/team-gateway.js';
 import { gatewayClient } from './helpers.js';
 import { type ConsoleHarness, rawRequest, tracked, until } from './support/console-harness.js';
 
@@ -52,8 +52,11 @@ async function identityProvider(resource: string, callback: string): Promise<str
   const server = createServer();
   servers.push(server);
   const issuer = `http://127.0.0.1:${await listen(server)}`;
-  const provider = new Provider(issuer, {
-    clients: [
+  // The team's provider, with the console's public code-flow client and dev interactions on.
+  const base = teamProviderConfig(
+    resource,
+    [],
+    [
       {
         client_id: CLIENT,
         grant_types: ['authorization_code'],
@@ -62,25 +65,13 @@ async function identityProvider(resource: string, callback: string): Promise<str
         token_endpoint_auth_method: 'none',
       },
     ],
-    features: {
-      devInteractions: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async () => resource,
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx: unknown, indicator: string) => ({
-          scope: 'mcp:tools',
-          audience: indicator,
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'RS256' } },
-        }),
-      },
-    },
-    scopes: ['mcp:tools'],
+  );
+  const provider = new Provider(issuer, {
+    ...base,
+    features: { ...(base.features as object), devInteractions: { enabled: true } },
     extraTokenClaims: async (_ctx: unknown, token: { accountId?: string }) => ({
       groups: GROUPS[token.accountId ?? ''] ?? [],
     }),
-    cookies: { keys: ['test-only-cookie-key-0123456789abcdef'] },
   });
   server.on('request', provider.callback());
   return issuer;

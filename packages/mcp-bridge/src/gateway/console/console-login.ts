@@ -15,6 +15,7 @@ import { GatewayConfigError } from '../errors.js';
 import type { ResolvedConsoleLoginSettings } from '../identity/http-auth-settings.js';
 import type { AuthenticatedCaller, RefusedCaller } from '../identity/resource-server.js';
 import { sameSecret } from './console-sessions.js';
+import { positive } from './gateway-console.js';
 
 /** Default number of sign-ins started and not finished held at once: 64 (the oldest is dropped). */
 export const DEFAULT_CONSOLE_MAX_PENDING_LOGINS = 64;
@@ -64,16 +65,6 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'timeoutMs',
 ]);
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  const chosen = value ?? fallback;
-  if (!Number.isSafeInteger(chosen) || chosen < 1) {
-    throw new GatewayConfigError(`ConsoleLogin option ${name} must be a whole number over 0`, {
-      details: { option: name },
-    });
-  }
-  return chosen;
-}
-
 interface Pending {
   readonly verifier: string;
   readonly binding: string;
@@ -113,8 +104,18 @@ export class ConsoleLogin {
       (message, option) => new GatewayConfigError(message, { details: { option } }),
     );
     this.#options = options;
-    this.#max = positive('maxPending', options.maxPending, DEFAULT_CONSOLE_MAX_PENDING_LOGINS);
-    this.#timeoutMs = positive('timeoutMs', options.timeoutMs, DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS);
+    this.#max = positive(
+      'maxPending',
+      options.maxPending,
+      DEFAULT_CONSOLE_MAX_PENDING_LOGINS,
+      'ConsoleLogin',
+    );
+    this.#timeoutMs = positive(
+      'timeoutMs',
+      options.timeoutMs,
+      DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS,
+      'ConsoleLogin',
+    );
   }
 
   async #server(): Promise<AuthorizationServerMetadata> {

@@ -127,10 +127,16 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cross-origin-resource-policy': 'same-origin',
 });
 
-function positive(name: string, value: number | undefined, fallback: number): number {
+/** `value` (else `fallback`) when it is a whole number over 0; else the option `name` of `owner` is refused. */
+export function positive(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  owner = 'GatewayConsole',
+): number {
   const chosen = value ?? fallback;
   if (!Number.isSafeInteger(chosen) || chosen < 1) {
-    throw new GatewayConfigError(`GatewayConsole option ${name} must be a whole number over 0`, {
+    throw new GatewayConfigError(`${owner} option ${name} must be a whole number over 0`, {
       details: { option: name },
     });
   }
