@@ -80,6 +80,8 @@ async function identityProvider(resource: string, callback: string): Promise<str
 /** A console on a known port whose sign-in is the provider's, admins as given. */
 async function consoleWithProvider(
   admins: Record<string, unknown> = { subjects: ['alice'], groups: ['console-admins'] },
+  /** The resource the sign-in asks a token for (default: the gateway's). */
+  asked?: string,
 ): Promise<{ h: ConsoleHarness; issuer: string }> {
   const port = await freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
@@ -92,7 +94,7 @@ async function consoleWithProvider(
   const auth = new GatewayResourceServer({ settings, allowNonPublic: approveLoopback });
   const login = new ConsoleLogin({
     issuer,
-    resource,
+    resource: asked ?? resource,
     settings: settings.console,
     http: resolveOAuthHttp({ allowNonPublic: approveLoopback }),
     authenticate: (authorization) => auth.authenticate(authorization),
@@ -164,6 +166,14 @@ describe('the console signs people in with the identity provider (gateway.httpAu
     );
     await mallory.goto(`${h.url}/approvals`);
     expect(new URL(mallory.url()).pathname).toBe('/console/login');
+  }, 120_000);
+
+  it('an access token for another resource (aud) is refused after login, though she is an admin', async () => {
+    const { h } = await consoleWithProvider(undefined, 'https://other.example.com/mcp');
+    const page = await logIn(await loopbackContext(), h, 'alice');
+    expect(await page.locator('p.error').textContent()).toContain('not accepted by this gateway');
+    await page.goto(`${h.url}/approvals`);
+    expect(new URL(page.url()).pathname).toBe('/console/login');
   }, 120_000);
 
   it('with no admins configured the console refuses everyone, saying so', async () => {
