@@ -528,6 +528,16 @@ describe('GatewayConsole options', () => {
     { name: 'auditRows of 0', change: { auditRows: 0 }, option: 'auditRows' },
     { name: 'maxSessions of 0', change: { maxSessions: 0 }, option: 'maxSessions' },
     { name: 'maxFormBytes of 0', change: { maxFormBytes: 0 }, option: 'maxFormBytes' },
+    {
+      name: 'no sign-in at all (no token, no login)',
+      change: { token: undefined },
+      option: 'login',
+    },
+    {
+      name: 'both a token and a login',
+      change: { login: { start: () => undefined } },
+      option: 'login',
+    },
   ])(
     'refuses $name',
     async ({ change, option }) => {
