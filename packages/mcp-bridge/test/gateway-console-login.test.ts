@@ -11,7 +11,6 @@ import { approveLoopback } from '../src/cli/loopback.js';
 import { ConsoleLogin } from '../src/gateway/console/index.js';
 import { checkHttpAuthSettings } from '../src/gateway/identity/http-auth-settings.js';
 import { GatewayResourceServer } from '../src/gateway/identity/resource-server.js';
-import { resolveOAuthHttp } from '../src/oauth/http.js';
 import { freePort, listen, teamProviderConfig } from './fixtures/team-gateway.js';
 import { gatewayClient } from './helpers.js';
 import { type ConsoleHarness, rawRequest, tracked, until } from './support/console-harness.js';
@@ -96,7 +95,7 @@ async function consoleWithProvider(
     issuer,
     resource: asked ?? resource,
     settings: settings.console,
-    http: resolveOAuthHttp({ allowNonPublic: approveLoopback }),
+    allowNonPublic: approveLoopback,
     authenticate: (authorization) => auth.authenticate(authorization),
   });
   return { h: await harness({ login, port }), issuer };

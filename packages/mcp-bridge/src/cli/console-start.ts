@@ -95,10 +95,7 @@ export async function prepareConsole(
   const token = configured ?? randomBytes(32).toString('base64url');
   let login: InstanceType<typeof module.ConsoleLogin> | undefined;
   if (identity !== undefined) {
-    const [{ checkHttpAuthSettings }, { resolveOAuthHttp }] = await Promise.all([
-      import('../gateway/identity/http-auth-settings.js'),
-      import('../oauth/http.js'),
-    ]);
+    const { checkHttpAuthSettings } = await import('../gateway/identity/http-auth-settings.js');
     const settings = checkHttpAuthSettings(identity.settings);
     const issuer = settings.authorizationServers[0] as string;
     login = new module.ConsoleLogin({
@@ -107,12 +104,9 @@ export async function prepareConsole(
       settings: settings.console,
       clientSecret: identity.clientSecret,
       // As for the resource server: an issuer on a loopback host may be reached there only.
-      http: resolveOAuthHttp({
-        allowNonPublic: isLoopbackHost(new URL(issuer).hostname) ? approveLoopback : false,
-        maxResponseBytes: settings.fetchMaxBytes,
-        connectTimeoutMs: settings.fetchTimeoutMs,
-        readTimeoutMs: settings.fetchTimeoutMs,
-      }),
+      allowNonPublic: isLoopbackHost(new URL(issuer).hostname) ? approveLoopback : false,
+      fetchMaxBytes: settings.fetchMaxBytes,
+      fetchTimeoutMs: settings.fetchTimeoutMs,
       authenticate: (authorization) => identity.auth.authenticate(authorization),
     });
   }

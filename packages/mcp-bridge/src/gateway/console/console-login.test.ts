@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveLoopback } from '../../cli/loopback.js';
-import { resolveOAuthHttp } from '../../oauth/http.js';
 import { checkHttpAuthSettings } from '../identity/http-auth-settings.js';
 import { ConsoleLogin, type ConsoleLoginOptions, isConsoleAdmin } from './console-login.js';
 
@@ -39,7 +38,7 @@ function login(extra: Partial<ConsoleLoginOptions> = {}): ConsoleLogin {
     issuer,
     resource: settings.resource,
     settings: settings.console,
-    http: resolveOAuthHttp({ allowNonPublic: approveLoopback }),
+    allowNonPublic: approveLoopback,
     authenticate: async () => {
       throw new Error('not reached');
     },
@@ -81,7 +80,14 @@ describe('ConsoleLogin limits', () => {
     expect(late).toMatchObject({ ok: false, status: 400 });
   });
 
+  it('fetchMaxBytes: metadata larger than it is refused (the sign-in does not start)', async () => {
+    await expect(login({ fetchMaxBytes: 64 }).start(REDIRECT)).rejects.toThrow();
+    await expect(login().start(REDIRECT)).resolves.toHaveProperty('binding');
+  });
+
   it.for([
+    ['fetchMaxBytes 0', { fetchMaxBytes: 0 }, /fetchMaxBytes/],
+    ['fetchTimeoutMs 0', { fetchTimeoutMs: 0 }, /fetchTimeoutMs/],
     ['an unknown option', { maxPendng: 3 }, /maxPendng/],
     ['maxPending 0', { maxPending: 0 }, /maxPending/],
     ['timeoutMs -1', { timeoutMs: -1 }, /timeoutMs/],

@@ -9,10 +9,14 @@ import {
   type AuthorizationServerMetadata,
   discoverAuthorizationServer,
 } from '../../oauth/discovery.js';
-import type { OAuthHttp } from '../../oauth/http.js';
+import { type AllowNonPublic, type OAuthHttp, resolveOAuthHttp } from '../../oauth/http.js';
 import { basicAuth, requestOptions } from '../../oauth/token-endpoint.js';
 import { GatewayConfigError } from '../errors.js';
-import type { ResolvedConsoleLoginSettings } from '../identity/http-auth-settings.js';
+import {
+  DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
+  DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS,
+  type ResolvedConsoleLoginSettings,
+} from '../identity/http-auth-settings.js';
 import type { AuthenticatedCaller, RefusedCaller } from '../identity/resource-server.js';
 import { sameSecret } from './console-sessions.js';
 import { positive } from './gateway-console.js';
@@ -32,8 +36,15 @@ export interface ConsoleLoginOptions {
   readonly settings: ResolvedConsoleLoginSettings;
   /** The console client's secret (`TOOLFENCE_CONSOLE_CLIENT_SECRET`); none: a public client. */
   readonly clientSecret?: string | undefined;
-  /** The OAuth client's guarded, bounded fetch. */
-  readonly http: OAuthHttp;
+  /**
+   * Non-public addresses the authorization server may be reached at (the OAuth client's network
+   * guard). Default `false`: public HTTPS only.
+   */
+  readonly allowNonPublic?: AllowNonPublic | undefined;
+  /** Time limit of each request to the authorization server, in ms. Default 5,000 (as `gateway.httpAuth.fetchTimeoutMs`). */
+  readonly fetchTimeoutMs?: number | undefined;
+  /** Largest answer of the authorization server, in bytes. Default 262,144 (as `gateway.httpAuth.fetchMaxBytes`). */
+  readonly fetchMaxBytes?: number | undefined;
   /** How the gateway checks a bearer token (`GatewayResourceServer.authenticate`). */
   readonly authenticate: (authorization: string) => Promise<AuthenticatedCaller | RefusedCaller>;
   /** Sign-ins started and not finished held at once. Default {@link DEFAULT_CONSOLE_MAX_PENDING_LOGINS}. */
@@ -59,7 +70,9 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'resource',
   'settings',
   'clientSecret',
-  'http',
+  'allowNonPublic',
+  'fetchTimeoutMs',
+  'fetchMaxBytes',
   'authenticate',
   'maxPending',
   'timeoutMs',
@@ -94,6 +107,7 @@ export class ConsoleLogin {
   readonly #pending = new Map<string, Pending>();
   readonly #max: number;
   readonly #timeoutMs: number;
+  readonly #http: OAuthHttp;
   #metadata: AuthorizationServerMetadata | undefined;
 
   constructor(options: ConsoleLoginOptions) {
@@ -104,6 +118,24 @@ export class ConsoleLogin {
       (message, option) => new GatewayConfigError(message, { details: { option } }),
     );
     this.#options = options;
+    // Every request to the authorization server goes through the OAuth client's guarded fetch.
+    const fetchTimeoutMs = positive(
+      'fetchTimeoutMs',
+      options.fetchTimeoutMs,
+      DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS,
+      'ConsoleLogin',
+    );
+    this.#http = resolveOAuthHttp({
+      allowNonPublic: options.allowNonPublic ?? false,
+      maxResponseBytes: positive(
+        'fetchMaxBytes',
+        options.fetchMaxBytes,
+        DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
+        'ConsoleLogin',
+      ),
+      connectTimeoutMs: fetchTimeoutMs,
+      readTimeoutMs: fetchTimeoutMs,
+    });
     this.#max = positive(
       'maxPending',
       options.maxPending,
@@ -119,7 +151,7 @@ export class ConsoleLogin {
   }
 
   async #server(): Promise<AuthorizationServerMetadata> {
-    this.#metadata ??= await discoverAuthorizationServer(this.#options.http, this.#options.issuer);
+    this.#metadata ??= await discoverAuthorizationServer(this.#http, this.#options.issuer);
     return this.#metadata;
   }
 
@@ -184,7 +216,7 @@ export class ConsoleLogin {
         pending.redirectUri,
         pending.verifier,
         {
-          ...requestOptions(this.#options.http),
+          ...requestOptions(this.#http),
           additionalParameters: { resource: this.#options.resource },
         },
       );
