@@ -18,8 +18,8 @@ import {
   type ResolvedConsoleLoginSettings,
 } from '../identity/http-auth-settings.js';
 import type { AuthenticatedCaller, RefusedCaller } from '../identity/resource-server.js';
+import { positive } from './console-option.js';
 import { sameSecret } from './console-sessions.js';
-import { positive } from './gateway-console.js';
 
 /** Default number of sign-ins started and not finished held at once: 64 (the oldest is dropped). */
 export const DEFAULT_CONSOLE_MAX_PENDING_LOGINS = 64;

@@ -17,6 +17,7 @@ import {
 } from './console-audit.js';
 import type { ConsoleInbox } from './console-inbox.js';
 import type { ConsoleLogin } from './console-login.js';
+import { positive } from './console-option.js';
 import {
   approvalsPage,
   auditPage,
@@ -126,22 +127,6 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
 });
-
-/** `value` (else `fallback`) when it is a whole number over 0; else the option `name` of `owner` is refused. */
-export function positive(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-  owner = 'GatewayConsole',
-): number {
-  const chosen = value ?? fallback;
-  if (!Number.isSafeInteger(chosen) || chosen < 1) {
-    throw new GatewayConfigError(`${owner} option ${name} must be a whole number over 0`, {
-      details: { option: name },
-    });
-  }
-  return chosen;
-}
 
 function send(
   out: ServerResponse,

@@ -86,11 +86,17 @@ export const DEFAULT_CONSOLE_CLIENT_ID = 'toolfence-console';
 
 /** {@link ConsoleLoginSettings} with every default filled in. */
 export interface ResolvedConsoleLoginSettings {
+  /** The console's client id at the authorization server. */
   readonly clientId: string;
+  /** Scopes asked for at sign-in. */
   readonly scope: readonly string[];
+  /** Who may use the console once signed in (nobody when both lists are empty). */
   readonly admins: {
+    /** Subjects (`sub`) let in. */
     readonly subjects: readonly string[];
+    /** Values of `groupClaim` let in. */
     readonly groups: readonly string[];
+    /** The claim holding a person's groups. */
     readonly groupClaim: string;
   };
 }
@@ -190,6 +196,7 @@ const CLAIM = /^[A-Za-z0-9_.:/-]{1,100}$/;
 
 /** {@link GatewayHttpAuthSettings} with every default filled in. */
 export type ResolvedHttpAuthSettings = Required<Omit<GatewayHttpAuthSettings, 'console'>> & {
+  /** The console's sign-in with the identity provider, defaults filled in. */
   readonly console: ResolvedConsoleLoginSettings;
 };
 
