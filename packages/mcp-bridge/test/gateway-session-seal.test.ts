@@ -3,11 +3,11 @@
 // forged, tampered, foreign-key, expired, other-principal or approval token as session id is
 // answered 404 (the client starts anew), and a held session past its max age is closed.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RiskPolicy } from '@toolfence/tools';
+import { RiskPolicy, RuleBasedPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
@@ -17,6 +17,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { ApprovalSeal } from '../src/gateway/sealed-approval.js';
 import { SessionSeal } from '../src/gateway/session-seal.js';
+import { modernToolCaller } from './fixtures/modern-call.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const KEY = randomBytes(32);
@@ -37,15 +38,28 @@ afterEach(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-/** One gateway and two HTTP front ends on it with the same key (two replicas' doors). */
-async function replicas(sessionMaxAgeMs?: number) {
+/**
+ * One gateway and two HTTP front ends on it with the same key (two replicas' doors); `asking`:
+ * the gateway seals its approvals under that key too, and asks before `tk__publish`.
+ */
+async function replicas(sessionMaxAgeMs?: number, asking = false) {
   const gateway = new McpGateway({
     config: parseGatewayConfig({
-      mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+      mcpServers: {
+        toolkit: {
+          command: process.execPath,
+          args: [TOOLKIT],
+          env: { CALLS_FILE: join(folder, 'calls.jsonl') },
+          namespace: 'tk',
+        },
+      },
     }),
-    authorizer: new RiskPolicy(),
+    authorizer: asking
+      ? new RuleBasedPolicy([{ tool: 'tk__publish', decision: 'ask' }], { default: 'allow' })
+      : new RiskPolicy(),
     pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
     audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    ...(asking ? { sealKeys: { current: KEY } } : {}),
   });
   open.push(gateway);
   await gateway.start();
@@ -172,4 +186,52 @@ describe('legacy sessions sealed into their id', () => {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect((await listTools(a, session)).status).toBe(404);
   }, 30_000);
+
+  // The reverse of the row above: a session id (sealed with the very key the approvals use) is
+  // not an approval. The two seals derive their own keys and carry their own version tag.
+  it.each<[string, (session: string) => string, string, RegExp]>([
+    [
+      'a sealed session id as it was issued',
+      (session) => session,
+      'approval-forged',
+      /not an approval this gateway issued/,
+    ],
+    [
+      'a sealed session id relabelled with the approval version tag',
+      (session) => `tfa2.${session.split('.').slice(1).join('.')}`,
+      // Its key id is the session seal's, which no approval key has.
+      'approval-unknown',
+      /unknown to this gateway/,
+    ],
+  ])(
+    'refuses %s presented as requestState, and the call does not run',
+    async (_label, make, outcome, refusal) => {
+      const [a] = await replicas(undefined, true);
+      const session = await initialize(a);
+      expect(session).toMatch(/^tfs1\./);
+      const call = modernToolCaller(a);
+      const asked = await call({ name: 'tk__publish', arguments: { id: 'x' } });
+      expect(asked.result?.resultType).toBe('input_required');
+      const reply = await call({
+        name: 'tk__publish',
+        arguments: { id: 'x' },
+        inputResponses: { approval: { action: 'accept', content: { approve: true } } },
+        requestState: make(session),
+      });
+      expect(reply.result?.isError).toBe(true);
+      const text = ((reply.result?.content ?? []) as { text?: string }[])
+        .map((block) => block.text ?? '')
+        .join('');
+      expect(text).toMatch(refusal);
+      expect(text).toMatch(/did not run/);
+      const calls = await readFile(join(folder, 'calls.jsonl'), 'utf8').catch(() => '');
+      expect(calls).toBe('');
+      const outcomes = (await readFile(join(folder, 'audit.jsonl'), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { outcome: string }).outcome);
+      expect(outcomes).toEqual(['asked', outcome]);
+    },
+    30_000,
+  );
 });

@@ -221,6 +221,8 @@ export class GatewayPassthrough {
   #routes = new Map<string, Set<string>>();
   /** The legacy downstream connections open (the roots of one of them may be forwarded). */
   readonly #legacy = new Set<Server>();
+  /** The downstream whose roots the upstreams were last told of (undefined: none). */
+  #rootsFrom: Server | undefined;
 
   constructor(hooks: GatewayPassthroughHooks) {
     this.#hooks = hooks;
@@ -384,25 +386,51 @@ export class GatewayPassthrough {
    * The roots an upstream is given when it asks (`roots/list`): the downstream client's, asked
    * of it now, when exactly one legacy downstream client is connected and it declared `roots`;
    * otherwise none (an empty list: the upstream keeps its own configured folders). Only
-   * `file://` roots are passed.
+   * `file://` roots are passed. When that client does not answer within `rootsTimeoutMs` (or
+   * answers an error), the upstream's `roots/list` is answered an error, not an empty list: its
+   * roots are unknown, not none.
    */
   async roots(): Promise<readonly { readonly uri: string; readonly name?: string }[]> {
-    if (this.#legacy.size !== 1) return [];
-    const [server] = this.#legacy as Set<Server>;
-    if (server === undefined || !isRecord(server.getClientCapabilities()?.roots)) return [];
+    const server = this.#rootsOwner();
+    if (server === undefined) return [];
+    let answer: Awaited<ReturnType<Server['listRoots']>>;
     try {
-      const answer = await server.listRoots(undefined, {
+      answer = await server.listRoots(undefined, {
         timeout: this.#hooks.limits.rootsTimeoutMs,
       });
-      return answer.roots
-        .filter((root) => typeof root.uri === 'string' && root.uri.startsWith('file://'))
-        .map((root) => ({
-          uri: root.uri,
-          ...(typeof root.name === 'string' ? { name: root.name } : {}),
-        }));
     } catch {
-      return [];
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `The gateway's client did not give its roots within rootsTimeoutMs (${this.#hooks.limits.rootsTimeoutMs} ms), or refused; the roots are unknown`,
+      );
     }
+    return answer.roots
+      .filter((root) => typeof root.uri === 'string' && root.uri.startsWith('file://'))
+      .map((root) => ({
+        uri: root.uri,
+        ...(typeof root.name === 'string' ? { name: root.name } : {}),
+      }));
+  }
+
+  /** The downstream whose roots the upstreams get: the one legacy client, if it declared roots. */
+  #rootsOwner(): Server | undefined {
+    if (this.#legacy.size !== 1) return undefined;
+    const [server] = this.#legacy as Set<Server>;
+    return server !== undefined && isRecord(server.getClientCapabilities()?.roots)
+      ? server
+      : undefined;
+  }
+
+  /**
+   * Tells every ready upstream that asked for roots that they changed, only when they did: the
+   * downstream they come from is another (one connected, left, or a second made them none).
+   * A connection that does not change whose roots apply sends nothing.
+   */
+  #ownerMaybeChanged(): void {
+    const owner = this.#rootsOwner();
+    if (owner === this.#rootsFrom) return;
+    this.#rootsFrom = owner;
+    this.#rootsChanged();
   }
 
   /** Tells every ready upstream that asked for roots that they changed. */
@@ -419,7 +447,7 @@ export class GatewayPassthrough {
 
   /** A downstream connection ended: its roots no longer apply. */
   detach(server: Server): void {
-    if (this.#legacy.delete(server)) this.#rootsChanged();
+    if (this.#legacy.delete(server)) this.#ownerMaybeChanged();
   }
 
   /** Installs the pass-through request handlers on one downstream server. */
@@ -427,9 +455,12 @@ export class GatewayPassthrough {
     if (era === 'legacy') {
       // Roots: known once the client is initialized; changes are forwarded to the upstreams.
       this.#legacy.add(server);
-      this.#rootsChanged();
-      server.oninitialized = () => this.#rootsChanged();
-      server.setNotificationHandler('notifications/roots/list_changed', () => this.#rootsChanged());
+      this.#ownerMaybeChanged();
+      server.oninitialized = () => this.#ownerMaybeChanged();
+      // Only the roots of the client they come from matter to the upstreams.
+      server.setNotificationHandler('notifications/roots/list_changed', () => {
+        if (server === this.#rootsOwner()) this.#rootsChanged();
+      });
     }
     const started = async (): Promise<void> => {
       await this.#hooks.started?.();

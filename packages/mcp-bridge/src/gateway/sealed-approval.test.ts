@@ -9,6 +9,7 @@ import {
   DEFAULT_MAX_REQUEST_STATE_CHARS,
   SEALED_APPROVAL_VERSION,
 } from './sealed-approval.js';
+import { SEALED_SESSION_VERSION, SessionSeal } from './session-seal.js';
 
 const KEY = randomBytes(32);
 const CALL: ApprovalBinding = {
@@ -18,6 +19,15 @@ const CALL: ApprovalBinding = {
   argumentsDigest: `sha256:${'2'.repeat(64)}`,
 };
 const TTL = 60_000;
+const SESSION_STATE = {
+  protocolVersion: '2025-11-25',
+  capabilities: {},
+  clientInfo: { name: 'c' },
+};
+
+/** A legacy session id sealed with the same key for the same principal (`tfs1.<id>.<bytes>`). */
+const sessionId = (): string =>
+  new SessionSeal({ current: KEY }, TTL).seal(CALL.principal, SESSION_STATE) as string;
 
 function grants(options: { now?: () => number; spent?: ApprovalSpentStore; key?: Buffer } = {}) {
   const now = options.now ?? (() => 1_000_000);
@@ -67,6 +77,23 @@ describe('sealed approvals', () => {
     ['the previous format (tfa1)', () => ({ state: `tfa1.${'A'.repeat(43)}` }), 'forged'],
     ['a first sealed byte flipped (IV)', (state) => ({ state: flip(state, 0) }), 'forged'],
     ['a ciphertext byte flipped', (state) => ({ state: flip(state, 14) }), 'forged'],
+    // A session id of the same caller sealed with the same shared key is not an approval: its
+    // version tag, its key id (HMAC of its own purpose label) and its AEAD key (HKDF with that
+    // label) all differ.
+    ['a sealed session id of the same caller and key', () => ({ state: sessionId() }), 'forged'],
+    [
+      'a sealed session id relabelled with the approval version tag',
+      () => ({ state: sessionId().replace(/^tfs1\./, 'tfa2.') }),
+      'unknown',
+    ],
+    [
+      'a sealed session id relabelled with the approval version tag and key id',
+      (state) => {
+        const [, body] = /^tfs1\.[^.]+\.(.+)$/.exec(sessionId()) as unknown as [string, string];
+        return { state: `tfa2.${state.split('.')[1]}.${body}` };
+      },
+      'forged',
+    ],
     ['a tag byte flipped', (state) => ({ state: flip(state, -1) }), 'forged'],
     [
       'the version of the header changed (associated data)',
@@ -107,6 +134,22 @@ describe('sealed approvals', () => {
     const presented = attack(gateway.issue(CALL));
     if (presented.at !== undefined) now = presented.at;
     expect(await gateway.redeem(presented.state, { ...CALL, ...presented.call })).toBe(refusal);
+  });
+
+  it.each<[string, (approval: string, session: string) => string]>([
+    ['an approval as issued', (approval) => approval],
+    [
+      'an approval relabelled with the session version tag and key id',
+      (approval, session) =>
+        `${SEALED_SESSION_VERSION}.${session.split('.')[1]}.${approval.split('.')[2]}`,
+    ],
+  ])('a session seal with the same key does not open %s', (_label, make) => {
+    const approval = grants().issue(CALL);
+    const sessions = new SessionSeal({ current: KEY }, TTL);
+    const session = sessions.seal(CALL.principal, SESSION_STATE) as string;
+    expect(sessions.open(session, CALL.principal)).toEqual(SESSION_STATE);
+    expect(session.split('.')[1]).not.toBe(approval.split('.')[1]);
+    expect(sessions.open(make(approval, session), CALL.principal)).toBeUndefined();
   });
 
   it('spends an approval presented for other arguments; one of another caller or expired is not spent', async () => {
