@@ -419,8 +419,12 @@ export class McpGateway {
   #relistQueued = false;
   #closed = false;
   readonly #startGate = new StartGate();
-  /** Aborted by close(): loads still in progress end at once. */
+  /** Aborted by close(): loads still in progress end at once, asks waiting in the inbox are declined. */
   readonly #closing = new AbortController();
+  /** The `tools/call` handlers running, by request (close() waits for those it declines). */
+  readonly #handling = new WeakMap<object, Promise<unknown>>();
+  /** The requests whose ask waits in the approval inbox now. */
+  readonly #atInbox = new Set<object>();
   #tracer: GatewayTracer = GatewayTracer.disabled();
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
   readonly #route = new AsyncLocalStorage<CallRoute>();
@@ -608,18 +612,18 @@ export class McpGateway {
         principal !== undefined && era === 'modern' ? { tools, cacheScope: 'private' } : { tools }
       ) as never;
     });
-    server.setRequestHandler(
-      'tools/call',
-      (request, context) =>
-        this.#call(
-          downstream,
-          request.params,
-          context.mcpReq,
-          downstream.session ?? principalSession(context.http?.authInfo),
-          principalOfRequest(context),
-          callerTokenOfRequest(context),
-        ) as Promise<CallToolResult>,
-    );
+    server.setRequestHandler('tools/call', (request, context) => {
+      const handled = this.#call(
+        downstream,
+        request.params,
+        context.mcpReq,
+        downstream.session ?? principalSession(context.http?.authInfo),
+        principalOfRequest(context),
+        callerTokenOfRequest(context),
+      ) as Promise<CallToolResult>;
+      this.#handling.set(context.mcpReq, handled);
+      return handled;
+    });
     if (track) {
       this.#downstreams.add(downstream);
       server.onclose = () => {
@@ -1235,7 +1239,13 @@ export class McpGateway {
   /** Closes the downstream servers, the registry and every upstream client. */
   async close(): Promise<void> {
     this.#closed = true;
+    // Asks waiting in the inbox are declined now: their calls end (not run, audited, the client
+    // answered "not approved") before the downstream connections close.
+    const declined = [...this.#atInbox].map((request) => this.#handling.get(request));
     this.#closing.abort();
+    await Promise.allSettled(declined);
+    // Their answers are handed to the transports before these close.
+    await new Promise((resolve) => setImmediate(resolve));
     // Upstreams still starting are closed first, so a start in progress ends now rather than at
     // its start timeout.
     await Promise.all(
@@ -1303,7 +1313,15 @@ export class McpGateway {
       call.unasked = { tooLong: prompt.tooLong };
       return false;
     }
-    const answer = await inbox.decide(inboxAsk(request, server, call.audit?.pin), request.signal);
+    // Declined when the approval times out, the call is cancelled, or the gateway closes.
+    const signal = AbortSignal.any([request.signal, this.#closing.signal]);
+    this.#atInbox.add(call.request);
+    let answer: Awaited<ReturnType<ApprovalInbox['decide']>>;
+    try {
+      answer = await inbox.decide(inboxAsk(request, server, call.audit?.pin), signal);
+    } finally {
+      this.#atInbox.delete(call.request);
+    }
     if (answer === 'full') call.unasked = { channel: false };
     if (answer === 'approved') call.approvedBy = 'console';
     return answer === 'approved';
