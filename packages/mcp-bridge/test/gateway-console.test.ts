@@ -454,26 +454,77 @@ describe('every change needs the CSRF token', () => {
   );
 });
 
+/**
+ * An audit log whose next console line, once `hold()` is called, waits until `release()`: an
+ * answer stays "being written" while others arrive.
+ */
+class HeldAudit extends AuditLog {
+  #held: Promise<void> | undefined;
+  #release: () => void = () => undefined;
+  #entered: () => void = () => undefined;
+
+  /** The next console line waits; resolves once it is waiting. */
+  hold(): Promise<void> {
+    const entered = new Promise<void>((resolve) => {
+      this.#entered = resolve;
+    });
+    this.#held = new Promise<void>((resolve) => {
+      this.#release = resolve;
+    });
+    return entered;
+  }
+
+  release(): void {
+    this.#release();
+  }
+
+  override async append(entry: Parameters<AuditLog['append']>[0]) {
+    const held = entry.kind === 'console' ? this.#held : undefined;
+    if (held !== undefined) {
+      this.#held = undefined;
+      this.#entered();
+      await held;
+    }
+    return super.append(entry);
+  }
+}
+
 describe('one answer per ask', () => {
-  it('two approvals of one ask at once run the call once; the second is refused', async () => {
-    const h = await harness();
+  it('while an approval is being written, other answers to the ask are refused: the call runs once, as approved', async () => {
+    let audit: HeldAudit | undefined;
+    const h = await harness({
+      audit: (file) => {
+        audit = new HeldAudit(file, 1024 * 1024);
+        return audit;
+      },
+    });
+    const held = audit as HeldAudit;
     const session = await signIn(h);
     const pending = callWithoutElicitation(h, { id: 'twice' });
     const ask = await waitingAsk(h);
-    const answer = () =>
+    const answer = (decision: 'approve' | 'deny') =>
       postForm(
         h,
         '/console/approvals/answer',
-        { csrf: session.csrf, id: ask.id, decision: 'approve' },
+        { csrf: session.csrf, id: ask.id, decision },
         { cookie: session.cookie },
       );
-    const statuses = (await Promise.all([answer(), answer(), answer()])).map((r) => r.status);
-    expect(statuses.sort()).toEqual([303, 409, 409]);
-    await pending;
+    // The first approval's audit line is being written...
+    const writing = held.hold();
+    const first = answer('approve');
+    await writing;
+    // ...when a denial and a second approval of the same ask arrive: both are refused.
+    const others = await Promise.all([answer('deny'), answer('approve')]);
+    expect(others.map((response) => response.status)).toEqual([409, 409]);
+    held.release();
+    expect((await first).status).toBe(303);
+    const result = await pending;
+    expect(resultText(result)).toBe('note twice');
     expect(await h.serverCalls()).toHaveLength(1);
+    // One console line, and it says what happened.
     expect(
-      (await h.auditLines()).filter((line) => line.outcome === 'console-approved'),
-    ).toHaveLength(1);
+      (await h.auditLines()).filter((line) => line.kind === 'console').map((line) => line.outcome),
+    ).toEqual(['console-approved']);
   }, 60_000);
 });
 

@@ -66,12 +66,15 @@ export async function consoleHarness(
     readonly login?: ConsoleLogin;
     /** The console's port. Default 0 (any free one). */
     readonly port?: number;
+    /** The audit log of the gateway and the console, made for its file. Default an AuditLog. */
+    readonly audit?: (file: string) => AuditLog;
   } = {},
 ): Promise<ConsoleHarness> {
   const folder = options.folder ?? (await mkdtemp(join(tmpdir(), 'toolfence-console-')));
   const config = toolkitConfig(folder, options.env);
   const inbox = new ConsoleInbox();
-  const audit = new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024);
+  const file = join(folder, 'audit.jsonl');
+  const audit = options.audit?.(file) ?? new AuditLog(file, 1024 * 1024);
   const gateway = new McpGateway({
     config,
     authorizer: options.authorizer ?? ASK,
