@@ -2,16 +2,28 @@
 // (it leaves the inbox, a later answer finds nothing), the call never runs, the client is
 // answered "not approved" before its connection closes, the audit log says so, and close() does
 // not wait for the approval timeout.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gatewayClient, resultText } from './helpers.js';
 import {
   type ConsoleHarness,
   postForm,
+  rawRequest,
   signIn,
+  TOOLKIT,
   tracked,
   until,
 } from './support/console-harness.js';
+
+const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
 const { open, closeAll, harness } = tracked();
 afterEach(closeAll);
@@ -86,4 +98,102 @@ describe('an ask waiting in the console inbox when the gateway closes', () => {
     },
     60_000,
   );
+});
+
+describe('toolfence-mcp serve --http --console stopped (SIGTERM) while an ask waits', () => {
+  let folder: string;
+  let child: ChildProcess | undefined;
+  beforeEach(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'toolfence-console-stop-'));
+  });
+  afterEach(async () => {
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+    }
+    child = undefined;
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('declines it: nothing runs, the client is answered, the audit says so, the process exits', async () => {
+    const config = join(folder, 'toolfence.json');
+    const policy = join(folder, 'policy.json');
+    await writeFile(
+      policy,
+      JSON.stringify({
+        kind: 'rules',
+        rules: [{ tool: 'tk__note', decision: 'ask' }],
+        default: 'allow',
+      }),
+    );
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          toolkit: {
+            command: process.execPath,
+            args: [TOOLKIT],
+            env: { CALLS_FILE: join(folder, 'calls.jsonl') },
+            namespace: 'tk',
+          },
+        },
+        gateway: { audit: 'audit.jsonl', approvalTimeoutMs: 600_000 },
+      }),
+    );
+    const spawned = spawn(
+      process.execPath,
+      [MAIN, 'serve', '--config', config, '--policy', policy, '--http', '127.0.0.1:0', '--console'],
+      { cwd: folder, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: 'pipe' },
+    );
+    child = spawned;
+    const exited = once(spawned, 'exit');
+    let err = '';
+    const { url, consoleBase, token } = await new Promise<{
+      url: string;
+      consoleBase: string;
+      token: string;
+    }>((resolve, reject) => {
+      spawned.stderr?.on('data', (chunk: Buffer) => {
+        err += chunk.toString();
+        const listening = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
+        const link = /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/login\?token=([\w-]+)/.exec(
+          err,
+        );
+        if (listening !== null && link !== null && /toolkit: (ready|failed)/.test(err)) {
+          resolve({
+            url: listening[1] as string,
+            consoleBase: link[1] as string,
+            token: link[2] as string,
+          });
+        }
+      });
+      spawned.once('exit', () => reject(new Error(`serve exited: ${err}`)));
+    });
+    const login = await rawRequest(`${consoleBase}/login?token=${token}`);
+    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    const client = new ClientV1({ name: 'no-elicitation', version: '1.0.0' }, { capabilities: {} });
+    await client.connect(new TransportV1(new URL(url)));
+    const pending = ending(client.callTool({ name: 'tk__note', arguments: { id: 'at-stop' } }));
+    await until(async () =>
+      (await rawRequest(`${consoleBase}/approvals`, { headers: { cookie } })).body.includes(
+        'at-stop',
+      ),
+    );
+    spawned.kill('SIGTERM');
+    const bound = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 20_000));
+    expect(await Promise.race([exited.then(() => 'exited'), bound])).toBe('exited');
+    const ended = await Promise.race([pending, bound]);
+    expect(ended).not.toBe('hung');
+    const { result, error } = ended as Ended;
+    expect(error).toBeUndefined();
+    expect(resultText(result as Record<string, unknown>)).toMatch(/was not approved/);
+    await client.close().catch(() => undefined);
+    expect(await readFile(join(folder, 'calls.jsonl'), 'utf8').catch(() => '')).toBe('');
+    const lines = (await readFile(join(folder, 'audit.jsonl'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { tool?: string; outcome?: string });
+    expect(lines.filter((line) => line.tool === 'tk__note').map((line) => line.outcome)).toEqual([
+      'declined',
+    ]);
+  }, 90_000);
 });

@@ -528,6 +528,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   watcher.close();
   unsubscribe?.();
   if (timer !== undefined) clearTimeout(timer);
+  // Asks waiting in the console inbox are answered "not approved" while their clients can hear.
+  await gateway.declineWaitingAsks();
   await consoleServer?.close();
   await server?.close();
   await gateway.close();

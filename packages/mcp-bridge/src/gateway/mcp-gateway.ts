@@ -419,12 +419,14 @@ export class McpGateway {
   #relistQueued = false;
   #closed = false;
   readonly #startGate = new StartGate();
-  /** Aborted by close(): loads still in progress end at once, asks waiting in the inbox are declined. */
+  /** Aborted by close(): loads still in progress end at once. */
   readonly #closing = new AbortController();
   /** The `tools/call` handlers running, by request (close() waits for those it declines). */
   readonly #handling = new WeakMap<object, Promise<unknown>>();
   /** The requests whose ask waits in the approval inbox now. */
   readonly #atInbox = new Set<object>();
+  /** Aborted by declineWaitingAsks() (and close()): asks in the inbox are declined. */
+  readonly #declining = new AbortController();
   #tracer: GatewayTracer = GatewayTracer.disabled();
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
   readonly #route = new AsyncLocalStorage<CallRoute>();
@@ -1236,16 +1238,24 @@ export class McpGateway {
     };
   }
 
+  /**
+   * Declines every ask waiting in the approval inbox, and any that arrives later: their calls end
+   * (not run, audited `declined`, the client answered "not approved"); resolves once they have
+   * and their answers are handed to the transports. close() does it first; a server stopping
+   * calls it before it closes its downstream connections (`toolfence-mcp serve` does).
+   */
+  async declineWaitingAsks(): Promise<void> {
+    const declined = [...this.#atInbox].map((request) => this.#handling.get(request));
+    this.#declining.abort();
+    await Promise.allSettled(declined);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
   /** Closes the downstream servers, the registry and every upstream client. */
   async close(): Promise<void> {
     this.#closed = true;
-    // Asks waiting in the inbox are declined now: their calls end (not run, audited, the client
-    // answered "not approved") before the downstream connections close.
-    const declined = [...this.#atInbox].map((request) => this.#handling.get(request));
+    await this.declineWaitingAsks();
     this.#closing.abort();
-    await Promise.allSettled(declined);
-    // Their answers are handed to the transports before these close.
-    await new Promise((resolve) => setImmediate(resolve));
     // Upstreams still starting are closed first, so a start in progress ends now rather than at
     // its start timeout.
     await Promise.all(
@@ -1314,7 +1324,7 @@ export class McpGateway {
       return false;
     }
     // Declined when the approval times out, the call is cancelled, or the gateway closes.
-    const signal = AbortSignal.any([request.signal, this.#closing.signal]);
+    const signal = AbortSignal.any([request.signal, this.#declining.signal]);
     this.#atInbox.add(call.request);
     let answer: Awaited<ReturnType<ApprovalInbox['decide']>>;
     try {
