@@ -8,13 +8,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gatewayClient, resultText } from './helpers.js';
 import {
   type ConsoleHarness,
+  modernClientWithoutElicitation,
   postForm,
   rawRequest,
   signIn,
@@ -42,20 +42,7 @@ const CLIENTS: readonly [
   (h: ConsoleHarness) => Promise<{ callTool(params: Record<string, unknown>): Promise<unknown> }>,
 ][] = [
   ['a 2025-11-25 client without elicitation', (h) => gatewayClient(h.gateway, open)],
-  [
-    'a 2026-07-28 client without elicitation',
-    async (h) => {
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await h.gateway.connect(serverSide);
-      const client = new ClientV2(
-        { name: 'modern-no-elicitation', version: '1.0.0' },
-        { capabilities: {}, versionNegotiation: { mode: 'auto' as const } },
-      );
-      await client.connect(clientSide);
-      open.push(client);
-      return client;
-    },
-  ],
+  ['a 2026-07-28 client without elicitation', (h) => modernClientWithoutElicitation(h, open)],
 ];
 
 describe('an ask waiting in the console inbox when the gateway closes', () => {

@@ -5,7 +5,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { GatewayConsole, serveConsole } from '../src/gateway/console/index.js';
@@ -13,6 +12,7 @@ import { gatewayClient, resultText } from './helpers.js';
 import {
   type ConsoleHarness,
   consoleHarness,
+  modernClientWithoutElicitation,
   postForm,
   rawRequest,
   type Session,
@@ -99,14 +99,7 @@ describe('approvals inbox', () => {
   it('holds the ask of a 2026-07-28 client without elicitation too, and runs it once approved', async () => {
     const h = await harness();
     const session = await signIn(h);
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await h.gateway.connect(serverSide);
-    const client = new ClientV2(
-      { name: 'modern-no-elicitation', version: '1.0.0' },
-      { capabilities: {}, versionNegotiation: { mode: 'auto' as const } },
-    );
-    await client.connect(clientSide);
-    open.push(client);
+    const client = await modernClientWithoutElicitation(h, open);
     const pending = client.callTool({ name: 'tk__note', arguments: { id: 'modern' } });
     const ask = await waitingAsk(h);
     await postForm(

@@ -6,6 +6,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { Authorizer } from '@toolfence/tools';
 import { AuditLog } from '../../src/gateway/audit-log.js';
 import {
@@ -219,4 +220,23 @@ export function tracked(): {
       return made;
     },
   };
+}
+
+/**
+ * A 2026-07-28 (SDK v2) client without elicitation connected in memory to the harness's
+ * gateway (its asks wait in the inbox); pushed to `open` for closing.
+ */
+export async function modernClientWithoutElicitation(
+  harness: ConsoleHarness,
+  open: { close(): Promise<void> }[],
+): Promise<ClientV2> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await harness.gateway.connect(serverSide);
+  const client = new ClientV2(
+    { name: 'modern-no-elicitation', version: '1.0.0' },
+    { capabilities: {}, versionNegotiation: { mode: 'auto' as const } },
+  );
+  await client.connect(clientSide);
+  open.push(client);
+  return client;
 }
