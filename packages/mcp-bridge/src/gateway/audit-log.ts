@@ -730,8 +730,9 @@ export class AuditLog {
 
   /** Waits for the appends in progress, then closes the files (a later append opens them again). */
   async close(): Promise<void> {
-    while (this.#draining !== undefined) await this.#draining;
     await this.#opening?.catch(() => undefined);
+    // Then nothing awaits before the files close: an append made meanwhile is written first.
+    while (this.#draining !== undefined) await this.#draining;
     const state = this.#state;
     this.#state = undefined;
     this.#opening = undefined;
