@@ -502,7 +502,7 @@ function sameFile(stat: Stats, state: OpenLog): boolean {
 /**
  * An append-only, hash-chained JSON-lines audit log: each line carries the hash of the previous
  * one (HMAC-SHA256 when a key is given), and a head file beside it (`<path>.head`) seals how many
- * lines each file holds and the last hash, rewritten after every line. {@link AuditLog.open}
+ * lines each file holds and the last hash, rewritten after every write. {@link AuditLog.open}
  * refuses a log that does not match its head (cut, deleted, changed); a line that cannot be
  * written rejects, and every later append rejects too, until the log is opened again. When the
  * file reaches `maxBytes` it is renamed to `<path>.1` (an older `.1` is replaced) and the new
