@@ -169,7 +169,7 @@ function headMessage(problem: string, path: string): string {
   }
 }
 
-/** The open head file, rewritten in place (one write of one whole record) after every write of lines. */
+/** The open head file, rewritten in place (one write of one whole record) after every write. */
 export class AuditHeadFile {
   readonly #fd: number;
   readonly #key: Uint8Array | undefined;
