@@ -330,22 +330,25 @@ function report(mode: Mode, runs: readonly RunResult[]): void {
     const wall = median('mcp-client');
     const control = spread(ratios('sdk-control'));
     const cpuRatio = spread(cpu).median;
+    // Inside the range: no slower than the A/A control's slowest run (faster is inside too).
+    const inside = wall <= control.max;
     bench({
       id: 'mcp-bridge.call-stdio-client-cpu',
       label:
         'tools/call over stdio: McpClient.callTool client CPU per call vs the SDK 1.x Client (wall inside the A/A range)',
       ratio: cpuRatio,
       target: 1,
-      met: cpuRatio <= 1 && wall <= Math.max(control.max, 1),
-      detail: `${formatSpread(cpu)} over ${runs.length} runs; client CPU per call ${formatMs(spread(runs.map((run) => run.cpu['mcp-client'] as number)).median)} ms vs ${formatMs(spread(runs.map((run) => run.cpu.sdk as number)).median)} ms; wall ${formatSpread(ratios('mcp-client'))} vs the A/A control's ${formatSpread(ratios('sdk-control'))} (${wall <= Math.max(control.max, 1) ? 'inside' : 'outside'} its range); load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
+      met: cpuRatio <= 1 && inside,
+      detail: `${formatSpread(cpu)} over ${runs.length} runs; client CPU per call ${formatMs(spread(runs.map((run) => run.cpu['mcp-client'] as number)).median)} ms vs ${formatMs(spread(runs.map((run) => run.cpu.sdk as number)).median)} ms; wall ${formatSpread(ratios('mcp-client'))} vs the A/A control's ${formatSpread(ratios('sdk-control'))} (${inside ? 'inside' : 'outside'} its range); load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
     });
   }
   bench({
     id: `mcp-bridge.call-${id}-client`,
-    label: `tools/call over ${LABEL[mode]}: McpClient.callTool vs SDK Client (legacy mode)`,
+    label: `tools/call over ${LABEL[mode]}: McpClient.callTool vs SDK Client (legacy mode)${mode === 'stdio' ? ', wall (informational: judged by CPU per call)' : ''}`,
     ratio: median('mcp-client'),
-    target: mode === 'stdio' ? 1 : 0.8,
-    detail: `${formatSpread(ratios('mcp-client'))} over ${runs.length} runs; McpClient ${formatMs(ms('mcp-client'))} ms vs SDK Client ${formatMs(ms('sdk'))} ms per call; ${control}; target: no slower than SDK v1 on stdio, 0.8x on HTTP; ${how}`,
+    // Over stdio the wall ratio is reported only: the CPU row above judges it (issue 41).
+    target: mode === 'stdio' ? null : 0.8,
+    detail: `${formatSpread(ratios('mcp-client'))} over ${runs.length} runs; McpClient ${formatMs(ms('mcp-client'))} ms vs SDK Client ${formatMs(ms('sdk'))} ms per call; ${control}; target: ${mode === 'stdio' ? 'none on stdio (mcp-bridge.call-stdio-client-cpu judges the client: CPU per call, wall inside the A/A range)' : '0.8x on HTTP'}; ${how}`,
   });
   const toOwnSession = runs
     .map((run) => run.pairedToOwnSession)

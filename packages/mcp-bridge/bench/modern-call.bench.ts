@@ -97,6 +97,11 @@ interface CallRun {
   /** This process's CPU time per timed call (ms), each client. */
   readonly cpuOurs: number;
   readonly cpuSdk: number;
+  /**
+   * Over stdio, an A/A control: a second SDK v2 Client (its own server) against the first, in
+   * the same rounds; how far two identical clients' wall times drift apart in one run.
+   */
+  readonly control?: number;
 }
 
 /** Child mode: one run of the modern call round trip, in this fresh process. */
@@ -105,6 +110,7 @@ async function callRun(transport: CallTransport): Promise<CallRun> {
   const mine = ours(url);
   await mine.connect();
   const sdk = await v2(url);
+  const control = transport === 'stdio' ? await v2(url) : undefined;
   try {
     if (
       mine.protocolVersion !== '2026-07-28' ||
@@ -115,6 +121,14 @@ async function callRun(transport: CallTransport): Promise<CallRun> {
     const contenders: Contender[] = [
       { name: 'mcp-client', run: () => mine.callTool('echo', ARGS) },
       { name: 'sdk-v2', run: () => sdk.callTool({ name: 'echo', arguments: ARGS }) },
+      ...(control === undefined
+        ? []
+        : [
+            {
+              name: 'sdk-v2-control',
+              run: () => control.callTool({ name: 'echo', arguments: ARGS }),
+            },
+          ]),
     ];
     for (const contender of contenders) {
       const text = JSON.stringify(await contender.run());
@@ -130,10 +144,14 @@ async function callRun(transport: CallTransport): Promise<CallRun> {
       paired: pairedRatio(results.get('mcp-client'), results.get('sdk-v2')),
       cpuOurs: cpuPerOperation(results.get('mcp-client')),
       cpuSdk: cpuPerOperation(results.get('sdk-v2')),
+      ...(control === undefined
+        ? {}
+        : { control: pairedRatio(results.get('sdk-v2-control'), results.get('sdk-v2')) }),
     };
   } finally {
     await mine.close();
     await sdk.close();
+    await control?.close();
   }
 }
 
@@ -163,23 +181,29 @@ async function calls(): Promise<void> {
     );
     bench({
       id: `mcp-bridge.modern-call-${transport}`,
-      label: `modern (2026-07-28) tools/call over ${transport}: McpClient vs SDK v2 Client`,
+      label: `modern (2026-07-28) tools/call over ${transport}: McpClient vs SDK v2 Client${transport === 'stdio' ? ', wall (informational: judged by CPU per call)' : ''}`,
       ratio: median(paired),
-      target: 0.8,
+      // Over stdio the wall ratio is reported only: the CPU row below judges it (issue 41).
+      target: transport === 'stdio' ? null : 0.8,
       detail: `${formatSpread(paired)} over ${CALL_RUNS} runs (each run's paired ratio: median over rounds of round-median ratios); McpClient ${formatMs(value)} ms vs SDK v2 Client ${formatMs(baseline)} ms per call; each run ${settings.rounds} interleaved rounds x ${settings.perRound} calls after ${settings.warmup} warm-up calls, in a fresh process; ${load()}`,
     });
     if (transport === 'stdio') {
       // Issue 41: wall time over stdio moves with the scheduling of two processes; the client's
       // own CPU per call (process.cpuUsage around its timed calls, the same run) is what the
       // client controls.
+      // With the wall ratio required inside the A/A control's range (no slower than the
+      // control's slowest run), as for the SDK 1.x comparison in bridge-call.bench.ts.
       const cpu = measured.map((run) => run.cpuOurs / run.cpuSdk);
+      const control = measured.map((run) => run.control as number);
+      const inside = median(paired) <= Math.max(...control);
       bench({
         id: 'mcp-bridge.modern-call-stdio-cpu',
         label:
-          'modern (2026-07-28) tools/call over stdio: McpClient CPU per call vs the SDK v2 Client',
+          'modern (2026-07-28) tools/call over stdio: McpClient CPU per call vs the SDK v2 Client (wall inside the A/A range)',
         ratio: median(cpu),
         target: 0.8,
-        detail: `${formatSpread(cpu)} over ${CALL_RUNS} runs; client CPU per call ${formatMs(median(measured.map((run) => run.cpuOurs)))} ms vs ${formatMs(median(measured.map((run) => run.cpuSdk)))} ms (this process's user + system time around each client's timed calls); wall ${formatSpread(paired)}; ${load()}`,
+        met: median(cpu) <= 0.8 && inside,
+        detail: `${formatSpread(cpu)} over ${CALL_RUNS} runs; client CPU per call ${formatMs(median(measured.map((run) => run.cpuOurs)))} ms vs ${formatMs(median(measured.map((run) => run.cpuSdk)))} ms (this process's user + system time around each client's timed calls); wall ${formatSpread(paired)} vs the A/A control's (a second SDK v2 Client) ${formatSpread(control)} (${inside ? 'inside' : 'outside'} its range); ${load()}`,
       });
     }
   }

@@ -16,6 +16,8 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'AuditLogError',
         'verifyAuditChain',
         'DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS',
+        // Audit group commit (issue 41)
+        'DEFAULT_AUDIT_MAX_BATCH_LINES',
         'CLIENT_KINDS',
         'importClientServers',
         'inputVariable',

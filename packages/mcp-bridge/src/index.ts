@@ -267,6 +267,7 @@ export {
   AuditLog,
   type AuditLogOptions,
   type AuditVerification,
+  DEFAULT_AUDIT_MAX_BATCH_LINES,
   verifyAuditChain,
   verifyAuditLog,
 } from './gateway/audit-log.js';

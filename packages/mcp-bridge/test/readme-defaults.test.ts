@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../src/client/mcp-client.js';
+import { DEFAULT_AUDIT_MAX_BATCH_LINES } from '../src/gateway/audit-log.js';
 
 // The README states defaults that live in the code; these rows must say what the code does.
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -35,5 +36,17 @@ describe('README defaults agree with the code', () => {
     const bridging = section('Bridging: `bridgeTools(client, options?)`');
     expect(defaultOf(bridging, 'needsApproval')).toMatch(/^unset: off/);
     expect(defaultOf(bridging, 'approvalRisk')).toBe("`'none'`");
+  });
+
+  it('states the audit group commit bound the code uses (gateway.auditMaxBatchLines)', () => {
+    const serve = section('`toolfence-mcp serve`: a policy-enforcing gateway');
+    expect(defaultOf(serve, 'gateway.auditMaxBatchLines')).toBe(
+      String(DEFAULT_AUDIT_MAX_BATCH_LINES),
+    );
+    expect(readme).toMatch(
+      new RegExp(
+        `default\\s+${DEFAULT_AUDIT_MAX_BATCH_LINES} \\(\`DEFAULT_AUDIT_MAX_BATCH_LINES\`\\)`,
+      ),
+    );
   });
 });

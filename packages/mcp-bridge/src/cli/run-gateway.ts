@@ -298,6 +298,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       {
         ...(auditKey === undefined ? {} : { key: auditKey }),
         ...(settings.auditFsync === true ? { fsync: true } : {}),
+        ...(settings.auditMaxBatchLines === undefined
+          ? {}
+          : { maxBatchLines: settings.auditMaxBatchLines }),
       },
     );
     pins = await openPins(loaded);

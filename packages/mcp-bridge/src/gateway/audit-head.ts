@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { closeSync, fdatasyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, openSync, readSync, writeSync } from 'node:fs';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, sha256Hex } from './canonical-json.js';
 
@@ -169,7 +169,7 @@ function headMessage(problem: string, path: string): string {
   }
 }
 
-/** The open head file, rewritten in place (one write of one whole record) after every line. */
+/** The open head file, rewritten in place (one write of one whole record) after every write. */
 export class AuditHeadFile {
   readonly #fd: number;
   readonly #key: Uint8Array | undefined;
@@ -188,14 +188,26 @@ export class AuditHeadFile {
     this.#fsync = fsync;
   }
 
-  /** Seals `head`; throws when the record cannot be written whole. */
+  /** Seals `head` (synced when fsync is on); throws when the record cannot be written whole. */
   write(head: AuditHead): void {
+    this.seal(head);
+    if (this.#fsync) fdatasyncSync(this.#fd);
+  }
+
+  /** Writes `head`'s record in place, not synced; throws when it cannot be written whole. */
+  seal(head: AuditHead): void {
     const record = encodeAuditHead(head, this.#key);
     let written = 0;
     while (written < record.length) {
       written += writeSync(this.#fd, record, written, record.length - written, written);
     }
-    if (this.#fsync) fdatasyncSync(this.#fd);
+  }
+
+  /** `fdatasync` of the head file, off the event loop. */
+  sync(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      fdatasync(this.#fd, (error) => (error ? reject(error) : resolve()));
+    });
   }
 
   close(): void {

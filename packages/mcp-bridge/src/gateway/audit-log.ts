@@ -1,7 +1,9 @@
 import {
   closeSync,
+  fdatasync,
   fdatasyncSync,
   fstatSync,
+  ftruncateSync,
   openSync,
   renameSync,
   type Stats,
@@ -131,12 +133,24 @@ export interface AuditLogOptions {
    */
   readonly key?: Uint8Array;
   /**
-   * `fdatasync` the log after each line and the head after each seal, so a line the call waited
-   * for survives a power loss. Default false (the line is written before the call runs, and
-   * survives a crash of the gateway, not of the machine).
+   * `fdatasync` the log after each write and the head after each seal (off the event loop), so a
+   * line the call waited for survives a power loss. Default false (the line is written before the
+   * call runs, and survives a crash of the gateway, not of the machine).
    */
   readonly fsync?: boolean;
+  /**
+   * Lines at most in one write (group commit): appends made while a write (with `fsync`, its
+   * `fdatasync`) is in flight are chained in their order and written together in the next one:
+   * one `write`, one `fdatasync` of the log, one head seal. Each append still resolves only once
+   * its own line is written (and synced). `1` writes each line on its own. An integer from 1 to
+   * 10,000; default {@link DEFAULT_AUDIT_MAX_BATCH_LINES} (128).
+   */
+  readonly maxBatchLines?: number;
 }
+
+/** The default of {@link AuditLogOptions.maxBatchLines}. */
+export const DEFAULT_AUDIT_MAX_BATCH_LINES = 128;
+const MAX_BATCH_LINES_LIMIT = 10_000;
 
 /** The result of {@link verifyAuditChain}: the log, its rotated file and its head together. */
 export interface AuditChainReport {
@@ -431,6 +445,47 @@ function checkKey(key: unknown): Uint8Array | undefined {
   return key;
 }
 
+function checkMaxBatchLines(value: unknown): number {
+  if (value === undefined) return DEFAULT_AUDIT_MAX_BATCH_LINES;
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value < 1 ||
+    value > MAX_BATCH_LINES_LIMIT
+  ) {
+    throw new AuditLogError(
+      `AuditLog option maxBatchLines must be an integer from 1 to ${MAX_BATCH_LINES_LIMIT.toLocaleString('en-US')} (lines at most in one write; default ${DEFAULT_AUDIT_MAX_BATCH_LINES})`,
+      { code: 'AUDIT_WRITE_FAILED', details: { option: 'maxBatchLines' } },
+    );
+  }
+  return value;
+}
+
+/** An append not yet written. */
+interface Waiting {
+  readonly entry: AuditEntry;
+  readonly resolve: (line: AuditLine) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** `fdatasync` off the event loop: appends made meanwhile form the next batch. */
+function syncData(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fdatasync(fd, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** Cuts the log back to the bytes its head seals (a batch that failed); best effort. */
+function cutBack(state: OpenLog, fsync: boolean): void {
+  try {
+    if (state.fd < 0) return;
+    ftruncateSync(state.fd, state.size);
+    if (fsync) fdatasyncSync(state.fd);
+  } catch {
+    // The log stays as it is; the next open says what is wrong with it.
+  }
+}
+
 interface OpenLog {
   fd: number;
   dev: number;
@@ -447,12 +502,14 @@ function sameFile(stat: Stats, state: OpenLog): boolean {
 /**
  * An append-only, hash-chained JSON-lines audit log: each line carries the hash of the previous
  * one (HMAC-SHA256 when a key is given), and a head file beside it (`<path>.head`) seals how many
- * lines each file holds and the last hash, rewritten after every line. {@link AuditLog.open}
+ * lines each file holds and the last hash, rewritten after every write. {@link AuditLog.open}
  * refuses a log that does not match its head (cut, deleted, changed); a line that cannot be
  * written rejects, and every later append rejects too, until the log is opened again. When the
  * file reaches `maxBytes` it is renamed to `<path>.1` (an older `.1` is replaced) and the new
  * file's first line links to the last hash of the old one: one chain across both files.
- * Appends are serialised.
+ * Appends are serialised, and grouped: lines appended while a write is in flight share the next
+ * write (see {@link AuditLogOptions.maxBatchLines}). A write that fails rejects every append of
+ * its batch and is cut from the log again (the log keeps ending at its last sealed line).
  */
 export class AuditLog {
   /** The log file. */
@@ -462,18 +519,20 @@ export class AuditLog {
   readonly #maxBytes: number;
   readonly #key: Uint8Array | undefined;
   readonly #fsync: boolean;
+  readonly #maxBatchLines: number;
   #opening: Promise<AuditChainReport> | undefined;
   #state: OpenLog | undefined;
   #failed: AuditLogError | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
-  /** Appends queued behind the opening (or behind one another). */
-  #waiting = 0;
+  /** Appends not yet written, in the order they were made. */
+  #pending: Waiting[] = [];
+  /** Set while appends are being written (or wait for the log to open). */
+  #draining: Promise<void> | undefined;
 
   /** A log at `path`, rotating at `maxBytes`; nothing is read until the first open or append. */
   constructor(path: string, maxBytes: number, options: AuditLogOptions = {}) {
     checkOptionKeys(
       options,
-      ['key', 'fsync'],
+      ['key', 'fsync', 'maxBatchLines'],
       'AuditLog',
       (message, option) =>
         new AuditLogError(message, { code: 'AUDIT_WRITE_FAILED', details: { option } }),
@@ -483,6 +542,7 @@ export class AuditLog {
     this.#maxBytes = maxBytes;
     this.#key = checkKey(options.key);
     this.#fsync = options.fsync === true;
+    this.#maxBatchLines = checkMaxBatchLines(options.maxBatchLines);
   }
 
   /**
@@ -531,33 +591,47 @@ export class AuditLog {
   }
 
   /**
-   * Appends one entry; resolves when it is written (and sealed in the head). Once the log is open
-   * and no earlier append is waiting, the line is written at once (one synchronous write);
-   * otherwise it waits its turn. Rejects with `AUDIT_WRITE_FAILED` when it cannot be written.
+   * Appends one entry; resolves when its line is written (synced with `fsync`) and sealed in the
+   * head. Appends made while a write is in flight are written together in the next one, in the
+   * order they were made. Rejects with `AUDIT_WRITE_FAILED` when it cannot be written.
    */
   append(entry: AuditEntry): Promise<AuditLine> {
-    if (this.#state !== undefined && this.#waiting === 0) {
-      try {
-        return Promise.resolve(this.#write(this.#state, entry));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    this.#waiting += 1;
-    const run = this.#queue.then(async () => {
-      try {
-        if (this.#state === undefined) await this.open();
-        return this.#write(this.#state as OpenLog, entry);
-      } finally {
-        this.#waiting -= 1;
-      }
+    return new Promise<AuditLine>((resolve, reject) => {
+      this.#pending.push({ entry, resolve, reject });
+      this.#draining ??= this.#drain();
     });
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 
-  #write(state: OpenLog, entry: AuditEntry): AuditLine {
-    if (this.#failed !== undefined) throw this.#failed;
+  async #drain(): Promise<void> {
+    try {
+      // Appends made in this same turn join the first write.
+      await Promise.resolve();
+      while (this.#pending.length > 0) {
+        if (this.#state === undefined) {
+          try {
+            await this.open();
+          } catch (error) {
+            for (const waiting of this.#pending.splice(0)) waiting.reject(error);
+            continue;
+          }
+        }
+        await this.#writeBatch(this.#state as OpenLog);
+      }
+    } finally {
+      this.#draining = undefined;
+    }
+  }
+
+  /** Writes the next batch of pending lines: all of them, or none (every append rejects). */
+  async #writeBatch(state: OpenLog): Promise<void> {
+    if (this.#failed !== undefined) {
+      for (const waiting of this.#pending.splice(0)) waiting.reject(this.#failed);
+      return;
+    }
+    const batch = this.#pending.splice(0, this.#maxBatchLines);
+    const lines: AuditLine[] = [];
+    /** Bytes of this batch may be in the log, and the head does not seal them. */
+    let unsealed = false;
     try {
       let stat: Stats;
       try {
@@ -570,41 +644,59 @@ export class AuditLog {
       if (!sameFile(stat, state)) throw new Error('the log file was replaced or moved');
       if (stat.size !== state.size) throw new Error('the log file was cut or written by another');
       if (state.size >= this.#maxBytes && state.head.current.lines > 0) this.#rotate(state);
-      const previous = state.head.current.last;
-      const line: AuditLine = {
-        ...entry,
-        previous,
-        hash: lineHash(this.#key, previous, canonicalJson(entry)),
-      };
-      // One synchronous append of a few hundred bytes to an open descriptor, written before the
-      // promise resolves. Only a short write (rare) needs the bytes to go on from.
-      const text = `${JSON.stringify(line)}\n`;
-      const length = Buffer.byteLength(text, 'utf8');
+      const first = state.head.current.last;
+      let previous = first;
+      let size = state.size;
+      let text = '';
+      for (const waiting of batch) {
+        // A file goes over maxBytes by one line at most: the rest waits for the next write,
+        // which rotates first.
+        if (lines.length > 0 && size >= this.#maxBytes) break;
+        const line: AuditLine = {
+          ...waiting.entry,
+          previous,
+          hash: lineHash(this.#key, previous, canonicalJson(waiting.entry)),
+        };
+        const own = `${JSON.stringify(line)}\n`;
+        size += Buffer.byteLength(own, 'utf8');
+        text += own;
+        lines.push(line);
+        previous = line.hash;
+      }
+      if (lines.length < batch.length) this.#pending.unshift(...batch.splice(lines.length));
+      // One append of the whole batch to the open descriptor; only a short write (rare) needs
+      // the bytes to go on from.
+      const length = size - state.size;
+      unsealed = true;
       let written = writeSync(state.fd, text, null, 'utf8');
       if (written < length) {
         const bytes = Buffer.from(text, 'utf8');
         while (written < length) written += writeSync(state.fd, bytes, written, length - written);
       }
-      if (this.#fsync) fdatasyncSync(state.fd);
-      state.size += length;
+      if (this.#fsync) await syncData(state.fd);
       const current = state.head.current;
-      state.head = {
+      const head: AuditHead = {
         ...state.head,
-        total: state.head.total + 1,
+        total: state.head.total + lines.length,
         current: {
-          lines: current.lines + 1,
-          start: current.lines === 0 ? previous : current.start,
-          last: line.hash,
+          lines: current.lines + lines.length,
+          start: current.lines === 0 ? first : current.start,
+          last: previous,
         },
       };
-      state.headFile.write(state.head);
-      return line;
+      state.headFile.seal(head);
+      unsealed = false;
+      state.size = size;
+      state.head = head;
+      if (this.#fsync) await state.headFile.sync();
     } catch (error) {
+      // Cut the batch from the log again, so it ends at the last sealed line and verifies.
+      if (unsealed) cutBack(state, this.#fsync);
       this.#failed = new AuditLogError(
         `An earlier audit line could not be written to ${this.path}; no line is written (and the gateway runs no call) until the log is opened again: restart the gateway after "toolfence-mcp audit verify --log ${this.path}"`,
         { code: 'AUDIT_WRITE_FAILED', details: { reason: 'failed-before', path: this.path } },
       );
-      throw new AuditLogError(
+      const failure = new AuditLogError(
         `Cannot write the audit log ${this.path}: ${(error as Error).message ?? 'write failed'}`,
         {
           code: 'AUDIT_WRITE_FAILED',
@@ -612,7 +704,10 @@ export class AuditLog {
           cause: error,
         },
       );
+      for (const waiting of batch) waiting.reject(failure);
+      return;
     }
+    for (const [index, line] of lines.entries()) (batch[index] as Waiting).resolve(line);
   }
 
   #rotate(state: OpenLog): void {
@@ -635,8 +730,9 @@ export class AuditLog {
 
   /** Waits for the appends in progress, then closes the files (a later append opens them again). */
   async close(): Promise<void> {
-    await this.#queue;
     await this.#opening?.catch(() => undefined);
+    // Then nothing awaits before the files close: an append made meanwhile is written first.
+    while (this.#draining !== undefined) await this.#draining;
     const state = this.#state;
     this.#state = undefined;
     this.#opening = undefined;

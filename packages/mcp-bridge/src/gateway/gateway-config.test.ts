@@ -338,9 +338,32 @@ describe('gateway audit and approval settings', () => {
     );
   });
 
+  it('keeps gateway.auditMaxBatchLines from 1 to 10,000', () => {
+    expect(parse({ auditMaxBatchLines: 1 }).gateway.auditMaxBatchLines).toBe(1);
+    expect(parse({ auditMaxBatchLines: 10_000 }).gateway.auditMaxBatchLines).toBe(10_000);
+  });
+
   it.each([
     ['a short auditKey', { auditKey: 'abcd' }, {}, 'gateway.auditKey: must be 32 bytes'],
     ['an auditFsync that is not a boolean', { auditFsync: 'yes' }, {}, 'gateway.auditFsync'],
+    [
+      'an auditMaxBatchLines of 0',
+      { auditMaxBatchLines: 0 },
+      {},
+      'gateway.auditMaxBatchLines: must be an integer from 1 to 10,000',
+    ],
+    [
+      'an auditMaxBatchLines over 10,000',
+      { auditMaxBatchLines: 10_001 },
+      {},
+      'gateway.auditMaxBatchLines: must be an integer from 1 to 10,000',
+    ],
+    [
+      'an auditMaxBatchLines that is not an integer',
+      { auditMaxBatchLines: 2.5 },
+      {},
+      'gateway.auditMaxBatchLines: must be an integer from 1 to 10,000',
+    ],
     [
       'an approvalMaxArgumentChars of 0',
       { approvalMaxArgumentChars: 0 },

@@ -147,8 +147,13 @@ export interface GatewaySettings {
    * `postgres://` `store`, else `memory`.
    */
   readonly approvals?: string;
-  /** `fdatasync` the audit log and its head after each line. Default false. */
+  /** `fdatasync` the audit log and its head after each write. Default false. */
   readonly auditFsync?: boolean;
+  /**
+   * Audit lines at most in one write (group commit: lines of concurrent calls share a write, its
+   * `fdatasync` and the head seal). An integer from 1 to 10,000. Default 128.
+   */
+  readonly auditMaxBatchLines?: number;
   /** Enforce nothing; log what each decision would have been. Default false. */
   readonly observe?: boolean;
   /** Milliseconds an `ask` waits for the user's answer before it is a deny. Default 120,000. */
@@ -269,6 +274,7 @@ const SETTINGS_KEYS = [
   'auditMaxBytes',
   'auditKey',
   'auditFsync',
+  'auditMaxBatchLines',
   'approvalMaxArgumentChars',
   'observe',
   'approvalTimeoutMs',
@@ -894,6 +900,13 @@ export function parseGatewayConfig(
   }
   if (settings.auditFsync !== undefined && typeof settings.auditFsync !== 'boolean') {
     fail('must be true or false', 'gateway.auditFsync');
+  }
+  const batch = settings.auditMaxBatchLines;
+  if (
+    batch !== undefined &&
+    (typeof batch !== 'number' || !Number.isSafeInteger(batch) || batch < 1 || batch > 10_000)
+  ) {
+    fail('must be an integer from 1 to 10,000 (default 128)', 'gateway.auditMaxBatchLines');
   }
   const auditKey =
     settings.auditKey === undefined
