@@ -18,7 +18,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { digestOf } from '../src/gateway/canonical-json.js';
-import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/gateway-principal.js';
+import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/identity/gateway-principal.js';
 import { ApprovalSeal } from '../src/gateway/sealed-approval.js';
 import { modernToolCaller } from './fixtures/modern-call.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
