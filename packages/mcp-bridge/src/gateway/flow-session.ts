@@ -113,7 +113,7 @@ export class GatewayFlow {
     }
     const { enabled: _enabled, ...rest } = given;
     const options: FlowGuardOptions = {
-      ...(rest as FlowGuardOptions),
+      ...rest,
       mode: observe ? 'observe' : (given.mode ?? 'enforce'),
     };
     try {
