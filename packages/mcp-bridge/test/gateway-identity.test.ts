@@ -4,7 +4,6 @@
 // listing by the policy's principal rules, refuses what their rules deny, writes who called into
 // the audit log, and never forwards a caller's token to the upstream (a real SDK HTTP server).
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -26,6 +25,7 @@ import {
   teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
+import { closeServers, stopProcess } from './fixtures/teardown.js';
 
 const PEOPLE = { alice: ['engineering'], bob: ['finance'] } as const;
 type Person = keyof typeof PEOPLE;
@@ -144,14 +144,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (gateway !== undefined && gateway.exitCode === null) {
-    gateway.kill('SIGTERM');
-    await once(gateway, 'exit');
-  }
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  if (gateway !== undefined) await stopProcess(gateway);
+  await closeServers(servers);
   await rm(folder, { recursive: true, force: true });
 });
 
