@@ -22,6 +22,7 @@ import {
   personToken,
   startGatewayCli,
   startSdkUpstream,
+  teamHttpAuth,
   teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
@@ -100,11 +101,7 @@ beforeAll(async () => {
     JSON.stringify({
       mcpServers: { team: { url: upstream, namespace: 'tm' } },
       gateway: {
-        httpAuth: {
-          resource: gatewayUrl,
-          authorizationServers: [issuer],
-          requiredScopes: ['mcp:tools'],
-        },
+        httpAuth: teamHttpAuth(gatewayUrl, issuer),
       },
     }),
   );

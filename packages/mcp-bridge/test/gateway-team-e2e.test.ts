@@ -31,6 +31,7 @@ import {
   startGatewayCli,
   startSdkUpstream,
   TOKEN_EXCHANGE,
+  teamHttpAuth,
   teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
@@ -158,11 +159,7 @@ beforeAll(async () => {
       },
     },
     gateway: {
-      httpAuth: {
-        resource: proxy.url,
-        authorizationServers: [issuer],
-        requiredScopes: ['mcp:tools'],
-      },
+      httpAuth: teamHttpAuth(proxy.url, issuer),
       pins: database,
       approvals: redis.url,
     },

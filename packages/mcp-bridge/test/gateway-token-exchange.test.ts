@@ -23,6 +23,7 @@ import {
   startGatewayCli,
   startSdkUpstream,
   TOKEN_EXCHANGE,
+  teamHttpAuth,
   teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
@@ -139,11 +140,7 @@ beforeAll(async () => {
         },
       },
       gateway: {
-        httpAuth: {
-          resource: gatewayUrl,
-          authorizationServers: [issuer],
-          requiredScopes: ['mcp:tools'],
-        },
+        httpAuth: teamHttpAuth(gatewayUrl, issuer),
       },
     }),
   );
