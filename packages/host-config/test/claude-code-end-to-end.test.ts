@@ -15,6 +15,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installHook, uninstallHook } from '../src/index.js';
+import {
+  deniedAttachments,
+  loopbackNamespaceUnavailable,
+  runIsolated,
+  uploadsOf,
+} from './support/isolated-cli.js';
 import { fileUrl } from './support/run-hook.js';
 
 // The real Claude Code CLI (pinned dev dependency @anthropic-ai/claude-code 2.1.197; its native
@@ -33,9 +39,8 @@ function findClaude(): { path: string } | { reason: string } {
       reason: `the test runs the linux-x64 binary; this is ${process.platform}-${process.arch}`,
     };
   }
-  if (spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up']).status !== 0) {
-    return { reason: 'unshare -n with "ip link set lo up" is not permitted here (needs root)' };
-  }
+  const namespace = loopbackNamespaceUnavailable();
+  if (namespace !== undefined) return { reason: namespace };
   try {
     const wrapper = createRequire(import.meta.url).resolve(
       '@anthropic-ai/claude-code/package.json',
@@ -96,28 +101,15 @@ interface Run {
 
 function runClaude(source: string): Run {
   const path = 'path' in claude ? claude.path : '';
-  // setsid: the CLI and everything it starts get their own session and process group, so no
-  // signal they send on exit can reach the test runner.
-  const result = spawnSync(
-    'setsid',
-    ['unshare', '-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$1"', process.execPath, RUNNER],
-    {
-      env: {
-        ...process.env,
-        E2E_CLAUDE: path,
-        E2E_HOME: home,
-        E2E_SOURCE: source,
-        E2E_MCP_CONFIG: mcpConfig,
-      },
-      encoding: 'utf8',
-      timeout: 120_000,
-      maxBuffer: 256 * 1024 * 1024,
-    },
-  );
-  const summary = JSON.parse(result.stdout.trim().split('\n').pop() ?? '{}') as {
+  const summary = runIsolated<{
     code: number | null;
     requests: { messages?: { content?: unknown }[] }[];
-  };
+  }>(RUNNER, {
+    E2E_CLAUDE: path,
+    E2E_HOME: home,
+    E2E_SOURCE: source,
+    E2E_MCP_CONFIG: mcpConfig,
+  });
   const results = summary.requests.flatMap((request) =>
     (request.messages ?? []).flatMap((message) =>
       Array.isArray(message.content)
@@ -129,13 +121,7 @@ function runClaude(source: string): Run {
     code: summary.code,
     toolOutput: JSON.stringify(results),
     modelSaw: JSON.stringify(summary.requests),
-    serverGot: existsSync(uploads)
-      ? readFileSync(uploads, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line))
-      : [],
+    serverGot: uploadsOf(uploads),
   };
 }
 
@@ -179,36 +165,7 @@ describe.skipIf('reason' in claude)(
       expect(run.toolOutput).toContain('attachment_hook_missing');
     }, 150_000);
 
-    it.each([
-      ['a missing file', () => fileUrl(join(home, 'nope.pdf')), {}, 'HOOK_FILE_NOT_FOUND'],
-      [
-        '/dev/zero through a symlink',
-        () => {
-          spawnSync('ln', ['-s', '/dev/zero', join(home, 'zero')]);
-          return fileUrl(join(home, 'zero'));
-        },
-        {},
-        'HOOK_NOT_REGULAR_FILE',
-      ],
-      [
-        'a file outside the allowlist',
-        () => {
-          writeFileSync(join(home, 'secret.txt'), 'secret');
-          return fileUrl(join(home, 'secret.txt'));
-        },
-        { allowed: true },
-        'HOOK_PATH_NOT_ALLOWED',
-      ],
-      [
-        'a file just over the toolkit budget',
-        () => {
-          writeFileSync(join(home, 'big.bin'), Buffer.alloc(1025));
-          return fileUrl(join(home, 'big.bin'));
-        },
-        { budget: 1024 },
-        'HOOK_TOOLKIT_BUDGET_EXCEEDED',
-      ],
-    ] as const)(
+    it.each(deniedAttachments(() => home))(
       'denies %s: the model gets the reason, the tool is not called',
       (_name, source, setup, code) => {
         const allowed = join(home, 'allowed');

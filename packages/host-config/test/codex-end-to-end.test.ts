@@ -1,12 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getHookStatus, installHook } from '../src/index.js';
+import {
+  deniedAttachments,
+  loopbackNamespaceUnavailable,
+  runIsolated,
+  uploadsOf,
+} from './support/isolated-cli.js';
 import { fileUrl } from './support/run-hook.js';
 
 // The real Codex CLI (pinned dev dependency @openai/codex 0.171.0), end to end: a fake model API
@@ -21,9 +27,8 @@ const SERVER = fileURLToPath(new URL('./fixtures/upload-server.mjs', import.meta
 function findCodex(): { path: string } | { reason: string } {
   if (process.platform !== 'linux')
     return { reason: `network namespaces need Linux (${process.platform})` };
-  if (spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up']).status !== 0) {
-    return { reason: 'unshare -n with "ip link set lo up" is not permitted here (needs root)' };
-  }
+  const namespace = loopbackNamespaceUnavailable();
+  if (namespace !== undefined) return { reason: namespace };
   try {
     const manifest = createRequire(import.meta.url).resolve('@openai/codex/package.json');
     const path = join(dirname(manifest), 'bin', 'codex.js');
@@ -92,28 +97,15 @@ interface Run {
 
 function runCodex(source: string): Run {
   const path = 'path' in codex ? codex.path : '';
-  // setsid: the CLI and everything it starts get their own session and process group, so no
-  // signal they send on exit can reach the test runner.
-  const result = spawnSync(
-    'setsid',
-    ['unshare', '-n', 'sh', '-c', 'ip link set lo up && exec "$0" "$1"', process.execPath, RUNNER],
-    {
-      env: {
-        ...process.env,
-        E2E_CODEX: path,
-        E2E_CODEX_HOME: codexHome,
-        E2E_HOME: home,
-        E2E_SOURCE: source,
-      },
-      encoding: 'utf8',
-      timeout: 120_000,
-      maxBuffer: 256 * 1024 * 1024,
-    },
-  );
-  const summary = JSON.parse(result.stdout.trim().split('\n').pop() ?? '{}') as {
+  const summary = runIsolated<{
     code: number | null;
     requests: { input?: { type?: string; output?: unknown }[] }[];
-  };
+  }>(RUNNER, {
+    E2E_CODEX: path,
+    E2E_CODEX_HOME: codexHome,
+    E2E_HOME: home,
+    E2E_SOURCE: source,
+  });
   const outputs = summary.requests.flatMap((request) =>
     (request.input ?? []).filter((item) => item.type === 'function_call_output'),
   );
@@ -121,13 +113,7 @@ function runCodex(source: string): Run {
     code: summary.code,
     toolOutput: JSON.stringify(outputs.map((item) => item.output)),
     modelSaw: JSON.stringify(summary.requests),
-    serverGot: existsSync(uploads)
-      ? readFileSync(uploads, 'utf8')
-          .trim()
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line))
-      : [],
+    serverGot: uploadsOf(uploads),
   };
 }
 
@@ -157,36 +143,7 @@ describe.skipIf('reason' in codex)(
       expect(run.toolOutput).toContain('attachment_hook_missing');
     }, 150_000);
 
-    it.each([
-      ['a missing file', () => fileUrl(join(home, 'nope.pdf')), {}, 'HOOK_FILE_NOT_FOUND'],
-      [
-        '/dev/zero through a symlink',
-        () => {
-          spawnSync('ln', ['-s', '/dev/zero', join(home, 'zero')]);
-          return fileUrl(join(home, 'zero'));
-        },
-        {},
-        'HOOK_NOT_REGULAR_FILE',
-      ],
-      [
-        'a file outside the allowlist',
-        () => {
-          writeFileSync(join(home, 'secret.txt'), 'secret');
-          return fileUrl(join(home, 'secret.txt'));
-        },
-        { allowed: true },
-        'HOOK_PATH_NOT_ALLOWED',
-      ],
-      [
-        'a file just over the toolkit budget',
-        () => {
-          writeFileSync(join(home, 'big.bin'), Buffer.alloc(1025));
-          return fileUrl(join(home, 'big.bin'));
-        },
-        { budget: 1024 },
-        'HOOK_TOOLKIT_BUDGET_EXCEEDED',
-      ],
-    ] as const)(
+    it.each(deniedAttachments(() => home))(
       'denies %s: the model gets the reason, the tool is not called',
       (_name, source, setup, code) => {
         const allowed = join(home, 'allowed');

@@ -328,7 +328,7 @@ export {
   DEFAULT_PASSTHROUGH_LIMITS,
   type GatewayPassthroughOptions,
 } from './gateway/gateway-passthrough.js';
-export { GATEWAY_SINGLE_PRINCIPAL } from './gateway/gateway-principal.js';
+export { GATEWAY_SINGLE_PRINCIPAL } from './gateway/identity/gateway-principal.js';
 export {
   type ConsoleAdminsSettings,
   type ConsoleLoginSettings,

@@ -3,43 +3,33 @@
 // tokens to two people in two groups; the real CLI gateway checks them, filters each person's
 // listing by the policy's principal rules, refuses what their rules deny, writes who called into
 // the audit log, and never forwards a caller's token to the upstream (a real SDK HTTP server).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as TransportV2,
-} from '@modelcontextprotocol/client';
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import Provider from 'oidc-provider';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { verifyAuditLog } from '../src/gateway/audit-log.js';
+import {
+  freePort,
+  legacyClient as legacyClientFor,
+  listen,
+  modernClient as modernClientFor,
+  personToken,
+  startGatewayCli,
+  startSdkUpstream,
+  teamHttpAuth,
+  teamProviderConfig,
+  resultTexts as text,
+} from './fixtures/team-gateway.js';
+import { closeServers, stopProcess } from './fixtures/teardown.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const PEOPLE = { alice: ['engineering'], bob: ['finance'] } as const;
 type Person = keyof typeof PEOPLE;
-
-async function listen(server: Server, port = 0): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = await listen(probe);
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 let folder: string;
 let gateway: ChildProcess;
@@ -52,104 +42,51 @@ const upstreamCalls: string[] = [];
 const tokens = {} as Record<Person, string>;
 let otherAudienceToken: string;
 
-async function startUpstream(): Promise<string> {
-  const server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    upstreamSaw.push(JSON.stringify(request.headers), text);
-    const mcp = new McpServer({ name: 'team-tools', version: '1.0.0' });
-    for (const name of ['read_docs', 'deploy', 'payroll']) {
-      mcp.registerTool(
-        name,
-        { description: `The ${name} tool.`, inputSchema: { target: z.string() } },
-        async ({ target }) => {
-          upstreamCalls.push(`${name}:${target}`);
-          return { content: [{ type: 'text', text: `${name} ${target}` }] };
-        },
-      );
-    }
-    for (const name of ['standup', 'payslip']) {
-      mcp.registerPrompt(name, { description: `The ${name} prompt.` }, async () => ({
-        messages: [{ role: 'user', content: { type: 'text', text: name } }],
-      }));
-    }
-    for (const [name, uri] of [
-      ['handbook', 'docs://handbook'],
-      ['salaries', 'hr://salaries'],
-    ] as const) {
-      mcp.registerResource(name, uri, { description: `The ${name}.` }, async () => ({
-        contents: [{ uri, text: name }],
-      }));
-    }
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    } as ConstructorParameters<typeof StreamableHTTPServerTransport>[0] & object);
-    response.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    await mcp.connect(transport);
-    await transport.handleRequest(request, response, text === '' ? undefined : JSON.parse(text));
-  });
-  servers.push(server);
-  return `http://127.0.0.1:${await listen(server)}/mcp`;
+function startUpstream(): Promise<string> {
+  return startSdkUpstream(
+    servers,
+    (mcp) => {
+      for (const name of ['read_docs', 'deploy', 'payroll']) {
+        mcp.registerTool(
+          name,
+          { description: `The ${name} tool.`, inputSchema: { target: z.string() } },
+          async ({ target }) => {
+            upstreamCalls.push(`${name}:${target}`);
+            return { content: [{ type: 'text', text: `${name} ${target}` }] };
+          },
+        );
+      }
+      for (const name of ['standup', 'payslip']) {
+        mcp.registerPrompt(name, { description: `The ${name} prompt.` }, async () => ({
+          messages: [{ role: 'user', content: { type: 'text', text: name } }],
+        }));
+      }
+      for (const [name, uri] of [
+        ['handbook', 'docs://handbook'],
+        ['salaries', 'hr://salaries'],
+      ] as const) {
+        mcp.registerResource(name, uri, { description: `The ${name}.` }, async () => ({
+          contents: [{ uri, text: name }],
+        }));
+      }
+    },
+    (request, body) => {
+      upstreamSaw.push(JSON.stringify(request.headers), body);
+      return false;
+    },
+  );
 }
 
 async function startAuthorizationServer(resource: string): Promise<void> {
   const server = createServer();
   servers.push(server);
-  const port = await listen(server);
-  issuer = `http://127.0.0.1:${port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      ...Object.keys(PEOPLE).map((person) => ({
-        client_id: person,
-        client_secret: `${person}-secret-0123456789`,
-        grant_types: ['client_credentials'],
-        response_types: [],
-        redirect_uris: [],
-        token_endpoint_auth_method: 'client_secret_basic',
-      })),
-    ],
-    features: {
-      devInteractions: { enabled: false },
-      clientCredentials: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async () => resource,
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx: unknown, indicator: string) => ({
-          scope: 'mcp:tools',
-          audience: indicator,
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'RS256' } },
-        }),
-      },
-    },
-    scopes: ['mcp:tools'],
-    // Each person's groups, as their identity provider would put them in the token.
-    extraTokenClaims: async (_ctx: unknown, token: { clientId?: string }) => ({
-      groups: PEOPLE[token.clientId as Person] ?? [],
-    }),
-    cookies: { keys: ['test-only-cookie-key-0123456789abcdef'] },
-  });
+  issuer = `http://127.0.0.1:${await listen(server)}`;
+  // Each person's groups, as their identity provider would put them in the token.
+  const provider = new Provider(
+    issuer,
+    teamProviderConfig(resource, Object.keys(PEOPLE), [], PEOPLE),
+  );
   server.on('request', provider.callback());
-}
-
-async function tokenFor(person: Person, resource: string): Promise<string> {
-  const answer = await fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${person}:${person}-secret-0123456789`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'mcp:tools', resource }),
-  });
-  const body = (await answer.json()) as { access_token?: string };
-  if (typeof body.access_token !== 'string') throw new Error(`no token: ${JSON.stringify(body)}`);
-  return body.access_token;
 }
 
 beforeAll(async () => {
@@ -164,11 +101,7 @@ beforeAll(async () => {
     JSON.stringify({
       mcpServers: { team: { url: upstream, namespace: 'tm' } },
       gateway: {
-        httpAuth: {
-          resource: gatewayUrl,
-          authorizationServers: [issuer],
-          requiredScopes: ['mcp:tools'],
-        },
+        httpAuth: teamHttpAuth(gatewayUrl, issuer),
       },
     }),
   );
@@ -200,60 +133,29 @@ beforeAll(async () => {
       ],
     }),
   );
-  gateway = spawn(
-    process.execPath,
-    [CLI, 'serve', '--config', config, '--policy', policy, '--http', `127.0.0.1:${port}`],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
-  );
-  let stderr = '';
-  await new Promise<void>((resolve, reject) => {
-    gateway.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-      if (/listening on http/.test(stderr)) resolve();
-    });
-    gateway.once('exit', () => reject(new Error(`the gateway exited: ${stderr}`)));
-  });
+  gateway = await startGatewayCli(config, policy, port);
   for (const person of Object.keys(PEOPLE) as Person[]) {
-    tokens[person] = await tokenFor(person, gatewayUrl);
+    tokens[person] = await personToken(issuer, person, gatewayUrl);
   }
-  otherAudienceToken = await tokenFor('alice', 'https://other.example.com/mcp');
+  otherAudienceToken = await personToken(issuer, 'alice', 'https://other.example.com/mcp');
 }, 120_000);
 
 afterAll(async () => {
-  if (gateway !== undefined && gateway.exitCode === null) {
-    gateway.kill('SIGTERM');
-    await once(gateway, 'exit');
-  }
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  if (gateway !== undefined) await stopProcess(gateway);
+  await closeServers(servers);
   await rm(folder, { recursive: true, force: true });
 });
 
-function headersFor(person: Person) {
-  return { requestInit: { headers: { authorization: `Bearer ${tokens[person]}` } } };
-}
-
 async function modernClient(person: Person) {
-  const client = new ClientV2(
-    { name: `${person}-modern`, version: '1.0.0' },
-    { versionNegotiation: { mode: 'auto' as const } },
-  );
-  await client.connect(new TransportV2(new URL(gatewayUrl), headersFor(person)));
+  const client = await modernClientFor(gatewayUrl, tokens[person], `${person}-modern`);
   expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
   return client;
 }
 
 async function legacyClient(person: Person) {
-  const client = new ClientV1({ name: `${person}-legacy`, version: '1.0.0' });
-  const transport = new TransportV1(new URL(gatewayUrl), headersFor(person));
-  await client.connect(transport);
-  return { client, transport };
+  const client = await legacyClientFor(gatewayUrl, tokens[person], `${person}-legacy`);
+  return { client, transport: client.transport as TransportV1 };
 }
-
-const text = (result: unknown) =>
-  ((result as { content: { text?: string }[] }).content ?? []).map((b) => b.text ?? '').join('');
 
 describe('serve --http with gateway.httpAuth, two people in two groups', () => {
   it('serves RFC 9728 metadata and challenges a request without a token', async () => {

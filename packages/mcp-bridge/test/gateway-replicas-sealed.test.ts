@@ -1,14 +1,6 @@
-// Approvals and legacy sessions that survive replicas: two `toolfence-mcp serve --http` processes
-// sharing the sealing key, PostgreSQL pins and a Redis (or PostgreSQL) approval store, behind a
-// round-robin HTTP proxy written here. The SDK v2 client in 2026-07-28 mode has an ask approved
-// with its retry landing on the other replica, exactly once; forged, tampered, replayed, expired,
-// other-principal and other-argument approvals are refused; the SDK 1.x client in 2025-11-25 mode
-// lists and calls across the balancer in one session. Everything runs on loopback.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,8 +10,14 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { digestOf } from '../src/gateway/canonical-json.js';
-import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/gateway-principal.js';
+import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/identity/gateway-principal.js';
 import { ApprovalSeal } from '../src/gateway/sealed-approval.js';
+import {
+  jsonLines,
+  type Replica,
+  startReplica as startReplicaIn,
+  stopReplicas,
+} from './fixtures/gateway-replica.js';
 import { modernToolCaller } from './fixtures/modern-call.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
 import { type RedisServer, startRedis } from './fixtures/redis-server.js';
@@ -36,13 +34,6 @@ const SEAL_KEY = randomBytes(32);
 const MODERN = '2026-07-28';
 /** The replicas' approval timeout: long enough for a loaded machine, short enough to expire. */
 const APPROVAL_TIMEOUT_MS = 6_000;
-
-interface Replica {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly audit: string;
-  stderr(): string;
-}
 
 let postgres: PostgresServer;
 let redis: RedisServer;
@@ -67,14 +58,7 @@ beforeEach(async () => {
 }, 30_000);
 afterEach(async () => {
   for (const item of closers.splice(0).reverse()) await item.close().catch(() => undefined);
-  await Promise.all(
-    replicas.splice(0).map(async ({ child }) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }),
-  );
+  await stopReplicas(replicas);
   await proxy?.close();
   proxy = undefined;
   await rm(folder, { recursive: true, force: true });
@@ -82,21 +66,10 @@ afterEach(async () => {
 
 /** One replica on the shared back ends, with the shared sealing key in its environment. */
 async function startReplica(name: string, approvals: string): Promise<Replica> {
-  const home = join(folder, name);
-  await mkdir(home);
-  const config = join(home, 'toolfence.json');
-  const policy = join(home, 'policy.json');
-  await writeFile(
-    policy,
-    JSON.stringify({
-      kind: 'rules',
-      rules: [{ tool: 'tk__publish', decision: 'ask' }],
-      default: 'allow',
-    }),
-  );
-  await writeFile(
-    config,
-    JSON.stringify({
+  const replica = await startReplicaIn({
+    home: join(folder, name),
+    policy: { kind: 'rules', rules: [{ tool: 'tk__publish', decision: 'ask' }], default: 'allow' },
+    config: {
       mcpServers: {
         toolkit: {
           command: process.execPath,
@@ -111,29 +84,10 @@ async function startReplica(name: string, approvals: string): Promise<Replica> {
         audit: 'audit.jsonl',
         approvalTimeoutMs: APPROVAL_TIMEOUT_MS,
       },
-    }),
-  );
-  const child = spawn(
-    process.execPath,
-    [CLI, 'serve', '--config', config, '--policy', policy, '--http', '127.0.0.1:0'],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        TOOLFENCE_SEAL_KEY: SEAL_KEY.toString('hex'),
-      },
     },
-  );
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (match && /toolkit: (ready|failed)/.test(stderr)) resolve(match[1] as string);
-    });
-    child.once('exit', () => reject(new Error(`replica ${name} exited: ${stderr}`)));
+    env: { TOOLFENCE_SEAL_KEY: SEAL_KEY.toString('hex') },
+    upstream: 'toolkit',
   });
-  const replica = { child, url, audit: join(home, 'audit.jsonl'), stderr: () => stderr };
   replicas.push(replica);
   return replica;
 }
@@ -147,20 +101,12 @@ async function startProxy(
   return proxy;
 }
 
-async function upstreamCalls(): Promise<{ name: string; args: Record<string, unknown> }[]> {
-  const text = await readFile(callsFile, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
+function upstreamCalls(): Promise<{ name: string; args: Record<string, unknown> }[]> {
+  return jsonLines(callsFile);
 }
 
-async function auditOf(replica: Replica): Promise<Record<string, unknown>[]> {
-  const text = await readFile(replica.audit, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
+function auditOf(replica: Replica): Promise<Record<string, unknown>[]> {
+  return jsonLines(replica.audit);
 }
 
 const textOf = (result: Record<string, unknown> | undefined): string =>

@@ -3,11 +3,10 @@
 // speaks MCP 2026-07-28 (stateless, so no session affinity is needed); the upstream is an
 // OAuth-protected MCP server whose token endpoint counts refreshes and refuses reused refresh
 // tokens. Everything runs on loopback; the servers are started by the tests.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,12 @@ import { McpClient } from '../src/client/mcp-client.js';
 import { digestOf } from '../src/gateway/canonical-json.js';
 import { PostgresConnectionStore } from '../src/store/postgres-connection-store.js';
 import { SqliteConnectionStore } from '../src/store/sqlite-connection-store.js';
+import {
+  jsonLines,
+  type Replica,
+  startReplica as startReplicaIn,
+  stopReplicas,
+} from './fixtures/gateway-replica.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
 import {
   type ProtectedMcpServer,
@@ -34,14 +39,6 @@ const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const run = promisify(execFile);
 const KEY = randomBytes(32).toString('hex');
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', STORE_KEY: KEY };
-
-interface Replica {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly config: string;
-  readonly audit: string;
-  stderr(): string;
-}
 
 let postgres: PostgresServer;
 let redis: RedisServer;
@@ -83,14 +80,7 @@ beforeEach(async () => {
 }, 30_000);
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  await Promise.all(
-    replicas.splice(0).map(async ({ child }) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }),
-  );
+  await stopReplicas(replicas);
   await proxy?.close();
   proxy = undefined;
   await upstream.close();
@@ -103,14 +93,10 @@ async function startReplica(
   budget?: Record<string, unknown>,
   settings: Record<string, unknown> = {},
 ): Promise<Replica> {
-  const home = join(folder, name);
-  await mkdir(home);
-  const config = join(home, 'toolfence.json');
-  const policy = join(home, 'policy.json');
-  await writeFile(policy, JSON.stringify({ kind: 'rules', rules: [], default: 'allow' }));
-  await writeFile(
-    config,
-    JSON.stringify({
+  const replica = await startReplicaIn({
+    home: join(folder, name),
+    policy: { kind: 'rules', rules: [], default: 'allow' },
+    config: {
       mcpServers: { up: { url: upstream.url, oauth: { connectionId: 'up' } } },
       gateway: {
         store: database,
@@ -121,24 +107,10 @@ async function startReplica(
         ...(budget === undefined ? {} : { budget }),
         ...settings,
       },
-    }),
-  );
-  const child = spawn(
-    process.execPath,
-    [CLI, 'serve', '--config', config, '--policy', policy, '--http', '127.0.0.1:0'],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: ENV },
-  );
-  let stderr = '';
-  // The gateway listens before its upstreams start; it is started once it reports them.
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (match && /up: (ready|failed)/.test(stderr)) resolve(match[1] as string);
-    });
-    child.once('exit', () => reject(new Error(`replica ${name} exited: ${stderr}`)));
+    },
+    env: { STORE_KEY: KEY },
+    upstream: 'up',
   });
-  const replica = { child, url, config, audit: join(home, 'audit.jsonl'), stderr: () => stderr };
   replicas.push(replica);
   return replica;
 }
@@ -159,12 +131,9 @@ async function connect(url: string): Promise<McpClient> {
 
 /** Each call's last audit line (a call that ran also has a `started` line before it). */
 async function auditOf(replica: Replica): Promise<{ argumentsDigest: string; outcome: string }[]> {
-  const text = await readFile(replica.audit, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line))
-    .filter((line) => line.outcome !== 'started');
+  return (await jsonLines<{ argumentsDigest: string; outcome: string }>(replica.audit)).filter(
+    (line) => line.outcome !== 'started',
+  );
 }
 
 const textOf = (result: { content: readonly unknown[] }): string =>

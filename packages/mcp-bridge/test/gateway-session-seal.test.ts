@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
-import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/gateway-principal.js';
+import { GATEWAY_SINGLE_PRINCIPAL } from '../src/gateway/identity/gateway-principal.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { ApprovalSeal } from '../src/gateway/sealed-approval.js';

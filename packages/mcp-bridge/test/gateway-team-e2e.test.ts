@@ -7,7 +7,6 @@
 // Everything runs on 127.0.0.1.
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -32,9 +31,11 @@ import {
   startGatewayCli,
   startSdkUpstream,
   TOKEN_EXCHANGE,
+  teamHttpAuth,
   teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
+import { closeServers, stopProcess } from './fixtures/teardown.js';
 
 const GROUPS = { alice: ['engineering'], bob: ['finance'] } as const;
 type Person = keyof typeof GROUPS;
@@ -158,11 +159,7 @@ beforeAll(async () => {
       },
     },
     gateway: {
-      httpAuth: {
-        resource: proxy.url,
-        authorizationServers: [issuer],
-        requiredScopes: ['mcp:tools'],
-      },
+      httpAuth: teamHttpAuth(proxy.url, issuer),
       pins: database,
       approvals: redis.url,
     },
@@ -184,19 +181,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(
-    replicas.map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }),
-  );
+  await Promise.all(replicas.map(stopProcess));
   await proxy?.close();
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  await closeServers(servers);
   await Promise.all([postgres?.stop(), redis?.stop()]);
   await rm(folder, { recursive: true, force: true });
 }, 60_000);

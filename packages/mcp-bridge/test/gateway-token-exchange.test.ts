@@ -4,7 +4,6 @@
 // caller's token at that server for one issued to the same person for the upstream, and the
 // upstream (a real SDK HTTP server) records the Authorization header of every request it receives.
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -24,9 +23,11 @@ import {
   startGatewayCli,
   startSdkUpstream,
   TOKEN_EXCHANGE,
+  teamHttpAuth,
   teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
+import { closeServers, stopProcess } from './fixtures/teardown.js';
 
 /** alice and bob may get a token for the upstream; the authorization server refuses mallory's. */
 const PEOPLE = ['alice', 'bob', 'mallory'] as const;
@@ -139,11 +140,7 @@ beforeAll(async () => {
         },
       },
       gateway: {
-        httpAuth: {
-          resource: gatewayUrl,
-          authorizationServers: [issuer],
-          requiredScopes: ['mcp:tools'],
-        },
+        httpAuth: teamHttpAuth(gatewayUrl, issuer),
       },
     }),
   );
@@ -160,14 +157,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (gateway !== undefined && gateway.exitCode === null) {
-    gateway.kill('SIGTERM');
-    await once(gateway, 'exit');
-  }
-  for (const server of servers) {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
+  if (gateway !== undefined) await stopProcess(gateway);
+  await closeServers(servers);
   await rm(folder, { recursive: true, force: true });
 });
 

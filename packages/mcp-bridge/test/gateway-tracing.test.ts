@@ -7,8 +7,6 @@ import {
   InMemoryTransport as InMemoryV2,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { propagation, SpanKind, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -29,6 +27,7 @@ import { GatewayResourceServer } from '../src/gateway/identity/resource-server.j
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { sendJson, startScriptedOAuthServer } from './fixtures/oauth-scripted.js';
+import { gatewayClient } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
@@ -69,12 +68,24 @@ async function gatewayAndClient(tracing?: boolean) {
   });
   open.push(gateway);
   await gateway.start();
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await gateway.connect(serverSide);
-  const client = new Client({ name: 'trace-client', version: '1.0.0' });
-  await client.connect(clientSide);
-  open.push(client);
+  const client = await gatewayClient(gateway, open);
   return client;
+}
+
+/** A gateway in front of an SDK v2 server whose `whoami` answers the `_meta` it received. */
+async function v2GatewayClient(tracing?: boolean) {
+  const gateway = new McpGateway({
+    config: parseGatewayConfig({
+      mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
+    }),
+    authorizer: new AllowAllAuthorizer(),
+    pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+    audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    ...(tracing === undefined ? {} : { tracing }),
+  });
+  open.push(gateway);
+  await gateway.start();
+  return gatewayClient(gateway, open);
 }
 
 describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
@@ -148,22 +159,7 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
   }, 30_000);
 
   it('carries the upstream span’s traceparent in params._meta to the upstream server', async () => {
-    const gateway = new McpGateway({
-      config: parseGatewayConfig({
-        // An SDK v2 server whose `whoami` answers the `_meta` it received.
-        mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
-      }),
-      authorizer: new AllowAllAuthorizer(),
-      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
-      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
-    });
-    open.push(gateway);
-    await gateway.start();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await gateway.connect(serverSide);
-    const client = new Client({ name: 'trace-client', version: '1.0.0' });
-    await client.connect(clientSide);
-    open.push(client);
+    const client = await v2GatewayClient();
     const result = await client.callTool({
       name: 'v2__whoami',
       arguments: {},
@@ -182,22 +178,7 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
   }, 30_000);
 
   it('sends no trace context upstream when tracing is off', async () => {
-    const gateway = new McpGateway({
-      config: parseGatewayConfig({
-        mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
-      }),
-      authorizer: new AllowAllAuthorizer(),
-      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
-      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
-      tracing: false,
-    });
-    open.push(gateway);
-    await gateway.start();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await gateway.connect(serverSide);
-    const client = new Client({ name: 'trace-client', version: '1.0.0' });
-    await client.connect(clientSide);
-    open.push(client);
+    const client = await v2GatewayClient(false);
     const result = await client.callTool({
       name: 'v2__whoami',
       arguments: {},

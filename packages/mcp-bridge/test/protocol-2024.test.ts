@@ -2,8 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { AllowAllAuthorizer, createToolContext, RiskPolicy, ToolRegistry } from '@toolfence/tools';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bridgeTools } from '../src/bridge/bridge-tools.js';
@@ -14,7 +12,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { UnsupportedProtocolVersionError } from '../src/protocol/unsupported-protocol-version-error.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../src/protocol/versions.js';
-import { CHILD_ENV, GITHUB_ENTRY } from './helpers.js';
+import { CHILD_ENV, GITHUB_ENTRY, gatewayClient } from './helpers.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/legacy-2024-server.mjs', import.meta.url));
 const open: { close(): Promise<void> }[] = [];
@@ -30,6 +28,24 @@ function client(version: string, options: { protocolVersions?: string[] } = {}) 
   });
   open.push(made);
   return made;
+}
+
+/** A started gateway over `mcpServers` (its pins and audit in a temp folder), closed after the test. */
+async function startGateway(
+  mcpServers: Record<string, unknown>,
+  allowUpTo: 'read-only' | 'paid-operation',
+): Promise<McpGateway> {
+  const folder = await mkdtemp(join(tmpdir(), 'toolfence-2024-'));
+  open.push({ close: () => rm(folder, { recursive: true, force: true }) });
+  const gateway = new McpGateway({
+    config: parseGatewayConfig({ mcpServers }),
+    authorizer: new RiskPolicy({ risk: { allowUpTo } }),
+    pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+    audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+  });
+  open.push(gateway);
+  await gateway.start();
+  return gateway;
 }
 
 const text = (result: { content?: unknown }) =>
@@ -100,25 +116,11 @@ describe('servers on the early MCP revisions (2024-11-05, 2024-10-07)', () => {
   }, 30_000);
 
   it('serves a 2024-11-05 upstream through the gateway', async () => {
-    const folder = await mkdtemp(join(tmpdir(), 'toolfence-2024-'));
-    open.push({ close: () => rm(folder, { recursive: true, force: true }) });
-    const gateway = new McpGateway({
-      config: parseGatewayConfig({
-        mcpServers: {
-          github: { command: process.execPath, args: [SERVER], namespace: 'gh' },
-        },
-      }),
-      authorizer: new RiskPolicy({ risk: { allowUpTo: 'paid-operation' } }),
-      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
-      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
-    });
-    open.push(gateway);
-    await gateway.start();
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await gateway.connect(serverSide);
-    const downstream = new Client({ name: 'test', version: '1.0.0' });
-    await downstream.connect(clientSide);
-    open.push(downstream);
+    const gateway = await startGateway(
+      { github: { command: process.execPath, args: [SERVER], namespace: 'gh' } },
+      'paid-operation',
+    );
+    const downstream = await gatewayClient(gateway, open);
     expect((await downstream.listTools()).tools.map((tool) => tool.name)).toEqual(['gh__echo']);
     const result = await downstream.callTool({ name: 'gh__echo', arguments: { text: 'through' } });
     expect(text(result as never)).toContain('2024-11-05 echo: through');
@@ -145,24 +147,11 @@ describe('servers on the early MCP revisions (2024-11-05, 2024-10-07)', () => {
   }, 60_000);
 
   it('offers the GitHub reference server (2024-11-05) through the gateway', async () => {
-    const folder = await mkdtemp(join(tmpdir(), 'toolfence-github-'));
-    open.push({ close: () => rm(folder, { recursive: true, force: true }) });
-    const gateway = new McpGateway({
-      config: parseGatewayConfig({ mcpServers: { github: { ...github, namespace: 'github' } } }),
-      authorizer: new RiskPolicy({ risk: { allowUpTo: 'read-only' } }),
-      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
-      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
-    });
-    open.push(gateway);
-    await gateway.start();
+    const gateway = await startGateway({ github: { ...github, namespace: 'github' } }, 'read-only');
     expect(gateway.upstreams.find((upstream) => upstream.name === 'github')).toMatchObject({
       state: 'ready',
     });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await gateway.connect(serverSide);
-    const downstream = new Client({ name: 'test', version: '1.0.0' });
-    await downstream.connect(clientSide);
-    open.push(downstream);
+    const downstream = await gatewayClient(gateway, open);
     const names = (await downstream.listTools()).tools.map((tool) => tool.name);
     expect(names).toContain('github__search_repositories');
     expect(names.length).toBeGreaterThanOrEqual(20);

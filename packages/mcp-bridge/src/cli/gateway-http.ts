@@ -12,9 +12,12 @@ import {
   DEFAULT_HTTP_MAX_STATELESS_CALLS,
   DEFAULT_HTTP_SESSION_IDLE_MS,
 } from '../gateway/gateway-config.js';
-import { principalOf } from '../gateway/gateway-principal.js';
 import { AUTH_INFO_CALLER_TOKEN_KEY, CallerToken } from '../gateway/identity/caller-token.js';
-import { AUTH_INFO_PRINCIPAL_KEY } from '../gateway/identity/gateway-principal.js';
+import {
+  AUTH_INFO_PRINCIPAL_KEY,
+  approvalPrincipal,
+  principalOfAuthInfo,
+} from '../gateway/identity/gateway-principal.js';
 import type { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import type { ApprovalSealKeys } from '../gateway/seal-box.js';
@@ -95,21 +98,14 @@ interface Session {
   calls: number;
   /** When the last request started or ended (ms since the epoch). */
   lastActive: number;
-  /** The caller that opened it (`issuer` and `subject`), with `gateway.httpAuth`. */
-  owner?: string | undefined;
+  /** The caller that opened it, as approvals bind it ({@link approvalPrincipal}). */
+  readonly owner: string;
 }
 
 /** What the gateway's handlers are told of the caller: the principal, never the token. */
 type CallerInfo = NonNullable<
   Parameters<WebStandardStreamableHTTPServerTransport['handleRequest']>[1]
 >['authInfo'];
-
-function ownerOf(authInfo: CallerInfo): string | undefined {
-  const principal = authInfo?.extra?.[AUTH_INFO_PRINCIPAL_KEY] as
-    | { issuer: string; subject: string }
-    | undefined;
-  return principal === undefined ? undefined : `${principal.issuer}\n${principal.subject}`;
-}
 
 /** The number of `tools/call` requests in a parsed body (a message or a batch). */
 function callsIn(body: unknown): number {
@@ -247,7 +243,7 @@ export async function serveGatewayHttp(
   /** A session transport whose id comes from `id`, registered once its handshake is taken. */
   const newTransport = (
     id: () => string,
-    owner: string | undefined,
+    owner: string,
   ): WebStandardStreamableHTTPServerTransport => {
     const created: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
@@ -280,11 +276,10 @@ export async function serveGatewayHttp(
     sessionId: string,
     host: string,
     principal: string,
-    owner: string | undefined,
   ): Promise<Session | undefined> => {
     const running = resuming.get(sessionId);
     if (running !== undefined) return running;
-    const started = resumeOnce(sessionId, host, principal, owner).finally(() =>
+    const started = resumeOnce(sessionId, host, principal).finally(() =>
       resuming.delete(sessionId),
     );
     resuming.set(sessionId, started);
@@ -294,12 +289,11 @@ export async function serveGatewayHttp(
     sessionId: string,
     host: string,
     principal: string,
-    owner: string | undefined,
   ): Promise<Session | undefined> => {
     const state = portable?.open(sessionId, principal);
     if (state === undefined) return undefined;
     if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) return undefined;
-    const created = newTransport(() => sessionId, owner);
+    const created = newTransport(() => sessionId, principal);
     await gateway.downstreamServer('legacy').connect(created);
     if (!(await replayHandshake(created, sessionId, state, host))) {
       sessions.delete(sessionId);
@@ -316,10 +310,10 @@ export async function serveGatewayHttp(
     authInfo: CallerInfo,
   ): Promise<Response> => {
     const sessionId = request.headers.get('mcp-session-id');
-    const principal = principalOf(authInfo);
+    const principal = approvalPrincipal(principalOfAuthInfo(authInfo));
     const found = sessionId === null ? undefined : sessions.get(sessionId);
     // A session is its opener's: another caller presenting its id is told it does not exist.
-    const held = found !== undefined && found.owner === ownerOf(authInfo) ? found : undefined;
+    const held = found !== undefined && found.owner === principal ? found : undefined;
     if (found !== undefined && held === undefined) {
       return rpcError(404, -32001, 'Session not found');
     }
@@ -338,8 +332,7 @@ export async function serveGatewayHttp(
     const existing =
       sessionId === null
         ? undefined
-        : (held ??
-          (await resume(sessionId, new URL(request.url).host, principal, ownerOf(authInfo))));
+        : (held ?? (await resume(sessionId, new URL(request.url).host, principal)));
     if (existing !== undefined) {
       const calls = callsIn(parsedBody);
       if (calls > 0 && existing.calls + calls > maxCallsPerSession) {
@@ -373,7 +366,7 @@ export async function serveGatewayHttp(
     const state = sessionStateOf(parsedBody);
     const created = newTransport(
       () => (state === undefined ? undefined : portable?.seal(principal, state)) ?? randomUUID(),
-      ownerOf(authInfo),
+      principal,
     );
     await gateway.downstreamServer('legacy').connect(created);
     const response = await created.handleRequest(request, {

@@ -10,6 +10,14 @@ export class GatewayConfigError extends McpBridgeError {
   static override readonly brand: symbol = Symbol.for('@toolfence/mcp-bridge/GatewayConfigError');
 }
 
+/** Refuses an option of `owner` (`GatewayConsole option maxSessions must be …`), naming it. */
+export function gatewayOptionRefusal(
+  owner: string,
+): (message: string, option: string) => GatewayConfigError {
+  return (message, option) =>
+    new GatewayConfigError(`${owner} option ${message}`, { details: { option } });
+}
+
 /** The pin lock file or the audit log cannot be read or written safely. */
 export class GatewayStateError extends McpBridgeError {
   static override readonly code: string = 'GATEWAY_STATE';

@@ -1,8 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FlowGuard } from '@toolfence/tools';
 import { describe, expect, it } from 'vitest';
-import { parseFlowPolicy } from './flow-config.js';
+import { FLOW_POLICY_KEYS, parseFlowPolicy } from './flow-config.js';
 import { loadInspectPolicy, parseInspectPolicy } from './policy-file.js';
 import { PolicyFileError } from './policy-file-error.js';
 
@@ -34,6 +35,17 @@ describe('the policy file flow section', () => {
       maxSourcesPerSession: 4,
     });
     expect(Object.isFrozen(flow.permit)).toBe(true);
+  });
+
+  it.each(FLOW_POLICY_KEYS.filter((key) => key !== '$comment' && key !== 'enabled'))(
+    'passes %s on to FlowGuard, which takes it',
+    (key) => {
+      expect(() => new FlowGuard({ [key]: undefined })).not.toThrow();
+    },
+  );
+
+  it('keeps enabled for itself: FlowGuard does not take it', () => {
+    expect(() => new FlowGuard({ enabled: true } as never)).toThrow(/enabled/);
   });
 
   it('is absent from a policy file without it, and read in both kinds', () => {

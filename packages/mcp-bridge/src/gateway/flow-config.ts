@@ -1,79 +1,59 @@
 // The `flow` section of the gateway's policy file (`serve --policy FILE`): the flow guard that
 // `toolfence-mcp serve` keeps per downstream session (see flow-session.ts). Checked here, with
 // every unknown key refused (with a did-you-mean), so a typo cannot silently loosen the guard.
-import { checkOptionKeys } from '@toolfence/tools';
+import {
+  checkOptionKeys,
+  type FlowGuardOptions,
+  type FlowPermit,
+  type FlowToolSelector,
+} from '@toolfence/tools';
 import { isRecord } from '../is-record.js';
 import { PolicyFileError } from './policy-file-error.js';
 
 /**
  * Names tools as a policy rule does: a string is a tool's own name on any server (`publish`) or,
  * with `__`, an offered name (`publisher__publish`); `{ "server": "publisher" }` is every tool of
- * that config server, `{ "server": "publisher", "tool": "publish" }` one of them.
+ * that config server, `{ "server": "publisher", "tool": "publish" }` one of them. The flow
+ * guard's own selector (`FlowToolSelector` of `@toolfence/tools`).
  */
-export type GatewayFlowSelector =
-  | string
-  | {
-      /** The upstream server's name as the config names it. */
-      readonly server?: string;
-      /** The tool's own name on that server (without the namespace). */
-      readonly tool?: string;
-    };
+export type GatewayFlowSelector = FlowToolSelector;
 
-/** One flow the user permits: data from a source to a sink. */
-export interface GatewayFlowPermit {
-  /** The source (untrusted or private) the data comes from. */
-  readonly from: GatewayFlowSelector;
-  /** The sink it may reach. */
-  readonly to: GatewayFlowSelector;
-}
+/** One flow the user permits: data from a source to a sink (`FlowPermit` of `@toolfence/tools`). */
+export type GatewayFlowPermit = FlowPermit;
 
-/** The gateway's flow guard settings: the policy file's `flow` section. */
-export interface GatewayFlowSettings {
+/**
+ * The gateway's flow guard settings: the policy file's `flow` section. They are the options of
+ * `FlowGuard` (`FlowGuardOptions` of `@toolfence/tools`: `mode`, `sinks`, `notSinks`,
+ * `untrusted`, `sensitive`, `trusted`, `permit`, `maxSessions`, `maxSourcesPerSession`), and
+ * `enabled` (run the flow guard; default true). The gateway's observe mode (`--observe`,
+ * `gateway.observe`) makes `mode` `observe` too.
+ */
+export type GatewayFlowSettings = FlowGuardOptions & {
   /** Run the flow guard. Default true. */
   readonly enabled?: boolean;
-  /**
-   * `enforce` (a raised call asks or is denied) or `observe` (it runs; the audit line says what
-   * the guard would have done). Default `enforce`; the gateway's observe mode (`--observe`,
-   * `gateway.observe`) makes it `observe` too.
-   */
-  readonly mode?: 'enforce' | 'observe';
-  /** Tools that are sinks whatever their risk. Default none. */
-  readonly sinks?: readonly GatewayFlowSelector[];
-  /** Tools that are not sinks though their risk says so (`sinks` wins). Default none. */
-  readonly notSinks?: readonly GatewayFlowSelector[];
-  /** Tools whose results expose the session (attacker-controlled text) whatever they declare. */
-  readonly untrusted?: readonly GatewayFlowSelector[];
-  /** Tools whose results are private data whatever they declare. Default none. */
-  readonly sensitive?: readonly GatewayFlowSelector[];
-  /**
-   * Tools the operator vouches for: their results neither expose nor carry private data
-   * (`untrusted` and `sensitive` win). Default none.
-   */
-  readonly trusted?: readonly GatewayFlowSelector[];
-  /** Flows the user permits: a sink reached only from permitted sources keeps the policy's decision. */
-  readonly permit?: readonly GatewayFlowPermit[];
-  /**
-   * Labelled sessions kept; beyond it the least recently used is dropped and judged as exposed
-   * and holding private data until it ends. Default 10,000 (`FlowGuard`'s default).
-   */
-  readonly maxSessions?: number;
-  /** Sources named per label and session (more still count, unnamed). Default 16. */
-  readonly maxSourcesPerSession?: number;
-}
+};
+
+/**
+ * Every setting of {@link GatewayFlowSettings}, checked by the compiler: an option `FlowGuard`
+ * gains (or loses) fails the build here until the policy file reads it.
+ */
+const FLOW_SETTING_KEYS = {
+  enabled: true,
+  mode: true,
+  sinks: true,
+  notSinks: true,
+  untrusted: true,
+  sensitive: true,
+  trusted: true,
+  permit: true,
+  maxSessions: true,
+  maxSourcesPerSession: true,
+} as const satisfies Record<keyof GatewayFlowSettings, true>;
 
 /** The keys of the policy file's `flow` section. */
 export const FLOW_POLICY_KEYS: readonly string[] = Object.freeze([
   '$comment',
-  'enabled',
-  'mode',
-  'sinks',
-  'notSinks',
-  'untrusted',
-  'sensitive',
-  'trusted',
-  'permit',
-  'maxSessions',
-  'maxSourcesPerSession',
+  ...Object.keys(FLOW_SETTING_KEYS),
 ]);
 
 /** The keys of one `flow.permit` entry. */

@@ -48,6 +48,10 @@ describe('flow sessions', () => {
   it.each([
     ['no validated authentication (the gateway token, or loopback)', undefined],
     ['authentication that names nobody', { token: 't', clientId: '', extra: {} }],
+    [
+      'a malformed validated caller (a numeric issuer)',
+      { token: 't', extra: { [AUTH_INFO_PRINCIPAL_KEY]: { issuer: 1, subject: 'alice' } } },
+    ],
   ])('puts every stateless caller in one session with %s', (_name, authInfo) => {
     expect(principalSession(authInfo)).toBe(SHARED_PRINCIPAL_SESSION);
   });

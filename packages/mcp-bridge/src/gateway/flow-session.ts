@@ -17,7 +17,7 @@ import type { AuditFlow } from './audit-log.js';
 import { canonicalJson } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
 import type { GatewayFlowSettings } from './flow-config.js';
-import { AUTH_INFO_PRINCIPAL_KEY } from './identity/gateway-principal.js';
+import { principalOfAuthInfo } from './identity/gateway-principal.js';
 
 /** The flow session of stateless requests that carry no principal (the gateway's one token). */
 export const SHARED_PRINCIPAL_SESSION = 'principal:gateway';
@@ -35,23 +35,18 @@ interface PrincipalInfo {
  * The flow session of a stateless request: one per principal. Without validated authentication
  * (the gateway's single bearer token, or a loopback gateway without one) every stateless caller is
  * one principal. With it, the principal is the validated caller's issuer and subject (the HTTP
- * front's `gateway.httpAuth`; else `extra.principal` or `extra.sub`)
- * and client id; the session id is a digest of them, never the token.
+ * front's `gateway.httpAuth`, read by {@link principalOfAuthInfo}) and client id; for an
+ * `AuthInfo` of a transport of your own (`downstreamServer`), `extra.principal` or `extra.sub`
+ * and client id. The session id is a digest of them, never the token.
  */
 export function principalSession(authInfo: PrincipalInfo | undefined): string {
   if (authInfo === undefined || authInfo === null) return SHARED_PRINCIPAL_SESSION;
+  const caller = principalOfAuthInfo(authInfo);
   const extra = (
     typeof authInfo.extra === 'object' && authInfo.extra !== null ? authInfo.extra : {}
   ) as Record<string, unknown>;
-  // The validated caller the HTTP front puts there (`gateway.httpAuth`): issuer and subject.
-  const caller = extra[AUTH_INFO_PRINCIPAL_KEY] as
-    | { readonly issuer?: unknown; readonly subject?: unknown }
-    | undefined;
   const subject =
-    typeof caller === 'object' &&
-    caller !== null &&
-    typeof caller.issuer === 'string' &&
-    typeof caller.subject === 'string'
+    caller !== undefined
       ? `${caller.issuer}\n${caller.subject}`
       : typeof extra.principal === 'string'
         ? extra.principal
@@ -118,7 +113,7 @@ export class GatewayFlow {
     }
     const { enabled: _enabled, ...rest } = given;
     const options: FlowGuardOptions = {
-      ...(rest as FlowGuardOptions),
+      ...rest,
       mode: observe ? 'observe' : (given.mode ?? 'enforce'),
     };
     try {

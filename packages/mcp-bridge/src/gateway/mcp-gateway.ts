@@ -78,12 +78,11 @@ import {
   type PassthroughUpstream,
   passthroughLimits,
 } from './gateway-passthrough.js';
-import { approvalPrincipal } from './gateway-principal.js';
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
 import { CallerClients } from './identity/caller-clients.js';
 import { type CallerToken, callerTokenOfRequest } from './identity/caller-token.js';
 import { callerKey, ExchangedTokens } from './identity/exchanged-tokens.js';
-import { principalOfRequest } from './identity/gateway-principal.js';
+import { approvalPrincipal, principalOfRequest } from './identity/gateway-principal.js';
 import { listingFor } from './identity/listing-filter.js';
 import {
   GatewayCallerCredentialError,

@@ -21,13 +21,25 @@ export const DEFAULT_RECORD_LIMITS: RecordLimits = Object.freeze({
   maxNumberBytes: 64 * 1024,
 });
 
-/** Validates a positive-integer option; a boolean or a string is not a number. */
-export function positiveInteger(name: string, value: unknown, fallback: number): number {
+/** The error an option check throws: `message` names the option; `option` is its name. */
+export type OptionRefusal = (message: string, option: string) => Error;
+
+const transportRefusal: OptionRefusal = (message, option) =>
+  new TransportConfigurationError(message, { details: { option } });
+
+/**
+ * Validates a positive-integer option (`fallback` when absent); a boolean or a string is not a
+ * number. A bad value throws what `refuse` makes (by default a `TransportConfigurationError`).
+ */
+export function positiveInteger(
+  name: string,
+  value: unknown,
+  fallback: number,
+  refuse: OptionRefusal = transportRefusal,
+): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TransportConfigurationError(`${name} must be a positive integer`, {
-      details: { option: name },
-    });
+    throw refuse(`${name} must be a positive integer`, name);
   }
   return value;
 }

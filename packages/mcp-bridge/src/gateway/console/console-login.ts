@@ -11,14 +11,14 @@ import {
 } from '../../oauth/discovery.js';
 import { type AllowNonPublic, type OAuthHttp, resolveOAuthHttp } from '../../oauth/http.js';
 import { basicAuth, requestOptions } from '../../oauth/token-endpoint.js';
-import { GatewayConfigError } from '../errors.js';
+import { positiveInteger } from '../../transport/record-limits.js';
+import { GatewayConfigError, gatewayOptionRefusal } from '../errors.js';
 import {
   DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
   DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS,
   type ResolvedConsoleLoginSettings,
 } from '../identity/http-auth-settings.js';
 import type { AuthenticatedCaller, RefusedCaller } from '../identity/resource-server.js';
-import { positive } from './console-option.js';
 import { sameSecret } from './console-sessions.js';
 
 /** Default number of sign-ins started and not finished held at once: 64 (the oldest is dropped). */
@@ -117,36 +117,37 @@ export class ConsoleLogin {
       'ConsoleLogin',
       (message, option) => new GatewayConfigError(message, { details: { option } }),
     );
+    const refuse = gatewayOptionRefusal('ConsoleLogin');
     this.#options = options;
     // Every request to the authorization server goes through the OAuth client's guarded fetch.
-    const fetchTimeoutMs = positive(
+    const fetchTimeoutMs = positiveInteger(
       'fetchTimeoutMs',
       options.fetchTimeoutMs,
       DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS,
-      'ConsoleLogin',
+      refuse,
     );
     this.#http = resolveOAuthHttp({
       allowNonPublic: options.allowNonPublic ?? false,
-      maxResponseBytes: positive(
+      maxResponseBytes: positiveInteger(
         'fetchMaxBytes',
         options.fetchMaxBytes,
         DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
-        'ConsoleLogin',
+        refuse,
       ),
       connectTimeoutMs: fetchTimeoutMs,
       readTimeoutMs: fetchTimeoutMs,
     });
-    this.#max = positive(
+    this.#max = positiveInteger(
       'maxPending',
       options.maxPending,
       DEFAULT_CONSOLE_MAX_PENDING_LOGINS,
-      'ConsoleLogin',
+      refuse,
     );
-    this.#timeoutMs = positive(
+    this.#timeoutMs = positiveInteger(
       'timeoutMs',
       options.timeoutMs,
       DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS,
-      'ConsoleLogin',
+      refuse,
     );
   }
 

@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkOptionKeys } from '@toolfence/tools';
+import { positiveInteger } from '../../transport/record-limits.js';
 import type { AuditEntry, AuditLog } from '../audit-log.js';
 import { verifyAuditChain } from '../audit-log.js';
 import { digestOf } from '../canonical-json.js';
-import { GatewayConfigError, PinChangedError } from '../errors.js';
+import { GatewayConfigError, gatewayOptionRefusal, PinChangedError } from '../errors.js';
 import type { GatewayConfig } from '../gateway-config.js';
 import { isoTime } from '../iso-time.js';
 import type { McpGateway } from '../mcp-gateway.js';
@@ -17,7 +18,6 @@ import {
 } from './console-audit.js';
 import type { ConsoleInbox } from './console-inbox.js';
 import type { ConsoleLogin } from './console-login.js';
-import { positive } from './console-option.js';
 import {
   approvalsPage,
   auditPage,
@@ -201,6 +201,7 @@ export class GatewayConsole {
       'GatewayConsole',
       (message, option) => new GatewayConfigError(message, { details: { option } }),
     );
+    const refuse = gatewayOptionRefusal('GatewayConsole');
     if ((options.token === undefined) === (options.login === undefined)) {
       throw new GatewayConfigError(
         'The console needs exactly one sign-in: token (a shared token) or login (the identity provider)',
@@ -218,19 +219,31 @@ export class GatewayConsole {
     this.#options = options;
     this.#sessions = new ConsoleSessions(
       options.token,
-      positive('maxSessions', options.maxSessions, DEFAULT_CONSOLE_MAX_SESSIONS),
-      positive('sessionIdleMs', options.sessionIdleMs, DEFAULT_CONSOLE_SESSION_IDLE_MS),
+      positiveInteger('maxSessions', options.maxSessions, DEFAULT_CONSOLE_MAX_SESSIONS, refuse),
+      positiveInteger(
+        'sessionIdleMs',
+        options.sessionIdleMs,
+        DEFAULT_CONSOLE_SESSION_IDLE_MS,
+        refuse,
+      ),
     );
-    this.#auditRows = positive('auditRows', options.auditRows, DEFAULT_CONSOLE_AUDIT_ROWS);
-    this.#auditReadBytes = positive(
+    this.#auditRows = positiveInteger(
+      'auditRows',
+      options.auditRows,
+      DEFAULT_CONSOLE_AUDIT_ROWS,
+      refuse,
+    );
+    this.#auditReadBytes = positiveInteger(
       'auditReadBytes',
       options.auditReadBytes,
       DEFAULT_CONSOLE_AUDIT_READ_BYTES,
+      refuse,
     );
-    this.#maxFormBytes = positive(
+    this.#maxFormBytes = positiveInteger(
       'maxFormBytes',
       options.maxFormBytes,
       DEFAULT_CONSOLE_MAX_FORM_BYTES,
+      refuse,
     );
   }
 
