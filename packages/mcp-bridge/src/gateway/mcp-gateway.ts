@@ -489,10 +489,7 @@ export class McpGateway {
     const record = (request: AuthorizationRequest, decision: PermissionDecision) => {
       const call = calls.get(request.context);
       // What the registry enforces: a malformed answer is a denial (and audited as one).
-      if (call !== undefined) {
-        call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
-        this.#flowCheck(call, request);
-      }
+      if (call !== undefined) call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
       return observe ? OBSERVED : decision;
     };
     // Answers in the authorizer's own time: a synchronous policy (RiskPolicy, RuleBasedPolicy)
@@ -515,26 +512,30 @@ export class McpGateway {
       limits: passthroughLimits(options.passthrough),
       started: () => this.#startGate.wait(this.#listWaitMs()),
     });
+    const flowGuard = this.#flow.reading((context, flow) => this.#flowRead(context, flow));
     this.#registry = new ToolRegistry({
       authorizer: recording,
       approval: (request) => this.#ask(request),
       approvalTimeoutMs,
       ...(options.budget === undefined ? {} : { budget: options.budget }),
-      ...(this.#flow.guard === undefined ? {} : { flowGuard: this.#flow.guard }),
+      ...(flowGuard === undefined ? {} : { flowGuard }),
     });
   }
 
-  /** What the flow guard makes of a call the policy judged (for the audit line, observe mode). */
-  #flowCheck(call: CallState, request: AuthorizationRequest): void {
-    const verdict = (call.decision ?? MALFORMED).verdict;
-    const flow = this.#flow.check(call.session, request, verdict);
-    if (flow === undefined) return;
+  /**
+   * The raise the registry's flow guard gave a call (the registry checks the guard once per call;
+   * the gateway reads that raise for the audit line and observe mode instead of checking again).
+   */
+  #flowRead(context: ToolContext | undefined, flow: FlowRaise): void {
+    const call = context === undefined ? undefined : this.#calls.get(context);
+    // A call the policy denies has no raise (observing, the registry is told `allow`).
+    if (call === undefined || (call.decision ?? MALFORMED).verdict === 'deny') return;
     call.flow = flow;
     if (!flow.enforced) {
       // Observe mode: the call runs; say what the guard would have done (names only).
       const { verdict: would, ...labels } = auditFlow(flow);
       this.#options.logger?.warn?.('The flow guard observed a call it would raise', {
-        tool: request.toolName,
+        tool: call.audit?.tool,
         would,
         ...labels,
       });
