@@ -286,8 +286,6 @@ interface CallState {
   readonly session: string;
   /** The flow guard's raise for the call, when it raised it (or, observing, would have). */
   flow?: FlowRaise;
-  /** The client declared form elicitation (legacy: at initialize; modern: on this request). */
-  readonly canAsk: boolean;
   /** Modern retry: the user's answer to the approval this call's `requestState` names. */
   readonly answer: 'approved' | 'declined' | undefined;
   /** Modern: the prompt to send back as an `input_required` result. */
@@ -381,6 +379,20 @@ function supportsFormElicitation(capabilities: unknown): boolean {
   if (!isRecord(elicitation)) return false;
   // An empty `elicitation: {}` is form mode (the rule before modes existed).
   return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
+}
+
+/**
+ * True when the client of a call declared form elicitation (legacy: at initialize; modern: on the
+ * request's envelope). Read only when the call is to be asked, not for every call.
+ */
+function canAsk(call: CallState): boolean {
+  return supportsFormElicitation(
+    call.downstream.era === 'modern'
+      ? (call.request.envelope as Record<string, unknown> | undefined)?.[
+          'io.modelcontextprotocol/clientCapabilities'
+        ]
+      : call.downstream.server.getClientCapabilities(),
+  );
 }
 
 /** Identity of an upstream as pinned: its command line or its URL. */
@@ -1262,7 +1274,7 @@ export class McpGateway {
       return call.answer === 'approved';
     }
     const inbox = this.#options.approvalInbox;
-    if (!call.canAsk && inbox !== undefined) {
+    if (!canAsk(call) && inbox !== undefined) {
       return this.#askInbox(call, request, offered?.server, inbox);
     }
     const prompt = this.#prompt(call, request, offered?.server);
@@ -1316,7 +1328,7 @@ export class McpGateway {
     request: ApprovalRequest,
     server: string | undefined,
   ): string | undefined {
-    if (!call.canAsk) {
+    if (!canAsk(call)) {
       call.unasked = { channel: false };
       return undefined;
     }
@@ -1381,16 +1393,10 @@ export class McpGateway {
             : 'declined';
       }
     }
-    const envelope = (request.envelope ?? {}) as Record<string, unknown>;
     const call: CallState = {
       downstream,
       request,
       session,
-      canAsk: supportsFormElicitation(
-        modern
-          ? envelope['io.modelcontextprotocol/clientCapabilities']
-          : downstream.server.getClientCapabilities(),
-      ),
       answer,
       audit: base,
       ...(principal === undefined || callerToken === undefined
@@ -1435,17 +1441,7 @@ export class McpGateway {
             : result.isError === true
               ? 'tool-error'
               : 'ok';
-      await this.#audit({
-        ...base,
-        // The pin of the definition the instance that ran was built from.
-        pin: call.pin ?? base.pin,
-        decision,
-        ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
-        outcome,
-        resultDigest: digestOf(result),
-        ...(this.#observe ? { observed: true } : {}),
-        ...this.#flowAudit(call),
-      });
+      await this.#audit(this.#ranLine(call, base, decision, outcome, digestOf(result)));
       if (span !== undefined) {
         span.set('toolfence.decision', decision);
         span.set('toolfence.outcome', outcome);
@@ -1584,16 +1580,42 @@ export class McpGateway {
   async #auditStarted(context: ToolContext): Promise<void> {
     const call = this.#calls.get(context);
     if (call?.audit === undefined) return;
-    await this.#options.audit.append({
-      ...call.audit,
-      // The pin of the definition the instance that runs was built from.
-      ...(call.pin === undefined ? {} : { pin: call.pin }),
-      decision: this.#decided(call) ?? 'allow',
-      ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
-      outcome: 'started',
-      ...(this.#observe ? { observed: true } : {}),
-      ...this.#flowAudit(call),
-    });
+    await this.#options.audit.append(
+      this.#ranLine(call, call.audit, this.#decided(call) ?? 'allow', 'started', undefined),
+    );
+  }
+
+  /**
+   * The `started` line of an authorized call, or the line of how it ended, in one object (the
+   * fields in the order of the entry's spreads before: the call's fields, the pin of the
+   * definition the instance that ran was built from, the decision and who approved, the outcome,
+   * the result's digest, observe mode, the flow session and raise).
+   */
+  #ranLine(
+    call: CallState,
+    base: NonNullable<CallState['audit']>,
+    decision: AuditEntry['decision'],
+    outcome: string,
+    resultDigest: string | undefined,
+  ): AuditEntry {
+    // Assigned in that order (the order of the fields in the written line), no spread per field.
+    const line: { -readonly [K in keyof AuditEntry]?: AuditEntry[K] } = {
+      time: base.time,
+      tool: base.tool,
+      pin: call.pin ?? base.pin,
+      argumentsDigest: base.argumentsDigest,
+    };
+    if (base.principal !== undefined) line.principal = base.principal;
+    line.decision = decision;
+    if (call.approvedBy !== undefined) line.approvedBy = call.approvedBy;
+    line.outcome = outcome;
+    if (resultDigest !== undefined) line.resultDigest = resultDigest;
+    if (this.#observe) line.observed = true;
+    if (this.#flow.guard !== undefined) {
+      line.session = call.session;
+      if (call.flow !== undefined) line.flow = auditFlow(call.flow);
+    }
+    return line as AuditEntry;
   }
 
   #audit(entry: AuditEntry): Promise<void> {
@@ -1719,14 +1741,17 @@ function errorText(text: string): CallToolResult {
 
 /** A registry result in MCP's shape: `json` blocks become text, annotations are kept. */
 function toCallResult(result: ToolResult): CallToolResult {
-  const content = result.content.map((block) =>
-    block.type === 'json' ? { type: 'text', text: JSON.stringify(block.json) } : block,
-  );
-  return {
+  // The content as it is unless a block is `json` (a bridged upstream's result has none).
+  let content: readonly unknown[] = result.content;
+  if (content.some((block) => (block as { type?: unknown }).type === 'json')) {
+    content = result.content.map((block) =>
+      block.type === 'json' ? { type: 'text', text: JSON.stringify(block.json) } : block,
+    );
+  }
+  const mapped: { -readonly [K in keyof CallToolResult]: CallToolResult[K] } = {
     content: content as CallToolResult['content'],
-    ...(result.structuredContent === undefined
-      ? {}
-      : { structuredContent: result.structuredContent }),
-    ...(result.isError === true ? { isError: true } : {}),
   };
+  if (result.structuredContent !== undefined) mapped.structuredContent = result.structuredContent;
+  if (result.isError === true) mapped.isError = true;
+  return mapped;
 }
