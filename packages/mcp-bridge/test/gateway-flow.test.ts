@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FlowGuard } from '@toolfence/tools';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog, verifyAuditChain } from '../src/gateway/audit-log.js';
 import type { GatewayFlowSettings } from '../src/gateway/flow-config.js';
@@ -334,6 +335,33 @@ describe('the toxic flow through the gateway', () => {
         enforced: false,
         ...TOXIC_FLOW,
       });
+    },
+    60_000,
+  );
+
+  it.each([
+    ['enforcing (the toxic publish is denied)', {}, true],
+    ['the gateway observe mode', { observe: true }, false],
+    ['flow mode observe', { flow: { mode: 'observe' as const } }, false],
+  ])(
+    'in %s, consults the flow guard once per call and audits the raise the registry enforced',
+    async (_name, options, denied) => {
+      const gateway = await startGateway(options);
+      const client = await gatewayClient(gateway, open);
+      const check = vi.spyOn(FlowGuard.prototype, 'check');
+      try {
+        const result = await followInjection(client);
+        expect(result.isError === true).toBe(denied);
+        // Three tools/call: the guard judged each once (the registry's check; the gateway reads it).
+        expect(check).toHaveBeenCalledTimes(3);
+        const raises = check.mock.results.map((entry) => entry.value as unknown);
+        expect(raises.slice(0, 2)).toEqual([undefined, undefined]);
+        const last = (await auditLines()).at(-1);
+        expect(last?.flow).toEqual({ verdict: 'deny', enforced: denied, ...TOXIC_FLOW });
+        expect(raises[2]).toMatchObject({ verdict: 'deny', enforced: denied });
+      } finally {
+        check.mockRestore();
+      }
     },
     60_000,
   );

@@ -4,7 +4,6 @@
 // principal that sent them: every conversation of one principal shares its labels.
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  type AuthorizationRequest,
   ConfigurationError,
   FlowGuard,
   type FlowGuardOptions,
@@ -12,6 +11,8 @@ import {
   type FlowSessionLabels,
   type FlowSource,
   type PermissionVerdict,
+  type SessionFlowGuard,
+  type ToolContext,
 } from '@toolfence/tools';
 import type { AuditFlow } from './audit-log.js';
 import { canonicalJson } from './canonical-json.js';
@@ -134,15 +135,24 @@ export class GatewayFlow {
   }
 
   /**
-   * The raise the guard would give a call the policy judged `verdict` (for the audit line and the
-   * gateway's observe mode); the registry asks the same guard for the raise it enforces.
+   * The guard as the registry consults it, telling `read` each raise it gives and the call it was
+   * for (the registry's context), so the gateway audits the raise the registry enforced without
+   * checking the guard a second time. Undefined when the flow guard is off.
    */
-  check(
-    session: string,
-    request: AuthorizationRequest,
-    verdict: PermissionVerdict,
-  ): FlowRaise | undefined {
-    return this.guard?.check(session, request.spec, verdict, request.contract);
+  reading(
+    read: (context: ToolContext | undefined, flow: FlowRaise) => void,
+  ): SessionFlowGuard | undefined {
+    const guard = this.guard;
+    if (guard === undefined) return undefined;
+    return Object.freeze({
+      mode: guard.mode,
+      check: (session, spec, verdict, contract, context) => {
+        const flow = guard.check(session, spec, verdict, contract);
+        if (flow !== undefined) read(context, flow);
+        return flow;
+      },
+      record: (session, spec, result, contract) => guard.record(session, spec, result, contract),
+    } satisfies SessionFlowGuard);
   }
 
   /** The session's labels (empty when the guard is off or has not labelled it). */

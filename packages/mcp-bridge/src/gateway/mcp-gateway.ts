@@ -285,8 +285,6 @@ interface CallState {
   readonly session: string;
   /** The flow guard's raise for the call, when it raised it (or, observing, would have). */
   flow?: FlowRaise;
-  /** The client declared form elicitation (legacy: at initialize; modern: on this request). */
-  readonly canAsk: boolean;
   /** Modern retry: the user's answer to the approval this call's `requestState` names. */
   readonly answer: 'approved' | 'declined' | undefined;
   /** Modern: the prompt to send back as an `input_required` result. */
@@ -380,6 +378,20 @@ function supportsFormElicitation(capabilities: unknown): boolean {
   if (!isRecord(elicitation)) return false;
   // An empty `elicitation: {}` is form mode (the rule before modes existed).
   return Object.keys(elicitation).length === 0 || elicitation.form !== undefined;
+}
+
+/**
+ * True when the client of a call declared form elicitation (legacy: at initialize; modern: on the
+ * request's envelope). Read only when the call is to be asked, not for every call.
+ */
+function canAsk(call: CallState): boolean {
+  return supportsFormElicitation(
+    call.downstream.era === 'modern'
+      ? (call.request.envelope as Record<string, unknown> | undefined)?.[
+          'io.modelcontextprotocol/clientCapabilities'
+        ]
+      : call.downstream.server.getClientCapabilities(),
+  );
 }
 
 /** Identity of an upstream as pinned: its command line or its URL. */
@@ -494,10 +506,7 @@ export class McpGateway {
     const record = (request: AuthorizationRequest, decision: PermissionDecision) => {
       const call = calls.get(request.context);
       // What the registry enforces: a malformed answer is a denial (and audited as one).
-      if (call !== undefined) {
-        call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
-        this.#flowCheck(call, request);
-      }
+      if (call !== undefined) call.decision = isPermissionDecision(decision) ? decision : MALFORMED;
       return observe ? OBSERVED : decision;
     };
     // Answers in the authorizer's own time: a synchronous policy (RiskPolicy, RuleBasedPolicy)
@@ -520,26 +529,30 @@ export class McpGateway {
       limits: passthroughLimits(options.passthrough),
       started: () => this.#startGate.wait(this.#listWaitMs()),
     });
+    const flowGuard = this.#flow.reading((context, flow) => this.#flowRead(context, flow));
     this.#registry = new ToolRegistry({
       authorizer: recording,
       approval: (request) => this.#ask(request),
       approvalTimeoutMs,
       ...(options.budget === undefined ? {} : { budget: options.budget }),
-      ...(this.#flow.guard === undefined ? {} : { flowGuard: this.#flow.guard }),
+      ...(flowGuard === undefined ? {} : { flowGuard }),
     });
   }
 
-  /** What the flow guard makes of a call the policy judged (for the audit line, observe mode). */
-  #flowCheck(call: CallState, request: AuthorizationRequest): void {
-    const verdict = (call.decision ?? MALFORMED).verdict;
-    const flow = this.#flow.check(call.session, request, verdict);
-    if (flow === undefined) return;
+  /**
+   * The raise the registry's flow guard gave a call (the registry checks the guard once per call;
+   * the gateway reads that raise for the audit line and observe mode instead of checking again).
+   */
+  #flowRead(context: ToolContext | undefined, flow: FlowRaise): void {
+    const call = context === undefined ? undefined : this.#calls.get(context);
+    // A call the policy denies has no raise (observing, the registry is told `allow`).
+    if (call === undefined || (call.decision ?? MALFORMED).verdict === 'deny') return;
     call.flow = flow;
     if (!flow.enforced) {
       // Observe mode: the call runs; say what the guard would have done (names only).
       const { verdict: would, ...labels } = auditFlow(flow);
       this.#options.logger?.warn?.('The flow guard observed a call it would raise', {
-        tool: request.toolName,
+        tool: call.audit?.tool,
         would,
         ...labels,
       });
@@ -1280,7 +1293,7 @@ export class McpGateway {
       return call.answer === 'approved';
     }
     const inbox = this.#options.approvalInbox;
-    if (!call.canAsk && inbox !== undefined) {
+    if (!canAsk(call) && inbox !== undefined) {
       return this.#askInbox(call, request, offered?.server, inbox);
     }
     const prompt = this.#prompt(call, request, offered?.server);
@@ -1342,7 +1355,7 @@ export class McpGateway {
     request: ApprovalRequest,
     server: string | undefined,
   ): string | undefined {
-    if (!call.canAsk) {
+    if (!canAsk(call)) {
       call.unasked = { channel: false };
       return undefined;
     }
@@ -1407,16 +1420,10 @@ export class McpGateway {
             : 'declined';
       }
     }
-    const envelope = (request.envelope ?? {}) as Record<string, unknown>;
     const call: CallState = {
       downstream,
       request,
       session,
-      canAsk: supportsFormElicitation(
-        modern
-          ? envelope['io.modelcontextprotocol/clientCapabilities']
-          : downstream.server.getClientCapabilities(),
-      ),
       answer,
       audit: base,
       ...(principal === undefined || callerToken === undefined
@@ -1461,17 +1468,7 @@ export class McpGateway {
             : result.isError === true
               ? 'tool-error'
               : 'ok';
-      await this.#audit({
-        ...base,
-        // The pin of the definition the instance that ran was built from.
-        pin: call.pin ?? base.pin,
-        decision,
-        ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
-        outcome,
-        resultDigest: digestOf(result),
-        ...(this.#observe ? { observed: true } : {}),
-        ...this.#flowAudit(call),
-      });
+      await this.#audit(this.#ranLine(call, base, decision, outcome, digestOf(result)));
       if (span !== undefined) {
         span.set('toolfence.decision', decision);
         span.set('toolfence.outcome', outcome);
@@ -1610,16 +1607,42 @@ export class McpGateway {
   async #auditStarted(context: ToolContext): Promise<void> {
     const call = this.#calls.get(context);
     if (call?.audit === undefined) return;
-    await this.#options.audit.append({
-      ...call.audit,
-      // The pin of the definition the instance that runs was built from.
-      ...(call.pin === undefined ? {} : { pin: call.pin }),
-      decision: this.#decided(call) ?? 'allow',
-      ...(call.approvedBy === undefined ? {} : { approvedBy: call.approvedBy }),
-      outcome: 'started',
-      ...(this.#observe ? { observed: true } : {}),
-      ...this.#flowAudit(call),
-    });
+    await this.#options.audit.append(
+      this.#ranLine(call, call.audit, this.#decided(call) ?? 'allow', 'started', undefined),
+    );
+  }
+
+  /**
+   * The `started` line of an authorized call, or the line of how it ended, in one object (the
+   * fields in the order of the entry's spreads before: the call's fields, the pin of the
+   * definition the instance that ran was built from, the decision and who approved, the outcome,
+   * the result's digest, observe mode, the flow session and raise).
+   */
+  #ranLine(
+    call: CallState,
+    base: NonNullable<CallState['audit']>,
+    decision: AuditEntry['decision'],
+    outcome: string,
+    resultDigest: string | undefined,
+  ): AuditEntry {
+    // Assigned in that order (the order of the fields in the written line), no spread per field.
+    const line: { -readonly [K in keyof AuditEntry]?: AuditEntry[K] } = {
+      time: base.time,
+      tool: base.tool,
+      pin: call.pin ?? base.pin,
+      argumentsDigest: base.argumentsDigest,
+    };
+    if (base.principal !== undefined) line.principal = base.principal;
+    line.decision = decision;
+    if (call.approvedBy !== undefined) line.approvedBy = call.approvedBy;
+    line.outcome = outcome;
+    if (resultDigest !== undefined) line.resultDigest = resultDigest;
+    if (this.#observe) line.observed = true;
+    if (this.#flow.guard !== undefined) {
+      line.session = call.session;
+      if (call.flow !== undefined) line.flow = auditFlow(call.flow);
+    }
+    return line as AuditEntry;
   }
 
   #audit(entry: AuditEntry): Promise<void> {
@@ -1745,14 +1768,17 @@ function errorText(text: string): CallToolResult {
 
 /** A registry result in MCP's shape: `json` blocks become text, annotations are kept. */
 function toCallResult(result: ToolResult): CallToolResult {
-  const content = result.content.map((block) =>
-    block.type === 'json' ? { type: 'text', text: JSON.stringify(block.json) } : block,
-  );
-  return {
+  // The content as it is unless a block is `json` (a bridged upstream's result has none).
+  let content: readonly unknown[] = result.content;
+  if (content.some((block) => (block as { type?: unknown }).type === 'json')) {
+    content = result.content.map((block) =>
+      block.type === 'json' ? { type: 'text', text: JSON.stringify(block.json) } : block,
+    );
+  }
+  const mapped: { -readonly [K in keyof CallToolResult]: CallToolResult[K] } = {
     content: content as CallToolResult['content'],
-    ...(result.structuredContent === undefined
-      ? {}
-      : { structuredContent: result.structuredContent }),
-    ...(result.isError === true ? { isError: true } : {}),
   };
+  if (result.structuredContent !== undefined) mapped.structuredContent = result.structuredContent;
+  if (result.isError === true) mapped.isError = true;
+  return mapped;
 }

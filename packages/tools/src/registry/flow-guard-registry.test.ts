@@ -5,7 +5,7 @@ import { FlowGuard } from '../policy/flow-guard.js';
 import { ApprovalRequiredError } from './approval-required-error.js';
 import { ConfigurationError } from './configuration-error.js';
 import { defineTool } from './define-tool.js';
-import type { FlowRaise } from './flow-raise.js';
+import type { FlowRaise, SessionFlowGuard } from './flow-raise.js';
 import { PermissionDeniedError } from './permission-denied-error.js';
 import { type Tool, textResult } from './tool.js';
 import { createToolContext } from './tool-context.js';
@@ -165,6 +165,56 @@ describe('ToolRegistry with a flow guard', () => {
     expect(authorization.verdict).toBe('allow');
     expect(authorization.flow?.enforced).toBe(false);
   });
+
+  it.each([
+    ['the hot path (no middleware, no events)', false],
+    ['the pipeline (events on)', true],
+  ])(
+    'in %s, checks the guard once per call and passes it the context the tool runs with',
+    async (_name, withEvents) => {
+      const guard = new FlowGuard();
+      const checked: { context: unknown; raise: FlowRaise | undefined }[] = [];
+      const wrapper: SessionFlowGuard = {
+        mode: guard.mode,
+        check: (session, spec, verdict, contract, callContext) => {
+          const raise = guard.check(session, spec, verdict, contract);
+          checked.push({ context: callContext, raise });
+          return raise;
+        },
+        record: (session, spec, result, contract) => guard.record(session, spec, result, contract),
+      };
+      const ran: unknown[] = [];
+      const seen = (name: string, risk: RiskLevel, contentTrust: ContentTrustLevel): Tool =>
+        defineTool({
+          name,
+          description: name,
+          input: { type: 'object' },
+          contract: defineContract({ risk, contentTrust, idempotent: false, version: '1.0.0' }),
+          run: (_args, toolContext) => {
+            ran.push(toolContext);
+            return textResult(name);
+          },
+        });
+      const registry = new ToolRegistry({
+        authorizer: new AllowAllAuthorizer(),
+        tools: [
+          seen('get_issue', 'read-only', 'prompt-injection-prone'),
+          seen('create_pull_request', 'external-publication', 'trusted'),
+        ],
+        flowGuard: wrapper,
+        approval: () => true,
+        ...(withEvents ? { onEvent: () => undefined } : {}),
+      });
+      await registry.invoke('get_issue', {}, context);
+      await registry.invoke('create_pull_request', {}, context);
+      expect(checked).toHaveLength(2);
+      expect(ran).toHaveLength(2);
+      expect(checked[0]?.context).toBe(ran[0]);
+      expect(checked[1]?.context).toBe(ran[1]);
+      expect(checked[0]?.raise).toBeUndefined();
+      expect(checked[1]?.raise).toMatchObject({ verdict: 'ask', enforced: true });
+    },
+  );
 
   it('keeps content as data: an injected instruction is returned unchanged and runs nothing', async () => {
     const { registry, calls } = setup({ approval: () => true });

@@ -2,7 +2,7 @@
 // call, and the two methods the registry calls. The guard itself is a policy (src/policy/).
 import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
 import type { PermissionVerdict } from './authorization.js';
-import type { ToolResult, ToolSpec } from './tool.js';
+import type { ToolContext, ToolResult, ToolSpec } from './tool.js';
 
 /** What a source's content is: untrusted or injection-prone (exposes), or sensitive (private). */
 export type FlowTrust = 'untrusted' | 'prompt-injection-prone' | 'sensitive';
@@ -68,12 +68,17 @@ export interface FlowRaise {
 export interface SessionFlowGuard {
   /** `enforce` raises verdicts; `observe` reports raises and keeps the verdict. */
   readonly mode: 'enforce' | 'observe';
-  /** The raise for a call in `session`, or undefined; never below `verdict`. */
+  /**
+   * The raise for a call in `session`, or undefined; never below `verdict`. The registry passes
+   * the call's `context` last, so a host that wraps the guard can tell which call was judged and
+   * read the raise the registry enforces instead of checking again (`FlowGuard` ignores it).
+   */
   check(
     session: string,
     spec: ToolSpec,
     verdict: PermissionVerdict,
     contract?: ToolContract,
+    context?: ToolContext,
   ): FlowRaise | undefined;
   /** Records a call's result in `session` (labels only rise). */
   record(session: string, spec: ToolSpec, result: ToolResult, contract?: ToolContract): void;

@@ -1254,6 +1254,7 @@ export class ToolRegistry {
       request.spec,
       decision.verdict,
       request.contract,
+      request.context,
     );
     if (flow === undefined) return undefined;
     if (!flow.enforced) {
