@@ -14,7 +14,11 @@ import type {
   ToolResult,
 } from '../registry/tool.js';
 import { ToolCloseError } from '../registry/tool-close-error.js';
-import { createToolContext, type ToolContextInit } from '../registry/tool-context.js';
+import {
+  createToolContext,
+  deriveToolContext,
+  type ToolContextInit,
+} from '../registry/tool-context.js';
 import { ToolExecutionError } from '../registry/tool-execution-error.js';
 import { ToolInputError } from '../registry/tool-input-error.js';
 import { ToolNotFoundError } from '../registry/tool-not-found-error.js';
@@ -33,11 +37,15 @@ export const MODEL_TOOL_NAME_MAX_LENGTH = 64;
  */
 export type AdapterRunContext = ToolContextInit;
 
-/** The registry methods an adapter uses: the one boundary every call goes through. */
+/**
+ * The registry methods an adapter uses: the one boundary every call goes through. `mayAsk` is
+ * optional: without it every call the framework asks about is previewed with `authorize`.
+ */
 export type AdapterRegistry = Pick<
   ToolRegistry,
   'invoke' | 'authorize' | 'grantApproval' | 'names' | 'get'
->;
+> &
+  Partial<Pick<ToolRegistry, 'mayAsk'>>;
 
 /** The options every adapter takes. */
 export interface AdapterOptions {
@@ -233,16 +241,8 @@ function callContext(
       : callSignal === undefined
         ? runSignal
         : AbortSignal.any([runSignal, callSignal]);
-  const init: { -readonly [Key in keyof ToolContextInit]: ToolContextInit[Key] } = {
-    runId: run.runId,
-    session: run.session ?? run.runId,
-    metadata: run.metadata,
-    accessScope: run.accessScope,
-  };
-  const stepId = toolCallId ?? run.stepId;
-  if (stepId !== undefined) init.stepId = stepId;
-  if (signal !== undefined) init.signal = signal;
-  return createToolContext(init);
+  // The run's context was checked and snapshotted once by resolveAdapter: derived, not rebuilt.
+  return deriveToolContext(run, toolCallId ?? run.stepId, signal);
 }
 
 /** Why the policy asks a human about a call. */
@@ -280,6 +280,9 @@ async function preview(
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<Authorization | undefined> {
+  // No preview for a tool the policy never asks about: nothing to remember, and its `execute`
+  // skips the approval lookup on the same answer (invoke still authorizes the call).
+  if (!mayAsk(adapter, toolName)) return undefined;
   const context = callContext(adapter, toolCallId, undefined);
   let authorization: Authorization | undefined;
   try {
@@ -292,6 +295,15 @@ async function preview(
     remember(adapter.previews, toolCallId, { toolName, asks, context });
   }
   return authorization;
+}
+
+/**
+ * False when the registry says no call of the tool can be asked about (`ToolRegistry.mayAsk`):
+ * the preview and the approval lookup are skipped. A registry without `mayAsk` is asked every
+ * time.
+ */
+function mayAsk(adapter: ResolvedAdapter, toolName: string): boolean {
+  return adapter.registry.mayAsk?.(toolName) !== false;
 }
 
 /**
@@ -350,7 +362,7 @@ export async function callRegistry(
         ? preview.context
         : callContext(adapter, call.toolCallId, call.signal);
     let grant: ApprovalGrant | undefined;
-    if (preview?.asks !== false && call.approved()) {
+    if (preview?.asks !== false && mayAsk(adapter, call.toolName) && call.approved()) {
       const authorization = await registry.authorize(call.toolName, call.args, context);
       if (authorization.verdict === 'ask') grant = registry.grantApproval(authorization);
     }
