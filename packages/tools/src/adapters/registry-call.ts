@@ -302,7 +302,7 @@ async function preview(
  * the preview and the approval lookup are skipped. A registry without `mayAsk` is asked every
  * time.
  */
-function mayAsk(adapter: ResolvedAdapter, toolName: string): boolean {
+export function mayAsk(adapter: ResolvedAdapter, toolName: string): boolean {
   return adapter.registry.mayAsk?.(toolName) !== false;
 }
 

@@ -114,14 +114,20 @@ export function deriveToolContext(
       details: { option: 'context.signal' },
     });
   }
-  const context: ToolContext = Object.freeze({
-    runId: base.runId,
-    ...(stepId === undefined ? {} : { stepId }),
-    session: base.session ?? base.runId,
-    metadata: base.metadata,
-    accessScope: base.accessScope,
-    ...(signal === undefined ? {} : { signal }),
-  });
+  const runId = base.runId;
+  const session = base.session ?? runId;
+  const { metadata, accessScope } = base;
+  // Literals of fixed shape (the same keys in the same order as createToolContext's), not spreads:
+  // this runs once per adapter call.
+  const context: ToolContext = Object.freeze(
+    stepId === undefined
+      ? signal === undefined
+        ? { runId, session, metadata, accessScope }
+        : { runId, session, metadata, accessScope, signal }
+      : signal === undefined
+        ? { runId, stepId, session, metadata, accessScope }
+        : { runId, stepId, session, metadata, accessScope, signal },
+  );
   created.add(context);
   return context;
 }
