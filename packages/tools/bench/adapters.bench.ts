@@ -15,6 +15,9 @@
  * - OpenAI Agents SDK: the arguments parsed, the tool's `needsApproval` (the runner asks every
  *   function tool), `invokeFunctionTool` (the runner's own path), the output as text (the
  *   runner's `toSmartString`). The glue: `tool({ parameters: schema, strict: false, execute })`.
+ * Two more rows put the same tool behind a policy that may ask about it (an `ask` rule for its
+ * other operation): the adapters then preview every call with `registry.authorize` to answer the
+ * framework's approval question, and the glue does the same by hand in its `needsApproval`.
  * The glue returns the registry's result as it is; the framework turns it into what the model
  * reads. The registry's policy is a RuleBasedPolicy that asks about another tool and never about
  * this one (the adapters then skip their approval preview, as `registry.mayAsk` allows). Both
@@ -67,7 +70,16 @@ const registry = new ToolRegistry({
   ]),
   tools: [constant],
 });
-await registry.ready();
+// The same tool behind a policy that asks about its `write` operation: the adapters' approval
+// preview (`registry.authorize`) runs for every call, and the glue previews by hand the same way.
+const asking = new ToolRegistry({
+  authorizer: new RuleBasedPolicy([
+    { tool: 'lookup', operation: 'write', decision: 'ask' },
+    { tool: 'lookup', operation: 'read', decision: 'allow' },
+  ]),
+  tools: [constant],
+});
+await Promise.all([registry.ready(), asking.ready()]);
 const runContext = { runId: 'bench' };
 const context = createToolContext(runContext);
 
@@ -104,6 +116,14 @@ const aiGlue = aiTool({
   description: constant.spec.description,
   inputSchema: jsonSchema(inputSchema as JSONSchema7),
   execute: (args) => registry.invoke('lookup', args, context),
+}) as AiTool;
+const aiAskingAdapter = aiSdkTools(asking, { context: runContext }).lookup as AiTool;
+const aiAskingGlue = aiTool({
+  description: constant.spec.description,
+  inputSchema: jsonSchema(inputSchema as JSONSchema7),
+  needsApproval: async (args) =>
+    (await asking.authorize('lookup', args, context)).verdict === 'ask',
+  execute: (args) => asking.invoke('lookup', args, context),
 }) as AiTool;
 
 // --- LangChain ----------------------------------------------------------------------------
@@ -153,6 +173,16 @@ const agentsGlue = agentsTool({
   strict: false,
   execute: (args: unknown) => registry.invoke('lookup', args, context),
 }) as unknown as AgentsTool;
+const [agentsAskingAdapter] = openAiAgentsTools(asking, { context: runContext });
+const agentsAskingGlue = agentsTool({
+  name: 'lookup',
+  description: constant.spec.description,
+  parameters: inputSchema as never,
+  strict: false,
+  needsApproval: async (_runContext, args) =>
+    (await asking.authorize('lookup', args, context)).verdict === 'ask',
+  execute: (args: unknown) => asking.invoke('lookup', args, context),
+}) as unknown as AgentsTool;
 
 // --- measurement --------------------------------------------------------------------------
 interface Pair {
@@ -187,6 +217,19 @@ const pairs: Pair[] = [
     glue: (index) => agentsCall(agentsGlue, index),
     adapter: (index) => agentsCall(agentsAdapter as AgentsTool, index),
   },
+  {
+    id: 'tools.adapter-ai-sdk-approval-preview',
+    framework: 'AI SDK (aiSdkTools), policy may ask about the tool (preview per call)',
+    glue: (index) => aiSdkCall(aiAskingGlue, index),
+    adapter: (index) => aiSdkCall(aiAskingAdapter, index),
+  },
+  {
+    id: 'tools.adapter-openai-agents-approval-preview',
+    framework:
+      'OpenAI Agents SDK (openAiAgentsTools), policy may ask about the tool (preview per call)',
+    glue: (index) => agentsCall(agentsAskingGlue, index),
+    adapter: (index) => agentsCall(agentsAskingAdapter as AgentsTool, index),
+  },
 ];
 
 // A registry call alone, for scale: what each path adds to it.
@@ -216,4 +259,4 @@ for (const pair of pairs) {
     detail: `adapter ${adapter.toFixed(2)} µs/call, glue ${glue.toFixed(2)} µs/call, registry.invoke alone ${alone.toFixed(2)} µs/call (adapter ${(adapter / alone).toFixed(1)}x it); median of ${ROUNDS} interleaved round ratios of ${CALLS} calls; load average ${loadAverage()}`,
   });
 }
-await registry.close();
+await Promise.all([registry.close(), asking.close()]);
