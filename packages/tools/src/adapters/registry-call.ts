@@ -256,15 +256,25 @@ export interface ApprovalNeed {
  * `ask` verdict. A call that would be refused anyway (deny, invalid arguments, unknown tool)
  * needs no approval: it goes to `invoke`, which refuses it, and the model reads why.
  */
-export async function approvalNeed(
+export function approvalNeed(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<ApprovalNeed | undefined> {
-  const authorization = await preview(adapter, toolName, args, toolCallId);
+  return preview(adapter, toolName, args, toolCallId).then(toApprovalNeed);
+}
+
+function toApprovalNeed(authorization: Authorization | undefined): ApprovalNeed | undefined {
   return authorization?.verdict === 'ask' ? { reason: authorization.reason } : undefined;
 }
+
+function asks(authorization: Authorization | undefined): boolean {
+  return authorization?.verdict === 'ask';
+}
+
+/** The answer of a preview that does not run (see {@link mayAsk}). */
+const NO_PREVIEW: Promise<undefined> = Promise.resolve(undefined);
 
 /** What the registry's `authorize` answers. */
 type Authorization = Awaited<ReturnType<AdapterRegistry['authorize']>>;
@@ -274,7 +284,7 @@ type Authorization = Awaited<ReturnType<AdapterRegistry['authorize']>>;
  * authorization of the call (`undefined` for a refusal that is not a programming error), with
  * the answer and the call's context remembered by call id for its `execute`.
  */
-async function preview(
+function preview(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
@@ -282,19 +292,31 @@ async function preview(
 ): Promise<Authorization | undefined> {
   // No preview for a tool the policy never asks about: nothing to remember, and its `execute`
   // skips the approval lookup on the same answer (invoke still authorizes the call).
-  if (!mayAsk(adapter, toolName)) return undefined;
-  const context = callContext(adapter, toolCallId, undefined);
-  let authorization: Authorization | undefined;
+  if (!mayAsk(adapter, toolName)) return NO_PREVIEW;
+  // Promise chains rather than async functions: this runs on every call the framework asks about,
+  // and each async layer costs a promise and a turn. Every failure still arrives as a rejection.
+  let context: ToolContext;
   try {
-    authorization = await adapter.registry.authorize(toolName, args, context);
+    context = callContext(adapter, toolCallId, undefined);
   } catch (error) {
+    return Promise.reject(error);
+  }
+  let pending: Promise<Authorization>;
+  try {
+    pending = adapter.registry.authorize(toolName, args, context);
+  } catch (error) {
+    pending = Promise.reject(error);
+  }
+  const settle = (authorization: Authorization | undefined): Authorization | undefined => {
+    if (toolCallId !== undefined) {
+      remember(adapter.previews, toolCallId, { toolName, asks: asks(authorization), context });
+    }
+    return authorization;
+  };
+  return pending.then(settle, (error: unknown) => {
     if (isProgrammingError(error)) throw error;
-  }
-  if (toolCallId !== undefined) {
-    const asks = authorization?.verdict === 'ask';
-    remember(adapter.previews, toolCallId, { toolName, asks, context });
-  }
-  return authorization;
+    return settle(undefined);
+  });
 }
 
 /**
@@ -326,13 +348,13 @@ function remember(previews: Map<string, Preview>, key: string, preview: Preview)
  * True when the policy asks a human about the call (see {@link approvalNeed}; the same preview,
  * without building the reason).
  */
-export async function needsApproval(
+export function needsApproval(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<boolean> {
-  return (await preview(adapter, toolName, args, toolCallId))?.verdict === 'ask';
+  return preview(adapter, toolName, args, toolCallId).then(asks);
 }
 
 /**
