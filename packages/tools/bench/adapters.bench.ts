@@ -111,20 +111,25 @@ async function aiSdkCall(tool: AiTool, index: number): Promise<unknown> {
     : { type: 'json', value: JSON.parse(JSON.stringify(output)) };
 }
 
+/** The glue around `target`; with `previews`, its `needsApproval` asks `target.authorize`. */
+function aiGlueFor(target: ToolRegistry, previews: boolean): AiTool {
+  return aiTool({
+    description: constant.spec.description,
+    inputSchema: jsonSchema(inputSchema as JSONSchema7),
+    ...(previews
+      ? {
+          needsApproval: async (args: unknown) =>
+            (await target.authorize('lookup', args, context)).verdict === 'ask',
+        }
+      : {}),
+    execute: (args: unknown) => target.invoke('lookup', args, context),
+  }) as AiTool;
+}
+
 const aiAdapter = aiSdkTools(registry, { context: runContext }).lookup as AiTool;
-const aiGlue = aiTool({
-  description: constant.spec.description,
-  inputSchema: jsonSchema(inputSchema as JSONSchema7),
-  execute: (args) => registry.invoke('lookup', args, context),
-}) as AiTool;
+const aiGlue = aiGlueFor(registry, false);
 const aiAskingAdapter = aiSdkTools(asking, { context: runContext }).lookup as AiTool;
-const aiAskingGlue = aiTool({
-  description: constant.spec.description,
-  inputSchema: jsonSchema(inputSchema as JSONSchema7),
-  needsApproval: async (args) =>
-    (await asking.authorize('lookup', args, context)).verdict === 'ask',
-  execute: (args) => asking.invoke('lookup', args, context),
-}) as AiTool;
+const aiAskingGlue = aiGlueFor(asking, true);
 
 // --- LangChain ----------------------------------------------------------------------------
 const [lcAdapter] = langChainTools(registry, { context: runContext });
@@ -165,24 +170,27 @@ async function agentsCall(tool: AgentsTool, index: number): Promise<string> {
   return typeof output === 'string' ? output : JSON.stringify(output);
 }
 
+/** The glue around `target`; with `previews`, its `needsApproval` asks `target.authorize`. */
+function agentsGlueFor(target: ToolRegistry, previews: boolean): AgentsTool {
+  return agentsTool({
+    name: 'lookup',
+    description: constant.spec.description,
+    parameters: inputSchema as never,
+    strict: false,
+    ...(previews
+      ? {
+          needsApproval: async (_runContext: RunContext, args: unknown) =>
+            (await target.authorize('lookup', args, context)).verdict === 'ask',
+        }
+      : {}),
+    execute: (args: unknown) => target.invoke('lookup', args, context),
+  }) as unknown as AgentsTool;
+}
+
 const [agentsAdapter] = openAiAgentsTools(registry, { context: runContext });
-const agentsGlue = agentsTool({
-  name: 'lookup',
-  description: constant.spec.description,
-  parameters: inputSchema as never,
-  strict: false,
-  execute: (args: unknown) => registry.invoke('lookup', args, context),
-}) as unknown as AgentsTool;
+const agentsGlue = agentsGlueFor(registry, false);
 const [agentsAskingAdapter] = openAiAgentsTools(asking, { context: runContext });
-const agentsAskingGlue = agentsTool({
-  name: 'lookup',
-  description: constant.spec.description,
-  parameters: inputSchema as never,
-  strict: false,
-  needsApproval: async (_runContext, args) =>
-    (await asking.authorize('lookup', args, context)).verdict === 'ask',
-  execute: (args: unknown) => asking.invoke('lookup', args, context),
-}) as unknown as AgentsTool;
+const agentsAskingGlue = agentsGlueFor(asking, true);
 
 // --- measurement --------------------------------------------------------------------------
 interface Pair {
