@@ -7,9 +7,7 @@
  * a tool that returns a 4 KiB string it holds (the guard's fixed cost with nothing to hide it).
  * Run: npx tsx packages/tools/bench/flow-guard.bench.ts
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { defineContract } from '@toolfence/tool-contract';
 import {
   AllowAllAuthorizer,
@@ -20,10 +18,14 @@ import {
   ToolRegistry,
   textResult,
 } from '../src/index.js';
-
-// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
-const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
-const ROUNDS = QUICK ? 2 : 21;
+import {
+  bench,
+  pairedRounds,
+  ROUNDS,
+  scaled,
+  timeCalls,
+  withTempFile,
+} from './fixtures/harness.js';
 
 const inputSchema: JsonObject = {
   type: 'object',
@@ -59,11 +61,6 @@ interface Figure {
   readonly read: (path: string) => Promise<string>;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
-
 async function measure(figure: Figure): Promise<void> {
   const calls = figure.callsPerRound;
   const off = new ToolRegistry({
@@ -78,38 +75,9 @@ async function measure(figure: Figure): Promise<void> {
   await Promise.all([off.ready(), on.ready()]);
   const context = createToolContext({ runId: 'bench', session: 'bench-session' });
   const args = { path: '/workspace/page.html' };
-  const round = async (registry: ToolRegistry): Promise<number> => {
-    const start = process.hrtime.bigint();
-    for (let index = 0; index < calls; index += 1) {
-      await registry.invoke('read_page', args, context);
-    }
-    return Number(process.hrtime.bigint() - start) / 1e6;
-  };
-  for (let warm = 0; warm < (QUICK ? 1 : 3); warm += 1) {
-    await round(off);
-    await round(on);
-  }
-  // Paired rounds in alternating order; the figure is the median round ratio.
-  const offTimes: number[] = [];
-  const onTimes: number[] = [];
-  const ratios: number[] = [];
-  for (let index = 0; index < ROUNDS; index += 1) {
-    let offMs: number;
-    let onMs: number;
-    if (index % 2 === 0) {
-      offMs = await round(off);
-      onMs = await round(on);
-    } else {
-      onMs = await round(on);
-      offMs = await round(off);
-    }
-    offTimes.push(offMs);
-    onTimes.push(onMs);
-    ratios.push(onMs / offMs);
-  }
-  const offMs = median(offTimes);
-  const onMs = median(onTimes);
-  const ratio = median(ratios);
+  const round = (registry: ToolRegistry) => () =>
+    timeCalls(calls, () => registry.invoke('read_page', args, context));
+  const { baseMs: offMs, testMs: onMs, ratio } = await pairedRounds(round(off), round(on));
   const offRate = Math.round((calls / offMs) * 1000);
   const onRate = Math.round((calls / onMs) * 1000);
   const addedMicros = ((onMs - offMs) * 1000) / calls;
@@ -117,41 +85,34 @@ async function measure(figure: Figure): Promise<void> {
   process.stdout.write(`guard off: ${offMs.toFixed(1)} ms / ${calls} calls (${offRate} calls/s)\n`);
   process.stdout.write(`guard on:  ${onMs.toFixed(1)} ms / ${calls} calls (${onRate} calls/s)\n`);
   process.stdout.write(`ratio ${ratio.toFixed(3)} (target <= ${figure.target})\n`);
-  const line = {
+  bench({
     id: figure.id,
     label: figure.label,
-    ratio: Number(ratio.toFixed(3)),
+    ratio,
     target: figure.target,
-    met: ratio <= figure.target,
     detail: `${onRate} calls/s with the guard, ${offRate} calls/s without, ${addedMicros.toFixed(2)} µs added per call (median of ${ROUNDS} paired round ratios, ${calls} calls each)`,
-  };
-  process.stdout.write(`BENCH ${JSON.stringify(line)}\n`);
+  });
   await Promise.all([off.close(), on.close()]);
 }
 
 async function main(): Promise<void> {
-  const directory = await mkdtemp(join(tmpdir(), 'toolfence-bench-'));
-  try {
-    const file = join(directory, 'page.html');
-    await writeFile(file, 'x'.repeat(4096));
-    await measure({
+  await withTempFile('page.html', 'x'.repeat(4096), (file) =>
+    measure({
       id: 'tools.flow-guard-file-read',
       label: 'registry.invoke with vs without a FlowGuard (tool reads a 4 KiB file)',
       target: 1.05,
-      callsPerRound: QUICK ? 50 : 200,
+      callsPerRound: scaled(200, 50),
       read: () => readFile(file, 'utf8'),
-    });
-    const page = 'x'.repeat(4096);
-    await measure({
-      id: 'tools.flow-guard-in-memory',
-      label: 'registry.invoke with vs without a FlowGuard (tool returns a 4 KiB string it holds)',
-      target: 1.25,
-      callsPerRound: QUICK ? 1_000 : 20_000,
-      read: async () => page,
-    });
-  } finally {
-    await rm(directory, { recursive: true, force: true });
-  }
+    }),
+  );
+  const page = 'x'.repeat(4096);
+  await measure({
+    id: 'tools.flow-guard-in-memory',
+    label: 'registry.invoke with vs without a FlowGuard (tool returns a 4 KiB string it holds)',
+    target: 1.25,
+    callsPerRound: scaled(20_000, 1_000),
+    read: async () => page,
+  });
 }
 
 await main();

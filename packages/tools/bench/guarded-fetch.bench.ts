@@ -8,26 +8,20 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, fetch } from 'undici';
 import { createGuardedDispatcher, guardedFetch } from '../src/net/index.js';
+import { bench, pairedRounds, scaled } from './fixtures/harness.js';
 
-// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
-const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
-const REQUESTS_PER_ROUND = QUICK ? 10 : 50;
-const ROUNDS = QUICK ? 2 : 61;
+const REQUESTS_PER_ROUND = scaled(50, 10);
+const ROUNDS = scaled(61, 2);
 // 40 warm-up rounds (2,000 requests a side) before timing: with 3 (150 requests) both sides were
 // still tiering up in the JIT while timed, the guarded side (more code) later, and the figure
 // moved between 1.08x and 1.13x from run to run (0.163 ms against 0.107 ms per request then,
 // 0.082 to 0.088 ms against 0.077 to 0.080 ms now); steady state is what a long-lived host sees.
-const WARMUP = QUICK ? 1 : 40;
+const WARMUP = scaled(40, 1);
 const TARGET = 1.1;
 const BODY = JSON.stringify({
   ok: true,
   items: Array.from({ length: 20 }, (_, index) => ({ index })),
 });
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
 
 async function main(): Promise<void> {
   const server = createServer((_request, response) => {
@@ -62,49 +56,25 @@ async function main(): Promise<void> {
     return (performance.now() - start) / REQUESTS_PER_ROUND;
   };
   try {
-    for (let index = 0; index < WARMUP; index += 1) {
-      await oursRound();
-      await baseRound();
-    }
-    // Paired rounds in alternating order: each round's ratio compares two back-to-back runs, so
-    // the changing load of a shared machine cancels out; the figure is the median round ratio.
-    const oursTimes: number[] = [];
-    const baseTimes: number[] = [];
-    const ratios: number[] = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      let ours: number;
-      let base: number;
-      if (round % 2 === 0) {
-        ours = await oursRound();
-        base = await baseRound();
-      } else {
-        base = await baseRound();
-        ours = await oursRound();
-      }
-      oursTimes.push(ours);
-      baseTimes.push(base);
-      ratios.push(ours / base);
-    }
-    const oursMedian = median(oursTimes);
-    const baseMedian = median(baseTimes);
-    const ratio = Number(median(ratios).toFixed(3));
+    const {
+      baseMs: baseMedian,
+      testMs: oursMedian,
+      ratio,
+    } = await pairedRounds(baseRound, oursRound, { rounds: ROUNDS, warmup: WARMUP });
     console.log(
       `guardedFetch vs undici fetch to loopback, ${REQUESTS_PER_ROUND} sequential requests x ${ROUNDS} rounds`,
     );
     console.log('| measure | median ms per request |\n|---|---|');
     console.log(`| guardedFetch (guarded Agent, loopback approved) | ${oursMedian.toFixed(3)} |`);
     console.log(`| undici fetch (plain Agent) | ${baseMedian.toFixed(3)} |`);
-    console.log(`| median paired ratio | ${ratio} (target <= ${TARGET}) |`);
-    console.log(
-      `BENCH ${JSON.stringify({
-        id: 'tools.guarded-fetch',
-        label: 'guardedFetch vs undici fetch per request (loopback)',
-        ratio,
-        target: TARGET,
-        met: ratio <= TARGET,
-        detail: `median of ${ROUNDS} paired round ratios (${REQUESTS_PER_ROUND} sequential keep-alive requests each); medians ${(oursMedian * 1000).toFixed(0)} us vs ${(baseMedian * 1000).toFixed(0)} us per request`,
-      })}`,
-    );
+    console.log(`| median paired ratio | ${ratio.toFixed(3)} (target <= ${TARGET}) |`);
+    bench({
+      id: 'tools.guarded-fetch',
+      label: 'guardedFetch vs undici fetch per request (loopback)',
+      ratio,
+      target: TARGET,
+      detail: `median of ${ROUNDS} paired round ratios (${REQUESTS_PER_ROUND} sequential keep-alive requests each); medians ${(oursMedian * 1000).toFixed(0)} us vs ${(baseMedian * 1000).toFixed(0)} us per request`,
+    });
   } finally {
     await guarded.close();
     await plain.close();

@@ -9,14 +9,15 @@
  * Issue 41: the no-op figure's 2x target is retired (a deep-frozen argument snapshot alone costs
  * about that); the target is the added cost per no-op call at most that of the lightest
  * framework's own tool wrapper validating the same schema, measured side by side in the same run:
- * AI SDK `tool()` (its schema's `validate`, as `generateText` runs it, then `execute`) and
- * LangChain `tool()`'s `invoke` with zod. The OpenAI Agents SDK's function tool refuses a zod
- * schema with optional fields outside strict mode, so it is not in this comparison.
+ * AI SDK `tool()` (its schema's `validate`, as `generateText` runs it, then `execute`),
+ * LangChain `tool()`'s `invoke` with zod, and the OpenAI Agents SDK's function tool through
+ * `invokeFunctionTool` (the runner's path; it takes the model's JSON text and parses it with its
+ * zod schema). The Agents SDK needs strict mode for zod, where an optional field is written
+ * `.nullable()`: its schema is the same one in that form (the arguments give every field).
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { tool as langchainTool } from '@langchain/core/tools';
+import { tool as agentsTool, invokeFunctionTool, RunContext } from '@openai/agents';
 import { tool as aiTool, asSchema } from 'ai';
 import { z } from 'zod';
 import {
@@ -28,10 +29,16 @@ import {
   ToolRegistry,
   textResult,
 } from '../src/index.js';
-
-// `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
-const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
-const ROUNDS = QUICK ? 2 : 21;
+import {
+  bench,
+  interleavedPerCall,
+  loadAverage,
+  pairedRounds,
+  ROUNDS,
+  scaled,
+  timeCalls,
+  withTempFile,
+} from './fixtures/harness.js';
 
 const inputSchema: JsonObject = {
   type: 'object',
@@ -98,54 +105,15 @@ async function measure(figure: Figure): Promise<void> {
   const context = createToolContext({ runId: 'bench', metadata: { user: 'u1' } });
   const check = validator.compile(inputSchema);
 
-  const direct = async (): Promise<number> => {
-    const start = process.hrtime.bigint();
-    for (let index = 0; index < CALLS_PER_ROUND; index += 1) {
+  const direct = () =>
+    timeCalls(CALLS_PER_ROUND, async (index) => {
       const args = makeArgs(index) as JsonObject;
       if (!check(args).valid) throw new Error('invalid');
-      await tool.invoke(args, context);
-    }
-    return Number(process.hrtime.bigint() - start) / 1e6;
-  };
-  const viaRegistry = async (): Promise<number> => {
-    const start = process.hrtime.bigint();
-    for (let index = 0; index < CALLS_PER_ROUND; index += 1) {
-      await registry.invoke('fs', makeArgs(index), context);
-    }
-    return Number(process.hrtime.bigint() - start) / 1e6;
-  };
-
-  // Warm-up.
-  for (let round = 0; round < (QUICK ? 1 : 3); round += 1) {
-    await direct();
-    await viaRegistry();
-  }
-  // Paired rounds in alternating order: each round's ratio compares two back-to-back runs, so the
-  // changing load of a shared machine cancels out; the figure is the median round ratio.
-  const directTimes: number[] = [];
-  const registryTimes: number[] = [];
-  const ratios: number[] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    let directMs: number;
-    let registryMs: number;
-    if (round % 2 === 0) {
-      directMs = await direct();
-      registryMs = await viaRegistry();
-    } else {
-      registryMs = await viaRegistry();
-      directMs = await direct();
-    }
-    directTimes.push(directMs);
-    registryTimes.push(registryMs);
-    ratios.push(registryMs / directMs);
-  }
-  const median = (values: number[]): number => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)] as number;
-  };
-  const directMs = median(directTimes);
-  const registryMs = median(registryTimes);
-  const ratio = median(ratios);
+      return tool.invoke(args, context);
+    });
+  const viaRegistry = () =>
+    timeCalls(CALLS_PER_ROUND, (index) => registry.invoke('fs', makeArgs(index), context));
+  const { baseMs: directMs, testMs: registryMs, ratio } = await pairedRounds(direct, viaRegistry);
   const TARGET_RATIO = figure.target;
   const directRate = Math.round((CALLS_PER_ROUND / directMs) * 1000);
   const registryRate = Math.round((CALLS_PER_ROUND / registryMs) * 1000);
@@ -165,15 +133,13 @@ async function measure(figure: Figure): Promise<void> {
   process.stdout.write(
     `ratio ${ratio.toFixed(2)} (${TARGET_RATIO === null ? 'informational' : `target <= ${TARGET_RATIO}`})\n`,
   );
-  const line = {
+  bench({
     id: figure.id,
     label: figure.label,
-    ratio: Number(ratio.toFixed(3)),
+    ratio,
     target: TARGET_RATIO,
-    met: TARGET_RATIO === null ? null : ratio <= TARGET_RATIO,
     detail: `${registryRate} calls/s through the registry, ${directRate} calls/s direct, ${overheadMicros.toFixed(2)} µs added per call (median of ${ROUNDS} paired round ratios, ${CALLS_PER_ROUND} calls each)`,
-  };
-  process.stdout.write(`BENCH ${JSON.stringify(line)}\n`);
+  });
   await registry.close();
 }
 
@@ -190,9 +156,25 @@ const zodSchema = z
   })
   .strict();
 
+/** The same schema in the form the Agents SDK's strict mode takes (optional as nullable). */
+const agentsZodSchema = z
+  .object({
+    path: z.string().max(4096),
+    operation: z.enum(['read', 'write', 'list']),
+    options: z
+      .object({ encoding: z.string().nullable(), limit: z.number().int().min(1).nullable() })
+      .strict()
+      .nullable(),
+    tags: z.array(z.string()).nullable(),
+  })
+  .strict();
+
+/** The model's JSON text of `makeArgs(index)`, made before timing (the arguments repeat every 300). */
+const argsTexts = Array.from({ length: 300 }, (_, index) => JSON.stringify(makeArgs(index)));
+
 /** Added cost per no-op call: the registry against each framework's wrapper, in one run. */
 async function frameworks(): Promise<void> {
-  const CALLS = QUICK ? 500 : 10_000;
+  const CALLS = scaled(10_000, 500);
   const tool = makeTool(undefined);
   const validator = new AjvSchemaValidator();
   const registry = new ToolRegistry({
@@ -214,37 +196,36 @@ async function frameworks(): Promise<void> {
     description: 'bench file tool',
     schema: zodSchema,
   });
-  const paths: Record<string, (args: Record<string, unknown>) => Promise<unknown>> = {
-    direct: async (args) => {
-      if (!check(args as JsonObject).valid) throw new Error('invalid');
-      return tool.invoke(args as JsonObject, context);
+  const agents = agentsTool({
+    name: 'fs',
+    description: 'bench file tool',
+    parameters: agentsZodSchema,
+    execute: async (input) => input.path,
+  });
+  const agentsRunContext = new RunContext();
+  const paths: Record<string, (index: number) => Promise<unknown>> = {
+    direct: async (index) => {
+      const args = makeArgs(index) as JsonObject;
+      if (!check(args).valid) throw new Error('invalid');
+      return tool.invoke(args, context);
     },
-    registry: (args) => registry.invoke('fs', args, context),
-    'AI SDK tool()': async (args) => {
-      const parsed = await aiSchema.validate?.(args);
+    registry: (index) => registry.invoke('fs', makeArgs(index), context),
+    'AI SDK tool()': async (index) => {
+      const parsed = await aiSchema.validate?.(makeArgs(index));
       if (parsed === undefined || !parsed.success) throw new Error('invalid');
       return ai.execute?.(parsed.value, { toolCallId: 'bench', messages: [], context: {} });
     },
-    'LangChain tool().invoke (zod)': (args) => langchain.invoke(args as never),
+    'LangChain tool().invoke (zod)': (index) => langchain.invoke(makeArgs(index) as never),
+    'Agents SDK function tool (zod)': (index) =>
+      invokeFunctionTool({
+        tool: agents,
+        runContext: agentsRunContext,
+        input: argsTexts[index % argsTexts.length] as string,
+      }),
   };
-  const times = new Map<string, number[]>(Object.keys(paths).map((name) => [name, []]));
   const names = Object.keys(paths);
-  for (let round = 0; round < ROUNDS + (QUICK ? 1 : 3); round += 1) {
-    for (let offset = 0; offset < names.length; offset += 1) {
-      const name = names[(round + offset) % names.length] as string;
-      const run = paths[name] as (args: Record<string, unknown>) => Promise<unknown>;
-      const start = process.hrtime.bigint();
-      for (let index = 0; index < CALLS; index += 1) await run(makeArgs(index));
-      // The first rounds warm up.
-      if (round >= (QUICK ? 1 : 3)) {
-        times.get(name)?.push(Number(process.hrtime.bigint() - start) / 1e3 / CALLS);
-      }
-    }
-  }
+  const { perCall } = await interleavedPerCall(paths, CALLS);
   await registry.close();
-  const median = (values: number[]): number =>
-    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-  const perCall = new Map(names.map((name) => [name, median(times.get(name) ?? [])]));
   const direct = perCall.get('direct') as number;
   const added = (name: string) => (perCall.get(name) as number) - direct;
   const frameworkNames = names.filter((name) => name !== 'direct' && name !== 'registry');
@@ -258,15 +239,18 @@ async function frameworks(): Promise<void> {
     );
   }
   const ratio = added('registry') / added(lightest);
-  const line = {
+  for (const name of frameworkNames) {
+    process.stdout.write(
+      `registry no-op vs ${name} wrapper: added ${added('registry').toFixed(2)} µs vs ${added(name).toFixed(2)} µs, ratio ${(added('registry') / added(name)).toFixed(2)}\n`,
+    );
+  }
+  bench({
     id: 'tools.registry-noop-vs-framework',
     label: `registry no-op vs ${lightest} wrapper (added cost per call, the lightest framework's)`,
-    ratio: Number(ratio.toFixed(3)),
+    ratio,
     target: 1,
-    met: ratio <= 1,
-    detail: `added per no-op call over a direct call with pre-compiled validation (${direct.toFixed(2)} µs): registry +${added('registry').toFixed(2)} µs, ${frameworkNames.map((name) => `${name} +${added(name).toFixed(2)} µs`).join(', ')} (median of ${ROUNDS} interleaved rounds of ${CALLS} calls, each validating the same schema); load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
-  };
-  process.stdout.write(`BENCH ${JSON.stringify(line)}\n`);
+    detail: `added per no-op call over a direct call with pre-compiled validation (${direct.toFixed(2)} µs): registry +${added('registry').toFixed(2)} µs, ${frameworkNames.map((name) => `${name} +${added(name).toFixed(2)} µs`).join(', ')} (median of ${ROUNDS} interleaved rounds of ${CALLS} calls, each validating the same schema); load average ${loadAverage()}`,
+  });
 }
 
 async function main(): Promise<void> {
@@ -276,23 +260,18 @@ async function main(): Promise<void> {
     label:
       'registry.invoke vs direct invoke + pre-compiled validation (no-op tool; informational, judged against the frameworks above)',
     target: null,
-    callsPerRound: QUICK ? 1_000 : 20_000,
+    callsPerRound: scaled(20_000, 1_000),
     read: undefined,
   });
-  const directory = await mkdtemp(join(tmpdir(), 'toolfence-bench-'));
-  try {
-    const file = join(directory, 'data.txt');
-    await writeFile(file, 'x'.repeat(4096));
-    await measure({
+  await withTempFile('data.txt', 'x'.repeat(4096), (file) =>
+    measure({
       id: 'tools.registry-invoke-file-read',
       label: 'registry.invoke vs direct invoke + pre-compiled validation (tool reads a 4 KiB file)',
       target: 1.05,
-      callsPerRound: QUICK ? 50 : 200,
+      callsPerRound: scaled(200, 50),
       read: () => readFile(file, 'utf8'),
-    });
-  } finally {
-    await rm(directory, { recursive: true, force: true });
-  }
+    }),
+  );
 }
 
 await main();

@@ -102,6 +102,7 @@ export { ToolStartError } from './registry/tool-start-error.js';
 
 export { ApprovalRequiredError } from './registry/approval-required-error.js';
 export {
+  type AskableTool,
   type AuthorizationRequest,
   type Authorizer,
   isPermissionDecision,

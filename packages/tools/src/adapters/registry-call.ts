@@ -14,7 +14,11 @@ import type {
   ToolResult,
 } from '../registry/tool.js';
 import { ToolCloseError } from '../registry/tool-close-error.js';
-import { createToolContext, type ToolContextInit } from '../registry/tool-context.js';
+import {
+  createToolContext,
+  deriveToolContext,
+  type ToolContextInit,
+} from '../registry/tool-context.js';
 import { ToolExecutionError } from '../registry/tool-execution-error.js';
 import { ToolInputError } from '../registry/tool-input-error.js';
 import { ToolNotFoundError } from '../registry/tool-not-found-error.js';
@@ -33,11 +37,15 @@ export const MODEL_TOOL_NAME_MAX_LENGTH = 64;
  */
 export type AdapterRunContext = ToolContextInit;
 
-/** The registry methods an adapter uses: the one boundary every call goes through. */
+/**
+ * The registry methods an adapter uses: the one boundary every call goes through. `mayAsk` is
+ * optional: without it every call the framework asks about is previewed with `authorize`.
+ */
 export type AdapterRegistry = Pick<
   ToolRegistry,
   'invoke' | 'authorize' | 'grantApproval' | 'names' | 'get'
->;
+> &
+  Partial<Pick<ToolRegistry, 'mayAsk'>>;
 
 /** The options every adapter takes. */
 export interface AdapterOptions {
@@ -233,16 +241,8 @@ function callContext(
       : callSignal === undefined
         ? runSignal
         : AbortSignal.any([runSignal, callSignal]);
-  const init: { -readonly [Key in keyof ToolContextInit]: ToolContextInit[Key] } = {
-    runId: run.runId,
-    session: run.session ?? run.runId,
-    metadata: run.metadata,
-    accessScope: run.accessScope,
-  };
-  const stepId = toolCallId ?? run.stepId;
-  if (stepId !== undefined) init.stepId = stepId;
-  if (signal !== undefined) init.signal = signal;
-  return createToolContext(init);
+  // The run's context was checked and snapshotted once by resolveAdapter: derived, not rebuilt.
+  return deriveToolContext(run, toolCallId ?? run.stepId, signal);
 }
 
 /** Why the policy asks a human about a call. */
@@ -256,15 +256,25 @@ export interface ApprovalNeed {
  * `ask` verdict. A call that would be refused anyway (deny, invalid arguments, unknown tool)
  * needs no approval: it goes to `invoke`, which refuses it, and the model reads why.
  */
-export async function approvalNeed(
+export function approvalNeed(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<ApprovalNeed | undefined> {
-  const authorization = await preview(adapter, toolName, args, toolCallId);
+  return preview(adapter, toolName, args, toolCallId).then(toApprovalNeed);
+}
+
+function toApprovalNeed(authorization: Authorization | undefined): ApprovalNeed | undefined {
   return authorization?.verdict === 'ask' ? { reason: authorization.reason } : undefined;
 }
+
+function asks(authorization: Authorization | undefined): boolean {
+  return authorization?.verdict === 'ask';
+}
+
+/** The answer of a preview that does not run (see {@link mayAsk}). */
+const NO_PREVIEW: Promise<undefined> = Promise.resolve(undefined);
 
 /** What the registry's `authorize` answers. */
 type Authorization = Awaited<ReturnType<AdapterRegistry['authorize']>>;
@@ -274,24 +284,48 @@ type Authorization = Awaited<ReturnType<AdapterRegistry['authorize']>>;
  * authorization of the call (`undefined` for a refusal that is not a programming error), with
  * the answer and the call's context remembered by call id for its `execute`.
  */
-async function preview(
+function preview(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<Authorization | undefined> {
-  const context = callContext(adapter, toolCallId, undefined);
-  let authorization: Authorization | undefined;
+  // No preview for a tool the policy never asks about: nothing to remember, and its `execute`
+  // skips the approval lookup on the same answer (invoke still authorizes the call).
+  if (!mayAsk(adapter, toolName)) return NO_PREVIEW;
+  // Promise chains rather than async functions: this runs on every call the framework asks about,
+  // and each async layer costs a promise and a turn. Every failure still arrives as a rejection.
+  let context: ToolContext;
   try {
-    authorization = await adapter.registry.authorize(toolName, args, context);
+    context = callContext(adapter, toolCallId, undefined);
   } catch (error) {
+    return Promise.reject(error);
+  }
+  let pending: Promise<Authorization>;
+  try {
+    pending = adapter.registry.authorize(toolName, args, context);
+  } catch (error) {
+    pending = Promise.reject(error);
+  }
+  const settle = (authorization: Authorization | undefined): Authorization | undefined => {
+    if (toolCallId !== undefined) {
+      remember(adapter.previews, toolCallId, { toolName, asks: asks(authorization), context });
+    }
+    return authorization;
+  };
+  return pending.then(settle, (error: unknown) => {
     if (isProgrammingError(error)) throw error;
-  }
-  if (toolCallId !== undefined) {
-    const asks = authorization?.verdict === 'ask';
-    remember(adapter.previews, toolCallId, { toolName, asks, context });
-  }
-  return authorization;
+    return settle(undefined);
+  });
+}
+
+/**
+ * False when the registry says no call of the tool can be asked about (`ToolRegistry.mayAsk`):
+ * the preview and the approval lookup are skipped. A registry without `mayAsk` is asked every
+ * time.
+ */
+export function mayAsk(adapter: ResolvedAdapter, toolName: string): boolean {
+  return adapter.registry.mayAsk?.(toolName) !== false;
 }
 
 /**
@@ -314,13 +348,13 @@ function remember(previews: Map<string, Preview>, key: string, preview: Preview)
  * True when the policy asks a human about the call (see {@link approvalNeed}; the same preview,
  * without building the reason).
  */
-export async function needsApproval(
+export function needsApproval(
   adapter: ResolvedAdapter,
   toolName: string,
   args: unknown,
   toolCallId: string | undefined,
 ): Promise<boolean> {
-  return (await preview(adapter, toolName, args, toolCallId))?.verdict === 'ask';
+  return preview(adapter, toolName, args, toolCallId).then(asks);
 }
 
 /**
@@ -350,7 +384,7 @@ export async function callRegistry(
         ? preview.context
         : callContext(adapter, call.toolCallId, call.signal);
     let grant: ApprovalGrant | undefined;
-    if (preview?.asks !== false && call.approved()) {
+    if (preview?.asks !== false && mayAsk(adapter, call.toolName) && call.approved()) {
       const authorization = await registry.authorize(call.toolName, call.args, context);
       if (authorization.verdict === 'ask') grant = registry.grantApproval(authorization);
     }

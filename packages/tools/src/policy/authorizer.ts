@@ -11,4 +11,9 @@ export class AllowAllAuthorizer implements Authorizer {
   authorize(): PermissionDecision {
     return ALLOW_ALL;
   }
+
+  /** Never asks. */
+  mayAsk(): boolean {
+    return false;
+  }
 }

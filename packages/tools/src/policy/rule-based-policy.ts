@@ -1,4 +1,5 @@
 import {
+  type AskableTool,
   type AuthorizationRequest,
   type Authorizer,
   PERMISSION_VERDICTS,
@@ -208,6 +209,29 @@ export class RuleBasedPolicy implements Authorizer {
       if (!conditional) return false;
     }
     return this.#default.verdict !== 'deny';
+  }
+
+  /**
+   * Whether some call of the tool could get an `ask` verdict (see `Authorizer.mayAsk`): false
+   * only when no rule that applies to the tool asks, up to the first rule that applies to every
+   * call of it (no caller, operation, predicate or argument condition), or up to the default
+   * when there is no such rule and the default is not `ask`.
+   */
+  mayAsk(tool: AskableTool): boolean {
+    const identity: ToolIdentity = { name: tool.toolName, origin: originOf(tool.spec?.origin) };
+    for (const rule of this.#rules) {
+      if (!rule.matchTool(identity)) continue;
+      if (rule.decision.verdict === 'ask' || rule.undecided.verdict === 'ask') return true;
+      if (
+        rule.principal === undefined &&
+        rule.operations === undefined &&
+        rule.when === undefined &&
+        rule.conditions === undefined
+      ) {
+        return false;
+      }
+    }
+    return this.#default.verdict === 'ask';
   }
 
   /**

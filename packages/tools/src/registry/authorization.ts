@@ -46,6 +46,22 @@ export interface AuthorizationRequest {
 export interface Authorizer {
   /** Returns the verdict for one call; a throw, rejection or malformed answer counts as deny. */
   authorize(request: AuthorizationRequest): PermissionDecision | Promise<PermissionDecision>;
+  /**
+   * Optional: whether some call of this tool could get an `ask` verdict. `false` is a promise that
+   * none can (whatever the arguments, context and caller); an authorizer without this method, or
+   * one that throws, counts as `true`. Framework adapters skip their approval preview for a tool
+   * this is false for; every call is still authorized by `invoke`, so a wrong `false` sends an
+   * `ask` to the registry's `approval` callback (or refuses the call), never runs it unasked.
+   */
+  mayAsk?(tool: AskableTool): boolean;
+}
+
+/** The tool {@link Authorizer.mayAsk} is asked about. */
+export interface AskableTool {
+  /** Registry name of the tool. */
+  readonly toolName: string;
+  /** The spec of the tool instance installed under that name. */
+  readonly spec: ToolSpec;
 }
 
 /** Builds a {@link PermissionDecision}. */

@@ -84,6 +84,54 @@ export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLi
 }
 
 /** True for a context built by {@link createToolContext} (already checked and frozen). */
+/**
+ * A context made from `base` (one {@link createToolContext} made) with another step id and
+ * signal, without checking and snapshotting `base` again: for hosts that derive one context per
+ * call from a run's. `stepId` must be a string and `signal` an AbortSignal, when given.
+ */
+export function deriveToolContext(
+  base: ToolContext,
+  stepId: string | undefined,
+  signal: AbortSignal | undefined,
+): ToolContext {
+  if (!created.has(base)) {
+    return createToolContext({
+      runId: base.runId,
+      session: base.session ?? base.runId,
+      metadata: base.metadata,
+      accessScope: base.accessScope,
+      ...(stepId === undefined ? {} : { stepId }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+  }
+  if (stepId !== undefined && typeof stepId !== 'string') {
+    throw new ConfigurationError('ToolContext.stepId must be a string', {
+      details: { option: 'context.stepId' },
+    });
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new ConfigurationError('ToolContext.signal must be an AbortSignal', {
+      details: { option: 'context.signal' },
+    });
+  }
+  const runId = base.runId;
+  const session = base.session ?? runId;
+  const { metadata, accessScope } = base;
+  // Literals of fixed shape (the same keys in the same order as createToolContext's), not spreads:
+  // this runs once per adapter call.
+  const context: ToolContext = Object.freeze(
+    stepId === undefined
+      ? signal === undefined
+        ? { runId, session, metadata, accessScope }
+        : { runId, session, metadata, accessScope, signal }
+      : signal === undefined
+        ? { runId, stepId, session, metadata, accessScope }
+        : { runId, stepId, session, metadata, accessScope, signal },
+  );
+  created.add(context);
+  return context;
+}
+
 export function isCreatedToolContext(value: unknown): value is ToolContext {
   return typeof value === 'object' && value !== null && created.has(value);
 }

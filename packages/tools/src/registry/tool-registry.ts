@@ -674,6 +674,26 @@ export class ToolRegistry {
   }
 
   /**
+   * Whether some call of tool `name` could be asked about: false only when the authorizer
+   * promises it never asks about this tool (`Authorizer.mayAsk`) and no flow guard could raise a
+   * call of it to `ask`. True for an unknown or starting tool, an authorizer without `mayAsk`, and
+   * one that throws. A host's approval flow may skip its {@link authorize} preview when this is
+   * false: {@link invoke} still authorizes every call.
+   */
+  mayAsk(name: string): boolean {
+    if (this.#flowGuard !== undefined) return true;
+    const authorizer = this.#authorizer;
+    if (typeof authorizer.mayAsk !== 'function') return true;
+    const entry = this.#entries.get(name);
+    if (entry === undefined || entry.starting !== undefined) return true;
+    try {
+      return authorizer.mayAsk({ toolName: name, spec: entry.spec }) !== false;
+    } catch {
+      return true;
+    }
+  }
+
+  /**
    * Records a human's yes to an `ask` from {@link authorize} and returns the single-use grant to
    * pass to {@link invoke}. The grant is bound to the tool instance, the run id and the digest of
    * the argument snapshot of that authorization. Throws {@link ConfigurationError} for an authorization this

@@ -128,3 +128,22 @@ describe('aiSdkTools result mapping', () => {
     expect(JSON.parse(JSON.stringify(read))).toMatchObject({ text: '{"a":1}' });
   });
 });
+
+describe('aiSdkTools needsApproval', () => {
+  it.each([
+    ['a plain false for a tool the policy never asks about', 'allow', false, false],
+    ['a promise of true for a tool it asks about', 'ask', true, true],
+    ['a promise of false for an allowed call of a tool it may ask about', 'allow', true, false],
+  ] as const)('%s', async (_label, verdict, mayAsk, expected) => {
+    const registry = new ToolRegistry({
+      authorizer: { authorize: () => permission(verdict), mayAsk: () => mayAsk },
+      tools: [constant(jsonResult({ a: 1 }))],
+    });
+    const tool = aiSdkTools(registry, { context: { runId: 'r' } }).probe as unknown as {
+      needsApproval: (input: unknown, options: unknown) => boolean | Promise<boolean>;
+    };
+    const answer = tool.needsApproval({}, { toolCallId: 'c', messages: [], context: {} });
+    expect(answer instanceof Promise).toBe(mayAsk);
+    expect(await answer).toBe(expected);
+  });
+});

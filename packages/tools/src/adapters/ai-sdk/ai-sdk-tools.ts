@@ -7,6 +7,7 @@ import {
   callRegistry,
   type FlatPart,
   flattenResult,
+  mayAsk,
   needsApproval,
   partsCarry,
   resolveAdapter,
@@ -63,8 +64,12 @@ export function aiSdkTools(registry: AdapterRegistry, options: AiSdkToolsOptions
     tools[modelName] = tool({
       description: spec.description,
       inputSchema: jsonSchema(spec.inputSchema as JSONSchema7),
+      // A plain `false`, not a promise, for a tool the policy never asks about: the SDK awaits
+      // whatever this returns, and an answer already there saves it the async round.
       needsApproval: (input, { toolCallId }) =>
-        needsApproval(adapter, registryName, input, toolCallId),
+        mayAsk(adapter, registryName)
+          ? needsApproval(adapter, registryName, input, toolCallId)
+          : false,
       execute: async (input, { toolCallId, abortSignal, messages }) =>
         toOutput(
           await callRegistry(adapter, {
