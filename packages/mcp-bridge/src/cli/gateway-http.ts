@@ -173,6 +173,25 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
 }
 
 /**
+ * `request` with a signal that aborts when the client goes away before its answer is complete.
+ * Only the stateless (2026-07-28) serving reads a request's signal (it ends the per-request
+ * server, and a `subscriptions/listen` stream, with it); a legacy session's transport never does,
+ * so its requests are built without one.
+ */
+function cancellable(request: Request, out: ServerResponse): Request {
+  const abort = new AbortController();
+  // Aborting after a complete answer cancels nothing, and each abort builds an AbortError (with
+  // its stack), a measurable share of a call's cost through the gateway.
+  const cancel = (): void => {
+    if (!out.writableFinished) abort.abort();
+  };
+  // The client may have gone while the request was classified.
+  if (out.closed) cancel();
+  else out.once('close', cancel);
+  return new Request(request, { signal: abort.signal });
+}
+
+/**
  * Serves the gateway over Streamable HTTP at `http://<host>:<port>/mcp`, in both eras on the SDK
  * v2 server: a request carrying the 2026-07-28 `_meta` envelope is served statelessly (one
  * server instance per request, `createMcpHandler`; `subscriptions/listen` streams hear of tool
@@ -398,7 +417,11 @@ export async function serveGatewayHttp(
   };
 
   const handle = async (incoming: IncomingMessage, out: ServerResponse): Promise<void> => {
-    const pathname = new URL(incoming.url ?? '/', 'http://gateway.invalid').pathname;
+    // The endpoint itself is the hot path: only another target is parsed (and normalised).
+    const pathname =
+      incoming.url === '/mcp'
+        ? '/mcp'
+        : new URL(incoming.url ?? '/', 'http://gateway.invalid').pathname;
     if (
       options.console !== undefined &&
       (pathname === '/console' || pathname.startsWith('/console/'))
@@ -459,28 +482,6 @@ export async function serveGatewayHttp(
       await writeResponse(rpcError(413, -32000, 'The request body is over 4 MiB'), out);
       return;
     }
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(incoming.headers)) {
-      // The caller's credential ends at the front door: nothing behind it sees the token.
-      if (name === 'authorization') continue;
-      if (typeof value === 'string') headers.set(name, value);
-      else if (Array.isArray(value)) headers.set(name, value.join(', '));
-    }
-    const abort = new AbortController();
-    // The request counts (toward its session's or the stateless share) until its response ends.
-    const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
-    // Only a client that went away before its answer was complete cancels the request: aborting
-    // after a complete answer cancels nothing, and each abort builds an AbortError (with its
-    // stack), a measurable share of a call's cost through the gateway.
-    out.once('close', () => {
-      if (!out.writableFinished) abort.abort();
-    });
-    const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
-      method,
-      headers,
-      signal: abort.signal,
-      ...(method === 'POST' ? { body: new Uint8Array(body) } : {}),
-    });
     let parsedBody: unknown;
     if (body.length > 0) {
       try {
@@ -489,12 +490,27 @@ export async function serveGatewayHttp(
         parsedBody = undefined;
       }
     }
+    // The caller's credential ends at the front door: nothing behind it sees the token.
+    const headers: [string, string][] = [];
+    for (const [name, value] of Object.entries(incoming.headers)) {
+      if (name === 'authorization') continue;
+      if (typeof value === 'string') headers.push([name, value]);
+      else if (Array.isArray(value)) headers.push([name, value.join(', ')]);
+    }
+    // The web request carries no body: every POST that reaches the SDK is handed its body parsed
+    // (`parsedBody`; one that is not JSON is refused above), which the SDK then never reads.
+    const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
+      method,
+      headers,
+    });
+    // The request counts (toward its session's or the stateless share) until its response ends.
+    const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
     const response =
       parsedBody === undefined && method === 'POST'
         ? rpcError(400, -32700, 'Parse error: the body is not JSON')
         : (await isLegacyRequest(request, parsedBody))
           ? await legacy(request, parsedBody, done, authInfo)
-          : await stateless(request, parsedBody, done, authInfo);
+          : await stateless(cancellable(request, out), parsedBody, done, authInfo);
     await writeResponse(response, out);
   };
   const server = createServer((request, response) => {
