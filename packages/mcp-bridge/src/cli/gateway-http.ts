@@ -142,16 +142,48 @@ function rpcError(status: number, code: number, message: string): Response {
   });
 }
 
-/** Reads at most {@link MAX_BODY_BYTES}; `undefined` when the body is larger. */
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * Reads at most {@link MAX_BODY_BYTES}; `undefined` when the body is larger (the rest is then
+ * dropped as it arrives, never held). Rejects when the request fails or closes before its end.
+ */
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (): void => {
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.off('error', onError);
+      request.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        // The rest is read and dropped (the connection stays usable for the refusal).
+        settle();
+        request.resume();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      settle();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error): void => {
+      settle();
+      reject(error);
+    };
+    const onClose = (): void => {
+      settle();
+      reject(new Error('the request closed before its body ended'));
+    };
+    request.on('data', onData);
+    request.once('end', onEnd);
+    request.once('error', onError);
+    request.once('close', onClose);
+  });
 }
 
 async function writeResponse(response: Response, out: ServerResponse): Promise<void> {
