@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -193,6 +195,93 @@ describe('toolfence-mcp serve --http', () => {
     });
     expect(under.status).not.toBe(413);
   }, 60_000);
+
+  /** Sends `head` then `parts` on a raw connection; resolves with what came back when it closed. */
+  const raw = async (url: string, head: string, parts: readonly string[], cut: boolean) => {
+    const { port } = new URL(url);
+    const socket = netConnect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+    });
+    socket.on('error', () => undefined);
+    socket.write(head);
+    for (const part of parts) socket.write(part);
+    if (cut) socket.destroy();
+    else socket.end();
+    if (!socket.destroyed) await once(socket, 'close');
+    return answer;
+  };
+  const post = (host: string, extra: string) =>
+    `POST /mcp HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n${extra}\r\n`;
+
+  it.each<[string, (url: string, host: string) => Promise<string>, string | undefined]>([
+    [
+      'a body over 4 MiB in 64 KiB chunks of a chunked upload (no length given)',
+      (url, host) =>
+        raw(
+          url,
+          post(host, 'transfer-encoding: chunked\r\n'),
+          [...Array.from({ length: 66 }, () => `10000\r\n${'x'.repeat(0x10000)}\r\n`), '0\r\n\r\n'],
+          false,
+        ),
+      'HTTP/1.1 413',
+    ],
+    [
+      'a client that goes away in the middle of its body',
+      (url, host) => raw(url, post(host, 'content-length: 1000\r\n'), ['{"jsonrpc":"2.0",'], true),
+      undefined,
+    ],
+    [
+      'a body shorter than its content-length, then the client ends its side',
+      (url, host) => raw(url, post(host, 'content-length: 1000\r\n'), ['{"jsonrpc":"2.0"}'], false),
+      undefined,
+    ],
+  ])(
+    'reads a request body bounded and safely: %s; the gateway goes on serving',
+    async (_name, send, status) => {
+      const url = await serveHttp();
+      const answer = await send(url, new URL(url).host);
+      if (status !== undefined) expect(answer.startsWith(status)).toBe(true);
+      else expect(answer).not.toMatch(/^HTTP\/1\.1 200/);
+      const client = await connect(url);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('tk__note');
+      if (status === undefined) return;
+      // Over keep-alive: a request over the limit is answered 413, and the next one is served.
+      const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+      const statuses = await new Promise<number[]>((resolve, reject) => {
+        const got: number[] = [];
+        const next = (body: string) =>
+          new Promise<void>((done) => {
+            const request = httpRequest(
+              url,
+              {
+                method: 'POST',
+                agent: keepAlive,
+                headers: {
+                  'content-type': 'application/json',
+                  accept: 'application/json, text/event-stream',
+                },
+              },
+              (response) => {
+                got.push(response.statusCode ?? 0);
+                response.resume();
+                response.once('end', () => done());
+              },
+            );
+            request.once('error', reject);
+            request.end(body);
+          });
+        next(`"${'x'.repeat(4 * 1024 * 1024)}"`)
+          .then(() => next('{"jsonrpc":'))
+          .then(() => resolve(got), reject);
+      });
+      keepAlive.destroy();
+      expect(statuses).toEqual([413, 400]);
+    },
+    60_000,
+  );
 
   it('requires the bearer token of a modern (2026-07-28) request too', async () => {
     const url = await serveHttp({ httpToken: TOKEN });

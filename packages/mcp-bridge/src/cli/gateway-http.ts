@@ -142,16 +142,48 @@ function rpcError(status: number, code: number, message: string): Response {
   });
 }
 
-/** Reads at most {@link MAX_BODY_BYTES}; `undefined` when the body is larger. */
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * Reads at most {@link MAX_BODY_BYTES}; `undefined` when the body is larger (the rest is then
+ * dropped as it arrives, never held). Rejects when the request fails or closes before its end.
+ */
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (): void => {
+      request.off('data', onData);
+      request.off('end', onEnd);
+      request.off('error', onError);
+      request.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        // The rest is read and dropped (the connection stays usable for the refusal).
+        settle();
+        request.resume();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      settle();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error): void => {
+      settle();
+      reject(error);
+    };
+    const onClose = (): void => {
+      settle();
+      reject(new Error('the request closed before its body ended'));
+    };
+    request.on('data', onData);
+    request.once('end', onEnd);
+    request.once('error', onError);
+    request.once('close', onClose);
+  });
 }
 
 async function writeResponse(response: Response, out: ServerResponse): Promise<void> {
@@ -170,6 +202,25 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
     out.write(value);
   }
   out.end();
+}
+
+/**
+ * `request` with a signal that aborts when the client goes away before its answer is complete.
+ * Only the stateless (2026-07-28) serving reads a request's signal (it ends the per-request
+ * server, and a `subscriptions/listen` stream, with it); a legacy session's transport never does,
+ * so its requests are built without one.
+ */
+function cancellable(request: Request, out: ServerResponse): Request {
+  const abort = new AbortController();
+  // Aborting after a complete answer cancels nothing, and each abort builds an AbortError (with
+  // its stack), a measurable share of a call's cost through the gateway.
+  const cancel = (): void => {
+    if (!out.writableFinished) abort.abort();
+  };
+  // The client may have gone while the request was classified.
+  if (out.closed) cancel();
+  else out.once('close', cancel);
+  return new Request(request, { signal: abort.signal });
 }
 
 /**
@@ -398,7 +449,11 @@ export async function serveGatewayHttp(
   };
 
   const handle = async (incoming: IncomingMessage, out: ServerResponse): Promise<void> => {
-    const pathname = new URL(incoming.url ?? '/', 'http://gateway.invalid').pathname;
+    // The endpoint itself is the hot path: only another target is parsed (and normalised).
+    const pathname =
+      incoming.url === '/mcp'
+        ? '/mcp'
+        : new URL(incoming.url ?? '/', 'http://gateway.invalid').pathname;
     if (
       options.console !== undefined &&
       (pathname === '/console' || pathname.startsWith('/console/'))
@@ -459,28 +514,6 @@ export async function serveGatewayHttp(
       await writeResponse(rpcError(413, -32000, 'The request body is over 4 MiB'), out);
       return;
     }
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(incoming.headers)) {
-      // The caller's credential ends at the front door: nothing behind it sees the token.
-      if (name === 'authorization') continue;
-      if (typeof value === 'string') headers.set(name, value);
-      else if (Array.isArray(value)) headers.set(name, value.join(', '));
-    }
-    const abort = new AbortController();
-    // The request counts (toward its session's or the stateless share) until its response ends.
-    const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
-    // Only a client that went away before its answer was complete cancels the request: aborting
-    // after a complete answer cancels nothing, and each abort builds an AbortError (with its
-    // stack), a measurable share of a call's cost through the gateway.
-    out.once('close', () => {
-      if (!out.writableFinished) abort.abort();
-    });
-    const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
-      method,
-      headers,
-      signal: abort.signal,
-      ...(method === 'POST' ? { body: new Uint8Array(body) } : {}),
-    });
     let parsedBody: unknown;
     if (body.length > 0) {
       try {
@@ -489,12 +522,27 @@ export async function serveGatewayHttp(
         parsedBody = undefined;
       }
     }
+    // The caller's credential ends at the front door: nothing behind it sees the token.
+    const headers: [string, string][] = [];
+    for (const [name, value] of Object.entries(incoming.headers)) {
+      if (name === 'authorization') continue;
+      if (typeof value === 'string') headers.push([name, value]);
+      else if (Array.isArray(value)) headers.push([name, value.join(', ')]);
+    }
+    // The web request carries no body: every POST that reaches the SDK is handed its body parsed
+    // (`parsedBody`; one that is not JSON is refused above), which the SDK then never reads.
+    const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
+      method,
+      headers,
+    });
+    // The request counts (toward its session's or the stateless share) until its response ends.
+    const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
     const response =
       parsedBody === undefined && method === 'POST'
         ? rpcError(400, -32700, 'Parse error: the body is not JSON')
         : (await isLegacyRequest(request, parsedBody))
           ? await legacy(request, parsedBody, done, authInfo)
-          : await stateless(request, parsedBody, done, authInfo);
+          : await stateless(cancellable(request, out), parsedBody, done, authInfo);
     await writeResponse(response, out);
   };
   const server = createServer((request, response) => {
