@@ -355,6 +355,8 @@ export class StdioTransport implements Transport {
     const exited = this.#exited ?? Promise.resolve();
     if (child.exitCode !== null || child.signalCode !== null) {
       await exited;
+      // The leader exited on its own (a failed start): what it started in its group may not have.
+      signalGroup(child, 'SIGKILL');
       return;
     }
     signalGroup(child, 'SIGTERM');
