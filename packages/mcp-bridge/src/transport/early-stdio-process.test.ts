@@ -90,7 +90,7 @@ describe('EarlyStdioProcess taken by a StdioTransport', () => {
     await until(() => seen.messages.length === 3 && lines.length === 40, 'the records');
     expect(
       seen.messages.map((message) => {
-        const data = (message as { params: { data: string } }).params.data;
+        const data = (message as unknown as { params: { data: string } }).params.data;
         return [data.split(':')[0], data.length];
       }),
     ).toEqual([
