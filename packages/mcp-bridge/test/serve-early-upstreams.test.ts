@@ -124,7 +124,7 @@ async function probeLog(log: string): Promise<{ lines: string[]; spawned: number
 }
 
 describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
-  it('spawns each upstream before it loads its own command, @toolfence/tools, the SDK server, the gateway or the upstream client', async () => {
+  it('spawns an upstream before it loads its own command, @toolfence/tools, the SDK server or the gateway, and every upstream before the upstream client', async () => {
     const served = await serve('order', {
       mcpServers: {
         a: { command: process.execPath, args: [SERVER, 'stdio'] },
@@ -138,25 +138,35 @@ describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
       );
       const { lines, spawned } = await probeLog(served.log);
       expect(spawned).toHaveLength(2);
+      const firstSpawn = lines.findIndex((line) => line.startsWith('spawn:'));
       const lastSpawn = lines.findLastIndex((line) => line.startsWith('spawn:'));
-      const heavy: readonly [string, RegExp][] = [
+      const at = (pattern: RegExp): number => lines.findIndex((line) => pattern.test(line));
+      // The first upstream spawns before serve loads anything heavy; upstreams beyond the spare
+      // cores (one core is serve's) spawn once the client is served: still before the upstream
+      // client loads. Each module is loaded (the control).
+      const beforeFirst: readonly [string, RegExp][] = [
         ['the serve command', /\/mcp-bridge\/dist\/cli\/run-gateway\.js$/],
         ['@toolfence/tools', /\/tools\/dist\/index\.js$/],
         ['the SDK server', /\/node_modules\/@modelcontextprotocol\/server\//],
         ['the gateway', /\/mcp-bridge\/dist\/gateway\/mcp-gateway\.js$/],
+      ];
+      const afterServed: readonly [string, RegExp][] = [
         ['the upstream client', /\/mcp-bridge\/dist\/client\/mcp-client\.js$/],
         ['the SDK 1.x protocol', /\/node_modules\/@modelcontextprotocol\/sdk\//],
       ];
-      const firstLoads = heavy.map(([label, pattern]) => [
-        label,
-        lines.findIndex((line) => pattern.test(line)),
-      ]);
-      // Each was loaded (the control), and only after the last spawn.
-      for (const [label, index] of firstLoads) {
-        expect({ label, loaded: (index as number) >= 0 }).toEqual({ label, loaded: true });
-        expect({ label, afterSpawn: (index as number) > lastSpawn }).toEqual({
+      for (const [label, pattern] of [...beforeFirst, ...afterServed]) {
+        expect({ label, loaded: at(pattern) >= 0 }).toEqual({ label, loaded: true });
+      }
+      for (const [label, pattern] of beforeFirst) {
+        expect({ label, afterFirstSpawn: at(pattern) > firstSpawn }).toEqual({
           label,
-          afterSpawn: true,
+          afterFirstSpawn: true,
+        });
+      }
+      for (const [label, pattern] of afterServed) {
+        expect({ label, afterEverySpawn: at(pattern) > lastSpawn }).toEqual({
+          label,
+          afterEverySpawn: true,
         });
       }
     } finally {

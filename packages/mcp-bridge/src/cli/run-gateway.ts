@@ -349,6 +349,8 @@ export async function runServe(
       return fail(io, error);
     }
   }
+  // The client is served: the stdio upstreams kept back (more than the spare cores) spawn now.
+  early?.startRest();
   const starting = gateway.start();
   // Every upstream's load settled: an early process no client took is ended now.
   void starting.then(

@@ -1,12 +1,18 @@
 // The gateway's stdio upstreams, spawned as soon as the config is read: their start-up (a process,
 // its runtime, its modules) runs while `serve` loads the gateway, the SDK and the upstream client,
-// instead of after. Loads only `node:child_process` (through early-stdio-process.ts).
+// instead of after. Loads only `node:child_process` (through early-stdio-process.ts) and `node:os`.
+import { availableParallelism } from 'node:os';
 import {
   DEFAULT_INHERITED_ENV,
   EarlyStdioProcess,
   stdioChildEnv,
 } from '../transport/early-stdio-process.js';
 import type { GatewayConfig, GatewayServerConfig } from './gateway-config.js';
+
+/** The cores beyond the one `serve` loads on, at least 1. */
+function defaultEarlyCount(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
 
 /** The upstream processes started early for one config object (see {@link EarlyUpstreams}). */
 const STARTED = new WeakMap<GatewayConfig, EarlyUpstreams>();
@@ -26,22 +32,41 @@ export class EarlyUpstreams {
   >();
   #disposed = false;
 
+  /** Upstreams whose spawn waits for {@link EarlyUpstreams.startRest}. */
+  readonly #waiting: [string, GatewayServerConfig][] = [];
+
   private constructor() {}
 
-  /** Spawns every stdio upstream of `config` now, in parallel (a failed spawn is reported by the client that takes it). */
-  static start(config: GatewayConfig): EarlyUpstreams {
+  /**
+   * Spawns the first `now` stdio upstreams of `config` at once, in parallel, and keeps the rest
+   * for {@link EarlyUpstreams.startRest} (a failed spawn is reported by the client that takes
+   * it). Default `now`: the cores beyond the one `serve` loads its modules on (at least 1): more
+   * servers starting at once only slow the gateway's own start, and its `initialize` answer.
+   */
+  static start(config: GatewayConfig, now: number = defaultEarlyCount()): EarlyUpstreams {
     const started = new EarlyUpstreams();
     for (const [name, server] of Object.entries(config.mcpServers)) {
       if (server.command === undefined || server.url !== undefined) continue;
-      const early = new EarlyStdioProcess(
-        [server.command, ...(server.args ?? [])],
-        stdioChildEnv(server.env ?? {}, DEFAULT_INHERITED_ENV),
-        undefined,
-      );
-      started.#processes.set(name, { server, early });
+      if (started.#processes.size < now) started.#spawn(name, server);
+      else started.#waiting.push([name, server]);
     }
     STARTED.set(config, started);
     return started;
+  }
+
+  /** Spawns the upstreams {@link EarlyUpstreams.start} kept (once the client is served). */
+  startRest(): void {
+    if (this.#disposed) return;
+    for (const [name, server] of this.#waiting.splice(0)) this.#spawn(name, server);
+  }
+
+  #spawn(name: string, server: GatewayServerConfig): void {
+    const early = new EarlyStdioProcess(
+      [server.command as string, ...(server.args ?? [])],
+      stdioChildEnv(server.env ?? {}, DEFAULT_INHERITED_ENV),
+      undefined,
+    );
+    this.#processes.set(name, { server, early });
   }
 
   /** The early process of upstream `name` of `config`, if one was started for this very `server`. */
