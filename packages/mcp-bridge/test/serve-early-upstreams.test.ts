@@ -90,7 +90,9 @@ async function serve(
     ['--import', PROBE, CLI, 'serve', '--config', file, ...extra],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, TOOLFENCE_MODULE_LOG: log, ...env },
+      // Every stdio upstream spawns before loading unless a test says otherwise (the default,
+      // the idle cores, depends on the machine's load).
+      env: { ...process.env, TOOLFENCE_MODULE_LOG: log, TOOLFENCE_EARLY_UPSTREAMS: '8', ...env },
     },
   );
   const served: Served = {
@@ -175,6 +177,30 @@ describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
   }, 120_000);
 });
 
+describe('TOOLFENCE_EARLY_UPSTREAMS=0', () => {
+  it('spawns the upstreams once the client is served: after the gateway loads, before the upstream client', async () => {
+    const served = await serve(
+      'none-early',
+      { mcpServers: { a: { command: process.execPath, args: [SERVER, 'stdio'] } } },
+      [],
+      { TOOLFENCE_EARLY_UPSTREAMS: '0' },
+    );
+    try {
+      await until(() => /a: ready/.test(served.stderr), 'the upstream');
+      const { lines, spawned } = await probeLog(served.log);
+      expect(spawned).toHaveLength(1);
+      const spawnAt = lines.findIndex((line) => line.startsWith('spawn:'));
+      const at = (pattern: RegExp): number => lines.findIndex((line) => pattern.test(line));
+      const gatewayAt = at(/\/mcp-bridge\/dist\/gateway\/mcp-gateway\.js$/);
+      const clientAt = at(/\/mcp-bridge\/dist\/client\/mcp-client\.js$/);
+      expect([gatewayAt >= 0, clientAt >= 0]).toEqual([true, true]);
+      expect(gatewayAt < spawnAt && spawnAt < clientAt).toBe(true);
+    } finally {
+      await stop(served);
+    }
+  }, 120_000);
+});
+
 describe('an option or config refused before the spawn spawns nothing; after it, leaves no process', () => {
   const upstream = {
     command: process.execPath,
@@ -185,6 +211,14 @@ describe('an option or config refused before the spawn spawns nothing; after it,
     ['an --http value that is not HOST:PORT', {}, ['--http', '8765'], {}, false],
     ['an audit key that is not 32 bytes', {}, [], { TOOLFENCE_AUDIT_KEY: 'short' }, false],
     ['a sealing key that is not 32 bytes', {}, [], { TOOLFENCE_SEAL_KEY: 'short' }, false],
+    [
+      'a TOOLFENCE_EARLY_UPSTREAMS that is not a count',
+      {},
+      [],
+      { TOOLFENCE_EARLY_UPSTREAMS: 'all' },
+      false,
+    ],
+    ['a TOOLFENCE_EARLY_UPSTREAMS over 1000', {}, [], { TOOLFENCE_EARLY_UPSTREAMS: '1001' }, false],
     ['a policy file that is not JSON', {}, ['--policy', 'POLICY'], {}, true],
     ['a lock file that is not JSON', { pins: 'PINS' }, [], {}, true],
   ] as const)(

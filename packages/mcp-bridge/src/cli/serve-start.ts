@@ -2,7 +2,7 @@
 // options and the config, and spawn the stdio upstreams, so their start-up overlaps the loading of the gateway,
 // the SDK server and the upstream client (run-gateway.ts, loaded next). Loads only the config
 // reader and `node:child_process`.
-import { EarlyUpstreams } from '../gateway/early-upstreams.js';
+import { EarlyUpstreams, idleCores } from '../gateway/early-upstreams.js';
 import { auditKeyOf, sealKeysOf } from '../gateway/gateway-config.js';
 import type { CliIo } from './cli-io.js';
 import {
@@ -11,6 +11,7 @@ import {
   type LoadedConfig,
   loadConfig,
   parseArguments,
+  usage,
 } from './serve-arguments.js';
 
 /** What `serve` read and started before loading the gateway, or why it could not. */
@@ -37,8 +38,27 @@ export async function prepareServe(argv: readonly string[], io: CliIo): Promise<
     if (parsed.http !== undefined) checkHttpAddress(parsed.http, loaded.config, io);
     auditKeyOf(loaded.config.gateway, io.env ?? {});
     sealKeysOf(loaded.config.gateway, io.env ?? {});
-    return { parsed, loaded, upstreams: EarlyUpstreams.start(loaded.config) };
+    return { parsed, loaded, upstreams: EarlyUpstreams.start(loaded.config, earlyCount(io)) };
   } catch (error) {
     return { error };
   }
+}
+
+/** Most stdio upstreams `TOOLFENCE_EARLY_UPSTREAMS` may ask to spawn before loading. */
+const MAX_EARLY_UPSTREAMS = 1000;
+
+/**
+ * How many stdio upstreams spawn before `serve` loads the gateway: `TOOLFENCE_EARLY_UPSTREAMS`
+ * (0 to 1000), else the idle cores ({@link idleCores}); the rest spawn once the client is served.
+ */
+function earlyCount(io: CliIo): number {
+  const text = io.env?.TOOLFENCE_EARLY_UPSTREAMS;
+  if (text === undefined || text === '') return idleCores();
+  const count = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(count <= MAX_EARLY_UPSTREAMS)) {
+    throw usage(
+      `TOOLFENCE_EARLY_UPSTREAMS takes a whole number from 0 to ${MAX_EARLY_UPSTREAMS} (the stdio upstreams spawned before serve loads the gateway; default: the idle cores)`,
+    );
+  }
+  return count;
 }

@@ -1,7 +1,7 @@
 // The gateway's stdio upstreams, spawned as soon as the config is read: their start-up (a process,
 // its runtime, its modules) runs while `serve` loads the gateway, the SDK and the upstream client,
 // instead of after. Loads only `node:child_process` (through early-stdio-process.ts) and `node:os`.
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import {
   DEFAULT_INHERITED_ENV,
   EarlyStdioProcess,
@@ -9,9 +9,14 @@ import {
 } from '../transport/early-stdio-process.js';
 import type { GatewayConfig, GatewayServerConfig } from './gateway-config.js';
 
-/** The cores beyond the one `serve` loads on, at least 1. */
-function defaultEarlyCount(): number {
-  return Math.max(1, availableParallelism() - 1);
+/**
+ * The idle cores beyond the one `serve` loads on: the cores less one, less the 1-minute load
+ * average, at least 0. A server started on a busy core only slows `serve`'s own start (and its
+ * `initialize` answer): on 2 cores, spawning one before loading slowed `initialize` from 381 to
+ * 614 ms at a load of 4.5.
+ */
+export function idleCores(): number {
+  return Math.max(0, Math.floor(availableParallelism() - 1 - (loadavg()[0] ?? 0)));
 }
 
 /** The upstream processes started early for one config object (see {@link EarlyUpstreams}). */
@@ -40,10 +45,9 @@ export class EarlyUpstreams {
   /**
    * Spawns the first `now` stdio upstreams of `config` at once, in parallel, and keeps the rest
    * for {@link EarlyUpstreams.startRest} (a failed spawn is reported by the client that takes
-   * it). Default `now`: the cores beyond the one `serve` loads its modules on (at least 1): more
-   * servers starting at once only slow the gateway's own start, and its `initialize` answer.
+   * it). Default `now`: {@link idleCores}.
    */
-  static start(config: GatewayConfig, now: number = defaultEarlyCount()): EarlyUpstreams {
+  static start(config: GatewayConfig, now: number = idleCores()): EarlyUpstreams {
     const started = new EarlyUpstreams();
     for (const [name, server] of Object.entries(config.mcpServers)) {
       if (server.command === undefined || server.url !== undefined) continue;
