@@ -65,9 +65,9 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         The client is answered at once; the upstreams start in parallel, each within
         gateway.startTimeoutMs (default 30 s; or the server's own startTimeoutMs), and their
         tools are announced with list_changed as each is ready (a tools/list waits at most
-        gateway.listWaitMs, default 5 s, for those still starting). Stdio upstreams are spawned
-        before the gateway loads, as many as there are idle cores (TOOLFENCE_EARLY_UPSTREAMS=N
-        sets the number), the rest once the client is served.
+        gateway.listWaitMs, default 5 s, for those still starting). As many stdio upstreams
+        as there are idle cores (TOOLFENCE_EARLY_UPSTREAMS=N sets the number) are spawned
+        before the gateway loads.
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
@@ -351,8 +351,6 @@ export async function runServe(
       return fail(io, error);
     }
   }
-  // The client is served: the stdio upstreams kept back (more than the spare cores) spawn now.
-  early?.startRest();
   const starting = gateway.start();
   // Every upstream's load settled: an early process no client took is ended now.
   void starting.then(

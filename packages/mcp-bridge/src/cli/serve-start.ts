@@ -49,7 +49,7 @@ const MAX_EARLY_UPSTREAMS = 1000;
 
 /**
  * How many stdio upstreams spawn before `serve` loads the gateway: `TOOLFENCE_EARLY_UPSTREAMS`
- * (0 to 1000), else the idle cores ({@link idleCores}); the rest spawn once the client is served.
+ * (0 to 1000), else the idle cores ({@link idleCores}); each other one is spawned by its client.
  */
 function earlyCount(io: CliIo): number {
   const text = io.env?.TOOLFENCE_EARLY_UPSTREAMS;

@@ -37,31 +37,21 @@ export class EarlyUpstreams {
   >();
   #disposed = false;
 
-  /** Upstreams whose spawn waits for {@link EarlyUpstreams.startRest}. */
-  readonly #waiting: [string, GatewayServerConfig][] = [];
-
   private constructor() {}
 
   /**
-   * Spawns the first `now` stdio upstreams of `config` at once, in parallel, and keeps the rest
-   * for {@link EarlyUpstreams.startRest} (a failed spawn is reported by the client that takes
-   * it). Default `now`: {@link idleCores}.
+   * Spawns the first `now` stdio upstreams of `config` at once, in parallel (a failed spawn is
+   * reported by the client that takes it); the client of each other one spawns it when it
+   * starts, as without this. Default `now`: {@link idleCores}.
    */
   static start(config: GatewayConfig, now: number = idleCores()): EarlyUpstreams {
     const started = new EarlyUpstreams();
     for (const [name, server] of Object.entries(config.mcpServers)) {
       if (server.command === undefined || server.url !== undefined) continue;
       if (started.#processes.size < now) started.#spawn(name, server);
-      else started.#waiting.push([name, server]);
     }
     STARTED.set(config, started);
     return started;
-  }
-
-  /** Spawns the upstreams {@link EarlyUpstreams.start} kept (once the client is served). */
-  startRest(): void {
-    if (this.#disposed) return;
-    for (const [name, server] of this.#waiting.splice(0)) this.#spawn(name, server);
   }
 
   #spawn(name: string, server: GatewayServerConfig): void {
