@@ -5,11 +5,12 @@
 // is asserted. An option or config refused before the spawn spawns nothing; one refused after it
 // (the policy file, the pins) and an upstream that fails leave no process of its group running.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { groupEnds, until } from './support/process-group.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const PROBE = fileURLToPath(new URL('./fixtures/module-probe.mjs', import.meta.url));
@@ -25,37 +26,6 @@ afterAll(async () => {
 
 /** Script text: a grandchild in the upstream's process group that runs until killed. */
 const GRANDCHILD = `require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 60000)'], { stdio: 'ignore' });`;
-
-async function until(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Processes of process group `group` still running (zombies do not count), from /proc. */
-async function livingInGroup(group: number): Promise<number> {
-  let living = 0;
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === group && fields[0] !== 'Z') living++;
-  }
-  return living;
-}
-
-/** Waits (bounded) until no process of `group` runs; returns how many still do. */
-async function groupEnds(group: number, timeoutMs = 20_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let living = await livingInGroup(group);
-  while (living > 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    living = await livingInGroup(group);
-  }
-  return living;
-}
 
 interface Served {
   readonly child: ChildProcess;

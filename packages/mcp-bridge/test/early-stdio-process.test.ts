@@ -8,8 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_INHERITED_ENV, EarlyStdioProcess, stdioChildEnv } from './early-stdio-process.js';
-import { StdioTransport } from './stdio-transport.js';
+import {
+  DEFAULT_INHERITED_ENV,
+  EarlyStdioProcess,
+  stdioChildEnv,
+} from '../src/transport/early-stdio-process.js';
+import { StdioTransport } from '../src/transport/stdio-transport.js';
+import { livingInGroup, until } from './support/process-group.js';
 
 let folder: string;
 beforeAll(async () => {
@@ -20,27 +25,6 @@ afterAll(async () => {
 });
 
 const env = (extra: Record<string, string> = {}) => stdioChildEnv(extra, DEFAULT_INHERITED_ENV);
-
-async function until(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Processes of process group `group` that still run (zombies do not count), from /proc. */
-async function livingInGroup(group: number): Promise<number> {
-  const { readdir, readFile } = await import('node:fs/promises');
-  let living = 0;
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === group && fields[0] !== 'Z') living++;
-  }
-  return living;
-}
 
 /** Script text that writes a `notifications/message` record of `index:` and `bytes` x's to stdout. */
 const notification = (index: number, bytes: number): string =>
