@@ -9,7 +9,9 @@
 // Targets (issues 36 and 41): `initialize` under 0.5 s whatever the upstreams do (printed as a
 // ratio to that 0.5 s budget); the complete listing at most 1.1x the parallel direct start. A run
 // is a fresh process tree each time. The machine's 1-minute load average is printed beside each
-// figure: on a shared machine a process start is slowed by whatever else runs.
+// figure: on a shared machine a process start is slowed by whatever else runs. `serve` spawns its
+// stdio upstreams before it loads its own modules (as many as there are spare cores; the rest once
+// the client is served), so the gateway's start overlaps theirs.
 //
 //   npx tsx bench/gateway-start.bench.ts
 import { readFileSync } from 'node:fs';
@@ -131,6 +133,8 @@ try {
       label: `toolfence-mcp serve with ${count} upstream(s): initialize answered, vs the 0.5 s budget`,
       ratio: median(initialize) / INITIALIZE_BUDGET_MS,
       target: 1,
+      // The target is "under 0.5 s": a ratio of exactly 1 is not met.
+      met: median(initialize) < INITIALIZE_BUDGET_MS,
       detail: `initialize answered ${formatMs(median(initialize))} ms after spawn (median of ${ROUNDS}; range ${formatMs(Math.min(...initialize))}-${formatMs(Math.max(...initialize))} ms); the gateway process had used ${formatMs(median(cpu))} ms of CPU by then (all threads, from /proc: what load does not inflate), ${load()}`,
     });
     rows.push([
@@ -139,6 +143,9 @@ try {
       formatMs(median(list)),
       formatMs(median(baseline)),
       ratio.toFixed(2),
+      median(initialize) < INITIALIZE_BUDGET_MS ? 'met' : 'NOT MET',
+      ratio <= 1.1 ? 'met' : 'NOT MET',
+      (loadavg()[0] ?? 0).toFixed(1),
     ]);
     bench({
       id: `mcp-bridge.gateway-start-${count}`,
@@ -150,7 +157,16 @@ try {
   }
   printTable(
     `toolfence-mcp serve start (median of ${ROUNDS} fresh starts)`,
-    ['upstreams', 'initialize ms', 'first full tools/list ms', 'direct parallel ms', 'x direct'],
+    [
+      'upstreams',
+      'initialize ms',
+      'first full tools/list ms',
+      'direct parallel ms',
+      'x direct',
+      'initialize < 500 ms',
+      'x direct <= 1.1',
+      'load (1 min)',
+    ],
     rows,
   );
 } finally {

@@ -25,7 +25,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   // Each command loads its own modules when it runs: `serve` answers its client's `initialize`
   // without loading what `inspect` or `wrap` use, and `audit` without the gateway or the SDK.
   if (command === 'inspect') return (await import('./run-inspect.js')).runInspect(rest, io);
-  if (command === 'serve') return (await import('./run-gateway.js')).runServe(rest, io);
+  if (command === 'serve') {
+    if (rest.includes('-h') || rest.includes('--help')) {
+      return (await import('./run-gateway.js')).runServe(rest, io);
+    }
+    // The config is read and the stdio upstreams spawned before the gateway's modules load:
+    // the upstreams start while they load (serve-start.ts).
+    const prepared = await (await import('./serve-start.js')).prepareServe(rest, io);
+    return (await import('./run-gateway.js')).runServe(rest, io, prepared);
+  }
   if (command === 'pin') return (await import('./run-gateway.js')).runPin(rest, io);
   if (command === 'audit') return (await import('./run-gateway.js')).runAudit(rest, io);
   if (command === 'wrap') return (await import('./run-wrap.js')).runWrap(rest, io);

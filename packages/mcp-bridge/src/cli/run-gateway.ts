@@ -1,4 +1,4 @@
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { ApprovalSpentStore } from '../gateway/approval-spent-store.js';
 import { AuditLog, verifyAuditChain } from '../gateway/audit-log.js';
 import { GatewayConfigError } from '../gateway/errors.js';
@@ -9,7 +9,6 @@ import {
   DEFAULT_HTTP_MAX_SESSIONS,
   decodeStoreKey,
   type GatewayConfig,
-  parseGatewayConfig,
   sealKeysOf,
 } from '../gateway/gateway-config.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
@@ -26,17 +25,21 @@ import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
 import type { PersistentConnectionStore } from '../store/connection-store-from-url.js';
 import type { CliIo } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
-import {
-  type ConsoleArguments,
-  type ConsoleTarget,
-  type PreparedConsole,
-  prepareConsole,
-} from './console-start.js';
+import { type ConsoleTarget, type PreparedConsole, prepareConsole } from './console-start.js';
 import { EXIT_CODES } from './exit-codes.js';
 import type { GatewayHttpOptions } from './gateway-http.js';
 import { approveLoopback, isLoopbackHost } from './loopback.js';
-import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
 import { safeFailureMessage } from './safe-failure-message.js';
+import {
+  checkHttpAddress,
+  type GatewayArguments,
+  type LoadedConfig,
+  loadConfig,
+  POSTGRES_URL,
+  parseArguments,
+  usage,
+} from './serve-arguments.js';
+import type { PreparedServe } from './serve-start.js';
 
 /** Quiet time after a config change or SIGHUP before the reload starts, in milliseconds. */
 const RELOAD_DEBOUNCE_MS = 200;
@@ -62,7 +65,9 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         The client is answered at once; the upstreams start in parallel, each within
         gateway.startTimeoutMs (default 30 s; or the server's own startTimeoutMs), and their
         tools are announced with list_changed as each is ready (a tools/list waits at most
-        gateway.listWaitMs, default 5 s, for those still starting).
+        gateway.listWaitMs, default 5 s, for those still starting). As many stdio upstreams
+        as there are idle cores (TOOLFENCE_EARLY_UPSTREAMS=N sets the number) are spawned
+        before the gateway loads.
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
@@ -91,80 +96,6 @@ Exit codes: 0 ok, 1 failure (or a broken audit chain), 2 usage error.
 export const OBSERVE_BANNER: string =
   'toolfence-mcp: OBSERVE MODE: enforcement is OFF. Every call runs, whatever the policy, approvals and pins say; the audit log records what each decision would have been.\n';
 
-interface GatewayArguments {
-  config?: string;
-  http?: string;
-  policy?: string;
-  observe: boolean;
-  verbose: boolean;
-  show: boolean;
-  accept: string[];
-  /** `--console [HOST:PORT]`, `--console-host`, `--console-allow-remote` (console-start.ts). */
-  console?: ConsoleArguments;
-}
-
-function usage(message: string): GatewayConfigError {
-  return new GatewayConfigError(message, { code: 'GATEWAY_USAGE' });
-}
-
-function parseArguments(argv: readonly string[]): GatewayArguments {
-  const parsed: GatewayArguments = { observe: false, verbose: false, show: false, accept: [] };
-  for (let index = 0; index < argv.length; index += 1) {
-    const flag = argv[index] as string;
-    const value = (): string => {
-      const next = argv[index + 1];
-      if (next === undefined || next.startsWith('--')) throw usage(`${flag} needs a value`);
-      index += 1;
-      return next;
-    };
-    if (flag === '--config') parsed.config = value();
-    else if (flag === '--policy') parsed.policy = value();
-    else if (flag === '--http') parsed.http = value();
-    else if (flag === '--observe') parsed.observe = true;
-    else if (flag === '--verbose') parsed.verbose = true;
-    else if (flag === '--show') parsed.show = true;
-    else if (flag === '--accept') parsed.accept.push(value());
-    else if (flag.startsWith('--console')) index = consoleFlag(parsed, argv, index);
-    else throw usage(`unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim());
-  }
-  return parsed;
-}
-
-/** Reads one `--console*` flag at `index`; returns the index of its last word. */
-function consoleFlag(parsed: GatewayArguments, argv: readonly string[], index: number): number {
-  const flag = argv[index] as string;
-  const next = argv[index + 1];
-  const current = parsed.console ?? { address: true, hosts: [], allowRemote: false };
-  const has = next !== undefined && !next.startsWith('--');
-  if (flag === '--console') {
-    parsed.console = { ...current, address: has ? next : true };
-    return has ? index + 1 : index;
-  }
-  if (flag === '--console-host' && has) {
-    parsed.console = { ...current, hosts: [...current.hosts, next] };
-    return index + 1;
-  }
-  if (flag === '--console-allow-remote') {
-    parsed.console = { ...current, allowRemote: true };
-    return index;
-  }
-  throw usage(
-    `${/^[\w-]{1,40}$/.test(flag) ? flag : 'a --console option'} needs a value or is unknown`,
-  );
-}
-
-interface LoadedConfig {
-  readonly path: string;
-  readonly config: GatewayConfig;
-  /** The lock file path, or a `postgres://` URL. */
-  readonly pinsPath: string;
-  readonly auditPath: string;
-  /** `gateway.store` with a relative `sqlite:` path resolved beside the config file. */
-  readonly storeUrl: string | undefined;
-}
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//i;
-
 /** Opens the pins `gateway.pins` names: the lock file, or the shared PostgreSQL table. */
 async function openPins(loaded: LoadedConfig): Promise<GatewayPinStore> {
   if (!POSTGRES_URL.test(loaded.pinsPath)) return PinStore.open(loaded.pinsPath);
@@ -186,42 +117,6 @@ function startOnly(loaded: LoadedConfig): string {
   });
 }
 
-async function loadConfig(parsed: GatewayArguments, io: CliIo): Promise<LoadedConfig> {
-  if (parsed.config === undefined) throw usage('--config FILE is required');
-  const path = isAbsolute(parsed.config)
-    ? parsed.config
-    : resolve(io.cwd ?? process.cwd(), parsed.config);
-  const json = parseJsonText(
-    (await readRegularFile(path, 'config file', MAX_GATEWAY_CONFIG_BYTES)).toString('utf8'),
-    path,
-  );
-  const config = parseGatewayConfig(json, io.env ?? {}, {
-    onWarning: (message) => io.err(`toolfence-mcp: ${message}\n`),
-  });
-  const folder = dirname(path);
-  const at = (file: string | undefined, fallback: string): string =>
-    file === undefined
-      ? resolve(folder, fallback)
-      : isAbsolute(file)
-        ? file
-        : resolve(folder, file);
-  const pins = config.gateway.pins;
-  const store = config.gateway.store;
-  let storeUrl = store;
-  if (store?.startsWith('sqlite:')) {
-    const file = store.slice('sqlite:'.length).replace(/^\/\//, '');
-    storeUrl = file === ':memory:' ? store : `sqlite:${at(file, file)}`;
-  }
-  return {
-    path,
-    config,
-    pinsPath:
-      pins !== undefined && POSTGRES_URL.test(pins) ? pins : at(pins, 'toolfence.lock.json'),
-    auditPath: at(config.gateway.audit, 'toolfence-audit.jsonl'),
-    storeUrl,
-  };
-}
-
 function fail(io: CliIo, error: unknown): number {
   io.err(`toolfence-mcp: ${safeFailureMessage(error)}\n`);
   const code = (error as { code?: unknown }).code;
@@ -233,7 +128,11 @@ function fail(io: CliIo, error: unknown): number {
 }
 
 /** `toolfence-mcp serve`: runs the gateway on the process's stdin and stdout until stopped. */
-export async function runServe(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runServe(
+  argv: readonly string[],
+  io: CliIo,
+  prepared?: PreparedServe,
+): Promise<number> {
   if (argv.includes('-h') || argv.includes('--help')) {
     io.out(GATEWAY_HELP);
     return EXIT_CODES.ok;
@@ -246,7 +145,11 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   let budget: GatewayBudget | undefined;
   let approvals: ApprovalSpentStore | undefined;
   let current: GatewayConfig;
+  // The stdio upstreams spawned before this module loaded (serve-start.ts): the gateway's first
+  // start adopts them; whatever it did not take is ended once it settled and on every way out.
+  const early = prepared !== undefined && 'upstreams' in prepared ? prepared.upstreams : undefined;
   const release = async (): Promise<void> => {
+    await early?.dispose();
     await approvals?.close();
     await budget?.close();
     await store?.close();
@@ -266,8 +169,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   let consoleTarget: ConsoleTarget | undefined;
   let startPolicy: Awaited<ReturnType<typeof readPolicy>> | undefined;
   try {
-    parsed = parseArguments(argv);
-    loaded = await loadConfig(parsed, io);
+    if (prepared !== undefined && 'error' in prepared) throw prepared.error;
+    parsed = prepared === undefined ? parseArguments(argv) : prepared.parsed;
+    loaded = prepared === undefined ? await loadConfig(parsed, io) : prepared.loaded;
     // A bad --http value is refused before anything starts.
     if (parsed.http !== undefined) http = await httpOptions(parsed.http, loaded.config, io);
     // The console's module is loaded only when asked for.
@@ -450,7 +354,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       return fail(io, error);
     }
   }
-  const started = gateway.start().then(
+  const starting = gateway.start();
+  // Every upstream's load settled: an early process no client took is ended now.
+  void starting.then(
+    () => early?.dispose(),
+    () => early?.dispose(),
+  );
+  const started = starting.then(
     () => {
       if (startPolicy !== undefined) {
         warnUnmatchedRules(startPolicy, gateway.offeredTools(), (line) =>
@@ -558,34 +468,8 @@ async function httpOptions(
   config: GatewayConfig,
   io: CliIo,
 ): Promise<GatewayHttpOptions> {
-  const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(value);
-  const port = Number(match?.[2]);
-  if (match === null || port > 65_535) {
-    throw usage('--http takes HOST:PORT, for example 127.0.0.1:8765 (PORT 0 picks a free one)');
-  }
-  const host = (match[1] as string).replace(/^\[|\]$/g, '');
-  const loopback = isLoopbackHost(host);
-  const fromEnv = io.env?.TOOLFENCE_GATEWAY_TOKEN;
-  const token =
-    config.gateway.httpToken ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
+  const { host, loopback, port, token } = checkHttpAddress(value, config, io);
   const httpAuth = config.gateway.httpAuth;
-  if (httpAuth !== undefined && token !== undefined) {
-    throw new GatewayConfigError(
-      "gateway.httpAuth checks each caller's access token: unset TOOLFENCE_GATEWAY_TOKEN (one shared token) or remove gateway.httpAuth",
-      { details: { at: 'TOOLFENCE_GATEWAY_TOKEN' } },
-    );
-  }
-  if (!loopback && token === undefined && httpAuth === undefined) {
-    throw new GatewayConfigError(
-      '--http off loopback needs a bearer token: set gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN (one shared token), or gateway.httpAuth (an access token per caller)',
-      { details: { at: '--http' } },
-    );
-  }
-  if (token !== undefined && token.length < 16) {
-    throw new GatewayConfigError('The bearer token must be at least 16 characters', {
-      details: { at: 'TOOLFENCE_GATEWAY_TOKEN' },
-    });
-  }
   return {
     host,
     port,

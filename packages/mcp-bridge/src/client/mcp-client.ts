@@ -27,6 +27,7 @@ import { UnsupportedProtocolVersionError } from '../protocol/unsupported-protoco
 import { VersionNegotiationError } from '../protocol/version-negotiation-error.js';
 import { resolveProtocolVersions } from '../protocol/versions.js';
 import type { McpAuthProvider, McpTokenSource } from '../transport/auth-provider.js';
+import { takeGivenProcess } from '../transport/early-stdio-process.js';
 import {
   RequestNotSentError,
   ResponseTooComplexError,
@@ -1464,14 +1465,18 @@ export class McpClient {
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     };
     if (this.#url === undefined) {
-      return new StdioTransport({
-        ...common,
-        command: options.command as readonly string[],
-        ...(options.env === undefined ? {} : { env: options.env }),
-        ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-        ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
-      });
+      return new StdioTransport(
+        {
+          ...common,
+          command: options.command as readonly string[],
+          ...(options.env === undefined ? {} : { env: options.env }),
+          ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
+          ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+          ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
+        },
+        // The first transport takes a process the gateway spawned early, if it was given one.
+        probe ? undefined : takeGivenProcess(this),
+      );
     }
     if (!probe && this.#dispatcher === undefined) {
       this.#dispatcher = createGuardedDispatcher({

@@ -36,6 +36,7 @@ import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
 import type { AllowNonPublic } from '../oauth/http.js';
 import { printableText } from '../printable-text.js';
+import { giveEarlyProcess } from '../transport/early-stdio-process.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import { VERSION } from '../version.js';
 import { ApprovalGrants, type ApprovalRefusal } from './approval-grants.js';
@@ -54,6 +55,7 @@ import {
 import type { AuditEntry, AuditLog } from './audit-log.js';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
+import { EarlyUpstreams } from './early-upstreams.js';
 import { GatewayConfigError } from './errors.js';
 import type { GatewayFlowSettings } from './flow-config.js';
 import {
@@ -820,6 +822,10 @@ export class McpGateway {
     const upstream = reused
       ? previous
       : this.#newUpstream(name, server, concurrency, startTimeoutMs, TracedClient);
+    // A process `serve` spawned for this upstream before the gateway loaded (early-upstreams.ts)
+    // is taken by the client's first transport instead of a new one.
+    const early = reused ? undefined : EarlyUpstreams.processFor(config, name, server);
+    if (early !== undefined) giveEarlyProcess(upstream.client, early);
     try {
       // ONE listing per load: the pins review it and the tools are built from exactly it, so
       // the definition reviewed is the definition offered (a server whose listing TTL is 0

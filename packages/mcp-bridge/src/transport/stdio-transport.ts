@@ -1,8 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { decodeRecord } from './decode-record.js';
+import {
+  DEFAULT_INHERITED_ENV,
+  type EarlyStdioProcess,
+  type EarlyStdioSink,
+  signalGroup,
+  spawnOutcome,
+  spawnStdioChild,
+  stdioChildEnv,
+} from './early-stdio-process.js';
 import {
   RequestNotSentError,
   ResponseTooLargeError,
@@ -50,15 +59,7 @@ export interface StdioTransportOptions extends Partial<RecordLimits> {
   readonly logger?: McpBridgeLogger;
 }
 
-/** The variables a stdio server inherits by default (the MCP SDK's choice). */
-export const DEFAULT_INHERITED_ENV: readonly string[] = Object.freeze([
-  'HOME',
-  'LOGNAME',
-  'PATH',
-  'SHELL',
-  'TERM',
-  'USER',
-]);
+export { DEFAULT_INHERITED_ENV };
 
 /**
  * Most records one corked write carries. A burst issued in one tick (hundreds of concurrent
@@ -123,6 +124,8 @@ export class StdioTransport implements Transport {
   #stderrCut = false;
   #closed = false;
   #exited: Promise<void> | undefined;
+  /** A process spawned before this transport, to take at start instead of spawning (once). */
+  #early: EarlyStdioProcess | undefined;
   /**
    * Requests sent and not answered yet, as far as the wire shows (only to decide whether to
    * cork; an answer that never comes leaves it high, which only means the next records are
@@ -143,8 +146,11 @@ export class StdioTransport implements Transport {
    * Validates `options`; the process is spawned by `start()`.
    * @throws {TransportConfigurationError} for a bad `command` (not a non-empty argv array) or
    *   `env`.
+   * @param early Internal: a process spawned early ({@link EarlyStdioProcess}); `start()` takes it
+   *   when it runs exactly this transport's command, environment and folder, else ends it and
+   *   spawns its own.
    */
-  constructor(options: StdioTransportOptions) {
+  constructor(options: StdioTransportOptions, early?: EarlyStdioProcess) {
     refuseRenamedOptions(
       options,
       { readTimeout: 'readTimeoutMs', killGrace: 'killGraceMs' },
@@ -184,12 +190,7 @@ export class StdioTransport implements Transport {
       }
     }
     this.#command = Object.freeze([...command]);
-    const inherited: Record<string, string> = {};
-    for (const name of inherit) {
-      const value = process.env[name];
-      if (value !== undefined && !value.startsWith('()')) inherited[name] = value;
-    }
-    this.#env = Object.freeze({ ...inherited, ...env });
+    this.#env = stdioChildEnv(env, inherit);
     this.#cwd = options.cwd;
     this.#limits = resolveRecordLimits(options);
     this.#readTimeoutMs = positiveNumber('readTimeoutMs', options.readTimeoutMs, 120_000);
@@ -204,6 +205,7 @@ export class StdioTransport implements Transport {
         ? 0
         : positiveInteger('stderrTailBytes', options.stderrTailBytes, 2048);
     this.#logger = options.logger;
+    this.#early = early;
   }
 
   /** The child's process id while it runs. */
@@ -213,72 +215,82 @@ export class StdioTransport implements Transport {
 
   async start(): Promise<void> {
     if (this.#child !== undefined) throw new TransportError('The stdio transport already started');
-    const [executable, ...args] = this.#command as [string, ...string[]];
-    const child = spawn(executable, args, {
-      env: { ...this.#env },
-      ...(this.#cwd === undefined ? {} : { cwd: this.#cwd }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-      shell: false,
-      windowsHide: true,
-    });
+    const [executable] = this.#command as [string, ...string[]];
+    const early = this.#early;
+    this.#early = undefined;
+    // The events of a process spawned before this transport existed (the same argv,
+    // environment and folder): its output waited in the pipes (or, once it exited, in memory).
+    const sink: EarlyStdioSink = {
+      stdout: (chunk) => this.#onStdout(chunk),
+      stdoutEnd: () => this.#onStdoutEnd(),
+      stderr: (chunk) => this.#onStderr(chunk),
+      error: (error) =>
+        this.#fail(new TransportError('The MCP server process failed', { cause: error })),
+      stdinError: (error) =>
+        this.#fail(new TransportError('Writing to the MCP server failed', { cause: error })),
+      close: (code, signal) => this.#onClose(executable, code, signal),
+    };
+    const taken = early?.matches(this.#command, this.#env, this.#cwd)
+      ? early.take(sink)
+      : undefined;
+    if (early !== undefined && taken === undefined) void early.dispose(this.#killGraceMs);
+    let child: ChildProcess;
+    let spawned: Promise<void>;
+    if (early !== undefined && taken !== undefined) {
+      child = early.child;
+      spawned = early.spawned;
+      this.#exited = early.exited;
+    } else {
+      child = spawnStdioChild(this.#command, this.#env, this.#cwd);
+      spawned = spawnOutcome(child);
+      this.#exited = new Promise((resolve) => child.once('close', () => resolve()));
+    }
     this.#child = child;
-    this.#exited = new Promise((resolve) => child.once('close', () => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      const onSpawn = (): void => {
-        child.off('error', onError);
-        resolve();
-      };
-      const onError = (error: Error): void => {
-        child.off('spawn', onSpawn);
-        this.#closed = true;
-        const code = (error as { code?: unknown }).code;
-        const errno = typeof code === 'string' ? code : 'unknown';
-        const hint =
-          errno === 'ENOENT'
-            ? `: not found (ENOENT); check that it is installed and on the PATH the server gets (inheritEnv, env.PATH)`
-            : errno === 'EACCES'
-              ? ': permission denied (EACCES); check that it is executable'
-              : ` (${errno})`;
-        reject(
-          new TransportError(
-            `The MCP server command ${JSON.stringify(commandName(executable))} could not be started${hint}`,
-            { cause: error, details: { command: commandName(executable), errno } },
-          ),
-        );
-      };
-      child.once('spawn', onSpawn);
-      child.once('error', onError);
-    });
-    child.on('error', (error) =>
-      this.#fail(new TransportError('The MCP server process failed', { cause: error })),
-    );
-    child.stdin?.on('error', (error) =>
-      this.#fail(new TransportError('Writing to the MCP server failed', { cause: error })),
-    );
-    child.stdout?.on('data', (chunk: Buffer) => this.#onStdout(chunk));
-    child.stdout?.once('end', () => this.#onStdoutEnd());
-    child.stderr?.on('data', (chunk: Buffer) => this.#onStderr(chunk));
+    try {
+      await spawned;
+    } catch (error) {
+      this.#closed = true;
+      const code = (error as { code?: unknown }).code;
+      const errno = typeof code === 'string' ? code : 'unknown';
+      const hint =
+        errno === 'ENOENT'
+          ? `: not found (ENOENT); check that it is installed and on the PATH the server gets (inheritEnv, env.PATH)`
+          : errno === 'EACCES'
+            ? ': permission denied (EACCES); check that it is executable'
+            : ` (${errno})`;
+      throw new TransportError(
+        `The MCP server command ${JSON.stringify(commandName(executable))} could not be started${hint}`,
+        { cause: error, details: { command: commandName(executable), errno } },
+      );
+    }
+    // An early process that exited before it was taken passes everything through the sink.
+    if (taken === 'forwarded') return;
+    child.on('error', sink.error);
+    child.stdin?.on('error', sink.stdinError);
+    child.stdout?.on('data', sink.stdout);
+    child.stdout?.once('end', sink.stdoutEnd);
+    child.stderr?.on('data', sink.stderr);
     // 'close' (not 'exit'): stdout is drained first, so a last answer is still delivered.
-    child.once('close', (code, signal) => {
-      if (!this.#closed) {
-        const how = code !== null ? `with code ${code}` : `on signal ${signal ?? 'unknown'}`;
-        const stderrTail = this.#tailText();
-        this.#fail(
-          new TransportError(
-            `The MCP server process ${JSON.stringify(commandName(executable))} exited ${how}${code === 127 ? ' (command not found inside the server)' : ''}${stderrTail === '' ? '' : '; its last stderr output is in details.stderrTail'}`,
-            {
-              details: {
-                exitCode: code,
-                signal,
-                command: commandName(executable),
-                ...(stderrTail === '' ? {} : { stderrTail }),
-              },
-            },
-          ),
-        );
-      }
-    });
+    child.once('close', sink.close);
+  }
+
+  #onClose(executable: string, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.#closed) return;
+    const how = code !== null ? `with code ${code}` : `on signal ${signal ?? 'unknown'}`;
+    const stderrTail = this.#tailText();
+    this.#fail(
+      new TransportError(
+        `The MCP server process ${JSON.stringify(commandName(executable))} exited ${how}${code === 127 ? ' (command not found inside the server)' : ''}${stderrTail === '' ? '' : '; its last stderr output is in details.stderrTail'}`,
+        {
+          details: {
+            exitCode: code,
+            signal,
+            command: commandName(executable),
+            ...(stderrTail === '' ? {} : { stderrTail }),
+          },
+        },
+      ),
+    );
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
@@ -343,6 +355,8 @@ export class StdioTransport implements Transport {
     const exited = this.#exited ?? Promise.resolve();
     if (child.exitCode !== null || child.signalCode !== null) {
       await exited;
+      // The leader exited on its own (a failed start): what it started in its group may not have.
+      signalGroup(child, 'SIGKILL');
       return;
     }
     signalGroup(child, 'SIGTERM');
@@ -517,18 +531,4 @@ export class StdioTransport implements Transport {
 function commandName(executable: string): string {
   const name = executable.split(/[\\/]/).pop() ?? executable;
   return name.length > 64 ? `${name.slice(0, 64)}…` : name;
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  const pid = child.pid;
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
-  }
 }

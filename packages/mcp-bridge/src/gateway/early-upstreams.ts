@@ -1,0 +1,88 @@
+// The gateway's stdio upstreams, spawned as soon as the config is read: their start-up (a process,
+// its runtime, its modules) runs while `serve` loads the gateway, the SDK and the upstream client,
+// instead of after. Loads only `node:child_process` (through early-stdio-process.ts) and `node:os`.
+import { availableParallelism, loadavg } from 'node:os';
+import {
+  DEFAULT_INHERITED_ENV,
+  EarlyStdioProcess,
+  stdioChildEnv,
+} from '../transport/early-stdio-process.js';
+import type { GatewayConfig, GatewayServerConfig } from './gateway-config.js';
+
+/**
+ * The idle cores beyond the one `serve` loads on: the cores less one, less the 1-minute load
+ * average, at least 0. A server started on a busy core only slows `serve`'s own start (and its
+ * `initialize` answer): on 2 cores, spawning one before loading slowed `initialize` from 381 to
+ * 614 ms at a load of 4.5.
+ */
+export function idleCores(): number {
+  return Math.max(0, Math.floor(availableParallelism() - 1 - (loadavg()[0] ?? 0)));
+}
+
+/** The upstream processes started early for one config object (see {@link EarlyUpstreams}). */
+const STARTED = new WeakMap<GatewayConfig, EarlyUpstreams>();
+
+/**
+ * The stdio upstreams of a config, each spawned at once exactly as the gateway's client would
+ * spawn it (its `command` and `args`, its `env` over the default inherited variables, its own
+ * process group). The gateway built with the same config object gives each to its upstream's
+ * client on the first start, whose transport takes it if it runs the same command, environment
+ * and folder (else ends it and spawns its own). {@link EarlyUpstreams.dispose} ends every process
+ * no transport took: call it once the start settled, and on every way out.
+ */
+export class EarlyUpstreams {
+  readonly #processes = new Map<
+    string,
+    { server: GatewayServerConfig; early: EarlyStdioProcess }
+  >();
+  #disposed = false;
+
+  private constructor() {}
+
+  /**
+   * Spawns the first `now` stdio upstreams of `config` at once, in parallel (a failed spawn is
+   * reported by the client that takes it); the client of each other one spawns it when it
+   * starts, as without this. Default `now`: {@link idleCores}.
+   */
+  static start(config: GatewayConfig, now: number = idleCores()): EarlyUpstreams {
+    const started = new EarlyUpstreams();
+    for (const [name, server] of Object.entries(config.mcpServers)) {
+      if (server.command === undefined || server.url !== undefined) continue;
+      if (started.#processes.size < now) started.#spawn(name, server);
+    }
+    STARTED.set(config, started);
+    return started;
+  }
+
+  #spawn(name: string, server: GatewayServerConfig): void {
+    const early = new EarlyStdioProcess(
+      [server.command as string, ...(server.args ?? [])],
+      stdioChildEnv(server.env ?? {}, DEFAULT_INHERITED_ENV),
+      undefined,
+    );
+    this.#processes.set(name, { server, early });
+  }
+
+  /** The early process of upstream `name` of `config`, if one was started for this very `server`. */
+  static processFor(
+    config: GatewayConfig,
+    name: string,
+    server: GatewayServerConfig,
+  ): EarlyStdioProcess | undefined {
+    const started = STARTED.get(config);
+    if (started === undefined || started.#disposed) return undefined;
+    const entry = started.#processes.get(name);
+    return entry?.server === server ? entry.early : undefined;
+  }
+
+  /** The process ids spawned (for diagnostics and tests). */
+  get pids(): readonly number[] {
+    return [...this.#processes.values()].flatMap(({ early }) => early.pid ?? []);
+  }
+
+  /** Ends every process no transport took (SIGTERM to its group, SIGKILL after `graceMs`). */
+  async dispose(graceMs?: number): Promise<void> {
+    this.#disposed = true;
+    await Promise.all([...this.#processes.values()].map(({ early }) => early.dispose(graceMs)));
+  }
+}
