@@ -13,7 +13,7 @@ import {
   EarlyStdioProcess,
   stdioChildEnv,
 } from '../src/transport/early-stdio-process.js';
-import { StdioTransport } from '../src/transport/stdio-transport.js';
+import { StdioTransport, withEarlyProcess } from '../src/transport/stdio-transport.js';
 import { livingInGroup, until } from './support/process-group.js';
 
 let folder: string;
@@ -61,11 +61,11 @@ describe('EarlyStdioProcess taken by a StdioTransport', () => {
     const early = new EarlyStdioProcess(command, env(), undefined);
     await until(() => existsSync(marker), 'the server to write');
     const lines: string[] = [];
-    const transport = new StdioTransport(
-      {
+    const transport = withEarlyProcess(
+      new StdioTransport({
         command,
         logger: { debug: (_message, details) => lines.push(String(details?.line)) },
-      },
+      }),
       early,
     );
     const seen = collect(transport);
@@ -101,7 +101,7 @@ describe('EarlyStdioProcess taken by a StdioTransport', () => {
       const command = [process.execPath, '-e', script];
       const early = new EarlyStdioProcess(command, env(), undefined);
       await early.exited;
-      const transport = new StdioTransport({ command }, early);
+      const transport = withEarlyProcess(new StdioTransport({ command }), early);
       const seen = collect(transport);
       let closed = false;
       transport.onclose = () => {
@@ -123,7 +123,9 @@ describe('EarlyStdioProcess taken by a StdioTransport', () => {
   it('refuses a command that is not found with the transport’s own error', async () => {
     const command = [join(folder, 'no-such-server')];
     const early = new EarlyStdioProcess(command, env(), undefined);
-    const fromEarly = await new StdioTransport({ command }, early).start().catch((error) => error);
+    const fromEarly = await withEarlyProcess(new StdioTransport({ command }), early)
+      .start()
+      .catch((error) => error);
     const own = await new StdioTransport({ command }).start().catch((error) => error);
     expect(fromEarly.code).toBe(own.code);
     expect(fromEarly.message).toBe(own.message);
@@ -138,8 +140,8 @@ describe('EarlyStdioProcess taken by a StdioTransport', () => {
     await early.spawned;
     await until(() => existsSync(pidFile), 'the grandchild');
     const group = early.pid as number;
-    const transport = new StdioTransport(
-      { command, env: { WHICH: 'own' }, killGraceMs: 500 },
+    const transport = withEarlyProcess(
+      new StdioTransport({ command, env: { WHICH: 'own' }, killGraceMs: 500 }),
       early,
     );
     await transport.start();

@@ -48,7 +48,7 @@ import {
 } from '../transport/record-limits.js';
 import { ServerOverloadedError } from '../transport/server-overloaded-error.js';
 import { ServerRateLimitedError } from '../transport/server-rate-limited-error.js';
-import { StdioTransport } from '../transport/stdio-transport.js';
+import { StdioTransport, withEarlyProcess } from '../transport/stdio-transport.js';
 import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
 import { linkSignal } from './abort-link.js';
@@ -1465,15 +1465,15 @@ export class McpClient {
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     };
     if (this.#url === undefined) {
-      return new StdioTransport(
-        {
+      return withEarlyProcess(
+        new StdioTransport({
           ...common,
           command: options.command as readonly string[],
           ...(options.env === undefined ? {} : { env: options.env }),
           ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }),
-        },
+        }),
         // The first transport takes a process the gateway spawned early, if it was given one.
         probe ? undefined : takeGivenProcess(this),
       );

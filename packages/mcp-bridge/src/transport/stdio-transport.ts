@@ -93,6 +93,21 @@ function isBlankLine(line: Buffer): boolean {
  * newline is delivered when stdout ends. The child runs in its own process group; `close()` sends SIGTERM to the
  * group, then SIGKILL after `killGraceMs` milliseconds.
  */
+let handEarly: (transport: StdioTransport, early: EarlyStdioProcess) => void;
+
+/**
+ * Internal (not exported from the package): gives `transport` a process spawned early; its
+ * `start()` takes it when it runs exactly the transport's command, environment and folder, else
+ * ends it and spawns its own.
+ */
+export function withEarlyProcess(
+  transport: StdioTransport,
+  early: EarlyStdioProcess | undefined,
+): StdioTransport {
+  if (early !== undefined) handEarly(transport, early);
+  return transport;
+}
+
 export class StdioTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -146,11 +161,8 @@ export class StdioTransport implements Transport {
    * Validates `options`; the process is spawned by `start()`.
    * @throws {TransportConfigurationError} for a bad `command` (not a non-empty argv array) or
    *   `env`.
-   * @param early Internal: a process spawned early ({@link EarlyStdioProcess}); `start()` takes it
-   *   when it runs exactly this transport's command, environment and folder, else ends it and
-   *   spawns its own.
    */
-  constructor(options: StdioTransportOptions, early?: EarlyStdioProcess) {
+  constructor(options: StdioTransportOptions) {
     refuseRenamedOptions(
       options,
       { readTimeout: 'readTimeoutMs', killGrace: 'killGraceMs' },
@@ -205,7 +217,12 @@ export class StdioTransport implements Transport {
         ? 0
         : positiveInteger('stderrTailBytes', options.stderrTailBytes, 2048);
     this.#logger = options.logger;
-    this.#early = early;
+  }
+
+  static {
+    handEarly = (transport, early) => {
+      transport.#early = early;
+    };
   }
 
   /** The child's process id while it runs. */
