@@ -1114,24 +1114,34 @@ export class ToolRegistry {
       release(entry);
       return Promise.reject(error);
     }
-    const guard = this.#flowGuard;
-    // Labels rise before the result reaches the caller, so the next call sees them.
+    // No closure per call when nothing waits and no flow guard records: each one is an
+    // allocation (and, in a build that keeps function names, a defineProperty call).
     const onResult =
-      guard === undefined
-        ? entry.onResult
-        : (value: unknown): ToolResult => {
-            const result = entry.onResult(value);
-            guard.record(sessionOf(context), entry.spec, result, request.contract);
-            return result;
-          };
-    const run = (): Promise<ToolResult> => runLeased(entry, toolName, args, context, onResult);
+      this.#flowGuard === undefined ? entry.onResult : this.#recorder(entry, context, request);
     if (authorizing !== undefined) {
-      return authorizing.then(run, (error: unknown) => {
-        release(entry);
-        throw error;
-      });
+      return authorizing.then(
+        () => runLeased(entry, toolName, args, context, onResult),
+        (error: unknown) => {
+          release(entry);
+          throw error;
+        },
+      );
     }
-    return run();
+    return runLeased(entry, toolName, args, context, onResult);
+  }
+
+  /** The entry's result handler, then the flow guard's record (labels rise before the result reaches the caller, so the next call sees them). */
+  #recorder(
+    entry: Entry,
+    context: ToolContext,
+    request: AuthorizationRequest,
+  ): (value: unknown) => ToolResult {
+    const guard = this.#flowGuard as SessionFlowGuard;
+    return (value) => {
+      const result = entry.onResult(value);
+      guard.record(sessionOf(context), entry.spec, result, request.contract);
+      return result;
+    };
   }
 
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
