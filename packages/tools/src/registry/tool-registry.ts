@@ -1035,15 +1035,6 @@ export class ToolRegistry {
     let eventBase = this.#eventBase(call);
     this.#emit({ ...eventBase, type: 'started' });
     const trace: CallTrace = { operation: undefined, contract: undefined };
-    const judged = (): ToolEventBase =>
-      trace.operation === undefined && trace.contract === undefined && trace.flow === undefined
-        ? eventBase
-        : {
-            ...eventBase,
-            ...(trace.operation === undefined ? {} : { operation: trace.operation }),
-            ...(trace.contract === undefined ? {} : { risk: trace.contract.risk }),
-            ...(trace.flow === undefined ? {} : { flow: trace.flow }),
-          };
     try {
       const result = await this.#leased(
         call.toolName,
@@ -1052,7 +1043,7 @@ export class ToolRegistry {
         this.#presented.get(call),
         trace,
       );
-      eventBase = judged();
+      eventBase = judged(eventBase, trace);
       this.#emit({
         ...eventBase,
         type: 'completed',
@@ -1062,7 +1053,7 @@ export class ToolRegistry {
       });
       return result;
     } catch (error) {
-      eventBase = judged();
+      eventBase = judged(eventBase, trace);
       {
         const code = ToolsError.isInstance(error) ? error.code : ToolExecutionError.code;
         const durationMs = performance.now() - startedAt;
@@ -1433,6 +1424,18 @@ export class ToolRegistry {
       this.#logger?.warn('onEvent threw; the event was dropped', { type: event.type });
     }
   }
+}
+
+/** The event base with what the call's judgement found (operation, risk, flow raise), if anything. */
+function judged(eventBase: ToolEventBase, trace: CallTrace): ToolEventBase {
+  return trace.operation === undefined && trace.contract === undefined && trace.flow === undefined
+    ? eventBase
+    : {
+        ...eventBase,
+        ...(trace.operation === undefined ? {} : { operation: trace.operation }),
+        ...(trace.contract === undefined ? {} : { risk: trace.contract.risk }),
+        ...(trace.flow === undefined ? {} : { flow: trace.flow }),
+      };
 }
 
 /** Ends a lease; the last lease of a retired instance closes it. */
