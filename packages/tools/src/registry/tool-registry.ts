@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
 import { ToolsError } from '../tools-error.js';
 import type { ApprovalGrant, CallAuthorization, InvokeOptions } from './approval-grant.js';
@@ -1593,15 +1593,32 @@ function compose(
 
 /** `sha256:<hex>` of the canonical JSON (object keys sorted) of a value. */
 export function digestJson(value: JsonValue): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+  return `sha256:${hash('sha256', canonicalJson(value), 'hex')}`;
 }
 
+/**
+ * JSON with every object's keys sorted (by UTF-16 code units), built in one pass: no key list
+ * mapped, no array of parts joined, no closure per level (the events path digests every call).
+ */
 function canonicalJson(value: JsonValue): string {
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) text += ',';
+      text += canonicalJson(value[index] as JsonValue);
+    }
+    return `${text}]`;
+  }
   const object = value as JsonObject;
   const keys = Object.keys(object).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key] as JsonValue)}`).join(',')}}`;
+  let text = '{';
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index] as string;
+    if (index > 0) text += ',';
+    text += `${JSON.stringify(key)}:${canonicalJson(object[key] as JsonValue)}`;
+  }
+  return `${text}}`;
 }
 
 function notFound(name: unknown): ToolNotFoundError {
