@@ -9,7 +9,10 @@ function referenceCanonical(value: JsonValue): string {
   if (Array.isArray(value)) return `[${value.map(referenceCanonical).join(',')}]`;
   return `{${Object.keys(value)
     .sort()
-    .map((key) => `${JSON.stringify(key)}:${referenceCanonical(value[key] as JsonValue)}`)
+    .map(
+      (key) =>
+        `${JSON.stringify(key)}:${referenceCanonical((value as Record<string, JsonValue>)[key] as JsonValue)}`,
+    )
     .join(',')}}`;
 }
 

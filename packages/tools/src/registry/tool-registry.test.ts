@@ -1,4 +1,5 @@
 import util from 'node:util';
+import { defineContract } from '@toolfence/tool-contract';
 import { describe, expect, it, vi } from 'vitest';
 import { AllowAllAuthorizer } from '../policy/authorizer.js';
 import { RuleBasedPolicy } from '../policy/rule-based-policy.js';
@@ -549,6 +550,63 @@ describe('ToolRegistry close', () => {
 });
 
 describe('ToolRegistry middleware and events', () => {
+  // Events are built by assignment (not object spread): the keys and their order are part of
+  // what an audit log writes, so each event type's key list is pinned.
+  it.each([
+    ['digest', 'completed', {}],
+    ['snapshot', 'completed', {}],
+    ['digest', 'denied', { deny: true }],
+    ['snapshot', 'failed', { fail: true }],
+    ['digest', 'completed with an operation and a risk', { contract: true }],
+  ] as const)(
+    'emits events with fixed keys in a fixed order (%s, %s)',
+    async (eventArguments, _type, how) => {
+      const events: ToolEvent[] = [];
+      const registry = new ToolRegistry({
+        authorizer: new RuleBasedPolicy([
+          { tool: 'denied', decision: 'deny' },
+          { tool: '*', decision: 'allow' },
+        ]),
+        eventArguments,
+        onEvent: (event) => events.push(event),
+      });
+      const name = 'deny' in how ? 'denied' : 't';
+      const tool = fakeTool(name, {
+        run: () => {
+          if ('fail' in how) throw new Error('boom');
+          return textResult('ok');
+        },
+      });
+      await registry.register(
+        'contract' in how
+          ? {
+              ...tool,
+              spec: {
+                ...tool.spec,
+                operationContracts: {
+                  select: (args: JsonObject) => args.text as string,
+                  operations: { read: defineContract({ risk: 'read-only', idempotent: true }) },
+                },
+              },
+            }
+          : tool,
+      );
+      await registry.invoke(name, { text: 'read' }, context).catch(() => undefined);
+      const base = ['callId', 'toolName', 'runId', 'stepId', 'argsDigest'];
+      const withArgs = eventArguments === 'snapshot' ? [...base, 'args'] : base;
+      const judged = 'contract' in how ? ['operation', 'risk'] : [];
+      expect(events.map((event) => Object.keys(event))).toEqual([
+        [...withArgs, 'timestamp', 'type'],
+        'deny' in how
+          ? [...withArgs, 'timestamp', ...judged, 'type', 'code', 'reason', 'durationMs']
+          : 'fail' in how
+            ? [...withArgs, 'timestamp', ...judged, 'type', 'code', 'durationMs']
+            : [...withArgs, 'timestamp', ...judged, 'type', 'isError', 'durationMs'],
+      ]);
+      for (const event of events) expect(Object.isFrozen(event)).toBe(true);
+    },
+  );
+
   it('wraps not-found and denied calls too, outermost first', async () => {
     const order: string[] = [];
     const registry = new ToolRegistry({

@@ -1033,7 +1033,7 @@ export class ToolRegistry {
   async #executeWithEvents(call: ToolCall): Promise<ToolResult> {
     const startedAt = performance.now();
     let eventBase = this.#eventBase(call);
-    this.#emit({ ...eventBase, type: 'started' });
+    this.#emit(eventOf(eventBase, { type: 'started' }));
     const trace: CallTrace = { operation: undefined, contract: undefined };
     try {
       const result = await this.#leased(
@@ -1044,13 +1044,14 @@ export class ToolRegistry {
         trace,
       );
       eventBase = judged(eventBase, trace);
-      this.#emit({
-        ...eventBase,
-        type: 'completed',
-        isError: result.isError === true,
-        durationMs: performance.now() - startedAt,
-        timestamp: Date.now(),
-      });
+      this.#emit(
+        eventOf(eventBase, {
+          type: 'completed',
+          isError: result.isError === true,
+          durationMs: performance.now() - startedAt,
+          timestamp: Date.now(),
+        }),
+      );
       return result;
     } catch (error) {
       eventBase = judged(eventBase, trace);
@@ -1059,16 +1060,19 @@ export class ToolRegistry {
         const durationMs = performance.now() - startedAt;
         if (PermissionDeniedError.isInstance(error) || BudgetExceededError.isInstance(error)) {
           const reason = error.details?.reason;
-          this.#emit({
-            ...eventBase,
-            type: 'denied',
-            code,
-            reason: typeof reason === 'string' ? reason : undefined,
-            durationMs,
-            timestamp: Date.now(),
-          });
+          this.#emit(
+            eventOf(eventBase, {
+              type: 'denied',
+              code,
+              reason: typeof reason === 'string' ? reason : undefined,
+              durationMs,
+              timestamp: Date.now(),
+            }),
+          );
         } else {
-          this.#emit({ ...eventBase, type: 'failed', code, durationMs, timestamp: Date.now() });
+          this.#emit(
+            eventOf(eventBase, { type: 'failed', code, durationMs, timestamp: Date.now() }),
+          );
         }
       }
       throw error;
@@ -1405,14 +1409,27 @@ export class ToolRegistry {
     }
   }
 
+  /** Two literals rather than a conditional spread (a slow path of V8's object spread). */
   #eventBase(call: ToolCall): ToolEventBase {
+    const { callId, toolName, args, context } = call;
+    const argsDigest = digestJson(args);
+    if (this.#eventArguments === 'snapshot') {
+      return {
+        callId,
+        toolName,
+        runId: context.runId,
+        stepId: context.stepId,
+        argsDigest,
+        args,
+        timestamp: Date.now(),
+      };
+    }
     return {
-      callId: call.callId,
-      toolName: call.toolName,
-      runId: call.context.runId,
-      stepId: call.context.stepId,
-      argsDigest: digestJson(call.args),
-      ...(this.#eventArguments === 'snapshot' ? { args: call.args } : {}),
+      callId,
+      toolName,
+      runId: context.runId,
+      stepId: context.stepId,
+      argsDigest,
       timestamp: Date.now(),
     };
   }
@@ -1428,14 +1445,29 @@ export class ToolRegistry {
 
 /** The event base with what the call's judgement found (operation, risk, flow raise), if anything. */
 function judged(eventBase: ToolEventBase, trace: CallTrace): ToolEventBase {
-  return trace.operation === undefined && trace.contract === undefined && trace.flow === undefined
-    ? eventBase
-    : {
-        ...eventBase,
-        ...(trace.operation === undefined ? {} : { operation: trace.operation }),
-        ...(trace.contract === undefined ? {} : { risk: trace.contract.risk }),
-        ...(trace.flow === undefined ? {} : { flow: trace.flow }),
-      };
+  if (trace.operation === undefined && trace.contract === undefined && trace.flow === undefined) {
+    return eventBase;
+  }
+  const event: Mutable<ToolEventBase> = Object.assign({}, eventBase);
+  if (trace.operation !== undefined) event.operation = trace.operation;
+  if (trace.contract !== undefined) event.risk = trace.contract.risk;
+  if (trace.flow !== undefined) event.flow = trace.flow;
+  return event;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * `{ ...base, ...fields }`, the same keys in the same order, built by assignment: V8's object
+ * spread followed by more properties takes a slow path (about 1 µs an event on Node 20).
+ */
+function eventOf<const T extends object>(base: ToolEventBase, fields: T): ToolEventBase & T {
+  const event: Record<string, unknown> = Object.assign(
+    {},
+    base as unknown as Record<string, unknown>,
+  );
+  for (const key in fields) event[key] = fields[key];
+  return event as ToolEventBase & T;
 }
 
 /** Ends a lease; the last lease of a retired instance closes it. */
