@@ -16,6 +16,9 @@ function referenceCanonical(value: JsonValue): string {
     .join(',')}}`;
 }
 
+/** One string per UTF-16 code unit (the escaping JSON.stringify does must be kept exactly). */
+const everyUnit = Array.from({ length: 0x10000 }, (_, unit) => `a${String.fromCharCode(unit)}b`);
+
 const sha256 = (text: string): string =>
   `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
@@ -30,6 +33,10 @@ describe('digestJson', () => {
     ['non-ASCII keys and values', { é: 'ü', '\u{1F600}': '\uD83D', Z: 'z', a: '' }],
     ['nested arrays', { m: [[1, [2, [3, []]]], [], ['x', { y: null }]] }],
     ['a top-level string', 'just text'],
+    [
+      'every UTF-16 code unit, one string each',
+      Object.fromEntries(everyUnit.map((text, index) => [text, [index, text]])),
+    ],
   ])('hashes the sorted-key canonical JSON of %s', (_label, value) => {
     expect(digestJson(value)).toBe(sha256(referenceCanonical(value)));
   });

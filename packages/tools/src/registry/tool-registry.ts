@@ -1633,6 +1633,7 @@ export function digestJson(value: JsonValue): string {
  * mapped, no array of parts joined, no closure per level (the events path digests every call).
  */
 function canonicalJson(value: JsonValue): string {
+  if (typeof value === 'string') return jsonString(value);
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
   if (Array.isArray(value)) {
     let text = '[';
@@ -1648,9 +1649,18 @@ function canonicalJson(value: JsonValue): string {
   for (let index = 0; index < keys.length; index += 1) {
     const key = keys[index] as string;
     if (index > 0) text += ',';
-    text += `${JSON.stringify(key)}:${canonicalJson(object[key] as JsonValue)}`;
+    text += `${jsonString(key)}:${canonicalJson(object[key] as JsonValue)}`;
   }
   return `${text}}`;
+}
+
+/** Characters JSON.stringify escapes in a string (controls, quote, backslash, surrogates). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes
+const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`, without its generic path for a string that needs no escape. */
+function jsonString(text: string): string {
+  return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 function notFound(name: unknown): ToolNotFoundError {
