@@ -1409,29 +1409,19 @@ export class ToolRegistry {
     }
   }
 
-  /** Two literals rather than a conditional spread (a slow path of V8's object spread). */
+  /** Built by assignment in key order, not with a conditional spread (a slow path of V8's). */
   #eventBase(call: ToolCall): ToolEventBase {
-    const { callId, toolName, args, context } = call;
-    const argsDigest = digestJson(args);
-    if (this.#eventArguments === 'snapshot') {
-      return {
-        callId,
-        toolName,
-        runId: context.runId,
-        stepId: context.stepId,
-        argsDigest,
-        args,
-        timestamp: Date.now(),
-      };
-    }
-    return {
-      callId,
-      toolName,
+    const { args, context } = call;
+    const base: Mutable<ToolEventBase> = {
+      callId: call.callId,
+      toolName: call.toolName,
       runId: context.runId,
       stepId: context.stepId,
-      argsDigest,
-      timestamp: Date.now(),
-    };
+      argsDigest: digestJson(args),
+    } as Mutable<ToolEventBase>;
+    if (this.#eventArguments === 'snapshot') base.args = args;
+    base.timestamp = Date.now();
+    return base;
   }
 
   #emit(event: ToolEvent): void {
