@@ -4,6 +4,7 @@ import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type AjvDraft04Module from 'ajv-draft-04';
 import type addFormatsModule from 'ajv-formats';
 import { lazyRequire } from '../internal/lazy-require.js';
+import { installLengthShortcuts } from './ajv-length-keywords.js';
 import { ConfigurationError } from './configuration-error.js';
 import { appendPath } from './json-snapshot.js';
 import { checkOptionKeys } from './option-keys.js';
@@ -242,6 +243,7 @@ export class AjvSchemaValidator implements SchemaValidator {
       default:
         ajv = new (ajv2020Module().Ajv2020)(options);
     }
+    installLengthShortcuts(ajv as Ajv);
     if (this.#validateFormats) addFormats()(ajv as Ajv);
     this.#instances.set(key, ajv);
     return ajv;

@@ -1,3 +1,5 @@
+import util from 'node:util';
+import { defineContract } from '@toolfence/tool-contract';
 import { describe, expect, it, vi } from 'vitest';
 import { AllowAllAuthorizer } from '../policy/authorizer.js';
 import { RuleBasedPolicy } from '../policy/rule-based-policy.js';
@@ -548,6 +550,63 @@ describe('ToolRegistry close', () => {
 });
 
 describe('ToolRegistry middleware and events', () => {
+  // Events are built by assignment (not object spread): the keys and their order are part of
+  // what an audit log writes, so each event type's key list is pinned.
+  it.each([
+    ['digest', 'completed', {}],
+    ['snapshot', 'completed', {}],
+    ['digest', 'denied', { deny: true }],
+    ['snapshot', 'failed', { fail: true }],
+    ['digest', 'completed with an operation and a risk', { contract: true }],
+  ] as const)(
+    'emits events with fixed keys in a fixed order (%s, %s)',
+    async (eventArguments, _type, how) => {
+      const events: ToolEvent[] = [];
+      const registry = new ToolRegistry({
+        authorizer: new RuleBasedPolicy([
+          { tool: 'denied', decision: 'deny' },
+          { tool: '*', decision: 'allow' },
+        ]),
+        eventArguments,
+        onEvent: (event) => events.push(event),
+      });
+      const name = 'deny' in how ? 'denied' : 't';
+      const tool = fakeTool(name, {
+        run: () => {
+          if ('fail' in how) throw new Error('boom');
+          return textResult('ok');
+        },
+      });
+      await registry.register(
+        'contract' in how
+          ? {
+              ...tool,
+              spec: {
+                ...tool.spec,
+                operationContracts: {
+                  select: (args: JsonObject) => args.text as string,
+                  operations: { read: defineContract({ risk: 'read-only', idempotent: true }) },
+                },
+              },
+            }
+          : tool,
+      );
+      await registry.invoke(name, { text: 'read' }, context).catch(() => undefined);
+      const base = ['callId', 'toolName', 'runId', 'stepId', 'argsDigest'];
+      const withArgs = eventArguments === 'snapshot' ? [...base, 'args'] : base;
+      const judged = 'contract' in how ? ['operation', 'risk'] : [];
+      expect(events.map((event) => Object.keys(event))).toEqual([
+        [...withArgs, 'timestamp', 'type'],
+        'deny' in how
+          ? [...withArgs, 'timestamp', ...judged, 'type', 'code', 'reason', 'durationMs']
+          : 'fail' in how
+            ? [...withArgs, 'timestamp', ...judged, 'type', 'code', 'durationMs']
+            : [...withArgs, 'timestamp', ...judged, 'type', 'isError', 'durationMs'],
+      ]);
+      for (const event of events) expect(Object.isFrozen(event)).toBe(true);
+    },
+  );
+
   it('wraps not-found and denied calls too, outermost first', async () => {
     const order: string[] = [];
     const registry = new ToolRegistry({
@@ -608,6 +667,238 @@ describe('ToolRegistry middleware and events', () => {
     expect(events[0]?.argsDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(events[0]?.argsDigest).toBe(events[2]?.argsDigest);
     expect(events[5]).toMatchObject({ code: 'REGISTRY_INPUT_INVALID' });
+  });
+});
+
+/** How a call reaches the tool: each path of invoke the snapshot must hold on. */
+type SnapshotPath =
+  | 'direct (sync policy)'
+  | 'async authorizer'
+  | 'middleware'
+  | 'onEvent'
+  | 'budget';
+
+function snapshotRegistry(path: SnapshotPath, gate: Promise<void>): ToolRegistry {
+  const allow = permission('allow');
+  return new ToolRegistry({
+    authorizer:
+      path === 'async authorizer'
+        ? {
+            async authorize() {
+              await gate;
+              return allow;
+            },
+          }
+        : new AllowAllAuthorizer(),
+    ...(path === 'middleware'
+      ? {
+          middleware: [
+            async (_call: unknown, next: () => Promise<ToolResult>) => {
+              await gate;
+              return next();
+            },
+          ],
+        }
+      : {}),
+    ...(path === 'onEvent' ? { onEvent: () => undefined } : {}),
+    ...(path === 'budget'
+      ? {
+          budget: {
+            async reserve() {
+              await gate;
+              return { settle: () => undefined };
+            },
+          },
+        }
+      : {}),
+  });
+}
+
+const SNAPSHOT_PATHS: readonly SnapshotPath[] = [
+  'direct (sync policy)',
+  'async authorizer',
+  'middleware',
+  'onEvent',
+  'budget',
+];
+
+const sourceArgs = (): {
+  path: string;
+  nested: { list: JsonValue[]; deep: { flag: boolean } };
+} => ({
+  path: 'safe.txt',
+  nested: { list: [1, 'two', { three: 3 }], deep: { flag: false } },
+});
+
+describe('ToolRegistry argument snapshot guarantee (TOCTOU and isolation)', () => {
+  // Every row mutates the caller's object at every level after invoke started, while the call
+  // waits (in the authorizer, middleware, budget or the tool itself).
+  it.each(SNAPSHOT_PATHS)(
+    'validates, authorizes and runs the value as it was at invoke (%s)',
+    async (path) => {
+      const gate = deferred();
+      const toolGate = deferred();
+      const seen: JsonObject[] = [];
+      const registry = snapshotRegistry(path, gate.promise);
+      const tool = fakeTool('t', {
+        schema: {
+          type: 'object',
+          properties: { path: { type: 'string', maxLength: 8 }, nested: { type: 'object' } },
+        },
+        run: async (args) => {
+          seen.push(args);
+          await toolGate.promise;
+          return textResult(JSON.stringify(args));
+        },
+      });
+      await registry.register(tool);
+      const args = sourceArgs();
+      const call = registry.invoke('t', args, context);
+      args.path = '/etc/shadow-and-longer';
+      args.nested.list.push('late');
+      (args.nested.list[2] as { three: number }).three = 33;
+      args.nested.deep.flag = true;
+      (args as Record<string, unknown>).extra = 'added';
+      gate.resolve();
+      await vi.waitFor(() => expect(seen).toHaveLength(1));
+      args.path = 'x';
+      toolGate.resolve();
+      const result = await call;
+      expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(sourceArgs()) }]);
+      expect(seen[0]).toEqual(sourceArgs());
+    },
+  );
+
+  it.each(SNAPSHOT_PATHS)(
+    'gives the tool a deep-frozen copy it cannot change, detached from the caller (%s)',
+    async (path) => {
+      const gate = deferred();
+      gate.resolve();
+      const registry = snapshotRegistry(path, gate.promise);
+      const refused: string[] = [];
+      const attempt = (label: string, change: () => void): void => {
+        try {
+          change();
+        } catch (error) {
+          if (error instanceof TypeError) refused.push(label);
+        }
+      };
+      const tool = fakeTool('t', {
+        schema: { type: 'object' },
+        run: (input) => {
+          const args = input as unknown as ReturnType<typeof sourceArgs>;
+          attempt('set a key', () => {
+            args.path = 'changed';
+          });
+          attempt('add a key', () => {
+            (args as Record<string, unknown>).added = 1;
+          });
+          attempt('delete a key', () => {
+            delete (args as Partial<typeof args>).path;
+          });
+          attempt('push to a nested array', () => args.nested.list.push('pushed'));
+          attempt('set in a nested object', () => {
+            args.nested.deep.flag = true;
+          });
+          attempt('set in an object inside an array', () => {
+            (args.nested.list[2] as { three: number }).three = 0;
+          });
+          attempt('change a prototype', () => Object.setPrototypeOf(args.nested, null));
+          return textResult('ok');
+        },
+      });
+      await registry.register(tool);
+      const args = sourceArgs();
+      await registry.invoke('t', args, context);
+      expect(refused).toEqual([
+        'set a key',
+        'add a key',
+        'delete a key',
+        'push to a nested array',
+        'set in a nested object',
+        'set in an object inside an array',
+        'change a prototype',
+      ]);
+      expect(args).toEqual(sourceArgs());
+      const given = tool.calls[0] as unknown as ReturnType<typeof sourceArgs>;
+      expect(given).not.toBe(args);
+      expect(given.nested).not.toBe(args.nested);
+      expect(given.nested.list).not.toBe(args.nested.list);
+      expect(given.nested.list[2]).not.toBe(args.nested.list[2]);
+      expect(given.nested.deep).not.toBe(args.nested.deep);
+    },
+  );
+
+  class Point {
+    x = 1;
+  }
+  const values: [string, () => unknown, 'copied' | 'refused'][] = [
+    ['a class instance', () => ({ at: new Point() }), 'refused'],
+    ['a Date', () => ({ when: new Date(0) }), 'refused'],
+    ['a Map', () => ({ map: new Map() }), 'refused'],
+    ['a function', () => ({ run: () => 1 }), 'refused'],
+    ['undefined in an array', () => ({ list: [undefined] }), 'refused'],
+    ['a bigint', () => ({ n: 1n }), 'refused'],
+    ['a non-finite number', () => ({ n: Number.NaN }), 'refused'],
+    ['a boxed string', () => ({ s: new String('x') }), 'refused'],
+    [
+      'a sparse array',
+      () => {
+        const list = [1, 2, 3];
+        delete list[1];
+        return { list };
+      },
+      'refused',
+    ],
+    ['a proxy of an array', () => ({ list: new Proxy([1, 2], {}) }), 'copied'],
+    ['a proxy of a plain object', () => ({ o: new Proxy({ a: 1 }, {}) }), 'copied'],
+    [
+      'a null-prototype object',
+      () => ({ o: Object.assign(Object.create(null), { a: 1 }) }),
+      'copied',
+    ],
+    [
+      'a getter (read once)',
+      () => {
+        let reads = 0;
+        return {
+          get value() {
+            reads += 1;
+            return `read-${reads}`;
+          },
+        };
+      },
+      'copied',
+    ],
+  ];
+  it.each(
+    SNAPSHOT_PATHS.flatMap((path) =>
+      values.map(([label, make, outcome]) => [path, label, make, outcome] as const),
+    ),
+  )('%s: %s is %s', async (path, _label, make, outcome) => {
+    const gate = deferred();
+    gate.resolve();
+    const registry = snapshotRegistry(path, gate.promise);
+    const tool = fakeTool('t', { schema: { type: 'object' } });
+    await registry.register(tool);
+    const call = registry.invoke('t', make(), context);
+    if (outcome === 'refused') {
+      await expect(call).rejects.toBeInstanceOf(ToolInputError);
+      expect(tool.calls).toHaveLength(0);
+      return;
+    }
+    await call;
+    const given = tool.calls[0] as JsonObject;
+    expect(Object.getPrototypeOf(given)).toBe(Object.prototype);
+    const walk = (value: unknown): void => {
+      if (typeof value !== 'object' || value === null) return;
+      expect(Object.isFrozen(value)).toBe(true);
+      expect(util.types.isProxy(value)).toBe(false);
+      expect([Object.prototype, Array.prototype]).toContain(Object.getPrototypeOf(value));
+      for (const child of Object.values(value)) walk(child);
+    };
+    walk(given);
+    if (_label.startsWith('a getter')) expect(given).toEqual({ value: 'read-1' });
   });
 });
 

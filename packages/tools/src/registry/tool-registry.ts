@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
 import { ToolsError } from '../tools-error.js';
 import type { ApprovalGrant, CallAuthorization, InvokeOptions } from './approval-grant.js';
@@ -1033,17 +1033,8 @@ export class ToolRegistry {
   async #executeWithEvents(call: ToolCall): Promise<ToolResult> {
     const startedAt = performance.now();
     let eventBase = this.#eventBase(call);
-    this.#emit({ ...eventBase, type: 'started' });
+    this.#emit(eventOf(eventBase, { type: 'started' }));
     const trace: CallTrace = { operation: undefined, contract: undefined };
-    const judged = (): ToolEventBase =>
-      trace.operation === undefined && trace.contract === undefined && trace.flow === undefined
-        ? eventBase
-        : {
-            ...eventBase,
-            ...(trace.operation === undefined ? {} : { operation: trace.operation }),
-            ...(trace.contract === undefined ? {} : { risk: trace.contract.risk }),
-            ...(trace.flow === undefined ? {} : { flow: trace.flow }),
-          };
     try {
       const result = await this.#leased(
         call.toolName,
@@ -1052,32 +1043,36 @@ export class ToolRegistry {
         this.#presented.get(call),
         trace,
       );
-      eventBase = judged();
-      this.#emit({
-        ...eventBase,
-        type: 'completed',
-        isError: result.isError === true,
-        durationMs: performance.now() - startedAt,
-        timestamp: Date.now(),
-      });
+      eventBase = judged(eventBase, trace);
+      this.#emit(
+        eventOf(eventBase, {
+          type: 'completed',
+          isError: result.isError === true,
+          durationMs: performance.now() - startedAt,
+          timestamp: Date.now(),
+        }),
+      );
       return result;
     } catch (error) {
-      eventBase = judged();
+      eventBase = judged(eventBase, trace);
       {
         const code = ToolsError.isInstance(error) ? error.code : ToolExecutionError.code;
         const durationMs = performance.now() - startedAt;
         if (PermissionDeniedError.isInstance(error) || BudgetExceededError.isInstance(error)) {
           const reason = error.details?.reason;
-          this.#emit({
-            ...eventBase,
-            type: 'denied',
-            code,
-            reason: typeof reason === 'string' ? reason : undefined,
-            durationMs,
-            timestamp: Date.now(),
-          });
+          this.#emit(
+            eventOf(eventBase, {
+              type: 'denied',
+              code,
+              reason: typeof reason === 'string' ? reason : undefined,
+              durationMs,
+              timestamp: Date.now(),
+            }),
+          );
         } else {
-          this.#emit({ ...eventBase, type: 'failed', code, durationMs, timestamp: Date.now() });
+          this.#emit(
+            eventOf(eventBase, { type: 'failed', code, durationMs, timestamp: Date.now() }),
+          );
         }
       }
       throw error;
@@ -1114,24 +1109,34 @@ export class ToolRegistry {
       release(entry);
       return Promise.reject(error);
     }
-    const guard = this.#flowGuard;
-    // Labels rise before the result reaches the caller, so the next call sees them.
+    // No closure per call when nothing waits and no flow guard records: each one is an
+    // allocation (and, in a build that keeps function names, a defineProperty call).
     const onResult =
-      guard === undefined
-        ? entry.onResult
-        : (value: unknown): ToolResult => {
-            const result = entry.onResult(value);
-            guard.record(sessionOf(context), entry.spec, result, request.contract);
-            return result;
-          };
-    const run = (): Promise<ToolResult> => runLeased(entry, toolName, args, context, onResult);
+      this.#flowGuard === undefined ? entry.onResult : this.#recorder(entry, context, request);
     if (authorizing !== undefined) {
-      return authorizing.then(run, (error: unknown) => {
-        release(entry);
-        throw error;
-      });
+      return authorizing.then(
+        () => runLeased(entry, toolName, args, context, onResult),
+        (error: unknown) => {
+          release(entry);
+          throw error;
+        },
+      );
     }
-    return run();
+    return runLeased(entry, toolName, args, context, onResult);
+  }
+
+  /** The entry's result handler, then the flow guard's record (labels rise before the result reaches the caller, so the next call sees them). */
+  #recorder(
+    entry: Entry,
+    context: ToolContext,
+    request: AuthorizationRequest,
+  ): (value: unknown) => ToolResult {
+    const guard = this.#flowGuard as SessionFlowGuard;
+    return (value) => {
+      const result = entry.onResult(value);
+      guard.record(sessionOf(context), entry.spec, result, request.contract);
+      return result;
+    };
   }
 
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
@@ -1404,16 +1409,19 @@ export class ToolRegistry {
     }
   }
 
+  /** Built by assignment in key order, not with a conditional spread (a slow path of V8's). */
   #eventBase(call: ToolCall): ToolEventBase {
-    return {
+    const { args, context } = call;
+    const base: Mutable<ToolEventBase> = {
       callId: call.callId,
       toolName: call.toolName,
-      runId: call.context.runId,
-      stepId: call.context.stepId,
-      argsDigest: digestJson(call.args),
-      ...(this.#eventArguments === 'snapshot' ? { args: call.args } : {}),
-      timestamp: Date.now(),
-    };
+      runId: context.runId,
+      stepId: context.stepId,
+      argsDigest: digestJson(args),
+    } as Mutable<ToolEventBase>;
+    if (this.#eventArguments === 'snapshot') base.args = args;
+    base.timestamp = Date.now();
+    return base;
   }
 
   #emit(event: ToolEvent): void {
@@ -1423,6 +1431,33 @@ export class ToolRegistry {
       this.#logger?.warn('onEvent threw; the event was dropped', { type: event.type });
     }
   }
+}
+
+/** The event base with what the call's judgement found (operation, risk, flow raise), if anything. */
+function judged(eventBase: ToolEventBase, trace: CallTrace): ToolEventBase {
+  if (trace.operation === undefined && trace.contract === undefined && trace.flow === undefined) {
+    return eventBase;
+  }
+  const event: Mutable<ToolEventBase> = Object.assign({}, eventBase);
+  if (trace.operation !== undefined) event.operation = trace.operation;
+  if (trace.contract !== undefined) event.risk = trace.contract.risk;
+  if (trace.flow !== undefined) event.flow = trace.flow;
+  return event;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * `{ ...base, ...fields }`, the same keys in the same order, built by assignment: V8's object
+ * spread followed by more properties takes a slow path (about 1 µs an event on Node 20).
+ */
+function eventOf<const T extends object>(base: ToolEventBase, fields: T): ToolEventBase & T {
+  const event: Record<string, unknown> = Object.assign(
+    {},
+    base as unknown as Record<string, unknown>,
+  );
+  for (const key in fields) event[key] = fields[key];
+  return event as ToolEventBase & T;
 }
 
 /** Ends a lease; the last lease of a retired instance closes it. */
@@ -1580,15 +1615,42 @@ function compose(
 
 /** `sha256:<hex>` of the canonical JSON (object keys sorted) of a value. */
 export function digestJson(value: JsonValue): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+  return `sha256:${hash('sha256', canonicalJson(value), 'hex')}`;
 }
 
+/**
+ * JSON with every object's keys sorted (by UTF-16 code units), built in one pass: no key list
+ * mapped, no array of parts joined, no closure per level (the events path digests every call).
+ */
 function canonicalJson(value: JsonValue): string {
+  if (typeof value === 'string') return jsonString(value);
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let index = 0; index < value.length; index += 1) {
+      if (index > 0) text += ',';
+      text += canonicalJson(value[index] as JsonValue);
+    }
+    return `${text}]`;
+  }
   const object = value as JsonObject;
   const keys = Object.keys(object).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key] as JsonValue)}`).join(',')}}`;
+  let text = '{';
+  for (let index = 0; index < keys.length; index += 1) {
+    const key = keys[index] as string;
+    if (index > 0) text += ',';
+    text += `${jsonString(key)}:${canonicalJson(object[key] as JsonValue)}`;
+  }
+  return `${text}}`;
+}
+
+/** Characters JSON.stringify escapes in a string (controls, quote, backslash, surrogates). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes
+const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`, without its generic path for a string that needs no escape. */
+function jsonString(text: string): string {
+  return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 function notFound(name: unknown): ToolNotFoundError {
