@@ -83,16 +83,6 @@ function isBlankLine(line: Buffer): boolean {
   return true;
 }
 
-/**
- * The SDK `Transport` over a child process's stdin/stdout, one JSON-RPC record per line.
- *
- * Each stdout line is bounded by `maxRecordBytes` as bytes arrive and by `readTimeoutMs` from its
- * first byte to its newline (the CR of a CRLF ending is not counted), decoded as strict UTF-8,
- * then scanned for structure before parsing. Empty lines and lines of only spaces and tabs are
- * skipped; any other non-protocol line is a fatal error. A last record without a trailing
- * newline is delivered when stdout ends. The child runs in its own process group; `close()` sends SIGTERM to the
- * group, then SIGKILL after `killGraceMs` milliseconds.
- */
 let handEarly: (transport: StdioTransport, early: EarlyStdioProcess) => void;
 
 /**
@@ -108,6 +98,16 @@ export function withEarlyProcess(
   return transport;
 }
 
+/**
+ * The SDK `Transport` over a child process's stdin/stdout, one JSON-RPC record per line.
+ *
+ * Each stdout line is bounded by `maxRecordBytes` as bytes arrive and by `readTimeoutMs` from its
+ * first byte to its newline (the CR of a CRLF ending is not counted), decoded as strict UTF-8,
+ * then scanned for structure before parsing. Empty lines and lines of only spaces and tabs are
+ * skipped; any other non-protocol line is a fatal error. A last record without a trailing
+ * newline is delivered when stdout ends. The child runs in its own process group; `close()` sends SIGTERM to the
+ * group, then SIGKILL after `killGraceMs` milliseconds.
+ */
 export class StdioTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
