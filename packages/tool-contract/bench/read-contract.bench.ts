@@ -12,7 +12,7 @@ import {
   readContract,
   type ToolListEntry,
   withContractAnnotations,
-} from '../src/index.js';
+} from '@toolfence/tool-contract';
 
 // `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
 const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';

@@ -17,7 +17,7 @@ import {
   type Tool,
   ToolRegistry,
   textResult,
-} from '../src/index.js';
+} from '@toolfence/tools';
 import {
   bench,
   pairedRounds,

@@ -7,8 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { FileSystemTool } from '../src/builtin/file-system-tool.js';
-import { createToolContext } from '../src/registry/tool-context.js';
+import { createToolContext, FileSystemTool } from '@toolfence/tools';
 
 const SIZE = 10 * 1024 * 1024;
 // `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.

@@ -6,8 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { createGuardedDispatcher, guardedFetch } from '@toolfence/tools/net';
 import { Agent, fetch } from 'undici';
-import { createGuardedDispatcher, guardedFetch } from '../src/net/index.js';
 import { bench, pairedRounds, scaled } from './fixtures/harness.js';
 
 const REQUESTS_PER_ROUND = scaled(50, 10);

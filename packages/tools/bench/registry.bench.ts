@@ -18,8 +18,6 @@
 import { readFile } from 'node:fs/promises';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { tool as agentsTool, invokeFunctionTool, RunContext } from '@openai/agents';
-import { tool as aiTool, asSchema } from 'ai';
-import { z } from 'zod';
 import {
   AjvSchemaValidator,
   createToolContext,
@@ -28,7 +26,9 @@ import {
   type Tool,
   ToolRegistry,
   textResult,
-} from '../src/index.js';
+} from '@toolfence/tools';
+import { tool as aiTool, asSchema } from 'ai';
+import { z } from 'zod';
 import {
   bench,
   interleavedPerCall,

@@ -8,11 +8,13 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BubblewrapSandbox } from '../src/builtin/bubblewrap-sandbox.js';
-import { LocalProcessSandbox } from '../src/builtin/local-process-sandbox.js';
-import type { Sandbox } from '../src/builtin/sandbox.js';
-import { ShellTool } from '../src/builtin/shell-tool.js';
-import { createToolContext } from '../src/registry/tool-context.js';
+import {
+  BubblewrapSandbox,
+  createToolContext,
+  LocalProcessSandbox,
+  type Sandbox,
+  ShellTool,
+} from '@toolfence/tools';
 
 // `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
 const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
