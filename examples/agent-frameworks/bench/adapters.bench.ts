@@ -23,7 +23,6 @@ import { aiSdkTools } from '@toolfence/tools/ai-sdk';
 import { langChainTools } from '@toolfence/tools/langchain';
 import { openAiAgentsTools } from '@toolfence/tools/openai-agents';
 
-const TARGET_RATIO = 1.2;
 // `pnpm bench --quick` (TOOLFENCE_BENCH_QUICK=1): a few rounds, to prove the benchmark still runs.
 const QUICK = process.env.TOOLFENCE_BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 2 : 9;
@@ -188,10 +187,9 @@ async function measure(figure: Figure): Promise<void> {
     const glue = ratios.get(`${name} glue`);
     const line = {
       id: `agent-frameworks.${name}${figure.id}`,
-      label: `one call through the ${name} adapter vs registry.invoke (${figure.label})`,
+      label: `one call through the ${name} adapter vs registry.invoke (${figure.label}; informational: an adapter is judged against the same framework's hand-written glue in packages/tools/bench/adapters.bench.ts)`,
       ratio: Number(figureOf.ratio.toFixed(3)),
-      target: TARGET_RATIO,
-      met: figureOf.ratio <= TARGET_RATIO,
+      target: null,
       detail: `${glue === undefined ? '' : `hand-written glue in the same framework: ${glue.ratio.toFixed(2)}x; `}${(((figureOf.ms - figureOf.baseline) * 1000) / CALLS_PER_ROUND).toFixed(1)} µs added per call over ${((figureOf.baseline * 1000) / CALLS_PER_ROUND).toFixed(1)} µs (median of ${ROUNDS} interleaved rounds of ${CALLS_PER_ROUND})`,
     };
     process.stdout.write(`BENCH ${JSON.stringify(line)}\n`);
