@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stopProcess } from './fixtures/teardown.js';
 import { rawRequest, TOOLKIT } from './support/console-harness.js';
 
 const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -26,10 +27,13 @@ beforeEach(async () => {
   );
 });
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    child.stdin?.end();
-    child.kill();
-  }
+  // Each gateway has exited before its folder goes: one still shutting down writes into it.
+  await Promise.all(
+    children.splice(0).map((child) => {
+      child.stdin?.end();
+      return stopProcess(child);
+    }),
+  );
   await rm(folder, { recursive: true, force: true });
 });
 
