@@ -31,6 +31,7 @@ import {
   ToolsError,
 } from '@toolfence/tools';
 import type { BridgedTool } from '../bridge/bridge-tools.js';
+import { sharedValidator } from '../bridge/shared-validator.js';
 import type { McpClient, McpClientOptions } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
@@ -533,6 +534,8 @@ export class McpGateway {
     });
     const flowGuard = this.#flow.reading((context, flow) => this.#flowRead(context, flow));
     this.#registry = new ToolRegistry({
+      // The bridge's validator: each upstream schema the bridge compiled is found compiled here.
+      validator: sharedValidator(),
       authorizer: recording,
       approval: (request) => this.#ask(request),
       approvalTimeoutMs,
