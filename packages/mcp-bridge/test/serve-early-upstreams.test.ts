@@ -169,6 +169,29 @@ describe('TOOLFENCE_EARLY_UPSTREAMS=0', () => {
   }, 120_000);
 });
 
+describe('the tracer loads while the upstreams start (issue 41)', () => {
+  it('spawns the upstream before it loads @opentelemetry/api', async () => {
+    const served = await serve(
+      'tracer-after-spawn',
+      { mcpServers: { a: { command: process.execPath, args: [SERVER, 'stdio'] } } },
+      [],
+      { TOOLFENCE_EARLY_UPSTREAMS: '0' },
+    );
+    try {
+      await until(() => /a: ready/.test(served.stderr), 'the upstream');
+      const { lines } = await probeLog(served.log);
+      const spawnAt = lines.findIndex((line) => line.startsWith('spawn:'));
+      const tracingAt = lines.findIndex((line) =>
+        /\/node_modules\/@opentelemetry\/api\//.test(line),
+      );
+      expect(spawnAt).toBeGreaterThanOrEqual(0);
+      expect(tracingAt).toBeGreaterThan(spawnAt);
+    } finally {
+      await stop(served);
+    }
+  }, 120_000);
+});
+
 describe('an option or config refused before the spawn spawns nothing; after it, leaves no process', () => {
   const upstream = {
     command: process.execPath,
