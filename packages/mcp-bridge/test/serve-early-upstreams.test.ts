@@ -147,7 +147,9 @@ describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
 });
 
 describe('TOOLFENCE_EARLY_UPSTREAMS=0', () => {
-  it('spawns no upstream early: its client spawns it, after the upstream client loaded', async () => {
+  let lines: string[];
+  let spawned: number[];
+  beforeAll(async () => {
     const served = await serve(
       'none-early',
       { mcpServers: { a: { command: process.execPath, args: [SERVER, 'stdio'] } } },
@@ -156,17 +158,28 @@ describe('TOOLFENCE_EARLY_UPSTREAMS=0', () => {
     );
     try {
       await until(() => /a: ready/.test(served.stderr), 'the upstream');
-      const { lines, spawned } = await probeLog(served.log);
-      expect(spawned).toHaveLength(1);
-      const spawnAt = lines.findIndex((line) => line.startsWith('spawn:'));
-      const clientAt = lines.findIndex((line) =>
-        /\/mcp-bridge\/dist\/client\/mcp-client\.js$/.test(line),
-      );
-      expect(clientAt >= 0 && clientAt < spawnAt).toBe(true);
+      ({ lines, spawned } = await probeLog(served.log));
     } finally {
       await stop(served);
     }
   }, 120_000);
+
+  it('spawns no upstream early: its client spawns it, after the upstream client loaded', () => {
+    expect(spawned).toHaveLength(1);
+    const spawnAt = lines.findIndex((line) => line.startsWith('spawn:'));
+    const clientAt = lines.findIndex((line) =>
+      /\/mcp-bridge\/dist\/client\/mcp-client\.js$/.test(line),
+    );
+    expect(clientAt >= 0 && clientAt < spawnAt).toBe(true);
+  });
+
+  // Issue 41: the tracer loads while the upstream starts, not before its client loads.
+  it('spawns the upstream before it loads @opentelemetry/api', () => {
+    const spawnAt = lines.findIndex((line) => line.startsWith('spawn:'));
+    const tracingAt = lines.findIndex((line) => /\/node_modules\/@opentelemetry\/api\//.test(line));
+    expect(spawnAt).toBeGreaterThanOrEqual(0);
+    expect(tracingAt).toBeGreaterThan(spawnAt);
+  });
 });
 
 describe('an option or config refused before the spawn spawns nothing; after it, leaves no process', () => {

@@ -16,6 +16,7 @@ const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const GATEWAY = new URL('../dist/gateway/mcp-gateway.js', import.meta.url).href;
 const SERVE_COMMAND = new URL('../dist/cli/run-gateway.js', import.meta.url).href;
 const PROBE = fileURLToPath(new URL('./fixtures/module-probe.mjs', import.meta.url));
+const AJV_PROBE = fileURLToPath(new URL('./fixtures/ajv-instance-probe.mjs', import.meta.url));
 const SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
 /** A process that reads its stdin and never answers. */
 const SILENT = ['-e', 'process.stdin.resume(); setInterval(() => {}, 60_000);'];
@@ -70,6 +71,7 @@ async function serveAndList(
   name: string,
   servers: Record<string, unknown>,
   minTools: number,
+  ajvLog?: string,
 ): Promise<string[]> {
   const config = join(folder, `${name}.json`);
   const log = join(folder, `${name}-modules.log`);
@@ -84,9 +86,15 @@ async function serveAndList(
       },
     }),
   );
-  const child = spawn(process.execPath, ['--import', PROBE, CLI, 'serve', '--config', config], {
+  const probes =
+    ajvLog === undefined ? ['--import', PROBE] : ['--import', PROBE, '--import', AJV_PROBE];
+  const child = spawn(process.execPath, [...probes, CLI, 'serve', '--config', config], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, TOOLFENCE_MODULE_LOG: log },
+    env: {
+      ...process.env,
+      TOOLFENCE_MODULE_LOG: log,
+      ...(ajvLog === undefined ? {} : { TOOLFENCE_AJV_LOG: ajvLog }),
+    },
   });
   const answers = new Map<number, Record<string, unknown>>();
   let buffered = '';
@@ -175,6 +183,20 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
     );
     expect(loaded.some((url) => /\/node_modules\/ajv\//.test(url))).toBe(true);
     expect(loaded.some((url) => url.endsWith('/mcp-bridge/dist/client/mcp-client.js'))).toBe(true);
+  }, 120_000);
+});
+
+describe('toolfence-mcp serve compiling its upstream schemas', () => {
+  it('makes one Ajv instance for the bridge and the registry (the meta-schema compiles once)', async () => {
+    const ajvLog = join(folder, 'ajv-instances.log');
+    await serveAndList(
+      'one-ajv',
+      { ready: { command: process.execPath, args: [SERVER, 'stdio'] } },
+      1,
+      ajvLog,
+    );
+    const instances = (await readFile(ajvLog, 'utf8')).split('\n').filter(Boolean);
+    expect(instances).toEqual(['Ajv2020']);
   }, 120_000);
 });
 

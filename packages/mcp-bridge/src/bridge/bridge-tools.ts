@@ -34,6 +34,7 @@ import {
   type BridgeSchemaReason,
   type SchemaDialectMode,
 } from './schema-authority.js';
+import { sharedValidator } from './shared-validator.js';
 
 /** What an approver is asked before a gated call reaches the server. */
 export interface BridgeApprovalRequest {
@@ -284,18 +285,6 @@ function schemaCheck(validator: SchemaValidator, schema: JsonObject): SchemaChec
 
 /** JSON-RPC's code for an internal error of the server. */
 const JSON_RPC_INTERNAL_ERROR = -32603;
-
-let defaultValidator: AjvSchemaValidator | undefined;
-
-/**
- * One default validator for every bridge in the process: each dialect's Ajv instance compiles
- * its meta-schema on first use (tens of milliseconds), and compiled schemas are cached by content
- * (bounded LRU), so sharing it costs nothing and saves that start-up on every client.
- */
-function sharedValidator(): AjvSchemaValidator {
-  defaultValidator ??= new AjvSchemaValidator();
-  return defaultValidator;
-}
 
 /**
  * Turns a server's tools into registry tools. Each tool's schemas are checked here and its input

@@ -31,6 +31,7 @@ import {
   ToolsError,
 } from '@toolfence/tools';
 import type { BridgedTool } from '../bridge/bridge-tools.js';
+import { sharedValidator } from '../bridge/shared-validator.js';
 import type { McpClient, McpClientOptions } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
@@ -441,6 +442,8 @@ export class McpGateway {
   /** Aborted by declineWaitingAsks() (and close()): asks in the inbox are declined. */
   readonly #declining = new AbortController();
   #tracer: GatewayTracer = GatewayTracer.disabled();
+  /** Settles once start() has loaded the tracer (see start()); no tool is offered before. */
+  #tracerReady: Promise<void> = Promise.resolve();
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
   readonly #route = new AsyncLocalStorage<CallRoute>();
   readonly #calls = new WeakMap<object, CallState>();
@@ -533,6 +536,8 @@ export class McpGateway {
     });
     const flowGuard = this.#flow.reading((context, flow) => this.#flowRead(context, flow));
     this.#registry = new ToolRegistry({
+      // The bridge's validator: each upstream schema the bridge compiled is found compiled here.
+      validator: sharedValidator(),
       authorizer: recording,
       approval: (request) => this.#ask(request),
       approvalTimeoutMs,
@@ -717,8 +722,23 @@ export class McpGateway {
     const run = (async () => {
       // A log that does not match its sealed head (cut, deleted, changed) stops the start.
       await this.#options.audit.open();
-      this.#tracer = await GatewayTracer.load(this.#options.tracing ?? true, VERSION);
+      // `@opentelemetry/api` loads once the upstream modules have (their processes are spawned
+      // by then), so it loads while the upstreams start instead of before; #apply offers no tool
+      // before it has loaded, so every call to an offered tool is traced as before.
+      const spawned =
+        Object.keys(this.#options.config.mcpServers).length === 0
+          ? Promise.resolve()
+          : upstreamModules().then(
+              () => new Promise<void>((resolve) => setImmediate(resolve)),
+              () => undefined,
+            );
+      this.#tracerReady = spawned
+        .then(() => GatewayTracer.load(this.#options.tracing ?? true, VERSION))
+        .then((tracer) => {
+          this.#tracer = tracer;
+        });
       await this.reload({ config: this.#options.config, pins: this.#options.pins });
+      await this.#tracerReady;
     })();
     this.#startGate.begin(run);
     return run;
@@ -939,6 +959,7 @@ export class McpGateway {
     pins: GatewayPinStore,
     state: { pinsChanged: boolean },
   ): Promise<void> {
+    await this.#tracerReady;
     if (this.#closed) return;
     const tools: Tool[] = [];
     const offeredNext = new Map<string, Offered>();
