@@ -2,11 +2,15 @@
 // `server/discover` probe, the corrective retry, the legacy `initialize` fallback), the modern
 // per-request `_meta` envelope and standard headers, and multi round-trip requests.
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
   type JSONRPCRequest,
+  type JSONRPCResponse,
   ListRootsRequestSchema,
   McpError,
   type Notification,
@@ -18,6 +22,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isRecord } from '../is-record.js';
+import { isPlainMessage } from '../transport/decode-record.js';
 import { TransportHttpError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
@@ -139,8 +144,41 @@ const LooseResultSchema = z.custom<Record<string, unknown>>(isRecord, {
   message: 'the result must be a JSON object',
 });
 
-/** The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake. */
+/** The SDK engine's response handler (a private member of `Protocol`, present since 1.x). */
+interface ResponseHandler {
+  _onresponse?: (response: JSONRPCResponse | JSONRPCErrorResponse) => void;
+}
+
+/**
+ * True for a response the SDK's own dispatch would take as one: a plain message (the SDK's
+ * message schema passes it unchanged, see `isPlainMessage`) with a `result` or an `error`.
+ */
+function isPlainResponse(
+  message: JSONRPCMessage,
+): message is JSONRPCResponse | JSONRPCErrorResponse {
+  return ('result' in message || 'error' in message) && isPlainMessage(message);
+}
+
+/**
+ * The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake.
+ * Its dispatch tells a message's kind by running the SDK's schemas again on a message the
+ * transport already checked against them; a plain response (every call's answer) goes straight
+ * to the engine's response handler instead, anything else through the SDK's dispatch.
+ */
 class JsonRpcPeer extends Protocol<Request, Notification, Result> {
+  override async connect(transport: Transport): Promise<void> {
+    const earlier = transport.onmessage;
+    await super.connect(transport);
+    const respond = (this as unknown as ResponseHandler)._onresponse;
+    const dispatch = transport.onmessage;
+    // Only when the SDK's dispatch is the sole handler and its response handler is where expected.
+    if (earlier !== undefined || dispatch === undefined || typeof respond !== 'function') return;
+    transport.onmessage = (message, extra) => {
+      if (isPlainResponse(message)) respond.call(this, message);
+      else dispatch(message, extra);
+    };
+  }
+
   protected assertCapabilityForMethod(): void {}
   protected assertNotificationCapability(): void {}
   protected assertRequestHandlerCapability(): void {}
