@@ -318,22 +318,43 @@ export class ProtocolSession {
     return this.#modernRequest(method, params, description, options, requestOptions);
   }
 
-  async #modernRequest(
+  /**
+   * The first round of a modern request: one promise layer (the engine's), mapped; only an
+   * `input_required` answer goes on to {@link #inputRounds}. `#withMeta` builds the params sent,
+   * so the caller's object is neither changed nor copied a second time.
+   */
+  #modernRequest(
     method: string,
     params: Readonly<Record<string, unknown>>,
     description: McpServerDescription,
     options: ProtocolRequestOptions,
     requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
   ): Promise<Record<string, unknown>> {
-    let current: Record<string, unknown> = { ...params };
-    let prompts = options.prompts;
-    for (let round = 0; ; round++) {
-      const result = await this.#peer.request(
-        { method, params: this.#withMeta(current, description.protocolVersion) },
+    return this.#peer
+      .request(
+        { method, params: this.#withMeta(params, description.protocolVersion) },
         LooseResultSchema,
         requestOptions,
+      )
+      .then((result) =>
+        isInputRequired(result)
+          ? this.#inputRounds(method, params, description, options, requestOptions, result)
+          : result,
       );
-      if (!isInputRequired(result)) return result;
+  }
+
+  /** The rounds after an `input_required` answer (`first`), up to `maxInputRounds`. */
+  async #inputRounds(
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    description: McpServerDescription,
+    options: ProtocolRequestOptions,
+    requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
+    first: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    let prompts = options.prompts;
+    let result = first;
+    for (let round = 0; ; round++) {
       if (round >= this.#options.maxInputRounds) {
         throw new InputRequestError('too-many-rounds', undefined, {
           details: { maxInputRounds: this.#options.maxInputRounds },
@@ -343,11 +364,17 @@ export class ProtocolSession {
       prompts ??= new PromptAllowance(this.#options.maxInputPrompts);
       const inputResponses = await answerInputRequests(result, this.#options.handlers, prompts);
       options.signal?.throwIfAborted();
-      current = {
+      const current = {
         ...params,
         inputResponses,
         ...(result.requestState === undefined ? {} : { requestState: result.requestState }),
       };
+      result = await this.#peer.request(
+        { method, params: this.#withMeta(current, description.protocolVersion) },
+        LooseResultSchema,
+        requestOptions,
+      );
+      if (!isInputRequired(result)) return result;
     }
   }
 
