@@ -2,11 +2,15 @@
 // `server/discover` probe, the corrective retry, the legacy `initialize` fallback), the modern
 // per-request `_meta` envelope and standard headers, and multi round-trip requests.
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
   type JSONRPCRequest,
+  type JSONRPCResponse,
   ListRootsRequestSchema,
   McpError,
   type Notification,
@@ -18,6 +22,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isRecord } from '../is-record.js';
+import { isPlainMessage } from '../transport/decode-record.js';
 import { TransportHttpError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
@@ -139,8 +144,41 @@ const LooseResultSchema = z.custom<Record<string, unknown>>(isRecord, {
   message: 'the result must be a JSON object',
 });
 
-/** The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake. */
+/** The SDK engine's response handler (a private member of `Protocol`, present since 1.x). */
+interface ResponseHandler {
+  _onresponse?: (response: JSONRPCResponse | JSONRPCErrorResponse) => void;
+}
+
+/**
+ * True for a response the SDK's own dispatch would take as one: a plain message (the SDK's
+ * message schema passes it unchanged, see `isPlainMessage`) with a `result` or an `error`.
+ */
+function isPlainResponse(
+  message: JSONRPCMessage,
+): message is JSONRPCResponse | JSONRPCErrorResponse {
+  return ('result' in message || 'error' in message) && isPlainMessage(message);
+}
+
+/**
+ * The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake.
+ * Its dispatch tells a message's kind by running the SDK's schemas again on a message the
+ * transport already checked against them; a plain response (every call's answer) goes straight
+ * to the engine's response handler instead, anything else through the SDK's dispatch.
+ */
 class JsonRpcPeer extends Protocol<Request, Notification, Result> {
+  override async connect(transport: Transport): Promise<void> {
+    const earlier = transport.onmessage;
+    await super.connect(transport);
+    const respond = (this as unknown as ResponseHandler)._onresponse;
+    const dispatch = transport.onmessage;
+    // Only when the SDK's dispatch is the sole handler and its response handler is where expected.
+    if (earlier !== undefined || dispatch === undefined || typeof respond !== 'function') return;
+    transport.onmessage = (message, extra) => {
+      if (isPlainResponse(message)) respond.call(this, message);
+      else dispatch(message, extra);
+    };
+  }
+
   protected assertCapabilityForMethod(): void {}
   protected assertNotificationCapability(): void {}
   protected assertRequestHandlerCapability(): void {}
@@ -280,22 +318,43 @@ export class ProtocolSession {
     return this.#modernRequest(method, params, description, options, requestOptions);
   }
 
-  async #modernRequest(
+  /**
+   * The first round of a modern request: one promise layer (the engine's), mapped; only an
+   * `input_required` answer goes on to {@link #inputRounds}. `#withMeta` builds the params sent,
+   * so the caller's object is neither changed nor copied a second time.
+   */
+  #modernRequest(
     method: string,
     params: Readonly<Record<string, unknown>>,
     description: McpServerDescription,
     options: ProtocolRequestOptions,
     requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
   ): Promise<Record<string, unknown>> {
-    let current: Record<string, unknown> = { ...params };
-    let prompts = options.prompts;
-    for (let round = 0; ; round++) {
-      const result = await this.#peer.request(
-        { method, params: this.#withMeta(current, description.protocolVersion) },
+    return this.#peer
+      .request(
+        { method, params: this.#withMeta(params, description.protocolVersion) },
         LooseResultSchema,
         requestOptions,
+      )
+      .then((result) =>
+        isInputRequired(result)
+          ? this.#inputRounds(method, params, description, options, requestOptions, result)
+          : result,
       );
-      if (!isInputRequired(result)) return result;
+  }
+
+  /** The rounds after an `input_required` answer (`first`), up to `maxInputRounds`. */
+  async #inputRounds(
+    method: string,
+    params: Readonly<Record<string, unknown>>,
+    description: McpServerDescription,
+    options: ProtocolRequestOptions,
+    requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
+    first: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    let prompts = options.prompts;
+    let result = first;
+    for (let round = 0; ; round++) {
       if (round >= this.#options.maxInputRounds) {
         throw new InputRequestError('too-many-rounds', undefined, {
           details: { maxInputRounds: this.#options.maxInputRounds },
@@ -305,11 +364,17 @@ export class ProtocolSession {
       prompts ??= new PromptAllowance(this.#options.maxInputPrompts);
       const inputResponses = await answerInputRequests(result, this.#options.handlers, prompts);
       options.signal?.throwIfAborted();
-      current = {
+      const current = {
         ...params,
         inputResponses,
         ...(result.requestState === undefined ? {} : { requestState: result.requestState }),
       };
+      result = await this.#peer.request(
+        { method, params: this.#withMeta(current, description.protocolVersion) },
+        LooseResultSchema,
+        requestOptions,
+      );
+      if (!isInputRequired(result)) return result;
     }
   }
 

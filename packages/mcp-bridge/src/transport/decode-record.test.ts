@@ -45,6 +45,12 @@ describe('the plain-message fast path', () => {
     ['a request', '{"jsonrpc":"2.0","id":3,"method":"ping"}'],
     ['a request with params', '{"jsonrpc":"2.0","id":3,"method":"roots/list","params":{"a":1}}'],
     ['a notification', notification],
+    ['a result with _meta', '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"progressToken":1}}}'],
+    ['params with an empty _meta', '{"jsonrpc":"2.0","method":"m","params":{"_meta":{}}}'],
+    [
+      'a modern result with _meta of other keys',
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[],"_meta":{"io.example/x":{"a":[1]},"progressToken":"t"}}}',
+    ],
   ])('takes %s without the schema, as the schema would', (_name, text) => {
     const value: unknown = JSON.parse(text);
     expect(isPlainMessage(value)).toBe(true);
@@ -52,8 +58,24 @@ describe('the plain-message fast path', () => {
   });
 
   it.each([
-    ['a result with _meta', '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"progressToken":1}}}'],
-    ['params with _meta', '{"jsonrpc":"2.0","method":"m","params":{"_meta":{}}}'],
+    [
+      'a _meta with a related task (the schema rebuilds it)',
+      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"}}}}',
+    ],
+    [
+      'a _meta with a fractional progress token',
+      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"progressToken":1.5}}}',
+    ],
+    [
+      'a _meta with a null progress token',
+      '{"jsonrpc":"2.0","method":"m","params":{"_meta":{"progressToken":null}}}',
+    ],
+    [
+      'a _meta with an own __proto__',
+      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"__proto__":{"x":1}}}}',
+    ],
+    ['a _meta that is an array', '{"jsonrpc":"2.0","id":1,"result":{"_meta":[]}}'],
+    ['a _meta that is null', '{"jsonrpc":"2.0","id":1,"result":{"_meta":null}}'],
     ['a result with an own __proto__', '{"jsonrpc":"2.0","id":1,"result":{"__proto__":{"x":1}}}'],
     [
       'an error with an extra key',
@@ -75,6 +97,15 @@ describe('the plain-message fast path', () => {
       fc.constant('{"_meta":{"progressToken":"t"},"a":1}'),
       fc.constant('{"_meta":5}'),
       fc.constant('{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t","x":1}}}'),
+      fc.constant('{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":5}}}'),
+      fc.constant('{"_meta":{},"content":[]}'),
+      fc.constant('{"_meta":{"progressToken":7,"io.example/x":{"y":[1,{"z":null}]}}}'),
+      fc.constant('{"_meta":{"progressToken":1.5}}'),
+      fc.constant('{"_meta":{"progressToken":null}}'),
+      fc.constant('{"_meta":{"progressToken":9007199254740993}}'),
+      fc.constant('{"_meta":{"__proto__":{"polluted":true}}}'),
+      fc.constant('{"_meta":[]}'),
+      fc.constant('{"_meta":null}'),
       fc.constant('{"__proto__":{"polluted":true},"a":1}'),
       fc.constant('[]'),
       fc.constant('null'),

@@ -9,8 +9,8 @@ import type { RecordLimits } from './record-limits.js';
  * (`[]`) is refused: JSON-RPC 2.0 says an empty array is an invalid request.
  *
  * Each message is checked against the SDK's `JSONRPCMessageSchema`. The plain shapes nearly every
- * record has (a result, an error, a request or a notification with no `_meta`, no extra key and
- * nothing a copy would change) are recognised by {@link isPlainMessage} without the schema: the
+ * record has (a result, an error, a request or a notification with at most a plain `_meta`, no
+ * extra key and nothing a copy would change) are recognised by {@link isPlainMessage} without the schema: the
  * schema would accept them and give back an equal value, and the JSON text's own parse is
  * already a fresh object nobody else holds. Everything else goes through the schema, which
  * decides.
@@ -43,11 +43,35 @@ function isPlainId(value: unknown): boolean {
 }
 
 /**
- * An object the schema passes through unchanged (`params`, `result`): no `_meta` (the schema
- * looks inside it) and no own `__proto__` key (a copy would turn it into a prototype).
+ * An object the schema passes through unchanged (`params`, `result`): no own `__proto__` key (a
+ * copy would turn it into a prototype) and, when it has `_meta`, a plain one ({@link isPlainMeta}).
  */
 function isPlainBody(value: unknown): boolean {
-  return isRecord(value) && !Object.hasOwn(value, '_meta') && !Object.hasOwn(value, '__proto__');
+  return (
+    isRecord(value) &&
+    !Object.hasOwn(value, '__proto__') &&
+    (!Object.hasOwn(value, '_meta') || isPlainMeta(value._meta))
+  );
+}
+
+/** The `_meta` key the schema checks as an object of its own (and strips other keys from). */
+const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
+
+/**
+ * A `_meta` the schema (a loose object) passes through unchanged: an object with no own
+ * `__proto__` key, no related-task entry (the schema rebuilds that one), and a `progressToken`,
+ * when there is one, that is a string or a safe integer. Nearly every modern (2026-07-28) result
+ * carries a `_meta` of this kind.
+ */
+function isPlainMeta(meta: unknown): boolean {
+  if (
+    !isRecord(meta) ||
+    Object.hasOwn(meta, '__proto__') ||
+    Object.hasOwn(meta, RELATED_TASK_KEY)
+  ) {
+    return false;
+  }
+  return !Object.hasOwn(meta, 'progressToken') || isPlainId(meta.progressToken);
 }
 
 /**

@@ -370,7 +370,8 @@ export async function callRegistry(
 ): Promise<AdapterOutcome> {
   const { registry } = adapter;
   let preview: Preview | undefined;
-  if (call.toolCallId !== undefined) {
+  // Most calls find no preview (none ran, or the tool is never asked about): no lookup then.
+  if (call.toolCallId !== undefined && adapter.previews.size > 0) {
     const known = adapter.previews.get(call.toolCallId);
     if (known !== undefined && known.toolName === call.toolName) {
       preview = known;

@@ -2,7 +2,33 @@ import { ConfigurationError } from './configuration-error.js';
 import { type JsonSnapshotLimits, snapshotJsonObject } from './json-snapshot.js';
 import type { AccessScope, JsonObject, ToolContext } from './tool.js';
 
-const created = new WeakSet<object>();
+/** Returns the object it is given, so a subclass's fields are added to that object. */
+class Stamped {
+  constructor(target: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the return override is how a private brand is put on a plain object
+    return target;
+  }
+}
+
+/**
+ * The mark of a context {@link createToolContext} or {@link deriveToolContext} made: a private
+ * field put on the plain object before it is frozen. Only this module can add it or test for it,
+ * copies (spread, `structuredClone`, JSON) never carry it, and it leaves the object's keys and
+ * prototype as they are. It costs a fraction of a `WeakSet` entry, which matters once per call.
+ */
+class CreatedMark extends Stamped {
+  readonly #created = true;
+
+  /** Marks `context` (not yet frozen) and returns it. */
+  static mark<T extends object>(context: T): T {
+    return new CreatedMark(context) as unknown as T;
+  }
+
+  /** True for an object {@link mark} marked. */
+  static has(value: object): boolean {
+    return #created in value;
+  }
+}
 
 /** What `createToolContext` accepts. */
 export interface ToolContextInit {
@@ -71,19 +97,19 @@ export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLi
       cause: error,
     });
   }
-  const context: ToolContext = Object.freeze({
-    runId: init.runId,
-    ...(init.stepId === undefined ? {} : { stepId: init.stepId }),
-    session: init.session ?? init.runId,
-    metadata,
-    accessScope,
-    ...(init.signal === undefined ? {} : { signal: init.signal }),
-  });
-  created.add(context);
+  const context: ToolContext = Object.freeze(
+    CreatedMark.mark({
+      runId: init.runId,
+      ...(init.stepId === undefined ? {} : { stepId: init.stepId }),
+      session: init.session ?? init.runId,
+      metadata,
+      accessScope,
+      ...(init.signal === undefined ? {} : { signal: init.signal }),
+    }),
+  );
   return context;
 }
 
-/** True for a context built by {@link createToolContext} (already checked and frozen). */
 /**
  * A context made from `base` (one {@link createToolContext} made) with another step id and
  * signal, without checking and snapshotting `base` again: for hosts that derive one context per
@@ -94,7 +120,7 @@ export function deriveToolContext(
   stepId: string | undefined,
   signal: AbortSignal | undefined,
 ): ToolContext {
-  if (!created.has(base)) {
+  if (typeof base !== 'object' || base === null || !CreatedMark.has(base)) {
     return createToolContext({
       runId: base.runId,
       session: base.session ?? base.runId,
@@ -119,19 +145,20 @@ export function deriveToolContext(
   const { metadata, accessScope } = base;
   // Literals of fixed shape (the same keys in the same order as createToolContext's), not spreads:
   // this runs once per adapter call.
-  const context: ToolContext = Object.freeze(
-    stepId === undefined
-      ? signal === undefined
-        ? { runId, session, metadata, accessScope }
-        : { runId, session, metadata, accessScope, signal }
-      : signal === undefined
-        ? { runId, stepId, session, metadata, accessScope }
-        : { runId, stepId, session, metadata, accessScope, signal },
+  return Object.freeze(
+    CreatedMark.mark(
+      stepId === undefined
+        ? signal === undefined
+          ? { runId, session, metadata, accessScope }
+          : { runId, session, metadata, accessScope, signal }
+        : signal === undefined
+          ? { runId, stepId, session, metadata, accessScope }
+          : { runId, stepId, session, metadata, accessScope, signal },
+    ),
   );
-  created.add(context);
-  return context;
 }
 
+/** True for a context built by {@link createToolContext} (already checked and frozen). */
 export function isCreatedToolContext(value: unknown): value is ToolContext {
-  return typeof value === 'object' && value !== null && created.has(value);
+  return typeof value === 'object' && value !== null && CreatedMark.has(value);
 }

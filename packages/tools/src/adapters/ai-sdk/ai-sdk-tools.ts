@@ -70,16 +70,15 @@ export function aiSdkTools(registry: AdapterRegistry, options: AiSdkToolsOptions
         mayAsk(adapter, registryName)
           ? needsApproval(adapter, registryName, input, toolCallId)
           : false,
-      execute: async (input, { toolCallId, abortSignal, messages }) =>
-        toOutput(
-          await callRegistry(adapter, {
-            toolName: registryName,
-            args: input,
-            toolCallId,
-            signal: abortSignal,
-            approved: () => approvedInMessages(messages, toolCallId),
-          }),
-        ),
+      // One promise layer: callRegistry's own, mapped (the SDK awaits what this returns).
+      execute: (input, { toolCallId, abortSignal, messages }) =>
+        callRegistry(adapter, {
+          toolName: registryName,
+          args: input,
+          toolCallId,
+          signal: abortSignal,
+          approved: () => approvedInMessages(messages, toolCallId),
+        }).then(toOutput),
       toModelOutput: ({ output }) => toModelOutput(output),
     }) as ToolSet[string];
   }
@@ -151,12 +150,16 @@ function toOutput(outcome: AdapterOutcome): AiSdkToolOutput {
   return output;
 }
 
+function hasMedia(parts: readonly FlatPart[]): boolean {
+  for (const part of parts) if (part.type === 'media') return true;
+  return false;
+}
+
 type ModelOutput = ReturnType<NonNullable<ToolSet[string]['toModelOutput']>>;
 
 function toModelOutput(output: AiSdkToolOutput): ModelOutput {
   if (output.isError) return { type: 'error-text', value: output.text };
-  const hasMedia = output.parts.some((part) => part.type === 'media');
-  if (hasMedia) {
+  if (hasMedia(output.parts)) {
     const value: (
       | { type: 'text'; text: string }
       | {
