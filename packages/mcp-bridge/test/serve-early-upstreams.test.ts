@@ -5,8 +5,9 @@
 // is asserted. An option or config refused before the spawn spawns nothing; one refused after it
 // (the policy file, the pins) and an upstream that fails leave no process of its group running.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,8 +61,8 @@ async function serve(
     ['--import', PROBE, CLI, 'serve', '--config', file, ...extra],
     {
       stdio: ['pipe', 'pipe', 'pipe'],
-      // Every stdio upstream spawns before loading unless a test says otherwise (the default,
-      // the idle cores, depends on the machine's load).
+      // Every stdio upstream spawns before loading unless a test says otherwise (the default is
+      // the cores less one).
       env: { ...process.env, TOOLFENCE_MODULE_LOG: log, TOOLFENCE_EARLY_UPSTREAMS: '8', ...env },
     },
   );
@@ -117,7 +118,7 @@ describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
       // is loaded (the control).
       const beforeFirst: readonly [string, RegExp][] = [
         ['the serve command', /\/mcp-bridge\/dist\/cli\/run-gateway\.js$/],
-        ['@toolfence/tools', /\/tools\/dist\/index\.js$/],
+        ['@toolfence/tools/core', /\/tools\/dist\/core\.js$/],
         ['the SDK server', /\/node_modules\/@modelcontextprotocol\/server\//],
         ['the gateway', /\/mcp-bridge\/dist\/gateway\/mcp-gateway\.js$/],
       ];
@@ -140,6 +141,44 @@ describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
           afterEverySpawn: true,
         });
       }
+    } finally {
+      await stop(served);
+    }
+  }, 120_000);
+});
+
+describe('without TOOLFENCE_EARLY_UPSTREAMS', () => {
+  // The default is fixed for a machine (its cores less one, at least 1), not read from its load:
+  // one upstream more than that is given, and exactly the default spawn before serve loads.
+  it('spawns the cores less one (at least 1) before it loads its own command, the rest after', async () => {
+    const early = Math.max(1, availableParallelism() - 1);
+    const silent = {
+      command: process.execPath,
+      args: ['-e', 'process.stdin.resume(); setInterval(() => {}, 60000);'],
+      startTimeoutMs: 60_000,
+    };
+    const servers = Object.fromEntries(
+      Array.from({ length: early + 1 }, (_, index) => [`s${index}`, silent]),
+    );
+    const served = await serve('default-early', { mcpServers: servers }, [], {
+      TOOLFENCE_EARLY_UPSTREAMS: '',
+    });
+    try {
+      const spawns = (): number =>
+        (existsSync(served.log) ? readFileSync(served.log, 'utf8') : '')
+          .split('\n')
+          .filter((line) => line.startsWith('spawn:')).length;
+      await until(
+        () => spawns() === early + 1,
+        `every upstream spawned (stderr: ${served.stderr})`,
+      );
+      const { lines } = await probeLog(served.log);
+      const command = lines.findIndex((line) =>
+        /\/mcp-bridge\/dist\/cli\/run-gateway\.js$/.test(line),
+      );
+      expect(command).toBeGreaterThan(0);
+      const before = lines.slice(0, command).filter((line) => line.startsWith('spawn:'));
+      expect(before).toHaveLength(early);
     } finally {
       await stop(served);
     }

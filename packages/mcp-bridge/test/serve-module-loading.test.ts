@@ -1,11 +1,13 @@
 // Start time (issue 41): `toolfence-mcp serve` answers its client before it loads what it does not
-// need yet. Each command loads only its own modules (run-cli.ts), the CommonJS libraries of
-// @toolfence/tools (ajv, yaml, undici) load where they are first used, and the gateway loads the
-// upstream client and the bridge with its first upstream. A real `serve` process runs under a
+// need yet. Each command loads only its own modules (run-cli.ts), serve imports
+// @toolfence/tools/core (not the main entry, its built-in tools and Skills), the CommonJS
+// libraries of @toolfence/tools (ajv, yaml, undici) load where they are first used, and the
+// gateway loads the upstream client and the bridge with its first upstream, then ajv and its
+// meta-schema while that upstream starts (before it answers). A real `serve` process runs under a
 // module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
 // is asserted. The control rows prove the probe sees each library once it is used.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +25,9 @@ const SILENT = ['-e', 'process.stdin.resume(); setInterval(() => {}, 60_000);'];
 
 /** What `serve` must not have loaded when it answers `initialize` and a first `tools/list`. */
 const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
-  ['ajv (the registry compiles a schema only when a tool is registered)', /\/node_modules\/ajv\//],
-  ['ajv-formats', /\/node_modules\/ajv-formats\//],
+  // ajv itself loads while the upstreams start (see 'compiling its upstream schemas' below).
+  ['ajv-formats (format assertion is off)', /\/node_modules\/ajv-formats\//],
+  ['ajv-draft-04 (no schema declared draft-04)', /\/node_modules\/ajv-draft-04\//],
   ['yaml (Skills front matter)', /\/node_modules\/yaml\//],
   ['undici (HTTP upstreams and the network guard)', /\/node_modules\/undici\//],
   ['smol-toml (wrap reads Codex config)', /\/node_modules\/smol-toml\//],
@@ -35,6 +38,16 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
   ['the wrap command', /\/mcp-bridge\/dist\/(cli\/run-wrap|gateway\/client-formats)\.js$/],
   ['the HTTP downstream (--http was not given)', /\/mcp-bridge\/dist\/cli\/gateway-http\.js$/],
   ['the framework adapters of @toolfence/tools', /\/tools\/dist\/adapters\//],
+  [
+    'the main entry of @toolfence/tools (serve imports @toolfence/tools/core)',
+    /\/tools\/dist\/index\.js$/,
+  ],
+  ['the built-in tools of @toolfence/tools', /\/tools\/dist\/builtin\//],
+  ['the Skills of @toolfence/tools', /\/tools\/dist\/skills\//],
+  [
+    'the MCP connection and adapter of @toolfence/tools',
+    /\/tools\/dist\/mcp\/(mcp-server-|mcp-tool-adapter)/,
+  ],
   ['the AI SDK', /\/node_modules\/ai\//],
   ['the OpenAI Agents SDK', /\/node_modules\/@openai\/agents/],
   ['LangChain', /\/node_modules\/@langchain\//],
@@ -72,9 +85,11 @@ async function serveAndList(
   servers: Record<string, unknown>,
   minTools: number,
   ajvLog?: string,
+  moduleLog?: string,
+  until?: () => boolean,
 ): Promise<string[]> {
   const config = join(folder, `${name}.json`);
-  const log = join(folder, `${name}-modules.log`);
+  const log = moduleLog ?? join(folder, `${name}-modules.log`);
   await writeFile(
     config,
     JSON.stringify({
@@ -139,6 +154,7 @@ async function serveAndList(
       id += 1;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    if (until !== undefined) await waitFor(until, `the probe's line (stderr: ${stderr})`);
     child.kill('SIGUSR2');
     await waitFor(() => existsSync(`${log}.cjs`), 'the module probe');
     return await loadedModules(log);
@@ -175,15 +191,26 @@ describe('toolfence-mcp serve before its upstreams are ready', () => {
 });
 
 describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
-  it('loads ajv when it registers the upstream tools (the probe sees CommonJS reached lazily)', async () => {
-    const loaded = await serveAndList(
+  let loaded: string[];
+  beforeAll(async () => {
+    loaded = await serveAndList(
       'ready',
       { ready: { command: process.execPath, args: [SERVER, 'stdio'] } },
       1,
     );
+  }, 120_000);
+
+  it('loads ajv when it registers the upstream tools (the probe sees CommonJS reached lazily)', () => {
     expect(loaded.some((url) => /\/node_modules\/ajv\//.test(url))).toBe(true);
     expect(loaded.some((url) => url.endsWith('/mcp-bridge/dist/client/mcp-client.js'))).toBe(true);
-  }, 120_000);
+  });
+
+  it.each(NOT_LOADED_BY_SERVE.filter(([label]) => /@toolfence\/tools/.test(label)))(
+    'lists the upstream tools without loading %s',
+    (_, pattern) => {
+      expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
+    },
+  );
 });
 
 describe('toolfence-mcp serve compiling its upstream schemas', () => {
@@ -197,6 +224,36 @@ describe('toolfence-mcp serve compiling its upstream schemas', () => {
     );
     const instances = (await readFile(ajvLog, 'utf8')).split('\n').filter(Boolean);
     expect(instances).toEqual(['Ajv2020']);
+  }, 120_000);
+});
+
+describe('toolfence-mcp serve while its upstream starts', () => {
+  // The meta-schema is compiled while the upstream starts, not after it answered: the module log
+  // and the Ajv instance log are one file, so the Ajv line falls between the module lines.
+  it('makes its Ajv instance after spawning the upstream and loading the upstream client, before the upstream answers', async () => {
+    const log = join(folder, 'warm-modules.log');
+    await serveAndList(
+      'warm',
+      { silent: { command: process.execPath, args: SILENT, startTimeoutMs: 60_000 } },
+      0,
+      log,
+      log,
+      () => existsSync(log) && readFileSync(log, 'utf8').includes('\nAjv2020\n'),
+    );
+    const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    const ajv = lines.indexOf('Ajv2020');
+    const spawned = lines.findIndex((line) => line.startsWith('spawn:'));
+    const client = lines.findIndex((line) =>
+      line.endsWith('/mcp-bridge/dist/client/mcp-client.js'),
+    );
+    expect({ spawned: spawned >= 0, client: client >= 0, ajv: ajv >= 0 }).toEqual({
+      spawned: true,
+      client: true,
+      ajv: true,
+    });
+    expect(ajv).toBeGreaterThan(spawned);
+    expect(ajv).toBeGreaterThan(client);
+    expect(lines.filter((line) => line === 'Ajv2020')).toHaveLength(1);
   }, 120_000);
 });
 

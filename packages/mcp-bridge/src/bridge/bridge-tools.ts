@@ -21,7 +21,7 @@ import {
   type ToolContext,
   type ToolResult,
   type ToolSpec,
-} from '@toolfence/tools';
+} from '@toolfence/tools/core';
 import { type AmbiguityReason, AmbiguousDeliveryError, ServerRpcError } from '../client/errors.js';
 import { clientLoggerOf, McpClient } from '../client/mcp-client.js';
 import { type McpToolInfo, parseToolInfo } from '../client/tool-listing.js';

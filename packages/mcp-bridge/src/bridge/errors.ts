@@ -1,4 +1,4 @@
-import { CALL_NOT_RUN } from '@toolfence/tools';
+import { CALL_NOT_RUN } from '@toolfence/tools/core';
 import { McpBridgeError, type McpBridgeErrorOptions } from '../mcp-bridge-error.js';
 
 /** A `bridgeTools` option is invalid. */

@@ -1,4 +1,4 @@
-import { declaredSchemaDialect, type JsonObject } from '@toolfence/tools';
+import { declaredSchemaDialect, type JsonObject } from '@toolfence/tools/core';
 import { isRecord } from '../is-record.js';
 import { BridgeSchemaError } from './errors.js';
 

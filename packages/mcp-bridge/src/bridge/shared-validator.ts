@@ -1,4 +1,4 @@
-import { AjvSchemaValidator } from '@toolfence/tools';
+import { AjvSchemaValidator } from '@toolfence/tools/core';
 
 let defaultValidator: AjvSchemaValidator | undefined;
 
@@ -12,4 +12,17 @@ let defaultValidator: AjvSchemaValidator | undefined;
 export function sharedValidator(): AjvSchemaValidator {
   defaultValidator ??= new AjvSchemaValidator();
   return defaultValidator;
+}
+
+/** The schema {@link warmSharedValidator} compiles: `{}`, in the default dialect (2020-12). */
+const WARM_SCHEMA = Object.freeze({});
+
+/**
+ * Makes the shared validator's 2020-12 Ajv instance now: loads ajv and compiles the meta-schema
+ * (the bulk of a first listing's validation cost), by preparing `{}`. The gateway calls it while
+ * its upstreams start, so their first listing does not wait for it. Changes no result: every
+ * schema is still compiled, and refused, exactly as before when it is listed.
+ */
+export function warmSharedValidator(): void {
+  sharedValidator().prepare(WARM_SCHEMA);
 }

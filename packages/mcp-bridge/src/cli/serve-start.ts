@@ -2,7 +2,7 @@
 // options and the config, and spawn the stdio upstreams, so their start-up overlaps the loading of the gateway,
 // the SDK server and the upstream client (run-gateway.ts, loaded next). Loads only the config
 // reader and `node:child_process`.
-import { EarlyUpstreams, idleCores } from '../gateway/early-upstreams.js';
+import { defaultEarlyUpstreams, EarlyUpstreams } from '../gateway/early-upstreams.js';
 import { auditKeyOf, sealKeysOf } from '../gateway/gateway-config.js';
 import type { CliIo } from './cli-io.js';
 import {
@@ -49,15 +49,16 @@ const MAX_EARLY_UPSTREAMS = 1000;
 
 /**
  * How many stdio upstreams spawn before `serve` loads the gateway: `TOOLFENCE_EARLY_UPSTREAMS`
- * (0 to 1000), else the idle cores ({@link idleCores}); each other one is spawned by its client.
+ * (0 to 1000), else the cores less one, at least 1 ({@link defaultEarlyUpstreams}); each other one
+ * is spawned by its client.
  */
 function earlyCount(io: CliIo): number {
   const text = io.env?.TOOLFENCE_EARLY_UPSTREAMS;
-  if (text === undefined || text === '') return idleCores();
+  if (text === undefined || text === '') return defaultEarlyUpstreams();
   const count = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
   if (!(count <= MAX_EARLY_UPSTREAMS)) {
     throw usage(
-      `TOOLFENCE_EARLY_UPSTREAMS takes a whole number from 0 to ${MAX_EARLY_UPSTREAMS} (the stdio upstreams spawned before serve loads the gateway; default: the idle cores)`,
+      `TOOLFENCE_EARLY_UPSTREAMS takes a whole number from 0 to ${MAX_EARLY_UPSTREAMS} (the stdio upstreams spawned before serve loads the gateway; default: the cores less one, at least 1)`,
     );
   }
   return count;

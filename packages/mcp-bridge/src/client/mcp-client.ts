@@ -6,7 +6,7 @@ import {
   McpError,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
-import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools';
+import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools/core';
 import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';

@@ -4,7 +4,7 @@
 // cancelled with `tasks/cancel` on abort and at the time limit. The call is never repeated.
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { checkOptionKeys } from '@toolfence/tools';
+import { checkOptionKeys } from '@toolfence/tools/core';
 import { isRecord } from '../is-record.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import { answerInputRequests, type InputHandlers } from '../protocol/input-requests.js';

@@ -1,4 +1,4 @@
-import { collectPages, type McpListingProblem } from '@toolfence/tools';
+import { collectPages, type McpListingProblem } from '@toolfence/tools/core';
 import { isRecord } from '../is-record.js';
 
 /** One tool as the server listed it (untrusted; schemas are checked when bridged). */

@@ -11,7 +11,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { checkOptionKeys } from '@toolfence/tools';
+import { checkOptionKeys } from '@toolfence/tools/core';
 import {
   type AuditFileSeal,
   type AuditHead,

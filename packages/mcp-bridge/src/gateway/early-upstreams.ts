@@ -1,7 +1,7 @@
 // The gateway's stdio upstreams, spawned as soon as the config is read: their start-up (a process,
 // its runtime, its modules) runs while `serve` loads the gateway, the SDK and the upstream client,
 // instead of after. Loads only `node:child_process` (through early-stdio-process.ts) and `node:os`.
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism } from 'node:os';
 import {
   DEFAULT_INHERITED_ENV,
   EarlyStdioProcess,
@@ -10,13 +10,14 @@ import {
 import type { GatewayConfig, GatewayServerConfig } from './gateway-config.js';
 
 /**
- * The idle cores beyond the one `serve` loads on: the cores less one, less the 1-minute load
- * average, at least 0. A server started on a busy core only slows `serve`'s own start (and its
- * `initialize` answer): on 2 cores, spawning one before loading slowed `initialize` from 381 to
- * 614 ms at a load of 4.5.
+ * How many stdio upstreams spawn before `serve` loads: the cores beyond the one `serve` loads on
+ * (`availableParallelism() - 1`), at least 1. Fixed for a machine, whatever its load, so the same
+ * config starts the same way every time. At least 1: on one core the first upstream's start still
+ * overlaps `serve`'s waits (its file reads), and its client would spawn it a few hundred ms later
+ * on the same core anyway.
  */
-export function idleCores(): number {
-  return Math.max(0, Math.floor(availableParallelism() - 1 - (loadavg()[0] ?? 0)));
+export function defaultEarlyUpstreams(): number {
+  return Math.max(1, availableParallelism() - 1);
 }
 
 /** The upstream processes started early for one config object (see {@link EarlyUpstreams}). */
@@ -42,9 +43,9 @@ export class EarlyUpstreams {
   /**
    * Spawns the first `now` stdio upstreams of `config` at once, in parallel (a failed spawn is
    * reported by the client that takes it); the client of each other one spawns it when it
-   * starts, as without this. Default `now`: {@link idleCores}.
+   * starts, as without this. Default `now`: {@link defaultEarlyUpstreams}.
    */
-  static start(config: GatewayConfig, now: number = idleCores()): EarlyUpstreams {
+  static start(config: GatewayConfig, now: number = defaultEarlyUpstreams()): EarlyUpstreams {
     const started = new EarlyUpstreams();
     for (const [name, server] of Object.entries(config.mcpServers)) {
       if (server.command === undefined || server.url !== undefined) continue;

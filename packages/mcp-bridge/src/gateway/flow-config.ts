@@ -6,7 +6,7 @@ import {
   type FlowGuardOptions,
   type FlowPermit,
   type FlowToolSelector,
-} from '@toolfence/tools';
+} from '@toolfence/tools/core';
 import { isRecord } from '../is-record.js';
 import { PolicyFileError } from './policy-file-error.js';
 

@@ -13,7 +13,7 @@ import {
   type PermissionVerdict,
   type SessionFlowGuard,
   type ToolContext,
-} from '@toolfence/tools';
+} from '@toolfence/tools/core';
 import type { AuditFlow } from './audit-log.js';
 import { canonicalJson } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';

@@ -6,7 +6,7 @@ import {
   type BudgetScope,
   CallBudget,
   principalOf,
-} from '@toolfence/tools';
+} from '@toolfence/tools/core';
 import { GatewayConfigError } from './errors.js';
 import type { GatewayBudgetSettings } from './gateway-config.js';
 

@@ -21,7 +21,7 @@ import {
   type PermissionDecision,
   PRINCIPAL_METADATA_KEY,
   type Principal,
-} from '@toolfence/tools';
+} from '@toolfence/tools/core';
 import { ResourceNotFoundError, ServerRpcError } from '../client/errors.js';
 import type { McpClient } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';

@@ -29,9 +29,9 @@ import {
   ToolRegistry,
   type ToolResult,
   ToolsError,
-} from '@toolfence/tools';
+} from '@toolfence/tools/core';
 import type { BridgedTool } from '../bridge/bridge-tools.js';
-import { sharedValidator } from '../bridge/shared-validator.js';
+import { sharedValidator, warmSharedValidator } from '../bridge/shared-validator.js';
 import type { McpClient, McpClientOptions } from '../client/mcp-client.js';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
@@ -737,6 +737,14 @@ export class McpGateway {
         .then((tracer) => {
           this.#tracer = tracer;
         });
+      // Then ajv and its meta-schema, while the upstreams start: their first listing would
+      // otherwise compile it after they answered (a failure here is the listing's to report).
+      void this.#tracerReady
+        .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+        .then(() => {
+          if (Object.keys(this.#options.config.mcpServers).length > 0) warmSharedValidator();
+        })
+        .catch(() => undefined);
       await this.reload({ config: this.#options.config, pins: this.#options.pins });
       await this.#tracerReady;
     })();

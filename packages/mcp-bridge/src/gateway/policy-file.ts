@@ -13,7 +13,7 @@ import {
   RuleBasedPolicy,
   type ToolIdentity,
   type UnmatchedRule,
-} from '@toolfence/tools';
+} from '@toolfence/tools/core';
 import { isRecord } from '../is-record.js';
 import { type GatewayFlowSettings, parseFlowPolicy } from './flow-config.js';
 import { PolicyFileError } from './policy-file-error.js';

@@ -1,4 +1,4 @@
-import { renamedOptionMessage } from '@toolfence/tools';
+import { renamedOptionMessage } from '@toolfence/tools/core';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { OAuthConfigurationError, OAuthTransportError } from './errors.js';
 import { type AllowNonPublic, type FetchFunction, guardedOAuthFetch } from './guard.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { renamedOptionMessage } from '@toolfence/tools';
+import { renamedOptionMessage } from '@toolfence/tools/core';
 import type Database from 'better-sqlite3';
 import {
   type ConnectionChange,

@@ -1,4 +1,4 @@
-import { renamedOptionMessage } from '@toolfence/tools';
+import { renamedOptionMessage } from '@toolfence/tools/core';
 import { TransportConfigurationError } from './errors.js';
 
 /** Byte and structure limits applied to every record read from a server. */

@@ -3,7 +3,7 @@
 // The access token obtained is checked exactly like the gateway's bearer tokens and then dropped:
 // the browser keeps only the console's session cookie, bound to the principal.
 import { randomBytes } from 'node:crypto';
-import { checkOptionKeys, type Principal } from '@toolfence/tools';
+import { checkOptionKeys, type Principal } from '@toolfence/tools/core';
 import * as oauth from 'oauth4webapi';
 import {
   type AuthorizationServerMetadata,

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkOptionKeys } from '@toolfence/tools';
+import { checkOptionKeys } from '@toolfence/tools/core';
 import { positiveInteger } from '../../transport/record-limits.js';
 import type { AuditEntry, AuditLog } from '../audit-log.js';
 import { verifyAuditChain } from '../audit-log.js';
