@@ -10,7 +10,7 @@
 // ratio to that 0.5 s budget); the complete listing at most 1.1x the parallel direct start. A run
 // is a fresh process tree each time. The machine's 1-minute load average is printed beside each
 // figure: on a shared machine a process start is slowed by whatever else runs. `serve` spawns its
-// stdio upstreams before it loads its own modules (the cores less one, at least 1; the rest once
+// stdio upstreams before it loads its own modules (the cores less one; the rest once
 // the client is served), so the gateway's start overlaps theirs.
 //
 //   npx tsx bench/gateway-start.bench.ts

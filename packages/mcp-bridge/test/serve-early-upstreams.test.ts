@@ -148,10 +148,10 @@ describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
 });
 
 describe('without TOOLFENCE_EARLY_UPSTREAMS', () => {
-  // The default is fixed for a machine (its cores less one, at least 1), not read from its load:
-  // one upstream more than that is given, and exactly the default spawn before serve loads.
-  it('spawns the cores less one (at least 1) before it loads its own command, the rest after', async () => {
-    const early = Math.max(1, availableParallelism() - 1);
+  // The default is fixed for a machine (its cores less one), not read from its load: one upstream
+  // more than that is given, and exactly the default spawn before serve loads.
+  it('spawns the cores less one before it loads its own command, the rest after', async () => {
+    const early = Math.max(0, availableParallelism() - 1);
     const silent = {
       command: process.execPath,
       args: ['-e', 'process.stdin.resume(); setInterval(() => {}, 60000);'],

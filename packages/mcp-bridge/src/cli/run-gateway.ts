@@ -66,8 +66,8 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         gateway.startTimeoutMs (default 30 s; or the server's own startTimeoutMs), and their
         tools are announced with list_changed as each is ready (a tools/list waits at most
         gateway.listWaitMs, default 5 s, for those still starting). As many stdio upstreams
-        as the cores less one, at least 1 (TOOLFENCE_EARLY_UPSTREAMS=N sets the number), are
-        spawned before the gateway loads.
+        as the cores less one (none on one core; TOOLFENCE_EARLY_UPSTREAMS=N sets the number)
+        are spawned before the gateway loads.
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).

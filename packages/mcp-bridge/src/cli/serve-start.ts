@@ -49,7 +49,7 @@ const MAX_EARLY_UPSTREAMS = 1000;
 
 /**
  * How many stdio upstreams spawn before `serve` loads the gateway: `TOOLFENCE_EARLY_UPSTREAMS`
- * (0 to 1000), else the cores less one, at least 1 ({@link defaultEarlyUpstreams}); each other one
+ * (0 to 1000), else the cores less one ({@link defaultEarlyUpstreams}); each other one
  * is spawned by its client.
  */
 function earlyCount(io: CliIo): number {
@@ -58,7 +58,7 @@ function earlyCount(io: CliIo): number {
   const count = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
   if (!(count <= MAX_EARLY_UPSTREAMS)) {
     throw usage(
-      `TOOLFENCE_EARLY_UPSTREAMS takes a whole number from 0 to ${MAX_EARLY_UPSTREAMS} (the stdio upstreams spawned before serve loads the gateway; default: the cores less one, at least 1)`,
+      `TOOLFENCE_EARLY_UPSTREAMS takes a whole number from 0 to ${MAX_EARLY_UPSTREAMS} (the stdio upstreams spawned before serve loads the gateway; default: the cores less one)`,
     );
   }
   return count;

@@ -11,13 +11,13 @@ import type { GatewayConfig, GatewayServerConfig } from './gateway-config.js';
 
 /**
  * How many stdio upstreams spawn before `serve` loads: the cores beyond the one `serve` loads on
- * (`availableParallelism() - 1`), at least 1. Fixed for a machine, whatever its load, so the same
- * config starts the same way every time. At least 1: on one core the first upstream's start still
- * overlaps `serve`'s waits (its file reads), and its client would spawn it a few hundred ms later
- * on the same core anyway.
+ * (`availableParallelism() - 1`; 0 on one core). Fixed for a machine, whatever its load, so the
+ * same config starts the same way every time. None on one core: there an early upstream only
+ * shares the core `serve` loads on, so its client's `initialize` waits longer while the listing
+ * gains little (the same work on the same core).
  */
 export function defaultEarlyUpstreams(): number {
-  return Math.max(1, availableParallelism() - 1);
+  return Math.max(0, availableParallelism() - 1);
 }
 
 /** The upstream processes started early for one config object (see {@link EarlyUpstreams}). */
