@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { AllowAllAuthorizer } from '@toolfence/tools';
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import {
   type FastCallHandler,
@@ -665,6 +665,27 @@ describe('the gateway fast path (issue 41)', () => {
     const { time: _time, previous: _previous, hash: _hash, ...rest } = line ?? {};
     return rest;
   };
+
+  it('serves a plain call without the SDK server building a request context, and a call with _meta with it', async () => {
+    const { client } = await start();
+    // The SDK server builds a context for each request it dispatches (Server.buildContext).
+    const built = vi.spyOn(
+      Server.prototype as unknown as { buildContext: (...args: unknown[]) => unknown },
+      'buildContext',
+    );
+    try {
+      expect(resultText(await client.callTool({ name: 'tk__note', arguments: { id: 'a' } }))).toBe(
+        'note a',
+      );
+      expect(built).not.toHaveBeenCalled();
+      expect(
+        resultText(await client.callTool({ name: 'tk__note', arguments: { id: 'b' }, _meta: {} })),
+      ).toBe('note b');
+      expect(built).toHaveBeenCalledTimes(1);
+    } finally {
+      built.mockRestore();
+    }
+  }, 60_000);
 
   it.each([
     ['a call that runs', { name: 'tk__note', arguments: { id: 'n1' } }],
