@@ -58,6 +58,11 @@ import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { EarlyUpstreams } from './early-upstreams.js';
 import { GatewayConfigError } from './errors.js';
+import {
+  type FastCallHandler,
+  type FastCallOutcome,
+  FastCallTransport,
+} from './fast-call-transport.js';
 import type { GatewayFlowSettings } from './flow-config.js';
 import {
   auditFlow,
@@ -278,7 +283,12 @@ interface Downstream {
   readonly era: GatewayEra;
   /** Its flow session: one per connection; absent for a stateless request (keyed by principal). */
   readonly session?: string;
+  /** How fast-path calls handed back to the SDK ended, by their replay token (see #fastCalls). */
+  readonly replays: Map<string, FastCallOutcome>;
 }
+
+/** The `_meta` key of a fast-path call handed back to the SDK server (its value a random token). */
+const REPLAY_META_KEY = 'dev.toolfence/fast-call-replay';
 
 /** One downstream `tools/call` while the registry runs it. */
 interface CallState {
@@ -611,6 +621,7 @@ export class McpGateway {
       server,
       era,
       ...(track ? { session: connectionSession() } : {}),
+      replays: new Map(),
     };
     this.#passthrough.attach(server, era);
     server.setRequestHandler('tools/list', async (_request, context) => {
@@ -634,6 +645,13 @@ export class McpGateway {
       ) as never;
     });
     server.setRequestHandler('tools/call', (request, context) => {
+      // A fast-path call whose outcome the SDK is to check and send: the call already ran.
+      const replayed = takeReplay(downstream, request.params._meta);
+      if (replayed !== undefined) {
+        return (
+          replayed.ok ? Promise.resolve(replayed.value) : Promise.reject(replayed.error)
+        ) as Promise<CallToolResult>;
+      }
       const handled = this.#call(
         downstream,
         request.params,
@@ -1270,18 +1288,90 @@ export class McpGateway {
   async connect(transport: Transport): Promise<void> {
     // The entry owns the transport's callbacks; an `onclose` set before connecting still runs.
     const closed = transport.onclose;
-    const handle = serveStdio((context) => this.#newDownstream(context.era, true).server, {
+    // A plain `tools/call` on a 2025-11-25 connection skips the SDK server's per-message checks
+    // (fast-call-transport.ts); everything else reaches the SDK server as before.
+    let legacy: Downstream | undefined;
+    const fast = new FastCallTransport(
       transport,
-      onerror: (error) => {
-        this.#options.logger?.debug?.('Downstream connection error', { name: error.name });
+      this.#fastCalls(() => legacy),
+    );
+    const handle = serveStdio(
+      (context) => {
+        const downstream = this.#newDownstream(context.era, true);
+        legacy = context.era === 'legacy' ? downstream : undefined;
+        return downstream.server;
       },
-    });
+      {
+        transport: fast,
+        onerror: (error) => {
+          this.#options.logger?.debug?.('Downstream connection error', { name: error.name });
+        },
+      },
+    );
     this.#stdio.add(handle);
-    const entry = transport.onclose;
-    transport.onclose = () => {
+    const entry = fast.onclose;
+    fast.onclose = () => {
       this.#stdio.delete(handle);
       entry?.();
       closed?.();
+    };
+  }
+
+  /**
+   * The fast path of one stdio connection: ready once its client has initialized a 2025-11-25
+   * session, until it closes; a call runs through {@link McpGateway.#call} as the SDK's handler
+   * would run it (the same request context: its signal, its elicitation, no `_meta`).
+   */
+  #fastCalls(current: () => Downstream | undefined): FastCallHandler {
+    return {
+      ready: () => {
+        const downstream = current();
+        return (
+          downstream !== undefined &&
+          !this.#closed &&
+          this.#downstreams.has(downstream) &&
+          downstream.server.getClientCapabilities() !== undefined
+        );
+      },
+      call: (call, signal) => {
+        const downstream = current() as Downstream;
+        const server = downstream.server;
+        // What the SDK's context gives a legacy tools/call without `_meta` (see buildContext).
+        const request = {
+          id: call.id,
+          method: 'tools/call',
+          _meta: undefined,
+          requestState: () => undefined,
+          signal,
+          elicitInput: (
+            params: Parameters<Server['elicitInput']>[0],
+            options?: Parameters<Server['elicitInput']>[1],
+          ) => server.elicitInput(params, options),
+        } as unknown as ServerContext['mcpReq'];
+        const handled = this.#call(
+          downstream,
+          call,
+          request,
+          downstream.session ?? principalSession(undefined),
+        );
+        this.#handling.set(request, handled);
+        return handled;
+      },
+      replay: (call, outcome) => {
+        const downstream = current() as Downstream;
+        const token = randomUUID();
+        downstream.replays.set(token, outcome);
+        return {
+          jsonrpc: '2.0',
+          id: call.id,
+          method: 'tools/call',
+          params: {
+            name: call.name,
+            ...(call.arguments === undefined ? {} : { arguments: call.arguments }),
+            _meta: { [REPLAY_META_KEY]: token },
+          },
+        };
+      },
     };
   }
 
@@ -1690,6 +1780,16 @@ export class McpGateway {
       },
     );
   }
+}
+
+/** The outcome a fast-path call handed back under `meta`'s replay token, taken once. */
+function takeReplay(downstream: Downstream, meta: unknown): FastCallOutcome | undefined {
+  if (downstream.replays.size === 0 || !isRecord(meta)) return undefined;
+  const token = meta[REPLAY_META_KEY];
+  if (typeof token !== 'string') return undefined;
+  const outcome = downstream.replays.get(token);
+  downstream.replays.delete(token);
+  return outcome;
 }
 
 /** The audit failure that stopped a call before it ran (the registry may wrap it), if one did. */

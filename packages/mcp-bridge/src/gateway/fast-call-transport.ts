@@ -1,0 +1,145 @@
+import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { isRecord } from '../is-record.js';
+import {
+  isPlainCallToolResult,
+  type PlainId,
+  type PlainToolsCall,
+  plainToolsCall,
+} from './plain-tools-call.js';
+
+/** How a plain call ended: its result, or what it threw. */
+export type FastCallOutcome =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: unknown };
+
+/** What the gateway gives {@link FastCallTransport} for one downstream connection. */
+export interface FastCallHandler {
+  /**
+   * True when a plain `tools/call` may be served on the fast path now: the connection is pinned
+   * to the 2025-11-25 era, initialized and open. Read for each message.
+   */
+  ready(): boolean;
+  /** Runs one plain call to its end (aborted through `signal` by a cancellation or a close). */
+  call(call: PlainToolsCall, signal: AbortSignal): Promise<unknown>;
+  /**
+   * The request to hand the SDK server instead of answering directly (a result the fast path
+   * does not recognise as plain, or a throw): the SDK's handler gives back `outcome` as the
+   * call's result, so the SDK checks, encodes and sends it exactly as for any other call.
+   */
+  replay(call: PlainToolsCall, outcome: FastCallOutcome): JSONRPCMessage;
+}
+
+/**
+ * The downstream stdio transport of a gateway connection, around the one it is given: a plain
+ * `tools/call` request ({@link plainToolsCall}) on a connection the handler says is ready runs
+ * the gateway's call handler directly, and its plain result ({@link isPlainCallToolResult}) is
+ * written back as the JSON-RPC response the SDK v2 server would have sent, without the server's
+ * per-message schema checks (which would accept both and give back equal values). Every other
+ * message, and every call the fast path does not fully cover, goes to the SDK server as before.
+ *
+ * Cancellation is the SDK's: `notifications/cancelled` naming a call in flight here aborts its
+ * signal, and an aborted call is not answered; the transport closing aborts every call in flight.
+ */
+export class FastCallTransport implements Transport {
+  readonly #inner: Transport;
+  readonly #handler: FastCallHandler;
+  /** The plain calls in flight here, by id. */
+  readonly #running = new Map<PlainId, AbortController>();
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: Transport['onmessage'];
+  readonly setProtocolVersion?: (version: string) => void;
+  readonly setSupportedProtocolVersions?: (versions: string[]) => void;
+
+  constructor(inner: Transport, handler: FastCallHandler) {
+    this.#inner = inner;
+    this.#handler = handler;
+    if (inner.setProtocolVersion !== undefined) {
+      this.setProtocolVersion = (version) => inner.setProtocolVersion?.(version);
+    }
+    if (inner.setSupportedProtocolVersions !== undefined) {
+      this.setSupportedProtocolVersions = (versions) =>
+        inner.setSupportedProtocolVersions?.(versions);
+    }
+  }
+
+  get sessionId(): string | undefined {
+    return this.#inner.sessionId;
+  }
+
+  start(): Promise<void> {
+    this.#inner.onmessage = (message, extra) => this.#inbound(message, extra);
+    this.#inner.onerror = (error) => this.onerror?.(error);
+    this.#inner.onclose = () => {
+      const running = [...this.#running.values()];
+      this.#running.clear();
+      for (const controller of running) controller.abort(new Error('Connection closed'));
+      this.onclose?.();
+    };
+    return this.#inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.#inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  #inbound(message: JSONRPCMessage, extra: Parameters<NonNullable<Transport['onmessage']>>[1]) {
+    // `extra` (an in-memory pair's `authInfo`) is not read: `serveStdio`, the one entry this
+    // transport is made for, drops it before the SDK server, so a call has no `http` either way.
+    if (this.#handler.ready()) {
+      const call = plainToolsCall(message);
+      // An id already in flight here goes to the SDK (which decides what a reused id means).
+      if (call !== undefined && !this.#running.has(call.id)) {
+        void this.#serve(call);
+        return;
+      }
+    }
+    const cancelled = cancelledId(message);
+    if (cancelled !== undefined) this.#running.get(cancelled)?.abort(cancelReason(message));
+    this.onmessage?.(message, extra);
+  }
+
+  async #serve(call: PlainToolsCall): Promise<void> {
+    const controller = new AbortController();
+    this.#running.set(call.id, controller);
+    let outcome: FastCallOutcome;
+    try {
+      outcome = { ok: true, value: await this.#handler.call(call, controller.signal) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    } finally {
+      if (this.#running.get(call.id) === controller) this.#running.delete(call.id);
+    }
+    // The SDK answers no request that was cancelled (or whose connection closed).
+    if (controller.signal.aborted) return;
+    if (outcome.ok && isPlainCallToolResult(outcome.value)) {
+      const response = { result: outcome.value, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
+      await this.#inner.send(response).catch((error: unknown) => {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      });
+      return;
+    }
+    this.onmessage?.(this.#handler.replay(call, outcome));
+  }
+}
+
+/** The request id a `notifications/cancelled` names when it is well formed, else undefined. */
+function cancelledId(message: unknown): PlainId | undefined {
+  if (!isRecord(message) || message.method !== 'notifications/cancelled' || 'id' in message) {
+    return undefined;
+  }
+  const params = message.params;
+  if (!isRecord(params)) return undefined;
+  const id = params.requestId;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  if (params.reason !== undefined && typeof params.reason !== 'string') return undefined;
+  return id as PlainId;
+}
+
+function cancelReason(message: JSONRPCMessage): unknown {
+  return (message as { params?: { reason?: unknown } }).params?.reason;
+}
