@@ -95,6 +95,25 @@ describe('screenRest', () => {
     expect(exact(text, tight)).toBe('ok');
   });
 
+  // The skip inside strings: a block with no quote is passed over (two blocks a turn after the
+  // first), whatever backslashes it holds, unless its last byte is a backslash. Each row ends a
+  // backslash run on or beside the last byte of the first, second or third block, odd (the
+  // quote after it is escaped: the string never closes) or even (it closes; two numbers follow).
+  const skipRows = [62, 63, 64, 126, 127, 128, 190, 191, 192].flatMap((end) =>
+    [1, 2, 3, 4].map((run): [string, string] => {
+      const text = `["${'x'.repeat(end - 1 - run)}${'\\'.repeat(run)}","y",1,2]`;
+      return [`a run of ${run} ending at byte ${end}`, text];
+    }),
+  );
+  const fourTokens = resolveRecordLimits({ maxRecordTokens: 4 });
+  it.each(skipRows)('agrees with the exact scanner on %s', (_name, text) => {
+    for (const limits of [DEFAULT_RECORD_LIMITS, fourTokens]) {
+      const expected = exact(text, limits);
+      expect(screenWhole(text, limits)).toBe(expected === 'ok');
+      expect(screened(text, limits)).toBe(expected);
+    }
+  });
+
   it('continues from an escape boundary with the counts so far', () => {
     const text = `["${escapeDense(10)}",1,[2]]`;
     const boundary = text.indexOf('C:');

@@ -101,6 +101,28 @@ describe('FlowGuard rules', () => {
     expect(guard.check('a', publish, 'allow')).toBeUndefined();
   });
 
+  it('judges each call by its own spec, contract and session when they alternate', () => {
+    const guard = new FlowGuard();
+    const readOnly = defineContract({
+      risk: 'read-only',
+      contentTrust: 'trusted',
+      idempotent: true,
+      version: '1.0.0',
+    });
+    guard.record('a', issue, ok);
+    for (let turn = 0; turn < 3; turn++) {
+      expect(guard.check('a', publish, 'allow')?.verdict).toBe('ask');
+      expect(guard.check('a', publish, 'allow', readOnly)).toBeUndefined();
+      expect(guard.check('a', docs, 'allow')).toBeUndefined();
+      expect(guard.check('b', publish, 'allow')).toBeUndefined();
+    }
+    // A result judged by a trusted contract labels nothing; by the spec's own, it exposes.
+    guard.record('c', issue, ok, readOnly);
+    expect(guard.labels('c')).toEqual({ exposedBy: [], privateFrom: [] });
+    guard.record('c', issue, ok);
+    expect(guard.labels('c').exposedBy).toMatchObject([{ tool: 'get_issue' }]);
+  });
+
   it('reads content trust from the call contract it is given (per-operation contracts)', () => {
     const guard = new FlowGuard();
     const tool = spec('mail', 'external-publication', 'prompt-injection-prone');

@@ -144,6 +144,9 @@ interface SpecFacts {
   readonly openWorld: boolean;
   /** The judgement of calls by each contract seen (the static one under `undefined`). */
   readonly judged: Map<ToolContract | undefined, Judgement>;
+  /** The contract judged last and its judgement (most calls repeat it: no map lookup). */
+  lastContract: ToolContract | undefined;
+  lastJudgement: Judgement | undefined;
 }
 
 /** What calls to a tool with one contract are: sources and a sink, or none of them. */
@@ -197,8 +200,13 @@ export class FlowGuard implements SessionFlowGuard {
   readonly #dropped = new Set<string>();
   readonly #facts = new WeakMap<ToolSpec, SpecFacts>();
   readonly #heuristics = new HeuristicMemory();
-  /** The session made most recently used last (its reorder is skipped). */
+  /** The session made most recently used last (its reorder and its lookup are skipped). */
   #recent: string | undefined;
+  /** The record of {@link #recent} (undefined when it has none). */
+  #recentRecord: SessionRecord | undefined;
+  /** The spec whose facts were read last, and those facts (no WeakMap lookup for a repeat). */
+  #lastSpec: ToolSpec | undefined;
+  #lastFacts: SpecFacts | undefined;
 
   /** Checks the options; throws {@link ConfigurationError} for an unknown key or a bad value. */
   constructor(options: FlowGuardOptions = {}) {
@@ -258,7 +266,7 @@ export class FlowGuard implements SessionFlowGuard {
     contract?: ToolContract,
   ): FlowRaise | undefined {
     if (verdict === 'deny') return undefined;
-    let record = this.#sessions.get(session);
+    let record = this.#recordOf(session);
     if (record === undefined) {
       if (!this.#dropped.has(session)) return undefined;
       record = this.#open(session);
@@ -300,7 +308,7 @@ export class FlowGuard implements SessionFlowGuard {
     const { exposes, holds } = this.#judge(spec, facts, contract);
     if (exposes === undefined && holds === undefined) {
       // A clean result still marks a labelled session as in use.
-      const known = this.#sessions.get(session);
+      const known = this.#recordOf(session);
       if (known !== undefined) this.#touch(session, known);
       return;
     }
@@ -311,7 +319,7 @@ export class FlowGuard implements SessionFlowGuard {
 
   /** The session's labels (frozen; empty for a session the guard has not labelled). */
   labels(session: string): FlowSessionLabels {
-    const record = this.#sessions.get(session);
+    const record = this.#recordOf(session);
     if (record !== undefined) return this.#labelsOf(record);
     if (this.#dropped.has(session)) {
       return Object.freeze({
@@ -326,21 +334,38 @@ export class FlowGuard implements SessionFlowGuard {
   endSession(session: string): void {
     this.#sessions.delete(session);
     this.#dropped.delete(session);
-    if (this.#recent === session) this.#recent = undefined;
+    if (this.#recent === session) {
+      this.#recent = undefined;
+      this.#recentRecord = undefined;
+    }
+  }
+
+  /** The kept record of `session` (the most recent one without a map lookup). */
+  #recordOf(session: string): SessionRecord | undefined {
+    if (session === this.#recent && this.#recentRecord !== undefined) return this.#recentRecord;
+    return this.#sessions.get(session);
   }
 
   /** Makes a kept session the most recently used. */
   #touch(session: string, record: SessionRecord): void {
-    if (this.#recent === session) return;
+    if (this.#recent === session && this.#recentRecord === record) return;
     this.#sessions.delete(session);
     this.#sessions.set(session, record);
     this.#recent = session;
+    this.#recentRecord = record;
   }
 
   /** The judgement of calls to `spec` by `contract` (cached per spec and contract). */
   #judge(spec: ToolSpec, facts: SpecFacts, contract: ToolContract | undefined): Judgement {
+    if (facts.lastJudgement !== undefined && facts.lastContract === contract) {
+      return facts.lastJudgement;
+    }
     let judgement = facts.judged.get(contract);
-    if (judgement !== undefined) return judgement;
+    if (judgement !== undefined) {
+      facts.lastContract = contract;
+      facts.lastJudgement = judgement;
+      return judgement;
+    }
     judgement = Object.freeze({
       exposes: this.#exposure(spec, facts, contract),
       holds: this.#privacy(spec, facts, contract),
@@ -348,12 +373,14 @@ export class FlowGuard implements SessionFlowGuard {
     });
     if (facts.judged.size >= JUDGED_CONTRACTS) facts.judged.clear();
     facts.judged.set(contract, judgement);
+    facts.lastContract = contract;
+    facts.lastJudgement = judgement;
     return judgement;
   }
 
   /** The session's record, made the most recently used; a new one may drop the oldest. */
   #open(session: string): SessionRecord {
-    let record = this.#sessions.get(session);
+    let record = this.#recordOf(session);
     if (record !== undefined) {
       this.#touch(session, record);
       return record;
@@ -368,6 +395,10 @@ export class FlowGuard implements SessionFlowGuard {
       const oldest = this.#sessions.keys().next().value;
       if (oldest !== undefined) {
         this.#sessions.delete(oldest);
+        if (oldest === this.#recent) {
+          this.#recent = undefined;
+          this.#recentRecord = undefined;
+        }
         this.#dropped.add(oldest);
         if (this.#dropped.size > this.#maxSessions) {
           const forgotten = this.#dropped.keys().next().value;
@@ -377,6 +408,7 @@ export class FlowGuard implements SessionFlowGuard {
     }
     this.#sessions.set(session, record);
     this.#recent = session;
+    this.#recentRecord = record;
     return record;
   }
 
@@ -418,15 +450,22 @@ export class FlowGuard implements SessionFlowGuard {
   }
 
   #factsOf(spec: ToolSpec): SpecFacts {
+    if (spec === this.#lastSpec && this.#lastFacts !== undefined) return this.#lastFacts;
     let facts = this.#facts.get(spec);
-    if (facts !== undefined) return facts;
+    if (facts === undefined) facts = this.#newFacts(spec);
+    this.#lastSpec = spec;
+    this.#lastFacts = facts;
+    return facts;
+  }
+
+  #newFacts(spec: ToolSpec): SpecFacts {
     const origin = originOf(spec.origin);
     const identity: ToolIdentity =
       origin === undefined ? { name: spec.name } : { name: spec.name, origin };
     const any = (matchers: readonly Matcher[]): boolean =>
       matchers.some((matches) => matches(identity));
     const annotations = spec.annotations as { readonly openWorldHint?: unknown } | undefined;
-    facts = {
+    const facts: SpecFacts = {
       identity,
       server: origin?.server,
       untrusted: any(this.#untrusted),
@@ -440,6 +479,8 @@ export class FlowGuard implements SessionFlowGuard {
         Object.hasOwn(annotations, 'openWorldHint') &&
         annotations.openWorldHint === true,
       judged: new Map(),
+      lastContract: undefined,
+      lastJudgement: undefined,
     };
     this.#facts.set(spec, facts);
     return facts;

@@ -59,6 +59,31 @@ function setup(options: Partial<ToolRegistryOptions> = {}, guard = new FlowGuard
 const context = { runId: 'run', session: 'conversation-1' };
 
 describe('ToolRegistry with a flow guard', () => {
+  it.each([
+    ['with events', true],
+    ['without events (the path that keeps one result handler per tool)', false],
+  ])(
+    'records each result in its own session when calls alternate sessions, %s',
+    async (_name, withEvents) => {
+      // No onEvent: the registry's hot path, which keeps one result handler per tool.
+      const noEvents = { onEvent: undefined } as unknown as Partial<ToolRegistryOptions>;
+      const { registry, guard } = setup(withEvents ? {} : noEvents);
+      const first = { runId: 'run', session: 'first' };
+      const second = { runId: 'run', session: 'second' };
+      await registry.invoke('get_file_contents', {}, first);
+      await registry.invoke('get_issue', {}, first);
+      await registry.invoke('get_issue', {}, second);
+      expect(guard.labels('second').exposedBy).toMatchObject([{ tool: 'get_issue' }]);
+      expect(guard.labels('second').privateFrom).toEqual([]);
+      await expect(registry.invoke('create_pull_request', {}, second)).rejects.toBeInstanceOf(
+        ApprovalRequiredError,
+      );
+      await expect(registry.invoke('create_pull_request', {}, first)).rejects.toBeInstanceOf(
+        PermissionDeniedError,
+      );
+    },
+  );
+
   it('sends a raised ask to the approval callback with the flow, one call per approval', async () => {
     const asked: ApprovalRequest[] = [];
     const approval: ApprovalCallback = (request) => {

@@ -229,6 +229,18 @@ interface Entry {
   /** Settles when the retired instance has been closed (rejects with ToolCloseError). */
   retirement: Promise<void> | undefined;
   finishRetirement: (() => void) | undefined;
+  /**
+   * The flow guard's result handler made for the last session and contract (most calls repeat
+   * them: no closure per call).
+   */
+  recorder: FlowRecorder | undefined;
+}
+
+/** A result handler that records in one session by one contract. */
+interface FlowRecorder {
+  readonly session: string;
+  readonly contract: ToolContract | undefined;
+  readonly onResult: (value: unknown) => ToolResult;
 }
 
 /** What an audited call learned about itself while it was screened (for its closing event). */
@@ -1131,12 +1143,21 @@ export class ToolRegistry {
     context: ToolContext,
     request: AuthorizationRequest,
   ): (value: unknown) => ToolResult {
+    const session = sessionOf(context);
+    const contract = request.contract;
+    const last = entry.recorder;
+    if (last !== undefined && last.session === session && last.contract === contract) {
+      return last.onResult;
+    }
     const guard = this.#flowGuard as SessionFlowGuard;
-    return (value) => {
+    const { spec } = entry;
+    const onResult = (value: unknown): ToolResult => {
       const result = entry.onResult(value);
-      guard.record(sessionOf(context), entry.spec, result, request.contract);
+      guard.record(session, spec, result, contract);
       return result;
     };
+    entry.recorder = { session, contract, onResult };
+    return onResult;
   }
 
   /** Takes a lease on the current instance and runs the call on it; the lease ends with the call. */
@@ -1583,6 +1604,7 @@ function newEntry(
     retired: false,
     retirement: undefined,
     finishRetirement: undefined,
+    recorder: undefined,
   };
   return entry;
 }
