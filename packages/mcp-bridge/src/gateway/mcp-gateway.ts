@@ -593,13 +593,15 @@ export class McpGateway {
   /**
    * A new downstream server (SDK v2 `Server`) for one connection of `era`, for serving the
    * gateway on a transport of your own: a legacy session (it is sent `list_changed` until it
-   * closes) or one modern HTTP request. {@link McpGateway.connect} and `serveGatewayHttp` use it.
+   * closes) or one modern HTTP request. `serveGatewayHttp` uses it. Such a transport is taken to
+   * serve several callers: once a server is made here, no downstream's roots are given to the
+   * upstreams (they answer every caller); an upstream's `roots/list` is answered an empty list.
    */
   downstreamServer(era: GatewayEra): Server {
-    return this.#newDownstream(era, era === 'legacy').server;
+    return this.#newDownstream(era, era === 'legacy', true).server;
   }
 
-  #newDownstream(era: GatewayEra, track: boolean): Downstream {
+  #newDownstream(era: GatewayEra, track: boolean, shared: boolean): Downstream {
     const server = new Server(
       { name: 'toolfence-gateway', version: VERSION },
       {
@@ -612,7 +614,7 @@ export class McpGateway {
       era,
       ...(track ? { session: connectionSession() } : {}),
     };
-    this.#passthrough.attach(server, era);
+    this.#passthrough.attach(server, era, shared);
     server.setRequestHandler('tools/list', async (_request, context) => {
       // While upstreams still start, wait a bounded time for them (clients that ignore
       // list_changed see them too); then answer with what is ready.
@@ -1262,7 +1264,7 @@ export class McpGateway {
   async connect(transport: Transport): Promise<void> {
     // The entry owns the transport's callbacks; an `onclose` set before connecting still runs.
     const closed = transport.onclose;
-    const handle = serveStdio((context) => this.#newDownstream(context.era, true).server, {
+    const handle = serveStdio((context) => this.#newDownstream(context.era, true, false).server, {
       transport,
       onerror: (error) => {
         this.#options.logger?.debug?.('Downstream connection error', { name: error.name });
