@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stopProcess } from './fixtures/teardown.js';
 import { gatewayClient, resultText } from './helpers.js';
 import {
   type ConsoleHarness,
@@ -94,9 +95,8 @@ describe('toolfence-mcp serve --http --console stopped (SIGTERM) while an ask wa
     folder = await mkdtemp(join(tmpdir(), 'toolfence-console-stop-'));
   });
   afterEach(async () => {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-    }
+    // The gateway has exited before its folder goes: one still shutting down writes into it.
+    if (child !== undefined) await stopProcess(child);
     child = undefined;
     await rm(folder, { recursive: true, force: true });
   });

@@ -12,6 +12,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
+import { stopProcess } from './fixtures/teardown.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -27,12 +28,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  }
+  await Promise.all(children.splice(0).map((child) => stopProcess(child)));
   await rm(folder, { recursive: true, force: true });
 });
 

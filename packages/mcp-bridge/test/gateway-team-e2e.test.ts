@@ -181,7 +181,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(replicas.map(stopProcess));
+  await Promise.all(replicas.map((replica) => stopProcess(replica)));
   await proxy?.close();
   await closeServers(servers);
   await Promise.all([postgres?.stop(), redis?.stop()]);
