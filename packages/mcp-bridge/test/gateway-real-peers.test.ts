@@ -13,6 +13,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpClient } from '../src/client/mcp-client.js';
+import { startServeHttp } from './fixtures/serve-http.js';
 import { stopProcess } from './fixtures/teardown.js';
 import { allowLoopback, EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
 
@@ -116,21 +117,16 @@ function newClient(modern: boolean): Client {
 }
 
 async function serveHttp(): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [CLI, 'serve', '--config', config, '--policy', policy, '--http', '127.0.0.1:0'],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: ENV },
-  );
-  children.push(child);
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', () => reject(new Error(`the gateway exited: ${stderr}`)));
-  });
+  const served = await startServeHttp([
+    '--config',
+    config,
+    '--policy',
+    policy,
+    '--http',
+    '127.0.0.1:0',
+  ]);
+  children.push(served.child);
+  return served.url;
 }
 
 const text = (result: unknown) =>
