@@ -13,12 +13,12 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RuleBasedPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import type { GatewayPassthroughOptions } from '../src/gateway/gateway-passthrough.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const COUNTER = fileURLToPath(new URL('./fixtures/roots-counting-server.mjs', import.meta.url));
 
@@ -205,14 +205,7 @@ describe("roots over serveGatewayHttp: shared upstreams never get one caller's r
     'gives the upstream no roots when it asks during %s',
     async (_label, asker) => {
       const gateway = await startGateway({ rootsTimeoutMs: 5_000 });
-      const http = await serveGatewayHttp(gateway, {
-        host: '127.0.0.1',
-        port: 0,
-        token: undefined,
-        loopback: true,
-        maxSessions: 4,
-      });
-      open.push(http);
+      const http = await serveLoopbackHttp(gateway, open);
       const declared = { paths: ['/tmp/alice-only'], asked: 0 };
       // The only 2025-11-25 session, and it declares roots.
       const alice = await httpClient(http.url, 'legacy', declared);
@@ -232,14 +225,7 @@ describe("roots over serveGatewayHttp: shared upstreams never get one caller's r
       roots: [{ uri: 'file:///tmp/owner' }],
     });
     expect(await changes(owner)).toBe(1);
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const http = await serveLoopbackHttp(gateway, open);
     const other = await httpClient(http.url, 'modern');
     // The upstream is told its roots changed, and they are none now, for everyone.
     expect(await changes(owner)).toBe(2);
