@@ -38,6 +38,12 @@ export const SYSTEM_PROGRAMS = Object.freeze([
     homebrew: 'chromium',
     why: "the gateway's web console: its browser tests drive a real headless chromium with playwright-core (no browser download) and save the README's screenshots",
   },
+  {
+    programs: ['prlimit'],
+    debian: 'util-linux',
+    homebrew: 'util-linux',
+    why: "the audit log on a full disk: its test runs a writer under a file size limit (RLIMIT_FSIZE) so a batch's write really stops short (EFBIG)",
+  },
 ]);
 
 function executable(path) {

@@ -88,7 +88,7 @@ describe('pnpm check', () => {
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^check: bwrap, redis-server(, initdb\/postgres)?(, chromium)? not found/,
+      /^check: bwrap, redis-server(, initdb\/postgres)?(, chromium)?(, prlimit)? not found/,
     );
     expect(lines[0]).toMatch(/apt-get install bubblewrap redis-server/);
     expect(lines[0]).toMatch(/brew install bubblewrap redis/);

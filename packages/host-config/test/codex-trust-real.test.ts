@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codexHookTrustHash } from '../src/cli/codex-config.js';
 import { getHookSetup, getHookStatus, installHook } from '../src/index.js';
+import { killGroupAndWait } from './support/kill-and-wait.js';
 
 // The installer's Codex trust check against the real Codex CLI (the pinned dev dependency
 // @openai/codex): `codex app-server` answers `hooks/list` with each hook's key, currentHash and
@@ -75,7 +76,8 @@ async function listHooks(codexHome: string, home: string): Promise<ListedHook[]>
       );
     });
   } finally {
-    child.kill('SIGKILL');
+    // Codex and the binary it starts are gone before afterEach removes the home they write in.
+    await killGroupAndWait(child);
   }
 }
 

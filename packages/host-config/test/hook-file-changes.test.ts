@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { killAndWait } from './support/kill-and-wait.js';
 import { fileUrl, runHook, stdinFor } from './support/run-hook.js';
 
 // A file that changes while the hook reads it must never be sent as a mix of two versions or
@@ -28,8 +29,9 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'toolfence-changes-'));
 });
 
-afterEach(() => {
-  writer?.kill('SIGKILL');
+afterEach(async () => {
+  // The writer is gone before the next race or the afterAll that removes its folder.
+  if (writer !== undefined) await killAndWait(writer);
   writer = undefined;
 });
 

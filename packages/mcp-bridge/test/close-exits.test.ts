@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startFaultHttpServer } from './fault-http-server.js';
+import { stopProcess } from './fixtures/teardown.js';
 import { CHILD_ENV } from './helpers.js';
 
 const CLIENT = fileURLToPath(new URL('./fixtures/close-exits-client.ts', import.meta.url));
@@ -42,7 +43,8 @@ async function runClient(mode: string, ...args: string[]): Promise<Outcome> {
     void exited.then(() => clearInterval(check));
   });
   const exitAt = await Promise.race([exited, deadline]);
-  if (exitAt === undefined) child.kill('SIGKILL');
+  // A process still running is gone before the caller removes the folder it writes into.
+  if (exitAt === undefined) await stopProcess(child, 'SIGKILL');
   return {
     output,
     exitAfterCloseMs:

@@ -120,3 +120,61 @@ describe('serve and pin: errors that say where and why (issue 36, smaller)', () 
     expect(result.err).not.toContain('OBSERVE');
   });
 });
+
+// Every command reads its flags the same way (cli-io.ts): a flag without its value, or followed by
+// another flag, and an unknown flag are usage errors (exit 2) that name the flag, and text that
+// does not look like a flag is never echoed.
+describe('bad flags of serve, pin, audit, wrap and unwrap', () => {
+  it.each<[string, string[], RegExp]>([
+    ['serve --config without its value', ['serve', '--config'], /--config needs a value/],
+    [
+      'serve --policy followed by a flag',
+      ['serve', '--policy', '--observe'],
+      /--policy needs a value/,
+    ],
+    ['serve --http without its value', ['serve', '--http'], /--http needs a value/],
+    ['pin --accept without its value', ['pin', '--accept'], /--accept needs a value/],
+    ['serve with an unknown flag', ['serve', '--frobnicate'], /unknown option --frobnicate/],
+    [
+      'audit verify with an unknown flag',
+      ['audit', 'verify', '--frobnicate'],
+      /unknown option --frobnicate/,
+    ],
+    ['wrap --client without its value', ['wrap', '--client'], /--client needs a value/],
+    [
+      'wrap --file followed by a flag',
+      ['wrap', '--client', 'claude', '--file', '--merge'],
+      /--file needs a value/,
+    ],
+    [
+      'unwrap --file without its value',
+      ['unwrap', '--client', 'claude', '--file'],
+      /--file needs a value/,
+    ],
+    [
+      'wrap with an unknown flag',
+      ['wrap', '--client', 'claude', '--frobnicate'],
+      /unknown option --frobnicate/,
+    ],
+    [
+      'unwrap with a wrap-only flag',
+      ['unwrap', '--client', 'claude', '--merge'],
+      /unknown option --merge/,
+    ],
+  ])('%s', async (_label, args, message) => {
+    const result = await cli(args);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(message);
+  });
+
+  it.each<[string, string[]]>([
+    ['serve', ['serve', '--\u001b[31mred']],
+    ['wrap', ['wrap', '--client', 'claude', 'not a flag; rm -rf ~']],
+    ['audit verify', ['audit', 'verify', '--log', 'a.jsonl', '--\u202eevil']],
+  ])('%s does not echo an unknown word that is not flag-shaped', async (_label, args) => {
+    const result = await cli(args);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/unknown option/);
+    expect(result.err).not.toContain(args.at(-1) as string);
+  });
+});

@@ -2,15 +2,16 @@
 // (it leaves the inbox, a later answer finds nothing), the call never runs, the client is
 // answered "not approved" before its connection closes, the audit log says so, and close() does
 // not wait for the approval timeout.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startServeHttp } from './fixtures/serve-http.js';
+import { stopProcess } from './fixtures/teardown.js';
 import { gatewayClient, resultText } from './helpers.js';
 import {
   type ConsoleHarness,
@@ -22,8 +23,6 @@ import {
   tracked,
   until,
 } from './support/console-harness.js';
-
-const MAIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 
 const { open, closeAll, harness } = tracked();
 afterEach(closeAll);
@@ -94,9 +93,8 @@ describe('toolfence-mcp serve --http --console stopped (SIGTERM) while an ask wa
     folder = await mkdtemp(join(tmpdir(), 'toolfence-console-stop-'));
   });
   afterEach(async () => {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-    }
+    // The gateway has exited before its folder goes: one still shutting down writes into it.
+    if (child !== undefined) await stopProcess(child);
     child = undefined;
     await rm(folder, { recursive: true, force: true });
   });
@@ -126,35 +124,25 @@ describe('toolfence-mcp serve --http --console stopped (SIGTERM) while an ask wa
         gateway: { audit: 'audit.jsonl', approvalTimeoutMs: 600_000 },
       }),
     );
-    const spawned = spawn(
-      process.execPath,
-      [MAIN, 'serve', '--config', config, '--policy', policy, '--http', '127.0.0.1:0', '--console'],
-      { cwd: folder, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: 'pipe' },
+    const served = await startServeHttp(
+      ['--config', config, '--policy', policy, '--http', '127.0.0.1:0', '--console'],
+      {
+        cwd: folder,
+        // Its console link (a whole line) and its upstream's start, in either order.
+        until:
+          /^(?=[\s\S]*console: http:\/\/127\.0\.0\.1:\d+\/console\/login\?token=[\w-]+\s)(?=[\s\S]*toolkit: (ready|failed))/,
+      },
     );
+    const spawned = served.child;
     child = spawned;
     const exited = once(spawned, 'exit');
-    let err = '';
-    const { url, consoleBase, token } = await new Promise<{
-      url: string;
-      consoleBase: string;
-      token: string;
-    }>((resolve, reject) => {
-      spawned.stderr?.on('data', (chunk: Buffer) => {
-        err += chunk.toString();
-        const listening = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
-        const link = /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/login\?token=([\w-]+)/.exec(
-          err,
-        );
-        if (listening !== null && link !== null && /toolkit: (ready|failed)/.test(err)) {
-          resolve({
-            url: listening[1] as string,
-            consoleBase: link[1] as string,
-            token: link[2] as string,
-          });
-        }
-      });
-      spawned.once('exit', () => reject(new Error(`serve exited: ${err}`)));
-    });
+    const { url } = served;
+    const link = /console: (http:\/\/127\.0\.0\.1:\d+\/console)\/login\?token=([\w-]+)/.exec(
+      served.stderr(),
+    );
+    expect(link).not.toBeNull();
+    const consoleBase = link?.[1] as string;
+    const token = link?.[2] as string;
     const login = await rawRequest(`${consoleBase}/login?token=${token}`);
     const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
     const client = new ClientV1({ name: 'no-elicitation', version: '1.0.0' }, { capabilities: {} });

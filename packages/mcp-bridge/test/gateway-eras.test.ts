@@ -13,13 +13,13 @@ import { InMemoryTransport as InMemoryV1 } from '@modelcontextprotocol/sdk/inMem
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { GatewayConfigError } from '../src/gateway/errors.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { modernToolCaller } from './fixtures/modern-call.js';
+import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const MODERN = '2026-07-28';
@@ -487,14 +487,7 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
 describe('approvals over stateless HTTP (2026-07-28)', () => {
   it('binds an approval across requests: the same handle for other arguments is refused, the exact retry runs once', async () => {
     const gateway = await startGateway();
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const http = await serveLoopbackHttp(gateway, open);
     const call = modernToolCaller(http.url);
     const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
       const reply = await call(params);

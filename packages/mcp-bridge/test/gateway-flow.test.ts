@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { FlowGuard } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog, verifyAuditChain } from '../src/gateway/audit-log.js';
 import type { GatewayFlowSettings } from '../src/gateway/flow-config.js';
 import { SHARED_PRINCIPAL_SESSION } from '../src/gateway/flow-session.js';
@@ -27,6 +26,7 @@ import {
   rawText,
   resultText as text,
 } from './helpers.js';
+import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.mjs`, import.meta.url));
 const PRIVATE_TEXT = 'PRIVATE ROADMAP: acquire competitor in Q3; codename BLUEFIN.';
@@ -99,14 +99,7 @@ async function startGateway(options: { flow?: GatewayFlowSettings; observe?: boo
 /** The gateway served over Streamable HTTP on loopback (both eras, no token). */
 async function startHttpGateway() {
   const gateway = await startGateway();
-  const http = await serveGatewayHttp(gateway, {
-    host: '127.0.0.1',
-    port: 0,
-    token: undefined,
-    loopback: true,
-    maxSessions: 4,
-  });
-  open.push(http);
+  const http = await serveLoopbackHttp(gateway, open);
   return { gateway, http };
 }
 

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
@@ -12,9 +12,10 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
+import { startServeHttp } from './fixtures/serve-http.js';
+import { stopProcess } from './fixtures/teardown.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const TOKEN = 'a-test-token-of-32-characters-xx';
 
 let folder: string;
@@ -27,12 +28,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  }
+  await Promise.all(children.splice(0).map((child) => stopProcess(child)));
   await rm(folder, { recursive: true, force: true });
 });
 
@@ -52,24 +48,9 @@ async function serveHttp(gateway: Record<string, unknown> = {}): Promise<string>
       gateway,
     }),
   );
-  const child = spawn(
-    process.execPath,
-    [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0'],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    },
-  );
-  children.push(child);
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', () => reject(new Error(`the gateway exited: ${stderr}`)));
-  });
+  const served = await startServeHttp(['--config', config, '--http', '127.0.0.1:0']);
+  children.push(served.child);
+  return served.url;
 }
 
 async function connect(url: string, token?: string, approve?: boolean) {

@@ -5,11 +5,10 @@
 // the audit log, and never forwards a caller's token to the upstream (a real SDK HTTP server).
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import Provider from 'oidc-provider';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -17,13 +16,12 @@ import { verifyAuditLog } from '../src/gateway/audit-log.js';
 import {
   freePort,
   legacyClient as legacyClientFor,
-  listen,
   modernClient as modernClientFor,
   personToken,
   startGatewayCli,
   startSdkUpstream,
+  startTeamProvider,
   teamHttpAuth,
-  teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
 import { closeServers, stopProcess } from './fixtures/teardown.js';
@@ -78,15 +76,12 @@ function startUpstream(): Promise<string> {
 }
 
 async function startAuthorizationServer(resource: string): Promise<void> {
-  const server = createServer();
-  servers.push(server);
-  issuer = `http://127.0.0.1:${await listen(server)}`;
   // Each person's groups, as their identity provider would put them in the token.
-  const provider = new Provider(
-    issuer,
-    teamProviderConfig(resource, Object.keys(PEOPLE), [], PEOPLE),
-  );
-  server.on('request', provider.callback());
+  issuer = await startTeamProvider(servers, {
+    resource,
+    people: Object.keys(PEOPLE),
+    groups: PEOPLE,
+  });
 }
 
 beforeAll(async () => {

@@ -16,11 +16,11 @@ import { InMemoryTransport as InMemoryV1 } from '@modelcontextprotocol/sdk/inMem
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RiskPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
@@ -161,14 +161,7 @@ describe('upstream list_changed relay', () => {
 
   it('tells modern and legacy clients over --http, each after the pins are checked', async () => {
     const gateway = await startGateway();
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const http = await serveLoopbackHttp(gateway, open);
     const listening = async (modern: boolean) => {
       let resolveHeard: (pending: boolean) => void = () => undefined;
       const heard = new Promise<boolean>((resolve) => {

@@ -4,7 +4,6 @@
 // `server-filesystem` over a temp folder, `server-everything`, the toolkit fixture (SDK 1.x), and
 // SDK v2 servers in modern mode (stdio, and stateless HTTP that refuses the legacy era).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpClient } from '../src/client/mcp-client.js';
+import { startServeHttp } from './fixtures/serve-http.js';
+import { stopProcess } from './fixtures/teardown.js';
 import { allowLoopback, EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
@@ -28,13 +29,6 @@ let config: string;
 let policy: string;
 const children: ChildProcess[] = [];
 const clients: Client[] = [];
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
 
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-peers-'));
@@ -101,7 +95,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const child of children.splice(0)) await stop(child);
+  for (const child of children.splice(0)) await stopProcess(child);
   await rm(folder, { recursive: true, force: true });
 });
 
@@ -123,21 +117,16 @@ function newClient(modern: boolean): Client {
 }
 
 async function serveHttp(): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [CLI, 'serve', '--config', config, '--policy', policy, '--http', '127.0.0.1:0'],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: ENV },
-  );
-  children.push(child);
-  let stderr = '';
-  return new Promise((resolve, reject) => {
-    child.stderr?.on('data', (chunk) => {
-      stderr += String(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', () => reject(new Error(`the gateway exited: ${stderr}`)));
-  });
+  const served = await startServeHttp([
+    '--config',
+    config,
+    '--policy',
+    policy,
+    '--http',
+    '127.0.0.1:0',
+  ]);
+  children.push(served.child);
+  return served.url;
 }
 
 const text = (result: unknown) =>

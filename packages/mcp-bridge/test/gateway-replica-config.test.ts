@@ -1,12 +1,12 @@
 // `toolfence-mcp serve` with the replica settings: a missing optional peer (pg, ioredis) or a bad
 // URL stops the start with one clear line, before any connection is made.
 import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stopProcess } from './fixtures/teardown.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const BLOCK = fileURLToPath(new URL('./fixtures/block-peers.mjs', import.meta.url));
@@ -140,8 +140,7 @@ describe('toolfence-mcp serve with replica settings', () => {
       await waitFor(/reloaded \(SIGHUP\)/g, 1);
       expect(child.exitCode).toBe(null);
     } finally {
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
+      await stopProcess(child);
     }
   }, 60_000);
 });

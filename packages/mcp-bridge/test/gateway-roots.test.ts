@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as ClientV2, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -17,6 +18,7 @@ import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import type { GatewayPassthroughOptions } from '../src/gateway/gateway-passthrough.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const COUNTER = fileURLToPath(new URL('./fixtures/roots-counting-server.mjs', import.meta.url));
 
@@ -66,7 +68,7 @@ async function downstream(
   return client;
 }
 
-async function toolJson(client: Client, name: string): Promise<Record<string, unknown>> {
+async function toolJson(client: Client | ClientV2, name: string): Promise<Record<string, unknown>> {
   const result = await client.callTool({ name, arguments: {} });
   const text = (result.content as { text?: string }[]).map((block) => block.text ?? '').join('');
   return JSON.parse(text) as Record<string, unknown>;
@@ -76,7 +78,7 @@ async function toolJson(client: Client, name: string): Promise<Record<string, un
  * The count of roots changes the upstream received, once it stopped moving: asked until two
  * answers in a row agree (a notification is sent without waiting, ahead of the next call).
  */
-async function changes(client: Client): Promise<number> {
+async function changes(client: Client | ClientV2): Promise<number> {
   let last = -1;
   for (let attempt = 0; attempt < 20; attempt += 1) {
     const seen = (await toolJson(client, 'rc__roots_report')).changed as number;
@@ -161,5 +163,73 @@ describe('passthrough.rootsTimeoutMs', () => {
     expect(await toolJson(client, 'rc__ask_roots')).toEqual({
       roots: [{ uri: 'file:///tmp/given' }],
     });
+  }, 60_000);
+});
+
+describe("roots over serveGatewayHttp: shared upstreams never get one caller's roots", () => {
+  /** A client of the gateway over HTTP; `roots`: a 2025-11-25 session that declares them. */
+  async function httpClient(
+    url: string,
+    kind: 'modern' | 'legacy',
+    roots?: { readonly paths: string[]; asked: number },
+  ): Promise<ClientV2> {
+    const client = new ClientV2(
+      { name: `roots-http-${kind}`, version: '1.0.0' },
+      {
+        capabilities: roots === undefined ? {} : { roots: { listChanged: true } },
+        ...(kind === 'modern' ? { versionNegotiation: { mode: 'auto' as const } } : {}),
+      },
+    );
+    if (roots !== undefined) {
+      client.setRequestHandler('roots/list', async () => {
+        roots.asked += 1;
+        return { roots: roots.paths.map((path) => ({ uri: `file://${path}` })) };
+      });
+    }
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    open.push(client);
+    expect(client.getNegotiatedProtocolVersion()).toBe(
+      kind === 'modern' ? '2026-07-28' : '2025-11-25',
+    );
+    return client;
+  }
+
+  it.each<[string, 'modern' | 'legacy' | 'itself']>([
+    ['a 2026-07-28 request of another caller', 'modern'],
+    ['another 2025-11-25 session, without roots', 'legacy'],
+    [
+      'the declaring session itself (the upstream keeps what it is given, for every caller)',
+      'itself',
+    ],
+  ])(
+    'gives the upstream no roots when it asks during %s',
+    async (_label, asker) => {
+      const gateway = await startGateway({ rootsTimeoutMs: 5_000 });
+      const http = await serveLoopbackHttp(gateway, open);
+      const declared = { paths: ['/tmp/alice-only'], asked: 0 };
+      // The only 2025-11-25 session, and it declares roots.
+      const alice = await httpClient(http.url, 'legacy', declared);
+      const caller = asker === 'itself' ? alice : await httpClient(http.url, asker);
+      expect(await toolJson(caller, 'rc__ask_roots')).toEqual({ roots: [] });
+      // Alice is never asked: her roots cannot reach the shared upstream, whoever calls.
+      expect(declared.asked).toBe(0);
+      expect(await changes(alice)).toBe(0);
+    },
+    60_000,
+  );
+
+  it('stops giving the roots of an in-process client once the gateway serves over HTTP', async () => {
+    const gateway = await startGateway({ rootsTimeoutMs: 5_000 });
+    const owner = await downstream(gateway, () => ['/tmp/owner']);
+    expect(await toolJson(owner, 'rc__ask_roots')).toEqual({
+      roots: [{ uri: 'file:///tmp/owner' }],
+    });
+    expect(await changes(owner)).toBe(1);
+    const http = await serveLoopbackHttp(gateway, open);
+    const other = await httpClient(http.url, 'modern');
+    // The upstream is told its roots changed, and they are none now, for everyone.
+    expect(await changes(owner)).toBe(2);
+    expect(await toolJson(other, 'rc__ask_roots')).toEqual({ roots: [] });
+    expect(await toolJson(owner, 'rc__ask_roots')).toEqual({ roots: [] });
   }, 60_000);
 });

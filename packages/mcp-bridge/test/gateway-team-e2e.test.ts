@@ -8,12 +8,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeJwt } from 'jose';
-import Provider from 'oidc-provider';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -24,15 +23,12 @@ import { type RoundRobinProxy, startRoundRobinProxy } from './fixtures/round-rob
 import {
   freePort,
   legacyClient,
-  listen,
   modernClient,
   personToken,
-  registerTokenExchange,
   startGatewayCli,
   startSdkUpstream,
-  TOKEN_EXCHANGE,
+  startTeamProvider,
   teamHttpAuth,
-  teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
 import { closeServers, stopProcess } from './fixtures/teardown.js';
@@ -62,29 +58,12 @@ const upstreamSaw: string[] = [];
 const upstreamRuns: string[] = [];
 
 async function startAuthorizationServer(resource: string): Promise<void> {
-  const server = createServer();
-  servers.push(server);
-  issuer = `http://127.0.0.1:${await listen(server)}`;
-  const provider = new Provider(
-    issuer,
-    teamProviderConfig(
-      resource,
-      PEOPLE,
-      [
-        {
-          client_id: EXCHANGE_CLIENT.id,
-          client_secret: EXCHANGE_CLIENT.secret,
-          grant_types: [TOKEN_EXCHANGE],
-          response_types: [],
-          redirect_uris: [],
-          token_endpoint_auth_method: 'client_secret_basic',
-        },
-      ],
-      GROUPS,
-    ),
-  );
-  await registerTokenExchange(provider, issuer, resource);
-  server.on('request', provider.callback());
+  issuer = await startTeamProvider(servers, {
+    resource,
+    people: PEOPLE,
+    groups: GROUPS,
+    exchange: { client: EXCHANGE_CLIENT },
+  });
 }
 
 beforeAll(async () => {
@@ -181,7 +160,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(replicas.map(stopProcess));
+  await Promise.all(replicas.map((replica) => stopProcess(replica)));
   await proxy?.close();
   await closeServers(servers);
   await Promise.all([postgres?.stop(), redis?.stop()]);

@@ -5,26 +5,23 @@
 // upstream (a real SDK HTTP server) records the Authorization header of every request it receives.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
-import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   ACCESS_TOKEN,
   freePort,
   legacyClient as legacy,
-  listen,
   modernClient as modern,
   personToken,
-  registerTokenExchange,
   startGatewayCli,
   startSdkUpstream,
+  startTeamProvider,
   TOKEN_EXCHANGE,
   teamHttpAuth,
-  teamProviderConfig,
   resultTexts as text,
 } from './fixtures/team-gateway.js';
 import { closeServers, stopProcess } from './fixtures/teardown.js';
@@ -87,33 +84,23 @@ async function startUpstream(): Promise<string> {
 }
 
 async function startAuthorizationServer(resource: string): Promise<void> {
-  const server = createServer();
-  servers.push(server);
-  const port = await listen(server);
-  issuer = `http://127.0.0.1:${port}`;
-  const provider = new Provider(
-    issuer,
-    teamProviderConfig(resource, PEOPLE, [
-      {
-        client_id: EXCHANGE_CLIENT.id,
-        client_secret: EXCHANGE_CLIENT.secret,
-        grant_types: [TOKEN_EXCHANGE],
-        response_types: [],
-        redirect_uris: [],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ]),
-  );
   // RFC 8693 at the authorization server: the subject token must be one this server issued for
   // the gateway; the issued token names the same person (`sub`), for the requested resource.
-  await registerTokenExchange(provider, issuer, resource, {
-    seen: (params) => exchangeRequests.push(params),
-    refuse: (subject) => (subject === 'mallory' ? 'mallory may not use the upstream' : undefined),
-    granted: (subject) => {
-      exchanges[subject] = (exchanges[subject] ?? 0) + 1;
+  issuer = await startTeamProvider(servers, {
+    resource,
+    people: PEOPLE,
+    exchange: {
+      client: EXCHANGE_CLIENT,
+      hooks: {
+        seen: (params) => exchangeRequests.push(params),
+        refuse: (subject) =>
+          subject === 'mallory' ? 'mallory may not use the upstream' : undefined,
+        granted: (subject) => {
+          exchanges[subject] = (exchanges[subject] ?? 0) + 1;
+        },
+      },
     },
   });
-  server.on('request', provider.callback());
 }
 
 beforeAll(async () => {

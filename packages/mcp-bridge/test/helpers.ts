@@ -37,6 +37,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer as createHttpServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { stopProcess } from './fixtures/teardown.js';
 
 /** The repository root (two levels above this package). */
 export const REPO_ROOT: string = fileURLToPath(new URL('../../../', import.meta.url));
@@ -91,12 +92,7 @@ export async function startEverythingHttp(): Promise<EverythingHttp> {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     child,
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
+    close: () => stopProcess(child),
   };
 }
 
@@ -150,12 +146,7 @@ export async function startV2Http(mode: 'http' | 'http-dual' | 'http-legacy'): P
       const response = await fetch(url.replace(/\/mcp$/, '/__log'));
       return (await response.json()) as RecordedRequest[];
     },
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
+    close: () => stopProcess(child),
   };
 }
 

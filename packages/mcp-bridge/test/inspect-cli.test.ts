@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
 import { runInspect } from '../src/cli/run-inspect.js';
+import { stopProcess } from './fixtures/teardown.js';
 import { CHILD_ENV, EVERYTHING_ENTRY, REPO_ROOT } from './helpers.js';
 
 const PACKAGE_DIR = fileURLToPath(new URL('../', import.meta.url));
@@ -123,12 +124,7 @@ beforeAll(async () => {
 }, 10_000);
 
 afterAll(async () => {
-  const child = toolkit;
-  if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  if (toolkit !== undefined) await stopProcess(toolkit);
   if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
 

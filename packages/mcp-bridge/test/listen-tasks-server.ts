@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { stopProcess } from './fixtures/teardown.js';
 import { CHILD_ENV, type RecordedRequest } from './helpers.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/v2-listen-tasks-server.mjs', import.meta.url));
@@ -61,12 +62,7 @@ export async function startListenTasksServer(
       const response = await fetch(`${base}/__${path}`, { method: 'POST' });
       await response.arrayBuffer();
     },
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
+    close: () => stopProcess(child),
   };
 }
 

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refreshConnection } from '../src/index.js';
 import { SqliteConnectionStore } from '../src/store/sqlite-connection-store.js';
 import { type RotatingServer, startRotatingServer } from './fixtures/rotating-token-server.js';
+import { stopProcess } from './fixtures/teardown.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/refresh-worker.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url));
@@ -50,7 +51,8 @@ beforeEach(async () => {
   server = await startRotatingServer();
 });
 afterEach(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
+  // Each worker has exited before what it holds (the store, its file) goes.
+  await Promise.all(workers.map((worker) => stopProcess(worker.child, 'SIGKILL')));
   workers = [];
   await server.close();
   await rm(folder, { recursive: true, force: true });

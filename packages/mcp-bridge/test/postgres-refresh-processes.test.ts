@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { PostgresConnectionStore } from '../src/store/postgres-connection-store.js';
 import { type PostgresServer, startPostgres } from './fixtures/postgres-server.js';
 import { type RotatingServer, startRotatingServer } from './fixtures/rotating-token-server.js';
+import { stopProcess } from './fixtures/teardown.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/refresh-worker-postgres.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../dist/store/postgres-connection-store.js', import.meta.url));
@@ -65,7 +66,8 @@ beforeEach(async () => {
   tokens = await startRotatingServer();
 });
 afterEach(async () => {
-  for (const worker of workers) worker.child.kill('SIGKILL');
+  // Each worker has exited before what it holds (the store, its file) goes.
+  await Promise.all(workers.map((worker) => stopProcess(worker.child, 'SIGKILL')));
   workers = [];
   await store?.close();
   store = undefined;

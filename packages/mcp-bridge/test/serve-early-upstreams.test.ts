@@ -11,6 +11,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopProcess } from './fixtures/teardown.js';
 import { groupEnds, until } from './support/process-group.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -81,10 +82,7 @@ async function serve(
 }
 
 async function stop(served: Served): Promise<void> {
-  if (served.child.exitCode === null && served.child.signalCode === null) {
-    served.child.kill('SIGKILL');
-    await served.exited;
-  }
+  await stopProcess(served.child, 'SIGKILL');
 }
 
 /** The module log's lines in order, and the process ids serve spawned. */

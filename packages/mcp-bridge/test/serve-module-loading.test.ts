@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stopProcess } from './fixtures/teardown.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const GATEWAY = new URL('../dist/gateway/mcp-gateway.js', import.meta.url).href;
@@ -159,8 +160,7 @@ async function serveAndList(
     await waitFor(() => existsSync(`${log}.cjs`), 'the module probe');
     return await loadedModules(log);
   } finally {
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await stopProcess(child, 'SIGKILL');
   }
 }
 

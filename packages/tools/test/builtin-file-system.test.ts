@@ -19,6 +19,7 @@ import { FileSystemTool } from '../src/builtin/file-system-tool.js';
 import { FileSystemToolOptionsError } from '../src/builtin/file-system-tool-options-error.js';
 import type { JsonObject, ToolResult } from '../src/registry/tool.js';
 import { createToolContext } from '../src/registry/tool-context.js';
+import { killAndWait } from './swap-race.js';
 
 const context = createToolContext({ runId: 'fs-test' });
 let base: string;
@@ -615,7 +616,8 @@ describe('FileSystemTool: swap-for-symlink races', () => {
         );
       }
     } finally {
-      flipper.kill('SIGKILL');
+      // Gone before the afterAll removes the folders it renames in.
+      await killAndWait(flipper);
     }
   });
 
@@ -640,7 +642,8 @@ describe('FileSystemTool: swap-for-symlink races', () => {
         expect(JSON.stringify(listing)).not.toContain('"secret.txt"');
       }
     } finally {
-      flipper.kill('SIGKILL');
+      // Gone before the afterAll removes the folders it renames in.
+      await killAndWait(flipper);
     }
   });
 
@@ -659,7 +662,8 @@ describe('FileSystemTool: swap-for-symlink races', () => {
         expect(JSON.stringify(result)).not.toContain('secret.txt');
       }
     } finally {
-      flipper.kill('SIGKILL');
+      // Gone before the afterAll removes the folders it renames in.
+      await killAndWait(flipper);
     }
   });
 
@@ -679,7 +683,8 @@ describe('FileSystemTool: swap-for-symlink races', () => {
       const leaked = execFileSync('ls', ['-a', outside], { encoding: 'utf8' });
       expect(leaked).not.toMatch(/w\d+\.txt|m\d+|\.tmp/);
     } finally {
-      flipper.kill('SIGKILL');
+      // Gone before the afterAll removes the folders it renames in.
+      await killAndWait(flipper);
     }
   });
 });

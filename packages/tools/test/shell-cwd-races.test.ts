@@ -15,9 +15,9 @@ const MAX_CALLS = 5_000;
 const MARKER = 'OUTSIDE-SECRET';
 const context = createToolContext({ runId: 'shell-cwd-races' });
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 interface Row {

@@ -11,9 +11,9 @@ const RACE_MILLISECONDS = 3_000;
 const MAX_SCANS = 20_000;
 const MARKER = 'OUTSIDE-SECRET';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 function fixture(): { root: string; outside: string } {

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
 // Swaps two names with an atomic rename exchange (renameat2 RENAME_EXCHANGE) in a second
@@ -10,8 +11,8 @@ const SYS_RENAMEAT2: Readonly<Record<string, number>> = { x64: 316, arm64: 276, 
 /** A running exchanger; `stop` ends it, restores the original order and gives the swap count. */
 export interface Exchanger {
   stop(): Promise<number>;
-  /** Kills the exchanger if it still runs (for `afterEach`). */
-  kill(): void;
+  /** Kills the exchanger if it still runs and waits for its exit (for `afterEach`). */
+  kill(): Promise<void>;
 }
 
 /** Starts exchanging `left` and `right`; resolves once the first swap is about to run. */
@@ -39,10 +40,19 @@ export async function startExchange(left: string, right: string): Promise<Exchan
       if (code !== 0) throw new Error(`exchanger exited with ${code}`);
       return Number(output.split('\n')[1]);
     },
-    kill() {
-      if (swapper.exitCode === null) swapper.kill('SIGKILL');
-    },
+    kill: () => killAndWait(swapper),
   };
+}
+
+/**
+ * Kills a process that still runs (SIGKILL) and resolves once it exited: a folder it renames
+ * in may be removed then (removing it sooner races with the process: ENOTEMPTY).
+ */
+export async function killAndWait(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
 }
 
 /**

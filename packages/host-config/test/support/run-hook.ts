@@ -37,15 +37,21 @@ export function runHook(
     );
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    // On time out the hook is killed, and the run fails once it exited (never while it runs).
+    let timedOut = false;
     const timer = setTimeout(() => {
+      timedOut = true;
       child.kill('SIGKILL');
-      reject(new Error('hook did not finish in time'));
     }, options.timeoutMs ?? 8000);
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
+      if (timedOut) {
+        reject(new Error('hook did not finish in time'));
+        return;
+      }
       resolve({
         code,
         stdout: Buffer.concat(out).toString('utf8'),

@@ -26,3 +26,23 @@ export interface CliIo {
    */
   readonly reloads?: (listener: () => void) => () => void;
 }
+
+/**
+ * The value of the flag at `argv[index]`: the word after it. When there is none, or it is another
+ * flag (`--...`), throws `usage("<flag> needs a value")`. `serve`, `pin`, `audit`, `wrap` and
+ * `unwrap` read their flags' values with it.
+ */
+export function flagValue(
+  argv: readonly string[],
+  index: number,
+  usage: (message: string) => Error,
+): string {
+  const next = argv[index + 1];
+  if (next === undefined || next.startsWith('--')) throw usage(`${argv[index]} needs a value`);
+  return next;
+}
+
+/** The message for an unknown flag: the flag itself only when it looks like one (no echo of text). */
+export function unknownOption(flag: string): string {
+  return `unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim();
+}

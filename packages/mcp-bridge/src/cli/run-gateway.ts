@@ -23,7 +23,7 @@ import {
 } from '../gateway/policy-file.js';
 import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
 import type { PersistentConnectionStore } from '../store/connection-store-from-url.js';
-import type { CliIo } from './cli-io.js';
+import { type CliIo, unknownOption } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
 import { type ConsoleTarget, type PreparedConsole, prepareConsole } from './console-start.js';
 import { EXIT_CODES } from './exit-codes.js';
@@ -638,7 +638,7 @@ export async function runAudit(argv: readonly string[], io: CliIo): Promise<numb
       } else if (!flag.startsWith('-') && log === undefined) {
         log = flag;
       } else {
-        throw usage(`unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim());
+        throw usage(unknownOption(flag));
       }
     }
     if ((log === undefined) === (config === undefined)) {

@@ -16,7 +16,7 @@ import { parseGatewayConfig } from '../gateway/gateway-config.js';
 import { loadInspectPolicy } from '../gateway/policy-file.js';
 import { shownPath } from '../gateway/shown-path.js';
 import { isRecord } from '../is-record.js';
-import type { CliIo } from './cli-io.js';
+import { type CliIo, flagValue, unknownOption } from './cli-io.js';
 import { EXIT_CODES } from './exit-codes.js';
 import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
 import { safeFailureMessage } from './safe-failure-message.js';
@@ -94,12 +94,8 @@ function parseArguments(argv: readonly string[], unwrap: boolean): WrapArguments
   };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index] as string;
-    const value = (): string => {
-      const next = argv[index + 1];
-      if (next === undefined || next.startsWith('--')) throw usage(`${flag} needs a value`);
-      index += 1;
-      return next;
-    };
+    // The word after the flag; the loop goes on after it.
+    const value = (): string => flagValue(argv, index++, usage);
     if (flag === '--client') {
       const client = value();
       if (!(CLIENT_KINDS as readonly string[]).includes(client)) {
@@ -121,7 +117,7 @@ function parseArguments(argv: readonly string[], unwrap: boolean): WrapArguments
       }
       parsed.checkTimeoutMs = number;
     } else if (flag === '--force' && unwrap) parsed.force = true;
-    else throw usage(`unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim());
+    else throw usage(unknownOption(flag));
   }
   if (parsed.client === undefined) throw usage(`--client <${CLIENT_KINDS.join('|')}> is required`);
   return parsed;

@@ -3,7 +3,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { type GatewayConfig, parseGatewayConfig } from '../gateway/gateway-config.js';
-import type { CliIo } from './cli-io.js';
+import { type CliIo, flagValue, unknownOption } from './cli-io.js';
 import type { ConsoleArguments } from './console-start.js';
 import { isLoopbackHost } from './loopback.js';
 import { MAX_GATEWAY_CONFIG_BYTES, parseJsonText, readRegularFile } from './read-file.js';
@@ -31,12 +31,8 @@ export function parseArguments(argv: readonly string[]): GatewayArguments {
   const parsed: GatewayArguments = { observe: false, verbose: false, show: false, accept: [] };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index] as string;
-    const value = (): string => {
-      const next = argv[index + 1];
-      if (next === undefined || next.startsWith('--')) throw usage(`${flag} needs a value`);
-      index += 1;
-      return next;
-    };
+    // The word after the flag; the loop goes on after it.
+    const value = (): string => flagValue(argv, index++, usage);
     if (flag === '--config') parsed.config = value();
     else if (flag === '--policy') parsed.policy = value();
     else if (flag === '--http') parsed.http = value();
@@ -45,7 +41,7 @@ export function parseArguments(argv: readonly string[]): GatewayArguments {
     else if (flag === '--show') parsed.show = true;
     else if (flag === '--accept') parsed.accept.push(value());
     else if (flag.startsWith('--console')) index = consoleFlag(parsed, argv, index);
-    else throw usage(`unknown option ${/^[\w-]{1,40}$/.test(flag) ? flag : ''}`.trim());
+    else throw usage(unknownOption(flag));
   }
   return parsed;
 }

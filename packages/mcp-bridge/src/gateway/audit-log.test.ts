@@ -464,6 +464,65 @@ describe('AuditLog fails closed', () => {
   });
 });
 
+describe('AuditLog.close() with appends in flight', () => {
+  // close() resolves only once every append made before it resolves (before the call, or while
+  // it waits) has settled: written, in the order made, or rejected with AUDIT_WRITE_FAILED.
+  it.each([
+    { name: 'fsync off', fsync: false },
+    { name: 'fsync on', fsync: true },
+  ])(
+    '$name: every append made before close() resolves is written first, in order, and the chain goes on after',
+    async ({ fsync }) => {
+      const log = new AuditLog(path, 1024 * 1024, { fsync, maxBatchLines: 4 });
+      const settled: string[] = [];
+      const made: Promise<unknown>[] = [];
+      const append = (n: number) => {
+        made.push(log.append(entry(n)).then(() => settled.push(`s__t${n}`)));
+      };
+      for (let n = 0; n < 12; n += 1) append(n);
+      // Made while close() waits: when the first batch is written, close() is waiting already.
+      made[0]?.then(() => {
+        for (let n = 12; n < 16; n += 1) append(n);
+      });
+      await log.close();
+      settled.push('closed');
+      expect(settled).toEqual([...Array.from({ length: 16 }, (_, n) => `s__t${n}`), 'closed']);
+      const tools = onDisk().map((raw) => (JSON.parse(raw) as { tool: string }).tool);
+      expect(tools).toEqual(Array.from({ length: 16 }, (_, n) => `s__t${n}`));
+      expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: 16, unsealed: 0 });
+      // An append after close() opens the log again and goes on with the chain.
+      await log.append(entry(16));
+      await log.close();
+      expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: 17, unsealed: 0 });
+    },
+    30_000,
+  );
+
+  it('rejects the appends in flight with AUDIT_WRITE_FAILED when the log cannot be written, and still closes', async () => {
+    const log = new AuditLog(path, 1024 * 1024, { maxBatchLines: 4 });
+    await log.append(entry(0));
+    await unlink(path);
+    const outcomes = Array.from({ length: 8 }, (_, n) =>
+      log.append(entry(1 + n)).then(
+        () => 'written',
+        (error: { code?: string }) => error.code,
+      ),
+    );
+    let closed = false;
+    const closing = log.close().then(() => {
+      closed = true;
+    });
+    const settled = await Promise.all(
+      outcomes.map((outcome) => outcome.then((value) => ({ value, closed }))),
+    );
+    await closing;
+    // Each append settled before close() resolved, as a typed rejection.
+    expect(settled).toEqual(
+      Array.from({ length: 8 }, () => ({ value: 'AUDIT_WRITE_FAILED', closed: false })),
+    );
+  });
+});
+
 const FULL_DISK = fileURLToPath(new URL('../../test/fixtures/audit-full-disk.ts', import.meta.url));
 
 /** The lines in the log now, read synchronously (from inside a resolve callback). */

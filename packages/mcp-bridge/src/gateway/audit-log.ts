@@ -728,7 +728,11 @@ export class AuditLog {
     };
   }
 
-  /** Waits for the appends in progress, then closes the files (a later append opens them again). */
+  /**
+   * Resolves once every append made before it resolves (in flight when called, or made while it
+   * waits) has settled, written in order or rejected with `AUDIT_WRITE_FAILED`, then closes the
+   * files (a later append opens them again).
+   */
   async close(): Promise<void> {
     await this.#opening?.catch(() => undefined);
     // Then nothing awaits before the files close: an append made meanwhile is written first.

@@ -45,6 +45,46 @@ describe('flow sessions', () => {
     );
   });
 
+  it('keys a validated caller as approvals bind it: one session whichever app they use', () => {
+    const via = (clientId: string) => ({
+      token: '',
+      clientId,
+      extra: { [AUTH_INFO_PRINCIPAL_KEY]: { issuer: 'https://issuer.test', subject: 'alice' } },
+    });
+    // Alice cannot leave her labels behind by calling through another app.
+    expect(principalSession(via('app-one'))).toBe(principalSession(via('app-two')));
+  });
+
+  const validated = (issuer: string, subject: string, clientId = 'app') => ({
+    token: '',
+    clientId,
+    extra: { [AUTH_INFO_PRINCIPAL_KEY]: { issuer, subject, claims: {} } },
+  });
+  it.each([
+    [
+      'a newline of the subject moved into the issuer',
+      validated('https://issuer.test', 'alice\nadmin'),
+      validated('https://issuer.test\nalice', 'admin'),
+    ],
+    [
+      "a transport's own principal string spelling the validated pair with a newline",
+      validated('https://issuer.test', 'alice'),
+      { token: '', clientId: 'app', extra: { principal: 'https://issuer.test\nalice' } },
+    ],
+    [
+      "a transport's own principal string spelling the validated pair as approvals do",
+      validated('https://issuer.test', 'alice'),
+      { token: '', clientId: 'app', extra: { principal: '["https://issuer.test","alice"]' } },
+    ],
+    [
+      "a transport's own client id and subject equal to the validated issuer and subject",
+      validated('https://issuer.test', 'alice', ''),
+      { token: '', clientId: 'https://issuer.test', extra: { sub: 'alice' } },
+    ],
+  ])('keeps two principals apart: %s', (_name, one, other) => {
+    expect(principalSession(one)).not.toBe(principalSession(other));
+  });
+
   it.each([
     ['no validated authentication (the gateway token, or loopback)', undefined],
     ['authentication that names nobody', { token: 't', clientId: '', extra: {} }],

@@ -18,7 +18,7 @@ import type { AuditFlow } from './audit-log.js';
 import { canonicalJson } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
 import type { GatewayFlowSettings } from './flow-config.js';
-import { principalOfAuthInfo } from './identity/gateway-principal.js';
+import { approvalPrincipal, principalOfAuthInfo } from './identity/gateway-principal.js';
 
 /** The flow session of stateless requests that carry no principal (the gateway's one token). */
 export const SHARED_PRINCIPAL_SESSION = 'principal:gateway';
@@ -35,30 +35,33 @@ interface PrincipalInfo {
 /**
  * The flow session of a stateless request: one per principal. Without validated authentication
  * (the gateway's single bearer token, or a loopback gateway without one) every stateless caller is
- * one principal. With it, the principal is the validated caller's issuer and subject (the HTTP
- * front's `gateway.httpAuth`, read by {@link principalOfAuthInfo}) and client id; for an
- * `AuthInfo` of a transport of your own (`downstreamServer`), `extra.principal` or `extra.sub`
- * and client id. The session id is a digest of them, never the token.
+ * one principal. With it, the principal is the validated caller (the HTTP front's
+ * `gateway.httpAuth`, read by {@link principalOfAuthInfo}) as approvals bind it
+ * ({@link approvalPrincipal}: issuer and subject, whichever app they use); for an `AuthInfo` of a
+ * transport of your own (`downstreamServer`), `extra.principal` or `extra.sub` and client id. The
+ * two kinds never share a session, and the session id is a digest of them, never the token.
  */
 export function principalSession(authInfo: PrincipalInfo | undefined): string {
   if (authInfo === undefined || authInfo === null) return SHARED_PRINCIPAL_SESSION;
   const caller = principalOfAuthInfo(authInfo);
+  if (caller !== undefined) return sessionOf({ validated: approvalPrincipal(caller) });
   const extra = (
     typeof authInfo.extra === 'object' && authInfo.extra !== null ? authInfo.extra : {}
   ) as Record<string, unknown>;
   const subject =
-    caller !== undefined
-      ? `${caller.issuer}\n${caller.subject}`
-      : typeof extra.principal === 'string'
-        ? extra.principal
-        : typeof extra.sub === 'string'
-          ? extra.sub
-          : '';
+    typeof extra.principal === 'string'
+      ? extra.principal
+      : typeof extra.sub === 'string'
+        ? extra.sub
+        : '';
   const client = typeof authInfo.clientId === 'string' ? authInfo.clientId : '';
   if (subject === '' && client === '') return SHARED_PRINCIPAL_SESSION;
-  const digest = createHash('sha256')
-    .update(JSON.stringify([client, subject]))
-    .digest('hex');
+  return sessionOf([client, subject]);
+}
+
+/** The session id of a principal's JSON shape (an object and an array never collide). */
+function sessionOf(shape: unknown): string {
+  const digest = createHash('sha256').update(JSON.stringify(shape)).digest('hex');
   return `principal:${digest.slice(0, 32)}`;
 }
 

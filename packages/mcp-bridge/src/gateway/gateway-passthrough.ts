@@ -223,6 +223,11 @@ export class GatewayPassthrough {
   readonly #legacy = new Set<Server>();
   /** The downstream whose roots the upstreams were last told of (undefined: none). */
   #rootsFrom: Server | undefined;
+  /**
+   * Whether a downstream came through a transport shared by several callers (`serve --http`):
+   * from then on no downstream's roots reach the upstreams, which serve every caller.
+   */
+  #shared = false;
 
   constructor(hooks: GatewayPassthroughHooks) {
     this.#hooks = hooks;
@@ -384,8 +389,8 @@ export class GatewayPassthrough {
 
   /**
    * The roots an upstream is given when it asks (`roots/list`): the downstream client's, asked
-   * of it now, when exactly one legacy downstream client is connected and it declared `roots`;
-   * otherwise none (an empty list: the upstream keeps its own configured folders). Only
+   * of it now, when exactly one legacy downstream client is connected, it declared `roots`, and
+   * no downstream ever came through a shared transport (`serve --http`); otherwise none (an empty list: the upstream keeps its own configured folders). Only
    * `file://` roots are passed. When that client does not answer within `rootsTimeoutMs` (or
    * answers an error), the upstream's `roots/list` is answered an error, not an empty list: its
    * roots are unknown, not none.
@@ -412,9 +417,12 @@ export class GatewayPassthrough {
       }));
   }
 
-  /** The downstream whose roots the upstreams get: the one legacy client, if it declared roots. */
+  /**
+   * The downstream whose roots the upstreams get: the one legacy client, if it declared roots;
+   * never one of a shared transport's callers (one caller's roots would shape the upstreams for all).
+   */
   #rootsOwner(): Server | undefined {
-    if (this.#legacy.size !== 1) return undefined;
+    if (this.#shared || this.#legacy.size !== 1) return undefined;
     const [server] = this.#legacy as Set<Server>;
     return server !== undefined && isRecord(server.getClientCapabilities()?.roots)
       ? server
@@ -450,8 +458,16 @@ export class GatewayPassthrough {
     if (this.#legacy.delete(server)) this.#ownerMaybeChanged();
   }
 
-  /** Installs the pass-through request handlers on one downstream server. */
-  attach(server: Server, era: 'legacy' | 'modern'): void {
+  /**
+   * Installs the pass-through request handlers on one downstream server. `shared`: it serves one
+   * caller of a transport that serves several (`serve --http`); once one is attached, no
+   * downstream's roots are given to the upstreams again.
+   */
+  attach(server: Server, era: 'legacy' | 'modern', shared: boolean): void {
+    if (shared && !this.#shared) {
+      this.#shared = true;
+      this.#ownerMaybeChanged();
+    }
     if (era === 'legacy') {
       // Roots: known once the client is initialized; changes are forwarded to the upstreams.
       this.#legacy.add(server);

@@ -603,13 +603,15 @@ export class McpGateway {
   /**
    * A new downstream server (SDK v2 `Server`) for one connection of `era`, for serving the
    * gateway on a transport of your own: a legacy session (it is sent `list_changed` until it
-   * closes) or one modern HTTP request. {@link McpGateway.connect} and `serveGatewayHttp` use it.
+   * closes) or one modern HTTP request. `serveGatewayHttp` uses it. Such a transport is taken to
+   * serve several callers: once a server is made here, no downstream's roots are given to the
+   * upstreams (they answer every caller); an upstream's `roots/list` is answered an empty list.
    */
   downstreamServer(era: GatewayEra): Server {
-    return this.#newDownstream(era, era === 'legacy').server;
+    return this.#newDownstream(era, era === 'legacy', true).server;
   }
 
-  #newDownstream(era: GatewayEra, track: boolean): Downstream {
+  #newDownstream(era: GatewayEra, track: boolean, shared: boolean): Downstream {
     const server = new Server(
       { name: 'toolfence-gateway', version: VERSION },
       {
@@ -623,7 +625,7 @@ export class McpGateway {
       ...(track ? { session: connectionSession() } : {}),
       replays: new Map(),
     };
-    this.#passthrough.attach(server, era);
+    this.#passthrough.attach(server, era, shared);
     server.setRequestHandler('tools/list', async (_request, context) => {
       // While upstreams still start, wait a bounded time for them (clients that ignore
       // list_changed see them too); then answer with what is ready.
@@ -1297,7 +1299,7 @@ export class McpGateway {
     );
     const handle = serveStdio(
       (context) => {
-        const downstream = this.#newDownstream(context.era, true);
+        const downstream = this.#newDownstream(context.era, true, false);
         legacy = context.era === 'legacy' ? downstream : undefined;
         return downstream.server;
       },

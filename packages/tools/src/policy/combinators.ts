@@ -1,4 +1,5 @@
 import {
+  type AskableTool,
   type AuthorizationRequest,
   type Authorizer,
   isPermissionDecision,
@@ -32,8 +33,22 @@ async function decide(
 }
 
 /**
+ * Whether `authorizer` says some call of `tool` could get `ask` (`Authorizer.mayAsk`): true for
+ * one without `mayAsk`, one that throws, and any answer but `false`.
+ */
+function partMayAsk(authorizer: Authorizer, tool: AskableTool): boolean {
+  if (typeof authorizer.mayAsk !== 'function') return true;
+  try {
+    return authorizer.mayAsk(tool) !== false;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * Asks each authorizer in order and returns the first `allow` or `deny`; `ask` passes to the
- * next one. When all ask, the answer is `ask`. A throwing authorizer counts as `deny`.
+ * next one. When all ask, the answer is `ask`. A throwing authorizer counts as `deny`. Its
+ * `mayAsk` is true only when every authorizer's is (one without `mayAsk` counts as true).
  */
 export function firstDecisive(...authorizers: Authorizer[]): Authorizer {
   checkAuthorizers(authorizers, 'firstDecisive');
@@ -46,12 +61,17 @@ export function firstDecisive(...authorizers: Authorizer[]): Authorizer {
       }
       return last as PermissionDecision;
     },
+    // The answer is `ask` only when every authorizer asks: one that never asks decides first.
+    mayAsk(tool) {
+      return authorizers.every((authorizer) => partMayAsk(authorizer, tool));
+    },
   };
 }
 
 /**
  * Asks every authorizer and returns the strictest answer: any `deny` denies, else any `ask`
- * asks, else `allow`. A throwing authorizer counts as `deny`.
+ * asks, else `allow`. A throwing authorizer counts as `deny`. Its `mayAsk` is true when any
+ * authorizer's is (one without `mayAsk` counts as true).
  */
 export function strictest(...authorizers: Authorizer[]): Authorizer {
   checkAuthorizers(authorizers, 'strictest');
@@ -64,6 +84,10 @@ export function strictest(...authorizers: Authorizer[]): Authorizer {
         if (rank[decision.verdict] > rank[worst.verdict]) worst = decision;
       }
       return worst;
+    },
+    // The answer is `ask` only when some authorizer asks.
+    mayAsk(tool) {
+      return authorizers.some((authorizer) => partMayAsk(authorizer, tool));
     },
   };
 }

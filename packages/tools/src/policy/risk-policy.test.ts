@@ -1,4 +1,9 @@
-import { defineContract, type ToolContract } from '@toolfence/tool-contract';
+import {
+  CONTENT_TRUST_LEVELS,
+  defineContract,
+  RISK_LEVELS,
+  type ToolContract,
+} from '@toolfence/tool-contract';
 import { describe, expect, it, vi } from 'vitest';
 import {
   type AuthorizationRequest,
@@ -6,10 +11,11 @@ import {
   permission,
 } from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
-import type { ToolEffect, ToolSpec } from '../registry/tool.js';
+import { TOOL_EFFECTS, type ToolEffect, type ToolSpec } from '../registry/tool.js';
 import { createToolContext } from '../registry/tool-context.js';
+import { AllowAllAuthorizer } from './authorizer.js';
 import { firstDecisive, strictest } from './combinators.js';
-import { RiskPolicy } from './risk-policy.js';
+import { RiskPolicy, type RiskPolicyOptions } from './risk-policy.js';
 
 // The heuristic itself, counted: the policy should judge a tool once, not on every call.
 const heuristicCalls = vi.hoisted(() => ({ count: 0 }));
@@ -210,5 +216,143 @@ describe('policy combinators', () => {
   it('needs at least one authorizer', () => {
     expect(() => strictest()).toThrow(ConfigurationError);
     expect(() => firstDecisive({} as never)).toThrow(ConfigurationError);
+  });
+});
+
+describe('RiskPolicy.mayAsk', () => {
+  /** Every call of `name` a registry could make: each contract (or none) on every effect. */
+  function anyCallAsks(policy: RiskPolicy, name: string): boolean {
+    const contracts: (ToolContract | undefined)[] = [undefined];
+    for (const risk of RISK_LEVELS) {
+      for (const trust of CONTENT_TRUST_LEVELS) contracts.push(contract(risk, trust));
+    }
+    for (const declared of contracts) {
+      for (const effect of TOOL_EFFECTS) {
+        for (const description of ['', 'Deletes every file', 'Reads a note']) {
+          if (policy.authorize(request(name, declared, effect, description)).verdict === 'ask') {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  const noAskBand: RiskPolicyOptions = {
+    risk: { allowUpTo: 'low-risk-write', askUpTo: 'low-risk-write' },
+    contentTrust: { allowUpTo: 'untrusted', askUpTo: 'untrusted' },
+  };
+  it.each<[string, RiskPolicyOptions, boolean]>([
+    ['the defaults (every write asks)', {}, true],
+    ['no ask band on either scale', noAskBand, false],
+    ['no ask band, but undeclared tools ask', { ...noAskBand, undeclared: 'ask' }, true],
+    ['no ask band, undeclared tools denied', { ...noAskBand, undeclared: 'deny' }, false],
+    ['an ask band on content trust only', { ...noAskBand, contentTrust: {} }, true],
+    ['the tool vetoed by an override', { overrides: { t: { veto: true } } }, false],
+    [
+      'an override fixing both levels in the allow band',
+      { overrides: { t: { risk: 'read-only', contentTrust: 'trusted' } } },
+      false,
+    ],
+    [
+      'an override fixing both levels, the risk in the ask band',
+      { overrides: { t: { risk: 'destructive', contentTrust: 'trusted' } } },
+      true,
+    ],
+    [
+      'an override fixing the risk only (a declared content trust may ask)',
+      { overrides: { t: { risk: 'read-only' } } },
+      true,
+    ],
+    [
+      'an override fixing both levels, with undeclared tools asking (no call is undeclared)',
+      { undeclared: 'ask', overrides: { t: { risk: 'read-only', contentTrust: 'trusted' } } },
+      false,
+    ],
+    [
+      'an override with a reason only, with undeclared tools asking',
+      { ...noAskBand, undeclared: 'ask', overrides: { t: { reason: 'reviewed' } } },
+      true,
+    ],
+    ["another tool's veto", { overrides: { other: { veto: true } } }, true],
+  ])('%s: mayAsk agrees with every call of the tool', (_name, options, expected) => {
+    const policy = new RiskPolicy(options);
+    const spec: ToolSpec = { name: 't', description: '', inputSchema: { type: 'object' } };
+    expect(policy.mayAsk({ toolName: 't', spec })).toBe(expected);
+    // Sound (false only when no call asks), and no coarser than the calls tried.
+    expect(anyCallAsks(policy, 't')).toBe(expected);
+  });
+});
+
+describe('policy combinators: mayAsk', () => {
+  const spec: ToolSpec = { name: 't', description: '', inputSchema: { type: 'object' } };
+  const tool = { toolName: 't', spec };
+  const part = (mayAsk?: () => boolean): Authorizer => ({
+    authorize: () => permission('allow'),
+    ...(mayAsk === undefined ? {} : { mayAsk }),
+  });
+  const never = part(() => false);
+  const may = part(() => true);
+  const unknown = part();
+  const throwing = part(() => {
+    throw new Error('x');
+  });
+  const silentRisk = new RiskPolicy({
+    risk: { allowUpTo: 'destructive', askUpTo: 'destructive' },
+    contentTrust: { askUpTo: 'untrusted' },
+  });
+  it.each<[string, Authorizer, boolean]>([
+    [
+      'firstDecisive: one part never asks (it decides first or last)',
+      firstDecisive(may, never),
+      false,
+    ],
+    ['firstDecisive: every part may ask', firstDecisive(may, may), true],
+    ['firstDecisive: parts without mayAsk count as may-ask', firstDecisive(unknown, unknown), true],
+    ['firstDecisive: a throwing mayAsk counts as may-ask', firstDecisive(throwing, may), true],
+    [
+      'firstDecisive: RiskPolicy, then AllowAllAuthorizer',
+      firstDecisive(new RiskPolicy(), new AllowAllAuthorizer()),
+      false,
+    ],
+    ['strictest: no part asks', strictest(never, never), false],
+    ['strictest: one part may ask', strictest(never, may), true],
+    ['strictest: a part without mayAsk', strictest(never, unknown), true],
+    ['strictest: a throwing mayAsk', strictest(never, throwing), true],
+    [
+      'strictest: a RiskPolicy without an ask band, and AllowAllAuthorizer',
+      strictest(silentRisk, new AllowAllAuthorizer()),
+      false,
+    ],
+    [
+      'strictest: the default RiskPolicy, and AllowAllAuthorizer',
+      strictest(new RiskPolicy(), new AllowAllAuthorizer()),
+      true,
+    ],
+    [
+      'nested: strictest of firstDecisive parts',
+      strictest(firstDecisive(may, never), never),
+      false,
+    ],
+  ])('%s: %s', (_name, authorizer, expected) => {
+    expect(authorizer.mayAsk?.(tool)).toBe(expected);
+  });
+
+  it('never answers false where a call of the tool gets ask (fixed verdicts, every combination)', async () => {
+    const verdicts = ['allow', 'deny', 'ask'] as const;
+    const fixedPart = (verdict: (typeof verdicts)[number]): Authorizer => ({
+      authorize: () => permission(verdict),
+      mayAsk: () => verdict === 'ask',
+    });
+    const req = request('t', undefined);
+    for (const first of verdicts) {
+      for (const second of verdicts) {
+        for (const combine of [firstDecisive, strictest]) {
+          const combined = combine(fixedPart(first), fixedPart(second));
+          const asks = (await combined.authorize(req)).verdict === 'ask';
+          if (asks) expect(combined.mayAsk?.(tool)).toBe(true);
+        }
+      }
+    }
   });
 });

@@ -12,6 +12,7 @@ import {
   type ToolContract,
 } from '@toolfence/tool-contract';
 import {
+  type AskableTool,
   type AuthorizationRequest,
   type Authorizer,
   type PermissionDecision,
@@ -83,6 +84,8 @@ export class RiskPolicy implements Authorizer {
   readonly #overrides: ReadonlyMap<string, ContractOverride>;
   /** The heuristic's judgement by tool name, with the description it judged (a pure function). */
   readonly #heuristics = new HeuristicMemory();
+  /** Whether a call of a tool without an override could get `ask` (see {@link RiskPolicy.mayAsk}). */
+  readonly #mayAskAny: boolean;
 
   /** Merges the options with the defaults and checks them; throws {@link ConfigurationError}. */
   constructor(options: RiskPolicyOptions = {}) {
@@ -144,6 +147,50 @@ export class RiskPolicy implements Authorizer {
       }
     }
     this.#overrides = overrides;
+    this.#mayAskAny =
+      this.#undeclared === 'ask' || this.#asksAmong(RISK_LEVELS, CONTENT_TRUST_LEVELS);
+  }
+
+  /**
+   * Whether some call of the tool could get an `ask` verdict (see `Authorizer.mayAsk`): false for
+   * a tool an override vetoes, and when no pair of a risk level and a content-trust level the
+   * tool's calls could have asks under the thresholds (any level, unless an override fixes it;
+   * with `readEffectIsReadOnly`, `read-only` too); true when `undeclared` is `ask` and no
+   * override of the tool sets a fact.
+   */
+  mayAsk(tool: AskableTool): boolean {
+    const override = this.#overrides.get(tool?.toolName);
+    if (override === undefined) return this.#mayAskAny;
+    if (override.veto === true) return false;
+    // An override that sets no fact leaves an undeclared call undeclared.
+    const setsAFact =
+      override.risk !== undefined ||
+      override.contentTrust !== undefined ||
+      override.idempotent !== undefined;
+    if (this.#undeclared === 'ask' && !setsAFact) return true;
+    const risks: readonly RiskLevel[] =
+      override.risk === undefined
+        ? RISK_LEVELS
+        : this.#readEffectIsReadOnly
+          ? [override.risk, 'read-only']
+          : [override.risk];
+    const trusts: readonly ContentTrustLevel[] =
+      override.contentTrust === undefined ? CONTENT_TRUST_LEVELS : [override.contentTrust];
+    return this.#asksAmong(risks, trusts);
+  }
+
+  /** Whether some pair of the levels gets `ask`: the stricter of the two scales' verdicts. */
+  #asksAmong(risks: readonly RiskLevel[], trusts: readonly ContentTrustLevel[]): boolean {
+    for (const risk of risks) {
+      const byRisk = verdictOf(risk, this.#risk, compareRisk);
+      for (const trust of trusts) {
+        const byTrust = verdictOf(trust, this.#trust, compareContentTrust);
+        if ((VERDICT_RANK[byTrust] > VERDICT_RANK[byRisk] ? byTrust : byRisk) === 'ask') {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /**
