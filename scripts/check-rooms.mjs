@@ -2,7 +2,8 @@
 // Import rules inside each package (DESIGN.md: "arrows inside a package run one way too").
 // Every folder directly under src/ is a room; each room has a rank, and a module may import only
 // rooms of a lower rank (or its own room). Files at the top of src/ (the package's base error,
-// version) are rank 0; index.ts is the public surface and may import everything. Tests
+// version) are rank 0; index.ts is the public surface and may import everything, and so may
+// another file at the top of src/ that package.json "exports" names (a narrower entry). Tests
 // (*.test.ts) are exempt, since they exercise rooms together. Separately, no two source files
 // may import each other through a cycle, in any package.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -60,6 +61,15 @@ function roomOf(srcFolder, file) {
   return parts.length === 1 ? '.' : parts[0];
 }
 
+/** src/index.ts and every top-of-src file an "exports" entry of package.json points at. */
+function publicSurfaces(packageName, srcFolder) {
+  const surfaces = new Set([join(srcFolder, 'index.ts')]);
+  const manifest = JSON.parse(readFileSync(join('packages', packageName, 'package.json'), 'utf8'));
+  const entries = JSON.stringify(manifest.exports ?? {}).matchAll(/"\.\/dist\/([^"/]+)\.js"/g);
+  for (const [, name] of entries) surfaces.add(join(srcFolder, `${name}.ts`));
+  return surfaces;
+}
+
 for (const packageName of readdirSync('packages')) {
   const srcFolder = join('packages', packageName, 'src');
   const packageRanks = ranks[packageName];
@@ -67,6 +77,7 @@ for (const packageName of readdirSync('packages')) {
     problems.push(`packages/${packageName}: no room ranks in scripts/check-rooms.mjs`);
     continue;
   }
+  const surfaces = publicSurfaces(packageName, srcFolder);
   const graph = new Map();
   for (const file of sourceFiles(srcFolder)) {
     const room = roomOf(srcFolder, file);
@@ -80,7 +91,7 @@ for (const packageName of readdirSync('packages')) {
     for (const match of readFileSync(file, 'utf8').matchAll(importPattern)) {
       const target = normalize(join(dirname(file), match[1])).replace(/\.js$/, '.ts');
       targets.push(target);
-      if (file === join(srcFolder, 'index.ts')) continue;
+      if (surfaces.has(file)) continue;
       const targetRoom = roomOf(srcFolder, target);
       if (targetRoom === room) continue;
       const from = packageRanks[room];
