@@ -523,6 +523,99 @@ describe('approvals over stateless HTTP (2026-07-28)', () => {
   }, 30_000);
 });
 
+describe('the HTTP front (serve --http)', () => {
+  const LEGACY = '2025-11-25';
+  async function legacySession(url: string) {
+    const post = (body: unknown, sessionId?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(sessionId === undefined
+            ? {}
+            : { 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY }),
+        },
+        body: JSON.stringify(body),
+      });
+    const opened = await post({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LEGACY,
+        capabilities: {},
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    });
+    const sessionId = opened.headers.get('mcp-session-id') as string;
+    await opened.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sessionId)).text();
+    let id = 0;
+    return (params: Record<string, unknown>) => {
+      id += 1;
+      return post({ jsonrpc: '2.0', id, method: 'tools/call', params }, sessionId);
+    };
+  }
+
+  it('builds one web Request per request in either era, with an abort signal only for a modern one', async () => {
+    const gateway = await startGateway();
+    const http = await serveGatewayHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      loopback: true,
+      maxSessions: 4,
+    });
+    open.push(http);
+    const Original = globalThis.Request;
+    let built = 0;
+    let signalled = 0;
+    // fetch builds its own requests with undici's class, not this global: only the gateway's count.
+    globalThis.Request = class extends Original {
+      constructor(input: Request | string | URL, init?: RequestInit) {
+        super(input, init);
+        built += 1;
+        if (init?.signal !== undefined) signalled += 1;
+      }
+    };
+    try {
+      const modern = await modernToolCaller(http.url)({ name: 'tk__note', arguments: { id: 'm' } });
+      expect(text(modern.result)).toBe('note m');
+      expect({ built, signalled }).toEqual({ built: 1, signalled: 1 });
+      built = 0;
+      signalled = 0;
+      // initialize, notifications/initialized, tools/call: three requests.
+      const call = await legacySession(http.url);
+      const answer = await (await call({ name: 'tk__note', arguments: { id: 'l' } })).text();
+      expect(answer).toContain('note l');
+      expect({ built, signalled }).toEqual({ built: 3, signalled: 0 });
+    } finally {
+      globalThis.Request = Original;
+    }
+  }, 30_000);
+
+  it('sends the head of a streamed answer while the call runs upstream, the answer when it ends', async () => {
+    const gateway = await startGateway();
+    const http = await serveGatewayHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: undefined,
+      loopback: true,
+      maxSessions: 4,
+    });
+    open.push(http);
+    const call = await legacySession(http.url);
+    // fetch resolves with the head; the upstream records the call only when it answers, 5 s on.
+    const response = await call({ name: 'tk__slow', arguments: { ms: 5000, n: 1 } });
+    const recordedAtHead = (await serverCalls()).length;
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(await response.text()).toContain('slow 1');
+    expect(recordedAtHead).toBe(0);
+    expect((await serverCalls()).map((entry) => entry.name)).toEqual(['slow']);
+  }, 30_000);
+});
+
 describe('the gateway downstream in MCP 2025-11-25 (legacy sessions)', () => {
   it('serves the SDK v2 client in legacy mode and asks through elicitation', async () => {
     const gateway = await startGateway();

@@ -3,7 +3,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import {
   createMcpHandler,
-  isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { GatewayConfigError } from '../gateway/errors.js';
@@ -28,6 +27,7 @@ import {
   sessionStateOf,
 } from '../gateway/session-seal.js';
 import { replayHandshake } from './legacy-session-resume.js';
+import { isLegacyEra } from './request-era.js';
 
 /** Options of {@link serveGatewayHttp}. */
 export interface GatewayHttpOptions {
@@ -186,6 +186,12 @@ function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
+/**
+ * Writes `response` to `out`. A reply complete within this turn of the event loop leaves in one
+ * write (head, body and end together). A streamed reply still waiting for its first bytes at the
+ * end of the turn (a call gone to its upstream server) sends its head at once, as the SDK's Node
+ * transport does, so the client reads the head while the call runs rather than after its answer.
+ */
 async function writeResponse(response: Response, out: ServerResponse): Promise<void> {
   out.writeHead(response.status, Object.fromEntries(response.headers));
   if (response.body === null) {
@@ -196,31 +202,37 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
   out.once('close', () => {
     reader.cancel().catch(() => undefined);
   });
+  let written = false;
+  setImmediate(() => {
+    if (!written && !out.destroyed) out.flushHeaders();
+  });
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    written = true;
     out.write(value);
   }
+  written = true;
   out.end();
 }
 
 /**
- * `request` with a signal that aborts when the client goes away before its answer is complete.
- * Only the stateless (2026-07-28) serving reads a request's signal (it ends the per-request
- * server, and a `subscriptions/listen` stream, with it); a legacy session's transport never does,
- * so its requests are built without one.
+ * A signal that aborts when the client goes away before its answer is complete. Only the
+ * stateless (2026-07-28) serving reads a request's signal (it ends the per-request server, and a
+ * `subscriptions/listen` stream, with it); a legacy session's transport never does, so its
+ * requests are built without one.
  */
-function cancellable(request: Request, out: ServerResponse): Request {
+function clientGone(out: ServerResponse): AbortSignal {
   const abort = new AbortController();
   // Aborting after a complete answer cancels nothing, and each abort builds an AbortError (with
   // its stack), a measurable share of a call's cost through the gateway.
   const cancel = (): void => {
     if (!out.writableFinished) abort.abort();
   };
-  // The client may have gone while the request was classified.
+  // The client may have gone while its body was read.
   if (out.closed) cancel();
   else out.once('close', cancel);
-  return new Request(request, { signal: abort.signal });
+  return abort.signal;
 }
 
 /**
@@ -529,20 +541,25 @@ export async function serveGatewayHttp(
       if (typeof value === 'string') headers.push([name, value]);
       else if (Array.isArray(value)) headers.push([name, value.join(', ')]);
     }
-    // The web request carries no body: every POST that reaches the SDK is handed its body parsed
-    // (`parsedBody`; one that is not JSON is refused above), which the SDK then never reads.
+    if (parsedBody === undefined && method === 'POST') {
+      await writeResponse(rpcError(400, -32700, 'Parse error: the body is not JSON'), out);
+      return;
+    }
+    // The era is known before the web request is built (from what the SDK's classification
+    // reads), so it is built once, with a signal only for the serving that reads one. It carries
+    // no body: every POST that reaches the SDK is handed its body parsed (`parsedBody`; one that
+    // is not JSON is refused above), which the SDK then never reads.
+    const legacyEra = isLegacyEra(method, incoming.headers, parsedBody);
     const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
       method,
       headers,
+      ...(legacyEra ? {} : { signal: clientGone(out) }),
     });
     // The request counts (toward its session's or the stateless share) until its response ends.
     const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
-    const response =
-      parsedBody === undefined && method === 'POST'
-        ? rpcError(400, -32700, 'Parse error: the body is not JSON')
-        : (await isLegacyRequest(request, parsedBody))
-          ? await legacy(request, parsedBody, done, authInfo)
-          : await stateless(cancellable(request, out), parsedBody, done, authInfo);
+    const response = legacyEra
+      ? await legacy(request, parsedBody, done, authInfo)
+      : await stateless(request, parsedBody, done, authInfo);
     await writeResponse(response, out);
   };
   const server = createServer((request, response) => {
