@@ -544,7 +544,7 @@ describe('the HTTP front (serve --http)', () => {
       method: 'initialize',
       params: {
         protocolVersion: LEGACY,
-        capabilities: {},
+        capabilities: { elicitation: {} },
         clientInfo: { name: 'raw', version: '1' },
       },
     });
@@ -595,7 +595,7 @@ describe('the HTTP front (serve --http)', () => {
     }
   }, 30_000);
 
-  it('sends the head of a streamed answer while the call runs upstream, the answer when it ends', async () => {
+  it('answers a call whose stream ends with its answer as application/json; a stream with more stays a stream', async () => {
     const gateway = await startGateway();
     const http = await serveGatewayHttp(gateway, {
       host: '127.0.0.1',
@@ -606,13 +606,41 @@ describe('the HTTP front (serve --http)', () => {
     });
     open.push(http);
     const call = await legacySession(http.url);
-    // fetch resolves with the head; the upstream records the call only when it answers, 5 s on.
-    const response = await call({ name: 'tk__slow', arguments: { ms: 5000, n: 1 } });
-    const recordedAtHead = (await serverCalls()).length;
-    expect(response.headers.get('content-type')).toBe('text/event-stream');
-    expect(await response.text()).toContain('slow 1');
-    expect(recordedAtHead).toBe(0);
-    expect((await serverCalls()).map((entry) => entry.name)).toEqual(['slow']);
+    const alone = await call({ name: 'tk__note', arguments: { id: 'j' } });
+    expect(alone.headers.get('content-type')).toBe('application/json');
+    const body = await alone.text();
+    expect(alone.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+    const answer = JSON.parse(body) as { id: number; result: Record<string, unknown> };
+    expect(answer.id).toBe(1);
+    expect(text(answer.result)).toBe('note j');
+    // Two calls in one POST: the stream does not end with its first answer, so it stays a stream.
+    const both = await fetch(http.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': alone.headers.get('mcp-session-id') as string,
+        'mcp-protocol-version': LEGACY,
+      },
+      body: JSON.stringify(
+        ['k', 'l'].map((id, index) => ({
+          jsonrpc: '2.0',
+          id: 10 + index,
+          method: 'tools/call',
+          params: { name: 'tk__note', arguments: { id } },
+        })),
+      ),
+    });
+    expect(both.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await both.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as { id: number; result: Record<string, unknown> });
+    expect(events.map((event) => `${event.id} ${text(event.result)}`).sort()).toEqual([
+      '10 note k',
+      '11 note l',
+    ]);
+    expect((await serverCalls()).map((entry) => entry.args.id).sort()).toEqual(['j', 'k', 'l']);
   }, 30_000);
 });
 

@@ -186,15 +186,43 @@ function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
+/** The one SSE event the SDK's transport writes for a message (no event id: no event store). */
+const SSE_PREFIX = Buffer.from('event: message\ndata: ');
+const SSE_END = 0x0a;
+const NOT_YET = Symbol('not yet');
+
 /**
- * Writes `response` to `out`. A reply complete within this turn of the event loop leaves in one
- * write (head, body and end together). A streamed reply still waiting for its first bytes at the
- * end of the turn (a call gone to its upstream server) sends its head at once, as the SDK's Node
- * transport does, so the client reads the head while the call runs rather than after its answer.
+ * The JSON-RPC text of `chunk` when it is exactly one SSE event carrying one message, as the
+ * SDK's transport writes it (`event: message`, one `data:` line, no id); otherwise undefined.
+ */
+function singleEventData(chunk: Uint8Array): Uint8Array | undefined {
+  const end = chunk.length - 2;
+  if (end <= SSE_PREFIX.length || chunk[end] !== SSE_END || chunk[end + 1] !== SSE_END) {
+    return undefined;
+  }
+  for (let index = 0; index < SSE_PREFIX.length; index++) {
+    if (chunk[index] !== SSE_PREFIX[index]) return undefined;
+  }
+  const data = chunk.subarray(SSE_PREFIX.length, end);
+  return data.includes(SSE_END) ? undefined : data;
+}
+
+/**
+ * Writes `response` to `out`, the head with the first bytes of the body (a reply and its end in
+ * one write). A streamed reply whose stream ends with its first event, that event the answer
+ * alone (nothing asked or told before it: no approval, no progress), leaves as `application/json`
+ * with its length, which the client reads without an event-stream parser; a stream with anything
+ * before its answer stays a stream. (The SDK's own JSON mode is not used: it drops the messages a
+ * call sends before its answer, approval requests among them.)
+ *
+ * Sending the head of a streamed answer at once, before its body, as the SDK's Node transport
+ * does, was measured slower on a loaded machine: the client wakes to read it while the upstream
+ * server runs, and takes the CPU that server needed.
  */
 async function writeResponse(response: Response, out: ServerResponse): Promise<void> {
-  out.writeHead(response.status, Object.fromEntries(response.headers));
+  const headers = Object.fromEntries(response.headers);
   if (response.body === null) {
+    out.writeHead(response.status, headers);
     out.end();
     return;
   }
@@ -202,17 +230,35 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
   out.once('close', () => {
     reader.cancel().catch(() => undefined);
   });
-  let written = false;
-  setImmediate(() => {
-    if (!written && !out.destroyed) out.flushHeaders();
-  });
+  const first = await reader.read();
+  if (first.done) {
+    out.writeHead(response.status, headers);
+    out.end();
+    return;
+  }
+  const data =
+    response.status === 200 && headers['content-type'] === 'text/event-stream'
+      ? singleEventData(first.value)
+      : undefined;
+  // The SDK closes an answer's stream in the same step that writes the answer: a stream already
+  // closed here has nothing after it (a read of a closed stream is settled at once, and wins).
+  let next: ReturnType<typeof reader.read> | undefined = reader.read();
+  const after = data === undefined ? NOT_YET : await Promise.race([next, NOT_YET]);
+  if (data !== undefined && typeof after !== 'symbol' && after.done) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(data.length);
+    out.writeHead(200, headers);
+    out.end(data);
+    return;
+  }
+  out.writeHead(response.status, headers);
+  out.write(first.value);
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await (next ?? reader.read());
+    next = undefined;
     if (done) break;
-    written = true;
     out.write(value);
   }
-  written = true;
   out.end();
 }
 
