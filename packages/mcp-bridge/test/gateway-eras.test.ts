@@ -484,17 +484,22 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
   }, 30_000);
 });
 
+/** The gateway (see {@link startGateway}) served over Streamable HTTP on loopback. */
+async function servedOverHttp() {
+  const http = await serveGatewayHttp(await startGateway(), {
+    host: '127.0.0.1',
+    port: 0,
+    token: undefined,
+    loopback: true,
+    maxSessions: 4,
+  });
+  open.push(http);
+  return http;
+}
+
 describe('approvals over stateless HTTP (2026-07-28)', () => {
   it('binds an approval across requests: the same handle for other arguments is refused, the exact retry runs once', async () => {
-    const gateway = await startGateway();
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const http = await servedOverHttp();
     const call = modernToolCaller(http.url);
     const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
       const reply = await call(params);
@@ -559,15 +564,7 @@ describe('the HTTP front (serve --http)', () => {
   }
 
   it('builds one web Request per request in either era, with an abort signal only for a modern one', async () => {
-    const gateway = await startGateway();
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const http = await servedOverHttp();
     const Original = globalThis.Request;
     let built = 0;
     let signalled = 0;
@@ -596,15 +593,7 @@ describe('the HTTP front (serve --http)', () => {
   }, 30_000);
 
   it('answers a call whose stream ends with its answer as application/json; a stream with more stays a stream', async () => {
-    const gateway = await startGateway();
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
-    });
-    open.push(http);
+    const http = await servedOverHttp();
     const call = await legacySession(http.url);
     const alone = await call({ name: 'tk__note', arguments: { id: 'j' } });
     expect(alone.headers.get('content-type')).toBe('application/json');

@@ -10,6 +10,16 @@ const claim = {
   'io.modelcontextprotocol/clientCapabilities': {},
   'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
 };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'c', version: '1' },
+  },
+};
 const request = (extra: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
   id: 1,
@@ -100,36 +110,8 @@ describe('isLegacyEra decides as the SDK classification does', () => {
       {},
       request({ params: { ...call, _meta: { progressToken: { a: 1 } } } }),
     ],
-    [
-      'initialize',
-      'POST',
-      {},
-      {
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'c', version: '1' },
-        },
-      },
-    ],
-    [
-      'initialize under a modern header',
-      'POST',
-      { 'mcp-protocol-version': MODERN },
-      {
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'c', version: '1' },
-        },
-      },
-    ],
+    ['initialize', 'POST', {}, initialize],
+    ['initialize under a modern header', 'POST', { 'mcp-protocol-version': MODERN }, initialize],
     ['a request that also carries a result', 'POST', {}, request({ result: {} })],
     [
       'a request that also carries an error',
