@@ -484,10 +484,14 @@ describe('the gateway downstream in MCP 2026-07-28 (modern, stateless)', () => {
   }, 30_000);
 });
 
+/** The gateway (see {@link startGateway}) served over Streamable HTTP on loopback. */
+async function servedOverHttp() {
+  return serveLoopbackHttp(await startGateway(), open);
+}
+
 describe('approvals over stateless HTTP (2026-07-28)', () => {
   it('binds an approval across requests: the same handle for other arguments is refused, the exact retry runs once', async () => {
-    const gateway = await startGateway();
-    const http = await serveLoopbackHttp(gateway, open);
+    const http = await servedOverHttp();
     const call = modernToolCaller(http.url);
     const post = async (params: Record<string, unknown>): Promise<RpcReply> => {
       const reply = await call(params);
@@ -513,6 +517,111 @@ describe('approvals over stateless HTTP (2026-07-28)', () => {
     });
     expect(text(replay.result)).toMatch(/already used/);
     expect((await serverCalls()).map((entry) => entry.args.id)).toEqual(['over-http']);
+  }, 30_000);
+});
+
+describe('the HTTP front (serve --http)', () => {
+  const LEGACY = '2025-11-25';
+  async function legacySession(url: string) {
+    const post = (body: unknown, sessionId?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(sessionId === undefined
+            ? {}
+            : { 'mcp-session-id': sessionId, 'mcp-protocol-version': LEGACY }),
+        },
+        body: JSON.stringify(body),
+      });
+    const opened = await post({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: LEGACY,
+        capabilities: { elicitation: {} },
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    });
+    const sessionId = opened.headers.get('mcp-session-id') as string;
+    await opened.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sessionId)).text();
+    let id = 0;
+    return (params: Record<string, unknown>) => {
+      id += 1;
+      return post({ jsonrpc: '2.0', id, method: 'tools/call', params }, sessionId);
+    };
+  }
+
+  it('builds one web Request per request in either era, with an abort signal only for a modern one', async () => {
+    const http = await servedOverHttp();
+    const Original = globalThis.Request;
+    let built = 0;
+    let signalled = 0;
+    // fetch builds its own requests with undici's class, not this global: only the gateway's count.
+    globalThis.Request = class extends Original {
+      constructor(input: Request | string | URL, init?: RequestInit) {
+        super(input, init);
+        built += 1;
+        if (init?.signal !== undefined) signalled += 1;
+      }
+    };
+    try {
+      const modern = await modernToolCaller(http.url)({ name: 'tk__note', arguments: { id: 'm' } });
+      expect(text(modern.result)).toBe('note m');
+      expect({ built, signalled }).toEqual({ built: 1, signalled: 1 });
+      built = 0;
+      signalled = 0;
+      // initialize, notifications/initialized, tools/call: three requests.
+      const call = await legacySession(http.url);
+      const answer = await (await call({ name: 'tk__note', arguments: { id: 'l' } })).text();
+      expect(answer).toContain('note l');
+      expect({ built, signalled }).toEqual({ built: 3, signalled: 0 });
+    } finally {
+      globalThis.Request = Original;
+    }
+  }, 30_000);
+
+  it('answers a call whose stream ends with its answer as application/json; a stream with more stays a stream', async () => {
+    const http = await servedOverHttp();
+    const call = await legacySession(http.url);
+    const alone = await call({ name: 'tk__note', arguments: { id: 'j' } });
+    expect(alone.headers.get('content-type')).toBe('application/json');
+    const body = await alone.text();
+    expect(alone.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+    const answer = JSON.parse(body) as { id: number; result: Record<string, unknown> };
+    expect(answer.id).toBe(1);
+    expect(text(answer.result)).toBe('note j');
+    // Two calls in one POST: the stream does not end with its first answer, so it stays a stream.
+    const both = await fetch(http.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': alone.headers.get('mcp-session-id') as string,
+        'mcp-protocol-version': LEGACY,
+      },
+      body: JSON.stringify(
+        ['k', 'l'].map((id, index) => ({
+          jsonrpc: '2.0',
+          id: 10 + index,
+          method: 'tools/call',
+          params: { name: 'tk__note', arguments: { id } },
+        })),
+      ),
+    });
+    expect(both.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await both.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as { id: number; result: Record<string, unknown> });
+    expect(events.map((event) => `${event.id} ${text(event.result)}`).sort()).toEqual([
+      '10 note k',
+      '11 note l',
+    ]);
+    expect((await serverCalls()).map((entry) => entry.args.id).sort()).toEqual(['j', 'k', 'l']);
   }, 30_000);
 });
 

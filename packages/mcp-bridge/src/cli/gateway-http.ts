@@ -3,7 +3,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import {
   createMcpHandler,
-  isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import { GatewayConfigError } from '../gateway/errors.js';
@@ -28,6 +27,7 @@ import {
   sessionStateOf,
 } from '../gateway/session-seal.js';
 import { replayHandshake } from './legacy-session-resume.js';
+import { isLegacyEra } from './request-era.js';
 
 /** Options of {@link serveGatewayHttp}. */
 export interface GatewayHttpOptions {
@@ -186,9 +186,43 @@ function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   });
 }
 
+/** The one SSE event the SDK's transport writes for a message (no event id: no event store). */
+const SSE_PREFIX = Buffer.from('event: message\ndata: ');
+const SSE_END = 0x0a;
+const NOT_YET = Symbol('not yet');
+
+/**
+ * The JSON-RPC text of `chunk` when it is exactly one SSE event carrying one message, as the
+ * SDK's transport writes it (`event: message`, one `data:` line, no id); otherwise undefined.
+ */
+function singleEventData(chunk: Uint8Array): Uint8Array | undefined {
+  const end = chunk.length - 2;
+  if (end <= SSE_PREFIX.length || chunk[end] !== SSE_END || chunk[end + 1] !== SSE_END) {
+    return undefined;
+  }
+  for (let index = 0; index < SSE_PREFIX.length; index++) {
+    if (chunk[index] !== SSE_PREFIX[index]) return undefined;
+  }
+  const data = chunk.subarray(SSE_PREFIX.length, end);
+  return data.includes(SSE_END) ? undefined : data;
+}
+
+/**
+ * Writes `response` to `out`, the head with the first bytes of the body (a reply and its end in
+ * one write). A streamed reply whose stream ends with its first event, that event the answer
+ * alone (nothing asked or told before it: no approval, no progress), leaves as `application/json`
+ * with its length, which the client reads without an event-stream parser; a stream with anything
+ * before its answer stays a stream. (The SDK's own JSON mode is not used: it drops the messages a
+ * call sends before its answer, approval requests among them.)
+ *
+ * Sending the head of a streamed answer at once, before its body, as the SDK's Node transport
+ * does, was measured slower on a loaded machine: the client wakes to read it while the upstream
+ * server runs, and takes the CPU that server needed.
+ */
 async function writeResponse(response: Response, out: ServerResponse): Promise<void> {
-  out.writeHead(response.status, Object.fromEntries(response.headers));
+  const headers = Object.fromEntries(response.headers);
   if (response.body === null) {
+    out.writeHead(response.status, headers);
     out.end();
     return;
   }
@@ -196,8 +230,32 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
   out.once('close', () => {
     reader.cancel().catch(() => undefined);
   });
+  const first = await reader.read();
+  if (first.done) {
+    out.writeHead(response.status, headers);
+    out.end();
+    return;
+  }
+  const data =
+    response.status === 200 && headers['content-type'] === 'text/event-stream'
+      ? singleEventData(first.value)
+      : undefined;
+  // The SDK closes an answer's stream in the same step that writes the answer: a stream already
+  // closed here has nothing after it (a read of a closed stream is settled at once, and wins).
+  let next: ReturnType<typeof reader.read> | undefined = reader.read();
+  const after = data === undefined ? NOT_YET : await Promise.race([next, NOT_YET]);
+  if (data !== undefined && typeof after !== 'symbol' && after.done) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(data.length);
+    out.writeHead(200, headers);
+    out.end(data);
+    return;
+  }
+  out.writeHead(response.status, headers);
+  out.write(first.value);
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await (next ?? reader.read());
+    next = undefined;
     if (done) break;
     out.write(value);
   }
@@ -205,22 +263,22 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
 }
 
 /**
- * `request` with a signal that aborts when the client goes away before its answer is complete.
- * Only the stateless (2026-07-28) serving reads a request's signal (it ends the per-request
- * server, and a `subscriptions/listen` stream, with it); a legacy session's transport never does,
- * so its requests are built without one.
+ * A signal that aborts when the client goes away before its answer is complete. Only the
+ * stateless (2026-07-28) serving reads a request's signal (it ends the per-request server, and a
+ * `subscriptions/listen` stream, with it); a legacy session's transport never does, so its
+ * requests are built without one.
  */
-function cancellable(request: Request, out: ServerResponse): Request {
+function clientGone(out: ServerResponse): AbortSignal {
   const abort = new AbortController();
   // Aborting after a complete answer cancels nothing, and each abort builds an AbortError (with
   // its stack), a measurable share of a call's cost through the gateway.
   const cancel = (): void => {
     if (!out.writableFinished) abort.abort();
   };
-  // The client may have gone while the request was classified.
+  // The client may have gone while its body was read.
   if (out.closed) cancel();
   else out.once('close', cancel);
-  return new Request(request, { signal: abort.signal });
+  return abort.signal;
 }
 
 /**
@@ -529,20 +587,25 @@ export async function serveGatewayHttp(
       if (typeof value === 'string') headers.push([name, value]);
       else if (Array.isArray(value)) headers.push([name, value.join(', ')]);
     }
-    // The web request carries no body: every POST that reaches the SDK is handed its body parsed
-    // (`parsedBody`; one that is not JSON is refused above), which the SDK then never reads.
+    if (parsedBody === undefined && method === 'POST') {
+      await writeResponse(rpcError(400, -32700, 'Parse error: the body is not JSON'), out);
+      return;
+    }
+    // The era is known before the web request is built (from what the SDK's classification
+    // reads), so it is built once, with a signal only for the serving that reads one. It carries
+    // no body: every POST that reaches the SDK is handed its body parsed (`parsedBody`; one that
+    // is not JSON is refused above), which the SDK then never reads.
+    const legacyEra = isLegacyEra(method, incoming.headers, parsedBody);
     const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
       method,
       headers,
+      ...(legacyEra ? {} : { signal: clientGone(out) }),
     });
     // The request counts (toward its session's or the stateless share) until its response ends.
     const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
-    const response =
-      parsedBody === undefined && method === 'POST'
-        ? rpcError(400, -32700, 'Parse error: the body is not JSON')
-        : (await isLegacyRequest(request, parsedBody))
-          ? await legacy(request, parsedBody, done, authInfo)
-          : await stateless(cancellable(request, out), parsedBody, done, authInfo);
+    const response = legacyEra
+      ? await legacy(request, parsedBody, done, authInfo)
+      : await stateless(request, parsedBody, done, authInfo);
     await writeResponse(response, out);
   };
   const server = createServer((request, response) => {
