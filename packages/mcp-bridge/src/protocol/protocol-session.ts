@@ -576,7 +576,9 @@ export class ProtocolSession {
         onToolsListStale();
       }
     };
-    void transport.send(request(id)).catch((error: unknown) => {
+    // A standing request: the stdio transport does not count it in flight, so it never makes the
+    // calls after it wait in a cork for the end of their tick.
+    void transport.sendStanding(request(id)).catch((error: unknown) => {
       this.#options.logger?.debug?.('subscriptions/listen could not be sent', {
         name: (error as Error | undefined)?.name,
       });
