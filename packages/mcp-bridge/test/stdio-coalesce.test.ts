@@ -91,7 +91,10 @@ describe('stdio writes', () => {
       new URL('./fixtures/v2-listen-tasks-server.mjs', import.meta.url),
     );
 
-    it('writes each sequential call at once (the unanswered listen request is not in flight)', async () => {
+    /** Runs `body` on a connected modern client whose listen request is open, counting writes. */
+    async function withListening(
+      body: (client: McpClient, writes: number[]) => Promise<void>,
+    ): Promise<void> {
       const client = new McpClient({
         command: [process.execPath, LISTEN_SERVER, 'stdio'],
         env: CHILD_ENV,
@@ -100,42 +103,37 @@ describe('stdio writes', () => {
         await client.connect();
         expect(client.protocolVersion).toBe('2026-07-28');
         await settle();
+        await body(client, countWrites());
+      } finally {
+        vi.restoreAllMocks();
+        await client.close();
+      }
+    }
+
+    it('writes each sequential call at once (the unanswered listen request is not in flight)', async () => {
+      await withListening(async (client, writes) => {
         const corks = vi.spyOn(Socket.prototype, 'cork');
-        const writes = countWrites();
         for (let index = 0; index < 3; index++) {
           const result = await client.callTool('echo', { message: `s${index}` });
           expect(JSON.stringify(result.content)).toContain(`s${index}`);
         }
-        vi.restoreAllMocks();
         expect(corks).not.toHaveBeenCalled();
         expect(writes).toEqual([1, 1, 1]);
-      } finally {
-        await client.close();
-      }
+      });
     });
 
     it('still corks the rest of a burst', async () => {
-      const client = new McpClient({
-        command: [process.execPath, LISTEN_SERVER, 'stdio'],
-        env: CHILD_ENV,
-      });
-      try {
-        await client.connect();
-        await settle();
-        const writes = countWrites();
+      await withListening(async (client, writes) => {
         const results = await Promise.all(
           Array.from({ length: 3 }, (_, index) =>
             client.callTool('echo', { message: `b${index}` }),
           ),
         );
-        vi.restoreAllMocks();
         expect(results.map((result) => JSON.stringify(result.content))).toEqual(
           Array.from({ length: 3 }, (_, index) => expect.stringContaining(`b${index}`)),
         );
         expect(writes).toEqual([1, 2]);
-      } finally {
-        await client.close();
-      }
+      });
     });
   });
 });
