@@ -63,6 +63,11 @@ const SETTINGS: Record<Mode, { rounds: number; perRound: number }> = {
 };
 const ARGS = { text: 'hello from the benchmark' };
 const RUNS = scaled(5, 1);
+/**
+ * The bridged call's allowance over the SDK client (arguments validated, the registry's
+ * authorization and snapshot, the result mapped): CPU per call over stdio, wall time over HTTP.
+ */
+const BRIDGE_TARGET = 1.1;
 /** util-linux `setsid`, to start a baseline server in its own session like McpClient's. */
 const HAS_SETSID = spawnSync('setsid', ['--version'], { stdio: 'ignore' }).status === 0;
 
@@ -316,12 +321,31 @@ function report(mode: Mode, runs: readonly RunResult[]): void {
   const median = (name: string) => spread(ratios(name)).median;
   bench({
     id: `mcp-bridge.call-${id}-bridge`,
-    label: `tools/call over ${LABEL[mode]}: bridgeTools + ToolRegistry.invoke vs SDK Client`,
+    label: `tools/call over ${LABEL[mode]}: bridgeTools + ToolRegistry.invoke vs SDK Client${mode === 'stdio' ? ', wall (informational: judged by CPU per call)' : ''}`,
     ratio: median('bridge'),
-    target: 1.1,
-    detail: `${formatSpread(ratios('bridge'))} over ${runs.length} runs; bridge ${formatMs(ms('bridge'))} ms vs SDK Client ${formatMs(ms('sdk'))} ms per call; ${control}; ${how}`,
+    // Over stdio the wall ratio is reported only: the CPU row below judges the bridged call.
+    target: mode === 'stdio' ? null : BRIDGE_TARGET,
+    detail: `${formatSpread(ratios('bridge'))} over ${runs.length} runs; bridge ${formatMs(ms('bridge'))} ms vs SDK Client ${formatMs(ms('sdk'))} ms per call; ${control}; target: ${mode === 'stdio' ? 'none on stdio (mcp-bridge.call-stdio-bridge-cpu judges the bridged call: CPU per call, wall inside the A/A range widened by the same allowance)' : `${BRIDGE_TARGET}x on HTTP`}; ${how}`,
   });
   if (mode === 'stdio') {
+    // The bridged call is judged like the bare client (issue 41, "targets that measure what we
+    // control"): its CPU per call against the SDK client's, in the same run, at most
+    // BRIDGE_TARGET (the allowance for validation, the registry and the result mapping), with
+    // its wall ratio required to stay inside the A/A control's range widened by that same
+    // allowance (no slower than BRIDGE_TARGET x the control's slowest run).
+    const bridgeCpu = runs.map((run) => (run.cpu.bridge as number) / (run.cpu.sdk as number));
+    const bridgeCpuRatio = spread(bridgeCpu).median;
+    const bridgeWall = median('bridge');
+    const bridgeRoom = BRIDGE_TARGET * spread(ratios('sdk-control')).max;
+    const bridgeInside = bridgeWall <= bridgeRoom;
+    bench({
+      id: 'mcp-bridge.call-stdio-bridge-cpu',
+      label: `tools/call over stdio: bridgeTools + ToolRegistry.invoke client CPU per call vs the SDK 1.x Client (wall inside the A/A range x ${BRIDGE_TARGET})`,
+      ratio: bridgeCpuRatio,
+      target: BRIDGE_TARGET,
+      met: Math.round(bridgeCpuRatio * 1000) / 1000 <= BRIDGE_TARGET && bridgeInside,
+      detail: `${formatSpread(bridgeCpu)} over ${runs.length} runs; client CPU per call ${formatMs(spread(runs.map((run) => run.cpu.bridge as number)).median)} ms (bridge + registry + McpClient) vs ${formatMs(spread(runs.map((run) => run.cpu.sdk as number)).median)} ms (SDK Client), McpClient alone ${formatMs(spread(runs.map((run) => run.cpu['mcp-client'] as number)).median)} ms; wall ${formatSpread(ratios('bridge'))} vs at most ${bridgeRoom.toFixed(2)}x (${BRIDGE_TARGET} x the A/A control's slowest run; control ${formatSpread(ratios('sdk-control'))}; ${bridgeInside ? 'inside' : 'outside'}); load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
+    });
     // Issue 41: over stdio the wall ratio moves by more than its margin from run to run (see the
     // A/A control), so the client is judged by its own CPU per call (process.cpuUsage around its
     // timed calls, against the SDK client's in the same run), with the wall ratio reported and

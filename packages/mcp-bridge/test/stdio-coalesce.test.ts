@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpClient } from '../src/client/mcp-client.js';
 import { MAX_CORKED_RECORDS } from '../src/transport/stdio-transport.js';
@@ -83,5 +84,56 @@ describe('stdio writes', () => {
     } finally {
       await client.close();
     }
+  });
+
+  describe('with a standing subscriptions/listen request (modern stdio server declaring tools.listChanged)', () => {
+    const LISTEN_SERVER = fileURLToPath(
+      new URL('./fixtures/v2-listen-tasks-server.mjs', import.meta.url),
+    );
+
+    /** Runs `body` on a connected modern client whose listen request is open, counting writes. */
+    async function withListening(
+      body: (client: McpClient, writes: number[]) => Promise<void>,
+    ): Promise<void> {
+      const client = new McpClient({
+        command: [process.execPath, LISTEN_SERVER, 'stdio'],
+        env: CHILD_ENV,
+      });
+      try {
+        await client.connect();
+        expect(client.protocolVersion).toBe('2026-07-28');
+        await settle();
+        await body(client, countWrites());
+      } finally {
+        vi.restoreAllMocks();
+        await client.close();
+      }
+    }
+
+    it('writes each sequential call at once (the unanswered listen request is not in flight)', async () => {
+      await withListening(async (client, writes) => {
+        const corks = vi.spyOn(Socket.prototype, 'cork');
+        for (let index = 0; index < 3; index++) {
+          const result = await client.callTool('echo', { message: `s${index}` });
+          expect(JSON.stringify(result.content)).toContain(`s${index}`);
+        }
+        expect(corks).not.toHaveBeenCalled();
+        expect(writes).toEqual([1, 1, 1]);
+      });
+    });
+
+    it('still corks the rest of a burst', async () => {
+      await withListening(async (client, writes) => {
+        const results = await Promise.all(
+          Array.from({ length: 3 }, (_, index) =>
+            client.callTool('echo', { message: `b${index}` }),
+          ),
+        );
+        expect(results.map((result) => JSON.stringify(result.content))).toEqual(
+          Array.from({ length: 3 }, (_, index) => expect.stringContaining(`b${index}`)),
+        );
+        expect(writes).toEqual([1, 2]);
+      });
+    });
   });
 });

@@ -144,10 +144,20 @@ const LooseResultSchema = z.custom<Record<string, unknown>>(isRecord, {
   message: 'the result must be a JSON object',
 });
 
-/** The SDK engine's response handler (a private member of `Protocol`, present since 1.x). */
-interface ResponseHandler {
+/**
+ * The SDK engine's members a plain response needs (private members of `Protocol`, present since
+ * 1.x): its response handler, and the tables that handler reads for one answer.
+ */
+interface EngineInternals {
   _onresponse?: (response: JSONRPCResponse | JSONRPCErrorResponse) => void;
+  _responseHandlers?: unknown;
+  _requestResolvers?: unknown;
+  _progressHandlers?: unknown;
+  _cleanupTimeout?: unknown;
 }
+
+/** The engine's handler of one request's answer (the SDK's closure over its promise). */
+type AnswerHandler = (response: JSONRPCResponse) => void;
 
 /**
  * True for a response the SDK's own dispatch would take as one: a plain message (the SDK's
@@ -160,22 +170,74 @@ function isPlainResponse(
 }
 
 /**
+ * True when a plain result announces a task (`result.task.taskId` a string): the engine keeps
+ * that request's progress handler, so such an answer goes through its own response handler.
+ */
+function announcesTask(result: Readonly<Record<string, unknown>>): boolean {
+  const task = result.task;
+  return (
+    typeof task === 'object' &&
+    task !== null &&
+    typeof (task as { taskId?: unknown }).taskId === 'string'
+  );
+}
+
+/**
  * The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake.
  * Its dispatch tells a message's kind by running the SDK's schemas again on a message the
- * transport already checked against them; a plain response (every call's answer) goes straight
- * to the engine's response handler instead, anything else through the SDK's dispatch.
+ * transport already checked against them; a plain response (every call's answer) skips that
+ * dispatch. A plain result (not a task's) is handed to its request's handler here, as the
+ * engine's own response handler would, which ran the response schema twice more per answer
+ * (once to look for a task, once to tell a result from an error); an error, a task, an answer
+ * to no pending request (reported by the engine) and a queued request's answer go to the
+ * engine's response handler; anything else through the SDK's dispatch.
  */
 class JsonRpcPeer extends Protocol<Request, Notification, Result> {
   override async connect(transport: Transport): Promise<void> {
     const earlier = transport.onmessage;
     await super.connect(transport);
-    const respond = (this as unknown as ResponseHandler)._onresponse;
+    const engine = this as unknown as EngineInternals;
+    const respond = engine._onresponse;
     const dispatch = transport.onmessage;
     // Only when the SDK's dispatch is the sole handler and its response handler is where expected.
     if (earlier !== undefined || dispatch === undefined || typeof respond !== 'function') return;
+    const answer = this.#answerPath(engine);
     transport.onmessage = (message, extra) => {
-      if (isPlainResponse(message)) respond.call(this, message);
-      else dispatch(message, extra);
+      if (!isPlainResponse(message)) dispatch(message, extra);
+      else if (answer === undefined || !answer(message)) respond.call(this, message);
+    };
+  }
+
+  /**
+   * The direct path for a plain result, when the engine's tables are where expected: true when
+   * it handed the answer to its request's handler, false to leave it to the engine.
+   */
+  #answerPath(
+    engine: EngineInternals,
+  ): ((message: JSONRPCResponse | JSONRPCErrorResponse) => boolean) | undefined {
+    const handlers = engine._responseHandlers;
+    const resolvers = engine._requestResolvers;
+    const progress = engine._progressHandlers;
+    const cleanupTimeout = engine._cleanupTimeout;
+    if (
+      !(handlers instanceof Map) ||
+      !(resolvers instanceof Map) ||
+      !(progress instanceof Map) ||
+      typeof cleanupTimeout !== 'function'
+    ) {
+      return undefined;
+    }
+    return (message) => {
+      if (!('result' in message)) return false;
+      const id = Number(message.id);
+      const handler = handlers.get(id) as AnswerHandler | undefined;
+      if (handler === undefined || resolvers.has(id) || announcesTask(message.result)) return false;
+      // What the engine's response handler does for a plain result of a pending request.
+      handlers.delete(id);
+      cleanupTimeout.call(this, id);
+      progress.delete(id);
+      handler(message);
+      return true;
     };
   }
 
@@ -514,7 +576,9 @@ export class ProtocolSession {
         onToolsListStale();
       }
     };
-    void transport.send(request(id)).catch((error: unknown) => {
+    // A standing request: the stdio transport does not count it in flight, so it never makes the
+    // calls after it wait in a cork for the end of their tick.
+    void transport.sendStanding(request(id)).catch((error: unknown) => {
       this.#options.logger?.debug?.('subscriptions/listen could not be sent', {
         name: (error as Error | undefined)?.name,
       });

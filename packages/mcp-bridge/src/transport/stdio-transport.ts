@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { decodeRecord } from './decode-record.js';
 import {
   DEFAULT_INHERITED_ENV,
@@ -147,6 +147,8 @@ export class StdioTransport implements Transport {
    * corked too).
    */
   #inFlight = 0;
+  /** Ids of the standing requests ({@link StdioTransport.sendStanding}), never counted in flight. */
+  readonly #standing = new Set<unknown>();
   /** The stdin corked for this tick's records, until {@link StdioTransport.#uncork} runs. */
   #corked: Writable | undefined;
   /** Records written into the current cork after its first. */
@@ -311,6 +313,21 @@ export class StdioTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
+    return this.#write(message, true);
+  }
+
+  /**
+   * Sends a request that stays open for the life of the process (`subscriptions/listen`): written
+   * as {@link StdioTransport.send} writes it, but never counted as in flight (nor its answer, if
+   * one comes), so the calls sent after it are written at once instead of waiting in a cork for
+   * the end of the tick.
+   */
+  async sendStanding(message: JSONRPCRequest): Promise<void> {
+    this.#standing.add(message.id);
+    return this.#write(message, false);
+  }
+
+  async #write(message: JSONRPCMessage, counted: boolean): Promise<void> {
     const stdin = this.#child?.stdin;
     if (
       this.#closed ||
@@ -340,7 +357,7 @@ export class StdioTransport implements Transport {
         stdin.cork();
       }
     }
-    if ('method' in message && 'id' in message) this.#inFlight++;
+    if (counted && 'method' in message && 'id' in message) this.#inFlight++;
     // Once handed to the pipe, the bytes may reach the server: a later failure is ambiguous.
     // A failed write surfaces through the 'error' handler, which closes the transport and
     // rejects every pending request.
@@ -480,7 +497,14 @@ export class StdioTransport implements Transport {
     }
     for (const message of messages) {
       if (this.#closed) return;
-      if (this.#inFlight > 0 && 'id' in message && !('method' in message)) this.#inFlight--;
+      if (
+        this.#inFlight > 0 &&
+        'id' in message &&
+        !('method' in message) &&
+        (this.#standing.size === 0 || !this.#standing.has(message.id as string | number))
+      ) {
+        this.#inFlight--;
+      }
       this.onmessage?.(message);
     }
   }
