@@ -67,6 +67,19 @@ async function sdkServer() {
 
 type Sdk = Awaited<ReturnType<typeof sdkServer>>;
 
+/** A fresh SDK server for each test of the calling `describe`, closed after it. */
+function sdkServerPerTest(): () => Sdk {
+  let current: Sdk | undefined;
+  beforeEach(async () => {
+    current = await sdkServer();
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return () => current as Sdk;
+}
+
 /** What the SDK hands its tools/call handler for `record`, or undefined when it refuses it. */
 async function sdkParams(sdk: Sdk, record: unknown): Promise<unknown> {
   sdk.state.seen.length = 0;
@@ -184,13 +197,7 @@ const HOSTILE: readonly (readonly [string, string])[] = [
 ];
 
 describe('the plain tools/call request (issue 41)', () => {
-  let sdk: Sdk;
-  beforeEach(async () => {
-    sdk = await sdkServer();
-  });
-  afterEach(async () => {
-    await sdk.close();
-  });
+  const sdk = sdkServerPerTest();
 
   it.each(HOSTILE)('sends %s to the SDK path', (_name, text) => {
     expect(plainToolsCall(JSON.parse(text))).toBeUndefined();
@@ -202,7 +209,7 @@ describe('the plain tools/call request (issue 41)', () => {
       '{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{"name":"a","name":"b"}}',
     );
     expect(fastParams(record)).toEqual({ name: 'b' });
-    expect(await sdkParams(sdk, record)).toEqual({ name: 'b' });
+    expect(await sdkParams(sdk(), record)).toEqual({ name: 'b' });
   });
 
   it.each([
@@ -245,7 +252,7 @@ describe('the plain tools/call request (issue 41)', () => {
   ])('takes %s as the SDK does: accepted, with equal params', async (_name, text) => {
     const record = JSON.parse(text);
     expect(fastParams(record)).toBeDefined();
-    expect(json(await sdkParams(sdk, JSON.parse(text)))).toEqual(json(fastParams(record)));
+    expect(json(await sdkParams(sdk(), JSON.parse(text)))).toEqual(json(fastParams(record)));
   });
 
   it('agrees with the SDK on generated records, hostile ones included', async () => {
@@ -324,7 +331,7 @@ describe('the plain tools/call request (issue 41)', () => {
         const fast = fastParams(JSON.parse(source));
         if (fast === undefined) return;
         plainSeen += 1;
-        expect(json(await sdkParams(sdk, JSON.parse(source)))).toEqual(json(fast));
+        expect(json(await sdkParams(sdk(), JSON.parse(source)))).toEqual(json(fast));
       }),
       { numRuns: 400, seed: 41 },
     );
@@ -338,18 +345,12 @@ function plain(): Record<string, unknown> {
 }
 
 describe('the plain tools/call result (issue 41)', () => {
-  let sdk: Sdk;
-  beforeEach(async () => {
-    sdk = await sdkServer();
-  });
-  afterEach(async () => {
-    await sdk.close();
-  });
+  const sdk = sdkServerPerTest();
 
   /** The result the SDK sends for a handler answer of `result`, or undefined on an error. */
   async function sdkResult(result: unknown): Promise<unknown> {
-    sdk.state.answer = result;
-    const response = await sdk.exchange({
+    sdk().state.answer = result;
+    const response = await sdk().exchange({
       jsonrpc: '2.0',
       id: 9,
       method: 'tools/call',

@@ -18,7 +18,6 @@ import {
 import { AllowAllAuthorizer, RiskPolicy } from '@toolfence/tools';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { serveGatewayHttp } from '../src/cli/gateway-http.js';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { GatewayTracer } from '../src/gateway/gateway-tracing.js';
@@ -28,6 +27,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { sendJson, startScriptedOAuthServer } from './fixtures/oauth-scripted.js';
 import { gatewayClient } from './helpers.js';
+import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
@@ -237,18 +237,12 @@ describe('gateway tracing with a caller identity (gateway.httpAuth)', () => {
     open.push(gateway);
     await gateway.start();
     const resource = 'https://gateway.example.com/mcp';
-    const http = await serveGatewayHttp(gateway, {
-      host: '127.0.0.1',
-      port: 0,
-      token: undefined,
-      loopback: true,
-      maxSessions: 4,
+    const http = await serveLoopbackHttp(gateway, open, {
       auth: new GatewayResourceServer({
         settings: checkHttpAuthSettings({ resource, authorizationServers: [as.issuer] }),
         allowNonPublic: (_target, address) => address.address === '127.0.0.1',
       }),
     });
-    open.push(http);
     const token = await new SignJWT({ scope: 'mcp:tools' })
       .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
       .setIssuer(as.issuer)
