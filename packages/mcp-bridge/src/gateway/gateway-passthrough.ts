@@ -390,7 +390,8 @@ export class GatewayPassthrough {
   /**
    * The roots an upstream is given when it asks (`roots/list`): the downstream client's, asked
    * of it now, when exactly one legacy downstream client is connected, it declared `roots`, and
-   * no downstream ever came through a shared transport (`serve --http`); otherwise none (an empty list: the upstream keeps its own configured folders). Only
+   * no downstream ever came through a shared transport (`serve --http`); otherwise none (an
+   * empty list: the upstream keeps its own configured folders). Only
    * `file://` roots are passed. When that client does not answer within `rootsTimeoutMs` (or
    * answers an error), the upstream's `roots/list` is answered an error, not an empty list: its
    * roots are unknown, not none.
@@ -419,7 +420,8 @@ export class GatewayPassthrough {
 
   /**
    * The downstream whose roots the upstreams get: the one legacy client, if it declared roots;
-   * never one of a shared transport's callers (one caller's roots would shape the upstreams for all).
+   * never one of a shared transport's callers (one caller's roots would shape the upstreams for
+   * all).
    */
   #rootsOwner(): Server | undefined {
     if (this.#shared || this.#legacy.size !== 1) return undefined;
