@@ -38,7 +38,7 @@ function checkedMessage(item: unknown): JSONRPCMessage {
 }
 
 /** A JSON-RPC id the schema takes as it is: a string or a safe integer. */
-export function isPlainId(value: unknown): value is string | number {
+function isPlainId(value: unknown): boolean {
   return typeof value === 'string' || Number.isSafeInteger(value);
 }
 
