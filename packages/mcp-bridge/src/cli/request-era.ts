@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { isRecord } from '../is-record.js';
 import { isModernEra, isVersionShaped } from '../protocol/versions.js';
-import { isPlainMessage } from '../transport/decode-record.js';
+import { isPlainMessage } from '../transport/plain-message.js';
 
 /** A header's value as a web `Headers` object reads it: repeated values joined with `, `. */
 function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {

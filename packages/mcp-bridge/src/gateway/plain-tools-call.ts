@@ -6,6 +6,8 @@
  * over generated and hostile records). `undefined` / `false` only means "let the SDK decide".
  */
 
+import { isPlainId, isPlainMessage } from '../transport/plain-message.js';
+
 /** A JSON-RPC id the SDK's schema takes as it is: a string or a safe integer. */
 export type PlainId = string | number;
 
@@ -34,10 +36,6 @@ function onlyKeys(value: Record<string, unknown>, allowed: (key: string) => bool
   return Object.getOwnPropertySymbols(value).length === 0;
 }
 
-function isPlainId(value: unknown): value is PlainId {
-  return typeof value === 'string' || Number.isSafeInteger(value);
-}
-
 /**
  * The call when `message` is exactly `{ jsonrpc: "2.0", id, method: "tools/call", params:
  * { name, arguments? } }`: `id` a string or a safe integer, `name` a string, `arguments` a plain
@@ -45,17 +43,10 @@ function isPlainId(value: unknown): value is PlainId {
  * context or envelope; no `task`, `requestState` or `inputResponses`). Otherwise undefined.
  */
 export function plainToolsCall(message: unknown): PlainToolsCall | undefined {
-  if (!isPlainObject(message)) return undefined;
-  let keys = 0;
-  for (const key in message) {
-    if (!Object.hasOwn(message, key)) return undefined;
-    if (key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params') return undefined;
-    keys += 1;
-  }
-  if (keys !== 4 || Object.getOwnPropertySymbols(message).length > 0) return undefined;
-  if (message.jsonrpc !== '2.0' || message.method !== 'tools/call' || !isPlainId(message.id)) {
-    return undefined;
-  }
+  // A plain message (exactly one kind's keys, `jsonrpc` "2.0", a plain id when there is one).
+  if (!isPlainObject(message) || !isPlainMessage(message)) return undefined;
+  if (message.method !== 'tools/call' || !isPlainId(message.id)) return undefined;
+  if (Object.getOwnPropertySymbols(message).length > 0) return undefined;
   const params = message.params;
   if (!isPlainObject(params) || !onlyKeys(params, (key) => key === 'name' || key === 'arguments')) {
     return undefined;

@@ -22,9 +22,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isRecord } from '../is-record.js';
-import { isPlainMessage } from '../transport/decode-record.js';
 import { TransportHttpError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
+import { isPlainMessage } from '../transport/plain-message.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
 import type { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { InputRequestError } from './input-request-error.js';

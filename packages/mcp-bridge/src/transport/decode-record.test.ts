@@ -1,8 +1,9 @@
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, isPlainMessage } from './decode-record.js';
+import { decodeRecord } from './decode-record.js';
 import { TransportProtocolError } from './errors.js';
+import { isPlainMessage } from './plain-message.js';
 import { DEFAULT_RECORD_LIMITS } from './record-limits.js';
 
 const notification = '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}';
