@@ -335,8 +335,12 @@ export async function runServe(
     closed = new Promise<void>(() => undefined);
   } else {
     const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
-    const { StdioServerTransport } = await import('@modelcontextprotocol/server/stdio');
-    const transport = new StdioServerTransport(stdio.stdin as never, stdio.stdout as never);
+    // The SDK v2 stdio transport's behaviour, without its schema copy of plain messages.
+    const { StdioFrontTransport } = await import('../gateway/stdio-front-transport.js');
+    const transport = new StdioFrontTransport({
+      stdin: stdio.stdin as never,
+      stdout: stdio.stdout as never,
+    });
     closed = new Promise<void>((resolveClosed) => {
       transport.onclose = () => resolveClosed();
     });

@@ -48,11 +48,35 @@ function headCheck(key: Uint8Array | undefined, body: Readonly<Record<string, un
   return lineHash(key, 'toolfence-audit-head', canonicalJson(body));
 }
 
-/** The head's record: JSON padded with spaces to {@link AUDIT_HEAD_BYTES}, ending in a newline. */
-export function encodeAuditHead(head: AuditHead, key: Uint8Array | undefined): Buffer {
-  const body = { format: FORMAT, ...head };
-  const text = JSON.stringify({ ...body, check: headCheck(key, body) });
-  const record = Buffer.alloc(AUDIT_HEAD_BYTES, 0x20);
+/** A seal's canonical JSON (keys sorted: `last`, `lines`, `start`). */
+function sealJson(seal: AuditFileSeal): string {
+  return `{"last":${canonicalJson(seal.last)},"lines":${canonicalJson(seal.lines)},"start":${canonicalJson(seal.start)}}`;
+}
+
+/**
+ * The head's record text: the body (`format` and the head's fields) and its `check`. The check is
+ * over the canonical JSON of the body, built here field by field (what `canonicalJson` gives for
+ * it, without the copies and the sort: the keys are written in their sorted order).
+ */
+function headText(head: AuditHead, key: Uint8Array | undefined): string {
+  const current = sealJson(head.current);
+  const rotated = head.rotated === undefined ? undefined : sealJson(head.rotated);
+  const format = canonicalJson(FORMAT);
+  const keyId = head.keyId === undefined ? undefined : canonicalJson(head.keyId);
+  const total = canonicalJson(head.total);
+  const canonical = `{"current":${current},"format":${format}${
+    keyId === undefined ? '' : `,"keyId":${keyId}`
+  }${rotated === undefined ? '' : `,"rotated":${rotated}`},"total":${total}}`;
+  const check = lineHash(key, 'toolfence-audit-head', canonical);
+  return `{"format":${format},"total":${total},"current":${current}${
+    rotated === undefined ? '' : `,"rotated":${rotated}`
+  }${keyId === undefined ? '' : `,"keyId":${keyId}`},"check":"${check}"}`;
+}
+
+/** Writes the head's record into `record` ({@link AUDIT_HEAD_BYTES} bytes, reused). */
+function encodeInto(record: Buffer, head: AuditHead, key: Uint8Array | undefined): Buffer {
+  const text = headText(head, key);
+  record.fill(0x20);
   const length = record.write(text, 0, 'utf8');
   if (length !== Buffer.byteLength(text) || length >= AUDIT_HEAD_BYTES) {
     throw new AuditLogError('The audit head does not fit its record', {
@@ -62,6 +86,11 @@ export function encodeAuditHead(head: AuditHead, key: Uint8Array | undefined): B
   }
   record[AUDIT_HEAD_BYTES - 1] = 0x0a;
   return record;
+}
+
+/** The head's record: JSON padded with spaces to {@link AUDIT_HEAD_BYTES}, ending in a newline. */
+export function encodeAuditHead(head: AuditHead, key: Uint8Array | undefined): Buffer {
+  return encodeInto(Buffer.allocUnsafe(AUDIT_HEAD_BYTES), head, key);
 }
 
 type Decoded =
@@ -174,6 +203,8 @@ export class AuditHeadFile {
   readonly #fd: number;
   readonly #key: Uint8Array | undefined;
   readonly #fsync: boolean;
+  /** The record written by each seal (one buffer for the file's life, filled anew each time). */
+  readonly #record = Buffer.allocUnsafe(AUDIT_HEAD_BYTES);
 
   constructor(path: string, key: Uint8Array | undefined, fsync: boolean) {
     let fd: number;
@@ -196,7 +227,7 @@ export class AuditHeadFile {
 
   /** Writes `head`'s record in place, not synced; throws when it cannot be written whole. */
   seal(head: AuditHead): void {
-    const record = encodeAuditHead(head, this.#key);
+    const record = encodeInto(this.#record, head, this.#key);
     let written = 0;
     while (written < record.length) {
       written += writeSync(this.#fd, record, written, record.length - written, written);

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { encodeAuditHead, lineHash } from './audit-head.js';
+import {
+  type AuditHead,
+  auditKeyId,
+  encodeAuditHead,
+  lineHash,
+  readAuditHead,
+} from './audit-head.js';
 import {
   type AuditEntry,
   AuditLog,
@@ -83,6 +89,57 @@ async function keepLines(file: string, pick: (all: string[]) => string[]) {
   const all = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
   await writeFile(file, `${pick(all).join('\n')}\n`);
 }
+
+describe('the audit head record', () => {
+  const KEY = new Uint8Array(32).fill(7);
+  const seal = (lines: number, start: string, last: string) => ({ lines, start, last });
+  // The record built field by field holds what the plain definition wrote: the body and its check
+  // over the body's canonical JSON. Key order in the record is free (the check is canonical).
+  const heads: [string, AuditHead, Uint8Array | undefined][] = [
+    ['a fresh chain', { total: 0, current: seal(0, 'genesis', 'genesis') }, undefined],
+    ['an unkeyed chain', { total: 3, current: seal(3, 'genesis', 'sha256:ab') }, undefined],
+    [
+      'a rotated unkeyed chain',
+      {
+        total: 9,
+        current: seal(2, 'sha256:cd', 'sha256:ef'),
+        rotated: seal(7, 'genesis', 'sha256:cd'),
+      },
+      undefined,
+    ],
+    [
+      'a keyed chain',
+      { total: 1, current: seal(1, 'genesis', 'hmac-sha256:01'), keyId: auditKeyId(KEY) },
+      KEY,
+    ],
+    [
+      'a rotated keyed chain, rotated written after the key id',
+      {
+        total: 12,
+        current: seal(1, 'hmac-sha256:02', 'hmac-sha256:03'),
+        keyId: auditKeyId(KEY),
+        rotated: seal(11, 'genesis', 'hmac-sha256:02'),
+      },
+      KEY,
+    ],
+  ];
+  it.each(heads)(
+    "%s: the plain definition's record, read back as written",
+    async (_name, head, key) => {
+      const body = { format: 'toolfence-audit-head/1', ...head };
+      const reference = {
+        ...body,
+        check: lineHash(key, 'toolfence-audit-head', canonicalJson(body)),
+      };
+      const record = encodeAuditHead(head, key);
+      expect(record.length).toBe(1024);
+      expect(record[1023]).toBe(0x0a);
+      expect(JSON.parse(record.toString('utf8'))).toEqual(reference);
+      await writeFile(`${path}.head`, record);
+      expect(readAuditHead(`${path}.head`, key)).toEqual(head);
+    },
+  );
+});
 
 describe('AuditLog', () => {
   // Appends issued together, in rounds: the first ones wait for the log to open, the later ones
