@@ -8,15 +8,20 @@
 //   relay-json    SDK 1.x Client -> a process that parses and re-serialises each line -> server
 //   gateway       SDK 1.x Client -> `toolfence-mcp serve` (a second process, stdio) -> server
 //   gateway-v2    SDK v2 Client in 2026-07-28 mode -> `toolfence-mcp serve` -> bench server
-//   in-process    SDK 1.x Client -> in-memory pair -> McpGateway -> bench server (no 2nd process)
+//   in-process    SDK 1.x Client -> in-memory pair -> McpGateway.connect -> bench server (no 2nd
+//                 process; the same front path as `serve`: FastCallTransport and serveStdio, but
+//                 the in-memory pair hands message objects over, so no downstream JSON or pipe)
 //   bridge        ToolRegistry.invoke -> bridgeTools -> McpClient -> bench server (no downstream)
 //
-// `gateway / direct` is the headline (target 1.5x). The relays are the floor of any design with
-// one more process on the path: `relay-bytes / direct` is the hop alone, `relay-json / direct`
-// the hop plus the JSON a process must read and write. `in-process` and `bridge` split the rest:
-// the second process hop of the gateway is gateway - in-process; the gateway's own work per call
-// (the SDK v2 server's request and result checks, registry lease, argument snapshot and
-// validation, policy, audit line with two SHA-256 digests, result mapping) is in-process - bridge.
+// The target (issue 41) is the gateway's own work beyond the hop: `gateway - relay-json` at p50
+// (the median of the round medians; relay-json is the floor of any process that reads and writes
+// JSON-RPC on the path) at most 0.1 ms, printed as that added time and its ratio to 0.1 ms.
+// `gateway / direct` (formerly the headline, target 1.5x, which no second process can reach) is
+// printed as an informational row. Beside the wall times, each child's CPU per call (all its
+// threads, from /proc, over the timed rounds): what the machine's load does not inflate. The
+// in-process and bridge rows split the gateway's work further: `in-process - bridge` is the
+// front path (fast path or SDK v2 server), registry, policy, audit and mapping without the
+// downstream JSON.
 //
 // Then the peers (issue 41): the same upstream, the real server-everything over stdio, behind
 // each hop users put in front of a stdio server, every hop serving Streamable HTTP on 127.0.0.1
@@ -63,6 +68,7 @@ import {
   median,
   pairedRatio,
   printTable,
+  processCpuMs,
   SERVER_SCRIPT,
   scaled,
   stdioCommand,
@@ -89,6 +95,8 @@ const PEER_PER_ROUND = scaled(50, 5);
 const BURST = 64;
 const BURST_ROUNDS = scaled(12, 1);
 const BURST_WARMUP = scaled(4, 0);
+/** Issue 41: the gateway's own work per call beyond the hop, at p50 over stdio, at most this. */
+const OWN_WORK_TARGET_MS = 0.1;
 const load = (): string => `load average ${(loadavg()[0] ?? 0).toFixed(1)}`;
 
 const folder = await mkdtemp(join(tmpdir(), 'toolfence-gateway-bench-'));
@@ -113,10 +121,17 @@ try {
   const policyPath = join(folder, 'policy.json');
   await writeFile(policyPath, JSON.stringify({ kind: 'rules', rules: [], default: 'allow' }));
 
+  /** Each stdio child's process, by contender: its CPU per call is read from /proc. */
+  const pids = new Map<string, () => number | null | undefined>();
+  const profile = process.env.TOOLFENCE_BENCH_CPU_PROF;
+  const gatewayArgs = profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profile}`];
   const direct = new Client({ name: 'bench-direct', version: '1.0.0' });
-  await direct.connect(
-    new StdioClientTransport({ command: process.execPath, args: [SERVER_SCRIPT, 'stdio'] }),
-  );
+  const directTransport = new StdioClientTransport({
+    command: process.execPath,
+    args: [SERVER_SCRIPT, 'stdio'],
+  });
+  pids.set('direct', () => directTransport.pid);
+  await direct.connect(directTransport);
   closers.push(() => direct.close());
 
   const directV2 = new ClientV2({ name: 'bench-direct-v2', version: '1.0.0' });
@@ -128,12 +143,12 @@ try {
   const relays = new Map<string, Client>();
   for (const mode of ['bytes', 'json']) {
     const relay = new Client({ name: `bench-relay-${mode}`, version: '1.0.0' });
-    await relay.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [RELAY, mode, '--', process.execPath, SERVER_SCRIPT, 'stdio'],
-      }),
-    );
+    const relayTransport = new StdioClientTransport({
+      command: process.execPath,
+      args: [RELAY, mode, '--', process.execPath, SERVER_SCRIPT, 'stdio'],
+    });
+    pids.set(`relay-${mode}`, () => relayTransport.pid);
+    await relay.connect(relayTransport);
     closers.push(() => relay.close());
     relays.set(mode, relay);
   }
@@ -142,26 +157,26 @@ try {
     { name: 'bench-gateway-v2', version: '1.0.0' },
     { versionNegotiation: { mode: 'auto' } },
   );
-  await gatewayV2.connect(
-    new StdioV2({
-      command: process.execPath,
-      args: [CLI, 'serve', '--config', configPathV2, '--policy', policyPath],
-      stderr: 'ignore',
-    }),
-  );
+  const gatewayV2Transport = new StdioV2({
+    command: process.execPath,
+    args: [...gatewayArgs, CLI, 'serve', '--config', configPathV2, '--policy', policyPath],
+    stderr: 'ignore',
+  });
+  pids.set('gateway-v2', () => gatewayV2Transport.pid);
+  await gatewayV2.connect(gatewayV2Transport);
   closers.push(() => gatewayV2.close());
   if (gatewayV2.getNegotiatedProtocolVersion() !== '2026-07-28') {
     throw new Error('the SDK v2 client did not reach the gateway in 2026-07-28 mode');
   }
 
   const viaGateway = new Client({ name: 'bench-gateway', version: '1.0.0' });
-  await viaGateway.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'serve', '--config', configPath, '--policy', policyPath],
-      stderr: 'ignore',
-    }),
-  );
+  const gatewayTransport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...gatewayArgs, CLI, 'serve', '--config', configPath, '--policy', policyPath],
+    stderr: 'ignore',
+  });
+  pids.set('gateway', () => gatewayTransport.pid);
+  await viaGateway.connect(gatewayTransport);
   closers.push(() => viaGateway.close());
 
   const gateway = new McpGateway({
@@ -221,21 +236,33 @@ try {
   }
 
   const started = performance.now();
+  /** Each child's CPU so far when the timed rounds began (after every warm-up). */
+  let cpuAtStart: Map<string, number> | undefined;
+  const cpuNow = () => new Map([...pids].map(([name, pid]) => [name, processCpuMs(pid())]));
   const results = await interleave(contenders, {
     warmup: WARMUP,
     rounds: ROUNDS,
     perRound: PER_ROUND,
+    beforeRound: () => {
+      cpuAtStart ??= cpuNow();
+    },
   });
+  const cpuAtEnd = cpuNow();
+  /** A child's CPU per call over the timed rounds (ms; NaN without /proc). */
+  const childCpu = (name: string) =>
+    ((cpuAtEnd.get(name) ?? Number.NaN) - (cpuAtStart?.get(name) ?? Number.NaN)) /
+    (ROUNDS * PER_ROUND);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const base = figure(results.get('direct'));
   printTable(
-    `tools/call echo over stdio: ${WARMUP} warm-up calls each, ${ROUNDS} interleaved rounds x ${PER_ROUND} calls, median of round medians (${seconds} s)`,
-    ['path', 'median ms/call', 'x direct', 'paired x direct'],
+    `tools/call echo over stdio: ${WARMUP} warm-up calls each, ${ROUNDS} interleaved rounds x ${PER_ROUND} calls, median of round medians (${seconds} s, ${load()}); child CPU: the process the client talks to (all threads, /proc)`,
+    ['path', 'median ms/call', 'x direct', 'paired x direct', 'child CPU ms/call'],
     [...results.values()].map((result) => [
       result.name,
       formatMs(figure(result)),
       (figure(result) / base).toFixed(2),
       pairedRatio(result, results.get('direct')).toFixed(2),
+      pids.has(result.name) ? formatMs(childCpu(result.name)) : '-',
     ]),
   );
   const through = figure(results.get('gateway'));
@@ -243,12 +270,23 @@ try {
   const bridged = figure(results.get('bridge'));
   const floor = figure(results.get('relay-json'));
   const hop = figure(results.get('relay-bytes'));
+  const own = through - floor;
+  const ownV2 = figure(results.get('gateway-v2')) - floor;
+  const cpuSplit = `CPU per call of the process on the path: gateway ${formatMs(childCpu('gateway'))} ms, gateway with the SDK v2 client (2026-07-28) ${formatMs(childCpu('gateway-v2'))} ms, relay-json ${formatMs(childCpu('relay-json'))} ms (so ${formatMs(childCpu('gateway') - childCpu('relay-json'))} ms of CPU beyond the JSON relay's)`;
+  bench({
+    id: 'mcp-bridge.gateway-call-stdio-own-work',
+    label: `the gateway's own work per tools/call beyond one stdio JSON hop (toolfence-mcp serve minus a relay that parses and re-serialises each line, p50), against ${formatMs(OWN_WORK_TARGET_MS)} ms`,
+    ratio: own / OWN_WORK_TARGET_MS,
+    target: 1,
+    detail: `gateway ${formatMs(through)} ms - relay-json ${formatMs(floor)} ms = ${formatMs(own)} ms own work per call (SDK v2 client in 2026-07-28 mode: ${formatMs(ownV2)} ms); ${cpuSplit}; ${load()}`,
+  });
   bench({
     id: 'mcp-bridge.gateway-call-stdio',
-    label: 'tools/call through toolfence-mcp serve vs straight to the upstream (stdio)',
+    label:
+      'tools/call through toolfence-mcp serve vs straight to the upstream (stdio), informational (judged by the own-work row)',
     ratio: through / base,
-    target: 1.5,
-    detail: `gateway ${formatMs(through)} ms vs direct ${formatMs(base)} ms per call (paired ${pairedRatio(results.get('gateway'), results.get('direct')).toFixed(2)}; SDK v2 client in 2026-07-28 mode ${(figure(results.get('gateway-v2')) / figure(results.get('direct-v2'))).toFixed(2)}x its direct call); the floor of one more stdio process is ${(hop / base).toFixed(2)}x forwarding bytes and ${(floor / base).toFixed(2)}x parsing and re-serialising JSON; of the ${formatMs(through - base)} ms added, the second process hop is ${formatMs(through - local)} ms, the gateway's own work (SDK v2 server checks, registry, policy, audit, mapping) ${formatMs(local - bridged)} ms, and the bridged McpClient path vs the SDK Client ${formatMs(bridged - base)} ms`,
+    target: null,
+    detail: `gateway ${formatMs(through)} ms vs direct ${formatMs(base)} ms per call (paired ${pairedRatio(results.get('gateway'), results.get('direct')).toFixed(2)}; SDK v2 client in 2026-07-28 mode ${(figure(results.get('gateway-v2')) / figure(results.get('direct-v2'))).toFixed(2)}x its direct call); the floor of one more stdio process is ${(hop / base).toFixed(2)}x forwarding bytes and ${(floor / base).toFixed(2)}x parsing and re-serialising JSON; of the ${formatMs(through - base)} ms added, the second process with its downstream JSON is ${formatMs(through - local)} ms, the gateway's work without the downstream JSON (front path, registry, policy, audit, mapping) ${formatMs(local - bridged)} ms, and the bridged McpClient path vs the SDK Client ${formatMs(bridged - base)} ms; ${load()}`,
   });
   await measurePeers();
 } finally {

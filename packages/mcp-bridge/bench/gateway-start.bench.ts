@@ -14,7 +14,6 @@
 // the client is served), so the gateway's start overlaps theirs.
 //
 //   npx tsx bench/gateway-start.bench.ts
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +25,7 @@ import {
   formatMs,
   median,
   printTable,
+  processCpuMs,
   SERVER_SCRIPT,
   scaled,
   stdioCommand,
@@ -36,24 +36,9 @@ const COUNTS = [1, 2, 8] as const;
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 /** Issue 41: `serve` answers `initialize` within this, whatever its upstreams do. */
 const INITIALIZE_BUDGET_MS = 500;
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s. */
-const CLOCK_TICKS = 100;
 const load = (): string => `load average ${(loadavg()[0] ?? 0).toFixed(1)}`;
 
 const folder = await mkdtemp(join(tmpdir(), 'toolfence-bench-start-'));
-
-/**
- * CPU time (user + system, all threads, ms) the process has used so far, from /proc (Linux);
- * NaN elsewhere. On a shared machine a start's wall time grows with the load; its CPU does not.
- */
-function cpuSoFar(pid: number | null | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 async function viaGateway(
   count: number,
@@ -80,7 +65,7 @@ async function viaGateway(
   });
   await client.connect(transport);
   const initialize = performance.now() - began;
-  const cpu = cpuSoFar(transport.pid);
+  const cpu = processCpuMs(transport.pid);
   // The first complete listing: every upstream's tools (each bench server offers `echo`).
   for (;;) {
     const { tools } = await client.listTools();
