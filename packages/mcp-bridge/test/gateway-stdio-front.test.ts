@@ -106,6 +106,61 @@ describe('StdioFrontTransport reads what the SDK v2 stdio transport reads', () =
     expect(actual.closed).toBe(true);
   });
 
+  it.each([
+    ['stdin ends', (stdin: PassThrough) => stdin.end()],
+    ['stdin is destroyed', (stdin: PassThrough) => stdin.destroy()],
+  ])('closes when %s, as the SDK does (the client went away)', async (_name, end) => {
+    const closedBy: boolean[] = [];
+    for (const make of [sdk, ours]) {
+      const stdin = new PassThrough();
+      const transport = make(stdin, new PassThrough());
+      let closed = false;
+      transport.onclose = () => {
+        closed = true;
+      };
+      await transport.start();
+      end(stdin);
+      stdin.resume();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      closedBy.push(closed);
+    }
+    expect(closedBy).toEqual([true, true]);
+  });
+
+  it('closes at start when stdin has already ended, as the SDK does', async () => {
+    const closedBy: boolean[] = [];
+    for (const make of [sdk, ours]) {
+      const stdin = new PassThrough();
+      stdin.destroy();
+      const transport = make(stdin, new PassThrough());
+      let closed = false;
+      transport.onclose = () => {
+        closed = true;
+      };
+      await transport.start();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      closedBy.push(closed);
+    }
+    expect(closedBy).toEqual([true, true]);
+  });
+
+  it('swallows a stdout error after close, and reports one before it', async () => {
+    for (const make of [sdk, ours]) {
+      const stdout = new PassThrough();
+      const transport = make(new PassThrough(), stdout);
+      let errors = 0;
+      transport.onerror = () => {
+        errors += 1;
+      };
+      await transport.start();
+      stdout.emit('error', new Error('EPIPE'));
+      expect(errors).toBe(1);
+      await transport.close();
+      expect(() => stdout.emit('error', new Error('EPIPE'))).not.toThrow();
+      expect(errors).toBe(1);
+    }
+  });
+
   it('writes the same line, and refuses to send once closed', async () => {
     const message = { jsonrpc: '2.0', id: 1, result: { content: [] } } as JSONRPCMessage;
     const lines: string[] = [];

@@ -22,7 +22,8 @@ export interface StdioFrontStreams {
  * The downstream stdio transport of `toolfence-mcp serve`: the SDK v2 `StdioServerTransport`'s
  * behaviour (newline-delimited JSON-RPC, a trailing `\r` dropped, a line that is not JSON
  * skipped, a message the schema refuses reported through `onerror`, at most
- * {@link STDIO_FRONT_MAX_BUFFER_BYTES} of an unfinished line, then the connection closes), with
+ * {@link STDIO_FRONT_MAX_BUFFER_BYTES} of an unfinished line, then the connection closes; stdin
+ * ending or closing closes it; a stdout error after close is swallowed), with
  * one difference: a message of a plain shape (`isPlainMessage`, proven against the SDK v2
  * schema in `src/transport/decode-record.test.ts`) is taken as the JSON text's own parse, without
  * the schema's copy (which would give back an equal value). Everything else goes through
@@ -64,8 +65,15 @@ export class StdioFrontTransport implements Transport {
     this.onerror?.(error);
   };
 
+  /** Stays on stdout after close, swallowing what a closed pipe still reports (as the SDK does). */
   readonly #onStdoutError = (error: Error) => {
+    if (this.#closed) return;
     this.onerror?.(error);
+    this.close().catch(() => undefined);
+  };
+
+  /** stdin ended or closed: the client went away, so the connection closes. */
+  readonly #onStdinClose = () => {
     this.close().catch(() => undefined);
   };
 
@@ -99,8 +107,11 @@ export class StdioFrontTransport implements Transport {
   async start(): Promise<void> {
     if (this.#started) throw new Error('StdioFrontTransport already started');
     this.#started = true;
+    if (this.#stdin.readableEnded || this.#stdin.destroyed) setImmediate(this.#onStdinClose);
     this.#stdin.on('data', this.#onData);
     this.#stdin.on('error', this.#onError);
+    this.#stdin.on('end', this.#onStdinClose);
+    this.#stdin.on('close', this.#onStdinClose);
     this.#stdout.on('error', this.#onStdoutError);
   }
 
@@ -109,7 +120,8 @@ export class StdioFrontTransport implements Transport {
     this.#closed = true;
     this.#stdin.off('data', this.#onData);
     this.#stdin.off('error', this.#onError);
-    this.#stdout.off('error', this.#onStdoutError);
+    this.#stdin.off('end', this.#onStdinClose);
+    this.#stdin.off('close', this.#onStdinClose);
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
     this.#buffer = undefined;
     this.onclose?.();
