@@ -96,6 +96,31 @@ describe('StdioFrontTransport reads what the SDK v2 stdio transport reads', () =
     expect(actual.closed).toBe(expected.closed);
   });
 
+  it('reports a message handler that throws and reads on, as the SDK does', async () => {
+    const seen: { messages: number; errors: number; closed: boolean }[] = [];
+    for (const make of [sdk, ours]) {
+      const stdin = new PassThrough();
+      const transport = make(stdin, new PassThrough());
+      const own = { messages: 0, errors: 0, closed: false };
+      transport.onmessage = () => {
+        own.messages += 1;
+        if (own.messages === 1) throw new Error('handler failed');
+      };
+      transport.onerror = () => {
+        own.errors += 1;
+      };
+      transport.onclose = () => {
+        own.closed = true;
+      };
+      await transport.start();
+      stdin.write(`${call}\n${call}\n`);
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.push(own);
+    }
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[0]).toEqual({ messages: 2, errors: 1, closed: false });
+  });
+
   it('closes on an unfinished line over the limit, as the SDK does (the limit is the SDK default)', async () => {
     const big = Buffer.alloc(STDIO_FRONT_MAX_BUFFER_BYTES + 1, 0x20);
     const expected = await feed(sdk, [big]);

@@ -91,16 +91,15 @@ export class StdioFrontTransport implements Transport {
       } catch {
         continue;
       }
-      let message: JSONRPCMessage;
+      // A message the schema refuses, or a handler that throws, is reported; reading goes on.
       try {
-        message = isPlainMessage(value)
+        const message = isPlainMessage(value)
           ? (value as JSONRPCMessage)
           : (parseJSONRPCMessage(value) as JSONRPCMessage);
+        this.onmessage?.(message);
       } catch (error) {
         this.onerror?.(error as Error);
-        continue;
       }
-      this.onmessage?.(message);
     }
   }
 
