@@ -6,6 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { safeParse as engineSafeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
   JSONRPCErrorResponseSchema,
   JSONRPCResultResponseSchema,
@@ -13,6 +14,8 @@ import {
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ServerRpcError } from '../src/client/errors.js';
 import { McpClient } from '../src/client/mcp-client.js';
+import { isSchemaError } from '../src/client/schema-error.js';
+import { RESULT_CHECK } from '../src/protocol/protocol-session.js';
 
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
 const LEGACY_SERVER = fileURLToPath(new URL('./fixtures/legacy-2024-server.mjs', import.meta.url));
@@ -85,4 +88,46 @@ describe('a call answer', () => {
     // The connection is still usable afterwards.
     expect(textOf(await legacy.callTool('echo', { text: 'two' }))).toContain('echo: two');
   }, 30_000);
+});
+
+describe("the engine's result check", () => {
+  it.each([
+    ['modern (2026-07-28)', () => modern, 'echo', { message: 'checked' }],
+    ['legacy (2024-11-05)', () => legacy, 'echo', { text: 'checked' }],
+  ] as const)(
+    '%s: the engine asks the check itself (no zod parse) and gets the result object back',
+    async (_era, client, tool, args) => {
+      const check = vi.spyOn(RESULT_CHECK, 'safeParse');
+      const result = await client().callTool(tool, args);
+      // Asked once, for this call's answer, and the caller got the very object it passed.
+      expect(check).toHaveBeenCalledTimes(1);
+      const [[given]] = check.mock.calls as unknown as [[unknown]];
+      expect(given).toBe(result);
+    },
+    30_000,
+  );
+
+  it.each([
+    ['an empty object', {}],
+    ['a call result', { content: [{ type: 'text', text: 'x' }], isError: false }],
+    ['nested objects', { structuredContent: { a: { b: [1, 2] } } }],
+  ])("%s passes the engine's own safeParse as it is", (_name, value) => {
+    const outcome = engineSafeParse(RESULT_CHECK, value);
+    expect(outcome).toEqual({ success: true, data: value });
+    expect(outcome.success && outcome.data).toBe(value);
+  });
+
+  it.each([
+    ['null', null],
+    ['an array', [{ content: [] }]],
+    ['a string', 'result'],
+    ['a number', 42],
+    ['a boolean', true],
+  ])('%s is refused with the zod schema error the client maps as malformed', (_name, value) => {
+    const outcome = engineSafeParse(RESULT_CHECK, value);
+    const error = outcome.success ? undefined : outcome.error;
+    expect(outcome.success).toBe(false);
+    expect(isSchemaError(error)).toBe(true);
+    expect(String(error)).toContain('the result must be a JSON object');
+  });
 });

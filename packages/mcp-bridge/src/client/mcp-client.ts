@@ -128,6 +128,9 @@ const MCP_CLIENT_OPTION_KEYS: readonly string[] = Object.freeze([
  */
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
 
+/** The options of a call made without any (frozen: nothing can be added to the shared default). */
+const NO_CALL_OPTIONS: McpCallOptions = Object.freeze({});
+
 const CALL_OPTION_KEYS: readonly string[] = Object.freeze([
   'signal',
   'timeoutMs',
@@ -914,13 +917,16 @@ export class McpClient {
   async callTool(
     name: string,
     args: Readonly<Record<string, unknown>> = {},
-    options: McpCallOptions = {},
+    options: McpCallOptions = NO_CALL_OPTIONS,
   ): Promise<McpCallToolResult> {
     if (typeof name !== 'string' || name === '') {
       throw new ClientConfigurationError('The tool name must be a non-empty string');
     }
-    checkCallOptions(options, 'callTool');
-    checkOptionKeys(options, CALL_OPTION_KEYS, 'callTool', callOptionError);
+    // The caller's options are checked; the default (no options given) has nothing to check.
+    if (options !== NO_CALL_OPTIONS) {
+      checkCallOptions(options, 'callTool');
+      checkOptionKeys(options, CALL_OPTION_KEYS, 'callTool', callOptionError);
+    }
     const meta = options.meta === undefined ? undefined : checkCallMeta(options.meta);
     const onSend = options.onSend;
     if (onSend !== undefined && typeof onSend !== 'function') {
@@ -985,8 +991,20 @@ export class McpClient {
     } finally {
       link?.release();
     }
-    if (!(answer instanceof TaskAnswer)) return answer;
-    const handle = answer.task;
+    return answer instanceof TaskAnswer
+      ? this.#taskResult(answer.task, prompts, options.signal)
+      : answer;
+  }
+
+  /**
+   * Polls a task a `tools/call` was answered with to its result (its own method, so the frame of
+   * every plain call does not carry the polling's state).
+   */
+  async #taskResult(
+    handle: TaskHandle,
+    prompts: PromptAllowance,
+    signal: AbortSignal | undefined,
+  ): Promise<McpCallToolResult> {
     const closer = new AbortController();
     this.#taskWaits.add(closer);
     let result: Record<string, unknown>;
@@ -999,7 +1017,7 @@ export class McpClient {
         prompts,
         requestTimeoutMs: this.#readTimeoutMs,
         closeSignal: closer.signal,
-        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(signal === undefined ? {} : { signal }),
       });
     } finally {
       this.#taskWaits.delete(closer);

@@ -21,6 +21,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { safeParse as safeParseWithZod } from 'zod/v4-mini';
 import { isRecord } from '../is-record.js';
 import { TransportHttpError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
@@ -135,14 +136,34 @@ const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /**
- * The result check handed to the SDK's JSON-RPC engine: an object, kept as it is. The engine
- * checks the whole response (`result` a JSON object) before it asks this, and the response is
- * the fresh parse of the record, so a passthrough copy (zod's `looseObject`) would copy every
- * key of every result for nothing.
+ * The result rule, as a zod schema: an object, kept as it is. The engine checks the whole
+ * response (`result` a JSON object) before it asks this, and the response is the fresh parse of
+ * the record, so a passthrough copy (zod's `looseObject`) would copy every key of every result
+ * for nothing.
  */
-const LooseResultSchema = z.custom<Record<string, unknown>>(isRecord, {
-  message: 'the result must be a JSON object',
-});
+const LooseResultSchema: z.ZodType<Record<string, unknown>> = z.custom<Record<string, unknown>>(
+  isRecord,
+  {
+    message: 'the result must be a JSON object',
+  },
+);
+
+/**
+ * The result check handed to the SDK's JSON-RPC engine with every request. The engine's
+ * `safeParse` helper runs zod's parse machinery (a parse context, the check list, a result
+ * object) for a zod 4 schema, but calls a schema's own `safeParse` for any other (one without
+ * zod's `_zod` member): this is such a schema, so an object result (every answer that passed
+ * the transport) is accepted as it is without zod, and anything else gets exactly what the
+ * engine gave it before, the zod check's outcome (a `$ZodError`, which the client maps as a
+ * malformed answer). Internal: exported for its tests.
+ */
+export const RESULT_CHECK: typeof LooseResultSchema = {
+  safeParse(data: unknown) {
+    return isRecord(data)
+      ? { success: true as const, data }
+      : safeParseWithZod(LooseResultSchema, data);
+  },
+} as unknown as typeof LooseResultSchema;
 
 /**
  * The SDK engine's members a plain response needs (private members of `Protocol`, present since
@@ -375,7 +396,7 @@ export class ProtocolSession {
     if (description === undefined || description.era === 'legacy') {
       // Every caller passes a params object of its own making (never the host's), and the
       // JSON-RPC layer never changes it: no second copy per request.
-      return this.#peer.request({ method, params }, LooseResultSchema, requestOptions);
+      return this.#peer.request({ method, params }, RESULT_CHECK, requestOptions);
     }
     return this.#modernRequest(method, params, description, options, requestOptions);
   }
@@ -395,7 +416,7 @@ export class ProtocolSession {
     return this.#peer
       .request(
         { method, params: this.#withMeta(params, description.protocolVersion) },
-        LooseResultSchema,
+        RESULT_CHECK,
         requestOptions,
       )
       .then((result) =>
@@ -433,7 +454,7 @@ export class ProtocolSession {
       };
       result = await this.#peer.request(
         { method, params: this.#withMeta(current, description.protocolVersion) },
-        LooseResultSchema,
+        RESULT_CHECK,
         requestOptions,
       );
       if (!isInputRequired(result)) return result;
@@ -603,7 +624,7 @@ export class ProtocolSession {
       try {
         result = await this.#peer.request(
           { method: 'server/discover', params: this.#withMeta({}, version) },
-          LooseResultSchema,
+          RESULT_CHECK,
           { timeout: this.#options.openTimeoutMs },
         );
       } catch (error) {
@@ -707,7 +728,7 @@ export class ProtocolSession {
             clientInfo: this.#options.clientInfo,
           },
         },
-        LooseResultSchema,
+        RESULT_CHECK,
         { timeout: this.#options.openTimeoutMs },
       );
     } catch (error) {
