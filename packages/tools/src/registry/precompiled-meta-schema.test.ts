@@ -200,6 +200,41 @@ describe('the precompiled 2020-12 meta-schema check', () => {
   });
 });
 
+describe('AjvSchemaValidator never compiles the 2020-12 meta-schema', () => {
+  it('prepares, compiles and runs a schema with a $ref (compiled at once) and a plain one (deferred) without compiling it', () => {
+    const prototype = Ajv2020.prototype as unknown as {
+      _compileMetaSchema: (...args: unknown[]) => unknown;
+    };
+    const own = prototype._compileMetaSchema;
+    let compiled = 0;
+    prototype._compileMetaSchema = function counted(this: unknown, ...args: unknown[]) {
+      compiled += 1;
+      return own.apply(this, args);
+    };
+    try {
+      const validator = new AjvSchemaValidator();
+      const withRef = {
+        $defs: { s: { type: 'string' } },
+        properties: { a: { $ref: '#/$defs/s' } },
+      };
+      const plain = { type: 'object', properties: { a: { type: 'string' } } };
+      validator.prepare(withRef);
+      validator.prepare(plain);
+      expect(validator.validate(withRef, { a: 1 }).valid).toBe(false);
+      expect(validator.validate(plain, { a: 1 }).valid).toBe(false);
+      expect(() => validator.prepare({ $id: 'https://x.example/s#frag' })).toThrow(
+        'The JSON Schema is not a valid 2020-12 schema',
+      );
+      // The control: a stock Ajv2020 compiles the meta-schema for its first schema.
+      expect(compiled).toBe(0);
+      stockAjv().compile({});
+      expect(compiled).toBeGreaterThan(0);
+    } finally {
+      prototype._compileMetaSchema = own;
+    }
+  });
+});
+
 describe('AjvSchemaValidator with a deferred compile', () => {
   const schema = GOOD[1]?.[1] as JsonObject;
   const values: readonly (readonly [string, JsonValue])[] = [
