@@ -64,6 +64,75 @@ describe('bridgeTools with any { tools, callTool } client', () => {
     await registry.close?.();
   });
 
+  // A listing's input schemas are checked against the precompiled 2020-12 meta-schema (and any
+  // that could fail ajv's compile beyond it are compiled) when they are listed; a plain one is
+  // compiled on its first call. A bad schema is still refused at listing, with the same report.
+  it.each([
+    ['an unknown type name', { a: { type: 'strin' } }, 'invalid-schema'],
+    ['a negative minLength', { a: { type: 'string', minLength: -1 } }, 'invalid-schema'],
+    ['array-form items', { a: { type: 'array', items: [{ type: 'string' }] } }, 'invalid-schema'],
+    [
+      'a wrong type deep inside',
+      { a: { properties: { b: { properties: { c: { type: 7 } } } } } },
+      'invalid-schema',
+    ],
+    ['an empty enum (refused by the compile only)', { a: { enum: [] } }, 'invalid-schema'],
+    ['nullable without type (the compile only)', { a: { nullable: true } }, 'invalid-schema'],
+    [
+      'a pattern invalid with the u flag (the compile only)',
+      { a: { type: 'string', pattern: '\\-(' } },
+      'invalid-schema',
+    ],
+    [
+      'an unresolved local $ref (the compile only)',
+      { a: { $ref: '#/$defs/missing' } },
+      'unresolved-ref',
+    ],
+  ])(
+    'refuses at listing a tool whose input schema has %s',
+    async (_name, properties, compileReason) => {
+      const skipped: unknown[] = [];
+      const [echo] = (await plain.tools()).filter((tool) => tool.name === 'echo');
+      const tools = await bridgeTools(plain, {
+        listing: [echo as never, { name: 'bad', inputSchema: { type: 'object', properties } }],
+        onSkip: (tool) => skipped.push(tool),
+      });
+      expect(tools.map((tool) => tool.remoteName)).toEqual(['echo']);
+      expect(skipped).toEqual([
+        {
+          name: 'bad',
+          code: 'BRIDGE_SCHEMA',
+          schema: 'inputSchema',
+          reason: 'compile',
+          compileReason,
+          message: 'The inputSchema of a server tool cannot be compiled',
+        },
+      ]);
+    },
+  );
+
+  it('validates the first call of a tool whose schema compiles on first use, before the client is asked', async () => {
+    const listing = [
+      {
+        name: 'echo',
+        inputSchema: {
+          type: 'object',
+          properties: { message: { type: 'string', minLength: 2 } },
+          required: ['message'],
+        },
+      },
+    ];
+    const [echo] = await bridgeTools(plain, { listing });
+    const before = sent.length;
+    const refused = await echo?.invoke({ message: 'x' }, context);
+    expect(refused?.isError).toBe(true);
+    expect(refused?.metadata).toMatchObject({ code: 'BRIDGE_INVALID_ARGUMENTS' });
+    expect(sent.length).toBe(before);
+    const answered = await echo?.invoke({ message: 'xy' }, context);
+    expect(answered?.isError).not.toBe(true);
+    expect(sent.length).toBe(before + 1);
+  });
+
   it("passes a plain client's own error on unchanged, never claiming the call was not sent", async () => {
     const failure = new Error('the host client failed');
     const silent: BridgeClient = {

@@ -2,8 +2,10 @@
 // need yet. Each command loads only its own modules (run-cli.ts), serve imports
 // @toolfence/tools/core (not the main entry, its built-in tools and Skills), the CommonJS
 // libraries of @toolfence/tools (ajv, yaml, undici) load where they are first used, and the
-// gateway loads the upstream client and the bridge with its first upstream, then ajv and its
-// meta-schema while that upstream starts (before it answers). A real `serve` process runs under a
+// gateway loads the upstream client and the bridge with its first upstream, then builds the
+// precompiled 2020-12 meta-schema check while that upstream starts (before it answers). ajv's
+// compiler loads on the first call of a tool: a listing checks each input schema against the
+// precompiled meta-schema and compiles none. A real `serve` process runs under a
 // module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
 // is asserted. The control rows prove the probe sees each library once it is used.
 import { spawn } from 'node:child_process';
@@ -26,7 +28,11 @@ const SILENT = ['-e', 'process.stdin.resume(); setInterval(() => {}, 60_000);'];
 
 /** What `serve` must not have loaded when it answers `initialize` and a first `tools/list`. */
 const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
-  // ajv itself loads while the upstreams start (see 'compiling its upstream schemas' below).
+  // ajv's compiler loads with the first tools/call (see 'compiling its upstream schemas' below).
+  [
+    "ajv's compiler (the meta-schema check is precompiled)",
+    /\/node_modules\/ajv\/dist\/(core|2020|compile\/)/,
+  ],
   ['ajv-formats (format assertion is off)', /\/node_modules\/ajv-formats\//],
   ['ajv-draft-04 (no schema declared draft-04)', /\/node_modules\/ajv-draft-04\//],
   ['yaml (Skills front matter)', /\/node_modules\/yaml\//],
@@ -88,6 +94,7 @@ async function serveAndList(
   ajvLog?: string,
   moduleLog?: string,
   until?: () => boolean,
+  call?: string,
 ): Promise<string[]> {
   const config = join(folder, `${name}.json`);
   const log = moduleLog ?? join(folder, `${name}-modules.log`);
@@ -155,6 +162,14 @@ async function serveAndList(
       id += 1;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    if (call !== undefined) {
+      const tools = (answers.get(id) as { tools: { name: string }[] }).tools;
+      const name = tools.find((tool) => tool.name.endsWith(call))?.name;
+      id += 1;
+      const asked = id;
+      send({ id, method: 'tools/call', params: { name, arguments: { message: 'hi' } } });
+      await waitFor(() => answers.has(asked), `tools/call (stderr: ${stderr})`);
+    }
     if (until !== undefined) await waitFor(until, `the probe's line (stderr: ${stderr})`);
     child.kill('SIGUSR2');
     await waitFor(() => existsSync(`${log}.cjs`), 'the module probe');
@@ -200,12 +215,14 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
     );
   }, 120_000);
 
-  it('loads ajv when it registers the upstream tools (the probe sees CommonJS reached lazily)', () => {
-    expect(loaded.some((url) => /\/node_modules\/ajv\//.test(url))).toBe(true);
+  it('loads the precompiled meta-schema check when it registers the upstream tools (the probe sees CommonJS reached lazily)', () => {
+    expect(loaded.some((url) => /\/node_modules\/ajv\/dist\/runtime\/equal\.js$/.test(url))).toBe(
+      true,
+    );
     expect(loaded.some((url) => url.endsWith('/mcp-bridge/dist/client/mcp-client.js'))).toBe(true);
   });
 
-  it.each(NOT_LOADED_BY_SERVE.filter(([label]) => /@toolfence\/tools/.test(label)))(
+  it.each(NOT_LOADED_BY_SERVE.filter(([label]) => /@toolfence\/tools|ajv's compiler/.test(label)))(
     'lists the upstream tools without loading %s',
     (_, pattern) => {
       expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
@@ -214,23 +231,36 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
 });
 
 describe('toolfence-mcp serve compiling its upstream schemas', () => {
-  it('makes one Ajv instance for the bridge and the registry (the meta-schema compiles once)', async () => {
-    const ajvLog = join(folder, 'ajv-instances.log');
+  it('lists with the precompiled meta-schema check and no Ajv instance; the first call makes one for the bridge and the registry', async () => {
+    const listed = join(folder, 'ajv-listed.log');
     await serveAndList(
-      'one-ajv',
+      'listed-ajv',
       { ready: { command: process.execPath, args: [SERVER, 'stdio'] } },
       1,
-      ajvLog,
+      listed,
     );
-    const instances = (await readFile(ajvLog, 'utf8')).split('\n').filter(Boolean);
-    expect(instances).toEqual(['Ajv2020']);
+    expect((await readFile(listed, 'utf8')).split('\n').filter(Boolean)).toEqual(['meta-check']);
+    const called = join(folder, 'ajv-called.log');
+    await serveAndList(
+      'called-ajv',
+      { ready: { command: process.execPath, args: [SERVER, 'stdio'] } },
+      1,
+      called,
+      undefined,
+      undefined,
+      'echo',
+    );
+    expect((await readFile(called, 'utf8')).split('\n').filter(Boolean)).toEqual([
+      'meta-check',
+      'Ajv2020',
+    ]);
   }, 120_000);
 });
 
 describe('toolfence-mcp serve while its upstream starts', () => {
-  // The meta-schema is compiled while the upstream starts, not after it answered: the module log
-  // and the Ajv instance log are one file, so the Ajv line falls between the module lines.
-  it('makes its Ajv instance after spawning the upstream and loading the upstream client, before the upstream answers', async () => {
+  // The meta-schema check is built while the upstream starts, not after it answered: the module
+  // log and the ajv probe's log are one file, so its line falls between the module lines.
+  it('builds the precompiled meta-schema check after spawning the upstream and loading the upstream client, before the upstream answers, without an Ajv instance', async () => {
     const log = join(folder, 'warm-modules.log');
     await serveAndList(
       'warm',
@@ -238,22 +268,22 @@ describe('toolfence-mcp serve while its upstream starts', () => {
       0,
       log,
       log,
-      () => existsSync(log) && readFileSync(log, 'utf8').includes('\nAjv2020\n'),
+      () => existsSync(log) && readFileSync(log, 'utf8').includes('\nmeta-check\n'),
     );
     const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
-    const ajv = lines.indexOf('Ajv2020');
+    const check = lines.indexOf('meta-check');
     const spawned = lines.findIndex((line) => line.startsWith('spawn:'));
     const client = lines.findIndex((line) =>
       line.endsWith('/mcp-bridge/dist/client/mcp-client.js'),
     );
-    expect({ spawned: spawned >= 0, client: client >= 0, ajv: ajv >= 0 }).toEqual({
+    expect({ spawned: spawned >= 0, client: client >= 0, check: check >= 0 }).toEqual({
       spawned: true,
       client: true,
-      ajv: true,
+      check: true,
     });
-    expect(ajv).toBeGreaterThan(spawned);
-    expect(ajv).toBeGreaterThan(client);
-    expect(lines.filter((line) => line === 'Ajv2020')).toHaveLength(1);
+    expect(check).toBeGreaterThan(spawned);
+    expect(check).toBeGreaterThan(client);
+    expect(lines.filter((line) => line === 'Ajv2020')).toEqual([]);
   }, 120_000);
 });
 

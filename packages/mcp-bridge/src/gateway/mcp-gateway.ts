@@ -757,8 +757,8 @@ export class McpGateway {
         .then((tracer) => {
           this.#tracer = tracer;
         });
-      // Then ajv and its meta-schema, while the upstreams start: their first listing would
-      // otherwise compile it after they answered (a failure here is the listing's to report).
+      // Then the precompiled meta-schema check, while the upstreams start: their first listing
+      // would otherwise build it after they answered (a failure here is the listing's to report).
       void this.#tracerReady
         .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
         .then(() => {

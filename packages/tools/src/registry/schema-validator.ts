@@ -5,9 +5,11 @@ import type AjvDraft04Module from 'ajv-draft-04';
 import type addFormatsModule from 'ajv-formats';
 import { lazyRequire } from '../internal/lazy-require.js';
 import { installLengthShortcuts } from './ajv-length-keywords.js';
+import { mayFailCompile } from './compile-risk.js';
 import { ConfigurationError } from './configuration-error.js';
 import { appendPath } from './json-snapshot.js';
 import { checkOptionKeys } from './option-keys.js';
+import { assertValid2020Schema, usePrecompiledMetaSchema } from './precompiled-meta-schema.js';
 import {
   DEFAULT_SCHEMA_DIALECT,
   declaredSchemaDialect,
@@ -240,8 +242,12 @@ export class AjvSchemaValidator implements SchemaValidator {
       case '2019-09':
         ajv = new (ajv2019Module().Ajv2019)(options);
         break;
-      default:
-        ajv = new (ajv2020Module().Ajv2020)(options);
+      default: {
+        // The meta-schema check is the precompiled one: this instance never compiles it.
+        const ajv2020 = new (ajv2020Module().Ajv2020)(options);
+        usePrecompiledMetaSchema(ajv2020);
+        ajv = ajv2020;
+      }
     }
     installLengthShortcuts(ajv as Ajv);
     if (this.#validateFormats) addFormats()(ajv as Ajv);
@@ -282,24 +288,44 @@ export class AjvSchemaValidator implements SchemaValidator {
       );
     }
     const dialect = declared === 'none' ? DEFAULT_SCHEMA_DIALECT : declared;
-    let validate: ValidateFunction;
-    try {
-      validate = this.#ajv(dialect).compile(schemaForDialect(schema, dialect) as AnySchemaObject);
-    } catch (error) {
-      const missingRef =
-        typeof error === 'object' && error !== null && 'missingRef' in error
-          ? 'unresolved-ref'
-          : 'invalid-schema';
-      throw new ConfigurationError(
-        missingRef === 'unresolved-ref'
-          ? 'The JSON Schema has a $ref that does not resolve inside it (remote schemas are never fetched)'
-          : `The JSON Schema is not a valid ${dialect} schema`,
-        { details: { reason: missingRef, dialect }, cause: error },
-      );
-    }
+    const validate =
+      dialect === '2020-12' && !mayFailCompile(schema, this.#validateFormats)
+        ? this.#deferred(schema)
+        : this.#compileNow(schema, dialect);
     this.#compiled.set(schema, validate);
     if (content !== undefined) remember(this.#byContent, content, validate, this.#maxCachedSchemas);
     if (text !== undefined) remember(this.#byText, text, validate, this.#maxCachedSchemas);
+    return validate;
+  }
+
+  /** ajv's compile of one schema, its failure as a {@link ConfigurationError}. */
+  #compileNow(schema: JsonObject, dialect: JsonSchemaDialect): ValidateFunction {
+    try {
+      return this.#ajv(dialect).compile(schemaForDialect(schema, dialect) as AnySchemaObject);
+    } catch (error) {
+      throw compileError(error, dialect);
+    }
+  }
+
+  /**
+   * A 2020-12 schema that cannot fail ajv's compile once the meta-schema accepts it (see
+   * mayFailCompile): checked now against the precompiled meta-schema (a schema it refuses throws
+   * here, the same error as a compile), compiled on its first validation. Preparing a listing's
+   * schemas so loads neither ajv's compiler nor any code generation.
+   */
+  #deferred(schema: JsonObject): ValidateFunction {
+    try {
+      assertValid2020Schema(schemaForDialect(schema, '2020-12'));
+    } catch (error) {
+      throw compileError(error, '2020-12');
+    }
+    let compiled: ValidateFunction | undefined;
+    const validate = ((value: unknown) => {
+      compiled ??= this.#compileNow(schema, '2020-12');
+      const valid = compiled(value);
+      validate.errors = compiled.errors ?? null;
+      return valid;
+    }) as ValidateFunction;
     return validate;
   }
 
@@ -314,6 +340,20 @@ export class AjvSchemaValidator implements SchemaValidator {
     if (issues.length === 0) issues.push({ path: '$', message: 'is not valid' });
     return { valid: false, issues };
   }
+}
+
+/** The {@link ConfigurationError} for a schema ajv (or the precompiled meta-schema) refused. */
+function compileError(error: unknown, dialect: JsonSchemaDialect): ConfigurationError {
+  const missingRef =
+    typeof error === 'object' && error !== null && 'missingRef' in error
+      ? 'unresolved-ref'
+      : 'invalid-schema';
+  return new ConfigurationError(
+    missingRef === 'unresolved-ref'
+      ? 'The JSON Schema has a $ref that does not resolve inside it (remote schemas are never fetched)'
+      : `The JSON Schema is not a valid ${dialect} schema`,
+    { details: { reason: missingRef, dialect }, cause: error },
+  );
 }
 
 /** Passes one ajv note on; a logger that throws is ignored (diagnostics never fail a call). */
