@@ -15,6 +15,7 @@ import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
+import { CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
 import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
@@ -32,7 +33,15 @@ beforeAll(async () => {
   audit = join(folder, 'audit.jsonl');
   const gateway = new McpGateway({
     config: parseGatewayConfig({
-      mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+      mcpServers: {
+        toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' },
+        // Tools whose results are not plain (an image, structured content): handed to the SDK.
+        everything: {
+          command: process.execPath,
+          args: [EVERYTHING_ENTRY, 'stdio'],
+          env: { ...CHILD_ENV },
+        },
+      },
     }),
     authorizer: new AllowAllAuthorizer(),
     pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
@@ -173,6 +182,16 @@ describe('serve --http: the fast path of a plain tools/call (issue 41)', () => {
       'a call whose arguments fail the schema',
       sent(call({ name: 'tk__note', arguments: { id: 7 } })),
     ],
+    [
+      'a call whose result is an image (handed back to the SDK)',
+      sent(call({ name: 'everything__get-tiny-image', arguments: {} })),
+    ],
+    [
+      'a call whose result has structured content',
+      sent(
+        call({ name: 'everything__get-structured-content', arguments: { location: 'New York' } }),
+      ),
+    ],
     ['a call to a tool that is not offered', sent(call({ name: 'tk__nothing', arguments: {} }))],
     [
       'a call naming a session that does not exist',
@@ -280,23 +299,100 @@ describe('serve --http: the fast path of a plain tools/call (issue 41)', () => {
     expect(answers[0]?.status).toBe(404);
   }, 30_000);
 
+  /** The audit lines of `tool` written after the first `from` lines. */
+  const auditLines = async () =>
+    (await readFile(audit, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
+  const auditOf = async (tool: string, from: number) =>
+    (await auditLines())
+      .slice(from)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.tool === tool);
+  const auditLength = async () => (await auditLines()).length;
+  const until = async (done: () => Promise<boolean>) => {
+    for (let tries = 0; !(await done()); tries++) {
+      if (tries > 400) throw new Error('gave up waiting');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+
+  it('does not answer a call cancelled in flight, and audits it as the SDK path does', async () => {
+    const audited: unknown[] = [];
+    for (const url of [fastUrl, sdkUrl]) {
+      const sessionId = await session(url);
+      const from = await auditLength();
+      const client = new AbortController();
+      let settled = false;
+      const pending = fetch(url, {
+        method: 'POST',
+        headers: { ...plainHeaders, 'mcp-session-id': sessionId },
+        body: call({ name: 'tk__slow', arguments: { ms: 1500, n: 1 } }, 41),
+        signal: client.signal,
+      }).then(
+        () => {
+          settled = true;
+        },
+        () => undefined,
+      );
+      // The call is on its way to the upstream (which answers after 1.5 s).
+      const outcomes = async () => (await auditOf('tk__slow', from)).map((line) => line.outcome);
+      await until(async () => (await outcomes()).includes('started'));
+      const cancelled = await answer(url, sessionId, {
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 41, reason: 'no longer wanted' },
+        }),
+        headers: plainHeaders,
+      });
+      expect(cancelled.status).toBe(202);
+      await until(async () => (await outcomes()).length > 1);
+      // The call has ended: an answer would be on its way by now.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(settled).toBe(false);
+      client.abort();
+      await pending;
+      audited.push(await outcomes());
+    }
+    expect(audited[0]).toEqual(audited[1]);
+    expect(audited[0]).toEqual(['started', 'ambiguous']);
+  }, 30_000);
+
+  it('ends a call in flight when its session is deleted, as the SDK path does', async () => {
+    const ended = [];
+    for (const url of [fastUrl, sdkUrl]) {
+      const sessionId = await session(url);
+      const from = await auditLength();
+      const pending = answer(
+        url,
+        sessionId,
+        sent(call({ name: 'tk__slow', arguments: { ms: 1500, n: 2 } }, 42)),
+      );
+      await until(async () => (await auditOf('tk__slow', from)).length > 0);
+      const deleted = await answer(url, sessionId, {
+        body: '',
+        headers: plainHeaders,
+        method: 'DELETE',
+      });
+      expect(deleted.status).toBe(200);
+      ended.push(await pending);
+    }
+    expect(ended[0]).toEqual(ended[1]);
+  }, 30_000);
+
   it('answers and audits generated plain calls as the SDK path does', async () => {
     const [fastSession, sdkSession] = await Promise.all([session(fastUrl), session(sdkUrl)]);
     const lines = async () =>
-      (await readFile(audit, 'utf8'))
-        .trim()
-        .split('\n')
-        .map((line) => {
-          // The session differs (one per connection); time and chain per line.
-          const {
-            time: _time,
-            previous: _previous,
-            hash: _hash,
-            session: _session,
-            ...rest
-          } = JSON.parse(line);
-          return rest as Record<string, unknown>;
-        });
+      (await auditLines()).map((line) => {
+        // The session differs (one per connection); time and chain per line.
+        const {
+          time: _time,
+          previous: _previous,
+          hash: _hash,
+          session: _session,
+          ...rest
+        } = JSON.parse(line);
+        return rest as Record<string, unknown>;
+      });
     const id = fc.oneof(fc.string(), fc.integer(), fc.constant(Number.MAX_SAFE_INTEGER));
     const args = fc.oneof(
       fc.record({ id: fc.string() }),
