@@ -627,6 +627,8 @@ export class McpGateway {
    * session's client has initialized, until the server closes; a call runs as the SDK's handler
    * would run it, its caller the `authInfo` the front passes (as the SDK's `http.authInfo`).
    * `serveGatewayHttp` serves such calls without the SDK server's per-message checks.
+   *
+   * @internal The HTTP front's; its handler type is not part of the package's exports.
    */
   legacyHttpSession(): { readonly server: Server; readonly calls: HttpFastCallHandler } {
     const downstream = this.#newDownstream('legacy', true, true);
