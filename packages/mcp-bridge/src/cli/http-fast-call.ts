@@ -182,16 +182,10 @@ export class HttpFastSession implements Transport {
       call.out.end(`event: message\ndata: ${text}\n\n`);
       return;
     }
-    const sessionId = this.#inner.sessionId;
-    // The head the front writes for the SDK's single-answer stream (its headers, sorted).
-    call.out.writeHead(200, {
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'content-type': 'application/json',
-      ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
-      'x-accel-buffering': 'no',
-      'content-length': String(Buffer.byteLength(text)),
-    });
+    // The head the front writes for the SDK's single-answer stream (its headers, in order).
+    const head = this.#head('application/json');
+    head['content-length'] = String(Buffer.byteLength(text));
+    call.out.writeHead(200, head);
     call.out.end(text);
   }
 
@@ -213,14 +207,19 @@ export class HttpFastSession implements Transport {
   #stream(call: FastCall): void {
     if (call.streaming || call.out.headersSent) return;
     call.streaming = true;
+    call.out.writeHead(200, this.#head('text/event-stream'));
+  }
+
+  /** The headers of the SDK transport's answer to a request (sorted, as a web `Headers`). */
+  #head(contentType: string): Record<string, string> {
     const sessionId = this.#inner.sessionId;
-    call.out.writeHead(200, {
+    return {
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
-      'content-type': 'text/event-stream',
+      'content-type': contentType,
       ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
       'x-accel-buffering': 'no',
-    });
+    };
   }
 
   #inbound(message: JSONRPCMessage, extra: Parameters<NonNullable<Transport['onmessage']>>[1]) {
