@@ -574,10 +574,15 @@ describe('the HTTP front (serve --http)', () => {
       expect({ built, signalled }).toEqual({ built: 1, signalled: 1 });
       built = 0;
       signalled = 0;
-      // initialize, notifications/initialized, tools/call: three requests.
+      // initialize, notifications/initialized: two requests; the plain tools/call of the session
+      // is served on the fast path, which builds none (issue 41).
       const call = await legacySession(http.url);
       const answer = await (await call({ name: 'tk__note', arguments: { id: 'l' } })).text();
       expect(answer).toContain('note l');
+      expect({ built, signalled }).toEqual({ built: 2, signalled: 0 });
+      // A call with `_meta` goes through the SDK's transport: one more.
+      const traced = await call({ name: 'tk__note', arguments: { id: 'm' }, _meta: {} });
+      expect(await traced.text()).toContain('note m');
       expect({ built, signalled }).toEqual({ built: 3, signalled: 0 });
     } finally {
       globalThis.Request = Original;

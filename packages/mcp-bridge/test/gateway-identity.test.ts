@@ -237,23 +237,44 @@ describe('serve --http with gateway.httpAuth, two people in two groups', () => {
     expect(upstreamCalls).toEqual(['deploy:prod', 'payroll:march']);
   }, 60_000);
 
-  it("does not let one person use another's legacy session", async () => {
-    const { client, transport } = await legacyClient('alice');
-    const session = transport.sessionId as string;
-    const hijack = await fetch(gatewayUrl, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${tokens.bob}`,
-        'mcp-session-id': session,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
+  it.each([
+    ['a listing', { jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }],
+    // A plain call is served on the HTTP front's fast path (issue 41): the same owner check.
+    [
+      'a plain tools/call',
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'tm__deploy', arguments: {} },
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: {} }),
-    });
-    expect(hijack.status).toBe(404);
-    await client.close();
-  }, 60_000);
+    ],
+  ])(
+    "does not let one person use another's legacy session: %s",
+    async (_name, message) => {
+      const { client, transport } = await legacyClient('alice');
+      const session = transport.sessionId as string;
+      const hijack = await fetch(gatewayUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens.bob}`,
+          'mcp-session-id': session,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify(message),
+      });
+      expect(hijack.status).toBe(404);
+      expect(await hijack.json()).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32001, message: 'Session not found' },
+        id: null,
+      });
+      await client.close();
+    },
+    60_000,
+  );
 
   it('writes who called into the audit log (issuer and subject, never the token), chain intact', async () => {
     const path = join(folder, 'toolfence-audit.jsonl');

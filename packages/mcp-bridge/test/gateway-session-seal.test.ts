@@ -179,13 +179,29 @@ describe('legacy sessions sealed into their id', () => {
     30_000,
   );
 
-  it('closes a held session past its sealed max age (404), on the replica that holds it', async () => {
-    const [a] = await replicas(1_500);
-    const session = await initialize(a);
-    expect((await listTools(a, session)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    expect((await listTools(a, session)).status).toBe(404);
-  }, 30_000);
+  it.each<[string, (url: string, session: string) => ReturnType<typeof rpc>]>([
+    ['a listing', listTools],
+    // A plain call is served on the HTTP front's fast path (issue 41): the same sealed-id check.
+    [
+      'a plain tools/call',
+      (url, session) =>
+        rpc(
+          url,
+          { id: 3, method: 'tools/call', params: { name: 'tk__note', arguments: { id: 'a' } } },
+          session,
+        ),
+    ],
+  ])(
+    'closes a held session past its sealed max age (404), on the replica that holds it: %s',
+    async (_name, send) => {
+      const [a] = await replicas(1_500);
+      const session = await initialize(a);
+      expect((await send(a, session)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect((await send(a, session)).status).toBe(404);
+    },
+    30_000,
+  );
 
   // The reverse of the row above: a session id (sealed with the very key the approvals use) is
   // not an approval. The two seals derive their own keys and carry their own version tag.

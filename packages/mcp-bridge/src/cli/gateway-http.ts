@@ -19,6 +19,7 @@ import {
 } from '../gateway/identity/gateway-principal.js';
 import type { GatewayResourceServer } from '../gateway/identity/resource-server.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
+import { plainToolsCall } from '../gateway/plain-tools-call.js';
 import type { ApprovalSealKeys } from '../gateway/seal-box.js';
 import {
   DEFAULT_HTTP_SESSION_MAX_AGE_MS,
@@ -26,6 +27,7 @@ import {
   SessionSeal,
   sessionStateOf,
 } from '../gateway/session-seal.js';
+import { HttpFastSession } from './http-fast-call.js';
 import { replayHandshake } from './legacy-session-resume.js';
 import { isLegacyEra } from './request-era.js';
 
@@ -78,6 +80,12 @@ export interface GatewayHttpOptions {
   readonly sessionMaxAgeMs?: number | undefined;
   /** The web console, served at `/console` on the same listener (its own sign-in and checks). */
   readonly console?: ConsoleMount | undefined;
+  /**
+   * Serve a legacy session's plain `tools/call` POSTs on the fast path ({@link HttpFastSession}:
+   * the same checks and answers, without the SDK transport's per-message work). Default true;
+   * false sends every request through the SDK's transport (for comparison).
+   */
+  readonly plainCallFastPath?: boolean | undefined;
 }
 
 /** What `serveGatewayHttp` needs of the web console (`GatewayConsole`). */
@@ -92,6 +100,8 @@ export const GATEWAY_HTTP_BUSY = 'GATEWAY_HTTP_BUSY';
 /** A legacy session's bookkeeping: its transport, calls in flight, last activity. */
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
+  /** The transport its downstream server is connected to: the SDK's, with the fast path. */
+  readonly fast: HttpFastSession;
   /** Requests (other than a GET stream) in flight. */
   requests: number;
   /** `tools/call` requests in flight. */
@@ -349,17 +359,22 @@ export async function serveGatewayHttp(
       { status: 200, headers: { 'content-type': 'application/json' } },
     );
 
-  /** A session transport whose id comes from `id`, registered once its handshake is taken. */
-  const newTransport = (
+  /**
+   * A session transport whose id comes from `id`, registered once its handshake is taken, and
+   * its downstream server connected to it (through the fast path's transport).
+   */
+  const newTransport = async (
     id: () => string,
     owner: string,
-  ): WebStandardStreamableHTTPServerTransport => {
+  ): Promise<WebStandardStreamableHTTPServerTransport> => {
+    const downstream = gateway.legacyHttpSession();
     const created: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: id,
         onsessioninitialized: (sessionId) => {
           sessions.set(sessionId, {
             transport: created,
+            fast,
             requests: 0,
             calls: 0,
             lastActive: Date.now(),
@@ -371,9 +386,11 @@ export async function serveGatewayHttp(
         },
         maxRequestBodySize: MAX_BODY_BYTES,
       });
-    created.onclose = () => {
+    const fast = new HttpFastSession(created, downstream.calls);
+    fast.onclose = () => {
       if (created.sessionId !== undefined) sessions.delete(created.sessionId);
     };
+    await downstream.server.connect(fast);
     return created;
   };
 
@@ -402,8 +419,7 @@ export async function serveGatewayHttp(
     const state = portable?.open(sessionId, principal);
     if (state === undefined) return undefined;
     if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) return undefined;
-    const created = newTransport(() => sessionId, principal);
-    await gateway.downstreamServer('legacy').connect(created);
+    const created = await newTransport(() => sessionId, principal);
     if (!(await replayHandshake(created, sessionId, state, host))) {
       sessions.delete(sessionId);
       await created.close().catch(() => undefined);
@@ -473,11 +489,10 @@ export async function serveGatewayHttp(
     }
     // With the sealing key the id is the session's state, sealed: any replica resumes it.
     const state = sessionStateOf(parsedBody);
-    const created = newTransport(
+    const created = await newTransport(
       () => (state === undefined ? undefined : portable?.seal(principal, state)) ?? randomUUID(),
       principal,
     );
-    await gateway.downstreamServer('legacy').connect(created);
     const response = await created.handleRequest(request, {
       parsedBody,
       ...(authInfo === undefined ? {} : { authInfo }),
@@ -504,6 +519,46 @@ export async function serveGatewayHttp(
       statelessCalls -= calls;
     });
     return modern.fetch(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
+  };
+
+  const fastPath = options.plainCallFastPath ?? true;
+  /**
+   * Serves `body` on its session's fast path when it is a plain `tools/call` that the legacy
+   * serving would hand that session's transport and that transport would take (see
+   * {@link HttpFastSession.accepts}); false leaves it to the SDK path, which answers it as before
+   * (a session not held here or not the caller's, a sealed id no longer valid, a call over the
+   * session's share: the busy answer).
+   */
+  const servedFast = (
+    incoming: IncomingMessage,
+    out: ServerResponse,
+    body: unknown,
+    authInfo: CallerInfo,
+  ): boolean => {
+    const sessionId = incoming.headers['mcp-session-id'];
+    if (typeof sessionId !== 'string') return false;
+    const session = sessions.get(sessionId);
+    if (session === undefined || session.calls + 1 > maxCallsPerSession) return false;
+    const call = plainToolsCall(body);
+    if (call === undefined || !session.fast.accepts(call, incoming.headers)) return false;
+    const principal = approvalPrincipal(principalOfAuthInfo(authInfo));
+    if (session.owner !== principal) return false;
+    if (
+      portable !== undefined &&
+      sessionId.startsWith(`${SEALED_SESSION_VERSION}.`) &&
+      portable.open(sessionId, principal) === undefined
+    ) {
+      return false;
+    }
+    session.calls += 1;
+    session.requests += 1;
+    session.lastActive = Date.now();
+    session.fast.serve(call, out, authInfo, () => {
+      session.calls -= 1;
+      session.requests -= 1;
+      session.lastActive = Date.now();
+    });
+    return true;
   };
 
   const handle = async (incoming: IncomingMessage, out: ServerResponse): Promise<void> => {
@@ -580,6 +635,18 @@ export async function serveGatewayHttp(
         parsedBody = undefined;
       }
     }
+    // The era is known before the web request is built (from what the SDK's classification
+    // reads), so it is built once, with a signal only for the serving that reads one.
+    const legacyEra = isLegacyEra(method, incoming.headers, parsedBody);
+    // A plain call of an established session: served from Node's objects, no web request.
+    if (
+      legacyEra &&
+      method === 'POST' &&
+      fastPath &&
+      servedFast(incoming, out, parsedBody, authInfo)
+    ) {
+      return;
+    }
     // The caller's credential ends at the front door: nothing behind it sees the token.
     const headers: [string, string][] = [];
     for (const [name, value] of Object.entries(incoming.headers)) {
@@ -591,11 +658,8 @@ export async function serveGatewayHttp(
       await writeResponse(rpcError(400, -32700, 'Parse error: the body is not JSON'), out);
       return;
     }
-    // The era is known before the web request is built (from what the SDK's classification
-    // reads), so it is built once, with a signal only for the serving that reads one. It carries
-    // no body: every POST that reaches the SDK is handed its body parsed (`parsedBody`; one that
-    // is not JSON is refused above), which the SDK then never reads.
-    const legacyEra = isLegacyEra(method, incoming.headers, parsedBody);
+    // The web request carries no body: every POST that reaches the SDK is handed its body parsed
+    // (`parsedBody`; one that is not JSON is refused above), which the SDK then never reads.
     const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
       method,
       headers,

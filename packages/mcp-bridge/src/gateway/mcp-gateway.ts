@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import {
+  type AuthInfo,
   type CallToolResult,
   inputRequired,
   Server,
@@ -108,6 +109,7 @@ import {
   type PinReason,
   type PinRecord,
 } from './pin-store.js';
+import type { PlainToolsCall } from './plain-tools-call.js';
 import {
   ApprovalSeal,
   type ApprovalSealKeys,
@@ -285,6 +287,14 @@ interface Downstream {
   readonly session?: string;
   /** How fast-path calls handed back to the SDK ended, by their replay token (see #fastCalls). */
   readonly replays: Map<string, FastCallOutcome>;
+}
+
+/**
+ * The fast path of an HTTP session's plain calls ({@link McpGateway.legacyHttpSession}): a
+ * {@link FastCallHandler} whose calls are given their caller, as the SDK's `http.authInfo`.
+ */
+export interface HttpFastCallHandler extends FastCallHandler {
+  call(call: PlainToolsCall, signal: AbortSignal, authInfo?: AuthInfo): Promise<unknown>;
 }
 
 /** The `_meta` key of a fast-path call handed back to the SDK server (its value a random token). */
@@ -609,6 +619,20 @@ export class McpGateway {
    */
   downstreamServer(era: GatewayEra): Server {
     return this.#newDownstream(era, era === 'legacy', true).server;
+  }
+
+  /**
+   * A legacy (2025-11-25) downstream server for one HTTP session, as {@link downstreamServer}
+   * makes it, with the fast path of its plain `tools/call` requests (`calls`): ready once the
+   * session's client has initialized, until the server closes; a call runs as the SDK's handler
+   * would run it, its caller the `authInfo` the front passes (as the SDK's `http.authInfo`).
+   * `serveGatewayHttp` serves such calls without the SDK server's per-message checks.
+   *
+   * @internal The HTTP front's; its handler type is not part of the package's exports.
+   */
+  legacyHttpSession(): { readonly server: Server; readonly calls: HttpFastCallHandler } {
+    const downstream = this.#newDownstream('legacy', true, true);
+    return { server: downstream.server, calls: this.#fastCalls(() => downstream) };
   }
 
   #newDownstream(era: GatewayEra, track: boolean, shared: boolean): Downstream {
@@ -1324,7 +1348,7 @@ export class McpGateway {
    * session, until it closes; a call runs through {@link McpGateway.#call} as the SDK's handler
    * would run it (the same request context: its signal, its elicitation, no `_meta`).
    */
-  #fastCalls(current: () => Downstream | undefined): FastCallHandler {
+  #fastCalls(current: () => Downstream | undefined): HttpFastCallHandler {
     return {
       ready: () => {
         const downstream = current();
@@ -1335,7 +1359,7 @@ export class McpGateway {
           downstream.server.getClientCapabilities() !== undefined
         );
       },
-      call: (call, signal) => {
+      call: (call, signal, authInfo) => {
         const downstream = current() as Downstream;
         const server = downstream.server;
         // What the SDK's context gives a legacy tools/call without `_meta` (see buildContext).
@@ -1350,11 +1374,15 @@ export class McpGateway {
             options?: Parameters<Server['elicitInput']>[1],
           ) => server.elicitInput(params, options),
         } as unknown as ServerContext['mcpReq'];
+        // The caller as the SDK's context gives it to the handler (`http.authInfo`).
+        const context = authInfo === undefined ? undefined : { http: { authInfo } };
         const handled = this.#call(
           downstream,
           call,
           request,
-          downstream.session ?? principalSession(undefined),
+          downstream.session ?? principalSession(authInfo),
+          principalOfRequest(context),
+          callerTokenOfRequest(context),
         );
         this.#handling.set(request, handled);
         return handled;
