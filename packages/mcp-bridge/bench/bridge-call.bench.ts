@@ -51,6 +51,7 @@ import {
   startHttpServer,
   stdioCommand,
   stopAll,
+  threadCpuPerOperation,
 } from './fixtures/harness.js';
 
 type Mode = 'stdio' | 'http' | 'http-json';
@@ -233,6 +234,8 @@ interface RunResult {
   readonly ms: Record<string, number>;
   /** This process's CPU time per timed call (ms), per contender. */
   readonly cpu: Record<string, number>;
+  /** The main thread's CPU time per timed call (ms), per contender (NaN off Linux). */
+  readonly threadCpu: Record<string, number>;
   readonly paired: Record<string, number>;
   readonly pairedToV2: number;
   /** Over stdio (when `setsid` exists): McpClient vs the SDK client whose server has its own session. */
@@ -280,15 +283,18 @@ async function runOnce(mode: Mode): Promise<RunResult> {
   );
   const ms: Record<string, number> = {};
   const cpu: Record<string, number> = {};
+  const threadCpu: Record<string, number> = {};
   const paired: Record<string, number> = {};
   for (const [name, result] of results) {
     ms[name] = figure(result);
     cpu[name] = cpuPerOperation(result);
+    threadCpu[name] = threadCpuPerOperation(result);
     paired[name] = pairedRatio(result, results.get('sdk'));
   }
   return {
     ms,
     cpu,
+    threadCpu,
     paired,
     pairedToV2: pairedRatio(results.get('mcp-client'), results.get('sdk-v2')),
     ...(results.has('sdk-own-session')
@@ -333,16 +339,27 @@ function report(mode: Mode, runs: readonly RunResult[]): void {
     // BRIDGE_TARGET (the allowance for validation, the registry and the result mapping), with
     // its wall ratio required to stay inside the A/A control's range widened by that same
     // allowance (no slower than BRIDGE_TARGET x the control's slowest run).
+    // The client's CPU is its main thread's (Linux: /proc/thread-self/schedstat), the thread
+    // that runs the client's code. This process's CPU time also counts every background thread
+    // (the collector's helpers after the forced GC, the platform's workers), and that work lands
+    // on whichever client is waiting at the time: a second SDK 1.x client's process CPU against
+    // the first's moves 0.87-1.15x within one run. The process figure is printed beside it; off
+    // Linux the process figure judges.
+    const basis = runs.every((run) => Number.isFinite(run.threadCpu?.sdk)) ? 'threadCpu' : 'cpu';
+    const basisText =
+      basis === 'threadCpu'
+        ? 'main-thread CPU per call (this process: see the process-CPU ratio)'
+        : 'process CPU per call';
+    const cpuRatioOf = (name: string, of: 'cpu' | 'threadCpu' = basis) =>
+      runs
+        .filter((run) => run[of][name] !== undefined)
+        .map((run) => (run[of][name] as number) / (run[of].sdk as number));
+    const cpuOf = (name: string) => spread(runs.map((run) => run[basis][name] as number)).median;
     // The CPU ratio's own noise in the same runs: a second SDK 1.x client's CPU per call against
     // the first's (an A/A control), and the SDK client whose server runs in its own session as
-    // McpClient's does (this process's CPU time counts every thread, so background work, such as
-    // the collector's after the forced GC, lands on whichever client is waiting at the time).
-    const cpuRatioOf = (name: string) =>
-      runs
-        .filter((run) => run.cpu[name] !== undefined)
-        .map((run) => (run.cpu[name] as number) / (run.cpu.sdk as number));
+    // McpClient's does.
     const cpuNoise = `A/A control's CPU ratio ${formatSpread(cpuRatioOf('sdk-control'))}${runs.some((run) => run.cpu['sdk-own-session'] !== undefined) ? `, SDK client with its server in its own session ${formatSpread(cpuRatioOf('sdk-own-session'))}` : ''}`;
-    const bridgeCpu = runs.map((run) => (run.cpu.bridge as number) / (run.cpu.sdk as number));
+    const bridgeCpu = cpuRatioOf('bridge');
     const bridgeCpuRatio = spread(bridgeCpu).median;
     const bridgeWall = median('bridge');
     const bridgeRoom = BRIDGE_TARGET * spread(ratios('sdk-control')).max;
@@ -353,13 +370,13 @@ function report(mode: Mode, runs: readonly RunResult[]): void {
       ratio: bridgeCpuRatio,
       target: BRIDGE_TARGET,
       met: Math.round(bridgeCpuRatio * 1000) / 1000 <= BRIDGE_TARGET && bridgeInside,
-      detail: `${formatSpread(bridgeCpu)} over ${runs.length} runs; client CPU per call ${formatMs(spread(runs.map((run) => run.cpu.bridge as number)).median)} ms (bridge + registry + McpClient) vs ${formatMs(spread(runs.map((run) => run.cpu.sdk as number)).median)} ms (SDK Client), McpClient alone ${formatMs(spread(runs.map((run) => run.cpu['mcp-client'] as number)).median)} ms; wall ${formatSpread(ratios('bridge'))} vs at most ${bridgeRoom.toFixed(2)}x (${BRIDGE_TARGET} x the A/A control's slowest run; control ${formatSpread(ratios('sdk-control'))}; ${bridgeInside ? 'inside' : 'outside'}); ${cpuNoise}; load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
+      detail: `${formatSpread(bridgeCpu)} over ${runs.length} runs; ${basisText} ${formatMs(cpuOf('bridge'))} ms (bridge + registry + McpClient) vs ${formatMs(cpuOf('sdk'))} ms (SDK Client), McpClient alone ${formatMs(cpuOf('mcp-client'))} ms; process CPU ratio ${formatSpread(cpuRatioOf('bridge', 'cpu'))}; wall ${formatSpread(ratios('bridge'))} vs at most ${bridgeRoom.toFixed(2)}x (${BRIDGE_TARGET} x the A/A control's slowest run; control ${formatSpread(ratios('sdk-control'))}; ${bridgeInside ? 'inside' : 'outside'}); ${cpuNoise}; load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
     });
     // Issue 41: over stdio the wall ratio moves by more than its margin from run to run (see the
-    // A/A control), so the client is judged by its own CPU per call (process.cpuUsage around its
+    // A/A control), so the client is judged by its own CPU per call (its main thread's around its
     // timed calls, against the SDK client's in the same run), with the wall ratio reported and
     // required to stay inside the A/A control's range.
-    const cpu = runs.map((run) => (run.cpu['mcp-client'] as number) / (run.cpu.sdk as number));
+    const cpu = cpuRatioOf('mcp-client');
     const wall = median('mcp-client');
     const control = spread(ratios('sdk-control'));
     const cpuRatio = spread(cpu).median;
@@ -372,7 +389,7 @@ function report(mode: Mode, runs: readonly RunResult[]): void {
       ratio: cpuRatio,
       target: 1,
       met: cpuRatio <= 1 && inside,
-      detail: `${formatSpread(cpu)} over ${runs.length} runs; client CPU per call ${formatMs(spread(runs.map((run) => run.cpu['mcp-client'] as number)).median)} ms vs ${formatMs(spread(runs.map((run) => run.cpu.sdk as number)).median)} ms; wall ${formatSpread(ratios('mcp-client'))} vs the A/A control's ${formatSpread(ratios('sdk-control'))} (${inside ? 'inside' : 'outside'} its range); ${cpuNoise}; load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
+      detail: `${formatSpread(cpu)} over ${runs.length} runs; ${basisText} ${formatMs(cpuOf('mcp-client'))} ms vs ${formatMs(cpuOf('sdk'))} ms; process CPU ratio ${formatSpread(cpuRatioOf('mcp-client', 'cpu'))}; wall ${formatSpread(ratios('mcp-client'))} vs the A/A control's ${formatSpread(ratios('sdk-control'))} (${inside ? 'inside' : 'outside'} its range); ${cpuNoise}; load average ${(loadavg()[0] ?? 0).toFixed(1)}`,
     });
   }
   bench({
