@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AuditHead,
+  AuditHeadFile,
   auditKeyId,
   encodeAuditHead,
   lineHash,
@@ -149,6 +150,57 @@ describe('the audit head record', () => {
       expect(readAuditHead(`${path}.head`, key)).toEqual(head);
     },
   );
+});
+
+describe('the head file reuses what its records share', () => {
+  const seal = (lines: number, start: string, last: string) => ({ lines, start, last });
+  // One head file seals these in turn: what it reuses from one record to the next (the rotated
+  // seal's JSON, the key id's) must never outlive a change of them.
+  const rotatedA = seal(7, 'genesis', 'sha256:cd');
+  const sequence: AuditHead[] = [
+    { total: 7, current: seal(0, 'sha256:cd', 'sha256:cd'), rotated: rotatedA },
+    { total: 8, current: seal(1, 'sha256:cd', 'sha256:e1'), rotated: rotatedA },
+    // Rotated again: another rotated seal.
+    {
+      total: 9,
+      current: seal(0, 'sha256:e1', 'sha256:e1'),
+      rotated: seal(1, 'sha256:cd', 'sha256:e1'),
+    },
+    // The same values in a new object, then other values with the same line count.
+    {
+      total: 9,
+      current: seal(0, 'sha256:e1', 'sha256:e1'),
+      rotated: seal(1, 'sha256:cd', 'sha256:e1'),
+    },
+    {
+      total: 10,
+      current: seal(1, 'sha256:e2', 'sha256:e3'),
+      rotated: seal(1, 'sha256:cd', 'sha256:e2'),
+    },
+    // Only the rotated line count differs.
+    {
+      total: 11,
+      current: seal(1, 'sha256:e2', 'sha256:e3'),
+      rotated: seal(2, 'sha256:cd', 'sha256:e2'),
+    },
+    { total: 12, current: seal(2, 'sha256:e2', 'sha256:e4') },
+  ];
+  it.each([
+    { name: 'unkeyed', key: undefined },
+    { name: 'keyed', key: new Uint8Array(32).fill(9) },
+  ])('$name: each record is the one encodeAuditHead writes, and reads back', async ({ key }) => {
+    const file = new AuditHeadFile(`${path}.head`, key, false);
+    try {
+      for (const head of sequence) {
+        const sealed = key === undefined ? head : { ...head, keyId: auditKeyId(key) };
+        file.seal(sealed);
+        expect(await readFile(`${path}.head`)).toEqual(encodeAuditHead(sealed, key));
+        expect(readAuditHead(`${path}.head`, key)).toEqual(sealed);
+      }
+    } finally {
+      file.close();
+    }
+  });
 });
 
 describe('AuditLog', () => {
