@@ -6,14 +6,13 @@ import type {
   TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import type { FastCallOutcome } from '../gateway/fast-call-transport.js';
+import { cancelledId, cancelReason, type FastCallOutcome } from '../gateway/fast-call-transport.js';
 import type { HttpFastCallHandler } from '../gateway/mcp-gateway.js';
 import {
   isPlainCallToolResult,
   type PlainId,
   type PlainToolsCall,
 } from '../gateway/plain-tools-call.js';
-import { isRecord } from '../is-record.js';
 
 /** The SDK transport's keep-alive comment interval on a request's stream (its default, 15 s). */
 const KEEP_ALIVE_MS = 15_000;
@@ -226,17 +225,14 @@ export class HttpFastSession implements Transport {
     const record = message as { id?: unknown; method?: unknown; params?: unknown };
     if (typeof record.method === 'string') {
       if (record.id !== undefined) this.#sdkRunning.add(record.id as PlainId);
-      else if (record.method === 'notifications/cancelled') this.#cancel(record.params);
+      else {
+        // A well-formed `notifications/cancelled` naming a fast call aborts it, as the SDK's would.
+        const cancelled = cancelledId(message);
+        if (cancelled !== undefined) {
+          this.#running.get(cancelled)?.controller.abort(cancelReason(message));
+        }
+      }
     }
     this.onmessage?.(message, extra);
-  }
-
-  /** A well-formed `notifications/cancelled` naming a fast call aborts it, as the SDK's would. */
-  #cancel(params: unknown): void {
-    if (!isRecord(params)) return;
-    const { requestId, reason } = params;
-    if (reason !== undefined && typeof reason !== 'string') return;
-    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-    this.#running.get(requestId)?.controller.abort(reason);
   }
 }

@@ -53,16 +53,58 @@ function sealJson(seal: AuditFileSeal): string {
   return `{"last":${canonicalJson(seal.last)},"lines":${canonicalJson(seal.lines)},"start":${canonicalJson(seal.start)}}`;
 }
 
+const FORMAT_JSON = canonicalJson(FORMAT);
+
+/**
+ * What a head file's records share from one seal to the next: the rotated seal's JSON (the same
+ * until the next rotation) and the key id's, kept with the values they were made from and
+ * compared by value before each reuse.
+ */
+interface HeadMemo {
+  rotated?: AuditFileSeal;
+  rotatedJson?: string;
+  keyId?: string;
+  keyIdJson?: string;
+}
+
+function rotatedJson(seal: AuditFileSeal, memo: HeadMemo | undefined): string {
+  const kept = memo?.rotated;
+  if (
+    kept !== undefined &&
+    kept.lines === seal.lines &&
+    kept.start === seal.start &&
+    kept.last === seal.last
+  ) {
+    return memo?.rotatedJson as string;
+  }
+  const json = sealJson(seal);
+  if (memo !== undefined) {
+    memo.rotated = { lines: seal.lines, start: seal.start, last: seal.last };
+    memo.rotatedJson = json;
+  }
+  return json;
+}
+
+function keyIdJson(keyId: string, memo: HeadMemo | undefined): string {
+  if (memo?.keyId === keyId) return memo.keyIdJson as string;
+  const json = canonicalJson(keyId);
+  if (memo !== undefined) {
+    memo.keyId = keyId;
+    memo.keyIdJson = json;
+  }
+  return json;
+}
+
 /**
  * The head's record text: the body (`format` and the head's fields) and its `check`. The check is
  * over the canonical JSON of the body, built here field by field (what `canonicalJson` gives for
  * it, without the copies and the sort: the keys are written in their sorted order).
  */
-function headText(head: AuditHead, key: Uint8Array | undefined): string {
+function headText(head: AuditHead, key: Uint8Array | undefined, memo?: HeadMemo): string {
   const current = sealJson(head.current);
-  const rotated = head.rotated === undefined ? undefined : sealJson(head.rotated);
-  const format = canonicalJson(FORMAT);
-  const keyId = head.keyId === undefined ? undefined : canonicalJson(head.keyId);
+  const rotated = head.rotated === undefined ? undefined : rotatedJson(head.rotated, memo);
+  const format = FORMAT_JSON;
+  const keyId = head.keyId === undefined ? undefined : keyIdJson(head.keyId, memo);
   const total = canonicalJson(head.total);
   const canonical = `{"current":${current},"format":${format}${
     keyId === undefined ? '' : `,"keyId":${keyId}`
@@ -74,8 +116,13 @@ function headText(head: AuditHead, key: Uint8Array | undefined): string {
 }
 
 /** Writes the head's record into `record` ({@link AUDIT_HEAD_BYTES} bytes, reused). */
-function encodeInto(record: Buffer, head: AuditHead, key: Uint8Array | undefined): Buffer {
-  const text = headText(head, key);
+function encodeInto(
+  record: Buffer,
+  head: AuditHead,
+  key: Uint8Array | undefined,
+  memo?: HeadMemo,
+): Buffer {
+  const text = headText(head, key, memo);
   record.fill(0x20);
   const length = record.write(text, 0, 'utf8');
   if (length !== Buffer.byteLength(text) || length >= AUDIT_HEAD_BYTES) {
@@ -205,6 +252,8 @@ export class AuditHeadFile {
   readonly #fsync: boolean;
   /** The record written by each seal (one buffer for the file's life, filled anew each time). */
   readonly #record = Buffer.allocUnsafe(AUDIT_HEAD_BYTES);
+  /** What consecutive records share (see {@link HeadMemo}). */
+  readonly #memo: HeadMemo = {};
 
   constructor(path: string, key: Uint8Array | undefined, fsync: boolean) {
     let fd: number;
@@ -227,7 +276,7 @@ export class AuditHeadFile {
 
   /** Writes `head`'s record in place, not synced; throws when it cannot be written whole. */
   seal(head: AuditHead): void {
-    const record = encodeInto(this.#record, head, this.#key);
+    const record = encodeInto(this.#record, head, this.#key, this.#memo);
     let written = 0;
     while (written < record.length) {
       written += writeSync(this.#fd, record, written, record.length - written, written);

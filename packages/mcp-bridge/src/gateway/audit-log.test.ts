@@ -1,13 +1,24 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import {
+  link,
+  mkdir,
+  mkdtemp,
+  readFile,
+  rename,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AuditHead,
+  AuditHeadFile,
   auditKeyId,
   encodeAuditHead,
   lineHash,
@@ -141,6 +152,57 @@ describe('the audit head record', () => {
   );
 });
 
+describe('the head file reuses what its records share', () => {
+  const seal = (lines: number, start: string, last: string) => ({ lines, start, last });
+  // One head file seals these in turn: what it reuses from one record to the next (the rotated
+  // seal's JSON, the key id's) must never outlive a change of them.
+  const rotatedA = seal(7, 'genesis', 'sha256:cd');
+  const sequence: AuditHead[] = [
+    { total: 7, current: seal(0, 'sha256:cd', 'sha256:cd'), rotated: rotatedA },
+    { total: 8, current: seal(1, 'sha256:cd', 'sha256:e1'), rotated: rotatedA },
+    // Rotated again: another rotated seal.
+    {
+      total: 9,
+      current: seal(0, 'sha256:e1', 'sha256:e1'),
+      rotated: seal(1, 'sha256:cd', 'sha256:e1'),
+    },
+    // The same values in a new object, then other values with the same line count.
+    {
+      total: 9,
+      current: seal(0, 'sha256:e1', 'sha256:e1'),
+      rotated: seal(1, 'sha256:cd', 'sha256:e1'),
+    },
+    {
+      total: 10,
+      current: seal(1, 'sha256:e2', 'sha256:e3'),
+      rotated: seal(1, 'sha256:cd', 'sha256:e2'),
+    },
+    // Only the rotated line count differs.
+    {
+      total: 11,
+      current: seal(1, 'sha256:e2', 'sha256:e3'),
+      rotated: seal(2, 'sha256:cd', 'sha256:e2'),
+    },
+    { total: 12, current: seal(2, 'sha256:e2', 'sha256:e4') },
+  ];
+  it.each([
+    { name: 'unkeyed', key: undefined },
+    { name: 'keyed', key: new Uint8Array(32).fill(9) },
+  ])('$name: each record is the one encodeAuditHead writes, and reads back', async ({ key }) => {
+    const file = new AuditHeadFile(`${path}.head`, key, false);
+    try {
+      for (const head of sequence) {
+        const sealed = key === undefined ? head : { ...head, keyId: auditKeyId(key) };
+        file.seal(sealed);
+        expect(await readFile(`${path}.head`)).toEqual(encodeAuditHead(sealed, key));
+        expect(readAuditHead(`${path}.head`, key)).toEqual(sealed);
+      }
+    } finally {
+      file.close();
+    }
+  });
+});
+
 describe('AuditLog', () => {
   // Appends issued together, in rounds: the first ones wait for the log to open, the later ones
   // are written at once; the file keeps the order they were issued in.
@@ -176,6 +238,54 @@ describe('AuditLog', () => {
     // Reopened with the same key, the chain goes on.
     await written(3, { key: KEY }, 600);
     expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true });
+  });
+
+  // Each line is `JSON.stringify({ ...entry, previous, hash })`, byte for byte, and verifies;
+  // the line is built without the spread (a copy V8 makes faster), whatever the entry holds.
+  it.each<{ name: string; entry: AuditEntry }>([
+    { name: 'a plain call', entry: entry(7) },
+    {
+      name: 'every optional field, nested principal and flow',
+      entry: {
+        time: '2026-01-01T00:00:00.000Z',
+        kind: 'resource',
+        tool: 'files__resource:file:///tmp/a b',
+        pin: 'sha256:1',
+        argumentsDigest: 'sha256:2',
+        principal: { issuer: 'https://id.example', subject: 'alice' },
+        decision: 'ask',
+        approvedBy: 'console',
+        outcome: 'ok',
+        resultDigest: 'sha256:3',
+        observed: true,
+        session: 'connection:1',
+        flow: { verdict: 'deny', enforced: true, sink: 's__t', exposedBy: ['a'], privateFrom: [] },
+      },
+    },
+    {
+      name: 'quotes, controls, a lone surrogate and non-ASCII text',
+      entry: { ...entry(8), tool: 'a"b\\c\n\u0001\ud800é😀' },
+    },
+    {
+      name: 'members set to undefined',
+      entry: { ...entry(9), approvedBy: undefined, resultDigest: undefined },
+    },
+    {
+      name: 'an own __proto__ member (an entry parsed from JSON)',
+      entry: JSON.parse(
+        '{"time":"t","tool":"s__t","__proto__":{"x":1},"pin":"p","argumentsDigest":"d","decision":"allow","outcome":"ok"}',
+      ),
+    },
+  ])('$name: the line is the spread entry, byte for byte, and verifies', async ({ entry: one }) => {
+    const log = new AuditLog(path, 1024 * 1024, { key: KEY });
+    const first = await log.append(entry(1));
+    const line = await log.append(one);
+    await log.close();
+    const hash = lineHash(KEY, first.hash, canonicalJson(one));
+    const expected = { ...one, previous: first.hash, hash };
+    expect(line).toStrictEqual(expected);
+    expect(onDisk()[1]).toBe(JSON.stringify(expected));
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true, lines: 2 });
   });
 
   it('chains the flow labels and session of a line: changing them breaks the chain', async () => {
@@ -460,6 +570,23 @@ describe('AuditLog fails closed', () => {
         const text = await readFile(path);
         await unlink(path);
         await writeFile(path, text);
+      },
+    },
+    {
+      name: 'the log renamed aside and an identical copy put back between two appends',
+      during: async () => {
+        const text = await readFile(path);
+        await rename(path, `${path}.aside`);
+        await writeFile(path, text);
+      },
+    },
+    {
+      name: 'the log swapped for a hard link to another file of the same size',
+      during: async () => {
+        const other = `${path}.other`;
+        await writeFile(other, await readFile(path));
+        await unlink(path);
+        await link(other, path);
       },
     },
     {

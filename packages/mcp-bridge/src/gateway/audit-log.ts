@@ -495,6 +495,37 @@ interface OpenLog {
   readonly headFile: AuditHeadFile;
 }
 
+/**
+ * `{ ...entry, previous, hash }`: the same own properties in the same order (so the same JSON),
+ * copied with `Object.assign`, which V8 does several times faster than a spread into a literal.
+ */
+function auditLine(entry: AuditEntry, previous: string, hash: string): AuditLine {
+  // An own `__proto__` would set the copy's prototype instead of becoming a member.
+  if (Object.hasOwn(entry, '__proto__')) return { ...entry, previous, hash };
+  const line = Object.assign({}, entry) as { -readonly [K in keyof AuditLine]: AuditLine[K] };
+  line.previous = previous;
+  line.hash = hash;
+  return line;
+}
+
+/** `head` with `lines` more written into `current` (built field by field, no spread). */
+function sealedHead(head: AuditHead, lines: number, current: AuditFileSeal): AuditHead {
+  const next: { -readonly [K in keyof AuditHead]: AuditHead[K] } = {
+    total: head.total + lines,
+    current,
+  };
+  if (head.rotated !== undefined) next.rotated = head.rotated;
+  if (head.keyId !== undefined) next.keyId = head.keyId;
+  return next;
+}
+
+/** Resolves each append of a written batch with its line. */
+function settle(batch: readonly Waiting[], lines: readonly AuditLine[]): void {
+  for (let index = 0; index < lines.length; index += 1) {
+    (batch[index] as Waiting).resolve(lines[index] as AuditLine);
+  }
+}
+
 function sameFile(stat: Stats, state: OpenLog): boolean {
   return stat.dev === state.dev && stat.ino === state.ino;
 }
@@ -615,18 +646,24 @@ export class AuditLog {
             continue;
           }
         }
-        await this.#writeBatch(this.#state as OpenLog);
+        // Without fsync a batch is written and sealed at once (no promise of its own), but the
+        // callbacks of the appends it settled run before the next batch, or close(), goes on.
+        const syncing = this.#writeBatch(this.#state as OpenLog);
+        await syncing;
       }
     } finally {
       this.#draining = undefined;
     }
   }
 
-  /** Writes the next batch of pending lines: all of them, or none (every append rejects). */
-  async #writeBatch(state: OpenLog): Promise<void> {
+  /**
+   * Writes the next batch of pending lines: all of them, or none (every append rejects). Returns
+   * the promise of the `fdatasync`s with `fsync`; without it the batch is settled on return.
+   */
+  #writeBatch(state: OpenLog): Promise<void> | undefined {
     if (this.#failed !== undefined) {
       for (const waiting of this.#pending.splice(0)) waiting.reject(this.#failed);
-      return;
+      return undefined;
     }
     const batch = this.#pending.splice(0, this.#maxBatchLines);
     const lines: AuditLine[] = [];
@@ -652,11 +689,11 @@ export class AuditLog {
         // A file goes over maxBytes by one line at most: the rest waits for the next write,
         // which rotates first.
         if (lines.length > 0 && size >= this.#maxBytes) break;
-        const line: AuditLine = {
-          ...waiting.entry,
+        const line = auditLine(
+          waiting.entry,
           previous,
-          hash: lineHash(this.#key, previous, canonicalJson(waiting.entry)),
-        };
+          lineHash(this.#key, previous, canonicalJson(waiting.entry)),
+        );
         const own = `${JSON.stringify(line)}\n`;
         size += Buffer.byteLength(own, 'utf8');
         text += own;
@@ -673,41 +710,65 @@ export class AuditLog {
         const bytes = Buffer.from(text, 'utf8');
         while (written < length) written += writeSync(state.fd, bytes, written, length - written);
       }
-      if (this.#fsync) await syncData(state.fd);
       const current = state.head.current;
-      const head: AuditHead = {
-        ...state.head,
-        total: state.head.total + lines.length,
-        current: {
-          lines: current.lines + lines.length,
-          start: current.lines === 0 ? first : current.start,
-          last: previous,
-        },
-      };
+      const head = sealedHead(state.head, lines.length, {
+        lines: current.lines + lines.length,
+        start: current.lines === 0 ? first : current.start,
+        last: previous,
+      });
+      if (this.#fsync) return this.#syncBatch(state, batch, lines, head, size);
       state.headFile.seal(head);
       unsealed = false;
       state.size = size;
       state.head = head;
-      if (this.#fsync) await state.headFile.sync();
     } catch (error) {
-      // Cut the batch from the log again, so it ends at the last sealed line and verifies.
-      if (unsealed) cutBack(state, this.#fsync);
-      this.#failed = new AuditLogError(
-        `An earlier audit line could not be written to ${this.path}; no line is written (and the gateway runs no call) until the log is opened again: restart the gateway after "toolfence-mcp audit verify --log ${this.path}"`,
-        { code: 'AUDIT_WRITE_FAILED', details: { reason: 'failed-before', path: this.path } },
-      );
-      const failure = new AuditLogError(
-        `Cannot write the audit log ${this.path}: ${(error as Error).message ?? 'write failed'}`,
-        {
-          code: 'AUDIT_WRITE_FAILED',
-          details: { reason: 'write-failed', path: this.path },
-          cause: error,
-        },
-      );
-      for (const waiting of batch) waiting.reject(failure);
+      this.#fail(state, batch, error, unsealed);
+      return undefined;
+    }
+    settle(batch, lines);
+    return undefined;
+  }
+
+  /** With `fsync`: syncs the batch's lines, seals them in the head and syncs it, then settles. */
+  async #syncBatch(
+    state: OpenLog,
+    batch: Waiting[],
+    lines: AuditLine[],
+    head: AuditHead,
+    size: number,
+  ): Promise<void> {
+    let unsealed = true;
+    try {
+      await syncData(state.fd);
+      state.headFile.seal(head);
+      unsealed = false;
+      state.size = size;
+      state.head = head;
+      await state.headFile.sync();
+    } catch (error) {
+      this.#fail(state, batch, error, unsealed);
       return;
     }
-    for (const [index, line] of lines.entries()) (batch[index] as Waiting).resolve(line);
+    settle(batch, lines);
+  }
+
+  /** A batch failed: cut it from the log again, reject its appends and every later one. */
+  #fail(state: OpenLog, batch: Waiting[], error: unknown, unsealed: boolean): void {
+    // Cut the batch from the log again, so it ends at the last sealed line and verifies.
+    if (unsealed) cutBack(state, this.#fsync);
+    this.#failed = new AuditLogError(
+      `An earlier audit line could not be written to ${this.path}; no line is written (and the gateway runs no call) until the log is opened again: restart the gateway after "toolfence-mcp audit verify --log ${this.path}"`,
+      { code: 'AUDIT_WRITE_FAILED', details: { reason: 'failed-before', path: this.path } },
+    );
+    const failure = new AuditLogError(
+      `Cannot write the audit log ${this.path}: ${(error as Error).message ?? 'write failed'}`,
+      {
+        code: 'AUDIT_WRITE_FAILED',
+        details: { reason: 'write-failed', path: this.path },
+        cause: error,
+      },
+    );
+    for (const waiting of batch) waiting.reject(failure);
   }
 
   #rotate(state: OpenLog): void {

@@ -128,7 +128,11 @@ export class FastCallTransport implements Transport {
 }
 
 /** The request id a `notifications/cancelled` names when it is well formed, else undefined. */
-function cancelledId(message: unknown): PlainId | undefined {
+/**
+ * The request id a well-formed `notifications/cancelled` names (a string or a safe integer, with
+ * a string `reason` or none), else undefined: the one check of both fast paths (stdio and HTTP).
+ */
+export function cancelledId(message: unknown): PlainId | undefined {
   if (!isRecord(message) || message.method !== 'notifications/cancelled' || 'id' in message) {
     return undefined;
   }
@@ -140,6 +144,7 @@ function cancelledId(message: unknown): PlainId | undefined {
   return id as PlainId;
 }
 
-function cancelReason(message: JSONRPCMessage): unknown {
+/** The `reason` of a cancellation {@link cancelledId} accepted (a string, or undefined). */
+export function cancelReason(message: JSONRPCMessage): unknown {
   return (message as { params?: { reason?: unknown } }).params?.reason;
 }
