@@ -55,6 +55,14 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     'the MCP connection and adapter of @toolfence/tools',
     /\/tools\/dist\/mcp\/(mcp-server-|mcp-tool-adapter)/,
   ],
+  [
+    '@opentelemetry/api (the tracer loads with the first tools/call)',
+    /\/node_modules\/@opentelemetry\/api\//,
+  ],
+  [
+    'oauth4webapi and the OAuth flows (no upstream uses OAuth)',
+    /\/node_modules\/oauth4webapi\/|\/mcp-bridge\/dist\/oauth\/(dpop|connection-oauth|refresh-token|token-endpoint|authorization-code|discovery)\.js$/,
+  ],
   ['the AI SDK', /\/node_modules\/ai\//],
   ['the OpenAI Agents SDK', /\/node_modules\/@openai\/agents/],
   ['LangChain', /\/node_modules\/@langchain\//],
@@ -222,12 +230,29 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
     expect(loaded.some((url) => url.endsWith('/mcp-bridge/dist/client/mcp-client.js'))).toBe(true);
   });
 
-  it.each(NOT_LOADED_BY_SERVE.filter(([label]) => /@toolfence\/tools|ajv's compiler/.test(label)))(
-    'lists the upstream tools without loading %s',
-    (_, pattern) => {
-      expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
-    },
-  );
+  it.each(
+    NOT_LOADED_BY_SERVE.filter(([label]) =>
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi/.test(label),
+    ),
+  )('lists the upstream tools without loading %s', (_, pattern) => {
+    expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
+  });
+});
+
+describe('toolfence-mcp serve answering its first tools/call', () => {
+  it('loads @opentelemetry/api for that call (the tracer), and no OAuth module for a stdio upstream', async () => {
+    const loaded = await serveAndList(
+      'called-tracer',
+      { ready: { command: process.execPath, args: [SERVER, 'stdio'] } },
+      1,
+      undefined,
+      undefined,
+      undefined,
+      'echo',
+    );
+    expect(loaded.some((url) => /\/node_modules\/@opentelemetry\/api\//.test(url))).toBe(true);
+    expect(loaded.filter((url) => /\/node_modules\/oauth4webapi\//.test(url))).toEqual([]);
+  }, 120_000);
 });
 
 describe('toolfence-mcp serve compiling its upstream schemas', () => {
