@@ -63,6 +63,10 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     'oauth4webapi and the OAuth flows (no upstream uses OAuth)',
     /\/node_modules\/oauth4webapi\/|\/mcp-bridge\/dist\/oauth\/(dpop|connection-oauth|refresh-token|token-endpoint|authorization-code|discovery)\.js$/,
   ],
+  [
+    'the HTTP client transport (no upstream has a url)',
+    /\/mcp-bridge\/dist\/transport\/(streamable-http-transport|sse-parser|retry-after)\.js$/,
+  ],
   ['the AI SDK', /\/node_modules\/ai\//],
   ['the OpenAI Agents SDK', /\/node_modules\/@openai\/agents/],
   ['LangChain', /\/node_modules\/@langchain\//],
@@ -232,7 +236,7 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
 
   it.each(
     NOT_LOADED_BY_SERVE.filter(([label]) =>
-      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi/.test(label),
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client/.test(label),
     ),
   )('lists the upstream tools without loading %s', (_, pattern) => {
     expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
@@ -252,6 +256,33 @@ describe('toolfence-mcp serve answering its first tools/call', () => {
     );
     expect(loaded.some((url) => /\/node_modules\/@opentelemetry\/api\//.test(url))).toBe(true);
     expect(loaded.filter((url) => /\/node_modules\/oauth4webapi\//.test(url))).toEqual([]);
+  }, 120_000);
+});
+
+describe('toolfence-mcp serve in front of an HTTP upstream (the control)', () => {
+  it('loads the HTTP client transport with that upstream, connects and lists its tools', async () => {
+    const server = spawn(process.execPath, [SERVER, 'http'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        server.stdout.setEncoding('utf8');
+        server.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          const line = out.split('\n')[0];
+          if (out.includes('\n') && line !== undefined)
+            resolve((JSON.parse(line) as { url: string }).url);
+        });
+        server.once('exit', () => reject(new Error('the HTTP server exited')));
+      });
+      const loaded = await serveAndList('http-upstream', { remote: { url } }, 1);
+      expect(
+        loaded.some((url) =>
+          url.endsWith('/mcp-bridge/dist/transport/streamable-http-transport.js'),
+        ),
+      ).toBe(true);
+    } finally {
+      await stopProcess(server, 'SIGKILL');
+    }
   }, 120_000);
 });
 
