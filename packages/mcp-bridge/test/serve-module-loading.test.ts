@@ -5,7 +5,9 @@
 // gateway loads the upstream client and the bridge with its first upstream, then builds the
 // precompiled 2020-12 meta-schema check while that upstream starts (before it answers). ajv's
 // compiler loads on the first call of a tool: a listing checks each input schema against the
-// precompiled meta-schema and compiles none. A real `serve` process runs under a
+// precompiled meta-schema and compiles none. `@opentelemetry/api` loads with the first tools/call,
+// the HTTP client transport with the first connection to a `url`, oauth4webapi and the OAuth
+// flows when a token is refreshed or a DPoP proof signed. A real `serve` process runs under a
 // module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
 // is asserted. The control rows prove the probe sees each library once it is used.
 import { spawn } from 'node:child_process';
