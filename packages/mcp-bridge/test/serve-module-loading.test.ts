@@ -5,7 +5,9 @@
 // gateway loads the upstream client and the bridge with its first upstream, then builds the
 // precompiled 2020-12 meta-schema check while that upstream starts (before it answers). ajv's
 // compiler loads on the first call of a tool: a listing checks each input schema against the
-// precompiled meta-schema and compiles none. A real `serve` process runs under a
+// precompiled meta-schema and compiles none. `@opentelemetry/api` loads with the first tools/call,
+// the HTTP client transport with the first connection to a `url`, oauth4webapi and the OAuth
+// flows when a token is refreshed or a DPoP proof signed. A real `serve` process runs under a
 // module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
 // is asserted. The control rows prove the probe sees each library once it is used.
 import { spawn } from 'node:child_process';
@@ -54,6 +56,18 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
   [
     'the MCP connection and adapter of @toolfence/tools',
     /\/tools\/dist\/mcp\/(mcp-server-|mcp-tool-adapter)/,
+  ],
+  [
+    '@opentelemetry/api (the tracer loads with the first tools/call)',
+    /\/node_modules\/@opentelemetry\/api\//,
+  ],
+  [
+    'oauth4webapi and the OAuth flows (no upstream uses OAuth)',
+    /\/node_modules\/oauth4webapi\/|\/mcp-bridge\/dist\/oauth\/(dpop|connection-oauth|refresh-token|token-endpoint|authorization-code|discovery)\.js$/,
+  ],
+  [
+    'the HTTP client transport (no upstream has a url)',
+    /\/mcp-bridge\/dist\/transport\/(streamable-http-transport|sse-parser|retry-after)\.js$/,
   ],
   ['the AI SDK', /\/node_modules\/ai\//],
   ['the OpenAI Agents SDK', /\/node_modules\/@openai\/agents/],
@@ -222,12 +236,56 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
     expect(loaded.some((url) => url.endsWith('/mcp-bridge/dist/client/mcp-client.js'))).toBe(true);
   });
 
-  it.each(NOT_LOADED_BY_SERVE.filter(([label]) => /@toolfence\/tools|ajv's compiler/.test(label)))(
-    'lists the upstream tools without loading %s',
-    (_, pattern) => {
-      expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
-    },
-  );
+  it.each(
+    NOT_LOADED_BY_SERVE.filter(([label]) =>
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client/.test(label),
+    ),
+  )('lists the upstream tools without loading %s', (_, pattern) => {
+    expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
+  });
+});
+
+describe('toolfence-mcp serve answering its first tools/call', () => {
+  it('loads @opentelemetry/api for that call (the tracer), and no OAuth module for a stdio upstream', async () => {
+    const loaded = await serveAndList(
+      'called-tracer',
+      { ready: { command: process.execPath, args: [SERVER, 'stdio'] } },
+      1,
+      undefined,
+      undefined,
+      undefined,
+      'echo',
+    );
+    expect(loaded.some((url) => /\/node_modules\/@opentelemetry\/api\//.test(url))).toBe(true);
+    expect(loaded.filter((url) => /\/node_modules\/oauth4webapi\//.test(url))).toEqual([]);
+  }, 120_000);
+});
+
+describe('toolfence-mcp serve in front of an HTTP upstream (the control)', () => {
+  it('loads the HTTP client transport with that upstream, connects and lists its tools', async () => {
+    const server = spawn(process.execPath, [SERVER, 'http'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        server.stdout.setEncoding('utf8');
+        server.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          const line = out.split('\n')[0];
+          if (out.includes('\n') && line !== undefined)
+            resolve((JSON.parse(line) as { url: string }).url);
+        });
+        server.once('exit', () => reject(new Error('the HTTP server exited')));
+      });
+      const loaded = await serveAndList('http-upstream', { remote: { url } }, 1);
+      expect(
+        loaded.some((url) =>
+          url.endsWith('/mcp-bridge/dist/transport/streamable-http-transport.js'),
+        ),
+      ).toBe(true);
+    } finally {
+      await stopProcess(server, 'SIGKILL');
+    }
+  }, 120_000);
 });
 
 describe('toolfence-mcp serve compiling its upstream schemas', () => {

@@ -27,6 +27,7 @@ import { UnsupportedProtocolVersionError } from '../protocol/unsupported-protoco
 import { VersionNegotiationError } from '../protocol/version-negotiation-error.js';
 import { resolveProtocolVersions } from '../protocol/versions.js';
 import type { McpAuthProvider, McpTokenSource } from '../transport/auth-provider.js';
+import { isAuthRefusal } from '../transport/auth-refusal.js';
 import { takeGivenProcess } from '../transport/early-stdio-process.js';
 import {
   RequestNotSentError,
@@ -49,7 +50,11 @@ import {
 import { ServerOverloadedError } from '../transport/server-overloaded-error.js';
 import { ServerRateLimitedError } from '../transport/server-rate-limited-error.js';
 import { StdioTransport, withEarlyProcess } from '../transport/stdio-transport.js';
-import { isAuthRefusal, StreamableHttpTransport } from '../transport/streamable-http-transport.js';
+import { checkStreamableHttpOptions } from '../transport/streamable-http-options.js';
+import type {
+  StreamableHttpTransport,
+  StreamableHttpTransportOptions,
+} from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
 import { linkSignal } from './abort-link.js';
 import {
@@ -751,8 +756,11 @@ export class McpClient {
         ? {}
         : { roots: Object.freeze(options.roots.map((root) => Object.freeze({ ...root }))) }),
     });
-    // Construct a throwaway transport now so header and command errors surface at construction.
-    this.#makeTransport(true);
+    // Check the transport's options now so header and command errors surface at construction:
+    // a throwaway stdio transport, or the HTTP transport's own check (its module loads with the
+    // first connection, so a stdio-only process never loads it).
+    if (this.#url === undefined) this.#makeTransport(true);
+    else checkStreamableHttpOptions(this.#httpOptions(PROBE_DISPATCHER));
     if (options.logger !== undefined) CLIENT_LOGGERS.set(this, options.logger);
   }
 
@@ -1318,6 +1326,7 @@ export class McpClient {
   }
 
   async #open(): Promise<Session> {
+    if (this.#url !== undefined) await this.#loadHttpTransport();
     let lastError: unknown;
     for (let attempt = 0; attempt < 2; attempt++) {
       const holder: { session?: Session } = {};
@@ -1469,19 +1478,7 @@ export class McpClient {
 
   #makeTransport(probe: boolean): BoundedTransport {
     const options = this.#options;
-    const limits = {
-      ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
-      ...(options.maxRecordTokens === undefined
-        ? {}
-        : { maxRecordTokens: options.maxRecordTokens }),
-      ...(options.maxRecordDepth === undefined ? {} : { maxRecordDepth: options.maxRecordDepth }),
-      ...(options.maxNumberBytes === undefined ? {} : { maxNumberBytes: options.maxNumberBytes }),
-    };
-    const common = {
-      ...limits,
-      readTimeoutMs: this.#readTimeoutMs,
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-    };
+    const common = this.#commonTransportOptions();
     if (this.#url === undefined) {
       return withEarlyProcess(
         new StdioTransport({
@@ -1496,16 +1493,49 @@ export class McpClient {
         probe ? undefined : takeGivenProcess(this),
       );
     }
-    if (!probe && this.#dispatcher === undefined) {
+    if (this.#dispatcher === undefined) {
       this.#dispatcher = createGuardedDispatcher({
         ...netAllow(options.allowNonPublic),
         connectTimeoutMs: Math.min(this.#openTimeoutMs, 10_000),
       });
     }
-    return new StreamableHttpTransport({
-      ...common,
-      url: this.#url,
-      dispatcher: (this.#dispatcher ?? PROBE_DISPATCHER) as Dispatcher,
+    const Transport = this.#httpTransportClass;
+    if (Transport === undefined) {
+      // #open loads it before it makes a transport; reaching here is a defect, not a config.
+      throw new TransportError('The HTTP transport was used before it loaded');
+    }
+    return new Transport(this.#httpOptions(this.#dispatcher as Dispatcher));
+  }
+
+  /** The HTTP transport class, set by #loadHttpTransport (the first connection loads it). */
+  #httpTransportClass: typeof StreamableHttpTransport | undefined;
+
+  async #loadHttpTransport(): Promise<void> {
+    this.#httpTransportClass ??= (await loadHttpTransportModule()).StreamableHttpTransport;
+  }
+
+  /** The record limits, read timeout and logger, the same for both transports. */
+  #commonTransportOptions() {
+    const options = this.#options;
+    return {
+      ...(options.maxRecordBytes === undefined ? {} : { maxRecordBytes: options.maxRecordBytes }),
+      ...(options.maxRecordTokens === undefined
+        ? {}
+        : { maxRecordTokens: options.maxRecordTokens }),
+      ...(options.maxRecordDepth === undefined ? {} : { maxRecordDepth: options.maxRecordDepth }),
+      ...(options.maxNumberBytes === undefined ? {} : { maxNumberBytes: options.maxNumberBytes }),
+      readTimeoutMs: this.#readTimeoutMs,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    };
+  }
+
+  /** The HTTP transport's options (the dispatcher given: the probe's, or the guarded one). */
+  #httpOptions(dispatcher: Dispatcher): StreamableHttpTransportOptions {
+    const options = this.#options;
+    return {
+      ...this.#commonTransportOptions(),
+      url: this.#url as URL,
+      dispatcher,
       ...(this.#authProvider === undefined ? {} : { authProvider: this.#authProvider }),
       ...(options.headers === undefined ? {} : { headers: options.headers }),
       ...(options.deleteSessionOnClose === undefined
@@ -1518,12 +1548,24 @@ export class McpClient {
       ...(options.maxSseCommentBytes === undefined
         ? {}
         : { maxSseCommentBytes: options.maxSseCommentBytes }),
-    });
+    };
   }
 }
 
 // Used only to validate transport options at construction; never dispatches.
 const PROBE_DISPATCHER = {} as Dispatcher;
+
+let httpTransportModule:
+  | Promise<typeof import('../transport/streamable-http-transport.js')>
+  | undefined;
+
+/** Loads the HTTP transport once, for the first client that connects to an HTTP server. */
+function loadHttpTransportModule(): Promise<
+  typeof import('../transport/streamable-http-transport.js')
+> {
+  httpTransportModule ??= import('../transport/streamable-http-transport.js');
+  return httpTransportModule;
+}
 
 /**
  * Takes a fixed `Authorization` out of `headers` (mistri's rule: a fixed header is allowed when

@@ -462,8 +462,9 @@ export class McpGateway {
   /** Aborted by declineWaitingAsks() (and close()): asks in the inbox are declined. */
   readonly #declining = new AbortController();
   #tracer: GatewayTracer = GatewayTracer.disabled();
-  /** Settles once start() has loaded the tracer (see start()); no tool is offered before. */
-  #tracerReady: Promise<void> = Promise.resolve();
+  /** The tracer's load, begun by the first `tools/call` (see #loadTracer); once. */
+  #tracerLoad: Promise<void> | undefined;
+  #tracerLoaded = false;
   readonly #traceMeta = new AsyncLocalStorage<Record<string, string>>();
   readonly #route = new AsyncLocalStorage<CallRoute>();
   readonly #calls = new WeakMap<object, CallState>();
@@ -766,9 +767,10 @@ export class McpGateway {
     const run = (async () => {
       // A log that does not match its sealed head (cut, deleted, changed) stops the start.
       await this.#options.audit.open();
-      // `@opentelemetry/api` loads once the upstream modules have (their processes are spawned
-      // by then), so it loads while the upstreams start instead of before; #apply offers no tool
-      // before it has loaded, so every call to an offered tool is traced as before.
+      // `@opentelemetry/api` loads with the first `tools/call` (#loadTracer), not at start. Once
+      // the upstream modules have loaded (their processes are spawned by then), the precompiled
+      // meta-schema check is built while the upstreams start: their first listing would
+      // otherwise build it after they answered (a failure here is the listing's to report).
       const spawned =
         Object.keys(this.#options.config.mcpServers).length === 0
           ? Promise.resolve()
@@ -776,21 +778,13 @@ export class McpGateway {
               () => new Promise<void>((resolve) => setImmediate(resolve)),
               () => undefined,
             );
-      this.#tracerReady = spawned
-        .then(() => GatewayTracer.load(this.#options.tracing ?? true, VERSION))
-        .then((tracer) => {
-          this.#tracer = tracer;
-        });
-      // Then the precompiled meta-schema check, while the upstreams start: their first listing
-      // would otherwise build it after they answered (a failure here is the listing's to report).
-      void this.#tracerReady
+      void spawned
         .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
         .then(() => {
           if (Object.keys(this.#options.config.mcpServers).length > 0) warmSharedValidator();
         })
         .catch(() => undefined);
       await this.reload({ config: this.#options.config, pins: this.#options.pins });
-      await this.#tracerReady;
     })();
     this.#startGate.begin(run);
     return run;
@@ -1011,7 +1005,6 @@ export class McpGateway {
     pins: GatewayPinStore,
     state: { pinsChanged: boolean },
   ): Promise<void> {
-    await this.#tracerReady;
     if (this.#closed) return;
     const tools: Tool[] = [];
     const offeredNext = new Map<string, Offered>();
@@ -1522,6 +1515,21 @@ export class McpGateway {
     return prompt.message;
   }
 
+  /**
+   * Loads `@opentelemetry/api` (unless `tracing: false`) once, on the first `tools/call`: a
+   * gateway that lists its tools and answers no call never loads it. It never rejects (a missing
+   * package leaves the tracer disabled).
+   */
+  #loadTracer(): Promise<void> {
+    this.#tracerLoad ??= GatewayTracer.load(this.#options.tracing ?? true, VERSION).then(
+      (tracer) => {
+        this.#tracer = tracer;
+        this.#tracerLoaded = true;
+      },
+    );
+    return this.#tracerLoad;
+  }
+
   async #call(
     downstream: Downstream,
     params: { readonly name: string; readonly arguments?: Record<string, unknown> | undefined },
@@ -1532,8 +1540,12 @@ export class McpGateway {
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
+    // The first call loads the tracer (while it waits for its upstream, if it does); every call
+    // has it before its span starts, so every call is traced as when it loaded at start.
+    const tracing = this.#tracerLoaded ? undefined : this.#loadTracer();
     // A tool of an upstream still starting: wait for it as a first listing would.
     if (!this.#offered.has(name)) await this.#startGate.wait(this.#listWaitMs());
+    if (tracing !== undefined) await tracing;
     const offered = this.#offered.get(name);
     const modern = downstream.era === 'modern';
     const base = {

@@ -13,8 +13,9 @@ export interface UpstreamModules {
 let loading: Promise<UpstreamModules> | undefined;
 
 /**
- * Loads the upstream client (the SDK 1.x protocol, the transports, OAuth, the network guard) and
- * the bridge on first use, once. The gateway's downstream server answers `initialize` without
+ * Loads the upstream client (the SDK 1.x protocol, the stdio transport, the network guard) and
+ * the bridge on first use, once; the client loads the HTTP transport with its first connection to
+ * a `url`, and the OAuth flows when a token is refreshed or a DPoP proof signed. The gateway's downstream server answers `initialize` without
  * them, so `toolfence-mcp serve` does not make its client wait for modules only upstreams use.
  */
 export function upstreamModules(): Promise<UpstreamModules> {

@@ -1,3 +1,5 @@
+import type { ConnectionRecord } from '../store/connection-store.js';
+
 /** The parameters of one `WWW-Authenticate: Bearer` challenge (RFC 6750 §3, RFC 9728 §5.1). */
 export interface BearerChallenge {
   /** `error`, e.g. `invalid_token` or `insufficient_scope`. */
@@ -125,4 +127,12 @@ export function scopeList(scope: string | undefined): string[] {
 export function joinScopes(...scopes: (string | undefined)[]): string | undefined {
   const all = [...new Set(scopes.flatMap((scope) => scopeList(scope)))];
   return all.length === 0 ? undefined : all.join(' ');
+}
+
+/** Union of the stored scope and a challenged one (for step-up). */
+export function widenScope(
+  record: ConnectionRecord | undefined,
+  scope: string | undefined,
+): string | undefined {
+  return joinScopes(record?.scope, record?.pending?.scope, scope);
 }

@@ -11,7 +11,6 @@ import {
   type StartOAuthOptions,
   startOAuth,
 } from './authorization-code.js';
-import { joinScopes } from './challenge.js';
 import { DpopKey } from './dpop.js';
 import {
   AuthorizationRequiredError,
@@ -353,14 +352,6 @@ export function refreshConnection(
     });
     return stored as ConnectionRecord;
   });
-}
-
-/** Union of the stored scope and a challenged one (for step-up). */
-export function widenScope(
-  record: ConnectionRecord | undefined,
-  scope: string | undefined,
-): string | undefined {
-  return joinScopes(record?.scope, record?.pending?.scope, scope);
 }
 
 /**

@@ -4,6 +4,7 @@
 import { webcrypto } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { DpopKeyRecord } from '../store/connection-store.js';
+import { checkNonce } from './dpop-nonce.js';
 import { OAuthDpopError } from './errors.js';
 
 /** The proof algorithm this client signs with. */
@@ -12,8 +13,6 @@ export const DPOP_ALGORITHM = 'ES256';
 const EC = { name: 'ECDSA', namedCurve: 'P-256' } as const;
 /** Most origins whose nonce is remembered per key (least recently used dropped first). */
 const MAX_NONCE_ORIGINS = 100;
-/** Longest accepted server nonce, in characters. */
-const MAX_NONCE_LENGTH = 1024;
 
 function base64url(bytes: Uint8Array | ArrayBuffer): string {
   return Buffer.from(bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes).toString(
@@ -29,14 +28,6 @@ function encodeJson(value: unknown): string {
 export function dpopTarget(url: string | URL): string {
   const parsed = new URL(url);
   return `${parsed.origin}${parsed.pathname}`;
-}
-
-/** A nonce value as RFC 9449 §8 allows it (`NQCHAR`, bounded), else `undefined`. */
-export function checkNonce(value: string | null | undefined): string | undefined {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_NONCE_LENGTH) {
-    return undefined;
-  }
-  return /^[\x21\x23-\x5B\x5D-\x7E]+$/.test(value) ? value : undefined;
 }
 
 /**

@@ -9,9 +9,9 @@ import type {
   McpAuthRequest,
   McpAuthResponse,
 } from '../transport/auth-provider.js';
-import { parseAuthChallenge } from './challenge.js';
-import { refreshConnection, widenScope } from './connection-oauth.js';
-import { checkNonce, DpopKey } from './dpop.js';
+import { parseAuthChallenge, widenScope } from './challenge.js';
+import type { DpopKey } from './dpop.js';
+import { checkNonce } from './dpop-nonce.js';
 import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
@@ -176,6 +176,7 @@ export class OAuthTokenProvider {
   async #refresh(
     record: ConnectionRecord,
   ): Promise<ConnectionRecord & { readonly accessToken: string }> {
+    const { refreshConnection } = await import('./connection-oauth.js');
     const refreshed = await refreshConnection(this.#options.store, this.#options.connectionId, {
       ...this.#network,
       staleAccessToken: record.accessToken,
@@ -207,7 +208,7 @@ export class OAuthTokenProvider {
     this.#lastToken = token;
     if (record.tokenType !== 'DPoP') return { authorization: `Bearer ${token}` };
     if (record.dpopKey === undefined) throw this.#required('dpop-key-missing', record);
-    const key = await DpopKey.fromRecord(record.dpopKey);
+    const key = await (await import('./dpop.js')).DpopKey.fromRecord(record.dpopKey);
     this.#key = key;
     return {
       authorization: `DPoP ${token}`,

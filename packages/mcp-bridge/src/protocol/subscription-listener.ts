@@ -8,9 +8,10 @@ import {
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isRecord } from '../is-record.js';
+import { isAuthRefusal } from '../transport/auth-refusal.js';
 import { TransportHttpError, TransportUnauthorizedError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
-import { isAuthRefusal, type ListenStreamEnd } from '../transport/streamable-http-transport.js';
+import type { ListenStreamEnd } from '../transport/streamable-http-transport.js';
 
 /** The `_meta` key that ties a notification on a listen stream to its subscription. */
 export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';

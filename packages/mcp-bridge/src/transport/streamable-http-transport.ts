@@ -14,31 +14,26 @@ import type { Dispatcher } from 'undici';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { sleepUnlessAborted } from './abortable-sleep.js';
 import type { McpAuthChallenge, McpAuthHeaders, McpAuthProvider } from './auth-provider.js';
+import { markAuthRefusal } from './auth-refusal.js';
 import { decodeRecord } from './decode-record.js';
 import {
   RequestNotSentError,
   ResponseTooLargeError,
   SessionExpiredError,
-  TransportConfigurationError,
   TransportError,
   TransportHttpError,
   TransportProtocolError,
   TransportTimeoutError,
   TransportUnauthorizedError,
 } from './errors.js';
-import { checkMessageHeaders, copyFixedHeaders, hasControlCharacter } from './header-rules.js';
+import { checkMessageHeaders, hasControlCharacter } from './header-rules.js';
 import type { McpBridgeLogger } from './logger.js';
-import {
-  positiveInteger,
-  positiveNumber,
-  type RecordLimits,
-  refuseRenamedOptions,
-  resolveRecordLimits,
-} from './record-limits.js';
+import type { RecordLimits } from './record-limits.js';
 import { parseRetryAfter } from './retry-after.js';
 import { ServerOverloadedError } from './server-overloaded-error.js';
 import { ServerRateLimitedError } from './server-rate-limited-error.js';
 import { SseParser, type SseParserHandlers } from './sse-parser.js';
+import { checkStreamableHttpOptions } from './streamable-http-options.js';
 import { decodeUtf8 } from './utf8.js';
 
 let undiciModule: typeof import('undici') | undefined;
@@ -93,8 +88,6 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
 
-const REFUSALS = new WeakSet<object>();
-
 /** Bytes of a 4xx body read for a JSON-RPC error in modern mode. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
@@ -135,14 +128,6 @@ export type ListenStreamEnd =
 
 /** How long a request's SSE stream may stay open after its answer arrived. */
 const ANSWERED_STREAM_LINGER_MS = 2000;
-
-/**
- * True for an error an `authProvider` raised while answering a 401/403: the server refused the
- * request, so it did not run.
- */
-export function isAuthRefusal(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && REFUSALS.has(error);
-}
 
 /** True when an error from undici proves no request byte reached the server. */
 export function isConnectPhaseError(error: unknown): boolean {
@@ -217,62 +202,19 @@ export class StreamableHttpTransport implements Transport {
     // completes, when undici removes its listener: the count is bounded by the client's
     // maxConcurrentRequests, so Node's 10-listener leak warning would be noise in the host.
     setMaxListeners(0, this.#abort.signal);
-    refuseRenamedOptions(
-      options,
-      {
-        readTimeout: 'readTimeoutMs',
-        defaultSseRetry: 'defaultSseRetryMs',
-        maxSseRetry: 'maxSseRetryMs',
-      },
-      'StreamableHttpTransport',
-    );
-    let url: URL;
-    try {
-      url = new URL(options.url);
-    } catch (error) {
-      throw new TransportConfigurationError('url is not a valid URL', { cause: error });
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw new TransportConfigurationError('url must use https (or http to loopback)');
-    }
-    if (url.username !== '' || url.password !== '') {
-      throw new TransportConfigurationError('url must not carry credentials');
-    }
-    // A fragment is never sent; `href` keeps an empty `#` that `hash` reports as ''.
-    if (url.href.includes('#')) {
-      throw new TransportConfigurationError(
-        'url must not have a fragment (#...): it is never sent to the server; give the endpoint URL without it',
-        { details: { option: 'url', reason: 'fragment' } },
-      );
-    }
-    this.#url = url;
+    const checked = checkStreamableHttpOptions(options);
+    this.#url = checked.url;
     this.#dispatcher = options.dispatcher;
     this.#authProvider = options.authProvider;
-    this.#headers = copyFixedHeaders(options.headers);
-    this.#limits = resolveRecordLimits(options);
-    this.#readTimeoutMs = positiveNumber('readTimeoutMs', options.readTimeoutMs, 120_000);
-    if (
-      options.deleteSessionOnClose !== undefined &&
-      typeof options.deleteSessionOnClose !== 'boolean'
-    ) {
-      throw new TransportConfigurationError('deleteSessionOnClose must be a boolean');
-    }
-    this.#deleteSessionOnClose = options.deleteSessionOnClose ?? true;
-    this.#maxSseReconnects =
-      options.maxSseReconnects === 0
-        ? 0
-        : positiveInteger('maxSseReconnects', options.maxSseReconnects, 2);
-    this.#defaultSseRetry = positiveInteger('defaultSseRetryMs', options.defaultSseRetryMs, 1000);
-    this.#maxSseRetry = positiveInteger('maxSseRetryMs', options.maxSseRetryMs, 30_000);
-    this.#maxSseCommentBytes = positiveInteger(
-      'maxSseCommentBytes',
-      options.maxSseCommentBytes,
-      64 * 1024,
-    );
-    if (options.standaloneStream !== undefined && typeof options.standaloneStream !== 'boolean') {
-      throw new TransportConfigurationError('standaloneStream must be a boolean');
-    }
-    this.#standaloneStream = options.standaloneStream ?? true;
+    this.#headers = checked.headers;
+    this.#limits = checked.limits;
+    this.#readTimeoutMs = checked.readTimeoutMs;
+    this.#deleteSessionOnClose = checked.deleteSessionOnClose;
+    this.#maxSseReconnects = checked.maxSseReconnects;
+    this.#defaultSseRetry = checked.defaultSseRetryMs;
+    this.#maxSseRetry = checked.maxSseRetryMs;
+    this.#maxSseCommentBytes = checked.maxSseCommentBytes;
+    this.#standaloneStream = checked.standaloneStream;
     this.#logger = options.logger;
   }
 
@@ -580,7 +522,7 @@ export class StreamableHttpTransport implements Transport {
       // The provider's own error (for example OAuth's AuthorizationRequiredError with a widened
       // scope) reaches the caller unchanged; the server refused the request, so it did not run.
       if (McpBridgeError.isInstance(error)) {
-        REFUSALS.add(error);
+        markAuthRefusal(error);
         throw error;
       }
       throw new TransportUnauthorizedError(status, { cause: error });
@@ -628,7 +570,7 @@ export class StreamableHttpTransport implements Transport {
         // The provider's own error (for example OAuth's AuthorizationRequiredError) reaches the
         // caller unchanged; nothing was sent.
         if (McpBridgeError.isInstance(error)) {
-          REFUSALS.add(error);
+          markAuthRefusal(error);
           throw error;
         }
         throw new RequestNotSentError('The token could not be resolved; nothing was sent', {
@@ -654,7 +596,7 @@ export class StreamableHttpTransport implements Transport {
       auth = await this.#authProvider?.headers?.({ method, url: this.#url.href });
     } catch (error) {
       if (McpBridgeError.isInstance(error)) {
-        REFUSALS.add(error);
+        markAuthRefusal(error);
         throw error;
       }
       throw new RequestNotSentError('The auth headers could not be resolved; nothing was sent', {
