@@ -1,5 +1,8 @@
+import type { Dispatcher } from 'undici';
+import type { McpAuthProvider } from './auth-provider.js';
 import { TransportConfigurationError } from './errors.js';
 import { copyFixedHeaders } from './header-rules.js';
+import type { McpBridgeLogger } from './logger.js';
 import {
   positiveInteger,
   positiveNumber,
@@ -7,7 +10,34 @@ import {
   refuseRenamedOptions,
   resolveRecordLimits,
 } from './record-limits.js';
-import type { StreamableHttpTransportOptions } from './streamable-http-transport.js';
+
+/** Options of `StreamableHttpTransport`. */
+export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
+  /** The MCP endpoint. */
+  readonly url: string | URL;
+  /** The undici dispatcher every request goes through (the network guard's). */
+  readonly dispatcher: Dispatcher;
+  /** Owns `Authorization`: resolved for every request. */
+  readonly authProvider?: McpAuthProvider;
+  /** Fixed extra headers, copied and validated at construction. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Milliseconds for the first response byte and for each record to complete. Default 120,000. */
+  readonly readTimeoutMs?: number;
+  /** Send `DELETE` for the session on close. Default true. */
+  readonly deleteSessionOnClose?: boolean;
+  /** SSE resumption attempts (GET with `Last-Event-ID`) per stream. Default 2. */
+  readonly maxSseReconnects?: number;
+  /** Milliseconds to wait before resuming when the server sent no `retry:`. Default 1000. */
+  readonly defaultSseRetryMs?: number;
+  /** Milliseconds a server's `retry:` may ask for at most (a longer value is cut to this). Default 30,000. */
+  readonly maxSseRetryMs?: number;
+  /** Bytes of SSE comment lines allowed between two blank lines (comments are dropped, never kept). Default 64 KiB. */
+  readonly maxSseCommentBytes?: number;
+  /** Open the optional GET stream for server-initiated messages after the handshake. Default true. */
+  readonly standaloneStream?: boolean;
+  /** Diagnostics. */
+  readonly logger?: McpBridgeLogger;
+}
 
 /** The options of a StreamableHttpTransport, checked, with their defaults filled in. */
 export interface CheckedHttpTransportOptions {

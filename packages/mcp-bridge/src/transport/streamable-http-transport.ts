@@ -33,8 +33,13 @@ import { parseRetryAfter } from './retry-after.js';
 import { ServerOverloadedError } from './server-overloaded-error.js';
 import { ServerRateLimitedError } from './server-rate-limited-error.js';
 import { SseParser, type SseParserHandlers } from './sse-parser.js';
-import { checkStreamableHttpOptions } from './streamable-http-options.js';
+import {
+  checkStreamableHttpOptions,
+  type StreamableHttpTransportOptions,
+} from './streamable-http-options.js';
 import { decodeUtf8 } from './utf8.js';
+
+export type { StreamableHttpTransportOptions };
 
 let undiciModule: typeof import('undici') | undefined;
 /** undici (CommonJS, tens of milliseconds to load), required by the first request: a gateway
@@ -42,34 +47,6 @@ let undiciModule: typeof import('undici') | undefined;
 function undici(): typeof import('undici') {
   undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
   return undiciModule;
-}
-
-/** Options of {@link StreamableHttpTransport}. */
-export interface StreamableHttpTransportOptions extends Partial<RecordLimits> {
-  /** The MCP endpoint. */
-  readonly url: string | URL;
-  /** The undici dispatcher every request goes through (the network guard's). */
-  readonly dispatcher: Dispatcher;
-  /** Owns `Authorization`: resolved for every request. */
-  readonly authProvider?: McpAuthProvider;
-  /** Fixed extra headers, copied and validated at construction. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Milliseconds for the first response byte and for each record to complete. Default 120,000. */
-  readonly readTimeoutMs?: number;
-  /** Send `DELETE` for the session on close. Default true. */
-  readonly deleteSessionOnClose?: boolean;
-  /** SSE resumption attempts (GET with `Last-Event-ID`) per stream. Default 2. */
-  readonly maxSseReconnects?: number;
-  /** Milliseconds to wait before resuming when the server sent no `retry:`. Default 1000. */
-  readonly defaultSseRetryMs?: number;
-  /** Milliseconds a server's `retry:` may ask for at most (a longer value is cut to this). Default 30,000. */
-  readonly maxSseRetryMs?: number;
-  /** Bytes of SSE comment lines allowed between two blank lines (comments are dropped, never kept). Default 64 KiB. */
-  readonly maxSseCommentBytes?: number;
-  /** Open the optional GET stream for server-initiated messages after the handshake. Default true. */
-  readonly standaloneStream?: boolean;
-  /** Diagnostics. */
-  readonly logger?: McpBridgeLogger;
 }
 
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
