@@ -336,6 +336,13 @@ describe('generated plain 2026-07-28 calls (issue 41)', () => {
     );
   }, 120_000);
 
+  it('refuses an unknown connect option', async () => {
+    const [, serverSide] = InMemoryTransport.createLinkedPair();
+    await expect(gateway.connect(serverSide, { fastPath: false } as never)).rejects.toThrow(
+      /unknown option "fastPath"/,
+    );
+  });
+
   it('compares envelopes strictly', () => {
     expect(sameJsonValue(envelope, structuredClone(envelope))).toBe(true);
     expect(sameJsonValue({ a: 1 }, { a: 1, b: undefined })).toBe(false);

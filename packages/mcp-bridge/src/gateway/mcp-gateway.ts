@@ -1329,8 +1329,17 @@ export class McpGateway {
    * `toolfence-mcp serve`, or an in-memory pair): the client's opening picks the era, a
    * `server/discover` probe for 2026-07-28 or an `initialize` for 2025-11-25 (the SDK v2's
    * `serveStdio`). Several may be connected at once.
+   * @throws {GatewayConfigError} for an unknown option.
    */
   async connect(transport: Transport, options?: GatewayConnectOptions): Promise<void> {
+    for (const key of Object.keys(options ?? {})) {
+      if (key !== 'plainCallFastPath') {
+        throw new GatewayConfigError(
+          `McpGateway.connect: unknown option "${key}" (accepted: plainCallFastPath)`,
+          { details: { option: key } },
+        );
+      }
+    }
     // The entry owns the transport's callbacks; an `onclose` set before connecting still runs.
     const closed = transport.onclose;
     // A plain `tools/call` skips the SDK server's per-message checks (fast-call-transport.ts):
