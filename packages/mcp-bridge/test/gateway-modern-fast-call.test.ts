@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
 import { type JSONRPCMessage, Server, type Transport } from '@modelcontextprotocol/server';
-import { AllowAllAuthorizer } from '@toolfence/tools';
+import { AllowAllAuthorizer, RiskPolicy } from '@toolfence/tools';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
@@ -80,8 +80,8 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-/** One stdio connection to the gateway (serve's own front), driven line by line. */
-async function connection(fastPath: boolean) {
+/** One stdio connection to `on` (serve's own front), driven line by line. */
+async function connection(fastPath: boolean, on: McpGateway = gateway) {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   const lines: string[] = [];
@@ -93,7 +93,7 @@ async function connection(fastPath: boolean) {
       rest = rest.slice(index + 1);
     }
   });
-  await gateway.connect(new StdioFrontTransport({ stdin, stdout }), {
+  await on.connect(new StdioFrontTransport({ stdin, stdout }), {
     plainCallFastPath: fastPath,
   });
   open.push({ close: async () => void stdin.end() });
@@ -118,13 +118,11 @@ const request = (id: unknown, method: string, params: unknown) =>
   JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
 /** The opening of a 2026-07-28 connection, then a plain call (the SDK learns the envelope). */
-async function opened(fastPath: boolean) {
-  const link = await connection(fastPath);
-  link.send(request('d', 'server/discover', { _meta: envelope }));
+async function opened(fastPath: boolean, on: McpGateway = gateway, meta = envelope) {
+  const link = await connection(fastPath, on);
+  link.send(request('d', 'server/discover', { _meta: meta }));
   await link.until('d');
-  link.send(
-    request('o', 'tools/call', { name: 'tk__note', arguments: { id: 'o' }, _meta: envelope }),
-  );
+  link.send(request('o', 'tools/call', { name: 'tk__note', arguments: { id: 'o' }, _meta: meta }));
   await link.until('o');
   return link;
 }
@@ -277,6 +275,55 @@ describe('unusual 2026-07-28 calls on the stdio front (issue 41)', () => {
     const answer = JSON.parse(link.lines.at(-1) as string) as { result: Record<string, unknown> };
     expect(answer.result.resultType).toBe('complete');
     expect(resultText(answer.result as never)).toBe('note x');
+  }, 60_000);
+});
+
+describe('a 2026-07-28 ask on the stdio front (issue 41)', () => {
+  it('is answered input_required and its retry served as on the SDK path', async () => {
+    const asking = new McpGateway({
+      config: parseGatewayConfig({
+        mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+      }),
+      // Publishing asks: the call's result is input_required, which the fast path hands back.
+      authorizer: new RiskPolicy({ risk: { allowUpTo: 'read-only', askUpTo: 'paid-operation' } }),
+      pins: await PinStore.open(join(folder, 'asking.lock.json')),
+      audit: new AuditLog(join(folder, 'asking.jsonl'), 1024 * 1024),
+    });
+    open.push(asking);
+    await asking.start();
+    const meta = { ...envelope, [CAPS_KEY]: { elicitation: { form: {} } } };
+    const answers: Record<string, unknown>[][] = [];
+    for (const fastPath of [true, false]) {
+      const link = await opened(fastPath, asking, meta);
+      const publish = { name: 'tk__publish', arguments: { id: 'p' }, _meta: meta };
+      let from = link.lines.length;
+      link.send(request('ask', 'tools/call', publish));
+      await link.until('ask', from);
+      const asked = JSON.parse(link.lines.at(-1) as string) as {
+        result: {
+          resultType: string;
+          requestState: string;
+          inputRequests: Record<string, unknown>;
+        };
+      };
+      expect(asked.result.resultType).toBe('input_required');
+      const key = Object.keys(asked.result.inputRequests)[0] as string;
+      from = link.lines.length;
+      link.send(
+        request('retry', 'tools/call', {
+          ...publish,
+          requestState: asked.result.requestState,
+          inputResponses: { [key]: { action: 'accept', content: { approve: true } } },
+        }),
+      );
+      await link.until('retry', from);
+      const retried = JSON.parse(link.lines.at(-1) as string) as Record<string, unknown>;
+      // The handle is sealed afresh for each ask: the rest of the answer is compared.
+      const { requestState: _state, ...rest } = asked.result;
+      answers.push([rest, retried]);
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect(resultText((answers[0]?.[1] as { result: never }).result)).toBe('published p');
   }, 60_000);
 });
 
