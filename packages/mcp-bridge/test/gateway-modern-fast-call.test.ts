@@ -278,6 +278,55 @@ describe('unusual 2026-07-28 calls on the stdio front (issue 41)', () => {
   }, 60_000);
 });
 
+describe('a cancelled 2026-07-28 call on the stdio front (issue 41)', () => {
+  it.each([
+    ['on the fast path', true],
+    ['on the SDK path', false],
+  ])(
+    'is not answered %s, and the connection goes on',
+    async (_name, fastPath) => {
+      const link = await opened(fastPath);
+      const from = link.lines.length;
+      link.send(
+        request('slow', 'tools/call', {
+          name: 'tk__slow',
+          arguments: { ms: 20_000, n: 1 },
+          _meta: envelope,
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      link.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 'slow', reason: 'stop' },
+        }),
+      );
+      link.send(withMeta(envelope));
+      await link.until(7, from);
+      // The gateway ends the call (its upstream request is cancelled) long before the tool would.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const ids = link.lines.slice(from).map((line) => (JSON.parse(line) as { id?: unknown }).id);
+      expect(ids).toEqual([7]);
+      // Its audit line says it ended (not ok), long before the tool's 20 s would have passed.
+      const ended = async () =>
+        (await readFile(auditPath, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { tool?: string; outcome?: string })
+          .filter((line) => line.tool === 'tk__slow' && line.outcome !== 'started');
+      const before = fastPath ? 0 : 1;
+      for (let turn = 0; turn < 200 && (await ended()).length <= before; turn++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const lines = await ended();
+      expect(lines.length).toBe(before + 1);
+      expect(lines.at(-1)?.outcome).not.toBe('ok');
+    },
+    60_000,
+  );
+});
+
 describe('a 2026-07-28 ask on the stdio front (issue 41)', () => {
   it('is answered input_required and its retry served as on the SDK path', async () => {
     const asking = new McpGateway({
@@ -323,7 +372,8 @@ describe('a 2026-07-28 ask on the stdio front (issue 41)', () => {
       answers.push([rest, retried]);
     }
     expect(answers[0]).toEqual(answers[1]);
-    expect(resultText((answers[0]?.[1] as { result: never }).result)).toBe('published p');
+    const retried = (answers[0] as Record<string, unknown>[])[1] as { result: never };
+    expect(resultText(retried.result)).toBe('published p');
   }, 60_000);
 });
 
