@@ -373,6 +373,7 @@ export {
   type GatewayServerCredentials,
 } from './gateway/identity/upstream-credentials.js';
 export {
+  type GatewayConnectOptions,
   type GatewayEra,
   type GatewayReload,
   type GatewayUpstreamStatus,

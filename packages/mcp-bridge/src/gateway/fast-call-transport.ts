@@ -4,6 +4,7 @@ import {
   isPlainCallToolResult,
   type PlainId,
   type PlainToolsCall,
+  plainModernToolsCall,
   plainToolsCall,
 } from './plain-tools-call.js';
 
@@ -19,6 +20,18 @@ export interface FastCallHandler {
    * to the 2025-11-25 era, initialized and open. Read for each message.
    */
   ready(): boolean;
+  /**
+   * For a 2026-07-28 connection: true when a plain call carrying `meta` as its `_meta` may be
+   * served on the fast path now: the connection is pinned to that era and open, and `meta` is
+   * exactly (a deep copy of) a request envelope the SDK server has already accepted on it, so
+   * the SDK would accept it again. Absent: no 2026-07-28 call is served here.
+   */
+  acceptsEnvelope?(meta: Record<string, unknown>): boolean;
+  /**
+   * The `result` of a 2026-07-28 call (a plain one) as the SDK server encodes it for that era.
+   * Required with {@link acceptsEnvelope}.
+   */
+  modernResult?(result: Record<string, unknown>): Record<string, unknown>;
   /** Runs one plain call to its end (aborted through `signal` by a cancellation or a close). */
   call(call: PlainToolsCall, signal: AbortSignal): Promise<unknown>;
   /**
@@ -34,8 +47,12 @@ export interface FastCallHandler {
  * `tools/call` request ({@link plainToolsCall}) on a connection the handler says is ready runs
  * the gateway's call handler directly, and its plain result ({@link isPlainCallToolResult}) is
  * written back as the JSON-RPC response the SDK v2 server would have sent, without the server's
- * per-message schema checks (which would accept both and give back equal values). Every other
- * message, and every call the fast path does not fully cover, goes to the SDK server as before.
+ * per-message schema checks (which would accept both and give back equal values). On a
+ * 2026-07-28 connection the same holds for a plain call whose `_meta` is exactly an envelope the
+ * SDK server already accepted there ({@link plainModernToolsCall},
+ * {@link FastCallHandler.acceptsEnvelope}); its result is encoded as the SDK encodes it for that
+ * era ({@link FastCallHandler.modernResult}). Every other message, and every call the fast path
+ * does not fully cover, goes to the SDK server as before.
  *
  * Cancellation is the SDK's: `notifications/cancelled` naming a call in flight here aborts its
  * signal, and an aborted call is not answered; the transport closing aborts every call in flight.
@@ -90,17 +107,25 @@ export class FastCallTransport implements Transport {
   #inbound(message: JSONRPCMessage, extra: Parameters<NonNullable<Transport['onmessage']>>[1]) {
     // `extra` (an in-memory pair's `authInfo`) is not read: `serveStdio`, the one entry this
     // transport is made for, drops it before the SDK server, so a call has no `http` either way.
-    if (this.#handler.ready()) {
-      const call = plainToolsCall(message);
-      // An id already in flight here goes to the SDK (which decides what a reused id means).
-      if (call !== undefined && !this.#running.has(call.id)) {
-        void this.#serve(call);
-        return;
-      }
+    const call = this.#handler.ready() ? plainToolsCall(message) : this.#modernCall(message);
+    // An id already in flight here goes to the SDK (which decides what a reused id means).
+    if (call !== undefined && !this.#running.has(call.id)) {
+      void this.#serve(call);
+      return;
     }
     const cancelled = cancelledId(message);
     if (cancelled !== undefined) this.#running.get(cancelled)?.abort(cancelReason(message));
     this.onmessage?.(message, extra);
+  }
+
+  /** A plain 2026-07-28 call whose envelope the handler accepts, else undefined. */
+  #modernCall(message: JSONRPCMessage): PlainToolsCall | undefined {
+    const handler = this.#handler;
+    if (handler.acceptsEnvelope === undefined || handler.modernResult === undefined) {
+      return undefined;
+    }
+    const call = plainModernToolsCall(message);
+    return call?.meta !== undefined && handler.acceptsEnvelope(call.meta) ? call : undefined;
   }
 
   async #serve(call: PlainToolsCall): Promise<void> {
@@ -117,7 +142,10 @@ export class FastCallTransport implements Transport {
     // The SDK answers no request that was cancelled (or whose connection closed).
     if (controller.signal.aborted) return;
     if (outcome.ok && isPlainCallToolResult(outcome.value)) {
-      const response = { result: outcome.value, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
+      const plain = outcome.value as Record<string, unknown>;
+      const result =
+        call.meta === undefined ? plain : (this.#handler.modernResult?.(plain) ?? plain);
+      const response = { result, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
       await this.#inner.send(response).catch((error: unknown) => {
         this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       });

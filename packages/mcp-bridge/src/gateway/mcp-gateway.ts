@@ -109,7 +109,8 @@ import {
   type PinReason,
   type PinRecord,
 } from './pin-store.js';
-import type { PlainToolsCall } from './plain-tools-call.js';
+import { modernCallToolResult, type PlainToolsCall } from './plain-tools-call.js';
+import { sameJsonValue } from './same-envelope.js';
 import {
   ApprovalSeal,
   type ApprovalSealKeys,
@@ -241,6 +242,16 @@ function positiveInteger(name: string, value: unknown, max: number): number {
   return value;
 }
 
+/** Options of {@link McpGateway.connect}. */
+export interface GatewayConnectOptions {
+  /**
+   * Serve plain `tools/call` requests without the SDK server's per-message checks (their
+   * answers are the same; see the README's gateway section). Default true; false sends every
+   * message through the SDK server.
+   */
+  readonly plainCallFastPath?: boolean | undefined;
+}
+
 /** The era a downstream connection speaks: `modern` (2026-07-28, stateless) or `legacy`. */
 export type GatewayEra = 'legacy' | 'modern';
 
@@ -287,6 +298,13 @@ interface Downstream {
   readonly session?: string;
   /** How fast-path calls handed back to the SDK ended, by their replay token (see #fastCalls). */
   readonly replays: Map<string, FastCallOutcome>;
+  /** The identity its server gave itself (a 2026-07-28 result's `_meta` names it). */
+  readonly serverInfo: { readonly name: string; readonly version: string };
+  /**
+   * A 2026-07-28 connection's last request envelope the SDK server accepted (a request reached
+   * a handler with it): the fast path serves a plain call carrying an equal one.
+   */
+  envelope?: Record<string, unknown>;
 }
 
 /**
@@ -637,21 +655,21 @@ export class McpGateway {
   }
 
   #newDownstream(era: GatewayEra, track: boolean, shared: boolean): Downstream {
-    const server = new Server(
-      { name: 'toolfence-gateway', version: VERSION },
-      {
-        capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES },
-        instructions: this.#passthrough.instructions(),
-      },
-    );
+    const serverInfo = { name: 'toolfence-gateway', version: VERSION };
+    const server = new Server(serverInfo, {
+      capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES },
+      instructions: this.#passthrough.instructions(),
+    });
     const downstream: Downstream = {
       server,
       era,
       ...(track ? { session: connectionSession() } : {}),
       replays: new Map(),
+      serverInfo,
     };
     this.#passthrough.attach(server, era, shared);
     server.setRequestHandler('tools/list', async (_request, context) => {
+      learnEnvelope(downstream, context.mcpReq.envelope);
       // While upstreams still start, wait a bounded time for them (clients that ignore
       // list_changed see them too); then answer with what is ready.
       await this.#startGate.wait(this.#listWaitMs());
@@ -679,6 +697,7 @@ export class McpGateway {
           replayed.ok ? Promise.resolve(replayed.value) : Promise.reject(replayed.error)
         ) as Promise<CallToolResult>;
       }
+      learnEnvelope(downstream, context.mcpReq.envelope);
       const handled = this.#call(
         downstream,
         request.params,
@@ -1303,21 +1322,34 @@ export class McpGateway {
    * `toolfence-mcp serve`, or an in-memory pair): the client's opening picks the era, a
    * `server/discover` probe for 2026-07-28 or an `initialize` for 2025-11-25 (the SDK v2's
    * `serveStdio`). Several may be connected at once.
+   * @throws {GatewayConfigError} for an unknown option.
    */
-  async connect(transport: Transport): Promise<void> {
+  async connect(transport: Transport, options?: GatewayConnectOptions): Promise<void> {
+    for (const key of Object.keys(options ?? {})) {
+      if (key !== 'plainCallFastPath') {
+        throw new GatewayConfigError(
+          `McpGateway.connect: unknown option "${key}" (accepted: plainCallFastPath)`,
+          { details: { option: key } },
+        );
+      }
+    }
     // The entry owns the transport's callbacks; an `onclose` set before connecting still runs.
     const closed = transport.onclose;
-    // A plain `tools/call` on a 2025-11-25 connection skips the SDK server's per-message checks
-    // (fast-call-transport.ts); everything else reaches the SDK server as before.
-    let legacy: Downstream | undefined;
+    // A plain `tools/call` skips the SDK server's per-message checks (fast-call-transport.ts):
+    // on a 2025-11-25 connection, and on a 2026-07-28 one when its envelope is one the SDK
+    // server already accepted there; everything else reaches the SDK server as before.
+    let current: Downstream | undefined;
+    const handler = this.#fastCalls(() => current);
     const fast = new FastCallTransport(
       transport,
-      this.#fastCalls(() => legacy),
+      options?.plainCallFastPath === false
+        ? { ready: () => false, call: handler.call, replay: handler.replay }
+        : handler,
     );
     const handle = serveStdio(
       (context) => {
         const downstream = this.#newDownstream(context.era, true, false);
-        legacy = context.era === 'legacy' ? downstream : undefined;
+        current = downstream;
         return downstream.server;
       },
       {
@@ -1347,19 +1379,34 @@ export class McpGateway {
         const downstream = current();
         return (
           downstream !== undefined &&
+          downstream.era === 'legacy' &&
           !this.#closed &&
           this.#downstreams.has(downstream) &&
           downstream.server.getClientCapabilities() !== undefined
         );
       },
+      acceptsEnvelope: (meta) => {
+        const downstream = current();
+        return (
+          downstream !== undefined &&
+          downstream.era === 'modern' &&
+          downstream.envelope !== undefined &&
+          !this.#closed &&
+          this.#downstreams.has(downstream) &&
+          sameJsonValue(meta, downstream.envelope)
+        );
+      },
+      modernResult: (result) => modernCallToolResult(result, (current() as Downstream).serverInfo),
       call: (call, signal, authInfo) => {
         const downstream = current() as Downstream;
         const server = downstream.server;
-        // What the SDK's context gives a legacy tools/call without `_meta` (see buildContext).
+        // What the SDK's context gives a tools/call whose `_meta` is nothing or only the
+        // 2026-07-28 envelope, which it lifts out as `envelope` (see buildContext).
         const request = {
           id: call.id,
           method: 'tools/call',
           _meta: undefined,
+          ...(call.meta === undefined ? {} : { envelope: call.meta }),
           requestState: () => undefined,
           signal,
           elicitInput: (
@@ -1391,7 +1438,7 @@ export class McpGateway {
           params: {
             name: call.name,
             ...(call.arguments === undefined ? {} : { arguments: call.arguments }),
-            _meta: { [REPLAY_META_KEY]: token },
+            _meta: { ...call.meta, [REPLAY_META_KEY]: token },
           },
         };
       },
@@ -1821,6 +1868,16 @@ export class McpGateway {
         });
       },
     );
+  }
+}
+
+/**
+ * Keeps a 2026-07-28 request's envelope, as the SDK server accepted it (its request reached a
+ * handler), for the fast path to recognise on the connection's next calls.
+ */
+function learnEnvelope(downstream: Downstream, envelope: unknown): void {
+  if (downstream.era === 'modern' && isRecord(envelope)) {
+    downstream.envelope = envelope as Record<string, unknown>;
   }
 }
 

@@ -16,6 +16,11 @@ export interface PlainToolsCall {
   readonly id: PlainId;
   readonly name: string;
   readonly arguments?: Record<string, unknown>;
+  /**
+   * A 2026-07-28 call's `_meta` (its request envelope, {@link plainModernToolsCall}); absent on a
+   * 2025-11-25 call.
+   */
+  readonly meta?: Record<string, unknown>;
 }
 
 /** An object as `JSON.parse` makes it: non-null, not an array, of the ordinary prototype. */
@@ -43,20 +48,69 @@ function onlyKeys(value: Record<string, unknown>, allowed: (key: string) => bool
  * context or envelope; no `task`, `requestState` or `inputResponses`). Otherwise undefined.
  */
 export function plainToolsCall(message: unknown): PlainToolsCall | undefined {
+  return plainCall(message, false);
+}
+
+/**
+ * The call when `message` is a plain `tools/call` ({@link plainToolsCall}) whose params carry a
+ * `_meta` too: `{ name, arguments?, _meta }`, `_meta` a plain object (returned as `meta`; whether
+ * it is a request envelope the SDK server accepts is for the caller to decide). No `task`,
+ * `requestState` or `inputResponses`. Otherwise undefined.
+ */
+export function plainModernToolsCall(message: unknown): PlainToolsCall | undefined {
+  return plainCall(message, true);
+}
+
+const isCallKey = (key: string): boolean => key === 'name' || key === 'arguments';
+const isModernCallKey = (key: string): boolean =>
+  key === 'name' || key === 'arguments' || key === '_meta';
+
+function plainCall(message: unknown, modern: boolean): PlainToolsCall | undefined {
   // A plain message (exactly one kind's keys, `jsonrpc` "2.0", a plain id when there is one).
   if (!isPlainObject(message) || !isPlainMessage(message)) return undefined;
   if (message.method !== 'tools/call' || !isPlainId(message.id)) return undefined;
   if (Object.getOwnPropertySymbols(message).length > 0) return undefined;
   const params = message.params;
-  if (!isPlainObject(params) || !onlyKeys(params, (key) => key === 'name' || key === 'arguments')) {
+  if (!isPlainObject(params) || !onlyKeys(params, modern ? isModernCallKey : isCallKey)) {
     return undefined;
   }
   if (typeof params.name !== 'string') return undefined;
-  if (!Object.hasOwn(params, 'arguments')) return { id: message.id, name: params.name };
-  const args = params.arguments;
-  if (!isPlainObject(args) || Object.hasOwn(args, '__proto__')) return undefined;
-  if (Object.getOwnPropertySymbols(args).length > 0) return undefined;
-  return { id: message.id, name: params.name, arguments: args };
+  let meta: Record<string, unknown> | undefined;
+  if (modern) {
+    const value = params._meta;
+    if (!isPlainObject(value) || Object.getOwnPropertySymbols(value).length > 0) return undefined;
+    meta = value;
+  }
+  const call: {
+    id: PlainId;
+    name: string;
+    arguments?: Record<string, unknown>;
+    meta?: Record<string, unknown>;
+  } = { id: message.id, name: params.name };
+  if (Object.hasOwn(params, 'arguments')) {
+    const args = params.arguments;
+    if (!isPlainObject(args) || Object.hasOwn(args, '__proto__')) return undefined;
+    if (Object.getOwnPropertySymbols(args).length > 0) return undefined;
+    call.arguments = args;
+  }
+  if (meta !== undefined) call.meta = meta;
+  return call;
+}
+
+/** The `_meta` key under which a 2026-07-28 result names the server that sent it. */
+const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/**
+ * A plain result ({@link isPlainCallToolResult}) as the SDK v2 server encodes it for a
+ * 2026-07-28 request: `resultType: "complete"` after its own keys, then `_meta` naming the
+ * server (`serverInfo`, the server's own identity object). Proven against a real SDK server in
+ * `test/gateway-modern-fast-call.test.ts`.
+ */
+export function modernCallToolResult(
+  result: Record<string, unknown>,
+  serverInfo: unknown,
+): Record<string, unknown> {
+  return { ...result, resultType: 'complete', _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
 }
 
 function isPlainTextBlock(block: unknown): boolean {
