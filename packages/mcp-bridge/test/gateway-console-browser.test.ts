@@ -1,7 +1,8 @@
 // The web console in a real browser (issue 40): Debian's chromium driven by playwright-core (no
 // browser download). A client without elicitation asks; the person approves or denies in the page;
 // a changed tool is accepted in the page; the audit table shows the calls. Each page's screenshot
-// is saved to docs/console/ (the README shows them).
+// is saved to a temporary folder; with TOOLFENCE_UPDATE_SCREENSHOTS=1 to docs/console/ (the
+// README shows them), so a test run leaves the checkout as it found it.
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayClient, resultText } from './helpers.js';
 import { type ConsoleHarness, consoleHarness, tracked, until } from './support/console-harness.js';
 
-const SHOTS = fileURLToPath(new URL('../docs/console/', import.meta.url));
+const SHOTS =
+  process.env.TOOLFENCE_UPDATE_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../docs/console/', import.meta.url))
+    : join(tmpdir(), `toolfence-console-shots-${process.pid}`);
 
 /** Debian's chromium on PATH (scripts/system-programs.mjs installs it for `pnpm check`). */
 function chromiumPath(): string {
@@ -43,6 +47,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
+  if (process.env.TOOLFENCE_UPDATE_SCREENSHOTS !== '1')
+    await rm(SHOTS, { recursive: true, force: true });
 });
 afterEach(closeAll);
 
