@@ -5,14 +5,13 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client as ClientV2, InMemoryTransport } from '@modelcontextprotocol/client';
 import { type JSONRPCMessage, Server, type Transport } from '@modelcontextprotocol/server';
-import { AllowAllAuthorizer, RiskPolicy } from '@toolfence/tools';
+import { AllowAllAuthorizer, RiskPolicy, sameJsonValue as sameJsonValueOf } from '@toolfence/tools';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
-import { McpGateway } from '../src/gateway/mcp-gateway.js';
+import { ENVELOPE_COMPARE, McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
-import { sameJsonValue } from '../src/gateway/same-envelope.js';
 import { StdioFrontTransport } from '../src/gateway/stdio-front-transport.js';
 import { resultText } from './helpers.js';
 
@@ -441,10 +440,13 @@ describe('generated plain 2026-07-28 calls (issue 41)', () => {
   });
 
   it('compares envelopes strictly', () => {
+    const sameJsonValue = (left: unknown, right: unknown) =>
+      sameJsonValueOf(left, right, ENVELOPE_COMPARE);
     expect(sameJsonValue(envelope, structuredClone(envelope))).toBe(true);
     expect(sameJsonValue({ a: 1 }, { a: 1, b: undefined })).toBe(false);
     expect(sameJsonValue({ a: null }, {})).toBe(false);
     expect(sameJsonValue([1], { 0: 1 })).toBe(false);
     expect(sameJsonValue({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
+    expect(sameJsonValue(Object.create({ a: 1 }), {})).toBe(false);
   });
 });

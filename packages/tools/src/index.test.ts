@@ -11,6 +11,7 @@ describe('public surface of @toolfence/tools', () => {
         'ToolsError',
         'checkOptionKeys',
         'renamedOptionMessage',
+        'sameJsonValue',
         'createToolContext',
         'errorResult',
         'jsonResult',

@@ -60,6 +60,7 @@ export {
   renamedOptionMessage,
 } from './registry/option-keys.js';
 export { RegistryClosedError } from './registry/registry-closed-error.js';
+export { type SameJsonValueOptions, sameJsonValue } from './registry/same-json-value.js';
 export {
   DEFAULT_SCHEMA_DIALECT,
   type DeclaredSchemaDialect,

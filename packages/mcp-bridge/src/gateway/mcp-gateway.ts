@@ -24,6 +24,8 @@ import {
   type PermissionDecision,
   PRINCIPAL_METADATA_KEY,
   type Principal,
+  type SameJsonValueOptions,
+  sameJsonValue,
   type Tool,
   type ToolContext,
   type ToolIdentity,
@@ -110,7 +112,6 @@ import {
   type PinRecord,
 } from './pin-store.js';
 import { modernCallToolResult, type PlainToolsCall } from './plain-tools-call.js';
-import { sameJsonValue } from './same-envelope.js';
 import {
   ApprovalSeal,
   type ApprovalSealKeys,
@@ -314,6 +315,16 @@ interface Downstream {
 export interface HttpFastCallHandler extends FastCallHandler {
   call(call: PlainToolsCall, signal: AbortSignal, authInfo?: AuthInfo): Promise<unknown>;
 }
+
+/**
+ * How the fast path compares a request envelope with the one the SDK server accepted: values as
+ * `JSON.parse` makes them only, 32 levels deep at most (deeper than any envelope: the fast path
+ * declines, and the SDK decides).
+ */
+export const ENVELOPE_COMPARE: SameJsonValueOptions = Object.freeze({
+  maxDepth: 32,
+  plainOnly: true,
+});
 
 /** The `_meta` key of a fast-path call handed back to the SDK server (its value a random token). */
 const REPLAY_META_KEY = 'dev.toolfence/fast-call-replay';
@@ -1393,7 +1404,7 @@ export class McpGateway {
           downstream.envelope !== undefined &&
           !this.#closed &&
           this.#downstreams.has(downstream) &&
-          sameJsonValue(meta, downstream.envelope)
+          sameJsonValue(meta, downstream.envelope, ENVELOPE_COMPARE)
         );
       },
       modernResult: (result) => modernCallToolResult(result, (current() as Downstream).serverInfo),

@@ -1,5 +1,6 @@
+import { sameJsonValue } from '@toolfence/tools';
 import { describe, expect, it } from 'vitest';
-import { differingKeys, parseSkillEntry, sameJson } from './skill-entry.js';
+import { differingKeys, parseSkillEntry } from './skill-entry.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 
@@ -108,8 +109,11 @@ describe('front matter comparison', () => {
     ['a list in another order', { tools: ['a', 'b'] }, { tools: ['b', 'a'] }, ['tools']],
     ['a number written as text', { version: 1 }, { version: '1' }, ['version']],
     ['a nested change', { metadata: { a: '1' } }, { metadata: { a: '2' } }, ['metadata']],
+    ['an absent key against null', { name: 'a', license: null }, { name: 'a' }, []],
+    ['a nested absent key against null', { metadata: { a: null } }, { metadata: {} }, []],
+    ['a key named like an Object member', { constructor: null }, {}, []],
   ])('%s', (_name, listed, fetched, differing) => {
     expect(differingKeys(listed, fetched)).toEqual(differing);
-    expect(sameJson(listed, fetched)).toBe(differing.length === 0);
+    expect(sameJsonValue(listed, fetched, { absentIsNull: true })).toBe(differing.length === 0);
   });
 });

@@ -1,4 +1,9 @@
-import { isValidSkillName, type SkillFrontMatterValue } from '@toolfence/tools';
+import {
+  isValidSkillName,
+  type SameJsonValueOptions,
+  type SkillFrontMatterValue,
+  sameJsonValue,
+} from '@toolfence/tools';
 import { isRecord } from '../is-record.js';
 
 /** The extension identifier of Skills over MCP (SEP-2640). */
@@ -151,22 +156,15 @@ export function parseSkillEntry(raw: unknown, maxResources: number): Parsed {
   };
 }
 
-/** Deep JSON equality; object keys compared as sets (an absent key equals `null`, as in SEP-2640). */
-export function sameJson(left: unknown, right: unknown): boolean {
-  if (left === right) return true;
-  if (Array.isArray(left) || Array.isArray(right)) {
-    if (!Array.isArray(left) || !Array.isArray(right) || left.length !== right.length) return false;
-    return left.every((item, index) => sameJson(item, right[index]));
-  }
-  if (isRecord(left) && isRecord(right)) {
-    const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
-    for (const key of keys) {
-      if (!sameJson(left[key] ?? null, right[key] ?? null)) return false;
-    }
-    return true;
-  }
-  return false;
-}
+/**
+ * How front matter values compare: an absent key equals `null` (SEP-2640). No depth bound of its
+ * own, as before: the front matter was already walked whole when it was parsed and frozen, and
+ * the transport's `maxRecordDepth` bounds the listing it came in.
+ */
+const FRONT_MATTER_COMPARE: SameJsonValueOptions = {
+  absentIsNull: true,
+  maxDepth: Number.MAX_SAFE_INTEGER,
+};
 
 /** Top-level front matter keys whose values differ (only short, safe key names are returned). */
 export function differingKeys(
@@ -175,6 +173,13 @@ export function differingKeys(
 ): string[] {
   const keys = new Set([...Object.keys(listed), ...Object.keys(fetched)]);
   return [...keys]
-    .filter((key) => !sameJson(listed[key] ?? null, fetched[key] ?? null))
+    .filter(
+      (key) =>
+        !sameJsonValue(
+          Object.hasOwn(listed, key) ? listed[key] : null,
+          Object.hasOwn(fetched, key) ? fetched[key] : null,
+          FRONT_MATTER_COMPARE,
+        ),
+    )
     .map((key) => (/^[A-Za-z0-9_-]{1,64}$/.test(key) ? key : '(unsafe key)'));
 }

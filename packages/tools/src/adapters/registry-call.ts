@@ -6,6 +6,7 @@ import { ConfigurationError } from '../registry/configuration-error.js';
 import { checkOptionKeys } from '../registry/option-keys.js';
 import { PermissionDeniedError } from '../registry/permission-denied-error.js';
 import { RegistryClosedError } from '../registry/registry-closed-error.js';
+import { type SameJsonValueOptions, sameJsonValue } from '../registry/same-json-value.js';
 import type {
   ContentBlock,
   JsonObject,
@@ -564,7 +565,7 @@ export function flattenResult(result: ToolResult): FlatResult {
 }
 
 /** Deepest nesting {@link partsCarry} compares; deeper values count as different. */
-const CARRY_COMPARE_DEPTH = 64;
+const CARRY_COMPARE: SameJsonValueOptions = { maxDepth: 64 };
 
 /**
  * True when a text part is JSON equal to `structured` (key order and whitespace aside): the
@@ -581,34 +582,9 @@ export function partsCarry(parts: readonly FlatPart[], structured: JsonObject): 
     } catch {
       continue;
     }
-    if (sameJson(parsed, structured, 0)) return true;
+    if (sameJsonValue(parsed, structured, CARRY_COMPARE)) return true;
   }
   return false;
-}
-
-function sameJson(left: unknown, right: unknown, depth: number): boolean {
-  if (left === right) return true;
-  if (depth > CARRY_COMPARE_DEPTH) return false;
-  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) {
-    return false;
-  }
-  if (Array.isArray(left) || Array.isArray(right)) {
-    if (!Array.isArray(left) || !Array.isArray(right) || left.length !== right.length) {
-      return false;
-    }
-    return left.every((item, index) => sameJson(item, right[index], depth + 1));
-  }
-  const leftKeys = Object.keys(left);
-  if (leftKeys.length !== Object.keys(right).length) return false;
-  return leftKeys.every(
-    (key) =>
-      Object.hasOwn(right, key) &&
-      sameJson(
-        (left as Record<string, unknown>)[key],
-        (right as Record<string, unknown>)[key],
-        depth + 1,
-      ),
-  );
 }
 
 /** Every block but `json` (which {@link flattenResult} handles against `structuredContent`). */
