@@ -9,6 +9,7 @@ import { AllowAllAuthorizer, RiskPolicy, sameJsonValue as sameJsonValueOf } from
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuditLog } from '../src/gateway/audit-log.js';
+import { GatewayConfigError } from '../src/gateway/errors.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { ENVELOPE_COMPARE, McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
@@ -432,11 +433,25 @@ describe('generated plain 2026-07-28 calls (issue 41)', () => {
     );
   }, 120_000);
 
-  it('refuses an unknown connect option', async () => {
+  it.each([
+    ['an unknown key', { fastPath: false }, /^Unknown McpGateway\.connect option "fastPath"/],
+    [
+      'a misspelled key',
+      { plainCallFastpath: false },
+      /Unknown McpGateway\.connect option "plainCallFastpath" \(did you mean "plainCallFastPath"\?\)/,
+    ],
+    ['null', null, /^McpGateway\.connect options must be an object/],
+    ['an array', [], /^McpGateway\.connect options must be an object/],
+    [
+      'a plainCallFastPath that is not true or false',
+      { plainCallFastPath: 'no' },
+      /plainCallFastPath/,
+    ],
+  ])('refuses connect options that are %s', async (_name, options, message) => {
     const [, serverSide] = InMemoryTransport.createLinkedPair();
-    await expect(gateway.connect(serverSide, { fastPath: false } as never)).rejects.toThrow(
-      /unknown option "fastPath"/,
-    );
+    const connecting = gateway.connect(serverSide, options as never);
+    await expect(connecting).rejects.toThrow(GatewayConfigError);
+    await expect(connecting).rejects.toThrow(message);
   });
 
   it('compares envelopes strictly', () => {

@@ -253,6 +253,14 @@ export interface GatewayConnectOptions {
   readonly plainCallFastPath?: boolean | undefined;
 }
 
+/** The keys {@link McpGateway.connect} accepts. */
+const CONNECT_OPTION_KEYS: readonly string[] = Object.freeze(['plainCallFastPath']);
+
+/** A {@link GatewayConfigError} naming the bad option. */
+function gatewayOptionError(message: string, option: string): GatewayConfigError {
+  return new GatewayConfigError(message, { details: { option } });
+}
+
 /** The era a downstream connection speaks: `modern` (2026-07-28, stateless) or `legacy`. */
 export type GatewayEra = 'legacy' | 'modern';
 
@@ -1333,14 +1341,17 @@ export class McpGateway {
    * `toolfence-mcp serve`, or an in-memory pair): the client's opening picks the era, a
    * `server/discover` probe for 2026-07-28 or an `initialize` for 2025-11-25 (the SDK v2's
    * `serveStdio`). Several may be connected at once.
-   * @throws {GatewayConfigError} for an unknown option.
+   * @throws {GatewayConfigError} when `options` is not an object, has an unknown key, or its
+   *   `plainCallFastPath` is not a boolean.
    */
   async connect(transport: Transport, options?: GatewayConnectOptions): Promise<void> {
-    for (const key of Object.keys(options ?? {})) {
-      if (key !== 'plainCallFastPath') {
-        throw new GatewayConfigError(
-          `McpGateway.connect: unknown option "${key}" (accepted: plainCallFastPath)`,
-          { details: { option: key } },
+    if (options !== undefined) {
+      checkOptionKeys(options, CONNECT_OPTION_KEYS, 'McpGateway.connect', gatewayOptionError);
+      const fastPath: unknown = options.plainCallFastPath;
+      if (fastPath !== undefined && typeof fastPath !== 'boolean') {
+        throw gatewayOptionError(
+          'McpGateway.connect option "plainCallFastPath" must be true or false',
+          'plainCallFastPath',
         );
       }
     }
