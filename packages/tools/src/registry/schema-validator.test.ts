@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from './configuration-error.js';
 import { AjvSchemaValidator } from './schema-validator.js';
 import type { JsonObject } from './tool.js';
@@ -161,5 +162,44 @@ describe('AjvSchemaValidator', () => {
     ['string maxCachedSchemas', { maxCachedSchemas: '8' }],
   ])('rejects options: %s', (_label, options) => {
     expect(() => new AjvSchemaValidator(options as never)).toThrow(ConfigurationError);
+  });
+
+  describe('a deferred compile that fails', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    it('is tried once, and every later call throws the same ConfigurationError', () => {
+      const validator = new AjvSchemaValidator();
+      // A plain 2020-12 schema: checked against the meta-schema when prepared, compiled later.
+      const schema: JsonObject = { type: 'object', properties: { a: { type: 'string' } } };
+      validator.prepare(schema);
+      const compile = vi.spyOn(Ajv2020.prototype, 'compile').mockImplementation(() => {
+        throw new Error('forced compile failure');
+      });
+      const check = validator.compile(schema);
+      const failures = [
+        () => check({ a: 'x' }),
+        () => validator.validate(schema, { a: 'y' }),
+        () => check({ a: 1 }),
+      ].map((call) => {
+        try {
+          call();
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      });
+      expect(compile).toHaveBeenCalledTimes(1);
+      const [first] = failures;
+      expect(first).toBeInstanceOf(ConfigurationError);
+      expect(first).toMatchObject({
+        code: 'REGISTRY_CONFIGURATION',
+        details: { reason: 'invalid-schema', dialect: '2020-12' },
+        message: 'The JSON Schema is not a valid 2020-12 schema',
+      });
+      expect((first as Error).cause).toEqual(new Error('forced compile failure'));
+      for (const failure of failures) expect(failure).toBe(first);
+    });
   });
 });

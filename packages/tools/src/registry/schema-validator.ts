@@ -311,7 +311,8 @@ export class AjvSchemaValidator implements SchemaValidator {
    * A 2020-12 schema that cannot fail ajv's compile once the meta-schema accepts it (see
    * mayFailCompile): checked now against the precompiled meta-schema (a schema it refuses throws
    * here, the same error as a compile), compiled on its first validation. Preparing a listing's
-   * schemas so loads neither ajv's compiler nor any code generation.
+   * schemas so loads neither ajv's compiler nor any code generation. Should that compile fail, the
+   * failure is kept: later validations throw the same {@link ConfigurationError} at once.
    */
   #deferred(schema: JsonObject): ValidateFunction {
     try {
@@ -320,8 +321,18 @@ export class AjvSchemaValidator implements SchemaValidator {
       throw compileError(error, '2020-12');
     }
     let compiled: ValidateFunction | undefined;
+    // A compile that failed is not tried again: every later call throws the same error.
+    let failure: ConfigurationError | undefined;
     const validate = ((value: unknown) => {
-      compiled ??= this.#compileNow(schema, '2020-12');
+      if (compiled === undefined) {
+        if (failure !== undefined) throw failure;
+        try {
+          compiled = this.#compileNow(schema, '2020-12');
+        } catch (error) {
+          failure = error as ConfigurationError;
+          throw failure;
+        }
+      }
       const valid = compiled(value);
       validate.errors = compiled.errors ?? null;
       return valid;
