@@ -25,7 +25,7 @@ import { safeParse as safeParseWithZod } from 'zod/v4-mini';
 import { isRecord } from '../is-record.js';
 import { TransportHttpError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
-import { isPlainMessage } from '../transport/plain-message.js';
+import { isPlainRecord } from '../transport/plain-message.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
 import type { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
 import { InputRequestError } from './input-request-error.js';
@@ -182,12 +182,13 @@ type AnswerHandler = (response: JSONRPCResponse) => void;
 
 /**
  * True for a response the SDK's own dispatch would take as one: a plain message (the SDK's
- * message schema passes it unchanged, see `isPlainMessage`) with a `result` or an `error`.
+ * message schema passes it unchanged, see `isPlainMessage`) with a `result` or an `error`. A
+ * message the transport's decoder marked plain is not checked again (`isPlainRecord`).
  */
 function isPlainResponse(
   message: JSONRPCMessage,
 ): message is JSONRPCResponse | JSONRPCErrorResponse {
-  return ('result' in message || 'error' in message) && isPlainMessage(message);
+  return ('result' in message || 'error' in message) && isPlainRecord(message);
 }
 
 /**

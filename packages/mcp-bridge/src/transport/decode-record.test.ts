@@ -4,12 +4,37 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeRecord } from './decode-record.js';
 import { TransportProtocolError } from './errors.js';
-import { isPlainMessage } from './plain-message.js';
+import { isMarkedPlainRecord, isPlainMessage, isPlainRecord } from './plain-message.js';
 import { DEFAULT_RECORD_LIMITS } from './record-limits.js';
 
 const notification = '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}';
 
 describe('decodeRecord', () => {
+  it.each([
+    ['a plain result', '{"jsonrpc":"2.0","id":1,"result":{"content":[]}}', true],
+    [
+      'a plain error without an id',
+      '{"jsonrpc":"2.0","error":{"code":-32600,"message":"x"}}',
+      true,
+    ],
+    ['a plain notification', notification, true],
+    [
+      'an error with an extra key (the schema drops it)',
+      '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x","extra":1}}',
+      false,
+    ],
+    [
+      'a result whose _meta has a related task',
+      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t"}}}}',
+      false,
+    ],
+  ])('marks %s plain exactly when isPlainMessage accepts it', (_name, text, plain) => {
+    const [message] = decodeRecord(text, DEFAULT_RECORD_LIMITS);
+    expect(isMarkedPlainRecord(message as object)).toBe(plain);
+    expect(isPlainRecord(message)).toBe(isPlainMessage(message));
+    expect(isMarkedPlainRecord(JSON.parse(text) as object)).toBe(false);
+  });
+
   it('decodes one message and a batch of two', () => {
     expect(decodeRecord(notification, DEFAULT_RECORD_LIMITS)).toHaveLength(1);
     expect(decodeRecord(`[${notification},${notification}]`, DEFAULT_RECORD_LIMITS)).toHaveLength(

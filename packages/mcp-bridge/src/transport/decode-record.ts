@@ -1,7 +1,7 @@
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TransportProtocolError } from './errors.js';
 import { parseBoundedJson } from './json-scan.js';
-import { isPlainMessage } from './plain-message.js';
+import { isPlainMessage, markPlainRecord } from './plain-message.js';
 import type { RecordLimits } from './record-limits.js';
 
 /**
@@ -13,7 +13,8 @@ import type { RecordLimits } from './record-limits.js';
  * extra key and nothing a copy would change) are recognised by {@link isPlainMessage}
  * (plain-message.ts) without the schema: the schema would accept them and give back an equal
  * value, and the JSON text's own parse is already a fresh object nobody else holds. Everything
- * else goes through the schema, which decides.
+ * else goes through the schema, which decides. A plain message is marked ({@link markPlainRecord}),
+ * so the transports and the protocol session read the mark instead of checking it again.
  */
 export function decodeRecord(text: string, limits: RecordLimits): JSONRPCMessage[] {
   const value = parseBoundedJson(text, limits);
@@ -29,7 +30,10 @@ export function decodeRecord(text: string, limits: RecordLimits): JSONRPCMessage
 }
 
 function checkedMessage(item: unknown): JSONRPCMessage {
-  if (isPlainMessage(item)) return item as JSONRPCMessage;
+  if (isPlainMessage(item)) {
+    markPlainRecord(item as object);
+    return item as JSONRPCMessage;
+  }
   const parsed = JSONRPCMessageSchema.safeParse(item);
   if (!parsed.success) {
     throw new TransportProtocolError('A record from the MCP server is not a JSON-RPC message');

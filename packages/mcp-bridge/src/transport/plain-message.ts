@@ -8,6 +8,38 @@ import { isRecord } from '../is-record.js';
  * start, before any upstream (and the SDK 1.x protocol with it) is loaded.
  */
 
+/**
+ * The messages `decodeRecord` found plain ({@link isPlainMessage} true) as it made them: a later
+ * reader on the client path (a transport, the protocol session) takes the mark instead of checking
+ * the message again. A message without the mark is merely not known to be plain.
+ */
+const PLAIN_RECORDS = new WeakSet<object>();
+
+/** Marks a freshly decoded message that {@link isPlainMessage} accepted (decode-record.ts). */
+export function markPlainRecord(message: object): void {
+  PLAIN_RECORDS.add(message);
+}
+
+/**
+ * True when `message` is plain: marked by `decodeRecord`, or else accepted by
+ * {@link isPlainMessage} now. The same answer as `isPlainMessage(message)`, without the second
+ * check for a message the decoder already checked.
+ */
+export function isPlainRecord(message: unknown): boolean {
+  return (
+    (typeof message === 'object' && message !== null && PLAIN_RECORDS.has(message)) ||
+    isPlainMessage(message)
+  );
+}
+
+/**
+ * True only for a message `decodeRecord` marked plain ({@link markPlainRecord}); false means
+ * "not known", not "not plain".
+ */
+export function isMarkedPlainRecord(message: object): boolean {
+  return PLAIN_RECORDS.has(message);
+}
+
 /** A JSON-RPC id the schema takes as it is: a string or a safe integer. */
 export function isPlainId(value: unknown): value is string | number {
   return typeof value === 'string' || Number.isSafeInteger(value);

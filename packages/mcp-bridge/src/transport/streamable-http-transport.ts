@@ -6,8 +6,10 @@ import {
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  type JSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
@@ -28,6 +30,7 @@ import {
 } from './errors.js';
 import { checkMessageHeaders, hasControlCharacter } from './header-rules.js';
 import type { McpBridgeLogger } from './logger.js';
+import { isMarkedPlainRecord } from './plain-message.js';
 import type { RecordLimits } from './record-limits.js';
 import { parseRetryAfter } from './retry-after.js';
 import { ServerOverloadedError } from './server-overloaded-error.js';
@@ -652,7 +655,7 @@ export class StreamableHttpTransport implements Transport {
         for (const message of messages) {
           if (
             context.requestId !== undefined &&
-            (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) &&
+            isResponse(message) &&
             message.id === context.requestId
           ) {
             context.answered = true;
@@ -895,4 +898,16 @@ async function discard(body: Dispatcher.ResponseData['body']): Promise<void> {
 function isEventStream(response: Dispatcher.ResponseData): boolean {
   const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
   return response.statusCode === 200 && contentType.startsWith('text/event-stream');
+}
+
+/**
+ * True for a result or an error response. A message the decoder marked plain is one exactly when
+ * it has a `result` or an `error` (the plain rule admits nothing else with them), so the SDK's
+ * response schemas run only for a message without the mark.
+ */
+function isResponse(
+  message: JSONRPCMessage,
+): message is JSONRPCResultResponse | JSONRPCErrorResponse {
+  if (isMarkedPlainRecord(message)) return 'result' in message || 'error' in message;
+  return isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
 }
