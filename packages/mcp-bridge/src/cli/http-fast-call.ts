@@ -6,7 +6,8 @@ import type {
   TransportSendOptions,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { cancelledId, cancelReason, type FastCallOutcome } from '../gateway/fast-call-transport.js';
+import type { FastCallOutcome } from '../gateway/fast-call-transport.js';
+import { FastCallsInFlight } from '../gateway/fast-calls-in-flight.js';
 import type { HttpFastCallHandler } from '../gateway/mcp-gateway.js';
 import {
   isPlainCallToolResult,
@@ -41,8 +42,8 @@ interface FastCall {
 export class HttpFastSession implements Transport {
   readonly #inner: WebStandardStreamableHTTPServerTransport;
   readonly #handler: HttpFastCallHandler;
-  /** Plain calls in flight on the fast path, by id. */
-  readonly #running = new Map<PlainId, FastCall>();
+  /** Plain calls in flight on the fast path, by id (until answered or the client goes). */
+  readonly #running = new FastCallsInFlight<FastCall>();
   /** Requests in flight on the SDK path, by id (a fast call never reuses one of them). */
   readonly #sdkRunning = new Set<PlainId>();
   /** The versions the SDK transport accepts in `MCP-Protocol-Version` (set by the server). */
@@ -71,15 +72,12 @@ export class HttpFastSession implements Transport {
     this.#inner.onerror = (error) => this.onerror?.(error);
     this.#inner.onclose = () => {
       this.#closed = true;
-      const running = [...this.#running.values()];
-      this.#running.clear();
       this.#sdkRunning.clear();
-      for (const call of running) {
-        call.controller.abort(new Error('Connection closed'));
+      this.#running.abortAll(new Error('Connection closed'), (call) => {
         // The SDK closes a request's stream when its transport closes: an empty event stream.
         this.#stream(call);
         call.out.end();
-      }
+      });
       this.onclose?.();
     };
     return this.#inner.start();
@@ -148,17 +146,18 @@ export class HttpFastSession implements Transport {
       streaming: false,
       keepAlive: undefined,
     };
-    this.#running.set(call.id, running);
     running.keepAlive = setTimeout(() => this.#keepAlive(running), KEEP_ALIVE_MS);
     running.keepAlive.unref();
     out.once('close', () => {
-      if (this.#running.get(call.id) === running) this.#forget(call.id, running);
+      this.#forget(call.id, running);
       ended();
     });
-    this.#handler.call(call, running.controller.signal, authInfo).then(
-      (value) => this.#settle(call, running, { ok: true, value }),
-      (error: unknown) => this.#settle(call, running, { ok: false, error }),
-    );
+    this.#running
+      .run(call.id, running, (signal) => this.#handler.call(call, signal, authInfo))
+      .then(
+        (value) => this.#settle(call, running, { ok: true, value }),
+        (error: unknown) => this.#settle(call, running, { ok: false, error }),
+      );
   }
 
   #settle(call: PlainToolsCall, running: FastCall, outcome: FastCallOutcome): void {
@@ -189,7 +188,7 @@ export class HttpFastSession implements Transport {
   }
 
   #forget(id: PlainId, call: FastCall): void {
-    this.#running.delete(id);
+    if (!this.#running.forget(id, call)) return;
     if (call.keepAlive !== undefined) clearTimeout(call.keepAlive);
     call.keepAlive = undefined;
   }
@@ -227,10 +226,7 @@ export class HttpFastSession implements Transport {
       if (record.id !== undefined) this.#sdkRunning.add(record.id as PlainId);
       else {
         // A well-formed `notifications/cancelled` naming a fast call aborts it, as the SDK's would.
-        const cancelled = cancelledId(message);
-        if (cancelled !== undefined) {
-          this.#running.get(cancelled)?.controller.abort(cancelReason(message));
-        }
+        this.#running.cancel(message);
       }
     }
     this.onmessage?.(message, extra);

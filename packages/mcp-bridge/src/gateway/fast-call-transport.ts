@@ -1,8 +1,7 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
-import { isRecord } from '../is-record.js';
+import { FastCallsInFlight } from './fast-calls-in-flight.js';
 import {
   isPlainCallToolResult,
-  type PlainId,
   type PlainToolsCall,
   plainModernToolsCall,
   plainToolsCall,
@@ -60,8 +59,8 @@ export interface FastCallHandler {
 export class FastCallTransport implements Transport {
   readonly #inner: Transport;
   readonly #handler: FastCallHandler;
-  /** The plain calls in flight here, by id. */
-  readonly #running = new Map<PlainId, AbortController>();
+  /** The plain calls in flight here, by id (forgotten as each settles). */
+  readonly #running = new FastCallsInFlight({ forgetOnSettle: true });
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: Transport['onmessage'];
@@ -88,9 +87,7 @@ export class FastCallTransport implements Transport {
     this.#inner.onmessage = (message, extra) => this.#inbound(message, extra);
     this.#inner.onerror = (error) => this.onerror?.(error);
     this.#inner.onclose = () => {
-      const running = [...this.#running.values()];
-      this.#running.clear();
-      for (const controller of running) controller.abort(new Error('Connection closed'));
+      this.#running.abortAll(new Error('Connection closed'));
       this.onclose?.();
     };
     return this.#inner.start();
@@ -113,8 +110,7 @@ export class FastCallTransport implements Transport {
       void this.#serve(call);
       return;
     }
-    const cancelled = cancelledId(message);
-    if (cancelled !== undefined) this.#running.get(cancelled)?.abort(cancelReason(message));
+    this.#running.cancel(message);
     this.onmessage?.(message, extra);
   }
 
@@ -130,14 +126,14 @@ export class FastCallTransport implements Transport {
 
   async #serve(call: PlainToolsCall): Promise<void> {
     const controller = new AbortController();
-    this.#running.set(call.id, controller);
     let outcome: FastCallOutcome;
     try {
-      outcome = { ok: true, value: await this.#handler.call(call, controller.signal) };
+      const value = await this.#running.run(call.id, { controller }, (signal) =>
+        this.#handler.call(call, signal),
+      );
+      outcome = { ok: true, value };
     } catch (error) {
       outcome = { ok: false, error };
-    } finally {
-      if (this.#running.get(call.id) === controller) this.#running.delete(call.id);
     }
     // The SDK answers no request that was cancelled (or whose connection closed).
     if (controller.signal.aborted) return;
@@ -153,26 +149,4 @@ export class FastCallTransport implements Transport {
     }
     this.onmessage?.(this.#handler.replay(call, outcome));
   }
-}
-
-/** The request id a `notifications/cancelled` names when it is well formed, else undefined. */
-/**
- * The request id a well-formed `notifications/cancelled` names (a string or a safe integer, with
- * a string `reason` or none), else undefined: the one check of both fast paths (stdio and HTTP).
- */
-export function cancelledId(message: unknown): PlainId | undefined {
-  if (!isRecord(message) || message.method !== 'notifications/cancelled' || 'id' in message) {
-    return undefined;
-  }
-  const params = message.params;
-  if (!isRecord(params)) return undefined;
-  const id = params.requestId;
-  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
-  if (params.reason !== undefined && typeof params.reason !== 'string') return undefined;
-  return id as PlainId;
-}
-
-/** The `reason` of a cancellation {@link cancelledId} accepted (a string, or undefined). */
-export function cancelReason(message: JSONRPCMessage): unknown {
-  return (message as { params?: { reason?: unknown } }).params?.reason;
 }
