@@ -464,4 +464,17 @@ describe('generated plain 2026-07-28 calls (issue 41)', () => {
     expect(sameJsonValue({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
     expect(sameJsonValue(Object.create({ a: 1 }), {})).toBe(false);
   });
+
+  it.each([
+    ['exactly at the envelope depth limit (32)', 32, true],
+    ['one level past the envelope depth limit (33)', 33, false],
+  ])('compares an envelope whose deepest object is %s', (_name, deepest, expected) => {
+    const deep = (): unknown => {
+      let value: unknown = { leaf: 'x' };
+      // The outer object is at depth 0: `deepest` more levels put the innermost one at `deepest`.
+      for (let level = 0; level < deepest; level++) value = { next: value };
+      return value;
+    };
+    expect(sameJsonValueOf(deep(), deep(), ENVELOPE_COMPARE)).toBe(expected);
+  });
 });

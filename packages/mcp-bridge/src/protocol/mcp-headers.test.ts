@@ -29,6 +29,31 @@ describe('encodeHeaderValue (SEP-2243 value encoding)', () => {
 });
 
 describe('scanParamHeaders (x-mcp-header rules)', () => {
+  /** A header property `levels` properties deep: its path has `levels` segments. */
+  const nestedHeader = (levels: number): Record<string, unknown> => {
+    let node: Record<string, unknown> = { type: 'string', 'x-mcp-header': 'Deep' };
+    for (let level = 0; level < levels; level++) {
+      node = { type: 'object', properties: { p: node } };
+    }
+    return node;
+  };
+
+  it('scans a header property exactly at the scan depth limit (64)', () => {
+    const scan = scanParamHeaders(nestedHeader(64));
+    expect(scan.ok).toBe(true);
+    if (scan.ok) {
+      expect(scan.declarations).toHaveLength(1);
+      expect(scan.declarations[0]?.path).toHaveLength(64);
+    }
+  });
+
+  it('refuses a schema one level past the scan depth limit (65)', () => {
+    expect(scanParamHeaders(nestedHeader(65))).toEqual({
+      ok: false,
+      reason: 'tool inputSchema nests too deeply to scan',
+    });
+  });
+
   it('collects annotations on primitive properties at any properties depth', () => {
     const scan = scanParamHeaders({
       type: 'object',
