@@ -161,10 +161,10 @@ export function parseSkillEntry(raw: unknown, maxResources: number): Parsed {
  * own, as before: the front matter was already walked whole when it was parsed and frozen, and
  * the transport's `maxRecordDepth` bounds the listing it came in.
  */
-const FRONT_MATTER_COMPARE: SameJsonValueOptions = {
+const FRONT_MATTER_COMPARE: SameJsonValueOptions = Object.freeze({
   absentIsNull: true,
   maxDepth: Number.MAX_SAFE_INTEGER,
-};
+});
 
 /** Top-level front matter keys whose values differ (only short, safe key names are returned). */
 export function differingKeys(

@@ -565,7 +565,7 @@ export function flattenResult(result: ToolResult): FlatResult {
 }
 
 /** Deepest nesting {@link partsCarry} compares; deeper values count as different. */
-const CARRY_COMPARE: SameJsonValueOptions = { maxDepth: 64 };
+const CARRY_COMPARE: SameJsonValueOptions = Object.freeze({ maxDepth: 64 });
 
 /**
  * True when a text part is JSON equal to `structured` (key order and whitespace aside): the

@@ -121,4 +121,14 @@ describe('sameJsonValue', () => {
     expect(call).toThrow(ConfigurationError);
     expect(call).toThrow(message);
   });
+
+  it('checks a frozen options object once and a plain one on every call', () => {
+    const frozen = Object.freeze({ maxDepth: 1 });
+    expect(sameJsonValue([[1]], [[1]], frozen)).toBe(true);
+    expect(sameJsonValue([[[1]]], [[[1]]], frozen)).toBe(false);
+    const open: { maxDepth: number; extra?: number } = { maxDepth: 1 };
+    expect(sameJsonValue([[1]], [[1]], open)).toBe(true);
+    open.extra = 1;
+    expect(() => sameJsonValue([[1]], [[1]], open)).toThrow(/Unknown sameJsonValue option "extra"/);
+  });
 });

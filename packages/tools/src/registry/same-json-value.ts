@@ -43,6 +43,8 @@ const DEFAULTS: Settings = { maxDepth: DEFAULT_MAX_DEPTH, absentIsNull: false, p
  * @param left - One value.
  * @param right - The other value.
  * @param options - `maxDepth`, `absentIsNull` and `plainOnly`; see {@link SameJsonValueOptions}.
+ *   A frozen options object (`Object.freeze`) is checked on its first use only, so a caller on a
+ *   hot path passes the same frozen object every time.
  * @returns `true` when the two values are equal as JSON under `options`.
  * @throws {@link ConfigurationError} (`REGISTRY_CONFIGURATION`) when `options` is not an object,
  *   has an unknown key, or `maxDepth` is not a whole number of 0 or more.
@@ -55,7 +57,13 @@ export function sameJsonValue(
   return same(left, right, 0, options === undefined ? DEFAULTS : settingsOf(options));
 }
 
+/** The settings of frozen options objects already checked (a hot caller passes the same one). */
+const CHECKED = new WeakMap<object, Settings>();
+
 function settingsOf(options: SameJsonValueOptions): Settings {
+  const checked =
+    typeof options === 'object' && options !== null ? CHECKED.get(options) : undefined;
+  if (checked !== undefined) return checked;
   checkOptionKeys(options, OPTION_KEYS, 'sameJsonValue');
   const { maxDepth = DEFAULT_MAX_DEPTH, absentIsNull = false, plainOnly = false } = options;
   if (!Number.isSafeInteger(maxDepth) || maxDepth < 0) {
@@ -76,7 +84,10 @@ function settingsOf(options: SameJsonValueOptions): Settings {
       });
     }
   }
-  return { maxDepth, absentIsNull, plainOnly };
+  const settings: Settings = { maxDepth, absentIsNull, plainOnly };
+  // A frozen object cannot change, so its check holds for every later call.
+  if (Object.isFrozen(options)) CHECKED.set(options, settings);
+  return settings;
 }
 
 function same(left: unknown, right: unknown, depth: number, settings: Settings): boolean {
