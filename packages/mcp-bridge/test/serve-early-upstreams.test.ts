@@ -183,6 +183,92 @@ describe('without TOOLFENCE_EARLY_UPSTREAMS', () => {
   }, 120_000);
 });
 
+describe('the stdio upstreams kept back from the early spawn', () => {
+  // Issue 41: TOOLFENCE_EARLY_UPSTREAMS=1 keeps b and c back; serve spawns them itself the moment
+  // its client's initialize is answered, while the upstream client still loads, so their start
+  // overlaps it (before, each client spawned its own once the upstream client had loaded).
+  it('spawns once initialize is answered, by serve ahead of their clients, which take them', async () => {
+    const server = { command: process.execPath, args: [SERVER, 'stdio'] };
+    const served = await serve('rest', { mcpServers: { a: server, b: server, c: server } }, [], {
+      TOOLFENCE_EARLY_UPSTREAMS: '1',
+    });
+    try {
+      let out = '';
+      served.child.stdout?.setEncoding('utf8');
+      served.child.stdout?.on('data', (chunk: string) => {
+        out += chunk;
+      });
+      served.child.stdin?.write(
+        `${JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'test', version: '1.0.0' },
+          },
+        })}\n`,
+      );
+      await until(
+        () => ['a', 'b', 'c'].every((name) => new RegExp(`${name}: ready`).test(served.stderr)),
+        `the upstreams (stderr: ${served.stderr})`,
+      );
+      const answer = JSON.parse(out.split('\n')[0] ?? '') as { id?: unknown; result?: unknown };
+      expect({ id: answer.id, answered: answer.result !== undefined }).toEqual({
+        id: 1,
+        answered: true,
+      });
+      const { lines } = await probeLog(served.log);
+      const spawns = lines.filter((line) => line.startsWith('spawn:'));
+      // Three processes, each spawned by serve (none by a client's transport): the first before
+      // serve loaded its command, the other two after.
+      expect(spawns.map((line) => line.split(' ').at(-1))).toEqual([
+        'by:early',
+        'by:early',
+        'by:early',
+      ]);
+      const command = lines.findIndex((line) =>
+        /\/mcp-bridge\/dist\/cli\/run-gateway\.js$/.test(line),
+      );
+      expect(lines.slice(0, command).filter((line) => line.startsWith('spawn:'))).toHaveLength(1);
+    } finally {
+      await stop(served);
+    }
+  }, 120_000);
+
+  it('are spawned by their clients when nothing is spawned early (TOOLFENCE_EARLY_UPSTREAMS=0), initialize or not (the control)', async () => {
+    const server = { command: process.execPath, args: [SERVER, 'stdio'] };
+    const served = await serve('rest-off', { mcpServers: { a: server, b: server } }, [], {
+      TOOLFENCE_EARLY_UPSTREAMS: '0',
+    });
+    try {
+      served.child.stdin?.write(
+        `${JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'test', version: '1.0.0' },
+          },
+        })}\n`,
+      );
+      await until(
+        () => /a: ready/.test(served.stderr) && /b: ready/.test(served.stderr),
+        `the upstreams (stderr: ${served.stderr})`,
+      );
+      const { lines } = await probeLog(served.log);
+      expect(
+        lines.filter((line) => line.startsWith('spawn:')).map((line) => line.split(' ').at(-1)),
+      ).toEqual(['by:client', 'by:client']);
+    } finally {
+      await stop(served);
+    }
+  }, 120_000);
+});
+
 describe('TOOLFENCE_EARLY_UPSTREAMS=0', () => {
   let lines: string[];
   let spawned: number[];

@@ -69,6 +69,16 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     'the HTTP client transport (no upstream has a url)',
     /\/mcp-bridge\/dist\/transport\/(streamable-http-transport|sse-parser|retry-after)\.js$/,
   ],
+  // jsonc-parser explains a config that is not valid JSON (see 'the controls' below).
+  ['jsonc-parser (the config is plain JSON)', /\/node_modules\/jsonc-parser\//],
+  [
+    'the PostgreSQL and Redis stores (gateway.approvals, gateway.pins and gateway.budget name none)',
+    /\/mcp-bridge\/dist\/(gateway\/(postgres-spent-approvals|redis-spent-approvals|postgres-pin-store|gateway-budget)|store\/postgres-target)\.js$/,
+  ],
+  [
+    'the token exchange (no upstream has credentials)',
+    /\/mcp-bridge\/dist\/(gateway\/identity\/exchanged-tokens|oauth\/token-exchange)\.js$/,
+  ],
   ['the AI SDK', /\/node_modules\/ai\//],
   ['the OpenAI Agents SDK', /\/node_modules\/@openai\/agents/],
   ['LangChain', /\/node_modules\/@langchain\//],
@@ -238,7 +248,9 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
 
   it.each(
     NOT_LOADED_BY_SERVE.filter(([label]) =>
-      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client/.test(label),
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|jsonc|PostgreSQL|token exchange/.test(
+        label,
+      ),
     ),
   )('lists the upstream tools without loading %s', (_, pattern) => {
     expect(loaded.filter((url) => pattern.test(url))).toEqual([]);
@@ -343,6 +355,55 @@ describe('toolfence-mcp serve while its upstream starts', () => {
     expect(check).toBeGreaterThan(client);
     expect(lines.filter((line) => line === 'Ajv2020')).toEqual([]);
   }, 120_000);
+});
+
+describe('toolfence-mcp serve with a config that is not JSON, or a PostgreSQL approval store (the controls)', () => {
+  /** Runs serve under the probe until it exits; its modules, exit code and stderr. */
+  async function serveUntilExit(
+    name: string,
+    text: string,
+  ): Promise<{ loaded: string[]; code: unknown; stderr: string }> {
+    const config = join(folder, `${name}.json`);
+    const log = join(folder, `${name}-modules.log`);
+    await writeFile(config, text);
+    const child = spawn(process.execPath, ['--import', PROBE, CLI, 'serve', '--config', config], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      env: { ...process.env, TOOLFENCE_MODULE_LOG: log },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    return { loaded: await loadedModules(log), code, stderr };
+  }
+
+  it('loads jsonc-parser to say where a config is not valid JSON', async () => {
+    const { loaded, code, stderr } = await serveUntilExit('not-json', '{ "mcpServers": {}, }');
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/is not valid JSON \(line 1, column 21: property name expected\)/);
+    expect(loaded.some((url) => /\/node_modules\/jsonc-parser\//.test(url))).toBe(true);
+  }, 60_000);
+
+  it('loads the PostgreSQL approval store when gateway.approvals names one', async () => {
+    // Port 1 on loopback: nothing listens, so the store fails to open (after it loaded).
+    const { loaded, code } = await serveUntilExit(
+      'postgres-approvals',
+      JSON.stringify({
+        mcpServers: {},
+        gateway: {
+          audit: join(folder, 'postgres-approvals-audit.jsonl'),
+          pins: join(folder, 'postgres-approvals-lock.json'),
+          approvals: 'postgres://toolfence@127.0.0.1:1/toolfence',
+        },
+      }),
+    );
+    expect(code).not.toBe(0);
+    expect(
+      loaded.some((url) => /\/mcp-bridge\/dist\/gateway\/postgres-spent-approvals\.js$/.test(url)),
+    ).toBe(true);
+  }, 60_000);
 });
 
 describe('the gateway and serve modules', () => {

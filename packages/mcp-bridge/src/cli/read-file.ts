@@ -1,8 +1,21 @@
 import { open } from 'node:fs/promises';
-import jsonc from 'jsonc-parser';
+import { createRequire } from 'node:module';
+import type jsonc from 'jsonc-parser';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { shownPath } from '../gateway/shown-path.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
+
+/**
+ * jsonc-parser, loaded only to explain a file that is not valid JSON: `serve` reads a valid
+ * config with `JSON.parse` and starts without it (issue 41). It is CommonJS (UMD), so it loads
+ * synchronously here, the one instance `import` would give.
+ */
+const requireHere = createRequire(import.meta.url);
+let jsoncParser: typeof jsonc | undefined;
+function loadJsonc(): typeof jsonc {
+  jsoncParser ??= requireHere('jsonc-parser') as typeof jsonc;
+  return jsoncParser;
+}
 
 /** Largest gateway config file (`toolfence.json`) the CLI reads: 1 MiB. */
 export const MAX_GATEWAY_CONFIG_BYTES: number = 1024 * 1024;
@@ -49,15 +62,16 @@ export function parseJsonText(text: string, path: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
+    const parser = loadJsonc();
     const errors: jsonc.ParseError[] = [];
-    jsonc.parse(text, errors, { disallowComments: true, allowTrailingComma: false });
+    parser.parse(text, errors, { disallowComments: true, allowTrailingComma: false });
     const first = errors[0];
     let where = '';
     if (first !== undefined) {
       const before = text.slice(0, first.offset);
       const line = before.split('\n').length;
       const column = first.offset - (before.lastIndexOf('\n') + 1) + 1;
-      where = ` (line ${line}, column ${column}: ${describeJsonError(first.error)})`;
+      where = ` (line ${line}, column ${column}: ${describeJsonError(parser, first.error)})`;
     }
     throw new GatewayConfigError(`${shownPath(path)}: is not valid JSON${where}`, {
       cause: error,
@@ -66,8 +80,8 @@ export function parseJsonText(text: string, path: string): unknown {
   }
 }
 
-function describeJsonError(code: jsonc.ParseErrorCode): string {
-  const name = jsonc.printParseErrorCode(code);
+function describeJsonError(parser: typeof jsonc, code: jsonc.ParseErrorCode): string {
+  const name = parser.printParseErrorCode(code);
   // "CloseBraceExpected" -> "close brace expected"
   return name.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 }

@@ -67,7 +67,8 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         tools are announced with list_changed as each is ready (a tools/list waits at most
         gateway.listWaitMs, default 5 s, for those still starting). As many stdio upstreams
         as the cores less one (none on one core; TOOLFENCE_EARLY_UPSTREAMS=N sets the number)
-        are spawned before the gateway loads.
+        are spawned before the gateway loads, the other stdio upstreams once the client's
+        initialize is answered (on stdio; TOOLFENCE_EARLY_UPSTREAMS=0 spawns none early).
         --http 127.0.0.1:PORT serves Streamable HTTP at /mcp instead of stdio (PORT 0 picks
         one; the URL is printed on stderr); off loopback a bearer token is required
         (gateway.httpToken or TOOLFENCE_GATEWAY_TOKEN).
@@ -344,6 +345,10 @@ export async function runServe(
     closed = new Promise<void>((resolveClosed) => {
       transport.onclose = () => resolveClosed();
     });
+    // Once the client's first answer (its `initialize`) is out, the stdio upstreams kept back from
+    // the early spawn start: while the upstream client loads, not once it has (and not before
+    // that answer, which they would slow down).
+    if (early !== undefined) transport.onfirstsend = () => setImmediate(() => early.startRest());
     await gateway.connect(transport);
   }
   if (webConsole !== undefined && !webConsole.shared) {

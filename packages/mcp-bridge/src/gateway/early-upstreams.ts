@@ -36,7 +36,13 @@ export class EarlyUpstreams {
     string,
     { server: GatewayServerConfig; early: EarlyStdioProcess }
   >();
+  /** Every stdio upstream of the config, in order (the ones kept back spawn with startRest). */
+  readonly #servers: [string, GatewayServerConfig][] = [];
+  /** Upstreams whose client asked for its process: one not spawned by then spawns its own. */
+  readonly #asked = new Set<string>();
   #disposed = false;
+  /** False when `start` was given 0: early spawning is off, every client spawns its own. */
+  #enabled = false;
 
   private constructor() {}
 
@@ -47,8 +53,10 @@ export class EarlyUpstreams {
    */
   static start(config: GatewayConfig, now: number = defaultEarlyUpstreams()): EarlyUpstreams {
     const started = new EarlyUpstreams();
+    started.#enabled = now > 0;
     for (const [name, server] of Object.entries(config.mcpServers)) {
       if (server.command === undefined || server.url !== undefined) continue;
+      started.#servers.push([name, server]);
       if (started.#processes.size < now) started.#spawn(name, server);
     }
     STARTED.set(config, started);
@@ -64,6 +72,19 @@ export class EarlyUpstreams {
     this.#processes.set(name, { server, early });
   }
 
+  /**
+   * Spawns the stdio upstreams kept back by {@link EarlyUpstreams.start} whose client has not
+   * asked for its process yet. `serve` calls it once its client's `initialize` is answered, so
+   * those processes start while it loads the upstream client, instead of after it, without
+   * slowing that answer; nothing when `start` was given 0 (early spawning off) or after dispose.
+   */
+  startRest(): void {
+    if (this.#disposed || !this.#enabled) return;
+    for (const [name, server] of this.#servers) {
+      if (!this.#processes.has(name) && !this.#asked.has(name)) this.#spawn(name, server);
+    }
+  }
+
   /** The early process of upstream `name` of `config`, if one was started for this very `server`. */
   static processFor(
     config: GatewayConfig,
@@ -72,6 +93,7 @@ export class EarlyUpstreams {
   ): EarlyStdioProcess | undefined {
     const started = STARTED.get(config);
     if (started === undefined || started.#disposed) return undefined;
+    started.#asked.add(name);
     const entry = started.#processes.get(name);
     return entry?.server === server ? entry.early : undefined;
   }

@@ -92,7 +92,7 @@ import {
 import { type GatewaySpan, GatewayTracer, NO_SPAN } from './gateway-tracing.js';
 import { CallerClients } from './identity/caller-clients.js';
 import { type CallerToken, callerTokenOfRequest } from './identity/caller-token.js';
-import { callerKey, ExchangedTokens } from './identity/exchanged-tokens.js';
+import type { ExchangedTokens } from './identity/exchanged-tokens.js';
 import { approvalPrincipal, principalOfRequest } from './identity/gateway-principal.js';
 import { listingFor } from './identity/listing-filter.js';
 import {
@@ -374,7 +374,24 @@ interface Upstream {
   /** Its first load has not settled yet (closed first when the gateway closes). */
   starting: boolean;
   /** With `credentials`: the tokens exchanged for callers and a connection per caller. */
-  readonly exchange?: { readonly tokens: ExchangedTokens; readonly clients: CallerClients };
+  readonly exchange?: {
+    readonly tokens: ExchangedTokens;
+    readonly clients: CallerClients;
+    readonly callerKey: ExchangeModule['callerKey'];
+  };
+}
+
+/** The token exchange (and the OAuth HTTP client and network guard it brings). */
+type ExchangeModule = typeof import('./identity/exchanged-tokens.js');
+let exchangeModule: Promise<ExchangeModule> | undefined;
+
+/**
+ * Loads the token exchange with the first upstream that has `credentials`, once: a gateway whose
+ * upstreams have none starts without it, its OAuth HTTP client and the network guard (issue 41).
+ */
+function loadExchangeModule(): Promise<ExchangeModule> {
+  exchangeModule ??= import('./identity/exchanged-tokens.js');
+  return exchangeModule;
 }
 
 /** One upstream's load in a reload: what it offers now, and its status. */
@@ -923,9 +940,11 @@ export class McpGateway {
     // The upstream client and the bridge load with the first upstream, not with the gateway: a
     // client's `initialize` is answered before they are needed (see upstream-modules.ts).
     const { TracedClient, bridgeTools } = await upstreamModules();
+    const exchanging =
+      reused || server.credentials === undefined ? undefined : await loadExchangeModule();
     const upstream = reused
       ? previous
-      : this.#newUpstream(name, server, concurrency, startTimeoutMs, TracedClient);
+      : this.#newUpstream(name, server, concurrency, startTimeoutMs, TracedClient, exchanging);
     // A process `serve` spawned for this upstream before the gateway loaded (early-upstreams.ts)
     // is taken by the client's first transport instead of a new one.
     const early = reused ? undefined : EarlyUpstreams.processFor(config, name, server);
@@ -1125,6 +1144,7 @@ export class McpGateway {
     concurrency: number,
     startTimeoutMs: number,
     TracedClient: TracedClientClass,
+    exchanging: ExchangeModule | undefined,
   ): Upstream {
     const client = new TracedClient(
       {
@@ -1169,9 +1189,18 @@ export class McpGateway {
       live: 0,
       retired: false,
       starting: true,
-      ...(server.credentials === undefined
+      ...(server.credentials === undefined || exchanging === undefined
         ? {}
-        : { exchange: this.#newExchange(name, server, concurrency, startTimeoutMs, TracedClient) }),
+        : {
+            exchange: this.#newExchange(
+              name,
+              server,
+              concurrency,
+              startTimeoutMs,
+              TracedClient,
+              exchanging,
+            ),
+          }),
     };
     this.#open.add(upstream);
     return upstream;
@@ -1185,7 +1214,8 @@ export class McpGateway {
     concurrency: number,
     startTimeoutMs: number,
     TracedClient: TracedClientClass,
-  ): { tokens: ExchangedTokens; clients: CallerClients } {
+    { ExchangedTokens, callerKey }: ExchangeModule,
+  ): NonNullable<Upstream['exchange']> {
     const credentials = server.credentials as NonNullable<GatewayServerConfig['credentials']>;
     const {
       oauth: _oauth,
@@ -1209,6 +1239,7 @@ export class McpGateway {
     });
     return {
       tokens,
+      callerKey,
       clients: new CallerClients({
         server: name,
         max: credentials.maxCallerClients ?? DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
@@ -1257,7 +1288,7 @@ export class McpGateway {
       );
     }
     const token = await exchange.tokens.tokenFor(caller.principal, caller.token);
-    const lease = exchange.clients.acquire(callerKey(caller.principal), token);
+    const lease = exchange.clients.acquire(exchange.callerKey(caller.principal), token);
     return { route: { owner: upstream.client, client: lease.client }, release: lease.release };
   }
 

@@ -1,10 +1,7 @@
 import { type ApprovalSpentStore, MemorySpentApprovals } from './approval-spent-store.js';
 import { GatewayConfigError } from './errors.js';
-import { DEFAULT_GATEWAY_BUDGET_KEY_PREFIX } from './gateway-budget.js';
 import type { GatewaySettings } from './gateway-config.js';
 import { approvalStoreUrlOf } from './gateway-config.js';
-import { PostgresSpentApprovals } from './postgres-spent-approvals.js';
-import { RedisSpentApprovals } from './redis-spent-approvals.js';
 
 /** Milliseconds one Redis `SET` of a spent approval may take when the budget names none: 2,000. */
 const DEFAULT_REDIS_TIMEOUT_MS = 2_000;
@@ -27,7 +24,12 @@ export async function openApprovalStore(
 ): Promise<ApprovalSpentStore> {
   const url = approvalStoreUrlOf(settings);
   if (url === 'memory') return new MemorySpentApprovals(maxSpentApprovals);
-  if (/^postgres(ql)?:/i.test(url)) return PostgresSpentApprovals.open({ connectionString: url });
+  // The PostgreSQL and Redis stores (and the budget's key prefix) load only when the config names
+  // them: `serve` with memory approvals starts without them (issue 41).
+  if (/^postgres(ql)?:/i.test(url)) {
+    const { PostgresSpentApprovals } = await import('./postgres-spent-approvals.js');
+    return PostgresSpentApprovals.open({ connectionString: url });
+  }
   const name = 'ioredis';
   let Redis: new (url: string, options: Record<string, unknown>) => RedisClient;
   try {
@@ -39,6 +41,10 @@ export async function openApprovalStore(
       { details: { at: 'gateway.approvals', peer: 'ioredis' }, cause: error },
     );
   }
+  const [{ RedisSpentApprovals }, { DEFAULT_GATEWAY_BUDGET_KEY_PREFIX }] = await Promise.all([
+    import('./redis-spent-approvals.js'),
+    import('./gateway-budget.js'),
+  ]);
   const timeoutMs = settings.budget?.timeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
   const client = new Redis(url, {
     connectTimeout: timeoutMs,

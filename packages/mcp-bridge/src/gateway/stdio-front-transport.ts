@@ -39,6 +39,8 @@ export class StdioFrontTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: Transport['onmessage'];
+  /** Called once, when the first message has been written (`serve`: its `initialize` answer). */
+  onfirstsend?: (() => void) | undefined;
 
   constructor(streams: StdioFrontStreams, maxBufferBytes: number = STDIO_FRONT_MAX_BUFFER_BYTES) {
     this.#stdin = streams.stdin;
@@ -128,6 +130,11 @@ export class StdioFrontTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('StdioFrontTransport is closed'));
+    const first = this.onfirstsend;
+    if (first !== undefined) {
+      this.onfirstsend = undefined;
+      queueMicrotask(first);
+    }
     // A write error reaches `onerror` (and closes) through the stdout listener set at start.
     if (this.#stdout.write(`${JSON.stringify(message)}\n`)) return Promise.resolve();
     return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ADDRESS_TABLE_DATE, IPV4_ADDRESS_TABLE, IPV6_ADDRESS_TABLE } from './address-table.js';
 import { classifyAddress, isLoopbackAddress } from './classify-address.js';
 
@@ -176,5 +176,29 @@ describe('classifyAddress', () => {
     ['localhost', false],
   ] as const)('isLoopbackAddress(%s) is %s', (address, expected) => {
     expect(isLoopbackAddress(address)).toBe(expected);
+  });
+});
+
+describe('the address table', () => {
+  // Issue 41: `toolfence-mcp serve` loads the guard with its upstream client and, with only stdio
+  // upstreams, never checks an address; the table is parsed by the first classification.
+  it('is parsed on the first classification, not when the module loads', async () => {
+    const parse = ipaddr.parseCIDR;
+    let parsed = 0;
+    ipaddr.parseCIDR = ((...parameters: Parameters<typeof parse>) => {
+      parsed += 1;
+      return parse(...parameters);
+    }) as typeof parse;
+    try {
+      vi.resetModules();
+      const fresh = await import('./classify-address.js');
+      expect(parsed).toBe(0);
+      expect(fresh.classifyAddress('10.0.0.1')).toEqual({ allowed: false, range: 'private-use' });
+      expect(parsed).toBe(IPV4_ADDRESS_TABLE.length + IPV6_ADDRESS_TABLE.length);
+      expect(fresh.classifyAddress('::1').allowed).toBe(false);
+      expect(parsed).toBe(IPV4_ADDRESS_TABLE.length + IPV6_ADDRESS_TABLE.length);
+    } finally {
+      ipaddr.parseCIDR = parse;
+    }
   });
 });

@@ -32,8 +32,20 @@ function compile(table: readonly AddressTableEntry[]): readonly CompiledEntry[] 
     .sort((left, right) => right.bits - left.bits);
 }
 
-const IPV4 = compile(IPV4_ADDRESS_TABLE);
-const IPV6 = compile(IPV6_ADDRESS_TABLE);
+/**
+ * The two tables, parsed on the first classification rather than when the module loads: a
+ * program that imports the guard and never checks an address (`toolfence-mcp serve` with only
+ * stdio upstreams) does not pay for parsing every prefix.
+ */
+interface CompiledTables {
+  readonly ipv4: readonly CompiledEntry[];
+  readonly ipv6: readonly CompiledEntry[];
+}
+let compiled: CompiledTables | undefined;
+function tables(): CompiledTables {
+  compiled ??= { ipv4: compile(IPV4_ADDRESS_TABLE), ipv6: compile(IPV6_ADDRESS_TABLE) };
+  return compiled;
+}
 
 function matches(bytes: readonly number[], candidate: CompiledEntry): boolean {
   let remaining = candidate.bits;
@@ -100,7 +112,7 @@ function dottedQuadBytes(text: string): readonly number[] {
 }
 
 function classifyIpv4(bytes: readonly number[]): AddressClassification {
-  const hit = lookup(bytes, IPV4);
+  const hit = lookup(bytes, tables().ipv4);
   if (hit === undefined) return { allowed: true };
   return { allowed: hit.action === 'allow', range: hit.range };
 }
@@ -119,7 +131,7 @@ export function classifyAddress(address: string): AddressClassification {
   if (bytes === undefined) return INVALID;
   if (bytes === 'zone-id') return { allowed: false, range: 'zone-id' };
   if (bytes.length === 4) return classifyIpv4(bytes);
-  const hit = lookup(bytes, IPV6);
+  const hit = lookup(bytes, tables().ipv6);
   if (hit === undefined) return INVALID;
   if (hit.action === 'embedded-ipv4') {
     const carried = bytes.slice(12, 16);
@@ -135,7 +147,7 @@ export function isLoopbackAddress(address: string): boolean {
   const bytes = parseAddressBytes(address);
   if (bytes === undefined || bytes === 'zone-id') return false;
   if (bytes.length === 4) return bytes[0] === 127;
-  const hit = lookup(bytes, IPV6);
+  const hit = lookup(bytes, tables().ipv6);
   if (hit?.range === 'loopback') return true;
   return hit?.range === 'ipv4-mapped' && bytes[12] === 127;
 }
