@@ -11,7 +11,7 @@ import { answerInputRequests, type InputHandlers } from '../protocol/input-reque
 import type { PromptAllowance } from '../protocol/prompt-allowance.js';
 import { sleepUnlessAborted } from '../transport/abortable-sleep.js';
 import { positiveInteger } from '../transport/record-limits.js';
-import { type LinkedSignal, linkSignal } from './abort-link.js';
+import { type LinkedSignal, linkSignal } from '../protocol/abort-link.js';
 import { ClientConfigurationError, ServerRpcError } from './errors.js';
 import { TaskError } from './task-error.js';
 

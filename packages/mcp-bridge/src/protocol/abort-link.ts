@@ -1,0 +1,76 @@
+/**
+ * One `abort` listener per caller signal, however many calls share it.
+ *
+ * The SDK's JSON-RPC layer adds an `abort` listener to a request's signal and never removes it,
+ * so a host that passes one long-lived signal to many calls collects a listener (and the
+ * request's closures) per call, and Node warns `MaxListenersExceededWarning` at the eleventh.
+ * Each call gets its own signal instead, linked to the caller's through one shared listener that
+ * is removed when the last call in flight on that signal settles. The session's own requests
+ * (which need no signal of their own) join the same listener as members ({@link watchAbort}).
+ */
+
+/** What a signal's shared listener aborts: a call's own controller, or a request in flight. */
+export interface AbortMember {
+  abort(reason: unknown): void;
+}
+
+interface Link {
+  readonly members: Set<AbortMember>;
+  readonly onAbort: () => void;
+}
+
+const LINKS = new WeakMap<AbortSignal, Link>();
+
+/** A call's own signal, aborted when the caller's is; `release()` once the call settled. */
+export interface LinkedSignal {
+  /** Aborted (with the caller's reason) when the caller's signal aborts. */
+  readonly signal: AbortSignal;
+  /** Unlinks the call; the caller's listener goes when no call in flight uses it. */
+  release(): void;
+}
+
+const NOTHING = (): void => {};
+
+/**
+ * Adds `member` to the shared listener of `outer` (not yet aborted): `member.abort(reason)` runs
+ * once when it aborts, unless {@link unwatchAbort} took the member out first.
+ */
+export function watchAbort(outer: AbortSignal, member: AbortMember): void {
+  let link = LINKS.get(outer);
+  if (link === undefined) {
+    const members = new Set<AbortMember>();
+    const onAbort = (): void => {
+      LINKS.delete(outer);
+      const aborted = [...members];
+      members.clear();
+      for (const each of aborted) each.abort(outer.reason);
+    };
+    link = { members, onAbort };
+    LINKS.set(outer, link);
+    outer.addEventListener('abort', onAbort, { once: true });
+  }
+  link.members.add(member);
+}
+
+/** Takes `member` out; the listener goes with the last member. */
+export function unwatchAbort(outer: AbortSignal, member: AbortMember): void {
+  const link = LINKS.get(outer);
+  if (link === undefined || !link.members.delete(member) || link.members.size > 0) return;
+  outer.removeEventListener('abort', link.onAbort);
+  LINKS.delete(outer);
+}
+
+/** Links a call to the caller's `signal` (undefined when the caller gave none). */
+export function linkSignal(outer: AbortSignal | undefined): LinkedSignal | undefined {
+  if (outer === undefined) return undefined;
+  const controller = new AbortController();
+  if (outer.aborted) {
+    controller.abort(outer.reason);
+    return { signal: controller.signal, release: NOTHING };
+  }
+  watchAbort(outer, controller);
+  return {
+    signal: controller.signal,
+    release: () => unwatchAbort(outer, controller),
+  };
+}
