@@ -11,6 +11,7 @@ import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfen
 import type { Dispatcher } from 'undici';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
 import { printableText } from '../printable-text.js';
+import { linkSignal } from '../protocol/abort-link.js';
 import { answerElicitation } from '../protocol/elicitation.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import type { InputHandlers } from '../protocol/input-requests.js';
@@ -56,7 +57,6 @@ import type {
   StreamableHttpTransportOptions,
 } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
-import { linkSignal } from '../protocol/abort-link.js';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
