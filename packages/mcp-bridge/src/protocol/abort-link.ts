@@ -47,7 +47,9 @@ export function watchAbort(outer: AbortSignal, member: AbortMember): void {
     };
     link = { members, onAbort };
     LINKS.set(outer, link);
-    outer.addEventListener('abort', onAbort, { once: true });
+    // A signal aborts once, so the listener runs at most once without `{ once: true }` (whose
+    // options object Node parses on every add).
+    outer.addEventListener('abort', onAbort);
   }
   link.members.add(member);
 }

@@ -343,8 +343,9 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
 
   /** Hands a response to its direct request; false when no direct request has its id. */
   #answerDirect(message: JSONRPCResponse | JSONRPCErrorResponse): boolean {
+    // The engine's reading of an answer's id (a numeric string finds its request too).
     const id = message.id;
-    const entry = typeof id === 'number' ? this.#pending.get(id) : undefined;
+    const entry = this.#pending.get(typeof id === 'number' ? id : Number(id));
     if (entry === undefined) return false;
     this.#forget(entry);
     if ('result' in message) {
