@@ -47,9 +47,7 @@ export function watchAbort(outer: AbortSignal, member: AbortMember): void {
     };
     link = { members, onAbort };
     LINKS.set(outer, link);
-    // A signal aborts once, so the listener runs at most once without `{ once: true }` (whose
-    // options object Node parses on every add).
-    outer.addEventListener('abort', onAbort);
+    outer.addEventListener('abort', onAbort, { once: true });
   }
   link.members.add(member);
 }
