@@ -14,9 +14,14 @@ export interface AbortMember {
   abort(reason: unknown): void;
 }
 
+/**
+ * The members watching one signal: the first in `one` (most signals have one call in flight at
+ * a time, such as a call's own signal, so no set is made for them), any more in `more`.
+ */
 interface Link {
-  readonly members: Set<AbortMember>;
-  readonly onAbort: () => void;
+  one: AbortMember | undefined;
+  more: Set<AbortMember> | undefined;
+  onAbort: () => void;
 }
 
 const LINKS = new WeakMap<AbortSignal, Link>();
@@ -36,26 +41,36 @@ const NOTHING = (): void => {};
  * once when it aborts, unless {@link unwatchAbort} took the member out first.
  */
 export function watchAbort(outer: AbortSignal, member: AbortMember): void {
-  let link = LINKS.get(outer);
-  if (link === undefined) {
-    const members = new Set<AbortMember>();
-    const onAbort = (): void => {
-      LINKS.delete(outer);
-      const aborted = [...members];
-      members.clear();
-      for (const each of aborted) each.abort(outer.reason);
-    };
-    link = { members, onAbort };
-    LINKS.set(outer, link);
-    outer.addEventListener('abort', onAbort, { once: true });
+  const link = LINKS.get(outer);
+  if (link !== undefined) {
+    if (link.one === undefined) link.one = member;
+    else {
+      link.more ??= new Set();
+      link.more.add(member);
+    }
+    return;
   }
-  link.members.add(member);
+  const created: Link = { one: member, more: undefined, onAbort: NOTHING };
+  created.onAbort = () => {
+    LINKS.delete(outer);
+    const { one, more } = created;
+    const aborted = more === undefined ? [] : [...more];
+    created.one = undefined;
+    created.more = undefined;
+    one?.abort(outer.reason);
+    for (const each of aborted) each.abort(outer.reason);
+  };
+  LINKS.set(outer, created);
+  outer.addEventListener('abort', created.onAbort, { once: true });
 }
 
 /** Takes `member` out; the listener goes with the last member. */
 export function unwatchAbort(outer: AbortSignal, member: AbortMember): void {
   const link = LINKS.get(outer);
-  if (link === undefined || !link.members.delete(member) || link.members.size > 0) return;
+  if (link === undefined) return;
+  if (link.one === member) link.one = undefined;
+  else if (link.more?.delete(member) !== true) return;
+  if (link.one !== undefined || (link.more !== undefined && link.more.size > 0)) return;
   outer.removeEventListener('abort', link.onAbort);
   LINKS.delete(outer);
 }
