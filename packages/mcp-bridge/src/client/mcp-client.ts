@@ -11,6 +11,7 @@ import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfen
 import type { Dispatcher } from 'undici';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
 import { printableText } from '../printable-text.js';
+import { linkSignal } from '../protocol/abort-link.js';
 import { answerElicitation } from '../protocol/elicitation.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import type { InputHandlers } from '../protocol/input-requests.js';
@@ -56,7 +57,6 @@ import type {
   StreamableHttpTransportOptions,
 } from '../transport/streamable-http-transport.js';
 import { VERSION } from '../version.js';
-import { linkSignal } from './abort-link.js';
 import {
   AmbiguousDeliveryError,
   ClientConfigurationError,
@@ -946,62 +946,67 @@ export class McpClient {
       options.timeoutMs === undefined
         ? this.#readTimeoutMs
         : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
-    // The call's own signal, linked to the caller's by one shared listener (see abort-link.ts).
-    const link = linkSignal(options.signal);
+    // The caller's signal as it is: the slot's wait and the request each remove their `abort`
+    // listener when they end (the session links it for the SDK engine, see abort-link.ts).
+    const signal = options.signal;
     // One prompt allowance for the whole call: its input_required rounds and its task's input.
     const prompts = new PromptAllowance(this.#maxInputPrompts);
     // The slot is taken by hand and the request awaited right here (not in a task handed to
     // `run`), so the answer reaches the caller in as few promise jobs as the SDK client's.
     let answer: McpCallToolResult | TaskAnswer;
+    // Waiting for a slot: an abort rejects here, before anything was sent. A call that waits is
+    // linked to the caller's signal (one listener for all the calls waiting on it).
+    if (!this.#semaphore.tryAcquire()) await this.#turn(signal);
     try {
-      // Waiting for a slot: an abort rejects here, before anything was sent.
-      const turn = this.#semaphore.acquire(link?.signal);
-      if (turn !== undefined) await turn;
-      try {
-        let reinitialized = false;
-        for (;;) {
-          options.signal?.throwIfAborted();
-          // An open session is used as it is (no extra promise per call); otherwise one is opened.
-          const current = this.#session;
-          const session = current?.alive === true ? current : await this.#ensureSession();
-          this.#checkParamHeaders(session, name, args);
-          // From here on the request may reach the server.
-          onSend?.();
-          try {
-            const raw = await session.protocol.request(
-              'tools/call',
-              meta === undefined
-                ? { name, arguments: { ...args } }
-                : { name, arguments: { ...args }, _meta: { ...meta } },
-              link === undefined
-                ? { timeoutMs, prompts }
-                : { timeoutMs, signal: link.signal, prompts },
-            );
-            // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
-            answer = isTaskResult(raw)
-              ? new TaskAnswer(taskHandleOf(session, raw))
-              : callResultOf(raw);
-            break;
-          } catch (error) {
-            if (this.#sessionExpired(session, error, session.transport.failure, reinitialized)) {
-              reinitialized = true;
-              continue;
-            }
-            if (options.signal?.aborted === true && !(error instanceof RequestNotSentError)) {
-              throw new AmbiguousDeliveryError('aborted', { cause: error });
-            }
-            throw this.#callFailure(error, session);
+      let reinitialized = false;
+      for (;;) {
+        signal?.throwIfAborted();
+        // An open session is used as it is (no extra promise per call); otherwise one is opened.
+        const current = this.#session;
+        const session = current?.alive === true ? current : await this.#ensureSession();
+        this.#checkParamHeaders(session, name, args);
+        // From here on the request may reach the server.
+        onSend?.();
+        try {
+          const raw = await session.protocol.request(
+            'tools/call',
+            meta === undefined
+              ? { name, arguments: { ...args } }
+              : { name, arguments: { ...args }, _meta: { ...meta } },
+            signal === undefined ? { timeoutMs, prompts } : { timeoutMs, signal, prompts },
+          );
+          // SEP-2663: a task handle is a confirmed answer; from here on the call is polled.
+          answer = isTaskResult(raw)
+            ? new TaskAnswer(taskHandleOf(session, raw))
+            : callResultOf(raw);
+          break;
+        } catch (error) {
+          if (this.#sessionExpired(session, error, session.transport.failure, reinitialized)) {
+            reinitialized = true;
+            continue;
           }
+          if (options.signal?.aborted === true && !(error instanceof RequestNotSentError)) {
+            throw new AmbiguousDeliveryError('aborted', { cause: error });
+          }
+          throw this.#callFailure(error, session);
         }
-      } finally {
-        this.#semaphore.release();
       }
     } finally {
-      link?.release();
+      this.#semaphore.release();
     }
     return answer instanceof TaskAnswer
       ? this.#taskResult(answer.task, prompts, options.signal)
       : answer;
+  }
+
+  /** Waits for a slot of the semaphore (all slots taken): rejects when `signal` aborts first. */
+  async #turn(signal: AbortSignal | undefined): Promise<void> {
+    const link = linkSignal(signal);
+    try {
+      await this.#semaphore.acquire(link?.signal);
+    } finally {
+      link?.release();
+    }
   }
 
   /**

@@ -23,6 +23,19 @@ describe('Semaphore', () => {
     void third;
   });
 
+  it('tryAcquire takes a free slot and never waits; a released slot can be taken again', () => {
+    const semaphore = new Semaphore(1);
+    expect(semaphore.tryAcquire()).toBe(true);
+    expect(semaphore.tryAcquire()).toBe(false);
+    const waiting = semaphore.acquire();
+    expect(waiting).toBeInstanceOf(Promise);
+    // The slot passes to the waiter, not to a later tryAcquire.
+    semaphore.release();
+    expect(semaphore.tryAcquire()).toBe(false);
+    semaphore.release();
+    expect(semaphore.tryAcquire()).toBe(true);
+  });
+
   it('hands released slots to waiters in arrival order, run and acquire alike', async () => {
     const semaphore = new Semaphore(1);
     expect(semaphore.acquire()).toBeUndefined();

@@ -63,6 +63,13 @@ export class Semaphore {
     return this.#wait(undefined, signal) as Promise<void>;
   }
 
+  /** Takes a slot if one is free now (true: the caller holds it), without waiting. */
+  tryAcquire(): boolean {
+    if (this.#active >= this.#limit) return false;
+    this.#active++;
+    return true;
+  }
+
   /** Frees a slot taken by {@link Semaphore.acquire}: the next waiter gets it, or it is freed. */
   release(): void {
     const waiting = this.#waiting;

@@ -6,12 +6,12 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { checkOptionKeys } from '@toolfence/tools/core';
 import { isRecord } from '../is-record.js';
+import { type LinkedSignal, linkSignal } from '../protocol/abort-link.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import { answerInputRequests, type InputHandlers } from '../protocol/input-requests.js';
 import type { PromptAllowance } from '../protocol/prompt-allowance.js';
 import { sleepUnlessAborted } from '../transport/abortable-sleep.js';
 import { positiveInteger } from '../transport/record-limits.js';
-import { type LinkedSignal, linkSignal } from './abort-link.js';
 import { ClientConfigurationError, ServerRpcError } from './errors.js';
 import { TaskError } from './task-error.js';
 

@@ -337,6 +337,9 @@ export const ENVELOPE_COMPARE: SameJsonValueOptions = Object.freeze({
 /** The `_meta` key of a fast-path call handed back to the SDK server (its value a random token). */
 const REPLAY_META_KEY = 'dev.toolfence/fast-call-replay';
 
+/** The `requestState` of a fast-path call's request context: it has none (one function for all). */
+const NO_REQUEST_STATE = (): undefined => undefined;
+
 /** One downstream `tools/call` while the registry runs it. */
 interface CallState {
   readonly downstream: Downstream;
@@ -1455,29 +1458,29 @@ export class McpGateway {
         const server = downstream.server;
         // What the SDK's context gives a tools/call whose `_meta` is nothing or only the
         // 2026-07-28 envelope, which it lifts out as `envelope` (see buildContext).
-        const request = {
+        const request: Record<string, unknown> = {
           id: call.id,
           method: 'tools/call',
           _meta: undefined,
-          ...(call.meta === undefined ? {} : { envelope: call.meta }),
-          requestState: () => undefined,
-          signal,
-          elicitInput: (
-            params: Parameters<Server['elicitInput']>[0],
-            options?: Parameters<Server['elicitInput']>[1],
-          ) => server.elicitInput(params, options),
-        } as unknown as ServerContext['mcpReq'];
+        };
+        if (call.meta !== undefined) request.envelope = call.meta;
+        request.requestState = NO_REQUEST_STATE;
+        request.signal = signal;
+        request.elicitInput = (
+          params: Parameters<Server['elicitInput']>[0],
+          options?: Parameters<Server['elicitInput']>[1],
+        ) => server.elicitInput(params, options);
         // The caller as the SDK's context gives it to the handler (`http.authInfo`).
         const context = authInfo === undefined ? undefined : { http: { authInfo } };
         const handled = this.#call(
           downstream,
           call,
-          request,
+          request as unknown as ServerContext['mcpReq'],
           downstream.session ?? principalSession(authInfo),
           principalOfRequest(context),
           callerTokenOfRequest(context),
         );
-        this.#handling.set(request, handled);
+        this.#handling.set(request as unknown as ServerContext['mcpReq'], handled);
         return handled;
       },
       replay: (call, outcome) => {

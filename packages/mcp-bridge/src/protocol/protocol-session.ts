@@ -28,6 +28,7 @@ import type { McpBridgeLogger } from '../transport/logger.js';
 import { isPlainRecord } from '../transport/plain-message.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
 import type { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
+import { type AbortMember, linkSignal, unwatchAbort, watchAbort } from './abort-link.js';
 import { InputRequestError } from './input-request-error.js';
 import { answerInputRequests, type InputHandlers, isInputRequired } from './input-requests.js';
 import { standardHeaders } from './mcp-headers.js';
@@ -171,6 +172,8 @@ export const RESULT_CHECK: typeof LooseResultSchema = {
  */
 interface EngineInternals {
   _onresponse?: (response: JSONRPCResponse | JSONRPCErrorResponse) => void;
+  _requestMessageId?: unknown;
+  _transport?: Transport;
   _responseHandlers?: unknown;
   _requestResolvers?: unknown;
   _progressHandlers?: unknown;
@@ -214,6 +217,41 @@ function announcesTask(result: Readonly<Record<string, unknown>>): boolean {
  * to no pending request (reported by the engine) and a queued request's answer go to the
  * engine's response handler; anything else through the SDK's dispatch.
  */
+/** One request sent by {@link JsonRpcPeer.send}, until it settles. */
+class DirectRequest implements AbortMember {
+  readonly id: number;
+  /** When it times out (`performance.now()` ms). */
+  readonly deadline: number;
+  readonly timeoutMs: number;
+  readonly resolve: (result: Record<string, unknown>) => void;
+  readonly reject: (error: unknown) => void;
+  readonly signal: AbortSignal | undefined;
+  /** The peer's cancel (one function per peer, not a closure per request). */
+  readonly #cancel: (request: DirectRequest, reason: unknown) => void;
+
+  constructor(
+    id: number,
+    timeoutMs: number,
+    resolve: (result: Record<string, unknown>) => void,
+    reject: (error: unknown) => void,
+    signal: AbortSignal | undefined,
+    cancel: (request: DirectRequest, reason: unknown) => void,
+  ) {
+    this.id = id;
+    this.deadline = performance.now() + timeoutMs;
+    this.timeoutMs = timeoutMs;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.signal = signal;
+    this.#cancel = cancel;
+  }
+
+  /** The caller's signal aborted: cancelled (if still waiting for its answer). */
+  abort(reason: unknown): void {
+    this.#cancel(this, reason);
+  }
+}
+
 class JsonRpcPeer extends Protocol<Request, Notification, Result> {
   override async connect(transport: Transport): Promise<void> {
     const earlier = transport.onmessage;
@@ -224,10 +262,178 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
     // Only when the SDK's dispatch is the sole handler and its response handler is where expected.
     if (earlier !== undefined || dispatch === undefined || typeof respond !== 'function') return;
     const answer = this.#answerPath(engine);
+    const pending = this.#pending;
     transport.onmessage = (message, extra) => {
       if (!isPlainResponse(message)) dispatch(message, extra);
+      else if (pending.size > 0 && this.#answerDirect(message)) return;
       else if (answer === undefined || !answer(message)) respond.call(this, message);
     };
+    if (typeof engine._requestMessageId !== 'number') return;
+    // The direct requests end with the connection, after the engine's own (as the engine does).
+    const engineClose = transport.onclose;
+    transport.onclose = () => {
+      engineClose?.();
+      this.#closeDirect();
+    };
+    this.#direct = true;
+  }
+
+  /**
+   * True when requests go the direct way ({@link JsonRpcPeer.send}); false when the engine's
+   * members are not where expected (then `send` is the engine's own `request`).
+   */
+  get direct(): boolean {
+    return this.#direct;
+  }
+
+  /** The direct requests not yet answered, by JSON-RPC id. */
+  readonly #pending = new Map<number, DirectRequest>();
+  #direct = false;
+  /** The one timer of the direct requests' deadlines (armed for the earliest one), if any. */
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When {@link #timer} fires (`performance.now()` ms). */
+  #timerAt = 0;
+
+  /**
+   * Sends one request and resolves with its result (an object, by {@link RESULT_CHECK}), as the
+   * engine's `request` does, without its per-request machinery: the id is the engine's next one
+   * (so the two never share an id), the answer is matched in this peer's own table, and the
+   * deadline is kept by one timer for all requests (no timer per request). A given `signal`
+   * is watched through its one shared `abort` listener (abort-link.ts), left when the request
+   * settles, so `notifications/cancelled` is sent only for a request still waiting for its answer. The outcomes are the engine's: a
+   * JSON-RPC error answer rejects with the engine's `McpError`, the deadline with
+   * `RequestTimeout` (and `notifications/cancelled`), an abort with the signal's reason, the
+   * connection closing with `ConnectionClosed`.
+   */
+  send(
+    request: { readonly method: string; readonly params: Record<string, unknown> },
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Record<string, unknown>> {
+    if (!this.#direct) {
+      // The engine's own request: its abort listener stays on the signal it is given, so the
+      // caller's signal is linked through one shared listener (see abort-link.ts).
+      const link = linkSignal(signal);
+      const sent = this.request(
+        request,
+        RESULT_CHECK,
+        link === undefined ? { timeout: timeoutMs } : { timeout: timeoutMs, signal: link.signal },
+      );
+      if (link !== undefined) void sent.then(link.release, link.release);
+      return sent;
+    }
+    const engine = this as unknown as EngineInternals;
+    const transport = engine._transport;
+    if (transport === undefined) return Promise.reject(new Error('Not connected'));
+    if (signal?.aborted === true) return Promise.reject(signal.reason);
+    const id = engine._requestMessageId as number;
+    engine._requestMessageId = id + 1;
+    // The engine's message, member for member: `{ ...request, jsonrpc, id }`.
+    const message = { method: request.method, params: request.params, jsonrpc: '2.0', id };
+    return new Promise<Record<string, unknown>>((resolve, reject) => {
+      const entry = new DirectRequest(id, timeoutMs, resolve, reject, signal, this.#cancelOne);
+      this.#pending.set(id, entry);
+      // One listener per signal, shared with every call in flight on it (see abort-link.ts).
+      if (signal !== undefined) watchAbort(signal, entry);
+      this.#armFor(entry.deadline);
+      transport.send(message as JSONRPCMessage).catch((error: unknown) => {
+        if (this.#forget(entry)) reject(error);
+      });
+    });
+  }
+
+  /** Hands a response to its direct request; false when no direct request has its id. */
+  #answerDirect(message: JSONRPCResponse | JSONRPCErrorResponse): boolean {
+    // The engine's reading of an answer's id (a numeric string finds its request too).
+    const id = message.id;
+    const entry = this.#pending.get(typeof id === 'number' ? id : Number(id));
+    if (entry === undefined) return false;
+    this.#forget(entry);
+    if ('result' in message) {
+      const checked = RESULT_CHECK.safeParse(message.result);
+      if (checked.success) entry.resolve(checked.data);
+      else entry.reject(checked.error);
+    } else {
+      const { code, message: text, data } = (message as JSONRPCErrorResponse).error;
+      entry.reject(McpError.fromError(code, text, data));
+    }
+    return true;
+  }
+
+  /**
+   * Takes a request out of the table (and its listener off its signal); false when it was no
+   * longer there (answered, cancelled or closed already).
+   */
+  #forget(entry: DirectRequest): boolean {
+    const pending = this.#pending;
+    if (pending.get(entry.id) !== entry) return false;
+    pending.delete(entry.id);
+    if (entry.signal !== undefined) unwatchAbort(entry.signal, entry);
+    // Nothing waits: the timer (if armed) no longer keeps the process alive.
+    if (pending.size === 0) this.#timer?.unref();
+    return true;
+  }
+
+  /** The engine's cancel: tells the server (`notifications/cancelled`) and rejects. */
+  readonly #cancelOne = (entry: DirectRequest, reason: unknown): void => {
+    if (!this.#forget(entry)) return;
+    (this as unknown as EngineInternals)._transport
+      ?.send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: entry.id, reason: String(reason) },
+      })
+      .catch((error: unknown) =>
+        this.onerror?.(new Error(`Failed to send cancellation: ${String(error)}`)),
+      );
+    entry.reject(
+      reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)),
+    );
+  };
+
+  /** Makes the deadline timer fire by `deadline` (and keep the process alive meanwhile). */
+  #armFor(deadline: number): void {
+    const timer = this.#timer;
+    if (timer !== undefined && this.#timerAt <= deadline) {
+      timer.ref();
+      return;
+    }
+    if (timer !== undefined) clearTimeout(timer);
+    this.#timerAt = deadline;
+    this.#timer = setTimeout(this.#onTimer, Math.max(1, Math.ceil(deadline - performance.now())));
+  }
+
+  /** The deadline timer: every request past its deadline times out; re-armed for the next. */
+  readonly #onTimer = (): void => {
+    this.#timer = undefined;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    const due: DirectRequest[] = [];
+    for (const entry of this.#pending.values()) {
+      // Within a millisecond of its deadline counts as due (the timer's own resolution).
+      if (entry.deadline - now < 1) due.push(entry);
+      else if (entry.deadline < next) next = entry.deadline;
+    }
+    for (const entry of due) {
+      this.#cancelOne(
+        entry,
+        McpError.fromError(ErrorCode.RequestTimeout, 'Request timed out', {
+          timeout: entry.timeoutMs,
+        }),
+      );
+    }
+    if (next !== Number.POSITIVE_INFINITY && this.#pending.size > 0) this.#armFor(next);
+  };
+
+  /** The connection closed: every direct request rejects with `ConnectionClosed`. */
+  #closeDirect(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#pending.size === 0) return;
+    const entries = [...this.#pending.values()];
+    for (const entry of entries) this.#forget(entry);
+    const error = McpError.fromError(ErrorCode.ConnectionClosed, 'Connection closed');
+    for (const entry of entries) entry.reject(error);
   }
 
   /**
@@ -389,21 +595,29 @@ export class ProtocolSession {
     params: Readonly<Record<string, unknown>>,
     options: ProtocolRequestOptions,
   ): Promise<Record<string, unknown>> {
-    const requestOptions =
-      options.signal === undefined
-        ? { timeout: options.timeoutMs }
-        : { timeout: options.timeoutMs, signal: options.signal };
     const description = this.#description;
     if (description === undefined || description.era === 'legacy') {
       // Every caller passes a params object of its own making (never the host's), and the
       // JSON-RPC layer never changes it: no second copy per request.
-      return this.#peer.request({ method, params }, RESULT_CHECK, requestOptions);
+      return this.#peer.send(
+        { method, params: params as Record<string, unknown> },
+        options.timeoutMs,
+        options.signal,
+      );
     }
-    return this.#modernRequest(method, params, description, options, requestOptions);
+    return this.#modernRequest(method, params, description, options);
   }
 
   /**
-   * The first round of a modern request: one promise layer (the engine's), mapped; only an
+   * True when requests go straight to the transport (their ids matched here, one deadline timer
+   * for all), not through the SDK engine's `request` (diagnostics and tests).
+   */
+  get directRequests(): boolean {
+    return this.#peer.direct;
+  }
+
+  /**
+   * The first round of a modern request: one promise layer (the peer's), mapped; only an
    * `input_required` answer goes on to {@link #inputRounds}. `#withMeta` builds the params sent,
    * so the caller's object is neither changed nor copied a second time.
    */
@@ -412,17 +626,16 @@ export class ProtocolSession {
     params: Readonly<Record<string, unknown>>,
     description: McpServerDescription,
     options: ProtocolRequestOptions,
-    requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
   ): Promise<Record<string, unknown>> {
     return this.#peer
-      .request(
+      .send(
         { method, params: this.#withMeta(params, description.protocolVersion) },
-        RESULT_CHECK,
-        requestOptions,
+        options.timeoutMs,
+        options.signal,
       )
       .then((result) =>
         isInputRequired(result)
-          ? this.#inputRounds(method, params, description, options, requestOptions, result)
+          ? this.#inputRounds(method, params, description, options, result)
           : result,
       );
   }
@@ -433,7 +646,6 @@ export class ProtocolSession {
     params: Readonly<Record<string, unknown>>,
     description: McpServerDescription,
     options: ProtocolRequestOptions,
-    requestOptions: { readonly timeout: number; readonly signal?: AbortSignal },
     first: Record<string, unknown>,
   ): Promise<Record<string, unknown>> {
     let prompts = options.prompts;
@@ -453,10 +665,10 @@ export class ProtocolSession {
         inputResponses,
         ...(result.requestState === undefined ? {} : { requestState: result.requestState }),
       };
-      result = await this.#peer.request(
+      result = await this.#peer.send(
         { method, params: this.#withMeta(current, description.protocolVersion) },
-        RESULT_CHECK,
-        requestOptions,
+        options.timeoutMs,
+        options.signal,
       );
       if (!isInputRequired(result)) return result;
     }
