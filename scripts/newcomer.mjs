@@ -62,6 +62,11 @@ const chosen = argv.includes('--package') ? argv[argv.indexOf('--package') + 1] 
 const started = Date.now();
 const temp = mkdtempSync(join(tmpdir(), 'toolfence-newcomer-'));
 const clone = join(temp, 'clone');
+/**
+ * The tarballs, the registry and the fresh project: in a folder of their own, not beside the
+ * clone, since they are made while the clone's check runs (nothing may lie beside the clone).
+ */
+const outside = mkdtempSync(join(tmpdir(), 'toolfence-newcomer-project-'));
 const failures = [];
 const timings = [];
 let trap;
@@ -184,7 +189,7 @@ async function newcomer() {
 
   const tarballs = [];
   await phase('pack', async () => {
-    const destination = join(temp, 'tarballs');
+    const destination = join(outside, 'tarballs');
     mkdirSync(destination);
     for (const name of [manifest.name, ...siblings]) {
       const dir = join(clone, 'packages', name.replace('@toolfence/', ''));
@@ -241,9 +246,9 @@ async function newcomer() {
         );
       });
   const consuming = (async () => {
-    const project = join(temp, 'project');
+    const project = join(outside, 'project');
     await phase('registry', async () => {
-      registry = await startRegistry(join(temp, 'registry'), { proxy: trap.url });
+      registry = await startRegistry(join(outside, 'registry'), { proxy: trap.url });
       const examples = join(clone, 'examples', 'readme-examples');
       const roots = [
         ...thirdParty.map((name) => [examples, name]),
@@ -263,8 +268,8 @@ async function newcomer() {
       const { packages, missing } = installedClosure(roots);
       if (missing.length > 0)
         throw new StepError(`not installed in the clone: ${missing.join(', ')}`);
-      await mirrorInstalledPackages(packages, { ...registry, workDir: join(temp, 'mirror') });
-      env = stepEnvironment({ temp, registry, trap, pnpm: findPnpm(repo) });
+      await mirrorInstalledPackages(packages, { ...registry, workDir: join(outside, 'mirror') });
+      env = stepEnvironment({ temp: outside, registry, trap, pnpm: findPnpm(repo) });
     });
 
     await phase('fresh project', async () => {
@@ -376,17 +381,21 @@ async function main() {
   } finally {
     await registry?.stop();
     await trap?.close();
-    try {
-      rmSync(temp, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-    } catch (error) {
-      failures.push(`could not remove ${temp}: ${error.message}`);
+    for (const folder of [temp, outside]) {
+      try {
+        rmSync(folder, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      } catch (error) {
+        failures.push(`could not remove ${folder}: ${error.message}`);
+      }
     }
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(
     `newcomer: ${timings.join(', ')}; total ${seconds} s (CPU ${cpuSeconds()} s, all processes)`,
   );
-  if (existsSync(temp)) failures.push(`${temp} was not removed`);
+  for (const folder of [temp, outside]) {
+    if (existsSync(folder)) failures.push(`${folder} was not removed`);
+  }
   if (failures.length > 0) {
     for (const failure of failures) console.error(`newcomer: ${failure}`);
     process.exit(1);
