@@ -345,13 +345,7 @@ export class StreamableHttpTransport implements Transport {
       if (status === 401 || status === 403) {
         challenges++;
         if (
-          await this.#answerChallenge(
-            status,
-            response,
-            challenges,
-            previous,
-            headers.authorization,
-          )
+          await this.#answerChallenge(status, response, challenges, previous, headers.authorization)
         ) {
           previous = { status, wwwAuthenticate: headerValue(response.headers['www-authenticate']) };
           continue;
