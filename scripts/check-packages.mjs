@@ -5,8 +5,17 @@
 // (plus the tarballs of the siblings it depends on, its optional peers, and whatever it needs
 // from the registry), import every entry of its `exports` at run time, and type-check a consumer
 // file against the shipped .d.ts with `skipLibCheck: false`.
-import { spawnSync } from 'node:child_process';
+//
+// The packages are checked at the same time (each in its own folder; their output is printed
+// package by package), since most of the time is npm and tsc waiting or single-threaded. A smoke
+// consumer installs with `--ignore-scripts`; a native dependency the workspace has already built
+// (better-sqlite3, an optional peer of mcp-bridge) gets the workspace's binary when it is the
+// same version and loads in this Node (same ABI), instead of a node-gyp build of SQLite that
+// takes a minute; otherwise, and for any other package with an install script, `npm rebuild`
+// runs its scripts as `npm install` would have.
+import { spawn, spawnSync } from 'node:child_process';
 import {
+  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -15,8 +24,9 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 const repo = resolve(import.meta.dirname, '..');
 const only = process.argv.slice(2);
@@ -35,6 +45,108 @@ function run(label, command, args, options = {}) {
     return undefined;
   }
   return result.stdout;
+}
+
+/** {@link run} without blocking: resolves `{ status, stdout, stderr }`. */
+function runAsync(command, args, options = {}) {
+  return new Promise((done) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = { stdout: '', stderr: '' };
+    for (const stream of ['stdout', 'stderr']) {
+      child[stream].setEncoding('utf8');
+      child[stream].on('data', (chunk) => {
+        output[stream] += chunk;
+      });
+    }
+    child.once('error', (error) => done({ status: null, ...output, stderr: error.message }));
+    child.once('close', (status) => done({ status, ...output }));
+  });
+}
+
+/** {@link runAsync}; a failure is recorded (label and output tails) and gives `undefined`. */
+async function runChecked(label, command, args, options = {}) {
+  const result = await runAsync(command, args, options);
+  if (result.status !== 0) {
+    failures.push(`${label}\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`);
+    return undefined;
+  }
+  return result.stdout;
+}
+
+/**
+ * The native packages whose binary the workspace's install already built: name, the folder of
+ * the workspace's copy, and the binary inside it.
+ */
+const WORKSPACE_NATIVE = [{ name: 'better-sqlite3', binary: 'build/Release/better_sqlite3.node' }];
+
+/** The workspace's installed copy of `name` (its folder), as a package that uses it resolves it. */
+function workspaceCopy(name) {
+  for (const dir of readdirSync(join(repo, 'packages'))) {
+    try {
+      const from = createRequire(join(repo, 'packages', dir, 'package.json'));
+      return dirname(from.resolve(`${name}/package.json`));
+    } catch {}
+  }
+  return undefined;
+}
+
+/**
+ * Runs the install scripts `npm install --ignore-scripts` left out in `consumer`: a native
+ * package the workspace already built gets the workspace's binary when it is the same version
+ * and it loads here (same ABI); everything else with an install script is rebuilt by npm.
+ * Returns notes for the log.
+ */
+async function finishInstall(consumer, label) {
+  const lock = JSON.parse(
+    readFileSync(join(consumer, 'node_modules', '.package-lock.json'), 'utf8'),
+  );
+  const scripted = Object.entries(lock.packages ?? {})
+    .filter(([, entry]) => entry.hasInstallScript === true)
+    .map(([path, entry]) => ({
+      path,
+      name: path.replace(/^.*node_modules\//, ''),
+      version: entry.version,
+    }));
+  const rebuild = [];
+  const notes = [];
+  for (const item of scripted) {
+    const native = WORKSPACE_NATIVE.find((candidate) => candidate.name === item.name);
+    const source = native && workspaceCopy(native.name);
+    const target = join(consumer, item.path);
+    let reused = false;
+    if (native && source && existsSync(join(source, native.binary))) {
+      const version = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')).version;
+      if (version === item.version) {
+        mkdirSync(dirname(join(target, native.binary)), { recursive: true });
+        copyFileSync(join(source, native.binary), join(target, native.binary));
+        // It must load in this Node (the same ABI); if not, npm builds it as usual.
+        const loads = await runAsync(
+          process.execPath,
+          ['-e', `new (require(${JSON.stringify(target)}))(':memory:').close()`],
+          { cwd: consumer },
+        );
+        reused = loads.status === 0;
+        if (!reused) rmSync(join(target, native.binary), { force: true });
+      }
+      notes.push(
+        reused
+          ? `${item.name} ${item.version}: the workspace's built binary reused`
+          : `${item.name} ${item.version}: built by npm (the workspace's ${version} ${version === item.version ? 'does not load here' : 'differs'})`,
+      );
+    }
+    if (!reused && !rebuild.includes(item.name)) rebuild.push(item.name);
+  }
+  if (rebuild.length > 0) {
+    await runChecked(
+      `npm rebuild (${label})`,
+      'npm',
+      ['rebuild', '--ignore-scripts=false', ...rebuild],
+      {
+        cwd: consumer,
+      },
+    );
+  }
+  return notes;
 }
 
 const manifests = Object.fromEntries(
@@ -98,15 +210,24 @@ try {
     }
   }
 
-  for (const name of names) {
+  /** One package's checks; its lines of output, printed together when it is done. */
+  async function checkPackage(name) {
+    const log = [];
+    const at = Date.now();
     const manifest = manifests[name];
     const dir = join(repo, 'packages', name);
-    console.log(`\n-- ${manifest.name}`);
+    log.push(`\n-- ${manifest.name}`);
 
     // 2. publint --strict and attw with the ESM-only profile.
-    run(`publint ${name}`, 'npx', ['publint', '--strict', '--pack', 'npm', dir], { cwd: repo });
-    if (tarballs[name]) {
-      run(
+    const publint = runChecked(
+      `publint ${name}`,
+      'npx',
+      ['publint', '--strict', '--pack', 'npm', dir],
+      { cwd: repo },
+    );
+    const attw =
+      tarballs[name] &&
+      runChecked(
         `attw ${name}`,
         'npx',
         ['attw', tarballs[name], '--profile', 'esm-only', '--format', 'table-flipped'],
@@ -114,7 +235,6 @@ try {
           cwd: repo,
         },
       );
-    }
 
     // 3. Smoke consumer: this package's tarball alone, plus sibling tarballs it depends on.
     const consumer = join(work, `consumer-${name}`);
@@ -131,11 +251,12 @@ try {
     const optionalPeers = Object.entries(manifest.peerDependencies ?? {})
       .filter(([peer]) => manifest.peerDependenciesMeta?.[peer]?.optional === true)
       .map(([peer, range]) => `${peer}@${range}`);
-    const installed = run(
+    const installed = await runChecked(
       `npm install ${name}`,
       'npm',
       [
         'install',
+        '--ignore-scripts',
         '--no-audit',
         '--no-fund',
         '--loglevel=error',
@@ -147,7 +268,11 @@ try {
       ],
       { cwd: consumer },
     );
-    if (installed === undefined) continue;
+    if (installed === undefined) {
+      await Promise.all([publint, attw]);
+      return log;
+    }
+    log.push(...(await finishInstall(consumer, name)));
 
     const subpaths = Object.keys(manifest.exports ?? {}).filter((key) => key !== './package.json');
     const specifiers = subpaths.map((subpath) => manifest.name + subpath.slice(1));
@@ -191,9 +316,8 @@ try {
     // Our declarations and the consumer are checked with skipLibCheck: false. Errors inside an
     // optional peer's own declarations (a framework's .d.ts under exactOptionalPropertyTypes)
     // are not ours to fix: they are counted and reported, not failed on.
-    const typecheck = spawnSync(join(consumer, 'node_modules', '.bin', 'tsc'), ['-p', '.'], {
+    const typecheck = await runAsync(join(consumer, 'node_modules', '.bin', 'tsc'), ['-p', '.'], {
       cwd: consumer,
-      encoding: 'utf8',
     });
     const errorLines = `${typecheck.stdout ?? ''}${typecheck.stderr ?? ''}`
       .split('\n')
@@ -206,7 +330,7 @@ try {
       compiled = typecheck.stdout;
       if (foreign.length > 0) {
         const files = [...new Set(foreign.map((line) => line.replace(/\(.*$/, '')))];
-        console.log(
+        log.push(
           `typecheck: ${foreign.length} error(s) in optional peers' own declarations ignored (${files.join(', ')})`,
         );
       }
@@ -219,12 +343,26 @@ try {
       );
     }
     if (compiled !== undefined) {
-      const output = run(`import ${name}`, process.execPath, ['out/consumer.js'], {
+      const output = await runChecked(`import ${name}`, process.execPath, ['out/consumer.js'], {
         cwd: consumer,
       });
-      if (output !== undefined) console.log(`smoke consumer: ${output.trim()}`);
+      if (output !== undefined) log.push(`smoke consumer: ${output.trim()}`);
     }
+    await Promise.all([publint, attw]);
+    log.push(`(${((Date.now() - at) / 1000).toFixed(1)} s)`);
+    return log;
   }
+
+  // Every package at once; the output package by package, in order.
+  const logs = await Promise.all(
+    names.map((name) =>
+      checkPackage(name).catch((error) => {
+        failures.push(`${name}: ${error?.stack ?? error}`);
+        return [];
+      }),
+    ),
+  );
+  for (const log of logs) console.log(log.join('\n'));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

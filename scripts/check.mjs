@@ -9,14 +9,23 @@
 // newcomer step for the check it runs in a fresh clone of HEAD, scripts/newcomer.mjs), only the
 // steps that can differ between this working tree and a clone run: the outside-path check, the
 // build, and the test files that depend on repository-local test support (CLONE_TESTS).
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+//
+// Those clone test files run once per check, not twice: when the newcomer step's clone ran them
+// on the very commit this working tree holds, and the tree is clean (`git status --porcelain`
+// empty, so tracked and untracked files alike are byte for byte the clone's, HEAD unchanged
+// before that step and at the tests step), the tests step leaves them out here and counts the
+// clone's results instead (cloneRun below). Otherwise, a dirty tree, another HEAD, no newcomer
+// step, or no result from the clone, they run here as well.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ensureSystemPrograms } from './system-programs.mjs';
 
 const pnpm = ['npx', '-y', 'pnpm@12.4.2'];
 const summaryFile = join(tmpdir(), `toolfence-vitest-${process.pid}.json`);
+/** Where the newcomer step's clone writes the results of its CLONE_TESTS run (see cloneRun). */
+const cloneResultFile = join(tmpdir(), `toolfence-clone-tests-${process.pid}.json`);
 
 /**
  * The test files a check in a clone runs: those that start servers or suites through the
@@ -106,8 +115,45 @@ if (chosen.some((step) => step.system)) {
   }
 }
 
+/** HEAD and whether the working tree is clean (nothing modified, staged or untracked). */
+function treeState() {
+  try {
+    const git = (args) => execFileSync('git', args, { encoding: 'utf8', stdio: 'pipe' }).trim();
+    return { head: git(['rev-parse', 'HEAD']), clean: git(['status', '--porcelain']) === '' };
+  } catch {
+    return { head: undefined, clean: false };
+  }
+}
+
+/**
+ * The clone's CLONE_TESTS results, when they stand for this working tree: the newcomer step's
+ * clone ran them on this HEAD, and the tree was clean before that step and is clean now (the
+ * clone is then byte for byte this tree, this script and its CLONE_TESTS included, apart from
+ * what git ignores: installs and builds, which the clone made itself). `undefined` otherwise:
+ * the files run here too.
+ */
+function cloneRun(before) {
+  if (!existsSync(cloneResultFile)) return undefined;
+  const clone = JSON.parse(readFileSync(cloneResultFile, 'utf8'));
+  rmSync(cloneResultFile, { force: true });
+  const now = treeState();
+  const same =
+    before?.clean === true &&
+    now.clean &&
+    before.head === now.head &&
+    clone.head === now.head &&
+    clone.missing !== true &&
+    Number.isInteger(clone.passed) &&
+    Number.isInteger(clone.failed);
+  return same ? clone : undefined;
+}
+
 const results = [];
 let totals;
+/** The tree before the newcomer step ran (see cloneRun). */
+let beforeNewcomer;
+/** The clone's results that replace this check's run of CLONE_TESTS. */
+let cloned;
 if (inClone && chosen.some((step) => step.name === 'tests')) {
   // vitest runs the filters that match and says nothing of one that matches no file.
   const absent = CLONE_TESTS.filter((file) => !existsSync(file));
@@ -116,10 +162,27 @@ if (inClone && chosen.some((step) => step.name === 'tests')) {
     results.push({ name: 'clone tests listed', ok: false, status: 1, seconds: 0 });
   }
 }
-for (const { name, command } of chosen) {
+for (const step of chosen) {
+  const { name } = step;
+  let { command } = step;
+  let env = process.env;
+  if (name === 'newcomer') {
+    beforeNewcomer = treeState();
+    rmSync(cloneResultFile, { force: true });
+    env = { ...process.env, TOOLFENCE_CLONE_RESULT: cloneResultFile };
+  }
+  if (name === 'tests' && !inClone) {
+    cloned = cloneRun(beforeNewcomer);
+    if (cloned !== undefined) {
+      console.log(
+        `\n== tests: the ${CLONE_TESTS.length} clone test files ran in the newcomer's clone of this commit (${cloned.passed} passed, ${cloned.failed} failed); the tree is clean, so they are not run again here`,
+      );
+      command = [...command, ...CLONE_TESTS.flatMap((file) => ['--exclude', resolve(file)])];
+    }
+  }
   console.log(`\n== ${name}: ${command.join(' ')}`);
   const started = process.hrtime.bigint();
-  const result = spawnSync(command[0], command.slice(1), { stdio: 'inherit' });
+  const result = spawnSync(command[0], command.slice(1), { stdio: 'inherit', env });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const status = result.status ?? result.signal ?? result.error?.code;
   if (name === 'tests') {
@@ -127,12 +190,18 @@ for (const { name, command } of chosen) {
       const report = JSON.parse(readFileSync(summaryFile, 'utf8'));
       rmSync(summaryFile, { force: true });
       totals = {
-        passed: report.numPassedTests,
-        failed: report.numFailedTests,
-        skipped: report.numPendingTests + report.numTodoTests,
+        passed: report.numPassedTests + (cloned?.passed ?? 0),
+        failed: report.numFailedTests + (cloned?.failed ?? 0),
+        skipped: report.numPendingTests + report.numTodoTests + (cloned?.skipped ?? 0),
       };
     } else {
       totals = { passed: 0, failed: 0, skipped: 0, missing: true };
+    }
+    // biome-ignore lint/suspicious/noUndeclaredEnvVars: set by this script for the newcomer step, whose clone's check writes it; no turbo task reads it
+    const resultFile = process.env.TOOLFENCE_CLONE_RESULT;
+    if (inClone && resultFile) {
+      // For the check that runs the newcomer step: what ran here, on which commit (cloneRun).
+      writeFileSync(resultFile, JSON.stringify({ head: treeState().head, ...totals }));
     }
   }
   results.push({ name, ok: result.status === 0, status, seconds });

@@ -14,7 +14,8 @@
 //    again: with a committed working tree (CI) they read the same files here as in the check
 //    that runs this step, and a clone can differ from the working tree only by what lies outside
 //    the repository or what git ignores, on which the outside-path check (run in both) fails.
-// 3. Pack one package (`--package NAME`, default tool-contract) in the clone and install its
+// 3. Pack one package (`--package NAME`, default tool-contract) in the clone (before its check,
+//    from the demo's build) and, while the clone's check runs, install its
 //    tarball alone with npm into a fresh project, with only the third-party packages its README
 //    example imports, served from a registry on 127.0.0.1 (scripts/local-registry.mjs) that holds
 //    the clone's installed copies; then type-check that example strictly and run it, and compare
@@ -61,6 +62,11 @@ const chosen = argv.includes('--package') ? argv[argv.indexOf('--package') + 1] 
 const started = Date.now();
 const temp = mkdtempSync(join(tmpdir(), 'toolfence-newcomer-'));
 const clone = join(temp, 'clone');
+/**
+ * The tarballs, the registry and the fresh project: in a folder of their own, not beside the
+ * clone, since they are made while the clone's check runs (nothing may lie beside the clone).
+ */
+const outside = mkdtempSync(join(tmpdir(), 'toolfence-newcomer-project-'));
 const failures = [];
 const timings = [];
 let trap;
@@ -170,33 +176,6 @@ async function newcomer() {
     }
   });
 
-  if (!argv.includes('--no-check')) {
-    await phase('check', async () => {
-      const words = commands.check;
-      const outer = env;
-      // The clone's check: its tests start servers on localhost too, which no proxy may take.
-      env = {
-        ...outer,
-        TOOLFENCE_CHECK_SCOPE: 'clone',
-        NO_PROXY: '127.0.0.1,localhost,::1',
-        no_proxy: '127.0.0.1,localhost,::1',
-      };
-      try {
-        const result = await sh(`${words.join(' ')} (clone scope)`, words[0], words.slice(1));
-        // The clone's table, and its totals in other words: the outer check's own
-        // `tests: N passed, N failed` line is the one CI reads.
-        const output = result.stdout.trim();
-        console.log(
-          output
-            .slice(output.lastIndexOf('== summary'))
-            .replace(/^tests: (\d+) passed, (\d+) failed/m, 'in the clone: $1 passed, $2 failed'),
-        );
-      } finally {
-        env = outer;
-      }
-    });
-  }
-
   const packageDir = join(clone, 'packages', chosen);
   if (!existsSync(join(packageDir, 'package.json'))) {
     throw new StepError(`no package ${chosen} (packages: ${readdirSync(join(clone, 'packages'))})`);
@@ -210,7 +189,7 @@ async function newcomer() {
 
   const tarballs = [];
   await phase('pack', async () => {
-    const destination = join(temp, 'tarballs');
+    const destination = join(outside, 'tarballs');
     mkdirSync(destination);
     for (const name of [manifest.name, ...siblings]) {
       const dir = join(clone, 'packages', name.replace('@toolfence/', ''));
@@ -240,109 +219,141 @@ async function newcomer() {
         .filter((name) => !name.startsWith('@toolfence/')),
     ),
   ];
-  const project = join(temp, 'project');
-  await phase('registry', async () => {
-    registry = await startRegistry(join(temp, 'registry'), { proxy: trap.url });
-    const examples = join(clone, 'examples', 'readme-examples');
-    const roots = [
-      ...thirdParty.map((name) => [examples, name]),
-      // The package's own third-party dependencies, as the clone installed them.
-      ...Object.keys(manifest.dependencies ?? {})
-        .filter((name) => !name.startsWith('@toolfence/'))
-        .map((name) => [packageDir, name]),
-      [clone, 'typescript'],
-      [clone, '@types/node'],
-    ];
-    for (const sibling of siblings) {
-      const dir = join(clone, 'packages', sibling.replace('@toolfence/', ''));
-      for (const name of Object.keys(readJson(join(dir, 'package.json')).dependencies ?? {})) {
-        if (!name.startsWith('@toolfence/')) roots.push([dir, name]);
+  // The clone's check, and at the same time the package's fresh project (a registry on
+  // 127.0.0.1, npm install, the README example), which uses only the tarballs packed above: the
+  // check spends most of its time waiting on the servers and processes its tests start.
+  const checking = argv.includes('--no-check')
+    ? Promise.resolve()
+    : phase('check', async () => {
+        const words = commands.check;
+        // The clone's check: its tests start servers on localhost too, which no proxy may take.
+        const checkEnv = {
+          ...env,
+          TOOLFENCE_CHECK_SCOPE: 'clone',
+          NO_PROXY: '127.0.0.1,localhost,::1',
+          no_proxy: '127.0.0.1,localhost,::1',
+        };
+        const result = await sh(`${words.join(' ')} (clone scope)`, words[0], words.slice(1), {
+          env: checkEnv,
+        });
+        // The clone's table, and its totals in other words: the outer check's own
+        // `tests: N passed, N failed` line is the one CI reads.
+        const output = result.stdout.trim();
+        console.log(
+          output
+            .slice(output.lastIndexOf('== summary'))
+            .replace(/^tests: (\d+) passed, (\d+) failed/m, 'in the clone: $1 passed, $2 failed'),
+        );
+      });
+  const consuming = (async () => {
+    const project = join(outside, 'project');
+    await phase('registry', async () => {
+      registry = await startRegistry(join(outside, 'registry'), { proxy: trap.url });
+      const examples = join(clone, 'examples', 'readme-examples');
+      const roots = [
+        ...thirdParty.map((name) => [examples, name]),
+        // The package's own third-party dependencies, as the clone installed them.
+        ...Object.keys(manifest.dependencies ?? {})
+          .filter((name) => !name.startsWith('@toolfence/'))
+          .map((name) => [packageDir, name]),
+        [clone, 'typescript'],
+        [clone, '@types/node'],
+      ];
+      for (const sibling of siblings) {
+        const dir = join(clone, 'packages', sibling.replace('@toolfence/', ''));
+        for (const name of Object.keys(readJson(join(dir, 'package.json')).dependencies ?? {})) {
+          if (!name.startsWith('@toolfence/')) roots.push([dir, name]);
+        }
       }
-    }
-    const { packages, missing } = installedClosure(roots);
-    if (missing.length > 0)
-      throw new StepError(`not installed in the clone: ${missing.join(', ')}`);
-    await mirrorInstalledPackages(packages, { ...registry, workDir: join(temp, 'mirror') });
-    env = stepEnvironment({ temp, registry, trap, pnpm: findPnpm(repo) });
-  });
+      const { packages, missing } = installedClosure(roots);
+      if (missing.length > 0)
+        throw new StepError(`not installed in the clone: ${missing.join(', ')}`);
+      await mirrorInstalledPackages(packages, { ...registry, workDir: join(outside, 'mirror') });
+      env = stepEnvironment({ temp: outside, registry, trap, pnpm: findPnpm(repo) });
+    });
 
-  await phase('fresh project', async () => {
-    mkdirSync(project);
-    writeFileSync(
-      join(project, 'package.json'),
-      `${JSON.stringify({ name: 'newcomer', private: true, type: 'module' }, null, 2)}\n`,
-    );
-    const rootRanges = readJson(join(clone, 'package.json')).devDependencies;
-    const exampleRanges = readJson(join(clone, 'examples', 'readme-examples', 'package.json'));
-    await sh(
-      `npm install ${manifest.name} (its tarball)`,
-      'npm',
-      [
-        'install',
-        '--no-audit',
-        '--no-fund',
-        '--loglevel=error',
-        ...tarballs,
-        ...thirdParty.map((name) => `${name}@${exampleRanges.dependencies?.[name] ?? '*'}`),
-        `typescript@${rootRanges.typescript}`,
-        `@types/node@${rootRanges['@types/node']}`,
-      ],
-      { cwd: project },
-    );
-    const installed = readJson(
-      join(project, 'node_modules', ...manifest.name.split('/'), 'package.json'),
-    );
-    check(
-      installed.version === manifest.version,
-      `the fresh project has ${manifest.name} ${installed.version}, expected ${manifest.version}`,
-    );
-    check(
-      !JSON.stringify(installed).includes('workspace:'),
-      `the packed ${manifest.name} holds a workspace: range`,
-    );
-  });
+    await phase('fresh project', async () => {
+      mkdirSync(project);
+      writeFileSync(
+        join(project, 'package.json'),
+        `${JSON.stringify({ name: 'newcomer', private: true, type: 'module' }, null, 2)}\n`,
+      );
+      const rootRanges = readJson(join(clone, 'package.json')).devDependencies;
+      const exampleRanges = readJson(join(clone, 'examples', 'readme-examples', 'package.json'));
+      await sh(
+        `npm install ${manifest.name} (its tarball)`,
+        'npm',
+        [
+          'install',
+          '--no-audit',
+          '--no-fund',
+          '--loglevel=error',
+          ...tarballs,
+          ...thirdParty.map((name) => `${name}@${exampleRanges.dependencies?.[name] ?? '*'}`),
+          `typescript@${rootRanges.typescript}`,
+          `@types/node@${rootRanges['@types/node']}`,
+        ],
+        { cwd: project },
+      );
+      const installed = readJson(
+        join(project, 'node_modules', ...manifest.name.split('/'), 'package.json'),
+      );
+      check(
+        installed.version === manifest.version,
+        `the fresh project has ${manifest.name} ${installed.version}, expected ${manifest.version}`,
+      );
+      check(
+        !JSON.stringify(installed).includes('workspace:'),
+        `the packed ${manifest.name} holds a workspace: range`,
+      );
+    });
 
-  await phase('example', async () => {
-    writeFileSync(join(project, 'example.mts'), `${example}\nexport {};\n`);
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      `${JSON.stringify({ compilerOptions: EXAMPLE_COMPILER_OPTIONS, include: ['*.mts'] }, null, 2)}\n`,
-    );
-    const compiled = await sh(
-      'tsc (example)',
-      join(project, 'node_modules', '.bin', 'tsc'),
-      ['-p', '.'],
-      {
-        cwd: project,
-        allowFailure: true,
-      },
-    );
-    if (
-      !check(
-        compiled.status === 0,
-        `${chosen}'s README example does not compile:\n${tail(compiled.stdout)}`,
-      )
-    ) {
-      return;
-    }
-    const ran = await sh(
-      `run ${chosen}'s example`,
-      process.execPath,
-      [join('out', 'example.mjs')],
-      {
-        cwd: project,
-        allowFailure: true,
-      },
-    );
-    check(
-      ran.status === 0 && ran.stderr === '',
-      `${chosen}'s README example failed (${ran.status ?? ran.signal}):\n${tail(ran.stdout)}\n${tail(ran.stderr)}`,
-    );
-    const printed = ran.stdout.split('\n');
-    for (const [, line] of example.matchAll(/^\/\/ → (.*)$/gm)) {
-      check(printed.includes(line), `${chosen}'s README example did not print "${line}"`);
-    }
-  });
+    await phase('example', async () => {
+      writeFileSync(join(project, 'example.mts'), `${example}\nexport {};\n`);
+      writeFileSync(
+        join(project, 'tsconfig.json'),
+        `${JSON.stringify({ compilerOptions: EXAMPLE_COMPILER_OPTIONS, include: ['*.mts'] }, null, 2)}\n`,
+      );
+      const compiled = await sh(
+        'tsc (example)',
+        join(project, 'node_modules', '.bin', 'tsc'),
+        ['-p', '.'],
+        {
+          cwd: project,
+          allowFailure: true,
+        },
+      );
+      if (
+        !check(
+          compiled.status === 0,
+          `${chosen}'s README example does not compile:\n${tail(compiled.stdout)}`,
+        )
+      ) {
+        return;
+      }
+      const ran = await sh(
+        `run ${chosen}'s example`,
+        process.execPath,
+        [join('out', 'example.mjs')],
+        {
+          cwd: project,
+          allowFailure: true,
+        },
+      );
+      check(
+        ran.status === 0 && ran.stderr === '',
+        `${chosen}'s README example failed (${ran.status ?? ran.signal}):\n${tail(ran.stdout)}\n${tail(ran.stderr)}`,
+      );
+      const printed = ran.stdout.split('\n');
+      for (const [, line] of example.matchAll(/^\/\/ → (.*)$/gm)) {
+        check(printed.includes(line), `${chosen}'s README example did not print "${line}"`);
+      }
+    });
+  })();
+  // Both run to their end (nothing is removed under a running command); the first failure counts.
+  const settled = await Promise.allSettled([checking, consuming]);
+  const rejected = settled.find((outcome) => outcome.status === 'rejected');
+  if (rejected) throw rejected.reason;
   check(
     trap.attempts.length === 0,
     `requests tried to leave 127.0.0.1: ${trap.attempts.join('; ')}`,
@@ -370,17 +381,21 @@ async function main() {
   } finally {
     await registry?.stop();
     await trap?.close();
-    try {
-      rmSync(temp, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-    } catch (error) {
-      failures.push(`could not remove ${temp}: ${error.message}`);
+    for (const folder of [temp, outside]) {
+      try {
+        rmSync(folder, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      } catch (error) {
+        failures.push(`could not remove ${folder}: ${error.message}`);
+      }
     }
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(
     `newcomer: ${timings.join(', ')}; total ${seconds} s (CPU ${cpuSeconds()} s, all processes)`,
   );
-  if (existsSync(temp)) failures.push(`${temp} was not removed`);
+  for (const folder of [temp, outside]) {
+    if (existsSync(folder)) failures.push(`${folder} was not removed`);
+  }
   if (failures.length > 0) {
     for (const failure of failures) console.error(`newcomer: ${failure}`);
     process.exit(1);

@@ -35,16 +35,16 @@ export function killGroup(child) {
  */
 export function createRunner({ budgetMs, cwd, environment, verbose = false }) {
   const deadline = Date.now() + budgetMs;
-  /** The command running now, so that a signal can end it (and what it started) first. */
-  let running;
+  /** The commands running now (a step may run two at once), so a signal can end them first. */
+  const running = new Set();
   let interrupted;
 
   /**
-   * Runs a command in the step's environment and its own process group, bounded by what is
-   * left of the budget; resolves `{ status, signal, stdout, stderr }`, and rejects with a
+   * Runs a command in the step's environment (or `env`) and its own process group, bounded by
+   * what is left of the budget; resolves `{ status, signal, stdout, stderr }`, and rejects with a
    * {@link StepError} on failure unless `allowFailure`.
    */
-  function sh(label, command, args, { cwd: where = cwd, allowFailure = false } = {}) {
+  function sh(label, command, args, { cwd: where = cwd, allowFailure = false, env } = {}) {
     return new Promise((resolveRun, reject) => {
       const remaining = deadline - Date.now();
       if (interrupted) return reject(new StepError(`interrupted (${interrupted}) before ${label}`));
@@ -54,11 +54,11 @@ export function createRunner({ budgetMs, cwd, environment, verbose = false }) {
       const at = Date.now();
       const child = spawn(command, args, {
         cwd: where,
-        env: environment(),
+        env: env ?? environment(),
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      running = child;
+      running.add(child);
       const output = { stdout: '', stderr: '' };
       for (const stream of ['stdout', 'stderr']) {
         child[stream].setEncoding('utf8');
@@ -73,12 +73,12 @@ export function createRunner({ budgetMs, cwd, environment, verbose = false }) {
       }, remaining);
       child.once('error', (error) => {
         clearTimeout(timer);
-        running = undefined;
+        running.delete(child);
         reject(new StepError(`${label}: ${error.message}`));
       });
       child.once('close', (status, signal) => {
         clearTimeout(timer);
-        running = undefined;
+        running.delete(child);
         if (verbose) console.log(`  ${label}: ${Date.now() - at} ms`);
         const result = { status, signal, ...output };
         if (interrupted) {
@@ -101,11 +101,11 @@ export function createRunner({ budgetMs, cwd, environment, verbose = false }) {
 
   return {
     sh,
-    /** Ends the running command; later commands refuse to start. */
+    /** Ends the running commands; later commands refuse to start. */
     interrupt(signal) {
       if (interrupted) return false;
       interrupted = signal;
-      if (running) killGroup(running);
+      for (const child of running) killGroup(child);
       return true;
     },
     get interrupted() {

@@ -70,6 +70,47 @@ describe('pnpm check', () => {
     expect(result.stdout).toMatch(/^tests +FAIL/m);
   });
 
+  it("counts the newcomer clone's run of the clone test files instead of running them again, only on a clean tree at the same HEAD", () => {
+    const root = project({});
+    // A stand-in newcomer step: its "clone" reports the results of the clone test files on HEAD.
+    writeFileSync(
+      join(root, 'scripts', 'newcomer.mjs'),
+      [
+        "import { execFileSync } from 'node:child_process';",
+        "import { writeFileSync } from 'node:fs';",
+        "const head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();",
+        'const result = { head, passed: 7, failed: 0, skipped: 0 };',
+        'writeFileSync(process.env.TOOLFENCE_CLONE_RESULT, JSON.stringify(result));',
+        '',
+      ].join('\n'),
+    );
+    const git = (...args) =>
+      spawnSync('git', ['-c', 'user.name=check', '-c', 'user.email=check@127.0.0.1', ...args], {
+        cwd: root,
+        encoding: 'utf8',
+      });
+    git('init', '--quiet');
+    git('add', '.');
+    expect(git('commit', '--quiet', '-m', 'stand-ins').status).toBe(0);
+    const excluded = /--exclude \S+conformance\.test\.ts/;
+
+    const clean = check(root, ['newcomer', 'tests']);
+    expect(clean.stdout).toMatch(/^newcomer +pass/m);
+    expect(clean.stdout).toMatch(
+      /clone test files ran in the newcomer's clone of this commit \(7 passed, 0 failed\)/,
+    );
+    expect(clean.stdout).toMatch(excluded);
+
+    // Without the newcomer step, or with anything uncommitted (here an untracked file), the
+    // clone test files run here as well.
+    expect(check(root, ['tests']).stdout).not.toMatch(excluded);
+    writeFileSync(join(root, 'untracked.txt'), 'not in the clone\n');
+    const dirty = check(root, ['newcomer', 'tests']);
+    expect(dirty.stdout).toMatch(/^newcomer +pass/m);
+    expect(dirty.stdout).not.toMatch(excluded);
+    expect(dirty.stdout).not.toContain("newcomer's clone of this commit");
+  });
+
   it('refuses an unknown step name', () => {
     const result = check(project({}), ['lnit']);
     expect(result.status).toBe(2);

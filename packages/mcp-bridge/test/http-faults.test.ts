@@ -276,6 +276,54 @@ describe.each([
     expect(server.calls.get('echo')).toBe(1);
   });
 
+  it("gives the authProvider's challenge the refused request's Authorization, so only a current token is refreshed", async () => {
+    server.state.validToken = 'fresh';
+    let current = 'stale';
+    let refreshes = 0;
+    const refused: (string | undefined)[] = [];
+    /** While set, token() waits until both calls asked for a token: both send the stale one. */
+    let barrier: (() => void)[] | undefined;
+    const provider = {
+      token: async () => {
+        if (barrier !== undefined) {
+          const waiting = barrier;
+          await new Promise<void>((resolve) => {
+            waiting.push(resolve);
+            if (waiting.length === 2) for (const release of waiting) release();
+          });
+          barrier = undefined;
+        }
+        return current;
+      },
+      onChallenge: (challenge: { authorization?: string | undefined }) => {
+        refused.push(challenge.authorization);
+        // Refresh only if the refused request carried the current token.
+        if (challenge.authorization === `Bearer ${current}`) {
+          refreshes += 1;
+          current = 'fresh';
+        }
+        return true;
+      },
+    };
+    const mcp = client({ authProvider: provider });
+    await mcp.connect();
+    // The connection refreshed once; now the token goes stale again, under two concurrent calls.
+    expect(refused).toEqual(['Bearer stale']);
+    current = 'stale';
+    barrier = [];
+    const results = await Promise.all([
+      mcp.callTool('echo', { text: 'one' }),
+      mcp.callTool('echo', { text: 'two' }),
+    ]);
+    expect(results.map((result) => result.content)).toEqual([
+      [{ type: 'text', text: 'echo:one' }],
+      [{ type: 'text', text: 'echo:two' }],
+    ]);
+    expect(refused).toEqual(['Bearer stale', 'Bearer stale', 'Bearer stale']);
+    expect(refreshes).toBe(2);
+    expect(server.calls.get('echo')).toBe(2);
+  });
+
   it('raises on a 401 with a static token without retrying', async () => {
     server.state.validToken = 'right';
     const error = await caught(client({ token: 'wrong' }).callTool('echo'));

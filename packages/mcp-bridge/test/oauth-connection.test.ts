@@ -441,6 +441,48 @@ describe('OAuthTokenProvider limits', () => {
     ).resolves.toBe(false);
   });
 
+  it('refreshes once when two requests were refused with the same token (the later 401 retries with the fresh one)', async () => {
+    await authorized();
+    const tokens = countTokenRequests();
+    // Two replicas (providers) on one store, each with a request in flight with access-1.
+    const first = new OAuthTokenProvider({ store, connectionId: 'c', allowNonPublic: loopback });
+    const second = new OAuthTokenProvider({ store, connectionId: 'c', allowNonPublic: loopback });
+    const request = { method: 'POST', url: server.url };
+    const sentFirst = await first.headers(request);
+    const sentSecond = await second.headers(request);
+    const sentAgain = await first.headers(request);
+    expect([sentFirst, sentSecond, sentAgain]).toEqual(
+      Array(3).fill({ authorization: 'Bearer access-1' }),
+    );
+    const refused = (authorization: string | undefined) => ({
+      status: 401,
+      wwwAuthenticate: 'Bearer error="invalid_token"',
+      url: server.url,
+      attempt: 1,
+      authorization,
+    });
+    // The server refuses all three; their challenges arrive one after the other.
+    await expect(first.onChallenge(refused(sentFirst?.authorization))).resolves.toBe(true);
+    expect(tokens()).toBe(1);
+    // The first provider already handed out access-2 for a later request before the next 401.
+    expect(await first.headers(request)).toEqual({ authorization: 'Bearer access-2' });
+    await expect(first.onChallenge(refused(sentAgain?.authorization))).resolves.toBe(true);
+    await expect(second.onChallenge(refused(sentSecond?.authorization))).resolves.toBe(true);
+    expect(tokens()).toBe(1);
+    expect(await second.headers(request)).toEqual({ authorization: 'Bearer access-2' });
+    // Concurrent challenges with the same refused token share one refresh as well.
+    await Promise.all([
+      first.onChallenge(refused('Bearer access-2')),
+      second.onChallenge(refused('Bearer access-2')),
+      first.onChallenge(refused('Bearer access-2')),
+    ]);
+    expect(tokens()).toBe(2);
+    expect((await store.get('c'))?.accessToken).toBe('access-3');
+    // The fresh token refused in turn: that one is refreshed, once.
+    await expect(second.onChallenge(refused('Bearer access-3'))).resolves.toBe(true);
+    expect(tokens()).toBe(3);
+  });
+
   it.each([
     { refreshSkewMs: -1 },
     { refreshSkewMs: '60' },

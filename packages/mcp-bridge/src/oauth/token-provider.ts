@@ -287,7 +287,9 @@ export class OAuthTokenProvider {
 
   /**
    * McpClient seam: a 401 refreshes once (a second 401 for the same request means the fresh
-   * token was refused too: authorization required); a 403 `insufficient_scope` raises the
+   * token was refused too: authorization required), and only if the refused request's
+   * `authorization` still holds the stored token (otherwise another request already refreshed
+   * it, and this one retries with the fresh token); a 403 `insufficient_scope` raises the
    * step-up {@link AuthorizationRequiredError}; any other 403 fails the request.
    */
   async onChallenge(challenge: {
@@ -295,6 +297,7 @@ export class OAuthTokenProvider {
     readonly wwwAuthenticate: string | undefined;
     readonly attempt: number;
     readonly url?: string;
+    readonly authorization?: string | undefined;
     readonly dpopNonce?: string | undefined;
     readonly previous?:
       | { readonly status: number; readonly wwwAuthenticate: string | undefined }
@@ -320,7 +323,15 @@ export class OAuthTokenProvider {
       const record = await this.#options.store.get(this.#options.connectionId);
       throw this.#required('unauthorized', record, widenScope(record, parsed?.scope));
     }
-    this.#lastToken = await this.onUnauthorized(challenge.wwwAuthenticate, this.#lastToken);
+    // The token the server refused is the one the refused request carried, not whatever this
+    // provider handed out last: two requests refused with the same token (concurrent requests,
+    // replicas sharing a store) must cause one refresh, the later one just retries with its
+    // result. Only a caller that does not pass `authorization` falls back to the last token.
+    const refused =
+      'authorization' in challenge
+        ? challenge.authorization?.replace(/^(?:Bearer|DPoP) /i, '')
+        : this.#lastToken;
+    this.#lastToken = await this.onUnauthorized(challenge.wwwAuthenticate, refused);
     return true;
   }
 

@@ -8,6 +8,13 @@ export interface McpAuthChallenge {
   readonly url: string;
   /** 1 for the first challenge of this request, 2 for the next. */
   readonly attempt: number;
+  /**
+   * The `Authorization` header the refused request carried (`undefined` if it carried none).
+   * A provider refreshes only when this is still its current credential: when several requests
+   * were refused with the same stale token, the first challenge refreshes and the others just
+   * retry with the fresh token (secret: never log it).
+   */
+  readonly authorization?: string | undefined;
   /** The `DPoP-Nonce` header of the answer (RFC 9449 §9), if any. */
   readonly dpopNonce?: string | undefined;
   /** The challenge before this one for the same request, if any. */

@@ -347,7 +347,9 @@ export class StreamableHttpTransport implements Transport {
       await discard(response.body);
       if (status === 401 || status === 403) {
         challenges++;
-        if (await this.#answerChallenge(status, response, challenges, previous)) {
+        if (
+          await this.#answerChallenge(status, response, challenges, previous, headers.authorization)
+        ) {
           previous = { status, wwwAuthenticate: headerValue(response.headers['www-authenticate']) };
           continue;
         }
@@ -482,6 +484,7 @@ export class StreamableHttpTransport implements Transport {
     response: Dispatcher.ResponseData,
     attempt: number,
     previous: McpAuthChallenge['previous'],
+    authorization: string | undefined,
   ): Promise<boolean> {
     const provider = this.#authProvider;
     if (provider?.onChallenge === undefined) return false;
@@ -494,6 +497,7 @@ export class StreamableHttpTransport implements Transport {
           wwwAuthenticate: headerValue(response.headers['www-authenticate']),
           url: this.#url.href,
           attempt,
+          authorization,
           dpopNonce: headerValue(response.headers['dpop-nonce']),
           ...(previous === undefined ? {} : { previous }),
         })) === true
