@@ -94,6 +94,17 @@ async function probeLog(log: string): Promise<{ lines: string[]; spawned: number
   return { lines, spawned };
 }
 
+/** A 2025-11-25 `initialize` request as one stdio line. */
+const INITIALIZE_LINE = `${JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'test', version: '1.0.0' },
+  },
+})}\n`;
 describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
   it('spawns the upstreams before it loads its own command, @toolfence/tools, the SDK server, the gateway or the upstream client', async () => {
     const served = await serve('order', {
@@ -198,18 +209,7 @@ describe('the stdio upstreams kept back from the early spawn', () => {
       served.child.stdout?.on('data', (chunk: string) => {
         out += chunk;
       });
-      served.child.stdin?.write(
-        `${JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 'test', version: '1.0.0' },
-          },
-        })}\n`,
-      );
+      served.child.stdin?.write(INITIALIZE_LINE);
       await until(
         () => ['a', 'b', 'c'].every((name) => new RegExp(`${name}: ready`).test(served.stderr)),
         `the upstreams (stderr: ${served.stderr})`,
@@ -243,18 +243,7 @@ describe('the stdio upstreams kept back from the early spawn', () => {
       TOOLFENCE_EARLY_UPSTREAMS: '0',
     });
     try {
-      served.child.stdin?.write(
-        `${JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 'test', version: '1.0.0' },
-          },
-        })}\n`,
-      );
+      served.child.stdin?.write(INITIALIZE_LINE);
       await until(
         () => /a: ready/.test(served.stderr) && /b: ready/.test(served.stderr),
         `the upstreams (stderr: ${served.stderr})`,
