@@ -2,9 +2,12 @@
 // server-everything over stdio: no timer per request (one deadline timer for every request in
 // flight), a shorter deadline behind a longer one still ends on time, an abort ends only its own
 // call, and the connection closing ends every request in flight.
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AmbiguousDeliveryError } from '../src/client/errors.js';
 import { McpClient } from '../src/client/mcp-client.js';
+import { ProtocolSession } from '../src/protocol/protocol-session.js';
+import { StdioTransport } from '../src/transport/stdio-transport.js';
 import { CHILD_ENV, EVERYTHING_ENTRY } from './helpers.js';
 
 const everything = (): McpClient =>
@@ -86,6 +89,116 @@ describe('requests on the session', { timeout: 60_000 }, () => {
     for (const outcome of outcomes) {
       expect(outcome).toBeInstanceOf(Error);
       expect(outcome).not.toBe('answered');
+    }
+  });
+});
+
+/**
+ * A session on the SDK engine's own `request` (the path taken when the engine's members are not
+ * where the direct path expects them, or a handler was already on the transport): here forced by
+ * a transport that already has a message handler. The same outcomes as the direct path.
+ */
+const engineSession = async (): Promise<ProtocolSession> => {
+  const session = new ProtocolSession({
+    makeTransport: () => {
+      const transport = new StdioTransport({
+        command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
+        env: CHILD_ENV,
+      });
+      transport.onmessage = () => undefined;
+      return transport;
+    },
+    protocolVersions: ['2025-11-25'],
+    clientInfo: { name: 'engine-path-test', version: '1.0.0' },
+    capabilities: {},
+    handlers: {},
+    maxInputRounds: 4,
+    maxInputPrompts: 4,
+    openTimeoutMs: 30_000,
+    paramHeaders: () => undefined,
+    onClose: () => undefined,
+    onError: () => undefined,
+  });
+  await session.open();
+  return session;
+};
+
+const engineSlow = (
+  session: ProtocolSession,
+  seconds: number,
+  options: { timeoutMs: number; signal?: AbortSignal },
+) =>
+  session
+    .request(
+      'tools/call',
+      { name: 'trigger-long-running-operation', arguments: { duration: seconds, steps: 1 } },
+      options,
+    )
+    .then(
+      () => 'answered' as const,
+      (error: unknown) => error,
+    );
+
+describe('requests on the SDK engine path (the fallback)', { timeout: 60_000 }, () => {
+  let session: ProtocolSession | undefined;
+  afterEach(async () => {
+    await session?.close();
+    session = undefined;
+  });
+
+  it('is taken when the transport already had a handler, and answers calls', async () => {
+    session = await engineSession();
+    expect(session.directRequests).toBe(false);
+    for (let index = 0; index < 5; index++) {
+      const result = await session.request(
+        'tools/call',
+        { name: 'echo', arguments: { message: `m${index}` } },
+        { timeoutMs: 10_000 },
+      );
+      expect(result.content).toEqual([{ type: 'text', text: `Echo: m${index}` }]);
+    }
+  });
+
+  it('a shorter deadline behind a longer one times out on time; the longer call is answered', async () => {
+    session = await engineSession();
+    const long = engineSlow(session, 2, { timeoutMs: 20_000 });
+    const began = performance.now();
+    const short = await engineSlow(session, 10, { timeoutMs: 300 });
+    const took = performance.now() - began;
+    expect(short).toBeInstanceOf(McpError);
+    expect((short as McpError).code).toBe(ErrorCode.RequestTimeout);
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(1_500);
+    expect(await long).toBe('answered');
+  });
+
+  it('an abort ends only the calls on its signal', async () => {
+    session = await engineSession();
+    const mine = new AbortController();
+    const aborted = engineSlow(session, 10, { timeoutMs: 30_000, signal: mine.signal });
+    const kept = engineSlow(session, 1, { timeoutMs: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    mine.abort(new Error('stop'));
+    // The engine wraps a reason that is not an McpError in one (the direct path rejects with the
+    // reason itself); McpClient reads the signal, so both are an AmbiguousDeliveryError there.
+    const outcome = await aborted;
+    expect(outcome).toBeInstanceOf(McpError);
+    expect((outcome as McpError).message).toContain('stop');
+    expect(await kept).toBe('answered');
+  });
+
+  it('the connection closing ends every request in flight', async () => {
+    session = await engineSession();
+    const calls = [
+      engineSlow(session, 10, { timeoutMs: 30_000 }),
+      engineSlow(session, 10, { timeoutMs: 30_000 }),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await session.close();
+    session = undefined;
+    for (const outcome of await Promise.all(calls)) {
+      expect(outcome).toBeInstanceOf(McpError);
+      expect((outcome as McpError).code).toBe(ErrorCode.ConnectionClosed);
     }
   });
 });

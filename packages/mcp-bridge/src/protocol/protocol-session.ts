@@ -300,10 +300,12 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
    * (so the two never share an id), the answer is matched in this peer's own table, and the
    * deadline is kept by one timer for all requests (no timer per request). A given `signal`
    * is watched through its one shared `abort` listener (abort-link.ts), left when the request
-   * settles, so `notifications/cancelled` is sent only for a request still waiting for its answer. The outcomes are the engine's: a
-   * JSON-RPC error answer rejects with the engine's `McpError`, the deadline with
-   * `RequestTimeout` (and `notifications/cancelled`), an abort with the signal's reason, the
-   * connection closing with `ConnectionClosed`.
+   * settles, so `notifications/cancelled` is sent only for a request still waiting for its
+   * answer. The outcomes are the engine's: a JSON-RPC error answer rejects with the engine's
+   * `McpError`, the deadline with `RequestTimeout` (and `notifications/cancelled`), the
+   * connection closing with `ConnectionClosed`; an abort rejects with the signal's reason itself
+   * (the engine wraps a reason that is not an `McpError` in one; `McpClient` reads the signal, so
+   * both are an `AmbiguousDeliveryError` there).
    */
   send(
     request: { readonly method: string; readonly params: Record<string, unknown> },
