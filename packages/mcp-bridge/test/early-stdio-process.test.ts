@@ -13,6 +13,7 @@ import {
   EarlyStdioProcess,
   stdioChildEnv,
 } from '../src/transport/early-stdio-process.js';
+import { RequestNotSentError } from '../src/transport/errors.js';
 import { StdioTransport, withEarlyProcess } from '../src/transport/stdio-transport.js';
 import { livingInGroup, until } from './support/process-group.js';
 
@@ -108,7 +109,14 @@ describe('EarlyStdioProcess taken by a StdioTransport', () => {
         closed = true;
       };
       await transport.start();
-      await until(() => closed, 'the close');
+      // Reported by the time start() resolves: a request written next is refused, naming why.
+      expect(closed).toBe(true);
+      const refused = await transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(RequestNotSentError);
+      expect((refused as Error).cause).toBe(transport.failure);
       expect(seen.messages).toHaveLength(records);
       expect(seen.errors).toHaveLength(1);
       expect(seen.errors[0]?.message).toContain('exited with code 3');

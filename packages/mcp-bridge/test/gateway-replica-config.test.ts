@@ -119,7 +119,9 @@ describe('toolfence-mcp serve with replica settings', () => {
     const waitFor = async (pattern: RegExp, count: number): Promise<void> => {
       const deadline = Date.now() + 20_000;
       while ((stderr.match(pattern) ?? []).length < count) {
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(stderr);
+        if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`${stderr}(exit ${child.exitCode}, signal ${child.signalCode})`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     };
@@ -139,6 +141,49 @@ describe('toolfence-mcp serve with replica settings', () => {
       child.kill('SIGHUP');
       await waitFor(/reloaded \(SIGHUP\)/g, 1);
       expect(child.exitCode).toBe(null);
+    } finally {
+      await stopProcess(child);
+    }
+  }, 60_000);
+
+  it('a SIGHUP while it starts (before it listens) does not end it: the reload runs once it can', async () => {
+    const config = join(folder, 'toolfence.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        mcpServers: { toolkit: { command: process.execPath, args: [TOOLKIT], namespace: 'tk' } },
+        gateway: { storeKey: KEY, store: 'sqlite:store.db' },
+      }),
+    );
+    const child = spawn(
+      process.execPath,
+      [CLI, 'serve', '--config', config, '--http', '127.0.0.1:0'],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+    );
+    let stderr = '';
+    let hungUp = false;
+    child.stderr?.on('data', (chunk) => {
+      stderr += String(chunk);
+      // The first line it prints comes before it listens (and before its reload listener).
+      if (!hungUp && stderr.includes('approvals are sealed under a random key')) {
+        hungUp = true;
+        child.kill('SIGHUP');
+      }
+    });
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!/reloaded \(SIGHUP\)/.test(stderr)) {
+        if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`${stderr}(exit ${child.exitCode}, signal ${child.signalCode})`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(hungUp).toBe(true);
+      expect(stderr.indexOf('listening on')).toBeLessThan(stderr.indexOf('reloaded (SIGHUP)'));
+      expect({ exit: child.exitCode, signal: child.signalCode }).toEqual({
+        exit: null,
+        signal: null,
+      });
     } finally {
       await stopProcess(child);
     }

@@ -16,6 +16,18 @@ const onSignal = (): void => stop();
 process.once('SIGINT', onSignal);
 process.once('SIGTERM', onSignal);
 
+// `serve` takes SIGHUP as "reload" from its first moment: one that comes while it starts, before
+// its reload listener exists, is kept and delivered once the listener subscribes, instead of
+// ending the gateway (Node's default for SIGHUP with no listener). Other commands keep the default.
+const serving = process.argv[2] === 'serve';
+let reloadListener: (() => void) | undefined;
+let reloadPending = false;
+const onHangup = (): void => {
+  if (reloadListener !== undefined) reloadListener();
+  else reloadPending = true;
+};
+if (serving) process.on('SIGHUP', onHangup);
+
 void runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
@@ -23,12 +35,23 @@ void runCli(process.argv.slice(2), {
   cwd: process.cwd(),
   stdio: { stdin: process.stdin, stdout: process.stdout },
   reloads: (listener) => {
-    process.on('SIGHUP', listener);
-    return () => process.off('SIGHUP', listener);
+    if (!serving) {
+      process.on('SIGHUP', listener);
+      return () => process.off('SIGHUP', listener);
+    }
+    reloadListener = listener;
+    if (reloadPending) {
+      reloadPending = false;
+      listener();
+    }
+    return () => {
+      if (reloadListener === listener) reloadListener = undefined;
+    };
   },
   stopped,
 }).then((code) => {
   process.exitCode = code;
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
+  process.off('SIGHUP', onHangup);
 });

@@ -139,6 +139,16 @@ export class EarlyStdioProcess {
   #buffered = 0;
   readonly #events: EarlyEvent[] = [];
   #sink: EarlyStdioSink | undefined;
+  #delivered: Promise<void> = Promise.resolve();
+
+  /**
+   * Resolves once a `forwarded` take delivered what the process left before it was taken (its
+   * output, and its exit if the streams had ended): a transport awaits it in `start()`, so the
+   * exit is reported before anything is written to a process that is gone.
+   */
+  get delivered(): Promise<void> {
+    return this.#delivered;
+  }
 
   /** Spawns `command` now. */
   constructor(
@@ -200,12 +210,15 @@ export class EarlyStdioProcess {
     if (this.#state !== 'waiting') return undefined;
     if (this.#reading) {
       this.#state = 'forwarded';
-      setImmediate(() => {
-        // Everything recorded until now, in order; then each event as it comes.
-        for (const event of this.#events.splice(0)) deliver(sink, event);
-        this.#sink = sink;
-        this.child.stdout?.resume();
-        this.child.stderr?.resume();
+      this.#delivered = new Promise((resolve) => {
+        setImmediate(() => {
+          // Everything recorded until now, in order; then each event as it comes.
+          for (const event of this.#events.splice(0)) deliver(sink, event);
+          this.#sink = sink;
+          this.child.stdout?.resume();
+          this.child.stderr?.resume();
+          resolve();
+        });
       });
       return 'forwarded';
     }

@@ -282,8 +282,13 @@ export class StdioTransport implements Transport {
         { cause: error, details: { command: commandName(executable), errno } },
       );
     }
-    // An early process that exited before it was taken passes everything through the sink.
-    if (taken === 'forwarded') return;
+    // An early process that exited before it was taken passes everything through the sink; what
+    // it left (its exit with its code and stderr tail included) is delivered before start()
+    // resolves, so nothing is written to it before its failure is known.
+    if (taken === 'forwarded') {
+      await early?.delivered;
+      return;
+    }
     child.on('error', sink.error);
     child.stdin?.on('error', sink.stdinError);
     child.stdout?.on('data', sink.stdout);
@@ -336,7 +341,11 @@ export class StdioTransport implements Transport {
       stdin.destroyed ||
       !stdin.writable
     ) {
-      throw new RequestNotSentError('The MCP server process is not running; nothing was sent');
+      // The process's own failure (its exit code and stderr tail), when known, is the cause.
+      throw new RequestNotSentError(
+        'The MCP server process is not running; nothing was sent',
+        this.failure === undefined ? {} : { cause: this.failure },
+      );
     }
     const line = `${JSON.stringify(message)}\n`;
     // With a request already in flight, more records are likely in this tick (a burst of
