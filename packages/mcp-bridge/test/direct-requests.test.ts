@@ -94,18 +94,19 @@ describe('requests on the session', { timeout: 60_000 }, () => {
 });
 
 /**
- * A session on the SDK engine's own `request` (the path taken when the engine's members are not
- * where the direct path expects them, or a handler was already on the transport): here forced by
- * a transport that already has a message handler. The same outcomes as the direct path.
+ * A session on the direct path, or on the SDK engine's own `request` (the path taken when the
+ * engine's members are not where the direct path expects them, or a handler was already on the
+ * transport): here forced by a transport that already has a message handler. The two paths must
+ * give the same outcomes.
  */
-const engineSession = async (): Promise<ProtocolSession> => {
+const sessionOn = async (path: 'direct' | 'engine'): Promise<ProtocolSession> => {
   const session = new ProtocolSession({
     makeTransport: () => {
       const transport = new StdioTransport({
         command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
         env: CHILD_ENV,
       });
-      transport.onmessage = () => undefined;
+      if (path === 'engine') transport.onmessage = () => undefined;
       return transport;
     },
     protocolVersions: ['2025-11-25'],
@@ -123,7 +124,7 @@ const engineSession = async (): Promise<ProtocolSession> => {
   return session;
 };
 
-const engineSlow = (
+const sessionSlow = (
   session: ProtocolSession,
   seconds: number,
   options: { timeoutMs: number; signal?: AbortSignal },
@@ -139,66 +140,70 @@ const engineSlow = (
       (error: unknown) => error,
     );
 
-describe('requests on the SDK engine path (the fallback)', { timeout: 60_000 }, () => {
-  let session: ProtocolSession | undefined;
-  afterEach(async () => {
-    await session?.close();
-    session = undefined;
-  });
+describe.each(['direct', 'engine'] as const)(
+  'requests on the %s path of the session',
+  { timeout: 60_000 },
+  (path) => {
+    let session: ProtocolSession | undefined;
+    afterEach(async () => {
+      await session?.close();
+      session = undefined;
+    });
 
-  it('is taken when the transport already had a handler, and answers calls', async () => {
-    session = await engineSession();
-    expect(session.directRequests).toBe(false);
-    for (let index = 0; index < 5; index++) {
-      const result = await session.request(
-        'tools/call',
-        { name: 'echo', arguments: { message: `m${index}` } },
-        { timeoutMs: 10_000 },
-      );
-      expect(result.content).toEqual([{ type: 'text', text: `Echo: m${index}` }]);
-    }
-  });
+    it('is the path taken (the engine when the transport already had a handler), and answers calls', async () => {
+      session = await sessionOn(path);
+      expect(session.directRequests).toBe(path === 'direct');
+      for (let index = 0; index < 5; index++) {
+        const result = await session.request(
+          'tools/call',
+          { name: 'echo', arguments: { message: `m${index}` } },
+          { timeoutMs: 10_000 },
+        );
+        expect(result.content).toEqual([{ type: 'text', text: `Echo: m${index}` }]);
+      }
+    });
 
-  it('a shorter deadline behind a longer one times out on time; the longer call is answered', async () => {
-    session = await engineSession();
-    const long = engineSlow(session, 2, { timeoutMs: 20_000 });
-    const began = performance.now();
-    const short = await engineSlow(session, 10, { timeoutMs: 300 });
-    const took = performance.now() - began;
-    expect(short).toBeInstanceOf(McpError);
-    expect((short as McpError).code).toBe(ErrorCode.RequestTimeout);
-    expect(took).toBeGreaterThanOrEqual(290);
-    expect(took).toBeLessThan(1_500);
-    expect(await long).toBe('answered');
-  });
+    it('a shorter deadline behind a longer one times out on time; the longer call is answered', async () => {
+      session = await sessionOn(path);
+      const long = sessionSlow(session, 2, { timeoutMs: 20_000 });
+      const began = performance.now();
+      const short = await sessionSlow(session, 10, { timeoutMs: 300 });
+      const took = performance.now() - began;
+      expect(short).toBeInstanceOf(McpError);
+      expect((short as McpError).code).toBe(ErrorCode.RequestTimeout);
+      expect(took).toBeGreaterThanOrEqual(290);
+      expect(took).toBeLessThan(1_500);
+      expect(await long).toBe('answered');
+    });
 
-  it('an abort ends only the calls on its signal', async () => {
-    session = await engineSession();
-    const mine = new AbortController();
-    const aborted = engineSlow(session, 10, { timeoutMs: 30_000, signal: mine.signal });
-    const kept = engineSlow(session, 1, { timeoutMs: 30_000 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    mine.abort(new Error('stop'));
-    // The engine wraps a reason that is not an McpError in one (the direct path rejects with the
-    // reason itself); McpClient reads the signal, so both are an AmbiguousDeliveryError there.
-    const outcome = await aborted;
-    expect(outcome).toBeInstanceOf(McpError);
-    expect((outcome as McpError).message).toContain('stop');
-    expect(await kept).toBe('answered');
-  });
-
-  it('the connection closing ends every request in flight', async () => {
-    session = await engineSession();
-    const calls = [
-      engineSlow(session, 10, { timeoutMs: 30_000 }),
-      engineSlow(session, 10, { timeoutMs: 30_000 }),
-    ];
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await session.close();
-    session = undefined;
-    for (const outcome of await Promise.all(calls)) {
+    it('an abort ends only the calls on its signal', async () => {
+      session = await sessionOn(path);
+      const mine = new AbortController();
+      const aborted = sessionSlow(session, 10, { timeoutMs: 30_000, signal: mine.signal });
+      const kept = sessionSlow(session, 1, { timeoutMs: 30_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      mine.abort(new Error('stop'));
+      // Both paths wrap a reason that is not an McpError in one (McpClient reads the signal, so
+      // either is an AmbiguousDeliveryError there).
+      const outcome = await aborted;
       expect(outcome).toBeInstanceOf(McpError);
-      expect((outcome as McpError).code).toBe(ErrorCode.ConnectionClosed);
-    }
-  });
-});
+      expect((outcome as McpError).message).toContain('stop');
+      expect(await kept).toBe('answered');
+    });
+
+    it('the connection closing ends every request in flight', async () => {
+      session = await sessionOn(path);
+      const calls = [
+        sessionSlow(session, 10, { timeoutMs: 30_000 }),
+        sessionSlow(session, 10, { timeoutMs: 30_000 }),
+      ];
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await session.close();
+      session = undefined;
+      for (const outcome of await Promise.all(calls)) {
+        expect(outcome).toBeInstanceOf(McpError);
+        expect((outcome as McpError).code).toBe(ErrorCode.ConnectionClosed);
+      }
+    });
+  },
+);

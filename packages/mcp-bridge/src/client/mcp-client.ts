@@ -985,7 +985,7 @@ export class McpClient {
             reinitialized = true;
             continue;
           }
-          if (options.signal?.aborted === true && !(error instanceof RequestNotSentError)) {
+          if (signal?.aborted === true && !(error instanceof RequestNotSentError)) {
             throw new AmbiguousDeliveryError('aborted', { cause: error });
           }
           throw this.#callFailure(error, session);
@@ -994,9 +994,7 @@ export class McpClient {
     } finally {
       this.#semaphore.release();
     }
-    return answer instanceof TaskAnswer
-      ? this.#taskResult(answer.task, prompts, options.signal)
-      : answer;
+    return answer instanceof TaskAnswer ? this.#taskResult(answer.task, prompts, signal) : answer;
   }
 
   /** Waits for a slot of the semaphore (all slots taken): rejects when `signal` aborts first. */

@@ -1192,7 +1192,8 @@ export class McpGateway {
       live: 0,
       retired: false,
       starting: true,
-      ...(server.credentials === undefined || exchanging === undefined
+      // The exchange module is loaded (by the caller) exactly when the server has `credentials`.
+      ...(exchanging === undefined
         ? {}
         : {
             exchange: this.#newExchange(

@@ -207,16 +207,6 @@ function announcesTask(result: Readonly<Record<string, unknown>>): boolean {
   );
 }
 
-/**
- * The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake.
- * Its dispatch tells a message's kind by running the SDK's schemas again on a message the
- * transport already checked against them; a plain response (every call's answer) skips that
- * dispatch. A plain result (not a task's) is handed to its request's handler here, as the
- * engine's own response handler would, which ran the response schema twice more per answer
- * (once to look for a task, once to tell a result from an error); an error, a task, an answer
- * to no pending request (reported by the engine) and a queued request's answer go to the
- * engine's response handler; anything else through the SDK's dispatch.
- */
 /** One request sent by {@link JsonRpcPeer.send}, until it settles. */
 class DirectRequest implements AbortMember {
   readonly id: number;
@@ -252,6 +242,18 @@ class DirectRequest implements AbortMember {
   }
 }
 
+/**
+ * The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake.
+ * Its dispatch tells a message's kind by running the SDK's schemas again on a message the
+ * transport already checked against them; a plain response (every call's answer) skips that
+ * dispatch. A plain result (not a task's) is handed to its request's handler here, as the
+ * engine's own response handler would, which ran the response schema twice more per answer
+ * (once to look for a task, once to tell a result from an error); an error, a task, an answer
+ * to no pending request (reported by the engine) and a queued request's answer go to the
+ * engine's response handler; anything else through the SDK's dispatch. Requests themselves are
+ * sent by {@link JsonRpcPeer.send}: straight to the transport when the engine's members are
+ * where expected, else through the engine's own `request`.
+ */
 class JsonRpcPeer extends Protocol<Request, Notification, Result> {
   override async connect(transport: Transport): Promise<void> {
     const earlier = transport.onmessage;
@@ -303,9 +305,9 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
    * settles, so `notifications/cancelled` is sent only for a request still waiting for its
    * answer. The outcomes are the engine's: a JSON-RPC error answer rejects with the engine's
    * `McpError`, the deadline with `RequestTimeout` (and `notifications/cancelled`), the
-   * connection closing with `ConnectionClosed`; an abort rejects with the signal's reason itself
-   * (the engine wraps a reason that is not an `McpError` in one; `McpClient` reads the signal, so
-   * both are an `AmbiguousDeliveryError` there).
+   * connection closing with `ConnectionClosed`, an abort with the signal's reason (wrapped in an
+   * `McpError` when it is not one, and `notifications/cancelled` sent), a signal aborted before
+   * the send with its reason as it is.
    */
   send(
     request: { readonly method: string; readonly params: Record<string, unknown> },
