@@ -21,7 +21,7 @@ import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { isPlainCallToolResult, plainToolsCall } from '../src/gateway/plain-tools-call.js';
-import { gatewayClient, resultText } from './helpers.js';
+import { gatewayClient, initializeRequest, resultText } from './helpers.js';
 
 // Issue 41: a plain `tools/call` on a 2025-11-25 stdio connection skips the SDK v2 server's
 // per-message schema checks. Each plain shape is proven against a real SDK v2 server: the SDK
@@ -51,16 +51,7 @@ async function sdkServer() {
     }
     return responses[0];
   };
-  await exchange({
-    jsonrpc: '2.0',
-    id: 'init',
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 'test', version: '1.0.0' },
-    },
-  });
+  await exchange(initializeRequest('init'));
   await client.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   return { state, exchange, close: () => server.close() };
 }

@@ -14,6 +14,7 @@ import { runCli } from '../src/cli/run-cli.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { startServeHttp } from './fixtures/serve-http.js';
 import { stopProcess } from './fixtures/teardown.js';
+import { initializeRequest } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const TOKEN = 'a-test-token-of-32-characters-xx';
@@ -133,18 +134,7 @@ describe('toolfence-mcp serve --http', () => {
         },
       );
       sent.on('error', reject);
-      sent.end(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: {
-            protocolVersion: '2025-11-25',
-            capabilities: {},
-            clientInfo: { name: 'x', version: '1' },
-          },
-        }),
-      );
+      sent.end(JSON.stringify(initializeRequest()));
     });
     expect(status).toBe(403);
   }, 60_000);

@@ -307,3 +307,20 @@ export async function modernStdioCaller(
 /** The text blocks of a raw JSON-RPC result, joined. */
 export const rawText = (reply: RawReply): string =>
   ((reply.result?.content ?? []) as { text?: string }[]).map((block) => block.text ?? '').join('');
+
+/**
+ * A plain 2025-11-25 `initialize` request (no client capabilities), as a client sends it first.
+ * `id` defaults to 1.
+ */
+export function initializeRequest(id: string | number = 1): Record<string, unknown> {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'test', version: '1.0.0' },
+    },
+  };
+}

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopProcess } from './fixtures/teardown.js';
+import { initializeRequest } from './helpers.js';
 import { groupEnds, until } from './support/process-group.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -95,16 +96,7 @@ async function probeLog(log: string): Promise<{ lines: string[]; spawned: number
 }
 
 /** A 2025-11-25 `initialize` request as one stdio line. */
-const INITIALIZE_LINE = `${JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-11-25',
-    capabilities: {},
-    clientInfo: { name: 'test', version: '1.0.0' },
-  },
-})}\n`;
+const INITIALIZE_LINE = `${JSON.stringify(initializeRequest())}\n`;
 describe('toolfence-mcp serve spawns its stdio upstreams first', () => {
   it('spawns the upstreams before it loads its own command, @toolfence/tools, the SDK server, the gateway or the upstream client', async () => {
     const served = await serve('order', {
