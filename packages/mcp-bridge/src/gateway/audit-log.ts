@@ -135,7 +135,8 @@ export interface AuditLogOptions {
   /**
    * `fdatasync` the log after each write and the head after each seal (off the event loop), so a
    * line the call waited for survives a power loss. Default false (the line is written before the
-   * call runs, and survives a crash of the gateway, not of the machine).
+   * call runs, and survives a crash of the gateway, not of the machine; the head is sealed right
+   * after the append resolved, see {@link AuditLog.append}).
    */
   readonly fsync?: boolean;
   /**
