@@ -1030,9 +1030,19 @@ describe('AuditLog seals the head after the append resolves (fsync off)', () => 
   // The head cannot be written (its disk is full) when a batch's seal comes: the lines stay (their
   // appends resolved), nothing half-written is left, and every later append rejects.
   it.each([
-    { name: 'the deferred seal fails', appendAtOnce: false, first: 'failed-before' },
-    { name: 'the seal before the next write fails', appendAtOnce: true, first: 'write-failed' },
-  ])('$name: the log fails, as after a failed write', async ({ appendAtOnce, first }) => {
+    {
+      name: 'the deferred seal fails',
+      appendAtOnce: false,
+      first: 'failed-before',
+      message: /could not be written .*, or not sealed in its head/,
+    },
+    {
+      name: 'the seal before the next write fails',
+      appendAtOnce: true,
+      first: 'write-failed',
+      message: /its head .*audit\.jsonl\.head could not be sealed \(ENOSPC\)/,
+    },
+  ])('$name: the log fails, as after a failed write', async ({ appendAtOnce, first, message }) => {
     const log = new AuditLog(path, 1024 * 1024);
     await log.append(entry(0));
     await nextTurn();
@@ -1044,6 +1054,7 @@ describe('AuditLog seals the head after the append resolves (fsync off)', () => 
     expect(await (next?.pending ?? outcome(log.append(entry(2))))).toMatchObject({
       code: 'AUDIT_WRITE_FAILED',
       details: { reason: first },
+      message: expect.stringMatching(message),
     });
     await expect(log.append(entry(3))).rejects.toMatchObject({
       code: 'AUDIT_WRITE_FAILED',

@@ -497,7 +497,7 @@ interface OpenLog {
   readonly headFile: AuditHeadFile;
   /** Without `fsync`: the head file lags `head` by the last batch written (its seal is deferred). */
   sealDue: boolean;
-  /** A deferred seal is scheduled (one `setImmediate` for every batch written meanwhile). */
+  /** A `setImmediate` for the deferred seal is pending (one at a time). */
   sealScheduled: boolean;
 }
 
@@ -640,9 +640,9 @@ export class AuditLog {
   /**
    * Appends one entry; resolves when its line is written: in the file (checked to be the one
    * opened, with the size this log wrote) and, with `fsync`, synced and sealed in the head.
-   * Without `fsync` the head is sealed right after, off the caller's path: once for every batch
-   * written in the same turn of the event loop (`setImmediate`), and always before the next
-   * batch is written, before a rotation and before {@link AuditLog.close} resolves, so the head
+   * Without `fsync` the head is sealed right after, off the caller's path: in a `setImmediate`
+   * (once the callbacks of the turn have run), or sooner when the next batch is written, a
+   * rotation comes or {@link AuditLog.close} is called, each of which seals first; so the head
    * lags the file by the last batch at most (what `audit verify` accepts as lines written just
    * before a stop). Appends made while a write is in flight are written together in the next
    * one, in the order they were made. Rejects with `AUDIT_WRITE_FAILED` when it cannot be
@@ -787,7 +787,14 @@ export class AuditLog {
   #seal(state: OpenLog): void {
     // Due no more, even when it throws: the log is failed then, and nothing is sealed again.
     state.sealDue = false;
-    state.headFile.seal(state.head);
+    try {
+      state.headFile.seal(state.head);
+    } catch (error) {
+      throw new Error(
+        `its head ${this.headPath} could not be sealed (${(error as { code?: unknown }).code ?? 'error'})`,
+        { cause: error },
+      );
+    }
   }
 
   /**
