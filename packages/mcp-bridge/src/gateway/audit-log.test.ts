@@ -1,6 +1,17 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  truncateSync,
+} from 'node:fs';
 import {
   link,
   mkdir,
@@ -864,4 +875,196 @@ describe('AuditLog on a full disk', () => {
     },
     60_000,
   );
+});
+
+/** Lines the head seals in the current file now, read synchronously (from a resolve callback). */
+const sealedLines = () =>
+  (JSON.parse(readFileSync(`${path}.head`, 'utf8')) as { current: { lines: number } }).current
+    .lines;
+
+/** What an append came to: its rejection, or `written` (never a rejection left unhandled). */
+const outcome = (append: Promise<unknown>) =>
+  append.then(
+    () => 'written',
+    (error: unknown) => error,
+  );
+
+/** Until the callbacks of this turn and the deferred seal (a `setImmediate`) have run. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Points the open descriptor of the head file at /dev/full, where every write fails (ENOSPC), as
+ * a full disk under the head would: the log's next seal fails for real.
+ */
+function headOnFullDevice(): void {
+  const target = realpathSync(`${path}.head`);
+  const name = readdirSync('/proc/self/fd').find((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === target;
+    } catch {
+      return false;
+    }
+  });
+  const fd = Number(name);
+  expect(Number.isInteger(fd)).toBe(true);
+  closeSync(fd);
+  // open() takes the lowest free descriptor: fill the ones below until it is this one again.
+  const held: number[] = [];
+  try {
+    for (let attempt = 0; attempt < 1000; attempt += 1) {
+      const next = openSync('/dev/full', 'r+');
+      if (next === fd) return;
+      held.push(next);
+    }
+    throw new Error('the head descriptor was not taken back');
+  } finally {
+    for (const extra of held) closeSync(extra);
+  }
+}
+
+// Without fsync the head seal is off the caller's path: an append resolves once its line is in
+// the file, and the head is sealed right after (one setImmediate for the batches of a turn), and
+// always before the next batch is written, before a rotation and before close() resolves.
+describe('AuditLog seals the head after the append resolves (fsync off)', () => {
+  it('an append resolves before its seal is written; the seal follows once the turn is over', async () => {
+    const log = new AuditLog(path, 1024 * 1024);
+    await log.append(entry(0));
+    await nextTurn();
+    expect(sealedLines()).toBe(1);
+    const seen = await log
+      .append(entry(1))
+      .then(() => ({ lines: onDisk().length, sealed: sealedLines() }));
+    expect(seen).toEqual({ lines: 2, sealed: 1 });
+    await nextTurn();
+    expect(sealedLines()).toBe(2);
+    await log.close();
+    expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: 2, unsealed: 0 });
+  });
+
+  it('with fsync, an append still resolves only once its line is sealed', async () => {
+    const log = new AuditLog(path, 1024 * 1024, { fsync: true });
+    await log.append(entry(0));
+    const seen = await log.append(entry(1)).then(() => sealedLines());
+    expect(seen).toBe(2);
+    await log.close();
+  });
+
+  // Each next append is made in the callback of the one before (no turn in between, so no
+  // deferred seal runs): the next write seals the batch before it. A copy of the files taken in
+  // each callback is what a crash there would leave; each verifies, the last line unsealed.
+  it.each<{ name: string; maxBytes: number; key?: Uint8Array }>([
+    { name: 'one file', maxBytes: 1024 * 1024 },
+    { name: 'rotating every few lines', maxBytes: 600 },
+    { name: 'rotating, keyed', maxBytes: 600, key: KEY },
+  ])(
+    '$name: the head lags the file by the last batch at most, and a crash there verifies',
+    async ({ maxBytes, key }) => {
+      const options = key === undefined ? {} : { key };
+      const log = new AuditLog(path, maxBytes, options);
+      const snapshots: string[] = [];
+      const snapshot = (n: number) => {
+        const into = join(folder, `crash-${n}`);
+        mkdirSync(into);
+        for (const suffix of ['', '.1', '.head']) {
+          if (existsSync(`${path}${suffix}`)) {
+            copyFileSync(`${path}${suffix}`, join(into, `audit.jsonl${suffix}`));
+          }
+        }
+        snapshots.push(join(into, 'audit.jsonl'));
+      };
+      let chain: Promise<unknown> = log.append(entry(0)).then(() => snapshot(0));
+      for (let n = 1; n < 12; n += 1) {
+        chain = chain.then(() => log.append(entry(n)).then(() => snapshot(n)));
+      }
+      await chain;
+      await log.close();
+      expect(await verifyAuditChain(path, options)).toMatchObject({ ok: true, unsealed: 0 });
+      if (maxBytes < 1024) expect(existsSync(`${path}.1`)).toBe(true);
+      for (const [n, copy] of snapshots.entries()) {
+        const report = await verifyAuditChain(copy, options);
+        expect({ n, report }).toMatchObject({ n, report: { ok: true, unsealed: 1 } });
+      }
+    },
+  );
+
+  it('close() resolves once the last batch is sealed', async () => {
+    const log = new AuditLog(path, 1024 * 1024);
+    await log.append(entry(0));
+    const sealed = await log.append(entry(1)).then(async () => {
+      await log.close();
+      return sealedLines();
+    });
+    expect(sealed).toBe(2);
+    expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: 2, unsealed: 0 });
+  });
+
+  // Someone cuts the line just written, before its deferred seal: the seal still seals what the
+  // log wrote (it never seals less, which would hide the cut), so verify finds the cut, and the
+  // next append finds the file shorter than written and fails the log.
+  it.each([
+    { name: 'the deferred seal runs first', appendAtOnce: false },
+    { name: 'the next append comes first', appendAtOnce: true },
+  ])('a cut between a write and its seal is found: $name', async ({ appendAtOnce }) => {
+    const log = new AuditLog(path, 1024 * 1024);
+    await log.append(entry(0));
+    await log.append(entry(1));
+    const before = readFileSync(path).length;
+    const next = await log.append(entry(2)).then(() => {
+      truncateSync(path, before);
+      // Wrapped: the append is made here, and awaited below.
+      return appendAtOnce ? { pending: outcome(log.append(entry(3))) } : undefined;
+    });
+    await nextTurn();
+    expect(await (next?.pending ?? outcome(log.append(entry(3))))).toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      details: { reason: 'write-failed' },
+    });
+    expect(sealedLines()).toBe(3);
+    await log.close();
+    expect(await verifyAuditChain(path)).toMatchObject({ ok: false, problem: 'cut' });
+    await expect(new AuditLog(path, 1024 * 1024).open()).rejects.toMatchObject({
+      code: 'AUDIT_LOG_BROKEN',
+    });
+  });
+
+  // The head cannot be written (its disk is full) when a batch's seal comes: the lines stay (their
+  // appends resolved), nothing half-written is left, and every later append rejects.
+  it.each([
+    {
+      name: 'the deferred seal fails',
+      appendAtOnce: false,
+      first: 'failed-before',
+      message: /could not be written .*, or not sealed in its head/,
+    },
+    {
+      name: 'the seal before the next write fails',
+      appendAtOnce: true,
+      first: 'write-failed',
+      message: /its head .*audit\.jsonl\.head could not be sealed \(ENOSPC\)/,
+    },
+  ])('$name: the log fails, as after a failed write', async ({ appendAtOnce, first, message }) => {
+    const log = new AuditLog(path, 1024 * 1024);
+    await log.append(entry(0));
+    await nextTurn();
+    const next = await log.append(entry(1)).then(() => {
+      headOnFullDevice();
+      return appendAtOnce ? { pending: outcome(log.append(entry(2))) } : undefined;
+    });
+    await nextTurn();
+    expect(await (next?.pending ?? outcome(log.append(entry(2))))).toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      details: { reason: first },
+      message: expect.stringMatching(message),
+    });
+    await expect(log.append(entry(3))).rejects.toMatchObject({
+      code: 'AUDIT_WRITE_FAILED',
+      details: { reason: 'failed-before' },
+    });
+    await log.close();
+    expect(await tools(path)).toEqual(['s__t0', 's__t1']);
+    expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: 2, unsealed: 1 });
+    // Opened again, the line after the last seal is sealed and the chain goes on.
+    await written(1);
+    expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: 3, unsealed: 0 });
+  });
 });

@@ -135,7 +135,8 @@ export interface AuditLogOptions {
   /**
    * `fdatasync` the log after each write and the head after each seal (off the event loop), so a
    * line the call waited for survives a power loss. Default false (the line is written before the
-   * call runs, and survives a crash of the gateway, not of the machine).
+   * call runs, and survives a crash of the gateway, not of the machine; the head is sealed right
+   * after the append resolved, see {@link AuditLog.append}).
    */
   readonly fsync?: boolean;
   /**
@@ -491,8 +492,13 @@ interface OpenLog {
   dev: number;
   ino: number;
   size: number;
+  /** What the log holds; the head file seals it, or (`sealDue`) will before anything else. */
   head: AuditHead;
   readonly headFile: AuditHeadFile;
+  /** Without `fsync`: the head file lags `head` by the last batch written (its seal is deferred). */
+  sealDue: boolean;
+  /** A `setImmediate` for the deferred seal is pending (one at a time). */
+  sealScheduled: boolean;
 }
 
 /**
@@ -533,7 +539,8 @@ function sameFile(stat: Stats, state: OpenLog): boolean {
 /**
  * An append-only, hash-chained JSON-lines audit log: each line carries the hash of the previous
  * one (HMAC-SHA256 when a key is given), and a head file beside it (`<path>.head`) seals how many
- * lines each file holds and the last hash, rewritten after every write. {@link AuditLog.open}
+ * lines each file holds and the last hash, rewritten after every write (without `fsync`, right
+ * after the write's appends resolved: see {@link AuditLog.append}). {@link AuditLog.open}
  * refuses a log that does not match its head (cut, deleted, changed); a line that cannot be
  * written rejects, and every later append rejects too, until the log is opened again. When the
  * file reaches `maxBytes` it is renamed to `<path>.1` (an older `.1` is replaced) and the new
@@ -607,7 +614,16 @@ export class AuditLog {
       if (stat.size !== currentSize) throw new Error('the log changed while it was read');
       headFile = new AuditHeadFile(this.headPath, this.#key, this.#fsync);
       headFile.write(head);
-      this.#state = { fd, dev: stat.dev, ino: stat.ino, size: stat.size, head, headFile };
+      this.#state = {
+        fd,
+        dev: stat.dev,
+        ino: stat.ino,
+        size: stat.size,
+        head,
+        headFile,
+        sealDue: false,
+        sealScheduled: false,
+      };
       this.#failed = undefined;
     } catch (error) {
       if (fd !== undefined) closeSync(fd);
@@ -622,9 +638,15 @@ export class AuditLog {
   }
 
   /**
-   * Appends one entry; resolves when its line is written (synced with `fsync`) and sealed in the
-   * head. Appends made while a write is in flight are written together in the next one, in the
-   * order they were made. Rejects with `AUDIT_WRITE_FAILED` when it cannot be written.
+   * Appends one entry; resolves when its line is written: in the file (checked to be the one
+   * opened, with the size this log wrote) and, with `fsync`, synced and sealed in the head.
+   * Without `fsync` the head is sealed right after, off the caller's path: in a `setImmediate`
+   * (once the callbacks of the turn have run), or sooner when the next batch is written, a
+   * rotation comes or {@link AuditLog.close} is called, each of which seals first; so the head
+   * lags the file by the last batch at most (what `audit verify` accepts as lines written just
+   * before a stop). Appends made while a write is in flight are written together in the next
+   * one, in the order they were made. Rejects with `AUDIT_WRITE_FAILED` when it cannot be
+   * written, or when an earlier line or seal could not be.
    */
   append(entry: AuditEntry): Promise<AuditLine> {
     return new Promise<AuditLine>((resolve, reject) => {
@@ -646,8 +668,9 @@ export class AuditLog {
             continue;
           }
         }
-        // Without fsync a batch is written and sealed at once (no promise of its own), but the
-        // callbacks of the appends it settled run before the next batch, or close(), goes on.
+        // Without fsync a batch is written at once (no promise of its own; its seal is deferred),
+        // but the callbacks of the appends it settled run before the next batch, or close(), goes
+        // on.
         const syncing = this.#writeBatch(this.#state as OpenLog);
         await syncing;
       }
@@ -670,6 +693,9 @@ export class AuditLog {
     /** Bytes of this batch may be in the log, and the head does not seal them. */
     let unsealed = false;
     try {
+      // The last batch's deferred seal first: the head never lags by more than one batch, and
+      // seals what this log wrote (a cut since then stays a cut: the check below fails on it).
+      if (state.sealDue) this.#seal(state);
       let stat: Stats;
       try {
         stat = statSync(this.path);
@@ -717,10 +743,15 @@ export class AuditLog {
         last: previous,
       });
       if (this.#fsync) return this.#syncBatch(state, batch, lines, head, size);
-      state.headFile.seal(head);
+      // Written: the batch's appends resolve now; its seal follows (see append()).
       unsealed = false;
       state.size = size;
       state.head = head;
+      state.sealDue = true;
+      if (!state.sealScheduled) {
+        state.sealScheduled = true;
+        setImmediate(this.#sealDeferred, state);
+      }
     } catch (error) {
       this.#fail(state, batch, error, unsealed);
       return undefined;
@@ -752,14 +783,49 @@ export class AuditLog {
     settle(batch, lines);
   }
 
+  /** Seals the head the log holds now (the deferred seal of the last batch). Throws on failure. */
+  #seal(state: OpenLog): void {
+    // Due no more, even when it throws: the log is failed then, and nothing is sealed again.
+    state.sealDue = false;
+    try {
+      state.headFile.seal(state.head);
+    } catch (error) {
+      throw new Error(
+        `its head ${this.headPath} could not be sealed (${(error as { code?: unknown }).code ?? 'error'})`,
+        { cause: error },
+      );
+    }
+  }
+
+  /**
+   * The deferred seal, in a `setImmediate` after the batches it seals were written (they were
+   * sealed already when the next batch, a rotation or close() came first). A seal that fails
+   * fails the log: the lines stay (their appends resolved, their calls ran; `audit verify`
+   * accepts them as written after the last seal) and every later append rejects.
+   */
+  readonly #sealDeferred = (state: OpenLog): void => {
+    state.sealScheduled = false;
+    if (this.#state !== state || !state.sealDue) return;
+    try {
+      this.#seal(state);
+    } catch {
+      this.#failLog();
+    }
+  };
+
+  /** No line is written again until the log is opened again. */
+  #failLog(): void {
+    this.#failed = new AuditLogError(
+      `An earlier audit line could not be written to ${this.path}, or not sealed in its head; no line is written (and the gateway runs no call) until the log is opened again: restart the gateway after "toolfence-mcp audit verify --log ${this.path}"`,
+      { code: 'AUDIT_WRITE_FAILED', details: { reason: 'failed-before', path: this.path } },
+    );
+  }
+
   /** A batch failed: cut it from the log again, reject its appends and every later one. */
   #fail(state: OpenLog, batch: Waiting[], error: unknown, unsealed: boolean): void {
     // Cut the batch from the log again, so it ends at the last sealed line and verifies.
     if (unsealed) cutBack(state, this.#fsync);
-    this.#failed = new AuditLogError(
-      `An earlier audit line could not be written to ${this.path}; no line is written (and the gateway runs no call) until the log is opened again: restart the gateway after "toolfence-mcp audit verify --log ${this.path}"`,
-      { code: 'AUDIT_WRITE_FAILED', details: { reason: 'failed-before', path: this.path } },
-    );
+    this.#failLog();
     const failure = new AuditLogError(
       `Cannot write the audit log ${this.path}: ${(error as Error).message ?? 'write failed'}`,
       {
@@ -791,8 +857,10 @@ export class AuditLog {
 
   /**
    * Resolves once every append made before it resolves (in flight when called, or made while it
-   * waits) has settled, written in order or rejected with `AUDIT_WRITE_FAILED`, then closes the
-   * files (a later append opens them again).
+   * waits) has settled, written in order or rejected with `AUDIT_WRITE_FAILED`, and the head
+   * seals every line written, then closes the files (a later append opens them again). A last
+   * seal that fails leaves the lines unsealed (accepted by `audit verify`, sealed by the next
+   * open) and is not thrown: the appends settled already.
    */
   async close(): Promise<void> {
     await this.#opening?.catch(() => undefined);
@@ -802,6 +870,13 @@ export class AuditLog {
     this.#state = undefined;
     this.#opening = undefined;
     if (state === undefined) return;
+    if (state.sealDue) {
+      try {
+        this.#seal(state);
+      } catch {
+        // The lines stay, after the last seal; the next open checks and seals them.
+      }
+    }
     try {
       if (state.fd >= 0) closeSync(state.fd);
     } catch {
