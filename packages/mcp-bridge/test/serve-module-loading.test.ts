@@ -69,6 +69,14 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     'the HTTP client transport (no upstream has a url)',
     /\/mcp-bridge\/dist\/transport\/(streamable-http-transport|sse-parser|retry-after)\.js$/,
   ],
+  [
+    'the network guard of @toolfence/tools and ipaddr.js (no upstream has a url)',
+    /\/tools\/dist\/net\/|\/node_modules\/ipaddr\.js\//,
+  ],
+  [
+    'the web console start (--console was not given)',
+    /\/mcp-bridge\/dist\/cli\/console-start\.js$/,
+  ],
   // jsonc-parser explains a config that is not valid JSON (see 'the controls' below).
   ['jsonc-parser (the config is plain JSON)', /\/node_modules\/jsonc-parser\//],
   [
@@ -248,7 +256,7 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
 
   it.each(
     NOT_LOADED_BY_SERVE.filter(([label]) =>
-      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|jsonc|PostgreSQL|token exchange/.test(
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|web console|jsonc|PostgreSQL|token exchange/.test(
         label,
       ),
     ),
@@ -274,7 +282,7 @@ describe('toolfence-mcp serve answering its first tools/call', () => {
 });
 
 describe('toolfence-mcp serve in front of an HTTP upstream (the control)', () => {
-  it('loads the HTTP client transport with that upstream, connects and lists its tools', async () => {
+  it('loads the HTTP client transport and the network guard with that upstream, connects and lists its tools', async () => {
     const server = spawn(process.execPath, [SERVER, 'http'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
@@ -294,6 +302,7 @@ describe('toolfence-mcp serve in front of an HTTP upstream (the control)', () =>
           url.endsWith('/mcp-bridge/dist/transport/streamable-http-transport.js'),
         ),
       ).toBe(true);
+      expect(loaded.some((url) => url.endsWith('/tools/dist/net/index.js'))).toBe(true);
     } finally {
       await stopProcess(server, 'SIGKILL');
     }

@@ -25,7 +25,7 @@ import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
 import type { PersistentConnectionStore } from '../store/connection-store-from-url.js';
 import { type CliIo, unknownOption } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
-import { type ConsoleTarget, type PreparedConsole, prepareConsole } from './console-start.js';
+import type { ConsoleTarget, PreparedConsole } from './console-start.js';
 import { EXIT_CODES } from './exit-codes.js';
 import type { GatewayHttpOptions } from './gateway-http.js';
 import { approveLoopback, isLoopbackHost } from './loopback.js';
@@ -175,9 +175,10 @@ export async function runServe(
     loaded = prepared === undefined ? await loadConfig(parsed, io) : prepared.loaded;
     // A bad --http value is refused before anything starts.
     if (parsed.http !== undefined) http = await httpOptions(parsed.http, loaded.config, io);
-    // The console's module is loaded only when asked for.
+    // The console's modules are loaded only when asked for.
     if (parsed.console !== undefined) {
       const httpAuth = loaded.config.gateway.httpAuth;
+      const { prepareConsole } = await import('./console-start.js');
       webConsole = await prepareConsole(
         parsed.console,
         http,

@@ -7,7 +7,7 @@ import {
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
 import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools/core';
-import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
+import type { AllowNonPublic } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
 import { printableText } from '../printable-text.js';
@@ -43,6 +43,7 @@ import {
 } from '../transport/errors.js';
 import { copyFixedHeaders, hasControlCharacter } from '../transport/header-rules.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
+import { networkGuard } from '../transport/network-guard.js';
 import {
   positiveInteger,
   positiveNumber,
@@ -714,7 +715,7 @@ export class McpClient {
       refuseUrlParts(options.url as string | URL);
       let url: URL;
       try {
-        url = checkUrl(options.url as string | URL, {
+        url = networkGuard().checkUrl(options.url as string | URL, {
           allowHttpLoopback: true,
           allowedPorts: 'any',
           ...netAllow(options.allowNonPublic),
@@ -1497,7 +1498,7 @@ export class McpClient {
       );
     }
     if (this.#dispatcher === undefined) {
-      this.#dispatcher = createGuardedDispatcher({
+      this.#dispatcher = networkGuard().createGuardedDispatcher({
         ...netAllow(options.allowNonPublic),
         connectTimeoutMs: Math.min(this.#openTimeoutMs, 10_000),
       });
