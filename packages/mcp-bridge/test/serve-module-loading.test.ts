@@ -6,8 +6,9 @@
 // precompiled 2020-12 meta-schema check while that upstream starts (before it answers). ajv's
 // compiler loads on the first call of a tool: a listing checks each input schema against the
 // precompiled meta-schema and compiles none. `@opentelemetry/api` loads with the first tools/call,
-// the HTTP client transport with the first connection to a `url`, oauth4webapi and the OAuth
-// flows when a token is refreshed or a DPoP proof signed. A real `serve` process runs under a
+// the HTTP client transport and the network guard of @toolfence/tools (with ipaddr.js) with the
+// first client of a `url`, oauth4webapi, the OAuth flows and their HTTP client when a token is
+// refreshed or a DPoP proof signed, the console's start with --console. A real `serve` process runs under a
 // module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
 // is asserted. The control rows prove the probe sees each library once it is used.
 import { spawn } from 'node:child_process';
@@ -62,8 +63,8 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     /\/node_modules\/@opentelemetry\/api\//,
   ],
   [
-    'oauth4webapi and the OAuth flows (no upstream uses OAuth)',
-    /\/node_modules\/oauth4webapi\/|\/mcp-bridge\/dist\/oauth\/(dpop|connection-oauth|refresh-token|token-endpoint|authorization-code|discovery)\.js$/,
+    'oauth4webapi, the OAuth flows and their HTTP client (no upstream uses OAuth)',
+    /\/node_modules\/oauth4webapi\/|\/mcp-bridge\/dist\/oauth\/(dpop|connection-oauth|refresh-token|token-endpoint|authorization-code|discovery|http|guard)\.js$/,
   ],
   [
     'the HTTP client transport (no upstream has a url)',
