@@ -8,9 +8,10 @@
 // precompiled meta-schema and compiles none. `@opentelemetry/api` loads with the first tools/call,
 // the HTTP client transport and the network guard of @toolfence/tools (with ipaddr.js) with the
 // first client of a `url`, oauth4webapi, the OAuth flows and their HTTP client when a token is
-// refreshed or a DPoP proof signed, the console's start with --console. A real `serve` process runs under a
-// module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
-// is asserted. The control rows prove the probe sees each library once it is used.
+// refreshed or a DPoP proof signed, the console's start with --console. A real `serve` process
+// runs under a module probe (test/fixtures/module-probe.mjs) that lists every module it has
+// loaded; no timing is asserted. The control rows prove the probe sees each library once it is
+// used.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
