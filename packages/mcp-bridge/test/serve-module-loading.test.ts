@@ -76,6 +76,10 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     /\/tools\/dist\/net\/|\/node_modules\/ipaddr\.js\//,
   ],
   [
+    'the elicitation answer (no upstream asked for input)',
+    /\/mcp-bridge\/dist\/protocol\/elicitation\.js$/,
+  ],
+  [
     'the web console start (--console was not given)',
     /\/mcp-bridge\/dist\/cli\/console-start\.js$/,
   ],
@@ -258,7 +262,7 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
 
   it.each(
     NOT_LOADED_BY_SERVE.filter(([label]) =>
-      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|web console|jsonc|PostgreSQL|token exchange/.test(
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|elicitation|web console|jsonc|PostgreSQL|token exchange/.test(
         label,
       ),
     ),

@@ -12,7 +12,6 @@ import type { Dispatcher } from 'undici';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
 import { printableText } from '../printable-text.js';
 import { linkSignal } from '../protocol/abort-link.js';
-import { answerElicitation } from '../protocol/elicitation.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import type { InputHandlers } from '../protocol/input-requests.js';
 import {
@@ -1471,8 +1470,12 @@ export class McpClient {
       ...(elicitation === undefined
         ? {}
         : {
-            elicitation: (params: Readonly<Record<string, unknown>>) =>
-              answerElicitation(params, elicitation.handler, elicitation.applyDefaults === true),
+            elicitation: async (params: Readonly<Record<string, unknown>>) =>
+              (await loadElicitation()).answerElicitation(
+                params,
+                elicitation.handler,
+                elicitation.applyDefaults === true,
+              ),
           }),
       ...(sampling === undefined
         ? {}
@@ -1562,6 +1565,14 @@ const PROBE_DISPATCHER = {} as Dispatcher;
 let httpTransportModule:
   | Promise<typeof import('../transport/streamable-http-transport.js')>
   | undefined;
+
+let elicitationModule: Promise<typeof import('../protocol/elicitation.js')> | undefined;
+
+/** Loads the elicitation answer once, with the first `elicitation/create` a server sends. */
+function loadElicitation(): Promise<typeof import('../protocol/elicitation.js')> {
+  elicitationModule ??= import('../protocol/elicitation.js');
+  return elicitationModule;
+}
 
 /** Loads the HTTP transport once, for the first client that connects to an HTTP server. */
 function loadHttpTransportModule(): Promise<
