@@ -46,6 +46,7 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     'the inspect command',
     /\/mcp-bridge\/dist\/cli\/(run-inspect|inspect-report|format-report)\.js$/,
   ],
+  ['the pin command', /\/mcp-bridge\/dist\/gateway\/pin-changes\.js$/],
   ['the wrap command', /\/mcp-bridge\/dist\/(cli\/run-wrap|gateway\/client-formats)\.js$/],
   ['the HTTP downstream (--http was not given)', /\/mcp-bridge\/dist\/cli\/gateway-http\.js$/],
   ['the framework adapters of @toolfence/tools', /\/tools\/dist\/adapters\//],
