@@ -5,6 +5,12 @@
 //   initialize   spawn `serve`, connect an SDK 1.x client: the time until `initialize` answered
 //   first list   the time until the first complete `tools/list` (every upstream's tools)
 //   direct       spawn N bench servers, connect N SDK clients in parallel, list each
+//   floor        the same N servers behind one Node process that spawns them at its first line
+//                and only forwards (informational): for one server fixtures/stdio-relay.mjs
+//                relaying bytes untouched; for N a byte relay cannot show N servers as one, so
+//                fixtures/stdio-fan-in.mjs, which sends each line to every server and joins the
+//                `tools/list` answers. What no gateway in a Node process can beat: a Node start
+//                beside the servers' own (on a 2-core machine, sharing its cores with them).
 //
 // Targets (issues 36 and 41): `initialize` under 0.5 s whatever the upstreams do (printed as a
 // ratio to that 0.5 s budget); the complete listing at most 1.1x the parallel direct start. A run
@@ -35,6 +41,8 @@ import {
 const ROUNDS = scaled(7, 1);
 const COUNTS = [1, 2, 8] as const;
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
+const FAN_IN = fileURLToPath(new URL('./fixtures/stdio-fan-in.mjs', import.meta.url));
 /** Issue 41: `serve` answers `initialize` within this, whatever its upstreams do. */
 const INITIALIZE_BUDGET_MS = 500;
 const load = (): string => `load average ${(loadavg()[0] ?? 0).toFixed(1)}`;
@@ -114,6 +122,27 @@ async function direct(count: number): Promise<number> {
   return elapsed;
 }
 
+/** The first complete listing of `count` servers behind one forwarding Node process (the floor). */
+async function viaFloor(count: number): Promise<number> {
+  const began = performance.now();
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args:
+        count === 1
+          ? [RELAY, 'bytes', '--', ...stdioCommand()]
+          : [FAN_IN, String(count), '--', ...stdioCommand()],
+      stderr: 'ignore',
+    }),
+  );
+  const { tools } = await client.listTools();
+  const elapsed = performance.now() - began;
+  await client.close();
+  if (tools.length < count) throw new Error(`the floor listed ${tools.length} of ${count} tools`);
+  return elapsed;
+}
+
 try {
   const rows: string[][] = [];
   for (const count of COUNTS) {
@@ -123,9 +152,11 @@ try {
     const listCpu: number[] = [];
     const upstreamCpu: number[] = [];
     const baseline: number[] = [];
+    const floor: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which side starts first, so neither always meets a warm disk cache.
       if (round % 2 === 0) baseline.push(await direct(count));
+      floor.push(await viaFloor(count));
       const through = await viaGateway(count);
       initialize.push(through.initialize);
       cpu.push(through.cpu);
@@ -151,6 +182,8 @@ try {
       formatMs(median(list)),
       formatMs(median(baseline)),
       ratio.toFixed(2),
+      formatMs(median(floor)),
+      (median(list) / median(floor)).toFixed(2),
       median(initialize) < INITIALIZE_BUDGET_MS ? 'met' : 'NOT MET',
       ratio <= 1.1 ? 'met' : 'NOT MET',
       (loadavg()[0] ?? 0).toFixed(1),
@@ -162,6 +195,13 @@ try {
       target: 1.1,
       detail: `initialize answered after ${formatMs(median(initialize))} ms (target under 500 ms: ${median(initialize) < 500 ? 'met' : 'not met'}); first complete tools/list ${formatMs(median(list))} ms, by which the gateway process had used ${formatMs(median(listCpu))} ms of CPU and its upstreams ${formatMs(median(upstreamCpu))} ms (from /proc: what load does not inflate); the same ${count} server(s) started directly in parallel ${formatMs(median(baseline))} ms (median of ${ROUNDS} fresh starts each), ${load()}`,
     });
+    bench({
+      id: `mcp-bridge.gateway-start-floor-${count}`,
+      label: `toolfence-mcp serve start with ${count} upstream(s): first complete tools/list vs the floor of one forwarding Node process in front of them (informational)`,
+      ratio: median(list) / median(floor),
+      target: null,
+      detail: `first complete tools/list through serve ${formatMs(median(list))} ms; through one Node process that spawns the ${count} server(s) at its first line and only forwards (${count === 1 ? 'bytes untouched, fixtures/stdio-relay.mjs' : 'each line to every server, the tools/list answers joined, fixtures/stdio-fan-in.mjs'}) ${formatMs(median(floor))} ms, which is ${(median(floor) / median(baseline)).toFixed(2)}x the direct parallel start ${formatMs(median(baseline))} ms (median of ${ROUNDS} fresh starts each): no gateway in a Node process can reach below that floor, ${load()}`,
+    });
   }
   printTable(
     `toolfence-mcp serve start (median of ${ROUNDS} fresh starts)`,
@@ -171,6 +211,8 @@ try {
       'first full tools/list ms',
       'direct parallel ms',
       'x direct',
+      'floor ms',
+      'x floor',
       'initialize < 500 ms',
       'x direct <= 1.1',
       'load (1 min)',

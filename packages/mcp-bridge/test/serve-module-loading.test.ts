@@ -6,10 +6,12 @@
 // precompiled 2020-12 meta-schema check while that upstream starts (before it answers). ajv's
 // compiler loads on the first call of a tool: a listing checks each input schema against the
 // precompiled meta-schema and compiles none. `@opentelemetry/api` loads with the first tools/call,
-// the HTTP client transport with the first connection to a `url`, oauth4webapi and the OAuth
-// flows when a token is refreshed or a DPoP proof signed. A real `serve` process runs under a
-// module probe (test/fixtures/module-probe.mjs) that lists every module it has loaded; no timing
-// is asserted. The control rows prove the probe sees each library once it is used.
+// the HTTP client transport and the network guard of @toolfence/tools (with ipaddr.js) with the
+// first client of a `url`, oauth4webapi, the OAuth flows and their HTTP client when a token is
+// refreshed or a DPoP proof signed, the console's start with --console. A real `serve` process
+// runs under a module probe (test/fixtures/module-probe.mjs) that lists every module it has
+// loaded; no timing is asserted. The control rows prove the probe sees each library once it is
+// used.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -44,6 +46,7 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     'the inspect command',
     /\/mcp-bridge\/dist\/cli\/(run-inspect|inspect-report|format-report)\.js$/,
   ],
+  ['the pin command', /\/mcp-bridge\/dist\/gateway\/pin-changes\.js$/],
   ['the wrap command', /\/mcp-bridge\/dist\/(cli\/run-wrap|gateway\/client-formats)\.js$/],
   ['the HTTP downstream (--http was not given)', /\/mcp-bridge\/dist\/cli\/gateway-http\.js$/],
   ['the framework adapters of @toolfence/tools', /\/tools\/dist\/adapters\//],
@@ -62,12 +65,24 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     /\/node_modules\/@opentelemetry\/api\//,
   ],
   [
-    'oauth4webapi and the OAuth flows (no upstream uses OAuth)',
-    /\/node_modules\/oauth4webapi\/|\/mcp-bridge\/dist\/oauth\/(dpop|connection-oauth|refresh-token|token-endpoint|authorization-code|discovery)\.js$/,
+    'oauth4webapi, the OAuth flows and their HTTP client (no upstream uses OAuth)',
+    /\/node_modules\/oauth4webapi\/|\/mcp-bridge\/dist\/oauth\/(dpop|connection-oauth|refresh-token|token-endpoint|authorization-code|discovery|http|guard)\.js$/,
   ],
   [
     'the HTTP client transport (no upstream has a url)',
     /\/mcp-bridge\/dist\/transport\/(streamable-http-transport|sse-parser|retry-after)\.js$/,
+  ],
+  [
+    'the network guard of @toolfence/tools and ipaddr.js (no upstream has a url)',
+    /\/tools\/dist\/net\/|\/node_modules\/ipaddr\.js\//,
+  ],
+  [
+    'the elicitation answer (no upstream asked for input)',
+    /\/mcp-bridge\/dist\/protocol\/elicitation\.js$/,
+  ],
+  [
+    'the web console start (--console was not given)',
+    /\/mcp-bridge\/dist\/cli\/console-start\.js$/,
   ],
   // jsonc-parser explains a config that is not valid JSON (see 'the controls' below).
   ['jsonc-parser (the config is plain JSON)', /\/node_modules\/jsonc-parser\//],
@@ -248,7 +263,7 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
 
   it.each(
     NOT_LOADED_BY_SERVE.filter(([label]) =>
-      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|jsonc|PostgreSQL|token exchange/.test(
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|elicitation|web console|jsonc|PostgreSQL|token exchange/.test(
         label,
       ),
     ),
@@ -274,7 +289,7 @@ describe('toolfence-mcp serve answering its first tools/call', () => {
 });
 
 describe('toolfence-mcp serve in front of an HTTP upstream (the control)', () => {
-  it('loads the HTTP client transport with that upstream, connects and lists its tools', async () => {
+  it('loads the HTTP client transport and the network guard with that upstream, connects and lists its tools', async () => {
     const server = spawn(process.execPath, [SERVER, 'http'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
@@ -294,6 +309,7 @@ describe('toolfence-mcp serve in front of an HTTP upstream (the control)', () =>
           url.endsWith('/mcp-bridge/dist/transport/streamable-http-transport.js'),
         ),
       ).toBe(true);
+      expect(loaded.some((url) => url.endsWith('/tools/dist/net/index.js'))).toBe(true);
     } finally {
       await stopProcess(server, 'SIGKILL');
     }

@@ -13,7 +13,7 @@ import {
 } from '../gateway/gateway-config.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import { openApprovalStore } from '../gateway/open-approval-store.js';
-import { acceptPinToken, pinChanges, splitPinToken } from '../gateway/pin-changes.js';
+import type { splitPinToken as splitToken } from '../gateway/pin-changes.js';
 import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import {
   defaultInspectPolicy,
@@ -25,7 +25,7 @@ import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
 import type { PersistentConnectionStore } from '../store/connection-store-from-url.js';
 import { type CliIo, unknownOption } from './cli-io.js';
 import { watchConfigFile } from './config-watch.js';
-import { type ConsoleTarget, type PreparedConsole, prepareConsole } from './console-start.js';
+import type { ConsoleTarget, PreparedConsole } from './console-start.js';
 import { EXIT_CODES } from './exit-codes.js';
 import type { GatewayHttpOptions } from './gateway-http.js';
 import { approveLoopback, isLoopbackHost } from './loopback.js';
@@ -175,9 +175,10 @@ export async function runServe(
     loaded = prepared === undefined ? await loadConfig(parsed, io) : prepared.loaded;
     // A bad --http value is refused before anything starts.
     if (parsed.http !== undefined) http = await httpOptions(parsed.http, loaded.config, io);
-    // The console's module is loaded only when asked for.
+    // The console's modules are loaded only when asked for.
     if (parsed.console !== undefined) {
       const httpAuth = loaded.config.gateway.httpAuth;
+      const { prepareConsole } = await import('./console-start.js');
       webConsole = await prepareConsole(
         parsed.console,
         http,
@@ -546,6 +547,8 @@ async function pinCommand(
   io: CliIo,
 ): Promise<number> {
   {
+    // The pin command's module: serve does not load it.
+    const { acceptPinToken, pinChanges, splitPinToken } = await import('../gateway/pin-changes.js');
     const namespaceOf = new Map(
       Object.entries(loaded.config.mcpServers).map(([name, server]) => [
         name,
@@ -568,7 +571,7 @@ async function pinCommand(
       return EXIT_CODES.ok;
     }
     for (const token of parsed.accept) {
-      const { name, digest } = acceptToken(token);
+      const { name, digest } = acceptToken(token, splitPinToken);
       await acceptPinToken(pins, namespaceOf, name, digest);
       io.out(`Accepted ${name}; restart the gateway (or reload) to offer it.\n`);
     }
@@ -581,7 +584,10 @@ async function pinCommand(
  * Splits `SERVER__TOOL@sha256:<hex>` (the token `pin --show` prints). A bare name is refused: it
  * would accept whatever definition is pending when the command runs, not the one reviewed.
  */
-function acceptToken(token: string): { readonly name: string; readonly digest: string } {
+function acceptToken(
+  token: string,
+  splitPinToken: typeof splitToken,
+): { readonly name: string; readonly digest: string } {
   const split = splitPinToken(token);
   if (split === undefined) {
     throw usage(

@@ -7,12 +7,11 @@ import {
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
 import { checkOptionKeys, renamedOptionMessage } from '@toolfence/tools/core';
-import { type AllowNonPublic, checkUrl, createGuardedDispatcher } from '@toolfence/tools/net';
+import type { AllowNonPublic } from '@toolfence/tools/net';
 import type { Dispatcher } from 'undici';
 import { type OAuthConnectionOptions, OAuthTokenProvider } from '../oauth/token-provider.js';
 import { printableText } from '../printable-text.js';
 import { linkSignal } from '../protocol/abort-link.js';
-import { answerElicitation } from '../protocol/elicitation.js';
 import { InputRequestError } from '../protocol/input-request-error.js';
 import type { InputHandlers } from '../protocol/input-requests.js';
 import {
@@ -43,6 +42,7 @@ import {
 } from '../transport/errors.js';
 import { copyFixedHeaders, hasControlCharacter } from '../transport/header-rules.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
+import { networkGuard } from '../transport/network-guard.js';
 import {
   positiveInteger,
   positiveNumber,
@@ -714,7 +714,7 @@ export class McpClient {
       refuseUrlParts(options.url as string | URL);
       let url: URL;
       try {
-        url = checkUrl(options.url as string | URL, {
+        url = networkGuard().checkUrl(options.url as string | URL, {
           allowHttpLoopback: true,
           allowedPorts: 'any',
           ...netAllow(options.allowNonPublic),
@@ -1470,8 +1470,12 @@ export class McpClient {
       ...(elicitation === undefined
         ? {}
         : {
-            elicitation: (params: Readonly<Record<string, unknown>>) =>
-              answerElicitation(params, elicitation.handler, elicitation.applyDefaults === true),
+            elicitation: async (params: Readonly<Record<string, unknown>>) =>
+              (await loadElicitation()).answerElicitation(
+                params,
+                elicitation.handler,
+                elicitation.applyDefaults === true,
+              ),
           }),
       ...(sampling === undefined
         ? {}
@@ -1497,7 +1501,7 @@ export class McpClient {
       );
     }
     if (this.#dispatcher === undefined) {
-      this.#dispatcher = createGuardedDispatcher({
+      this.#dispatcher = networkGuard().createGuardedDispatcher({
         ...netAllow(options.allowNonPublic),
         connectTimeoutMs: Math.min(this.#openTimeoutMs, 10_000),
       });
@@ -1561,6 +1565,14 @@ const PROBE_DISPATCHER = {} as Dispatcher;
 let httpTransportModule:
   | Promise<typeof import('../transport/streamable-http-transport.js')>
   | undefined;
+
+let elicitationModule: Promise<typeof import('../protocol/elicitation.js')> | undefined;
+
+/** Loads the elicitation answer once, with the first `elicitation/create` a server sends. */
+function loadElicitation(): Promise<typeof import('../protocol/elicitation.js')> {
+  elicitationModule ??= import('../protocol/elicitation.js');
+  return elicitationModule;
+}
 
 /** Loads the HTTP transport once, for the first client that connects to an HTTP server. */
 function loadHttpTransportModule(): Promise<

@@ -1,9 +1,8 @@
-import {
-  checkUrl,
+import type {
   createGuardedDispatcher,
-  guardedFetch,
-  type AllowNonPublic as NetAllowNonPublic,
+  AllowNonPublic as NetAllowNonPublic,
 } from '@toolfence/tools/net';
+import { networkGuard } from '../transport/network-guard.js';
 
 /** A `fetch`-shaped function (the WHATWG signature oauth4webapi and undici use). */
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -52,7 +51,7 @@ function dispatcherFor(
   }
   let dispatcher = pools.get(connectTimeoutMs);
   if (dispatcher === undefined) {
-    dispatcher = createGuardedDispatcher({
+    dispatcher = networkGuard().createGuardedDispatcher({
       ...(allowNonPublic === undefined ? {} : { allowNonPublic }),
       connectTimeoutMs,
     });
@@ -78,6 +77,7 @@ export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunct
     maxResponseBytes: options.maxResponseBytes,
     timeoutMs: connectTimeoutMs + Math.ceil(options.readTimeoutMs),
   };
+  const { guardedFetch } = networkGuard();
   return (input, init) =>
     guardedFetch(input, { ...(init as object), redirect: 'manual', guard }) as Promise<Response>;
 }
@@ -85,7 +85,7 @@ export function guardedOAuthFetch(options: GuardedOAuthFetchOptions): FetchFunct
 /** Applies the guard's URL rules (scheme, userinfo, port, canonical host, IP literals). */
 export function checkOAuthUrl(url: string, allow: AllowNonPublic): URL {
   const allowNonPublic = netAllowNonPublic(allow);
-  return checkUrl(url, {
+  return networkGuard().checkUrl(url, {
     ...(allowNonPublic === undefined ? {} : { allowNonPublic }),
     allowHttpLoopback: allowNonPublic !== undefined,
     allowedPorts: 'any',

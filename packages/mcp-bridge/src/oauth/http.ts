@@ -1,9 +1,10 @@
-import { renamedOptionMessage } from '@toolfence/tools/core';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { OAuthConfigurationError, OAuthTransportError } from './errors.js';
 import { type AllowNonPublic, type FetchFunction, guardedOAuthFetch } from './guard.js';
+import { refuseRenamedOAuthOptions } from './refuse-renamed-oauth-options.js';
 
 export type { AllowNonPublic, FetchFunction };
+export { refuseRenamedOAuthOptions };
 
 /** Network options shared by every OAuth function. */
 export interface OAuthNetworkOptions {
@@ -41,34 +42,6 @@ export const DEFAULT_OAUTH_CONNECT_TIMEOUT_SECONDS = 15;
 export const DEFAULT_OAUTH_READ_TIMEOUT_SECONDS = 30;
 /** @deprecated In seconds; use {@link DEFAULT_OAUTH_READ_TIMEOUT_MS}. Removed in the next minor. */
 export const DEFAULT_OAUTH_TIMEOUT_SECONDS = 30;
-
-/**
- * OAuth options that counted seconds (now milliseconds, named `…Ms`): given under the old name,
- * an option is refused with a message that names the new one.
- */
-const RENAMED_OAUTH_OPTIONS: Readonly<Record<string, string>> = Object.freeze({
-  connectTimeoutSeconds: 'connectTimeoutMs',
-  readTimeoutSeconds: 'readTimeoutMs',
-  timeoutSeconds: 'readTimeoutMs',
-  refreshSkewSeconds: 'refreshSkewMs',
-  authorizationWindowSeconds: 'authorizationWindowMs',
-  pendingAuthorizationSeconds: 'pendingAuthorizationMs',
-});
-
-/**
- * Refuses an OAuth option under its old seconds name with {@link OAuthConfigurationError}
- * (`details.option` the old name), naming the new `…Ms` key.
- */
-export function refuseRenamedOAuthOptions(options: unknown): void {
-  if (typeof options !== 'object' || options === null) return;
-  for (const [key, renamedTo] of Object.entries(RENAMED_OAUTH_OPTIONS)) {
-    if (Object.hasOwn(options, key)) {
-      throw new OAuthConfigurationError(renamedOptionMessage('OAuth', key, renamedTo), {
-        details: { option: key },
-      });
-    }
-  }
-}
 
 /** Resolved network settings. */
 export interface OAuthHttp {

@@ -18,7 +18,8 @@ import {
   OAuthDpopError,
   OAuthStepUpLimitError,
 } from './errors.js';
-import { type OAuthNetworkOptions, refuseRenamedOAuthOptions } from './http.js';
+import type { OAuthNetworkOptions } from './http.js';
+import { refuseRenamedOAuthOptions } from './refuse-renamed-oauth-options.js';
 
 /** Options of {@link OAuthTokenProvider} (and McpClient's `oauth` option). */
 export interface OAuthConnectionOptions extends OAuthNetworkOptions {
