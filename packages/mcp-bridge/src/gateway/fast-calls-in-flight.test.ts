@@ -36,6 +36,18 @@ describe('FastCallsInFlight', () => {
     expect(calls.size).toBe(0);
   });
 
+  it('add keeps a call in flight (cancellable) until it is forgotten, starting nothing', () => {
+    const calls = new FastCallsInFlight();
+    const call = entry();
+    calls.add(3, call);
+    expect(calls.get(3)).toBe(call);
+    calls.cancel(cancellation({ requestId: 3, reason: 'user stopped it' }));
+    expect(call.controller.signal.reason).toBe('user stopped it');
+    expect(calls.forget(3, entry())).toBe(false);
+    expect(calls.forget(3, call)).toBe(true);
+    expect(calls.size).toBe(0);
+  });
+
   it('by default keeps a settled call until it is forgotten', async () => {
     const calls = new FastCallsInFlight();
     const call = entry();

@@ -64,6 +64,14 @@ export class FastCallsInFlight<Call extends FastCallInFlight = FastCallInFlight>
   }
 
   /**
+   * Adds `call` under `id` without starting anything: the caller runs it and {@link forget}s it
+   * once it settles (the stdio front, which needs no promise around its handler's own).
+   */
+  add(id: PlainId, call: Call): void {
+    this.#calls.set(id, call);
+  }
+
+  /**
    * Adds `call` under `id` and starts it: `start` gets its abort signal. With `forgetOnSettle`
    * the call is forgotten once the promise settles, before the caller sees the outcome.
    */
