@@ -1,4 +1,5 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import { ownedAbort } from '../protocol/abort-link.js';
 import { type FastCallInFlight, FastCallsInFlight } from './fast-calls-in-flight.js';
 import {
   isPlainCallToolResult,
@@ -125,7 +126,9 @@ export class FastCallTransport implements Transport {
   }
 
   async #serve(call: PlainToolsCall): Promise<void> {
-    const controller = new AbortController();
+    // Aborted only by the call's cancellation or the connection closing (through #running): the
+    // upstream request joins it without an `abort` listener of its own (abort-link.ts).
+    const controller = ownedAbort();
     const signal = controller.signal;
     const entry: FastCallInFlight = { controller };
     // In flight until the handler settles: forgotten before the outcome is looked at.

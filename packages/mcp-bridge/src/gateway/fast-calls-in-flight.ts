@@ -4,9 +4,15 @@ import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
 import type { PlainId } from './plain-tools-call.js';
 
-/** What {@link FastCallsInFlight} keeps of one call: at least how it is aborted. */
+/**
+ * What {@link FastCallsInFlight} keeps of one call: at least how it is aborted (an
+ * AbortController, or an `OwnedAbort` of abort-link.ts, which aborts it the same way).
+ */
 export interface FastCallInFlight {
-  readonly controller: AbortController;
+  readonly controller: {
+    readonly signal: AbortSignal;
+    abort(reason?: unknown): void;
+  };
 }
 
 /** Options of {@link FastCallsInFlight}. */
