@@ -1747,16 +1747,15 @@ export class McpGateway {
     let span = NO_SPAN;
     if (this.#tracer.enabled) {
       const version = downstream.server.getNegotiatedProtocolVersion();
-      span = this.#tracer.serverCall(name, request._meta, {
-        ...(version === undefined ? {} : { 'mcp.protocol.version': version }),
-        ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
-        ...(principal === undefined
-          ? {}
-          : {
-              'enduser.id': principal.subject,
-              'toolfence.principal.issuer': principal.issuer,
-            }),
-      });
+      // Assigned in order, without a spread per optional attribute.
+      const attributes: Record<string, string> = {};
+      if (version !== undefined) attributes['mcp.protocol.version'] = version;
+      if (offered !== undefined) attributes['toolfence.upstream'] = offered.server;
+      if (principal !== undefined) {
+        attributes['enduser.id'] = principal.subject;
+        attributes['toolfence.principal.issuer'] = principal.issuer;
+      }
+      span = this.#tracer.serverCall(name, request._meta, attributes);
       call.span = span;
     }
     try {
