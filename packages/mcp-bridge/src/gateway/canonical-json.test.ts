@@ -81,6 +81,34 @@ describe('canonicalJson', () => {
     expect(canonicalJson(value)).toBe(reference(value));
   });
 
+  // Keys are sorted by insertion up to 32 of them and by `sort` beyond: every size on both sides
+  // of that line, in many orders (a fixed pseudo-random shuffle), with keys that compare by code
+  // unit apart from by locale or by number (capitals, accents, astral characters, digits).
+  it('sorts any order of up to 40 keys exactly as the plain definition does', () => {
+    const pool = ['a', 'B', 'b', 'é', 'e', 'E', '\u{1F600}', '\uFFFF', '10', '9', '01', '', 'aa'];
+    let seed = 7;
+    const next = (bound: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % bound;
+    };
+    for (let size = 0; size <= 40; size += 1) {
+      const keys = Array.from(
+        { length: size },
+        (_, index) => `${pool[index % pool.length]}${index}`,
+      );
+      for (let round = 0; round < 20; round += 1) {
+        for (let index = keys.length - 1; index > 0; index -= 1) {
+          const other = next(index + 1);
+          [keys[index], keys[other]] = [keys[other] as string, keys[index] as string];
+        }
+        const value = Object.fromEntries(
+          keys.map((key, index) => [key, index % 3 ? index : { key }]),
+        );
+        expect(canonicalJson(value)).toBe(reference(value));
+      }
+    }
+  });
+
   it('digests with one-shot SHA-256 exactly as a hash object does', () => {
     for (const text of ['', 'a', '{"a":1}', 'é\u{1F600}', 'x'.repeat(100_000)]) {
       expect(sha256Hex(text)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));

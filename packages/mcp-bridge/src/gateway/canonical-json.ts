@@ -9,6 +9,32 @@ function quoted(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
+/** Key lists at most this long are sorted by insertion (in place, nothing allocated). */
+const INSERTION_SORT_MAX = 32;
+
+/**
+ * Sorts `keys` in place into `Array.prototype.sort`'s order (UTF-16 code units; an object's keys
+ * are distinct strings, so `>` decides every pair), knowing the first `sorted` are in order. A
+ * short list (an object's usual few keys) is sorted by insertion, which allocates nothing; `sort`
+ * copies the list into a work array first.
+ */
+function sortFrom(keys: string[], sorted: number): void {
+  const length = keys.length;
+  if (length > INSERTION_SORT_MAX) {
+    keys.sort();
+    return;
+  }
+  for (let index = sorted; index < length; index += 1) {
+    const key = keys[index] as string;
+    let at = index - 1;
+    while (at >= 0 && (keys[at] as string) > key) {
+      keys[at + 1] = keys[at] as string;
+      at -= 1;
+    }
+    keys[at + 1] = key;
+  }
+}
+
 /**
  * JSON with object keys sorted and `undefined` members left out; the basis of every digest.
  *
@@ -42,7 +68,7 @@ export function canonicalJson(value: unknown): string {
   const keys = Object.keys(record);
   for (let index = 1; index < keys.length; index += 1) {
     if ((keys[index - 1] as string) > (keys[index] as string)) {
-      keys.sort();
+      sortFrom(keys, index);
       break;
     }
   }

@@ -1,5 +1,6 @@
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
-import { FastCallsInFlight } from './fast-calls-in-flight.js';
+import { ownedAbort } from '../protocol/abort-link.js';
+import { type FastCallInFlight, FastCallsInFlight } from './fast-calls-in-flight.js';
 import {
   isPlainCallToolResult,
   type PlainToolsCall,
@@ -60,7 +61,7 @@ export class FastCallTransport implements Transport {
   readonly #inner: Transport;
   readonly #handler: FastCallHandler;
   /** The plain calls in flight here, by id (forgotten as each settles). */
-  readonly #running = new FastCallsInFlight({ forgetOnSettle: true });
+  readonly #running = new FastCallsInFlight();
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: Transport['onmessage'];
@@ -125,20 +126,26 @@ export class FastCallTransport implements Transport {
   }
 
   async #serve(call: PlainToolsCall): Promise<void> {
-    const controller = new AbortController();
-    let outcome: FastCallOutcome;
+    // Aborted only by the call's cancellation or the connection closing (through #running): the
+    // upstream request joins it without an `abort` listener of its own (abort-link.ts).
+    const controller = ownedAbort();
+    const signal = controller.signal;
+    const entry: FastCallInFlight = { controller };
+    // In flight until the handler settles: forgotten before the outcome is looked at.
+    this.#running.add(call.id, entry);
+    let value: unknown;
+    let outcome: FastCallOutcome | undefined;
     try {
-      const value = await this.#running.run(call.id, { controller }, (signal) =>
-        this.#handler.call(call, signal),
-      );
-      outcome = { ok: true, value };
+      value = await this.#handler.call(call, signal);
     } catch (error) {
       outcome = { ok: false, error };
+    } finally {
+      this.#running.forget(call.id, entry);
     }
     // The SDK answers no request that was cancelled (or whose connection closed).
-    if (controller.signal.aborted) return;
-    if (outcome.ok && isPlainCallToolResult(outcome.value)) {
-      const plain = outcome.value as Record<string, unknown>;
+    if (signal.aborted) return;
+    if (outcome === undefined && isPlainCallToolResult(value)) {
+      const plain = value as Record<string, unknown>;
       const result =
         call.meta === undefined ? plain : (this.#handler.modernResult?.(plain) ?? plain);
       const response = { result, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
@@ -147,6 +154,6 @@ export class FastCallTransport implements Transport {
       });
       return;
     }
-    this.onmessage?.(this.#handler.replay(call, outcome));
+    this.onmessage?.(this.#handler.replay(call, outcome ?? { ok: true, value }));
   }
 }

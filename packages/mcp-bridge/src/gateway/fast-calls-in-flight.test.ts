@@ -1,6 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { GatewayConfigError } from './errors.js';
 import { type FastCallInFlight, FastCallsInFlight } from './fast-calls-in-flight.js';
 
 function entry(): FastCallInFlight {
@@ -12,27 +11,15 @@ function cancellation(params: unknown, extra: Record<string, unknown> = {}): JSO
 }
 
 describe('FastCallsInFlight', () => {
-  it('with forgetOnSettle forgets a call once it resolves, before the caller sees its value', async () => {
-    const calls = new FastCallsInFlight({ forgetOnSettle: true });
-    let finish: (value: string) => void = () => {};
-    const running = calls.run(
-      7,
-      entry(),
-      () => new Promise<string>((resolve) => (finish = resolve)),
-    );
-    expect(calls.has(7)).toBe(true);
-    finish('done');
-    const value = await running;
-    expect(value).toBe('done');
-    expect(calls.has(7)).toBe(false);
-  });
-
-  it('with forgetOnSettle forgets a call that throws, and passes the error on', async () => {
-    const calls = new FastCallsInFlight({ forgetOnSettle: true });
-    const running = calls.run('a', entry(), async () => {
-      throw new Error('tool failed');
-    });
-    await expect(running).rejects.toThrow('tool failed');
+  it('add keeps a call in flight (cancellable) until it is forgotten, starting nothing', () => {
+    const calls = new FastCallsInFlight();
+    const call = entry();
+    calls.add(3, call);
+    expect(calls.get(3)).toBe(call);
+    calls.cancel(cancellation({ requestId: 3, reason: 'user stopped it' }));
+    expect(call.controller.signal.reason).toBe('user stopped it');
+    expect(calls.forget(3, entry())).toBe(false);
+    expect(calls.forget(3, call)).toBe(true);
     expect(calls.size).toBe(0);
   });
 
@@ -111,19 +98,5 @@ describe('FastCallsInFlight', () => {
     ]);
     expect(first.controller.signal.reason).toBe(reason);
     expect(calls.size).toBe(0);
-  });
-
-  it.each([
-    [
-      'an unknown key',
-      { forgetOnSettel: true },
-      /Unknown FastCallsInFlight option "forgetOnSettel"/,
-    ],
-    ['null', null, /FastCallsInFlight options must be an object/],
-    ['a forgetOnSettle that is not a boolean', { forgetOnSettle: 'yes' }, /must be a boolean/],
-  ])('refuses options with %s', (_name, options, message) => {
-    const make = () => new FastCallsInFlight(options as never);
-    expect(make).toThrow(GatewayConfigError);
-    expect(make).toThrow(message);
   });
 });

@@ -1,52 +1,27 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { checkOptionKeys } from '@toolfence/tools/core';
 import { isRecord } from '../is-record.js';
-import { GatewayConfigError } from './errors.js';
 import type { PlainId } from './plain-tools-call.js';
 
-/** What {@link FastCallsInFlight} keeps of one call: at least how it is aborted. */
+/**
+ * What {@link FastCallsInFlight} keeps of one call: at least how it is aborted (an
+ * AbortController, or an `OwnedAbort` of abort-link.ts, which aborts it the same way).
+ */
 export interface FastCallInFlight {
-  readonly controller: AbortController;
+  readonly controller: {
+    readonly signal: AbortSignal;
+    abort(reason?: unknown): void;
+  };
 }
-
-/** Options of {@link FastCallsInFlight}. */
-export interface FastCallsInFlightOptions {
-  /**
-   * `true`: a call is forgotten as soon as its handler settles (the stdio front, which answers
-   * at once). Default `false`: it stays in flight until {@link FastCallsInFlight.forget} (the
-   * HTTP front, whose call is in flight until its answer is written).
-   */
-  readonly forgetOnSettle?: boolean;
-}
-
-const OPTION_KEYS: readonly string[] = Object.freeze(['forgetOnSettle']);
 
 /**
  * The plain `tools/call` requests one gateway front (stdio or HTTP) serves itself, by id: the
- * bookkeeping both fronts share. A call is added when it starts ({@link run}); a well-formed
+ * bookkeeping both fronts share. A call is added when it starts ({@link add}, {@link run}) and
+ * stays until it is forgotten ({@link forget}); a well-formed
  * `notifications/cancelled` naming it aborts it ({@link cancel}); the connection closing aborts
  * every one ({@link abortAll}).
  */
 export class FastCallsInFlight<Call extends FastCallInFlight = FastCallInFlight> {
   readonly #calls = new Map<PlainId, Call>();
-  readonly #forgetOnSettle: boolean;
-
-  /** @throws {GatewayConfigError} for options that are not an object or have an unknown key. */
-  constructor(options: FastCallsInFlightOptions = {}) {
-    checkOptionKeys(
-      options,
-      OPTION_KEYS,
-      'FastCallsInFlight',
-      (message, option) => new GatewayConfigError(message, { details: { option } }),
-    );
-    const forgetOnSettle: unknown = options.forgetOnSettle ?? false;
-    if (typeof forgetOnSettle !== 'boolean') {
-      throw new GatewayConfigError('FastCallsInFlight option "forgetOnSettle" must be a boolean', {
-        details: { option: 'forgetOnSettle' },
-      });
-    }
-    this.#forgetOnSettle = forgetOnSettle;
-  }
 
   /** Calls in flight now. */
   get size(): number {
@@ -64,25 +39,20 @@ export class FastCallsInFlight<Call extends FastCallInFlight = FastCallInFlight>
   }
 
   /**
-   * Adds `call` under `id` and starts it: `start` gets its abort signal. With `forgetOnSettle`
-   * the call is forgotten once the promise settles, before the caller sees the outcome.
+   * Adds `call` under `id` without starting anything: the caller runs it and {@link forget}s it
+   * once it settles (the stdio front, which needs no promise around its handler's own).
+   */
+  add(id: PlainId, call: Call): void {
+    this.#calls.set(id, call);
+  }
+
+  /**
+   * Adds `call` under `id` and starts it: `start` gets its abort signal. The call stays in flight
+   * until it is {@link forget}ten (the HTTP front: until its answer is written).
    */
   run<T>(id: PlainId, call: Call, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
     this.#calls.set(id, call);
-    if (!this.#forgetOnSettle) return start(call.controller.signal);
-    return this.#runToSettle(id, call, start);
-  }
-
-  async #runToSettle<T>(
-    id: PlainId,
-    call: Call,
-    start: (signal: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await start(call.controller.signal);
-    } finally {
-      this.forget(id, call);
-    }
+    return start(call.controller.signal);
   }
 
   /** Forgets `call` when it is still the one in flight under `id`; true when it was. */

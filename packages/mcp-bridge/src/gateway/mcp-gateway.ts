@@ -1315,9 +1315,13 @@ export class McpGateway {
           return pinChangedResult(tool.spec.name);
         }
         // With `credentials`: the caller's exchanged token first (no token, no call).
+        if (upstream.exchange === undefined) {
+          // No line on disk, no call: the `started` line is written before the request may leave.
+          await this.#auditStarted(context);
+          return await this.#invokeTraced(tool, upstream, args, context, state?.span);
+        }
         const routed = await this.#callerRoute(upstream, state);
         try {
-          // No line on disk, no call: the `started` line is written before the request may leave.
           await this.#auditStarted(context);
           const run = () => this.#invokeTraced(tool, upstream, args, context, state?.span);
           return routed === undefined ? await run() : await this.#route.run(routed.route, run);
@@ -1334,14 +1338,25 @@ export class McpGateway {
     });
   }
 
-  async #invokeTraced(
+  #invokeTraced(
     tool: BridgedTool,
     upstream: Upstream,
     args: JsonObject,
     context: ToolContext,
     parent: GatewaySpan | undefined,
   ): Promise<ToolResult> {
+    // No span (the usual case): the tool's own promise, without another async frame around it.
     if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
+    return this.#invokeSpanned(tool, upstream, args, context, parent);
+  }
+
+  async #invokeSpanned(
+    tool: BridgedTool,
+    upstream: Upstream,
+    args: JsonObject,
+    context: ToolContext,
+    parent: GatewaySpan | undefined,
+  ): Promise<ToolResult> {
     const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
       'toolfence.upstream': upstream.name,
     });
@@ -1431,6 +1446,16 @@ export class McpGateway {
    * would run it (the same request context: its signal, its elicitation, no `_meta`).
    */
   #fastCalls(current: () => Downstream | undefined): HttpFastCallHandler {
+    // The request context's `elicitInput`, made once per server (not a closure per call).
+    let elicitServer: Server | undefined;
+    let elicitInput: ((...ask: Parameters<Server['elicitInput']>) => unknown) | undefined;
+    const elicitOf = (server: Server) => {
+      if (elicitServer !== server || elicitInput === undefined) {
+        elicitServer = server;
+        elicitInput = (params, options) => server.elicitInput(params, options);
+      }
+      return elicitInput;
+    };
     return {
       ready: () => {
         const downstream = current();
@@ -1467,10 +1492,7 @@ export class McpGateway {
         if (call.meta !== undefined) request.envelope = call.meta;
         request.requestState = NO_REQUEST_STATE;
         request.signal = signal;
-        request.elicitInput = (
-          params: Parameters<Server['elicitInput']>[0],
-          options?: Parameters<Server['elicitInput']>[1],
-        ) => server.elicitInput(params, options);
+        request.elicitInput = elicitOf(server);
         // The caller as the SDK's context gives it to the handler (`http.authInfo`).
         const context = authInfo === undefined ? undefined : { http: { authInfo } };
         const handled = this.#call(
@@ -1647,21 +1669,29 @@ export class McpGateway {
     // The first call loads the tracer (while it waits for its upstream, if it does); every call
     // has it before its span starts, so every call is traced as when it loaded at start.
     const tracing = this.#tracerLoaded ? undefined : this.#loadTracer();
+    let offered = this.#offered.get(name);
     // A tool of an upstream still starting: wait for it as a first listing would.
-    if (!this.#offered.has(name)) await this.#startGate.wait(this.#listWaitMs());
+    if (offered === undefined) await this.#startGate.wait(this.#listWaitMs());
     if (tracing !== undefined) await tracing;
-    const offered = this.#offered.get(name);
+    // Read again after any wait (an upstream that started meanwhile offers it now).
+    if (offered === undefined || tracing !== undefined) offered = this.#offered.get(name);
     const modern = downstream.era === 'modern';
-    const base = {
-      time: isoTime(Date.now()),
-      tool: name,
-      pin: offered?.pin ?? 'unknown',
-      argumentsDigest: digestOf(args),
-      // Who called (with gateway.httpAuth): issuer and subject, never the token.
-      ...(principal === undefined
-        ? {}
-        : { principal: { issuer: principal.issuer, subject: principal.subject } }),
-    };
+    const base: NonNullable<CallState['audit']> =
+      principal === undefined
+        ? {
+            time: isoTime(Date.now()),
+            tool: name,
+            pin: offered?.pin ?? 'unknown',
+            argumentsDigest: digestOf(args),
+          }
+        : {
+            time: isoTime(Date.now()),
+            tool: name,
+            pin: offered?.pin ?? 'unknown',
+            argumentsDigest: digestOf(args),
+            // Who called (with gateway.httpAuth): issuer and subject, never the token.
+            principal: { issuer: principal.issuer, subject: principal.subject },
+          };
     // A modern retry presents the approval it was asked for: it must name one this gateway issued
     // for exactly this tool, definition pin and arguments, unexpired and unused.
     let answer: CallState['answer'];
@@ -1691,39 +1721,41 @@ export class McpGateway {
             : 'declined';
       }
     }
-    const call: CallState = {
-      downstream,
-      request,
-      session,
-      answer,
-      audit: base,
-      ...(principal === undefined || callerToken === undefined
-        ? {}
-        : { caller: { principal, token: callerToken } }),
-    };
-    const context = createToolContext({
-      runId: `gateway-${randomUUID()}`,
-      session,
-      signal: request.signal,
-      // The caller, for policies (`principal` rules); log-safe.
-      ...(principal === undefined
-        ? {}
-        : { metadata: { [PRINCIPAL_METADATA_KEY]: principal as unknown as JsonObject } }),
-    });
+    const call: CallState =
+      principal === undefined || callerToken === undefined
+        ? { downstream, request, session, answer, audit: base }
+        : {
+            downstream,
+            request,
+            session,
+            answer,
+            audit: base,
+            caller: { principal, token: callerToken },
+          };
+    const context = createToolContext(
+      principal === undefined
+        ? { runId: `gateway-${randomUUID()}`, session, signal: request.signal }
+        : {
+            runId: `gateway-${randomUUID()}`,
+            session,
+            signal: request.signal,
+            // The caller, for policies (`principal` rules); log-safe.
+            metadata: { [PRINCIPAL_METADATA_KEY]: principal as unknown as JsonObject },
+          },
+    );
     this.#calls.set(context, call);
     let span = NO_SPAN;
     if (this.#tracer.enabled) {
       const version = downstream.server.getNegotiatedProtocolVersion();
-      span = this.#tracer.serverCall(name, request._meta, {
-        ...(version === undefined ? {} : { 'mcp.protocol.version': version }),
-        ...(offered === undefined ? {} : { 'toolfence.upstream': offered.server }),
-        ...(principal === undefined
-          ? {}
-          : {
-              'enduser.id': principal.subject,
-              'toolfence.principal.issuer': principal.issuer,
-            }),
-      });
+      // Assigned in order, without a spread per optional attribute.
+      const attributes: Record<string, string> = {};
+      if (version !== undefined) attributes['mcp.protocol.version'] = version;
+      if (offered !== undefined) attributes['toolfence.upstream'] = offered.server;
+      if (principal !== undefined) {
+        attributes['enduser.id'] = principal.subject;
+        attributes['toolfence.principal.issuer'] = principal.issuer;
+      }
+      span = this.#tracer.serverCall(name, request._meta, attributes);
       call.span = span;
     }
     try {
@@ -1875,12 +1907,17 @@ export class McpGateway {
   }
 
   /** Writes the `started` line of an authorized call; throws (the call does not run) when it cannot. */
-  async #auditStarted(context: ToolContext): Promise<void> {
+  #auditStarted(context: ToolContext): Promise<unknown> {
     const call = this.#calls.get(context);
-    if (call?.audit === undefined) return;
-    await this.#options.audit.append(
-      this.#ranLine(call, call.audit, this.#decided(call) ?? 'allow', 'started', undefined),
-    );
+    if (call?.audit === undefined) return Promise.resolve();
+    // The log's own promise (no async frame around it); a line it cannot build rejects as well.
+    try {
+      return this.#options.audit.append(
+        this.#ranLine(call, call.audit, this.#decided(call) ?? 'allow', 'started', undefined),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { linkSignal, unwatchAbort, watchAbort } from './abort-link.js';
+import { linkSignal, ownedAbort, unwatchAbort, watchAbort } from './abort-link.js';
 
 /** A member that records the reasons it was aborted with. */
 const member = () => {
@@ -62,5 +62,50 @@ describe('watchAbort', () => {
     expect(link?.signal.reason).toBe('both');
     expect(a.reasons).toEqual(['both']);
     link?.release();
+  });
+});
+
+describe('ownedAbort', () => {
+  it('members join with no abort listener, and its abort aborts the signal, then each member', () => {
+    const owned = ownedAbort();
+    const [a, b, gone] = [member(), member(), member()];
+    const order: string[] = [];
+    owned.signal.addEventListener('abort', () => order.push(`signal:${a.reasons.length}`));
+    watchAbort(owned.signal, a);
+    watchAbort(owned.signal, b);
+    watchAbort(owned.signal, gone);
+    unwatchAbort(owned.signal, gone);
+    // Only the test's own listener: the members added none.
+    expect(getEventListeners(owned.signal, 'abort')).toHaveLength(1);
+    owned.abort('cancelled');
+    owned.abort('again');
+    expect(owned.signal.aborted).toBe(true);
+    expect(owned.signal.reason).toBe('cancelled');
+    expect(order).toEqual(['signal:0']);
+    expect([a.reasons, b.reasons, gone.reasons]).toEqual([['cancelled'], ['cancelled'], []]);
+  });
+
+  it('keeps its link while members come and go, for the next member to join', () => {
+    const owned = ownedAbort();
+    const [first, second] = [member(), member()];
+    watchAbort(owned.signal, first);
+    unwatchAbort(owned.signal, first);
+    watchAbort(owned.signal, second);
+    expect(getEventListeners(owned.signal, 'abort')).toHaveLength(0);
+    owned.abort();
+    expect(first.reasons).toEqual([]);
+    expect(second.reasons).toHaveLength(1);
+    expect(second.reasons[0]).toBeInstanceOf(DOMException);
+  });
+
+  it('links a linkSignal call to it the same way, and releases it', () => {
+    const owned = ownedAbort();
+    const linked = linkSignal(owned.signal);
+    const released = linkSignal(owned.signal);
+    released?.release();
+    expect(getEventListeners(owned.signal, 'abort')).toHaveLength(0);
+    owned.abort('stop');
+    expect(linked?.signal.reason).toBe('stop');
+    expect(released?.signal.aborted).toBe(false);
   });
 });

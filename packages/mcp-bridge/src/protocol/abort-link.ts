@@ -22,6 +22,11 @@ interface Link {
   one: AbortMember | undefined;
   more: Set<AbortMember> | undefined;
   onAbort: () => void;
+  /**
+   * The signal of an {@link OwnedAbort}: its `abort` runs `onAbort` itself, so no `abort`
+   * listener is on the signal, and the link stays while members come and go.
+   */
+  readonly owned: boolean;
 }
 
 const LINKS = new WeakMap<AbortSignal, Link>();
@@ -50,7 +55,14 @@ export function watchAbort(outer: AbortSignal, member: AbortMember): void {
     }
     return;
   }
-  const created: Link = { one: member, more: undefined, onAbort: NOTHING };
+  const created = newLink(outer, member, false);
+  LINKS.set(outer, created);
+  outer.addEventListener('abort', created.onAbort, { once: true });
+}
+
+/** A link of `outer` whose `onAbort` aborts its members once, with `outer`'s reason. */
+function newLink(outer: AbortSignal, member: AbortMember | undefined, owned: boolean): Link {
+  const created: Link = { one: member, more: undefined, onAbort: NOTHING, owned };
   created.onAbort = () => {
     LINKS.delete(outer);
     const { one, more } = created;
@@ -60,8 +72,36 @@ export function watchAbort(outer: AbortSignal, member: AbortMember): void {
     one?.abort(outer.reason);
     for (const each of aborted) each.abort(outer.reason);
   };
-  LINKS.set(outer, created);
-  outer.addEventListener('abort', created.onAbort, { once: true });
+  return created;
+}
+
+/**
+ * A fresh signal that only its `abort` aborts, for a caller that keeps its controller to itself
+ * (the gateway's fast path: one per call, aborted by a cancellation or the connection closing).
+ * What {@link watchAbort} adds to it joins without an `abort` listener on the signal (an event
+ * listener added and removed per call costs more than the rest of the link): `abort(reason)`
+ * aborts the signal (its own listeners run), then each member still watching, as the shared
+ * listener would. A second `abort` does nothing, as on an AbortController.
+ */
+export interface OwnedAbort {
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
+}
+
+/** Makes an {@link OwnedAbort}. */
+export function ownedAbort(): OwnedAbort {
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const link = newLink(signal, undefined, true);
+  LINKS.set(signal, link);
+  return {
+    signal,
+    abort: (reason?: unknown) => {
+      if (signal.aborted) return;
+      controller.abort(reason);
+      link.onAbort();
+    },
+  };
 }
 
 /** Takes `member` out; the listener goes with the last member. */
@@ -70,7 +110,9 @@ export function unwatchAbort(outer: AbortSignal, member: AbortMember): void {
   if (link === undefined) return;
   if (link.one === member) link.one = undefined;
   else if (link.more?.delete(member) !== true) return;
-  if (link.one !== undefined || (link.more !== undefined && link.more.size > 0)) return;
+  if (link.owned || link.one !== undefined || (link.more !== undefined && link.more.size > 0)) {
+    return;
+  }
   outer.removeEventListener('abort', link.onAbort);
   LINKS.delete(outer);
 }

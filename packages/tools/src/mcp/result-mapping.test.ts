@@ -5,6 +5,28 @@ import { mapCallToolResult, mapGetPromptResult, mapReadResourceResult } from './
 const base = { server: 'srv', tool: 'echo' };
 
 describe('mapCallToolResult', () => {
+  it.each([
+    ['plain', { content: [] }, ['content', 'metadata']],
+    ['an error', { content: [], isError: true }, ['content', 'isError', 'metadata']],
+    [
+      'structured content',
+      { content: [], structuredContent: { a: 1 }, isError: true },
+      ['content', 'structuredContent', 'isError', 'metadata'],
+    ],
+  ])('keeps the order of the keys of a result that is %s', (_name, raw, keys) => {
+    const result = mapCallToolResult(raw, base);
+    expect(Object.keys(result)).toEqual(keys);
+    expect(Object.keys(result.metadata ?? {})).toEqual([
+      'server',
+      'tool',
+      'blockCount',
+      'sourceBlockCount',
+      'omittedBlocks',
+      'resultChars',
+      'truncated',
+    ]);
+  });
+
   it('keeps content annotations (audience, priority, lastModified) on every block type', () => {
     const annotations = {
       audience: ['user'],

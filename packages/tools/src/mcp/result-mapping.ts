@@ -3,6 +3,7 @@ import type {
   ContentAudience,
   ContentBlock,
   JsonObject,
+  JsonValue,
   ToolResult,
 } from '../registry/tool.js';
 import { McpProtocolError } from './errors.js';
@@ -285,7 +286,8 @@ export function mapCallToolResult(
     }
   }
   const { blocks, sourceCount } = mapBlocks(raw.content, budget, 'tool result');
-  const metadata: JsonObject = {
+  // Built by assignment in the order of the keys (no spread per optional field, once per call).
+  const metadata: { [key: string]: JsonValue } = {
     server: options.server,
     tool: options.tool,
     blockCount: blocks.length,
@@ -293,14 +295,13 @@ export function mapCallToolResult(
     omittedBlocks: budget.omitted,
     resultChars: budget.chars,
     truncated: budget.truncated,
-    ...(structuredContentOmitted ? { structuredContentOmitted: true } : {}),
   };
-  return {
-    content: blocks,
-    ...(structuredContent === undefined ? {} : { structuredContent }),
-    ...(raw.isError === true ? { isError: true } : {}),
-    metadata,
-  };
+  if (structuredContentOmitted) metadata.structuredContentOmitted = true;
+  const result: { -readonly [K in keyof ToolResult]: ToolResult[K] } = { content: blocks };
+  if (structuredContent !== undefined) result.structuredContent = structuredContent;
+  if (raw.isError === true) result.isError = true;
+  result.metadata = metadata;
+  return result;
 }
 
 /** A resource read, mapped and bounded. */

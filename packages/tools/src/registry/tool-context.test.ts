@@ -12,6 +12,29 @@ describe('createToolContext', () => {
     expect(context.accessScope).toBe('full');
   });
 
+  it('gives a context without metadata a frozen empty plain object, and keeps the key order', () => {
+    const signal = new AbortController().signal;
+    const context = createToolContext({ runId: 'r', stepId: 's', session: 'c', signal });
+    expect(Object.keys(context)).toEqual([
+      'runId',
+      'stepId',
+      'session',
+      'metadata',
+      'accessScope',
+      'signal',
+    ]);
+    expect(context.metadata).toEqual({});
+    expect(Object.getPrototypeOf(context.metadata)).toBe(Object.prototype);
+    expect(Object.isFrozen(context.metadata)).toBe(true);
+    expect(context.signal).toBe(signal);
+    expect(Object.keys(createToolContext({ runId: 'r' }))).toEqual([
+      'runId',
+      'session',
+      'metadata',
+      'accessScope',
+    ]);
+  });
+
   it.each([
     ['empty runId', { runId: ' ' }],
     ['missing runId', {}],

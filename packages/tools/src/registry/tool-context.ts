@@ -30,6 +30,9 @@ class CreatedMark extends Stamped {
   }
 }
 
+/** The metadata of a context made without any: empty and frozen, shared by all of them. */
+const NO_METADATA: JsonObject = Object.freeze({}) as JsonObject;
+
 /** What `createToolContext` accepts. */
 export interface ToolContextInit {
   /** Identifies the agent run; must be a non-empty string. */
@@ -90,23 +93,27 @@ export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLi
   }
   let metadata: JsonObject;
   try {
-    metadata = snapshotJsonObject(init.metadata ?? {}, limits);
+    // No metadata: the one frozen empty object (what a snapshot of `{}` would be, without one
+    // per call).
+    metadata =
+      init.metadata === undefined ? NO_METADATA : snapshotJsonObject(init.metadata, limits);
   } catch (error) {
     throw new ConfigurationError('ToolContext.metadata must be a JSON object within the limits', {
       details: { option: 'context.metadata' },
       cause: error,
     });
   }
-  const context: ToolContext = Object.freeze(
-    CreatedMark.mark({
-      runId: init.runId,
-      ...(init.stepId === undefined ? {} : { stepId: init.stepId }),
-      session: init.session ?? init.runId,
-      metadata,
-      accessScope,
-      ...(init.signal === undefined ? {} : { signal: init.signal }),
-    }),
-  );
+  // Assigned in the order of the keys (runId, stepId, session, metadata, accessScope, signal),
+  // without a spread per optional field.
+  const fields: { -readonly [K in keyof ToolContext]: ToolContext[K] } = { runId: init.runId } as {
+    -readonly [K in keyof ToolContext]: ToolContext[K];
+  };
+  if (init.stepId !== undefined) fields.stepId = init.stepId;
+  fields.session = init.session ?? init.runId;
+  fields.metadata = metadata;
+  fields.accessScope = accessScope;
+  if (init.signal !== undefined) fields.signal = init.signal;
+  const context: ToolContext = Object.freeze(CreatedMark.mark(fields));
   return context;
 }
 
