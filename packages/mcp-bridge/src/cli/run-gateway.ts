@@ -13,7 +13,6 @@ import {
 } from '../gateway/gateway-config.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import { openApprovalStore } from '../gateway/open-approval-store.js';
-import type { splitPinToken as splitToken } from '../gateway/pin-changes.js';
 import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
 import {
   defaultInspectPolicy,
@@ -571,7 +570,7 @@ async function pinCommand(
       return EXIT_CODES.ok;
     }
     for (const token of parsed.accept) {
-      const { name, digest } = acceptToken(token, splitPinToken);
+      const { name, digest } = acceptedToken(splitPinToken(token));
       await acceptPinToken(pins, namespaceOf, name, digest);
       io.out(`Accepted ${name}; restart the gateway (or reload) to offer it.\n`);
     }
@@ -581,14 +580,14 @@ async function pinCommand(
 }
 
 /**
- * Splits `SERVER__TOOL@sha256:<hex>` (the token `pin --show` prints). A bare name is refused: it
- * would accept whatever definition is pending when the command runs, not the one reviewed.
+ * `SERVER__TOOL@sha256:<hex>` (the token `pin --show` prints) as `splitPinToken` split it. A bare
+ * name is refused: it would accept whatever definition is pending when the command runs, not the
+ * one reviewed.
  */
-function acceptToken(
-  token: string,
-  splitPinToken: typeof splitToken,
-): { readonly name: string; readonly digest: string } {
-  const split = splitPinToken(token);
+function acceptedToken(split: { readonly name: string; readonly digest: string } | undefined): {
+  readonly name: string;
+  readonly digest: string;
+} {
   if (split === undefined) {
     throw usage(
       '--accept takes SERVER__TOOL@DIGEST exactly as pin --show prints it (a bare name is refused: it would accept whatever is pending now, not what you reviewed)',

@@ -1,16 +1,14 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { isRecord } from '../is-record.js';
+import type { OwnedAbort } from '../protocol/abort-link.js';
 import type { PlainId } from './plain-tools-call.js';
 
 /**
  * What {@link FastCallsInFlight} keeps of one call: at least how it is aborted (an
- * AbortController, or an `OwnedAbort` of abort-link.ts, which aborts it the same way).
+ * `OwnedAbort`, or an `AbortController`, which has the same shape).
  */
 export interface FastCallInFlight {
-  readonly controller: {
-    readonly signal: AbortSignal;
-    abort(reason?: unknown): void;
-  };
+  readonly controller: OwnedAbort;
 }
 
 /**

@@ -1275,15 +1275,13 @@ export class McpGateway {
     };
   }
 
-  // The caller's connection to an upstream with `credentials`, with a token exchanged for them;
-  // undefined for an upstream without. Throws (the call does not run) when there is no caller or
-  // the exchange fails.
+  // The caller's connection to an upstream with `credentials`, with a token exchanged for them.
+  // Throws (the call does not run) when there is no caller or the exchange fails.
   async #callerRoute(
     upstream: Upstream,
+    exchange: NonNullable<Upstream['exchange']>,
     state: CallState | undefined,
-  ): Promise<{ route: CallRoute; release: () => void } | undefined> {
-    const exchange = upstream.exchange;
-    if (exchange === undefined) return undefined;
+  ): Promise<{ route: CallRoute; release: () => void }> {
     const caller = state?.caller;
     if (caller === undefined) {
       throw new GatewayCallerCredentialError(
@@ -1314,19 +1312,21 @@ export class McpGateway {
           if (state !== undefined) state.pinRefused = true;
           return pinChangedResult(tool.spec.name);
         }
-        // With `credentials`: the caller's exchanged token first (no token, no call).
-        if (upstream.exchange === undefined) {
+        const exchange = upstream.exchange;
+        if (exchange === undefined) {
           // No line on disk, no call: the `started` line is written before the request may leave.
           await this.#auditStarted(context);
           return await this.#invokeTraced(tool, upstream, args, context, state?.span);
         }
-        const routed = await this.#callerRoute(upstream, state);
+        // With `credentials`: the caller's exchanged token first (no token, no call).
+        const routed = await this.#callerRoute(upstream, exchange, state);
         try {
           await this.#auditStarted(context);
-          const run = () => this.#invokeTraced(tool, upstream, args, context, state?.span);
-          return routed === undefined ? await run() : await this.#route.run(routed.route, run);
+          return await this.#route.run(routed.route, () =>
+            this.#invokeTraced(tool, upstream, args, context, state?.span),
+          );
         } finally {
-          routed?.release();
+          routed.release();
         }
       },
       close: async () => {
@@ -1676,22 +1676,17 @@ export class McpGateway {
     // Read again after any wait (an upstream that started meanwhile offers it now).
     if (offered === undefined || tracing !== undefined) offered = this.#offered.get(name);
     const modern = downstream.era === 'modern';
+    const fields = {
+      time: isoTime(Date.now()),
+      tool: name,
+      pin: offered?.pin ?? 'unknown',
+      argumentsDigest: digestOf(args),
+    };
+    // Spread only with a caller (gateway.httpAuth): issuer and subject, never the token.
     const base: NonNullable<CallState['audit']> =
       principal === undefined
-        ? {
-            time: isoTime(Date.now()),
-            tool: name,
-            pin: offered?.pin ?? 'unknown',
-            argumentsDigest: digestOf(args),
-          }
-        : {
-            time: isoTime(Date.now()),
-            tool: name,
-            pin: offered?.pin ?? 'unknown',
-            argumentsDigest: digestOf(args),
-            // Who called (with gateway.httpAuth): issuer and subject, never the token.
-            principal: { issuer: principal.issuer, subject: principal.subject },
-          };
+        ? fields
+        : { ...fields, principal: { issuer: principal.issuer, subject: principal.subject } };
     // A modern retry presents the approval it was asked for: it must name one this gateway issued
     // for exactly this tool, definition pin and arguments, unexpired and unused.
     let answer: CallState['answer'];
@@ -1721,25 +1716,18 @@ export class McpGateway {
             : 'declined';
       }
     }
+    const plain: CallState = { downstream, request, session, answer, audit: base };
     const call: CallState =
       principal === undefined || callerToken === undefined
-        ? { downstream, request, session, answer, audit: base }
-        : {
-            downstream,
-            request,
-            session,
-            answer,
-            audit: base,
-            caller: { principal, token: callerToken },
-          };
+        ? plain
+        : { ...plain, caller: { principal, token: callerToken } };
+    const contextOptions = { runId: `gateway-${randomUUID()}`, session, signal: request.signal };
     const context = createToolContext(
       principal === undefined
-        ? { runId: `gateway-${randomUUID()}`, session, signal: request.signal }
-        : {
-            runId: `gateway-${randomUUID()}`,
-            session,
-            signal: request.signal,
-            // The caller, for policies (`principal` rules); log-safe.
+        ? contextOptions
+        : // The caller, for policies (`principal` rules); log-safe.
+          {
+            ...contextOptions,
             metadata: { [PRINCIPAL_METADATA_KEY]: principal as unknown as JsonObject },
           },
     );

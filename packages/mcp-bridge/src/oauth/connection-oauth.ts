@@ -18,8 +18,9 @@ import {
   OAuthError,
   OAuthStateMismatchError,
 } from './errors.js';
-import { type OAuthNetworkOptions, refuseRenamedOAuthOptions } from './http.js';
+import type { OAuthNetworkOptions } from './http.js';
 import { refreshOAuth } from './refresh-token.js';
+import { refuseRenamedOAuthOptions } from './refuse-renamed-oauth-options.js';
 
 /** Options of {@link authorizeConnection}. */
 export interface AuthorizeConnectionOptions extends Omit<StartOAuthOptions, 'url'> {

@@ -4,7 +4,6 @@ import { type AllowNonPublic, type FetchFunction, guardedOAuthFetch } from './gu
 import { refuseRenamedOAuthOptions } from './refuse-renamed-oauth-options.js';
 
 export type { AllowNonPublic, FetchFunction };
-export { refuseRenamedOAuthOptions };
 
 /** Network options shared by every OAuth function. */
 export interface OAuthNetworkOptions {

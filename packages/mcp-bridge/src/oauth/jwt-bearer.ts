@@ -11,8 +11,9 @@ import {
   discoverProtectedResource,
 } from './discovery.js';
 import { OAuthConfigurationError, OAuthUnsupportedServerError } from './errors.js';
-import { type OAuthNetworkOptions, refuseRenamedOAuthOptions, resolveOAuthHttp } from './http.js';
+import { type OAuthNetworkOptions, resolveOAuthHttp } from './http.js';
 import { probe } from './probe.js';
+import { refuseRenamedOAuthOptions } from './refuse-renamed-oauth-options.js';
 import {
   checkMethod,
   checkSecretConsistency,

@@ -105,9 +105,7 @@ export function createToolContext(init: ToolContextInit, limits?: JsonSnapshotLi
   }
   // Assigned in the order of the keys (runId, stepId, session, metadata, accessScope, signal),
   // without a spread per optional field.
-  const fields: { -readonly [K in keyof ToolContext]: ToolContext[K] } = { runId: init.runId } as {
-    -readonly [K in keyof ToolContext]: ToolContext[K];
-  };
+  const fields = { runId: init.runId } as { -readonly [K in keyof ToolContext]: ToolContext[K] };
   if (init.stepId !== undefined) fields.stepId = init.stepId;
   fields.session = init.session ?? init.runId;
   fields.metadata = metadata;
