@@ -340,6 +340,50 @@ describe('a stdio server that fails at start', () => {
     }
   });
 
+  it('names the exit code and stderr of a server whose stdin closed before it exited (a write refused with EPIPE first)', async () => {
+    // It closes its stdin and answers the first request with an error, so the client's next
+    // write fails with EPIPE, and exits a moment later: the exit, not the refused write, is what
+    // failed.
+    const mcp = new McpClient({
+      command: [
+        process.execPath,
+        '-e',
+        `process.stdin.once('data', (chunk) => { const { id } = JSON.parse(String(chunk).split('\\n')[0]); process.stdin.destroy(); require('node:fs').closeSync(0); process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) + '\\n'); setTimeout(() => { process.stderr.write('cannot read the config\\n'); process.exit(3); }, 300); });`,
+      ],
+      env: CHILD_ENV,
+    });
+    try {
+      const error = await caught(mcp.tools());
+      const cause = (error as Error).cause as TransportError;
+      expect(cause.message).toContain('exited with code 3');
+      expect(cause.details).toMatchObject({ exitCode: 3, stderrTail: 'cannot read the config' });
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('reports the refused write after killGraceMs when the server closed its stdin and does not exit', async () => {
+    const mcp = new McpClient({
+      command: [
+        process.execPath,
+        '-e',
+        `process.stdin.once('data', (chunk) => { const { id } = JSON.parse(String(chunk).split('\\n')[0]); process.stdin.destroy(); require('node:fs').closeSync(0); process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) + '\\n'); setInterval(() => {}, 1000); });`,
+      ],
+      env: CHILD_ENV,
+      killGraceMs: 300,
+    });
+    try {
+      const began = performance.now();
+      const error = await caught(mcp.tools());
+      expect(((error as Error).cause as TransportError).message).toBe(
+        'Writing to the MCP server failed',
+      );
+      expect(performance.now() - began).toBeGreaterThanOrEqual(250);
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('starts a command that was not found (exit 127) once, even with the modern probe on offer', async () => {
     const mcp = failing(127);
     try {

@@ -51,7 +51,11 @@ export interface StdioTransportOptions extends Partial<RecordLimits> {
   readonly cwd?: string;
   /** Milliseconds a started record may take to complete. Default 120,000. */
   readonly readTimeoutMs?: number;
-  /** Milliseconds between SIGTERM and SIGKILL on close. Default 2,000. */
+  /**
+   * Milliseconds between SIGTERM and SIGKILL on close; also how long a process that refused a
+   * write (its stdin closed) is given to exit, so its exit code and stderr tail are the failure
+   * reported. Default 2,000.
+   */
   readonly killGraceMs?: number;
   /** Bytes kept per stderr line before it is cut (the rest of the line is dropped). Default 4096. */
   readonly maxStderrLineBytes?: number;
@@ -246,7 +250,9 @@ export class StdioTransport implements Transport {
       error: (error) =>
         this.#fail(new TransportError('The MCP server process failed', { cause: error })),
       stdinError: (error) =>
-        this.#fail(new TransportError('Writing to the MCP server failed', { cause: error })),
+        this.#failAfterExit(
+          new TransportError('Writing to the MCP server failed', { cause: error }),
+        ),
       close: (code, signal) => this.#onClose(executable, code, signal),
     };
     const taken = early?.matches(this.#command, this.#env, this.#cwd)
@@ -418,6 +424,30 @@ export class StdioTransport implements Transport {
       // The leader is gone; make sure nothing it started in its group survives.
       signalGroup(child, 'SIGKILL');
     }
+  }
+
+  /**
+   * A write the process refused (its stdin closed: `EPIPE`) usually means it is exiting. Its exit
+   * (with its code and stderr tail, see #onClose) is the failure reported when it comes within
+   * `killGraceMs`; else `error` is. Nothing is written meanwhile: the pipe is no longer writable.
+   */
+  #failAfterExit(error: Error): void {
+    const exited = this.#exited;
+    if (this.#closed || exited === undefined) {
+      this.#fail(error);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    void Promise.race([
+      exited,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.#killGraceMs);
+        timer.unref();
+      }),
+    ]).then(() => {
+      clearTimeout(timer);
+      this.#fail(error);
+    });
   }
 
   #fail(error: Error): void {
