@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -35,6 +34,7 @@ import { principalOfRequest } from './identity/gateway-principal.js';
 import { listingFor } from './identity/listing-filter.js';
 import { isoTime } from './iso-time.js';
 import { type GatewayPinStore, type PinKind, type PinReason, pinKey } from './pin-store.js';
+import { nextRunId } from './run-id.js';
 
 /**
  * Limits of what the gateway passes through besides tools (McpGateway option `passthrough`).
@@ -950,7 +950,7 @@ export class GatewayPassthrough {
         toolName: read.name,
         args: Object.freeze({ ...read.args }),
         context: createToolContext({
-          runId: `gateway-${randomUUID()}`,
+          runId: nextRunId(),
           signal,
           ...(read.principal === undefined
             ? {}

@@ -24,6 +24,7 @@ interface OtelTracer {
 interface OtelApi {
   trace: {
     getTracer(name: string, version?: string): OtelTracer;
+    getTracerProvider(): { getDelegate?(): unknown };
     setSpan(context: unknown, span: OtelSpan): unknown;
   };
   context: { active(): unknown };
@@ -36,6 +37,7 @@ interface OtelApi {
         keys(carrier: Record<string, unknown>): string[];
       },
     ): unknown;
+    fields(): string[];
     inject(
       context: unknown,
       carrier: Record<string, string>,
@@ -72,6 +74,30 @@ const metaGetter = {
     return Object.keys(carrier);
   },
 };
+
+/**
+ * True when no OpenTelemetry SDK is registered: the API's global provider is its proxy with no
+ * delegate, so it hands out its own no-op provider (`NoopTracerProvider`). A provider the API
+ * cannot be asked about is taken as registered (the span is then made, as before).
+ */
+function noSdkRegistered(api: OtelApi): boolean {
+  const provider = api.trace.getTracerProvider();
+  const delegate =
+    typeof provider?.getDelegate === 'function' ? provider.getDelegate() : (provider as unknown);
+  return (
+    typeof delegate === 'object' &&
+    delegate !== null &&
+    delegate.constructor?.name === 'NoopTracerProvider'
+  );
+}
+
+/** True when `carrier` holds a field the registered propagator reads (`traceparent`, ...). */
+function carriesTraceContext(api: OtelApi, carrier: Record<string, unknown>): boolean {
+  for (const field of api.propagation.fields()) {
+    if (Object.hasOwn(carrier, field)) return true;
+  }
+  return false;
+}
 
 /**
  * The gateway's tracer: a `tools/call <tool>` SERVER span per downstream call (its parent taken
@@ -121,6 +147,10 @@ export class GatewayTracer {
       typeof meta === 'object' && meta !== null && !Array.isArray(meta)
         ? (meta as Record<string, unknown>)
         : {};
+    // No SDK registered and no trace context coming in: the span would record nothing and carry
+    // no context, so it is not made (the API's propagation and no-op span cost more per call than
+    // the rest of the tracing). Asked per call: an SDK registered later is used from its first call.
+    if (noSdkRegistered(api) && !carriesTraceContext(api, carrier)) return NO_SPAN;
     const parent = api.propagation.extract(api.context.active(), carrier, metaGetter);
     return this.#start(`tools/call ${tool}`, api.SpanKind.SERVER, tool, attributes, parent);
   }

@@ -112,6 +112,7 @@ import {
   type PinRecord,
 } from './pin-store.js';
 import { modernCallToolResult, type PlainToolsCall } from './plain-tools-call.js';
+import { nextRunId } from './run-id.js';
 import {
   ApprovalSeal,
   type ApprovalSealKeys,
@@ -1721,7 +1722,7 @@ export class McpGateway {
       principal === undefined || callerToken === undefined
         ? plain
         : { ...plain, caller: { principal, token: callerToken } };
-    const contextOptions = { runId: `gateway-${randomUUID()}`, session, signal: request.signal };
+    const contextOptions = { runId: nextRunId(), session, signal: request.signal };
     const context = createToolContext(
       principal === undefined
         ? contextOptions
