@@ -8,7 +8,7 @@ import {
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { propagation, SpanKind, trace } from '@opentelemetry/api';
+import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   BasicTracerProvider,
@@ -31,6 +31,7 @@ import { serveLoopbackHttp } from './support/loopback-gateway-http.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
+const TRACKER = fileURLToPath(new URL('./fixtures/flow-tracker-server.mjs', import.meta.url));
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -186,6 +187,61 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
     });
     const seen = (result.content as { text: string }[])[0]?.text as string;
     expect(seen).not.toContain('traceparent');
+  }, 30_000);
+
+  it('ends the CLIENT span with tool_error for an isError result', async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig({
+        mcpServers: { tracker: { command: process.execPath, args: [TRACKER] } },
+      }),
+      authorizer: new AllowAllAuthorizer(),
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    const client = await gatewayClient(gateway, open);
+    const missing = await client.callTool({
+      name: 'tracker__get_issue',
+      arguments: { number: 404 },
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
+    expect(missing.isError).toBe(true);
+    const span = exporter.getFinishedSpans().find((each) => each.name === 'tools/call get_issue');
+    expect(span?.kind).toBe(SpanKind.CLIENT);
+    expect(span?.attributes['error.type']).toBe('tool_error');
+    expect(span?.status.code).toBe(SpanStatusCode.ERROR);
+  }, 30_000);
+
+  it('ends the CLIENT span with the error code when the upstream call rejects (cancelled while it waited for a slot)', async () => {
+    // The upstream client runs 8 requests at a time (McpClient's maxConcurrentRequests): a ninth
+    // waits for a slot, and cancelling it there ends it before it was sent.
+    const client = await gatewayAndClient();
+    const busy = Array.from({ length: 8 }, (_, n) =>
+      client.callTool({ name: 'tk__slow', arguments: { ms: 1_500, n } }),
+    );
+    const cancel = new AbortController();
+    const waiting = client.callTool(
+      {
+        name: 'tk__slow',
+        arguments: { ms: 1_500, n: 8 },
+        _meta: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+      },
+      undefined,
+      { signal: cancel.signal },
+    );
+    setTimeout(() => cancel.abort(new Error('the user cancelled')), 300);
+    await expect(waiting).rejects.toThrow();
+    await Promise.all(busy);
+    // The cancelled call's CLIENT span (the only one in the caller's trace), ended by the throw.
+    const traced = exporter
+      .getFinishedSpans()
+      .filter((each) => each.kind === SpanKind.CLIENT && each.spanContext().traceId === TRACE_ID);
+    expect(traced).toHaveLength(1);
+    const span = traced[0];
+    expect(span?.name).toBe('tools/call slow');
+    expect(span?.attributes['error.type']).toBe('GATEWAY_CALL_FAILED');
+    expect(span?.status.code).toBe(SpanStatusCode.ERROR);
   }, 30_000);
 
   it('records mcp.protocol.version 2026-07-28 for a modern client', async () => {

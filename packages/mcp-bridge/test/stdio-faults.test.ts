@@ -19,6 +19,18 @@ import { CHILD_ENV } from './helpers.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/fault-stdio-server.mjs', import.meta.url));
 
+/**
+ * A server that closes its stdin on the first request and answers it with an error, so the
+ * client's next write fails with EPIPE; then it runs `then`.
+ */
+function stdinClosingServer(then: string): string[] {
+  return [
+    process.execPath,
+    '-e',
+    `process.stdin.once('data', (chunk) => { const { id } = JSON.parse(String(chunk).split('\\n')[0]); process.stdin.destroy(); require('node:fs').closeSync(0); process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) + '\\n'); ${then} });`,
+  ];
+}
+
 async function caught(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
@@ -345,11 +357,9 @@ describe('a stdio server that fails at start', () => {
     // write fails with EPIPE, and exits a moment later: the exit, not the refused write, is what
     // failed.
     const mcp = new McpClient({
-      command: [
-        process.execPath,
-        '-e',
-        `process.stdin.once('data', (chunk) => { const { id } = JSON.parse(String(chunk).split('\\n')[0]); process.stdin.destroy(); require('node:fs').closeSync(0); process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) + '\\n'); setTimeout(() => { process.stderr.write('cannot read the config\\n'); process.exit(3); }, 300); });`,
-      ],
+      command: stdinClosingServer(
+        `setTimeout(() => { process.stderr.write('cannot read the config\\n'); process.exit(3); }, 300);`,
+      ),
       env: CHILD_ENV,
     });
     try {
@@ -364,11 +374,7 @@ describe('a stdio server that fails at start', () => {
 
   it('reports the refused write after killGraceMs when the server closed its stdin and does not exit', async () => {
     const mcp = new McpClient({
-      command: [
-        process.execPath,
-        '-e',
-        `process.stdin.once('data', (chunk) => { const { id } = JSON.parse(String(chunk).split('\\n')[0]); process.stdin.destroy(); require('node:fs').closeSync(0); process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) + '\\n'); setInterval(() => {}, 1000); });`,
-      ],
+      command: stdinClosingServer('setInterval(() => {}, 1000);'),
       env: CHILD_ENV,
       killGraceMs: 300,
     });

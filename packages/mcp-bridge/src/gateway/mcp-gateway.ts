@@ -1348,30 +1348,23 @@ export class McpGateway {
   ): Promise<ToolResult> {
     // No span (the usual case): the tool's own promise, without another async frame around it.
     if (!GatewayTracer.live(parent)) return tool.invoke(args, context);
-    return this.#invokeSpanned(tool, upstream, args, context, parent);
-  }
-
-  async #invokeSpanned(
-    tool: BridgedTool,
-    upstream: Upstream,
-    args: JsonObject,
-    context: ToolContext,
-    parent: GatewaySpan | undefined,
-  ): Promise<ToolResult> {
     const span = this.#tracer.upstreamCall(tool.remoteName, parent, {
       'toolfence.upstream': upstream.name,
     });
-    try {
-      // The upstream call carries this span's trace context in `params._meta`.
-      const result = await this.#traceMeta.run(this.#tracer.traceContext(span), () =>
-        tool.invoke(args, context),
+    // The upstream call carries this span's trace context in `params._meta`. The bridged tool's
+    // invoke is async: it rejects, it never throws.
+    return this.#traceMeta
+      .run(this.#tracer.traceContext(span), () => tool.invoke(args, context))
+      .then(
+        (result) => {
+          span.end(result.isError === true ? 'tool_error' : undefined);
+          return result;
+        },
+        (error: unknown) => {
+          span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
+          throw error;
+        },
       );
-      span.end(result.isError === true ? 'tool_error' : undefined);
-      return result;
-    } catch (error) {
-      span.end(ToolsError.isInstance(error) ? error.code : 'GATEWAY_CALL_FAILED');
-      throw error;
-    }
   }
 
   #retire(upstream: Upstream): void {
