@@ -73,12 +73,10 @@ async function gatewayAndClient(tracing?: boolean) {
   return client;
 }
 
-/** A gateway in front of an SDK v2 server whose `whoami` answers the `_meta` it received. */
-async function v2GatewayClient(tracing?: boolean) {
+/** A gateway allowing every call, in front of one stdio server, and a client of it. */
+async function allowAllGatewayClient(name: string, args: string[], tracing?: boolean) {
   const gateway = new McpGateway({
-    config: parseGatewayConfig({
-      mcpServers: { v2: { command: process.execPath, args: [V2_SERVER, 'stdio'] } },
-    }),
+    config: parseGatewayConfig({ mcpServers: { [name]: { command: process.execPath, args } } }),
     authorizer: new AllowAllAuthorizer(),
     pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
     audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
@@ -87,6 +85,11 @@ async function v2GatewayClient(tracing?: boolean) {
   open.push(gateway);
   await gateway.start();
   return gatewayClient(gateway, open);
+}
+
+/** A gateway in front of an SDK v2 server whose `whoami` answers the `_meta` it received. */
+function v2GatewayClient(tracing?: boolean) {
+  return allowAllGatewayClient('v2', [V2_SERVER, 'stdio'], tracing);
 }
 
 describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
@@ -190,17 +193,7 @@ describe('gateway tracing (OpenTelemetry, MCP semantic conventions)', () => {
   }, 30_000);
 
   it('ends the CLIENT span with tool_error for an isError result', async () => {
-    const gateway = new McpGateway({
-      config: parseGatewayConfig({
-        mcpServers: { tracker: { command: process.execPath, args: [TRACKER] } },
-      }),
-      authorizer: new AllowAllAuthorizer(),
-      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
-      audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
-    });
-    open.push(gateway);
-    await gateway.start();
-    const client = await gatewayClient(gateway, open);
+    const client = await allowAllGatewayClient('tracker', [TRACKER]);
     const missing = await client.callTool({
       name: 'tracker__get_issue',
       arguments: { number: 404 },
