@@ -5,8 +5,13 @@
 // appends per second, latency per append (p50, p99) and this process's CPU per append. The log
 // is in the OS temp folder (on this machine's disk: fsync figures depend on it).
 //
+// Then the check of a whole log (`verifyAuditChain`, what the gateway runs at start): lines as
+// this version writes them (the canonical JSON the hash is over, checked by hashing the line's
+// bytes) against the same lines in the member order an earlier version wrote (checked the long
+// way: parse, canonical JSON, hash).
+//
 //   npx tsx bench/audit-log.bench.ts
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuditEntry, AuditLog, verifyAuditChain } from '@toolfence/mcp-bridge';
@@ -153,3 +158,63 @@ printTable(
   ['case', 'mode', 'appends/s', 'p50 ms', 'p99 ms', 'CPU per append'],
   rows,
 );
+
+/** The same log's lines with their members in the order `entry()` builds them, then the link. */
+function asEarlierVersion(text: string): string {
+  const order = ['time', 'tool', 'pin', 'decision', 'outcome', 'argumentsDigest', 'session'];
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      return JSON.stringify(
+        Object.fromEntries([...order, 'previous', 'hash'].map((key) => [key, parsed[key]])),
+      );
+    })
+    .join('\n')
+    .concat('\n');
+}
+
+{
+  const LINES = scaled(40_000, 500);
+  const VERIFY_ROUNDS = scaled(9, 1);
+  const folder = await mkdtemp(join(tmpdir(), 'toolfence-audit-verify-bench-'));
+  try {
+    const written = join(folder, 'written.jsonl');
+    const earlier = join(folder, 'earlier.jsonl');
+    const log = new AuditLog(written, 1024 * 1024 * 1024);
+    const appends: Promise<unknown>[] = [];
+    for (let n = 0; n < LINES; n += 1) appends.push(log.append(entry(n)));
+    await Promise.all(appends);
+    await log.close();
+    const text = await readFile(written, 'utf8');
+    await writeFile(earlier, asEarlierVersion(text));
+    await copyFile(`${written}.head`, `${earlier}.head`);
+    const timings = { written: [] as number[], earlier: [] as number[] };
+    for (let round = 0; round < VERIFY_ROUNDS + 1; round += 1) {
+      const order =
+        round % 2 === 0 ? (['written', 'earlier'] as const) : (['earlier', 'written'] as const);
+      for (const which of order) {
+        const start = performance.now();
+        const report = await verifyAuditChain(which === 'written' ? written : earlier);
+        const elapsed = performance.now() - start;
+        if (!report.ok || report.lines !== LINES) {
+          throw new Error(`the benchmark's ${which} log does not verify: ${report.message}`);
+        }
+        // The first round warms both paths up.
+        if (round > 0) timings[which].push(elapsed);
+      }
+    }
+    const a = median(timings.written);
+    const b = median(timings.earlier);
+    bench({
+      id: 'audit-verify-as-written',
+      label: `audit verify (the check at gateway start) of ${LINES.toLocaleString('en-US')} lines as this version writes them vs the same lines in an earlier version's member order`,
+      ratio: a / b,
+      target: 0.8,
+      detail: `${formatMs(a)} vs ${formatMs(b)} ms for ${(Buffer.byteLength(text) / 1024 / 1024).toFixed(1)} MiB (median of ${VERIFY_ROUNDS} interleaved rounds after one warm-up each)`,
+    });
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}

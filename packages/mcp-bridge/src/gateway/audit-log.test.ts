@@ -287,17 +287,27 @@ describe('AuditLog', () => {
         '{"time":"t","tool":"s__t","__proto__":{"x":1},"pin":"p","argumentsDigest":"d","decision":"allow","outcome":"ok"}',
       ),
     },
-  ])('$name: the line is the spread entry, byte for byte, and verifies', async ({ entry: one }) => {
-    const log = new AuditLog(path, 1024 * 1024, { key: KEY });
-    const first = await log.append(entry(1));
-    const line = await log.append(one);
-    await log.close();
-    const hash = lineHash(KEY, first.hash, canonicalJson(one));
-    const expected = { ...one, previous: first.hash, hash };
-    expect(line).toStrictEqual(expected);
-    expect(onDisk()[1]).toBe(JSON.stringify(expected));
-    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true, lines: 2 });
-  });
+  ])(
+    '$name: the line is the canonical entry and its link, byte for byte, holds the spread entry, and verifies',
+    async ({ entry: one }) => {
+      const log = new AuditLog(path, 1024 * 1024, { key: KEY });
+      const first = await log.append(entry(1));
+      const line = await log.append(one);
+      await log.close();
+      const canonical = canonicalJson(one);
+      const hash = lineHash(KEY, first.hash, canonical);
+      const expected = { ...one, previous: first.hash, hash };
+      expect(line).toStrictEqual(expected);
+      // The bytes the hash is over, then the link; an own `__proto__` keeps the spread's text.
+      expect(onDisk()[1]).toBe(
+        Object.hasOwn(one, '__proto__')
+          ? JSON.stringify(expected)
+          : `${canonical.slice(0, -1)},"previous":"${first.hash}","hash":"${hash}"}`,
+      );
+      expect(JSON.parse(onDisk()[1] as string)).toStrictEqual(JSON.parse(JSON.stringify(expected)));
+      expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true, lines: 2 });
+    },
+  );
 
   it('chains the flow labels and session of a line: changing them breaks the chain', async () => {
     const log = new AuditLog(path, 1024 * 1024, { key: KEY });
@@ -566,6 +576,149 @@ describe('audit verify and the gateway, against someone who can write the files'
       lines: 5,
       unsealed: 0,
     });
+  });
+});
+
+/**
+ * Rewrites `file`'s lines as a gateway before this one wrote them: `JSON.stringify` of the entry
+ * with its members in the order the gateway made them (`entry()`'s), then the link. The chain
+ * and the hashes are the same (a hash is over the canonical JSON, whatever the order).
+ */
+async function asOlderGateway(file: string) {
+  const order = [
+    'time',
+    'tool',
+    'pin',
+    'argumentsDigest',
+    'decision',
+    'outcome',
+    'previous',
+    'hash',
+  ];
+  const out = (await lines(file)).map((line) =>
+    JSON.stringify(Object.fromEntries(order.map((member) => [member, line[member]]))),
+  );
+  await writeFile(file, `${out.join('\n')}\n`);
+}
+
+// A line this log writes is the canonical JSON its hash is over, then its link: verify checks it
+// by hashing its bytes (no parse). Any other line (an older gateway's, members reordered, an
+// edited one) is checked the long way, with the same verdict as before.
+describe('audit verify, on lines as this log writes them and as others did', () => {
+  it.each([
+    { name: 'unkeyed', options: {} },
+    { name: 'keyed', options: { key: KEY } },
+  ])(
+    '$name: a log of an older gateway verifies, opens, goes on, and verifies with its new lines',
+    async ({ options }) => {
+      await written(70, options);
+      const before = (await readFile(path, 'utf8')).split('\n')[0] as string;
+      expect(before.startsWith('{"argumentsDigest":')).toBe(true);
+      await asOlderGateway(path);
+      const older = (await readFile(path, 'utf8')).split('\n')[0] as string;
+      expect(older.startsWith('{"time":')).toBe(true);
+      expect(await verifyAuditChain(path, options)).toMatchObject({ ok: true, lines: 70 });
+      // 70 more: the first 64 after an older line are checked the long way, the rest the short way.
+      const log = new AuditLog(path, 1024 * 1024, options);
+      for (let n = 70; n < 140; n += 1) await log.append(entry(n));
+      await log.close();
+      expect(await verifyAuditChain(path, options)).toMatchObject({ ok: true, lines: 140 });
+      expect(await tools(path)).toEqual(Array.from({ length: 140 }, (_, n) => `s__t${n}`));
+      // An edit among the new lines is still found, on the short way and the long one.
+      for (const at of [75, 138]) {
+        const all = (await readFile(path, 'utf8')).split('\n');
+        const saved = all[at] as string;
+        all[at] = saved.replace('"decision":"allow"', '"decision":"deny"');
+        await writeFile(path, all.join('\n'));
+        expect(await verifyAuditChain(path, options)).toMatchObject({
+          ok: false,
+          problem: 'hash-mismatch',
+        });
+        all[at] = saved;
+        await writeFile(path, all.join('\n'));
+      }
+      expect(await verifyAuditChain(path, options)).toMatchObject({ ok: true, lines: 140 });
+    },
+  );
+
+  it('a line with its members reordered (same members, same values) still verifies', async () => {
+    await written(3, { key: KEY });
+    await keepLines(path, (all) =>
+      all.map((line, index) => {
+        if (index !== 1) return line;
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        return JSON.stringify(Object.fromEntries(Object.entries(parsed).reverse()));
+      }),
+    );
+    expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true, lines: 3 });
+  });
+
+  const second = (edit: (line: string) => string) => () =>
+    keepLines(path, (all) => all.map((line, index) => (index === 1 ? edit(line) : line)));
+  /** The second line's link with its hash replaced by `hash` of the bytes before the link. */
+  const rehashed = (hash: (previous: string, canonical: string) => string) =>
+    second((line) => {
+      const at = line.lastIndexOf(',"previous":"');
+      const previous = (JSON.parse(line) as { previous: string }).previous;
+      return `${line.slice(0, at)},"previous":"${previous}","hash":"${hash(previous, `${line.slice(0, at)}}`)}"}`;
+    });
+  it.each<{
+    name: string;
+    key?: Uint8Array;
+    attack: () => Promise<void>;
+    problem: string;
+    line: number;
+  }>([
+    {
+      name: 'a member added before the link, keyed',
+      key: KEY,
+      attack: second((line) => line.replace('{', '{"approvedBy":"user",')),
+      problem: 'hash-mismatch',
+      line: 2,
+    },
+    {
+      name: 'a value changed, the hash made again without the key, keyed',
+      key: KEY,
+      attack: rehashed((previous, canonical) =>
+        lineHash(undefined, previous, canonical.replace('"allow"', '"deny"')),
+      ),
+      problem: 'hash-mismatch',
+      line: 2,
+    },
+    {
+      name: 'the hash made with another key, keyed',
+      key: KEY,
+      attack: rehashed((previous, canonical) => lineHash(OTHER_KEY, previous, canonical)),
+      problem: 'hash-mismatch',
+      line: 2,
+    },
+    {
+      name: 'the link made to point elsewhere, unkeyed',
+      attack: second((line) =>
+        line.replace(/"previous":"sha256:[0-9a-f]{4}/, '"previous":"sha256:0000'),
+      ),
+      problem: 'chain-broken',
+      line: 2,
+    },
+    {
+      name: 'the hash rewritten for the edited bytes, the next line left, unkeyed',
+      attack: async () => {
+        await second((line) => line.replace('"allow"', '"deny"'))();
+        await rehashed((previous, canonical) => lineHash(undefined, previous, canonical))();
+      },
+      problem: 'chain-broken',
+      line: 3,
+    },
+  ])('$name: verify fails at line $line ($problem)', async ({ key, attack, problem, line }) => {
+    const options = key === undefined ? {} : { key };
+    await written(4, options);
+    await attack();
+    expect(await verifyAuditLog(path, 'genesis', options)).toMatchObject({
+      ok: false,
+      brokenAt: line,
+      reason: problem,
+    });
+    expect(await verifyAuditChain(path, options)).toMatchObject({ ok: false });
   });
 });
 

@@ -195,6 +195,61 @@ interface Scan {
   };
 }
 
+/** The key of a line's link, as it follows the entry's members in a line ({@link lineText}). */
+const PREVIOUS_MEMBER = '"previous":"';
+/** The end of a line as {@link lineText} writes it: its link and its hash, plain strings. */
+const LINK_TAIL = /^"previous":"([^"\\]*)","hash":"([^"\\]*)"\}$/;
+/** Lines checked the long way after one that verified only that way, before the short way again. */
+const LONG_WAY_RUN = 64;
+/** A link or hash written as it is (`genesis`, `sha256:…`, `hmac-sha256:…`): nothing to escape. */
+const PLAIN_LINK = /^[A-Za-z0-9:-]*$/;
+
+/**
+ * The text of one line: the canonical JSON of its entry (the very text its hash is over), with
+ * `previous` and `hash` as its last members. `canonical` is `canonicalJson(entry)`; an entry with
+ * an own `previous`, `hash` or `__proto__` member (never one the gateway makes), or a link with
+ * characters JSON escapes, is written as `JSON.stringify` gives its line instead, as every line
+ * was before.
+ */
+function lineText(entry: AuditEntry, canonical: string, line: AuditLine): string {
+  if (
+    Object.hasOwn(entry, 'previous') ||
+    Object.hasOwn(entry, 'hash') ||
+    Object.hasOwn(entry, '__proto__') ||
+    !canonical.endsWith('}') ||
+    !PLAIN_LINK.test(line.previous) ||
+    !PLAIN_LINK.test(line.hash)
+  ) {
+    return JSON.stringify(line);
+  }
+  const link = `${PREVIOUS_MEMBER}${line.previous}","hash":"${line.hash}"}`;
+  return canonical === '{}' ? `{${link}` : `${canonical.slice(0, -1)},${link}`;
+}
+
+/**
+ * A line written by {@link lineText}, checked without parsing it: the bytes before its link,
+ * closed, are the text its hash must be over, so a hash that matches them (HMAC with the key
+ * when keyed) proves the line is the canonical JSON that was sealed. Undefined for any other
+ * line (a line of an older gateway, members in another order, a damaged or edited line): the
+ * caller checks it the long way (parse, canonical JSON, hash).
+ */
+function verifiedAsWritten(
+  raw: string,
+  key: Uint8Array | undefined,
+): { readonly previous: string; readonly hash: string } | undefined {
+  const at = raw.lastIndexOf(PREVIOUS_MEMBER);
+  if (at < 1) return undefined;
+  const before = raw.charCodeAt(at - 1);
+  // `{` only for an empty entry (the link is the line's only members), else `,`.
+  if (before === 0x7b ? at !== 1 : before !== 0x2c) return undefined;
+  const tail = LINK_TAIL.exec(raw.slice(at));
+  if (tail === null) return undefined;
+  const previous = tail[1] as string;
+  const hash = tail[2] as string;
+  const canonical = at === 1 ? '{}' : `${raw.slice(0, at - 1)}}`;
+  return lineHash(key, previous, canonical) === hash ? { previous, hash } : undefined;
+}
+
 function scanText(text: string, startsAfter: string | undefined, key: Uint8Array | undefined) {
   const lines = text.split('\n').filter((line) => line !== '');
   const hashes: string[] = [];
@@ -206,7 +261,19 @@ function scanText(text: string, startsAfter: string | undefined, key: Uint8Array
     lines: lines.length,
     broken: { line: index + 1, reason },
   });
+  /** Lines before this index are checked the long way only (see below). */
+  let longUntil = 0;
   for (const [index, raw] of lines.entries()) {
+    const sealed = index < longUntil ? undefined : verifiedAsWritten(raw, key);
+    if (sealed !== undefined) {
+      // A line exactly as this log writes it, whose hash is over its own bytes.
+      const previous = sealed.previous;
+      if (index === 0) start = previous;
+      if (expected !== undefined && previous !== expected) return broken(index, 'chain-broken');
+      hashes.push(sealed.hash);
+      expected = sealed.hash;
+      continue;
+    }
     let line: AuditLine;
     try {
       line = JSON.parse(raw) as AuditLine;
@@ -224,6 +291,10 @@ function scanText(text: string, startsAfter: string | undefined, key: Uint8Array
     if (lineHash(key, previous, canonicalJson(entry)) !== hash) {
       return broken(index, 'hash-mismatch');
     }
+    // A line that verifies only the long way was written in another member order (by a gateway
+    // before this one): the lines around it likely were too, so the next ones skip the short
+    // way (its hash would be wasted on them) until it is tried again.
+    if (index >= longUntil) longUntil = index + LONG_WAY_RUN;
     hashes.push(hash);
     expected = hash;
   }
@@ -715,12 +786,9 @@ export class AuditLog {
         // A file goes over maxBytes by one line at most: the rest waits for the next write,
         // which rotates first.
         if (lines.length > 0 && size >= this.#maxBytes) break;
-        const line = auditLine(
-          waiting.entry,
-          previous,
-          lineHash(this.#key, previous, canonicalJson(waiting.entry)),
-        );
-        const own = `${JSON.stringify(line)}\n`;
+        const canonical = canonicalJson(waiting.entry);
+        const line = auditLine(waiting.entry, previous, lineHash(this.#key, previous, canonical));
+        const own = `${lineText(waiting.entry, canonical, line)}\n`;
         size += Buffer.byteLength(own, 'utf8');
         text += own;
         lines.push(line);
