@@ -12,6 +12,9 @@
 //                `tools/list` answers. What no gateway in a Node process can beat: a Node start
 //                beside the servers' own (on a 2-core machine, sharing its cores with them).
 //
+// Informational: the first listing with 1 upstream in front of an aged audit log (the default
+// 10 MiB file nearly full and one rotated .1: every line is checked at start) against a fresh log.
+//
 // Targets (issues 36 and 41): `initialize` under 0.5 s whatever the upstreams do (printed as a
 // ratio to that 0.5 s budget); the complete listing at most 1.1x the parallel direct start. A run
 // is a fresh process tree each time. The machine's 1-minute load average is printed beside each
@@ -20,13 +23,14 @@
 // the client is served), so the gateway's start overlaps theirs.
 //
 //   npx tsx bench/gateway-start.bench.ts
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { type AuditEntry, AuditLog, verifyAuditChain } from '@toolfence/mcp-bridge';
 import {
   bench,
   formatMs,
@@ -40,6 +44,12 @@ import {
 
 const ROUNDS = scaled(7, 1);
 const COUNTS = [1, 2, 8] as const;
+/**
+ * Lines written to the audit log of the aged-log row: with these entries (about 530 bytes a line)
+ * the current file ends just short of the default 10 MiB and one rotated `.1` holds the rest,
+ * about 19 MiB to check at start, the most a log at the default size ever holds.
+ */
+const AGED_LINES = scaled(39_000, 200);
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
 const FAN_IN = fileURLToPath(new URL('./fixtures/stdio-fan-in.mjs', import.meta.url));
@@ -61,7 +71,10 @@ function childrenCpu(pid: number | null | undefined): number {
   }
 }
 
-async function viaGateway(count: number): Promise<{
+async function viaGateway(
+  count: number,
+  audit = join(folder, `audit-${count}-${Math.random()}.jsonl`),
+): Promise<{
   initialize: number;
   list: number;
   cpu: number;
@@ -77,7 +90,7 @@ async function viaGateway(count: number): Promise<{
     config,
     JSON.stringify({
       mcpServers: servers,
-      gateway: { audit: join(folder, `audit-${count}-${Math.random()}.jsonl`) },
+      gateway: { audit },
     }),
   );
   await rm(join(folder, 'toolfence.lock.json'), { force: true });
@@ -203,6 +216,42 @@ try {
       detail: `first complete tools/list through serve ${formatMs(median(list))} ms; through one Node process that spawns the ${count} server(s) at its first line and only forwards (${count === 1 ? 'bytes untouched, fixtures/stdio-relay.mjs' : 'each line to every server, the tools/list answers joined, fixtures/stdio-fan-in.mjs'}) ${formatMs(median(floor))} ms, which is ${(median(floor) / median(baseline)).toFixed(2)}x the direct parallel start ${formatMs(median(baseline))} ms (median of ${ROUNDS} fresh starts each): no gateway in a Node process can reach below that floor, ${load()}`,
     });
   }
+  // A gateway that has run for a while: its audit log (checked whole at every start) holds
+  // AGED_LINES lines, rotated once at the default 10 MiB, against a fresh log each start.
+  const aged = join(folder, 'aged-audit.jsonl');
+  const log = new AuditLog(aged, 10 * 1024 * 1024);
+  const entry = (n: number): AuditEntry => ({
+    time: new Date(1_700_000_000_000 + n).toISOString(),
+    tool: 's0__echo',
+    pin: `sha256:${'a'.repeat(64)}`,
+    decision: 'allow',
+    outcome: n % 2 === 0 ? 'started' : 'ok',
+    argumentsDigest: `sha256:${(n * 2654435761).toString(16).padStart(64, '0')}`,
+    ...(n % 2 === 0 ? {} : { resultDigest: `sha256:${'b'.repeat(64)}` }),
+    session: 'connection:4f0b5a1e-4c52-4d7f-9a44-2d1f4d3c1a77',
+  });
+  const appends: Promise<unknown>[] = [];
+  for (let n = 0; n < AGED_LINES; n++) appends.push(log.append(entry(n)));
+  await Promise.all(appends);
+  await log.close();
+  const agedReport = await verifyAuditChain(aged);
+  const agedBytes =
+    statSync(aged).size + (statSync(`${aged}.1`, { throwIfNoEntry: false })?.size ?? 0);
+  const fresh: number[] = [];
+  const old: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const which of round % 2 === 0 ? ['fresh', 'aged'] : ['aged', 'fresh']) {
+      const through = await viaGateway(1, which === 'aged' ? aged : undefined);
+      (which === 'aged' ? old : fresh).push(through.list);
+    }
+  }
+  bench({
+    id: 'mcp-bridge.gateway-start-aged-audit',
+    label: `toolfence-mcp serve start with 1 upstream in front of an audit log near its largest (the default 10 MiB file and its rotated .1) vs a fresh log: first complete tools/list (informational)`,
+    ratio: median(old) / median(fresh),
+    target: null,
+    detail: `first complete tools/list ${formatMs(median(old))} ms with a log of ${(agedReport.lines + agedReport.rotatedLines).toLocaleString('en-US')} lines (${agedReport.rotatedLines.toLocaleString('en-US')} in the rotated .1, ${(agedBytes / 1024 / 1024).toFixed(1)} MiB) the gateway checks whole at start, ${formatMs(median(fresh))} ms with a fresh one (median of ${ROUNDS} fresh starts each, interleaved), ${load()}`,
+  });
   printTable(
     `toolfence-mcp serve start (median of ${ROUNDS} fresh starts)`,
     [
