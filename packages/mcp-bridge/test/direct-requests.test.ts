@@ -93,20 +93,26 @@ describe('requests on the session', { timeout: 60_000 }, () => {
   });
 });
 
+/** Messages the handler already on a transport saw (see {@link sessionOn}). */
+let earlierSaw = 0;
+
 /**
- * A session on the direct path, or on the SDK engine's own `request` (the path taken when the
- * engine's members are not where the direct path expects them, or a handler was already on the
- * transport): here forced by a transport that already has a message handler. The two paths must
- * give the same outcomes.
+ * A session on a fresh transport, or on one that already has a message handler (which the peer
+ * calls first for every message, as the SDK engine did): the outcomes must be the same.
  */
-const sessionOn = async (path: 'direct' | 'engine'): Promise<ProtocolSession> => {
+const sessionOn = async (path: 'fresh' | 'handled'): Promise<ProtocolSession> => {
+  earlierSaw = 0;
   const session = new ProtocolSession({
     makeTransport: () => {
       const transport = new StdioTransport({
         command: [process.execPath, EVERYTHING_ENTRY, 'stdio'],
         env: CHILD_ENV,
       });
-      if (path === 'engine') transport.onmessage = () => undefined;
+      if (path === 'handled') {
+        transport.onmessage = () => {
+          earlierSaw += 1;
+        };
+      }
       return transport;
     },
     protocolVersions: ['2025-11-25'],
@@ -140,8 +146,8 @@ const sessionSlow = (
       (error: unknown) => error,
     );
 
-describe.each(['direct', 'engine'] as const)(
-  'requests on the %s path of the session',
+describe.each(['fresh', 'handled'] as const)(
+  'requests of a session on a %s transport',
   { timeout: 60_000 },
   (path) => {
     let session: ProtocolSession | undefined;
@@ -150,9 +156,9 @@ describe.each(['direct', 'engine'] as const)(
       session = undefined;
     });
 
-    it('is the path taken (the engine when the transport already had a handler), and answers calls', async () => {
+    it('go straight to the transport (a handler already there sees every message first), and are answered', async () => {
       session = await sessionOn(path);
-      expect(session.directRequests).toBe(path === 'direct');
+      expect(session.directRequests).toBe(true);
       for (let index = 0; index < 5; index++) {
         const result = await session.request(
           'tools/call',
@@ -161,6 +167,9 @@ describe.each(['direct', 'engine'] as const)(
         );
         expect(result.content).toEqual([{ type: 'text', text: `Echo: m${index}` }]);
       }
+      // The handshake's answer and the five calls' answers, at least.
+      if (path === 'handled') expect(earlierSaw).toBeGreaterThanOrEqual(6);
+      else expect(earlierSaw).toBe(0);
     });
 
     it('a shorter deadline behind a longer one times out on time; the longer call is answered', async () => {
@@ -183,8 +192,8 @@ describe.each(['direct', 'engine'] as const)(
       const kept = sessionSlow(session, 1, { timeoutMs: 30_000 });
       await new Promise((resolve) => setTimeout(resolve, 100));
       mine.abort(new Error('stop'));
-      // Both paths wrap a reason that is not an McpError in one (McpClient reads the signal, so
-      // either is an AmbiguousDeliveryError there).
+      // A reason that is not an McpError is wrapped in one (McpClient reads the signal, so it is
+      // an AmbiguousDeliveryError there).
       const outcome = await aborted;
       expect(outcome).toBeInstanceOf(McpError);
       expect((outcome as McpError).message).toContain('stop');

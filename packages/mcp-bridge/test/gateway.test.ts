@@ -358,24 +358,42 @@ describe('gateway config file reading', () => {
 });
 
 describe('McpGateway audit lines', () => {
-  it('audits every call in one line format: keys in order, an ISO time, digests of canonical JSON', async () => {
+  it("audits every call in one line format: the entry's canonical JSON (keys sorted), then its link; an ISO time; digests of canonical JSON", async () => {
     const gateway = await startGateway();
     const client = await downstream(gateway);
     const before = Date.now();
     await client.callTool({ name: 'tk__note', arguments: { id: 'n1', extra: { b: 1, a: [2] } } });
     const after = Date.now();
-    const [started, line] = (await readFile(join(folder, 'audit.jsonl'), 'utf8'))
-      .trim()
-      .split('\n')
-      .map((text) => JSON.parse(text) as Record<string, string>);
-    const keys = ['time', 'tool', 'pin', 'argumentsDigest', 'decision', 'outcome'];
+    const texts = (await readFile(join(folder, 'audit.jsonl'), 'utf8')).trim().split('\n');
+    const [started, line] = texts.map((text) => JSON.parse(text) as Record<string, string>);
     // Written before the call went upstream: no result yet. `session` is the flow guard's
     // session of the downstream connection (the guard is on by default).
-    expect(Object.keys(started ?? {})).toEqual([...keys, 'session', 'previous', 'hash']);
+    expect(Object.keys(started ?? {})).toEqual([
+      'argumentsDigest',
+      'decision',
+      'outcome',
+      'pin',
+      'session',
+      'time',
+      'tool',
+      'previous',
+      'hash',
+    ]);
     expect(started?.session).toMatch(/^connection:[0-9a-f-]{36}$/);
     expect(started).toMatchObject({ tool: 'tk__note', decision: 'allow', outcome: 'started' });
     const entry = line as Record<string, string>;
-    expect(Object.keys(entry)).toEqual([...keys, 'resultDigest', 'session', 'previous', 'hash']);
+    expect(Object.keys(entry)).toEqual([
+      'argumentsDigest',
+      'decision',
+      'outcome',
+      'pin',
+      'resultDigest',
+      'session',
+      'time',
+      'tool',
+      'previous',
+      'hash',
+    ]);
     expect(entry.session).toBe(started?.session);
     expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const time = Date.parse(entry.time as string);
@@ -392,6 +410,8 @@ describe('McpGateway audit lines', () => {
       .map((key) => `${JSON.stringify(key)}:${JSON.stringify(rest[key])}`)
       .join(',')}}`;
     expect(hash).toBe(sha(`${previous}\n${canonical}`));
+    // The line is that very text, then its link.
+    expect(texts[1]).toBe(`${canonical.slice(0, -1)},"previous":"${previous}","hash":"${hash}"}`);
     expect(entry).toMatchObject({ tool: 'tk__note', decision: 'allow', outcome: 'ok' });
   }, 30_000);
 

@@ -1,12 +1,10 @@
-// How a call's answer reaches its caller: a plain result goes from the transport to its request's
-// handler without the SDK's response schemas (which the SDK engine's own response handler ran
-// twice per answer), with the engine's bookkeeping done as the engine does it (request timer
-// cleared, handler forgotten); errors and unknown ids still go through the engine.
+// How a call's answer reaches its caller: a result goes from the transport to its request's
+// handler without the SDK's response schemas (which the SDK 1.x engine's own response handler ran
+// twice per answer), its deadline forgotten; an error answer becomes the SDK's `McpError`.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { safeParse as engineSafeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
   JSONRPCErrorResponseSchema,
   JSONRPCResultResponseSchema,
@@ -81,7 +79,7 @@ describe('a call answer', () => {
     expect(textOf(await modern.callTool('echo', { message: 'after' }))).toBe('Echo: after');
   }, 30_000);
 
-  it('an error answer still becomes a ServerRpcError through the engine', async () => {
+  it('an error answer still becomes a ServerRpcError', async () => {
     const error = await legacy.callTool('missing', {}).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ServerRpcError);
     expect((error as ServerRpcError).rpcCode).toBe(-32601);
@@ -90,12 +88,12 @@ describe('a call answer', () => {
   }, 30_000);
 });
 
-describe("the engine's result check", () => {
+describe("the peer's result check", () => {
   it.each([
     ['modern (2026-07-28)', () => modern, 'echo', { message: 'checked' }],
     ['legacy (2024-11-05)', () => legacy, 'echo', { text: 'checked' }],
   ] as const)(
-    '%s: the engine asks the check itself (no zod parse) and gets the result object back',
+    '%s: the peer asks the check (no zod parse) and gets the result object back',
     async (_era, client, tool, args) => {
       const check = vi.spyOn(RESULT_CHECK, 'safeParse');
       const result = await client().callTool(tool, args);
@@ -111,8 +109,8 @@ describe("the engine's result check", () => {
     ['an empty object', {}],
     ['a call result', { content: [{ type: 'text', text: 'x' }], isError: false }],
     ['nested objects', { structuredContent: { a: { b: [1, 2] } } }],
-  ])("%s passes the engine's own safeParse as it is", (_name, value) => {
-    const outcome = engineSafeParse(RESULT_CHECK, value);
+  ])('%s passes the check as it is', (_name, value) => {
+    const outcome = RESULT_CHECK.safeParse(value);
     expect(outcome).toEqual({ success: true, data: value });
     expect(outcome.success && outcome.data).toBe(value);
   });
@@ -124,7 +122,7 @@ describe("the engine's result check", () => {
     ['a number', 42],
     ['a boolean', true],
   ])('%s is refused with the zod schema error the client maps as malformed', (_name, value) => {
-    const outcome = engineSafeParse(RESULT_CHECK, value);
+    const outcome = RESULT_CHECK.safeParse(value);
     const error = outcome.success ? undefined : outcome.error;
     expect(outcome.success).toBe(false);
     expect(isSchemaError(error)).toBe(true);

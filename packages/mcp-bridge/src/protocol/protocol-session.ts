@@ -1,7 +1,6 @@
 // One connection to an MCP server in either protocol era: version negotiation (the
 // `server/discover` probe, the corrective retry, the legacy `initialize` fallback), the modern
 // per-request `_meta` envelope and standard headers, and multi round-trip requests.
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CreateMessageRequestSchema,
@@ -9,26 +8,23 @@ import {
   ErrorCode,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   type JSONRPCRequest,
   type JSONRPCResponse,
   ListRootsRequestSchema,
   McpError,
-  type Notification,
   PromptListChangedNotificationSchema,
-  type Request,
   ResourceListChangedNotificationSchema,
   type Result,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { safeParse as safeParseWithZod } from 'zod/v4-mini';
 import { isRecord } from '../is-record.js';
 import { TransportHttpError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
-import { isPlainRecord } from '../transport/plain-message.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
 import type { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
-import { type AbortMember, linkSignal, unwatchAbort, watchAbort } from './abort-link.js';
+import { type AbortMember, unwatchAbort, watchAbort } from './abort-link.js';
 import { InputRequestError } from './input-request-error.js';
 import { answerInputRequests, type InputHandlers, isInputRequired } from './input-requests.js';
 import { standardHeaders } from './mcp-headers.js';
@@ -137,7 +133,7 @@ const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /**
- * The result rule, as a zod schema: an object, kept as it is. The engine checks the whole
+ * The result rule, as a zod schema: an object, kept as it is. The peer checks the whole
  * response (`result` a JSON object) before it asks this, and the response is the fresh parse of
  * the record, so a passthrough copy (zod's `looseObject`) would copy every key of every result
  * for nothing.
@@ -150,61 +146,29 @@ const LooseResultSchema: z.ZodType<Record<string, unknown>> = z.custom<Record<st
 );
 
 /**
- * The result check handed to the SDK's JSON-RPC engine with every request. The engine's
- * `safeParse` helper runs zod's parse machinery (a parse context, the check list, a result
- * object) for a zod 4 schema, but calls a schema's own `safeParse` for any other (one without
- * zod's `_zod` member): this is such a schema, so an object result (every answer that passed
- * the transport) is accepted as it is without zod, and anything else gets exactly what the
- * engine gave it before, the zod check's outcome (a `$ZodError`, which the client maps as a
- * malformed answer). Internal: exported for its tests.
+ * The result check of every request: an object result (every answer that passed the transport)
+ * is accepted as it is, without zod; anything else gets the zod check's outcome (a `ZodError`,
+ * which the client maps as a malformed answer). Internal: exported for its tests.
  */
-export const RESULT_CHECK: typeof LooseResultSchema = {
+export const RESULT_CHECK: {
+  safeParse(
+    data: unknown,
+  ):
+    | { readonly success: true; readonly data: Record<string, unknown> }
+    | { readonly success: false; readonly error: z.ZodError };
+} = {
   safeParse(data: unknown) {
-    return isRecord(data)
-      ? { success: true as const, data }
-      : safeParseWithZod(LooseResultSchema, data);
+    if (isRecord(data)) return { success: true as const, data };
+    const checked = LooseResultSchema.safeParse(data);
+    return checked.success
+      ? { success: true as const, data: checked.data }
+      : { success: false as const, error: checked.error };
   },
-} as unknown as typeof LooseResultSchema;
+};
 
-/**
- * The SDK engine's members a plain response needs (private members of `Protocol`, present since
- * 1.x): its response handler, and the tables that handler reads for one answer.
- */
-interface EngineInternals {
-  _onresponse?: (response: JSONRPCResponse | JSONRPCErrorResponse) => void;
-  _requestMessageId?: unknown;
-  _transport?: Transport;
-  _responseHandlers?: unknown;
-  _requestResolvers?: unknown;
-  _progressHandlers?: unknown;
-  _cleanupTimeout?: unknown;
-}
-
-/** The engine's handler of one request's answer (the SDK's closure over its promise). */
-type AnswerHandler = (response: JSONRPCResponse) => void;
-
-/**
- * True for a response the SDK's own dispatch would take as one: a plain message (the SDK's
- * message schema passes it unchanged, see `isPlainMessage`) with a `result` or an `error`. A
- * message the transport's decoder marked plain is not checked again (`isPlainRecord`).
- */
-function isPlainResponse(
-  message: JSONRPCMessage,
-): message is JSONRPCResponse | JSONRPCErrorResponse {
-  return ('result' in message || 'error' in message) && isPlainRecord(message);
-}
-
-/**
- * True when a plain result announces a task (`result.task.taskId` a string): the engine keeps
- * that request's progress handler, so such an answer goes through its own response handler.
- */
-function announcesTask(result: Readonly<Record<string, unknown>>): boolean {
-  const task = result.task;
-  return (
-    typeof task === 'object' &&
-    task !== null &&
-    typeof (task as { taskId?: unknown }).taskId === 'string'
-  );
+/** A schema of the SDK's (`zod`) that checks one kind of incoming message. */
+interface MessageSchema {
+  safeParse(data: unknown): { success: true; data: unknown } | { success: false; error: unknown };
 }
 
 /** One request sent by {@link JsonRpcPeer.send}, until it settles. */
@@ -242,97 +206,160 @@ class DirectRequest implements AbortMember {
   }
 }
 
+/** The error member of a JSON-RPC error answer to a request the peer failed to handle. */
+function errorMember(error: unknown): { code: number; message: string; data?: unknown } {
+  const failure = error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  return {
+    code: Number.isSafeInteger(failure?.code) ? (failure?.code as number) : ErrorCode.InternalError,
+    message: typeof failure?.message === 'string' ? failure.message : 'Internal error',
+    ...(failure?.data === undefined ? {} : { data: failure.data }),
+  };
+}
+
 /**
- * The SDK's JSON-RPC engine (ids, timeouts, cancellation) without the SDK client's handshake.
- * Its dispatch tells a message's kind by running the SDK's schemas again on a message the
- * transport already checked against them; a plain response (every call's answer) skips that
- * dispatch. A plain result (not a task's) is handed to its request's handler here, as the
- * engine's own response handler would, which ran the response schema twice more per answer
- * (once to look for a task, once to tell a result from an error); an error, a task, an answer
- * to no pending request (reported by the engine) and a queued request's answer go to the
- * engine's response handler; anything else through the SDK's dispatch. Requests themselves are
- * sent by {@link JsonRpcPeer.send}: straight to the transport when the engine's members are
- * where expected, else through the engine's own `request`.
+ * The JSON-RPC peer of one connection (the client's side of it): ids, deadlines, cancellation,
+ * the answers to its requests, and the requests and notifications the server sends. What the
+ * SDK 1.x client's engine (`Protocol`) does for a client that negotiates its own handshake, and
+ * behaves as it did, without loading it (its zod 3 and JSON Schema conversion modules, about a
+ * tenth of the gateway's start) and without its per-message schema checks: messages come from
+ * the bridge's transports, which checked each one against the SDK's message schema already.
+ *
+ * - A request ({@link JsonRpcPeer.send}) gets the next id; its answer is matched by id (a
+ *   numeric string finds it too), checked by {@link RESULT_CHECK}, and a JSON-RPC error answer
+ *   rejects with an `McpError`. Its deadline is kept by one timer for all requests; a request
+ *   past it is cancelled (`notifications/cancelled`) and rejects with `RequestTimeout`. An abort
+ *   of its signal cancels it the same way with the signal's reason (wrapped in an `McpError`
+ *   unless it is one). The connection closing rejects each one with `ConnectionClosed`.
+ * - A request from the server goes to its handler (`ping` answers `{}`); a method without one is
+ *   answered `MethodNotFound`; a handler's failure is answered with its `code` (an integer) or
+ *   `InternalError`, and its message. `notifications/cancelled` aborts the handler of the
+ *   request it names, and no answer is sent for it.
+ * - A notification goes to its handler, else to {@link JsonRpcPeer.fallbackNotificationHandler};
+ *   a progress notification names no request of this peer's (it asks for none) and is reported.
  */
-class JsonRpcPeer extends Protocol<Request, Notification, Result> {
-  override async connect(transport: Transport): Promise<void> {
-    const earlier = transport.onmessage;
-    await super.connect(transport);
-    const engine = this as unknown as EngineInternals;
-    const respond = engine._onresponse;
-    const dispatch = transport.onmessage;
-    // Only when the SDK's dispatch is the sole handler and its response handler is where expected.
-    if (earlier !== undefined || dispatch === undefined || typeof respond !== 'function') return;
-    const answer = this.#answerPath(engine);
-    const pending = this.#pending;
-    transport.onmessage = (message, extra) => {
-      if (!isPlainResponse(message)) dispatch(message, extra);
-      else if (pending.size > 0 && this.#answerDirect(message)) return;
-      else if (answer === undefined || !answer(message)) respond.call(this, message);
-    };
-    if (typeof engine._requestMessageId !== 'number') return;
-    // The direct requests end with the connection, after the engine's own (as the engine does).
-    const engineClose = transport.onclose;
-    transport.onclose = () => {
-      engineClose?.();
-      this.#closeDirect();
-    };
-    this.#direct = true;
-  }
-
-  /**
-   * True when requests go the direct way ({@link JsonRpcPeer.send}); false when the engine's
-   * members are not where expected (then `send` is the engine's own `request`).
-   */
-  get direct(): boolean {
-    return this.#direct;
-  }
-
-  /** The direct requests not yet answered, by JSON-RPC id. */
+class JsonRpcPeer {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  /** Notifications without a handler of their own. */
+  fallbackNotificationHandler?: (notification: JSONRPCNotification) => Promise<void>;
+  #transport: Transport | undefined;
+  #nextId = 0;
+  /** The requests not yet answered, by JSON-RPC id. */
   readonly #pending = new Map<number, DirectRequest>();
-  #direct = false;
-  /** The one timer of the direct requests' deadlines (armed for the earliest one), if any. */
+  /** The one timer of the requests' deadlines (armed for the earliest one), if any. */
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** When {@link #timer} fires (`performance.now()` ms). */
   #timerAt = 0;
+  readonly #requestHandlers = new Map<string, (request: JSONRPCRequest) => unknown>();
+  readonly #notificationHandlers = new Map<
+    string,
+    (notification: JSONRPCNotification) => unknown
+  >();
+  /** The server's requests being handled, by their id (aborted by their cancellation). */
+  readonly #handling = new Map<string | number, AbortController>();
+
+  constructor() {
+    this.#requestHandlers.set('ping', () => ({}));
+    this.#notificationHandlers.set('notifications/cancelled', (notification) => {
+      const requestId = (notification.params as { requestId?: unknown } | undefined)?.requestId;
+      if (requestId === undefined || requestId === null || requestId === '') return;
+      this.#handling
+        .get(requestId as string | number)
+        ?.abort((notification.params as { reason?: unknown }).reason);
+    });
+    this.#notificationHandlers.set('notifications/progress', (notification) => {
+      this.#error(
+        new Error(
+          `Received a progress notification for an unknown token: ${JSON.stringify(notification)}`,
+        ),
+      );
+    });
+  }
+
+  /** Always true: requests go straight to the transport (kept for diagnostics and tests). */
+  get direct(): boolean {
+    return true;
+  }
+
+  /** Takes `transport` (its handlers are called first), and starts it. */
+  async connect(transport: Transport): Promise<void> {
+    if (this.#transport !== undefined) throw new Error('Already connected to a transport');
+    this.#transport = transport;
+    const earlierClose = transport.onclose;
+    transport.onclose = () => {
+      earlierClose?.();
+      this.#closed();
+    };
+    const earlierError = transport.onerror;
+    transport.onerror = (error) => {
+      earlierError?.(error);
+      this.#error(error);
+    };
+    const earlierMessage = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      earlierMessage?.(message, extra);
+      this.#dispatch(message);
+    };
+    await transport.start();
+  }
+
+  /** Closes the transport (its close ends this peer). */
+  async close(): Promise<void> {
+    await this.#transport?.close();
+  }
+
+  /** Registers the handler of the server's requests of `method`, each checked by `schema`. */
+  setRequestHandler(
+    method: string,
+    schema: MessageSchema,
+    handler: (request: JSONRPCRequest) => Promise<Result>,
+  ): void {
+    this.#requestHandlers.set(method, (request) => {
+      const checked = schema.safeParse(request);
+      if (!checked.success) throw checked.error;
+      return handler(checked.data as JSONRPCRequest);
+    });
+  }
+
+  /** Registers the handler of the server's notifications of `method`, each checked by `schema`. */
+  setNotificationHandler(
+    method: string,
+    schema: MessageSchema,
+    handler: (notification: JSONRPCNotification) => void,
+  ): void {
+    this.#notificationHandlers.set(method, (notification) => {
+      const checked = schema.safeParse(notification);
+      if (!checked.success) throw checked.error;
+      return handler(checked.data as JSONRPCNotification);
+    });
+  }
+
+  /** Sends a notification. */
+  async notification(notification: {
+    readonly method: string;
+    readonly params?: Record<string, unknown>;
+  }): Promise<void> {
+    const transport = this.#transport;
+    if (transport === undefined) throw new Error('Not connected');
+    await transport.send({ ...notification, jsonrpc: '2.0' } as JSONRPCMessage);
+  }
 
   /**
-   * Sends one request and resolves with its result (an object, by {@link RESULT_CHECK}), as the
-   * engine's `request` does, without its per-request machinery: the id is the engine's next one
-   * (so the two never share an id), the answer is matched in this peer's own table, and the
-   * deadline is kept by one timer for all requests (no timer per request). A given `signal`
-   * is watched through its one shared `abort` listener (abort-link.ts), left when the request
-   * settles, so `notifications/cancelled` is sent only for a request still waiting for its
-   * answer. The outcomes are the engine's: a JSON-RPC error answer rejects with the engine's
-   * `McpError`, the deadline with `RequestTimeout` (and `notifications/cancelled`), the
-   * connection closing with `ConnectionClosed`, an abort with the signal's reason (wrapped in an
-   * `McpError` when it is not one, and `notifications/cancelled` sent), a signal aborted before
-   * the send with its reason as it is.
+   * Sends one request and resolves with its result (an object, by {@link RESULT_CHECK}). A
+   * given `signal` is watched through its one shared `abort` listener (abort-link.ts), left when
+   * the request settles, so `notifications/cancelled` is sent only for a request still waiting
+   * for its answer; a signal aborted before the send rejects with its reason as it is.
    */
   send(
     request: { readonly method: string; readonly params: Record<string, unknown> },
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): Promise<Record<string, unknown>> {
-    if (!this.#direct) {
-      // The engine's own request: its abort listener stays on the signal it is given, so the
-      // caller's signal is linked through one shared listener (see abort-link.ts).
-      const link = linkSignal(signal);
-      const sent = this.request(
-        request,
-        RESULT_CHECK,
-        link === undefined ? { timeout: timeoutMs } : { timeout: timeoutMs, signal: link.signal },
-      );
-      if (link !== undefined) void sent.then(link.release, link.release);
-      return sent;
-    }
-    const engine = this as unknown as EngineInternals;
-    const transport = engine._transport;
+    const transport = this.#transport;
     if (transport === undefined) return Promise.reject(new Error('Not connected'));
     if (signal?.aborted === true) return Promise.reject(signal.reason);
-    const id = engine._requestMessageId as number;
-    engine._requestMessageId = id + 1;
-    // The engine's message, member for member: `{ ...request, jsonrpc, id }`.
+    const id = this.#nextId;
+    this.#nextId = id + 1;
     const message = { method: request.method, params: request.params, jsonrpc: '2.0', id };
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       const entry = new DirectRequest(id, timeoutMs, resolve, reject, signal, this.#cancelOne);
@@ -346,12 +373,35 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
     });
   }
 
-  /** Hands a response to its direct request; false when no direct request has its id. */
-  #answerDirect(message: JSONRPCResponse | JSONRPCErrorResponse): boolean {
-    // The engine's reading of an answer's id (a numeric string finds its request too).
+  #error(error: Error): void {
+    this.onerror?.(error);
+  }
+
+  /** One message from the transport (already checked against the SDK's message schema there). */
+  #dispatch(message: JSONRPCMessage): void {
+    const record = message as Record<string, unknown>;
+    if ('id' in record && ('result' in record || 'error' in record)) {
+      this.#answer(message as JSONRPCResponse | JSONRPCErrorResponse);
+    } else if (typeof record.method === 'string' && 'id' in record) {
+      this.#onRequest(message as JSONRPCRequest);
+    } else if (typeof record.method === 'string') {
+      this.#onNotification(message as JSONRPCNotification);
+    } else {
+      this.#error(new Error(`Unknown message type: ${JSON.stringify(message)}`));
+    }
+  }
+
+  /** Hands an answer to its request; an answer to no pending request is reported. */
+  #answer(message: JSONRPCResponse | JSONRPCErrorResponse): void {
+    // A numeric string finds its request too.
     const id = message.id;
     const entry = this.#pending.get(typeof id === 'number' ? id : Number(id));
-    if (entry === undefined) return false;
+    if (entry === undefined) {
+      this.#error(
+        new Error(`Received a response for an unknown message ID: ${JSON.stringify(message)}`),
+      );
+      return;
+    }
     this.#forget(entry);
     if ('result' in message) {
       const checked = RESULT_CHECK.safeParse(message.result);
@@ -361,7 +411,59 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
       const { code, message: text, data } = (message as JSONRPCErrorResponse).error;
       entry.reject(McpError.fromError(code, text, data));
     }
-    return true;
+  }
+
+  #onRequest(request: JSONRPCRequest): void {
+    const handler = this.#requestHandlers.get(request.method);
+    // Answers go where the request came from, even if the peer has moved on since.
+    const transport = this.#transport;
+    if (handler === undefined) {
+      transport
+        ?.send({
+          jsonrpc: '2.0',
+          id: request.id,
+          error: { code: ErrorCode.MethodNotFound, message: 'Method not found' },
+        } as JSONRPCMessage)
+        .catch((error: unknown) =>
+          this.#error(new Error(`Failed to send an error response: ${String(error)}`)),
+        );
+      return;
+    }
+    const controller = new AbortController();
+    this.#handling.set(request.id, controller);
+    Promise.resolve()
+      .then(() => handler(request))
+      .then(
+        async (result) => {
+          if (controller.signal.aborted) return;
+          await transport?.send({ result, jsonrpc: '2.0', id: request.id } as JSONRPCMessage);
+        },
+        async (error: unknown) => {
+          if (controller.signal.aborted) return;
+          await transport?.send({
+            jsonrpc: '2.0',
+            id: request.id,
+            error: errorMember(error),
+          } as JSONRPCMessage);
+        },
+      )
+      .catch((error: unknown) =>
+        this.#error(new Error(`Failed to send response: ${String(error)}`)),
+      )
+      .finally(() => {
+        if (this.#handling.get(request.id) === controller) this.#handling.delete(request.id);
+      });
+  }
+
+  #onNotification(notification: JSONRPCNotification): void {
+    const handler =
+      this.#notificationHandlers.get(notification.method) ?? this.fallbackNotificationHandler;
+    if (handler === undefined) return;
+    Promise.resolve()
+      .then(() => handler(notification))
+      .catch((error: unknown) =>
+        this.#error(new Error(`Uncaught error in notification handler: ${String(error)}`)),
+      );
   }
 
   /**
@@ -378,17 +480,17 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
     return true;
   }
 
-  /** The engine's cancel: tells the server (`notifications/cancelled`) and rejects. */
+  /** Cancels a request: tells the server (`notifications/cancelled`) and rejects. */
   readonly #cancelOne = (entry: DirectRequest, reason: unknown): void => {
     if (!this.#forget(entry)) return;
-    (this as unknown as EngineInternals)._transport
+    this.#transport
       ?.send({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',
         params: { requestId: entry.id, reason: String(reason) },
       })
       .catch((error: unknown) =>
-        this.onerror?.(new Error(`Failed to send cancellation: ${String(error)}`)),
+        this.#error(new Error(`Failed to send cancellation: ${String(error)}`)),
       );
     entry.reject(
       reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason)),
@@ -429,55 +531,22 @@ class JsonRpcPeer extends Protocol<Request, Notification, Result> {
     if (next !== Number.POSITIVE_INFINITY && this.#pending.size > 0) this.#armFor(next);
   };
 
-  /** The connection closed: every direct request rejects with `ConnectionClosed`. */
-  #closeDirect(): void {
+  /**
+   * The connection closed: the server's requests being handled are aborted, the peer is told
+   * (`onclose`), then every request waiting rejects with `ConnectionClosed`.
+   */
+  #closed(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#pending.size === 0) return;
+    for (const controller of this.#handling.values()) controller.abort();
+    this.#handling.clear();
+    this.#transport = undefined;
     const entries = [...this.#pending.values()];
     for (const entry of entries) this.#forget(entry);
+    this.onclose?.();
     const error = McpError.fromError(ErrorCode.ConnectionClosed, 'Connection closed');
     for (const entry of entries) entry.reject(error);
   }
-
-  /**
-   * The direct path for a plain result, when the engine's tables are where expected: true when
-   * it handed the answer to its request's handler, false to leave it to the engine.
-   */
-  #answerPath(
-    engine: EngineInternals,
-  ): ((message: JSONRPCResponse | JSONRPCErrorResponse) => boolean) | undefined {
-    const handlers = engine._responseHandlers;
-    const resolvers = engine._requestResolvers;
-    const progress = engine._progressHandlers;
-    const cleanupTimeout = engine._cleanupTimeout;
-    if (
-      !(handlers instanceof Map) ||
-      !(resolvers instanceof Map) ||
-      !(progress instanceof Map) ||
-      typeof cleanupTimeout !== 'function'
-    ) {
-      return undefined;
-    }
-    return (message) => {
-      if (!('result' in message)) return false;
-      const id = Number(message.id);
-      const handler = handlers.get(id) as AnswerHandler | undefined;
-      if (handler === undefined || resolvers.has(id) || announcesTask(message.result)) return false;
-      // What the engine's response handler does for a plain result of a pending request.
-      handlers.delete(id);
-      cleanupTimeout.call(this, id);
-      progress.delete(id);
-      handler(message);
-      return true;
-    };
-  }
-
-  protected assertCapabilityForMethod(): void {}
-  protected assertNotificationCapability(): void {}
-  protected assertRequestHandlerCapability(): void {}
-  protected assertTaskCapability(): void {}
-  protected assertTaskHandlerCapability(): void {}
 }
 
 function versionList(value: unknown): readonly string[] | undefined {
@@ -703,15 +772,23 @@ export class ProtocolSession {
     peer.onerror = (error) => this.#options.onError(error);
     const onToolsListChanged = this.#options.onToolsListChanged;
     if (onToolsListChanged !== undefined) {
-      peer.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsListChanged());
+      peer.setNotificationHandler(
+        'notifications/tools/list_changed',
+        ToolListChangedNotificationSchema,
+        () => onToolsListChanged(),
+      );
     }
     const onListChanged = this.#options.onListChanged;
     if (onListChanged !== undefined) {
-      peer.setNotificationHandler(PromptListChangedNotificationSchema, () =>
-        onListChanged('prompts'),
+      peer.setNotificationHandler(
+        'notifications/prompts/list_changed',
+        PromptListChangedNotificationSchema,
+        () => onListChanged('prompts'),
       );
-      peer.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
-        onListChanged('resources'),
+      peer.setNotificationHandler(
+        'notifications/resources/list_changed',
+        ResourceListChangedNotificationSchema,
+        () => onListChanged('resources'),
       );
     }
     const transport = this.#transport;
@@ -839,10 +916,10 @@ export class ProtocolSession {
       this.#setEra('modern', version);
       let result: Record<string, unknown>;
       try {
-        result = await this.#peer.request(
+        result = await this.#peer.send(
           { method: 'server/discover', params: this.#withMeta({}, version) },
-          RESULT_CHECK,
-          { timeout: this.#options.openTimeoutMs },
+          this.#options.openTimeoutMs,
+          undefined,
         );
       } catch (error) {
         if (error instanceof McpError && error.code === UNSUPPORTED_PROTOCOL_VERSION) {
@@ -936,17 +1013,17 @@ export class ProtocolSession {
     const offered = legacy[0] as string;
     let result: Record<string, unknown>;
     try {
-      result = await this.#peer.request(
+      result = await this.#peer.send(
         {
           method: 'initialize',
           params: {
             protocolVersion: offered,
-            capabilities: this.#options.capabilities,
+            capabilities: this.#options.capabilities as Record<string, unknown>,
             clientInfo: this.#options.clientInfo,
           },
         },
-        RESULT_CHECK,
-        { timeout: this.#options.openTimeoutMs },
+        this.#options.openTimeoutMs,
+        undefined,
       );
     } catch (error) {
       // A modern-only server refuses the handshake with the versions it speaks.
@@ -985,16 +1062,22 @@ export class ProtocolSession {
   #registerLegacyHandlers(): void {
     const { elicitation, sampling, roots } = this.#options.handlers;
     if (roots !== undefined) {
-      this.#peer.setRequestHandler(ListRootsRequestSchema, async () => (await roots()) as Result);
+      this.#peer.setRequestHandler(
+        'roots/list',
+        ListRootsRequestSchema,
+        async () => (await roots()) as Result,
+      );
     }
     if (elicitation !== undefined) {
       this.#peer.setRequestHandler(
+        'elicitation/create',
         ElicitRequestSchema,
         async (request) => (await elicitation(request.params as Record<string, unknown>)) as Result,
       );
     }
     if (sampling !== undefined) {
       this.#peer.setRequestHandler(
+        'sampling/createMessage',
         CreateMessageRequestSchema,
         async (request) => (await sampling(request.params as Record<string, unknown>)) as Result,
       );
