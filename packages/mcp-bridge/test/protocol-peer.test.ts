@@ -90,7 +90,9 @@ describe("the client's JSON-RPC peer, on what a server sends it", () => {
         id: 'server-elicit',
         error: { code: -32603 },
       });
-      expect(String((elicit?.error as { message: unknown }).message)).toMatch(/message/);
+      expect(String((elicit?.error as { message?: unknown } | undefined)?.message)).toMatch(
+        /message/,
+      );
       expect(elicitationsAsked).toBe(0);
       // The progress notification and the answer to id 987654 name nothing of the client's.
       await until(async () => debug.length >= 2);
