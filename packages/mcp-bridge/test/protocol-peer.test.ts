@@ -3,7 +3,7 @@
 // writes: a ping is answered `{}`, a method without a handler `MethodNotFound`, a request that
 // does not fit its schema `InternalError` (the host's callback is not asked), a cancelled request
 // not at all; a progress notification for no request and an answer to no request are reported
-// (logger.debug) and the session goes on.
+// (logger.debug), and so is an error answer without an id; the session goes on.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,9 +94,11 @@ describe("the client's JSON-RPC peer, on what a server sends it", () => {
         /message/,
       );
       expect(elicitationsAsked).toBe(0);
-      // The progress notification and the answer to id 987654 name nothing of the client's.
-      await until(async () => debug.length >= 2);
+      // The progress notification, the answer to id 987654 and the error answer without an id
+      // name nothing of the client's.
+      await until(async () => debug.length >= 3);
       expect(debug).toEqual([
+        { message: 'MCP client error', name: 'Error' },
         { message: 'MCP client error', name: 'Error' },
         { message: 'MCP client error', name: 'Error' },
       ]);

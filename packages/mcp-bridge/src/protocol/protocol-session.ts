@@ -380,7 +380,9 @@ class JsonRpcPeer {
   /** One message from the transport (already checked against the SDK's message schema there). */
   #dispatch(message: JSONRPCMessage): void {
     const record = message as Record<string, unknown>;
-    if ('id' in record && ('result' in record || 'error' in record)) {
+    // An error answer may have no id (one to a request the server could not read): it names no
+    // request here, and is reported as such.
+    if ('result' in record || 'error' in record) {
       this.#answer(message as JSONRPCResponse | JSONRPCErrorResponse);
     } else if (typeof record.method === 'string' && 'id' in record) {
       this.#onRequest(message as JSONRPCRequest);
