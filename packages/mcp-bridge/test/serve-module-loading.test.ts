@@ -38,6 +38,10 @@ const NOT_LOADED_BY_SERVE: readonly (readonly [string, RegExp])[] = [
     /\/node_modules\/ajv\/dist\/(core|2020|compile\/)/,
   ],
   ['ajv-formats (format assertion is off)', /\/node_modules\/ajv-formats\//],
+  [
+    "the SDK 1.x JSON-RPC engine, zod 3 and zod-to-json-schema (the upstream client's peer is its own)",
+    /\/@modelcontextprotocol\/sdk\/dist\/(esm|cjs)\/shared\/protocol\.js$|\/node_modules\/zod-to-json-schema\/|\/node_modules\/zod\/v3\//,
+  ],
   ['ajv-draft-04 (no schema declared draft-04)', /\/node_modules\/ajv-draft-04\//],
   ['yaml (Skills front matter)', /\/node_modules\/yaml\//],
   ['undici (HTTP upstreams and the network guard)', /\/node_modules\/undici\//],
@@ -263,7 +267,7 @@ describe('toolfence-mcp serve once an upstream is listed (the control)', () => {
 
   it.each(
     NOT_LOADED_BY_SERVE.filter(([label]) =>
-      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|elicitation|web console|jsonc|PostgreSQL|token exchange/.test(
+      /@toolfence\/tools|ajv's compiler|@opentelemetry|oauth4webapi|HTTP client|elicitation|web console|jsonc|PostgreSQL|token exchange|JSON-RPC engine/.test(
         label,
       ),
     ),
