@@ -15,7 +15,14 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuditEntry, AuditLog, verifyAuditChain } from '@toolfence/mcp-bridge';
-import { bench, formatMs, median, printTable, scaled } from './fixtures/harness.js';
+import {
+  bench,
+  benchAuditEntry,
+  formatMs,
+  median,
+  printTable,
+  scaled,
+} from './fixtures/harness.js';
 
 const ROUNDS = scaled(5, 1);
 
@@ -33,15 +40,7 @@ interface Run {
   readonly cpu: number;
 }
 
-const entry = (n: number): AuditEntry => ({
-  time: new Date(1_700_000_000_000 + n).toISOString(),
-  tool: `everything__echo${n % 7}`,
-  pin: `sha256:${'a'.repeat(64)}`,
-  decision: 'allow',
-  outcome: n % 2 === 0 ? 'started' : 'ok',
-  argumentsDigest: `sha256:${(n * 2654435761).toString(16).padStart(64, '0')}`,
-  session: 'connection:4f0b5a1e-4c52-4d7f-9a44-2d1f4d3c1a77',
-});
+const entry = (n: number): AuditEntry => benchAuditEntry(n, `everything__echo${n % 7}`);
 
 function percentile(values: readonly number[], share: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -161,7 +160,16 @@ printTable(
 
 /** The same log's lines with their members in the order `entry()` builds them, then the link. */
 function asEarlierVersion(text: string): string {
-  const order = ['time', 'tool', 'pin', 'decision', 'outcome', 'argumentsDigest', 'session'];
+  const order = [
+    'time',
+    'tool',
+    'pin',
+    'decision',
+    'outcome',
+    'argumentsDigest',
+    'resultDigest',
+    'session',
+  ];
   return text
     .split('\n')
     .filter((line) => line !== '')

@@ -30,9 +30,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { type AuditEntry, AuditLog, verifyAuditChain } from '@toolfence/mcp-bridge';
+import { AuditLog, verifyAuditChain } from '@toolfence/mcp-bridge';
 import {
   bench,
+  benchAuditEntry,
   formatMs,
   median,
   printTable,
@@ -220,18 +221,8 @@ try {
   // AGED_LINES lines, rotated once at the default 10 MiB, against a fresh log each start.
   const aged = join(folder, 'aged-audit.jsonl');
   const log = new AuditLog(aged, 10 * 1024 * 1024);
-  const entry = (n: number): AuditEntry => ({
-    time: new Date(1_700_000_000_000 + n).toISOString(),
-    tool: 's0__echo',
-    pin: `sha256:${'a'.repeat(64)}`,
-    decision: 'allow',
-    outcome: n % 2 === 0 ? 'started' : 'ok',
-    argumentsDigest: `sha256:${(n * 2654435761).toString(16).padStart(64, '0')}`,
-    ...(n % 2 === 0 ? {} : { resultDigest: `sha256:${'b'.repeat(64)}` }),
-    session: 'connection:4f0b5a1e-4c52-4d7f-9a44-2d1f4d3c1a77',
-  });
   const appends: Promise<unknown>[] = [];
-  for (let n = 0; n < AGED_LINES; n++) appends.push(log.append(entry(n)));
+  for (let n = 0; n < AGED_LINES; n++) appends.push(log.append(benchAuditEntry(n, 's0__echo')));
   await Promise.all(appends);
   await log.close();
   const agedReport = await verifyAuditChain(aged);
