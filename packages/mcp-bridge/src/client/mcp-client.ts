@@ -947,7 +947,8 @@ export class McpClient {
         ? this.#readTimeoutMs
         : positiveNumber('timeoutMs', options.timeoutMs, 120_000);
     // The caller's signal as it is: the slot's wait and the request each remove their `abort`
-    // listener when they end (the session links it for the SDK engine, see abort-link.ts).
+    // listener when they end (the session's peer watches it through one shared listener, see
+    // abort-link.ts).
     const signal = options.signal;
     // One prompt allowance for the whole call: its input_required rounds and its task's input.
     const prompts = new PromptAllowance(this.#maxInputPrompts);

@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 /**
  * True when `error` is a zod validation error of either zod 4 flavour: the classic API's
- * `ZodError` (our own schemas) or the core `$ZodError` that `zod/v4-mini`'s `safeParse` returns,
- * which is what the SDK's JSON-RPC engine uses to check a result against the schema we pass it.
+ * `ZodError` (our own schemas, the peer's result check) or the core `$ZodError` that
+ * `zod/v4-mini`'s `safeParse` returns (the SDK 1.x engine's check, which the client used before).
  * `instanceof z.ZodError` is false for the second kind (zod 4 classes match by trait, and a core
  * error lacks the classic trait), so a malformed answer would have been mapped as an unknown
  * failure instead of a malformed one.

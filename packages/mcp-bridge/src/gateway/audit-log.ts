@@ -207,8 +207,8 @@ const PLAIN_LINK = /^[A-Za-z0-9:-]*$/;
 /**
  * The text of one line: the canonical JSON of its entry (the very text its hash is over), with
  * `previous` and `hash` as its last members. `canonical` is `canonicalJson(entry)`; an entry with
- * an own `previous`, `hash` or `__proto__` member (never one the gateway makes), or a link with
- * characters JSON escapes, is written as `JSON.stringify` gives its line instead, as every line
+ * an own `previous`, `hash` or `__proto__` member (never one the gateway makes), or a `previous`
+ * with characters JSON escapes, is written as `JSON.stringify` gives its line instead, as every line
  * was before.
  */
 function lineText(entry: AuditEntry, canonical: string, line: AuditLine): string {
@@ -217,8 +217,9 @@ function lineText(entry: AuditEntry, canonical: string, line: AuditLine): string
     Object.hasOwn(entry, 'hash') ||
     Object.hasOwn(entry, '__proto__') ||
     !canonical.endsWith('}') ||
-    !PLAIN_LINK.test(line.previous) ||
-    !PLAIN_LINK.test(line.hash)
+    // The hash is this log's own (`sha256:` or `hmac-sha256:` and hex); the link may come from
+    // the head file.
+    !PLAIN_LINK.test(line.previous)
   ) {
     return JSON.stringify(line);
   }
@@ -264,37 +265,37 @@ function scanText(text: string, startsAfter: string | undefined, key: Uint8Array
   /** Lines before this index are checked the long way only (see below). */
   let longUntil = 0;
   for (const [index, raw] of lines.entries()) {
-    const sealed = index < longUntil ? undefined : verifiedAsWritten(raw, key);
-    if (sealed !== undefined) {
-      // A line exactly as this log writes it, whose hash is over its own bytes.
-      const previous = sealed.previous;
-      if (index === 0) start = previous;
-      if (expected !== undefined && previous !== expected) return broken(index, 'chain-broken');
-      hashes.push(sealed.hash);
-      expected = sealed.hash;
-      continue;
+    // A line exactly as this log writes it has its hash over its own bytes: checked already.
+    let link: { previous: string; hash: string; entry?: Record<string, unknown> } | undefined =
+      index < longUntil ? undefined : verifiedAsWritten(raw, key);
+    if (link === undefined) {
+      let line: AuditLine;
+      try {
+        line = JSON.parse(raw) as AuditLine;
+      } catch {
+        return broken(index, 'not-json');
+      }
+      if (typeof line !== 'object' || line === null) return broken(index, 'not-json');
+      const { previous, hash, ...entry } = line;
+      if (typeof previous !== 'string' || typeof hash !== 'string') {
+        return broken(index, 'hash-mismatch');
+      }
+      link = { previous, hash, entry };
     }
-    let line: AuditLine;
-    try {
-      line = JSON.parse(raw) as AuditLine;
-    } catch {
-      return broken(index, 'not-json');
-    }
-    if (typeof line !== 'object' || line === null) return broken(index, 'not-json');
-    const { previous, hash, ...entry } = line;
-    if (typeof previous !== 'string' || typeof hash !== 'string') {
-      return broken(index, 'hash-mismatch');
-    }
+    const { previous, hash, entry } = link;
     if (index === 0) start = previous;
     if (expected !== undefined && previous !== expected) return broken(index, 'chain-broken');
-    if (key === undefined && hash.startsWith(KEYED_PREFIX)) return broken(index, 'key-required');
-    if (lineHash(key, previous, canonicalJson(entry)) !== hash) {
-      return broken(index, 'hash-mismatch');
+    if (entry !== undefined) {
+      // The long way: the hash over the entry's canonical JSON.
+      if (key === undefined && hash.startsWith(KEYED_PREFIX)) return broken(index, 'key-required');
+      if (lineHash(key, previous, canonicalJson(entry)) !== hash) {
+        return broken(index, 'hash-mismatch');
+      }
+      // A line that verifies only the long way was written in another member order (by a
+      // gateway before this one): the lines around it likely were too, so the next ones skip
+      // the short way (its hash would be wasted on them) until it is tried again.
+      if (index >= longUntil) longUntil = index + LONG_WAY_RUN;
     }
-    // A line that verifies only the long way was written in another member order (by a gateway
-    // before this one): the lines around it likely were too, so the next ones skip the short
-    // way (its hash would be wasted on them) until it is tried again.
-    if (index >= longUntil) longUntil = index + LONG_WAY_RUN;
     hashes.push(hash);
     expected = hash;
   }

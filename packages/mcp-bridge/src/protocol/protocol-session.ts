@@ -132,12 +132,7 @@ const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 /** The modern `UnsupportedProtocolVersionError` code. */
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
-/**
- * The result rule, as a zod schema: an object, kept as it is. The peer checks the whole
- * response (`result` a JSON object) before it asks this, and the response is the fresh parse of
- * the record, so a passthrough copy (zod's `looseObject`) would copy every key of every result
- * for nothing.
- */
+/** The result rule, as a zod schema (for its error): an object. */
 const LooseResultSchema: z.ZodType<Record<string, unknown>> = z.custom<Record<string, unknown>>(
   isRecord,
   {
@@ -158,11 +153,10 @@ export const RESULT_CHECK: {
     | { readonly success: false; readonly error: z.ZodError };
 } = {
   safeParse(data: unknown) {
-    if (isRecord(data)) return { success: true as const, data };
-    const checked = LooseResultSchema.safeParse(data);
-    return checked.success
-      ? { success: true as const, data: checked.data }
-      : { success: false as const, error: checked.error };
+    // Anything but an object fails the schema: its error is the one the client maps.
+    return isRecord(data)
+      ? { success: true as const, data }
+      : { success: false as const, error: LooseResultSchema.safeParse(data).error as z.ZodError };
   },
 };
 
@@ -274,11 +268,6 @@ class JsonRpcPeer {
         ),
       );
     });
-  }
-
-  /** Always true: requests go straight to the transport (kept for diagnostics and tests). */
-  get direct(): boolean {
-    return true;
   }
 
   /** Takes `transport` (its handlers are called first), and starts it. */
@@ -681,14 +670,6 @@ export class ProtocolSession {
       );
     }
     return this.#modernRequest(method, params, description, options);
-  }
-
-  /**
-   * True when requests go straight to the transport (their ids matched here, one deadline timer
-   * for all), not through the SDK engine's `request` (diagnostics and tests).
-   */
-  get directRequests(): boolean {
-    return this.#peer.direct;
   }
 
   /**
