@@ -323,42 +323,6 @@ export {
   mcpToolName,
 } from './mcp/tool-name.js';
 
-// Skills (src/skills) — issue 6
+// Skills (src/skills) — issue 6; also `@toolfence/tools/skills`
 
-export {
-  SkillAccessDeniedError,
-  SkillArgumentError,
-  SkillConfigurationError,
-  SkillFormatError,
-  SkillLimitError,
-  SkillNotFoundError,
-  SkillReadError,
-  SkillUnsafeFileError,
-} from './skills/errors.js';
-export {
-  SKILL_FRONT_MATTER_KEYS,
-  type SkillDeviation,
-  type SkillFrontMatterValue,
-  type SkillSpecLimits,
-} from './skills/front-matter.js';
-export { SkillAccessPolicy, type SkillAccessPolicyOptions } from './skills/skill-access-policy.js';
-export {
-  isValidSkillName,
-  type ParsedSkillDocument,
-  parseSkillDocument,
-  SKILL_NAME_PATTERN,
-  type SkillDocument,
-  SkillLoader,
-  type SkillLoaderOptions,
-  type SkillProblem,
-  type SkillScan,
-} from './skills/skill-loader.js';
-export { SkillRegistry, type SkillSource } from './skills/skill-registry.js';
-export type { SkillConfinement } from './skills/skill-root.js';
-export {
-  SKILL_TOOL_CONTRACT,
-  SkillAdapter,
-  type SkillSummary,
-  SkillTool,
-  type SkillToolOptions,
-} from './skills/skill-tool.js';
+export * from './skills/index.js';

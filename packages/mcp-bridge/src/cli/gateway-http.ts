@@ -21,6 +21,7 @@ import type { GatewayResourceServer } from '../gateway/identity/resource-server.
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import { plainToolsCall } from '../gateway/plain-tools-call.js';
 import type { ApprovalSealKeys } from '../gateway/seal-box.js';
+import { loadServerSdk } from '../gateway/server-sdk.js';
 import {
   DEFAULT_HTTP_SESSION_MAX_AGE_MS,
   SEALED_SESSION_VERSION,
@@ -308,6 +309,9 @@ export async function serveGatewayHttp(
       { details: { at: 'auth' } },
     );
   }
+  // The gateway's downstream servers need the SDK v2 server loaded before the first request
+  // (this front serves before the gateway's start(), which loads it too).
+  await loadServerSdk();
   const sessions = new Map<string, Session>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_HTTP_SESSION_IDLE_MS;
   const maxCallsPerSession = options.maxCallsPerSession ?? DEFAULT_HTTP_MAX_CALLS_PER_SESSION;

@@ -1,9 +1,20 @@
+import { createRequire } from 'node:module';
 import { basename } from 'node:path';
 import jsonc from 'jsonc-parser';
-import { parse as parseToml } from 'smol-toml';
 import { isRecord } from '../is-record.js';
 import { GatewayConfigError } from './errors.js';
 import { shownName } from './shown-name.js';
+
+/**
+ * smol-toml, loaded on the first Codex config read (its CommonJS build, synchronously): importing
+ * the package, or a gateway that reads no Codex file, never loads it.
+ */
+const requireHere = createRequire(import.meta.url);
+let toml: typeof import('smol-toml') | undefined;
+function parseToml(text: string): unknown {
+  toml ??= requireHere('smol-toml') as typeof import('smol-toml');
+  return toml.parse(text);
+}
 
 /** The MCP clients whose config files `toolfence-mcp wrap` reads and rewrites. */
 export const CLIENT_KINDS: readonly ['claude', 'cursor', 'vscode', 'codex'] = Object.freeze([

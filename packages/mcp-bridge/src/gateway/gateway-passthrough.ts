@@ -1,8 +1,7 @@
-import {
+import type {
   ProtocolError,
-  ProtocolErrorCode,
-  type Server,
-  type ServerContext,
+  Server,
+  ServerContext,
   UriTemplate,
 } from '@modelcontextprotocol/server';
 import {
@@ -35,6 +34,7 @@ import { listingFor } from './identity/listing-filter.js';
 import { isoTime } from './iso-time.js';
 import { type GatewayPinStore, type PinKind, type PinReason, pinKey } from './pin-store.js';
 import { nextRunId } from './run-id.js';
+import { serverSdk } from './server-sdk.js';
 
 /**
  * Limits of what the gateway passes through besides tools (McpGateway option `passthrough`).
@@ -174,6 +174,7 @@ const MALFORMED: PermissionDecision = Object.freeze({
 });
 
 function refusal(code: string, message: string, data: Record<string, unknown> = {}): ProtocolError {
+  const { ProtocolError, ProtocolErrorCode } = serverSdk();
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message, { code, ...data });
 }
 
@@ -279,7 +280,7 @@ export class GatewayPassthrough {
         let template: UriTemplate | undefined;
         if (uriTemplate !== undefined) {
           try {
-            template = new UriTemplate(uriTemplate);
+            template = new (serverSdk().UriTemplate)(uriTemplate);
           } catch {
             continue;
           }
@@ -405,6 +406,7 @@ export class GatewayPassthrough {
         timeout: this.#hooks.limits.rootsTimeoutMs,
       });
     } catch {
+      const { ProtocolError, ProtocolErrorCode } = serverSdk();
       throw new ProtocolError(
         ProtocolErrorCode.InternalError,
         `The gateway's client did not give its roots within rootsTimeoutMs (${this.#hooks.limits.rootsTimeoutMs} ms), or refused; the roots are unknown`,
@@ -818,6 +820,7 @@ export class GatewayPassthrough {
   }
 
   #upstreamFailure(upstream: PassthroughUpstream, method: string, error: unknown): ProtocolError {
+    const { ProtocolError, ProtocolErrorCode } = serverSdk();
     if (error instanceof ProtocolError) return error;
     if (ResourceNotFoundError.isInstance(error)) {
       return refusal(
@@ -900,6 +903,7 @@ export class GatewayPassthrough {
         await this.#hooks.audit({ ...base, decision: decision.verdict, outcome });
         const why =
           decision.reason === undefined ? '' : ` (${printableText(decision.reason, 200)})`;
+        const { ProtocolError, ProtocolErrorCode } = serverSdk();
         throw new ProtocolError(
           ProtocolErrorCode.InvalidRequest,
           outcome === 'denied'

@@ -1,14 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import {
-  type AuthInfo,
-  type CallToolResult,
+import type {
+  AuthInfo,
+  CallToolResult,
   inputRequired,
   Server,
-  type ServerContext,
-  type Transport,
+  ServerContext,
+  Transport,
 } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import {
   type ApprovalRequest,
   type AuthorizationRequest,
@@ -118,6 +117,7 @@ import {
   type ApprovalSealKeys,
   DEFAULT_MAX_REQUEST_STATE_CHARS,
 } from './sealed-approval.js';
+import { loadedServerSdk, loadServerSdk, serverSdk } from './server-sdk.js';
 import type { CallRoute } from './traced-client.js';
 import { describeUpstreamFailure, type UpstreamFailure } from './upstream-failure.js';
 import { type TracedClientClass, upstreamModules } from './upstream-modules.js';
@@ -675,8 +675,11 @@ export class McpGateway {
    * closes) or one modern HTTP request. `serveGatewayHttp` uses it. Such a transport is taken to
    * serve several callers: once a server is made here, no downstream's roots are given to the
    * upstreams (they answer every caller); an upstream's `roots/list` is answered an empty list.
+   * @throws {GatewayConfigError} (`details.reason` `not-started`) before `start()`, `connect()` or
+   *   `reload()` loaded the SDK v2 server (importing the package does not load it).
    */
   downstreamServer(era: GatewayEra): Server {
+    this.#needsServerSdk('downstreamServer');
     return this.#newDownstream(era, era === 'legacy', true).server;
   }
 
@@ -690,13 +693,27 @@ export class McpGateway {
    * @internal The HTTP front's; its handler type is not part of the package's exports.
    */
   legacyHttpSession(): { readonly server: Server; readonly calls: HttpFastCallHandler } {
+    this.#needsServerSdk('legacyHttpSession');
     const downstream = this.#newDownstream('legacy', true, true);
     return { server: downstream.server, calls: this.#fastCalls(() => downstream) };
   }
 
+  /**
+   * The SDK v2 server, which `start()`, `connect()` and `reload()` load (the package's import
+   * does not); a method that needs it before any of them ran is refused.
+   */
+  #needsServerSdk(method: string): void {
+    if (loadedServerSdk() === undefined) {
+      throw new GatewayConfigError(
+        `McpGateway.${method} needs the gateway started: await start() (or connect()) first`,
+        { details: { reason: 'not-started' } },
+      );
+    }
+  }
+
   #newDownstream(era: GatewayEra, track: boolean, shared: boolean): Downstream {
     const serverInfo = { name: 'toolfence-gateway', version: VERSION };
-    const server = new Server(serverInfo, {
+    const server = new (serverSdk().Server)(serverInfo, {
       capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES },
       instructions: this.#passthrough.instructions(),
     });
@@ -824,8 +841,11 @@ export class McpGateway {
    */
   start(): Promise<void> {
     const run = (async () => {
+      // The downstream server's SDK loads while the audit log is checked.
+      const sdk = loadServerSdk();
       // A log that does not match its sealed head (cut, deleted, changed) stops the start.
       await this.#options.audit.open();
+      await sdk;
       // `@opentelemetry/api` loads with the first `tools/call` (#loadTracer), not at start. Once
       // the upstream modules have loaded (their processes are spawned by then), the precompiled
       // meta-schema check is built while the upstreams start: their first listing would
@@ -897,6 +917,8 @@ export class McpGateway {
   // slow one never holds up the others. The applications run one at a time, in one reload.
   async #reload(next: GatewayReload, refresh: boolean): Promise<void> {
     if (this.#closed) return;
+    // An upstream's resource templates are read with the SDK's UriTemplate.
+    if (loadedServerSdk() === undefined) await loadServerSdk();
     const pins = next.pins ?? this.#pins;
     this.#pins = pins;
     if (next.authorizer !== undefined) this.#authorizer = next.authorizer;
@@ -1399,6 +1421,8 @@ export class McpGateway {
         );
       }
     }
+    // Loaded by start() too; a connection made before it loads the SDK v2 server itself.
+    const { serveStdio } = loadedServerSdk() ?? (await loadServerSdk());
     // The entry owns the transport's callbacks; an `onclose` set before connecting still runs.
     const closed = transport.onclose;
     // A plain `tools/call` skips the SDK server's per-message checks (fast-call-transport.ts):
@@ -1785,6 +1809,7 @@ export class McpGateway {
         span.set('toolfence.decision', 'ask');
         span.set('toolfence.outcome', 'asked');
         span.end();
+        const { inputRequired } = serverSdk();
         return inputRequired({
           inputRequests: {
             [APPROVAL_KEY]: inputRequired.elicit({

@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
+import { collectPages, McpProtocolError, ToolsError } from '@toolfence/tools/core';
 import {
-  collectPages,
-  McpProtocolError,
   parseSkillDocument,
   type SkillDocument,
   type SkillProblem,
   type SkillScan,
   type SkillSource,
-  ToolsError,
-} from '@toolfence/tools';
+} from '@toolfence/tools/skills';
 import type { McpClient } from '../client/mcp-client.js';
 import { isRecord } from '../is-record.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';

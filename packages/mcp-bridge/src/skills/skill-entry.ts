@@ -1,9 +1,5 @@
-import {
-  isValidSkillName,
-  type SameJsonValueOptions,
-  type SkillFrontMatterValue,
-  sameJsonValue,
-} from '@toolfence/tools';
+import { type SameJsonValueOptions, sameJsonValue } from '@toolfence/tools/core';
+import { isValidSkillName, type SkillFrontMatterValue } from '@toolfence/tools/skills';
 import { isRecord } from '../is-record.js';
 
 /** The extension identifier of Skills over MCP (SEP-2640). */

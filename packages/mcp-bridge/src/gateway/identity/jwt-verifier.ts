@@ -2,15 +2,7 @@
 // published metadata (RFC 8414 / OIDC discovery) and key set, fetched through the OAuth client's
 // guarded, bounded fetch (never a fetch of our own), cached, and fetched again for an unknown key
 // id at most once per `jwksMinRefetchMs`.
-import {
-  createLocalJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  type JSONWebKeySet,
-  type JWK,
-  type JWTPayload,
-  jwtVerify,
-} from 'jose';
+import type { JSONWebKeySet, JWK, JWTPayload } from 'jose';
 import { McpBridgeError } from '../../mcp-bridge-error.js';
 import { checkEndpointUrl, discoverAuthorizationServer, getJson } from '../../oauth/discovery.js';
 import type { OAuthHttp } from '../../oauth/http.js';
@@ -30,7 +22,19 @@ export interface VerifiedAccessToken {
   readonly payload: JWTPayload;
 }
 
-type GetKey = ReturnType<typeof createLocalJWKSet>;
+type Jose = typeof import('jose');
+type GetKey = ReturnType<Jose['createLocalJWKSet']>;
+
+let josePromise: Promise<Jose> | undefined;
+
+/**
+ * jose, loaded on the first token to verify: importing the package (or a gateway without
+ * `httpAuth`) never loads it (about 45 modules).
+ */
+function loadJose(): Promise<Jose> {
+  josePromise ??= import('jose');
+  return josePromise;
+}
 
 /** One issuer's keys: fetched on first use, refreshed after `jwksCacheMs`, or for an unknown kid. */
 class IssuerKeys {
@@ -155,7 +159,7 @@ class IssuerKeys {
           (key.use === undefined || key.use === 'sig'),
       )
       .slice(0, MAX_KEYS);
-    return createLocalJWKSet({ keys: usable } as JSONWebKeySet);
+    return (await loadJose()).createLocalJWKSet({ keys: usable } as JSONWebKeySet);
   }
 }
 
@@ -227,6 +231,7 @@ export class JwtAccessTokenVerifier {
     if (token.length > MAX_ACCESS_TOKEN_CHARS || token.split('.').length !== 3) {
       throw refused('malformed', 'it is not a signed JWT (three dot-separated parts)');
     }
+    const { decodeJwt, decodeProtectedHeader, jwtVerify } = await loadJose();
     let algorithm: unknown;
     let unverified: JWTPayload;
     try {
