@@ -1,6 +1,6 @@
 // Import cost (issue 41): importing @toolfence/mcp-bridge for its client and bridge loads neither
-// the SDK v2 server (the gateway loads it in start(), connect() or reload()), nor jose (the first
-// access token verified), nor smol-toml (the first Codex config read), nor the main entry of
+// the SDK v2 server (the gateway loads it in start(), connect() or reload()), nor jose (a gateway's
+// token verifier), nor smol-toml (the first Codex config read), nor the main entry of
 // @toolfence/tools with its built-in tools (Skills come from @toolfence/tools/skills). A real
 // process imports the built package under the module probe (test/fixtures/module-probe.mjs);
 // the control process then uses each of them and the probe must see it, so a probe that saw
@@ -80,7 +80,7 @@ describe('importing @toolfence/mcp-bridge', () => {
     }
   });
 
-  it('loads each of them once used: a gateway start, a Codex file, a token check (control)', async () => {
+  it('loads each of them once used: a gateway start, a Codex file, a token verifier (control)', async () => {
     const { seen, modules } = await probe('use');
     expect(seen).toEqual({
       mode: 'use',
@@ -93,6 +93,7 @@ describe('importing @toolfence/mcp-bridge', () => {
       },
       afterStart: 'function',
       codexServers: ['files'],
+      token: 'GATEWAY_TOKEN_REFUSED',
     });
     for (const [what, pattern] of LAZY) {
       expect(

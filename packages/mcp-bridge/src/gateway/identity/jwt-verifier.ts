@@ -28,8 +28,8 @@ type GetKey = ReturnType<Jose['createLocalJWKSet']>;
 let josePromise: Promise<Jose> | undefined;
 
 /**
- * jose, loaded on the first token to verify: importing the package (or a gateway without
- * `httpAuth`) never loads it (about 45 modules).
+ * jose, loaded when a verifier is made (a gateway with `httpAuth`): importing the package never
+ * loads it (about 45 modules).
  */
 function loadJose(): Promise<Jose> {
   josePromise ??= import('jose');
@@ -225,6 +225,8 @@ export class JwtAccessTokenVerifier {
     for (const issuer of options.settings.authorizationServers) {
       this.#issuers.set(issuer, new IssuerKeys(issuer, options.http, options.settings, this.#now));
     }
+    // Loaded now, in the background, so the first token does not wait for it (verify awaits it).
+    loadJose().catch(() => undefined);
   }
 
   async verify(token: string): Promise<VerifiedAccessToken> {
