@@ -6,18 +6,21 @@
 // the control process then uses each of them and the probe must see it, so a probe that saw
 // nothing cannot pass the first test. No timing is asserted (the figure is in `pnpm bench`).
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadedModules } from './fixtures/module-log.js';
 
 const PROBE = fileURLToPath(new URL('./fixtures/module-probe.mjs', import.meta.url));
 const IMPORTER = fileURLToPath(new URL('./fixtures/package-import-probe.mjs', import.meta.url));
 
+/** The SDK v2 server and its core (`start()`, `connect()` or `reload()` loads them). */
+const SDK_SERVER = /\/node_modules\/@modelcontextprotocol\/(server|core)\//;
 /** What importing the package must not load, and what loads each when it is used. */
 const LAZY: readonly (readonly [string, RegExp])[] = [
-  ['the SDK v2 server and its core', /\/node_modules\/@modelcontextprotocol\/(server|core)\//],
+  ['the SDK v2 server and its core', SDK_SERVER],
   ['jose (access token verification)', /\/node_modules\/jose\//],
   ['smol-toml (Codex config files)', /\/node_modules\/smol-toml\//],
 ];
@@ -28,6 +31,14 @@ const NEVER: readonly (readonly [string, RegExp])[] = [
   ['the built-in tools of @toolfence/tools', /\/tools\/dist\/builtin\//],
   ['the framework adapters of @toolfence/tools', /\/tools\/dist\/adapters\//],
 ];
+
+/** What `downstreamServer` says before start(), connect() or reload() loaded the SDK: typed. */
+const NOT_STARTED = {
+  code: 'GATEWAY_CONFIG',
+  reason: 'not-started',
+  message:
+    'McpGateway.downstreamServer needs the gateway started: await start() (or connect()) first',
+};
 
 let folder: string;
 
@@ -40,7 +51,9 @@ afterAll(async () => {
 });
 
 /** Runs the importer under the probe; returns what it printed and every module it loaded. */
-async function probe(mode: 'import' | 'use'): Promise<{ seen: unknown; modules: string[] }> {
+async function probe(
+  mode: 'import' | 'use' | 'connect' | 'reload',
+): Promise<{ seen: unknown; modules: string[] }> {
   const log = join(folder, `${mode}-modules.log`);
   const child = spawn(process.execPath, ['--import', PROBE, IMPORTER, mode, folder], {
     env: { ...process.env, TOOLFENCE_MODULE_LOG: log },
@@ -57,12 +70,7 @@ async function probe(mode: 'import' | 'use'): Promise<{ seen: unknown; modules: 
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   expect(err).toBe('');
   expect(code).toBe(0);
-  const esm = await readFile(log, 'utf8').catch(() => '');
-  const cjs = await readFile(`${log}.cjs`, 'utf8');
-  return {
-    seen: JSON.parse(out.trim()),
-    modules: [...new Set(`${esm}\n${cjs}`.split('\n').filter(Boolean))],
-  };
+  return { seen: JSON.parse(out.trim()), modules: await loadedModules(log) };
 }
 
 describe('importing @toolfence/mcp-bridge', () => {
@@ -85,12 +93,7 @@ describe('importing @toolfence/mcp-bridge', () => {
     expect(seen).toEqual({
       mode: 'use',
       // The SDK server is loaded by start(): a downstream server before it is refused, typed.
-      beforeStart: {
-        code: 'GATEWAY_CONFIG',
-        reason: 'not-started',
-        message:
-          'McpGateway.downstreamServer needs the gateway started: await start() (or connect()) first',
-      },
+      beforeStart: NOT_STARTED,
       afterStart: 'function',
       codexServers: ['files'],
       token: 'GATEWAY_TOKEN_REFUSED',
@@ -108,4 +111,17 @@ describe('importing @toolfence/mcp-bridge', () => {
       ).toEqual([]);
     }
   });
+
+  it.each(['connect', 'reload'] as const)(
+    'loads the SDK v2 server with %s() alone, as with start()',
+    async (mode) => {
+      const { seen, modules } = await probe(mode);
+      expect(seen).toEqual({
+        mode,
+        beforeStart: NOT_STARTED,
+        afterStart: 'function',
+      });
+      expect(modules.some((url) => SDK_SERVER.test(url))).toBe(true);
+    },
+  );
 });

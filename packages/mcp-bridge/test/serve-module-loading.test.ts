@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadedModules } from './fixtures/module-log.js';
 import { stopProcess } from './fixtures/teardown.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
@@ -111,12 +112,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
-
-async function loadedModules(log: string): Promise<string[]> {
-  const esm = await readFile(log, 'utf8').catch(() => '');
-  const cjs = await readFile(`${log}.cjs`, 'utf8');
-  return [...new Set(`${esm}\n${cjs}`.split('\n').filter(Boolean))];
-}
 
 async function waitFor(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

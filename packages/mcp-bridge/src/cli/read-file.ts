@@ -1,8 +1,8 @@
 import { open } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import type jsonc from 'jsonc-parser';
 import { GatewayConfigError } from '../gateway/errors.js';
 import { shownPath } from '../gateway/shown-path.js';
+import { lazyRequire } from '../lazy-require.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 
 /**
@@ -10,12 +10,7 @@ import { McpBridgeError } from '../mcp-bridge-error.js';
  * config with `JSON.parse` and starts without it (issue 41). It is CommonJS (UMD), so it loads
  * synchronously here, the one instance `import` would give.
  */
-const requireHere = createRequire(import.meta.url);
-let jsoncParser: typeof jsonc | undefined;
-function loadJsonc(): typeof jsonc {
-  jsoncParser ??= requireHere('jsonc-parser') as typeof jsonc;
-  return jsoncParser;
-}
+const loadJsonc = lazyRequire<typeof jsonc>('jsonc-parser');
 
 /** Largest gateway config file (`toolfence.json`) the CLI reads: 1 MiB. */
 export const MAX_GATEWAY_CONFIG_BYTES: number = 1024 * 1024;

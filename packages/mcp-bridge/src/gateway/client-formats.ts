@@ -1,19 +1,17 @@
-import { createRequire } from 'node:module';
 import { basename } from 'node:path';
 import jsonc from 'jsonc-parser';
 import { isRecord } from '../is-record.js';
+import { lazyRequire } from '../lazy-require.js';
 import { GatewayConfigError } from './errors.js';
 import { shownName } from './shown-name.js';
 
 /**
- * smol-toml, loaded on the first Codex config read (its CommonJS build, synchronously): importing
- * the package, or a gateway that reads no Codex file, never loads it.
+ * smol-toml, loaded on the first Codex config read (its CommonJS build): importing the package,
+ * or a gateway that reads no Codex file, never loads it.
  */
-const requireHere = createRequire(import.meta.url);
-let toml: typeof import('smol-toml') | undefined;
+const smolToml = lazyRequire<typeof import('smol-toml')>('smol-toml');
 function parseToml(text: string): unknown {
-  toml ??= requireHere('smol-toml') as typeof import('smol-toml');
-  return toml.parse(text);
+  return smolToml().parse(text);
 }
 
 /** The MCP clients whose config files `toolfence-mcp wrap` reads and rewrites. */

@@ -173,9 +173,18 @@ const MALFORMED: PermissionDecision = Object.freeze({
   reason: 'invalid-decision',
 });
 
-function refusal(code: string, message: string, data: Record<string, unknown> = {}): ProtocolError {
+/** The SDK's `ProtocolError` with one of its codes (the SDK is loaded by the gateway's start). */
+function protocolError(
+  code: 'InvalidParams' | 'InvalidRequest' | 'InternalError',
+  message: string,
+  data?: Record<string, unknown>,
+): ProtocolError {
   const { ProtocolError, ProtocolErrorCode } = serverSdk();
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, message, { code, ...data });
+  return new ProtocolError(ProtocolErrorCode[code], message, data);
+}
+
+function refusal(code: string, message: string, data: Record<string, unknown> = {}): ProtocolError {
+  return protocolError('InvalidParams', message, { code, ...data });
 }
 
 /** The most cautious of two content-trust levels. */
@@ -406,9 +415,8 @@ export class GatewayPassthrough {
         timeout: this.#hooks.limits.rootsTimeoutMs,
       });
     } catch {
-      const { ProtocolError, ProtocolErrorCode } = serverSdk();
-      throw new ProtocolError(
-        ProtocolErrorCode.InternalError,
+      throw protocolError(
+        'InternalError',
         `The gateway's client did not give its roots within rootsTimeoutMs (${this.#hooks.limits.rootsTimeoutMs} ms), or refused; the roots are unknown`,
       );
     }
@@ -820,8 +828,7 @@ export class GatewayPassthrough {
   }
 
   #upstreamFailure(upstream: PassthroughUpstream, method: string, error: unknown): ProtocolError {
-    const { ProtocolError, ProtocolErrorCode } = serverSdk();
-    if (error instanceof ProtocolError) return error;
+    if (error instanceof serverSdk().ProtocolError) return error;
     if (ResourceNotFoundError.isInstance(error)) {
       return refusal(
         'GATEWAY_RESOURCE_NOT_FOUND',
@@ -833,8 +840,8 @@ export class GatewayPassthrough {
       ServerRpcError.isInstance(error) && error.serverMessage !== undefined
         ? ` The server said: "${error.serverMessage}"`
         : '';
-    return new ProtocolError(
-      ProtocolErrorCode.InternalError,
+    return protocolError(
+      'InternalError',
       `The server ${upstream.server} failed ${method} (${typeof code === 'string' ? code : 'unknown'}).${said}`,
       { code: 'GATEWAY_UPSTREAM_FAILED', server: upstream.server },
     );
@@ -903,9 +910,8 @@ export class GatewayPassthrough {
         await this.#hooks.audit({ ...base, decision: decision.verdict, outcome });
         const why =
           decision.reason === undefined ? '' : ` (${printableText(decision.reason, 200)})`;
-        const { ProtocolError, ProtocolErrorCode } = serverSdk();
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidRequest,
+        throw protocolError(
+          'InvalidRequest',
           outcome === 'denied'
             ? `${method} of ${read.name} is denied by the gateway's policy${why}, so it was not sent.`
             : outcome === 'declined'

@@ -918,7 +918,7 @@ export class McpGateway {
   async #reload(next: GatewayReload, refresh: boolean): Promise<void> {
     if (this.#closed) return;
     // An upstream's resource templates are read with the SDK's UriTemplate.
-    if (loadedServerSdk() === undefined) await loadServerSdk();
+    await loadServerSdk();
     const pins = next.pins ?? this.#pins;
     this.#pins = pins;
     if (next.authorizer !== undefined) this.#authorizer = next.authorizer;

@@ -1,6 +1,7 @@
 import type {
   inputRequired,
   ProtocolError,
+  ProtocolErrorCode,
   Server,
   UriTemplate,
 } from '@modelcontextprotocol/server';
@@ -10,7 +11,7 @@ import type { serveStdio } from '@modelcontextprotocol/server/stdio';
 export interface ServerSdk {
   readonly Server: typeof Server;
   readonly ProtocolError: typeof ProtocolError;
-  readonly ProtocolErrorCode: typeof import('@modelcontextprotocol/server').ProtocolErrorCode;
+  readonly ProtocolErrorCode: typeof ProtocolErrorCode;
   readonly UriTemplate: typeof UriTemplate;
   readonly inputRequired: typeof inputRequired;
   readonly serveStdio: typeof serveStdio;

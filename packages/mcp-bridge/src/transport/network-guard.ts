@@ -1,9 +1,6 @@
-import { createRequire } from 'node:module';
+import { lazyRequire } from '../lazy-require.js';
 
 type ToolsNet = typeof import('@toolfence/tools/net');
-
-const requireHere = createRequire(import.meta.url);
-let toolsNet: ToolsNet | undefined;
 
 /**
  * `@toolfence/tools/net` (the URL check and the guarded dispatcher and fetch), loaded on first
@@ -12,7 +9,4 @@ let toolsNet: ToolsNet | undefined;
  * synchronously, since `McpClient` checks a URL in its constructor: `require` of an ES module
  * without top-level `await` (Node >= 20.19) gives the instance `import` gives.
  */
-export function networkGuard(): ToolsNet {
-  toolsNet ??= requireHere('@toolfence/tools/net') as ToolsNet;
-  return toolsNet;
-}
+export const networkGuard: () => ToolsNet = lazyRequire<ToolsNet>('@toolfence/tools/net');

@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import { createRequire } from 'node:module';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isJSONRPCErrorResponse,
@@ -13,6 +12,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
+import { lazyRequire } from '../lazy-require.js';
 import { McpBridgeError } from '../mcp-bridge-error.js';
 import { sleepUnlessAborted } from './abortable-sleep.js';
 import type { McpAuthChallenge, McpAuthHeaders, McpAuthProvider } from './auth-provider.js';
@@ -44,13 +44,9 @@ import { decodeUtf8 } from './utf8.js';
 
 export type { StreamableHttpTransportOptions };
 
-let undiciModule: typeof import('undici') | undefined;
 /** undici (CommonJS, tens of milliseconds to load), required by the first request: a gateway
  * with stdio upstreams only never loads it. */
-function undici(): typeof import('undici') {
-  undiciModule ??= createRequire(import.meta.url)('undici') as typeof import('undici');
-  return undiciModule;
-}
+const undici = lazyRequire<typeof import('undici')>('undici');
 
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
