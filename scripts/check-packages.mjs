@@ -348,6 +348,22 @@ try {
       });
       if (output !== undefined) log.push(`smoke consumer: ${output.trim()}`);
     }
+    // Each command the package installs runs from the install (the bundled toolfence-mcp with
+    // what it resolves from node_modules at run time).
+    for (const [command, file] of Object.entries(
+      typeof manifest.bin === 'string' ? { [name]: manifest.bin } : (manifest.bin ?? {}),
+    )) {
+      const script = join(consumer, 'node_modules', ...manifest.name.split('/'), file);
+      const output = await runChecked(
+        `${command} --version`,
+        process.execPath,
+        [script, '--version'],
+        {
+          cwd: consumer,
+        },
+      );
+      if (output !== undefined) log.push(`${command} --version: ${output.trim()}`);
+    }
     await Promise.all([publint, attw]);
     log.push(`(${((Date.now() - at) / 1000).toFixed(1)} s)`);
     return log;

@@ -85,7 +85,7 @@ const WARMUP = scaled(300, 20);
 const ROUNDS = scaled(20, 2);
 const PER_ROUND = scaled(100, 10);
 const ARGS = { text: 'hello from the benchmark' };
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
 
 const PEER_WARMUP = scaled(200, 5);

@@ -51,7 +51,7 @@ const COUNTS = [1, 2, 8] as const;
  * about 19 MiB to check at start, the most a log at the default size ever holds.
  */
 const AGED_LINES = scaled(39_000, 200);
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
 const FAN_IN = fileURLToPath(new URL('./fixtures/stdio-fan-in.mjs', import.meta.url));
 /** Issue 41: `serve` answers `initialize` within this, whatever its upstreams do. */

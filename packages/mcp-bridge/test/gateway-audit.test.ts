@@ -252,7 +252,7 @@ describe('toolfence-mcp audit verify and serve', () => {
     const key = randomBytes(32).toString('hex');
     const config = await writeConfig();
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-    const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+    const cli = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [cli, 'serve', '--config', config],

@@ -22,7 +22,7 @@ import { FILESYSTEM_ENTRY, packageEntry } from './helpers.js';
 const RUNNER = fileURLToPath(new URL('./fixtures/claude-gateway-runner.mjs', import.meta.url));
 const TAP = fileURLToPath(new URL('./fixtures/stdio-tap.mjs', import.meta.url));
 const HOOK = fileURLToPath(new URL('./fixtures/elicitation-hook.mjs', import.meta.url));
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const MEMORY_ENTRY = packageEntry('@modelcontextprotocol/server-memory', 'dist/index.js');
 const BROKEN_STDERR = 'cannot start: the folder /nowhere is not accessible';
 

@@ -95,7 +95,7 @@ describe('what a call that did not reach its server says (issue 36)', () => {
 });
 
 describe('serve --verbose (issue 36)', () => {
-  const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+  const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
   // An upstream that says something on stderr and then serves the toolkit's tools.
   const CHATTY = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 

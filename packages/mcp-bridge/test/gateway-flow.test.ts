@@ -473,7 +473,7 @@ describe('toolfence-mcp serve with a policy file flow section', () => {
         policyFile({ permit: [{ from: { server: 'tracker' }, to: { server: 'publisher' } }] }),
       ),
     );
-    const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+    const cli = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [cli, 'serve', '--config', configPath, '--policy', policyPath],

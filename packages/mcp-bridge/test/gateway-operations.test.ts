@@ -15,7 +15,7 @@ import { PinStore } from '../src/gateway/pin-store.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const FAULT = fileURLToPath(new URL('./fixtures/fault-stdio-server.mjs', import.meta.url));
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 
 let folder: string;
 let callsFile: string;

@@ -20,7 +20,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 import { EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const PASSTHROUGH = fileURLToPath(new URL('./fixtures/passthrough-server.mjs', import.meta.url));
 
 let folder: string;

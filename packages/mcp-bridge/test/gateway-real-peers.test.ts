@@ -19,7 +19,7 @@ import { allowLoopback, EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js'
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const V2_SERVER = fileURLToPath(new URL('./fixtures/v2-server.mjs', import.meta.url));
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
 let folder: string;

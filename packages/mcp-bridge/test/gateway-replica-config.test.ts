@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stopProcess } from './fixtures/teardown.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const BLOCK = fileURLToPath(new URL('./fixtures/block-peers.mjs', import.meta.url));
 const KEY = 'cd'.repeat(32);
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));

@@ -28,7 +28,7 @@ import {
   startRoundRobinProxy,
 } from './fixtures/round-robin-proxy.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const SEAL_KEY = randomBytes(32);
 const MODERN = '2026-07-28';

@@ -35,7 +35,7 @@ import {
 } from './fixtures/round-robin-proxy.js';
 import { allowLoopback } from './helpers.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const run = promisify(execFile);
 const KEY = randomBytes(32).toString('hex');
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', STORE_KEY: KEY };

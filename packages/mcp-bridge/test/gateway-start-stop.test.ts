@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { CHILD_ENV } from './helpers.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 /** Bound on every wait for an exit (the bug kept the gateway alive forever). */
 const EXIT_BOUND_MS = 15_000;

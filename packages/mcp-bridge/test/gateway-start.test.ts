@@ -23,7 +23,7 @@ import { McpGateway } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/v2-pin-race-server.mjs', import.meta.url));
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 /** A process that reads its stdin and never answers. */
 const SILENT = ['-e', 'process.stdin.resume(); setInterval(() => {}, 60_000);'];
 

@@ -21,7 +21,7 @@ import { type ClientKind, importClientServers } from '../src/gateway/client-form
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/clients/', import.meta.url));
-const CLI_SCRIPT = realpathSync(fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)));
+const CLI_SCRIPT = realpathSync(fileURLToPath(new URL('../dist/bin/main.js', import.meta.url)));
 
 let folder: string;
 beforeEach(async () => {

@@ -296,7 +296,7 @@ describe('toolfence-mcp serve over stdio (the process a client starts)', () => {
         },
       }),
     );
-    const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+    const cli = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [cli, 'serve', '--config', config],

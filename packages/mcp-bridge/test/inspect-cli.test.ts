@@ -12,7 +12,7 @@ import { stopProcess } from './fixtures/teardown.js';
 import { CHILD_ENV, EVERYTHING_ENTRY, REPO_ROOT } from './helpers.js';
 
 const PACKAGE_DIR = fileURLToPath(new URL('../', import.meta.url));
-const BIN = join(PACKAGE_DIR, 'dist', 'cli', 'main.js');
+const BIN = join(PACKAGE_DIR, 'dist', 'bin', 'main.js');
 const TOOLKIT_MAIN = join(REPO_ROOT, 'examples', 'toolkit-server', 'src', 'main.ts');
 const TOOLKIT_STDIO = ['--', process.execPath, '--import', 'tsx', TOOLKIT_MAIN, '--stdio'];
 const EVERYTHING_STDIO = ['--', process.execPath, EVERYTHING_ENTRY, 'stdio'];
@@ -44,7 +44,7 @@ async function inspect(
   return { code, out, err };
 }
 
-/** Runs the built `dist/cli/main.js` as a real process. */
+/** Runs the built `dist/bin/main.js` as a real process. */
 function runBin(argv: readonly string[]): Promise<Captured> {
   return new Promise((resolve) => {
     execFile(

@@ -12,7 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERYTHING_ENTRY, FILESYSTEM_ENTRY } from './helpers.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 const UNDECIDED = ' (a condition on the arguments could not be evaluated)';
 

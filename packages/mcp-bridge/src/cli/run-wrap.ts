@@ -333,12 +333,12 @@ async function mergedConfig(
   };
 }
 
-/** The running CLI's script: dist/cli/main.js beside this module (or the built one, from source). */
+/** The running CLI's script: dist/bin/main.js beside this module (the bundled command), or the built one from source. */
 function runningCliScript(): string {
   const here = fileURLToPath(import.meta.url);
   const beside = join(dirname(here), 'main.js');
   if (here.endsWith('.js') && existsSync(beside)) return beside;
-  return fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+  return fileURLToPath(new URL('../../dist/bin/main.js', import.meta.url));
 }
 
 /** Splits a `--command` into words: spaces separate, "double" and 'single' quotes group. */
