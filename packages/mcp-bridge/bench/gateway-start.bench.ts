@@ -12,7 +12,8 @@
 //                `tools/list` answers. What no gateway in a Node process can beat: a Node start
 //                beside the servers' own (on a 2-core machine, sharing its cores with them).
 //
-// Informational: the first listing with 1 upstream in front of an aged audit log (the default
+// Informational: the bundled command against the same code unbundled (dist/cli/main.js), and
+// the first listing with 1 upstream in front of an aged audit log (the default
 // 10 MiB file nearly full and one rotated .1: every line is checked at start) against a fresh log.
 //
 // Targets (issues 36 and 41): `initialize` under 0.5 s whatever the upstreams do (printed as a
@@ -52,6 +53,8 @@ const COUNTS = [1, 2, 8] as const;
  */
 const AGED_LINES = scaled(39_000, 200);
 const CLI = fileURLToPath(new URL('../dist/bin/main.js', import.meta.url));
+/** The same command unbundled (tsc's output, one file per module), for the bundle's row. */
+const UNBUNDLED_CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const RELAY = fileURLToPath(new URL('./fixtures/stdio-relay.mjs', import.meta.url));
 const FAN_IN = fileURLToPath(new URL('./fixtures/stdio-fan-in.mjs', import.meta.url));
 /** Issue 41: `serve` answers `initialize` within this, whatever its upstreams do. */
@@ -75,6 +78,7 @@ function childrenCpu(pid: number | null | undefined): number {
 async function viaGateway(
   count: number,
   audit = join(folder, `audit-${count}-${Math.random()}.jsonl`),
+  cli = CLI,
 ): Promise<{
   initialize: number;
   list: number;
@@ -99,7 +103,7 @@ async function viaGateway(
   const client = new Client({ name: 'bench', version: '1.0.0' });
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'serve', '--config', config],
+    args: [cli, 'serve', '--config', config],
     stderr: 'ignore',
   });
   await client.connect(transport);
@@ -217,6 +221,26 @@ try {
       detail: `first complete tools/list through serve ${formatMs(median(list))} ms; through one Node process that spawns the ${count} server(s) at its first line and only forwards (${count === 1 ? 'bytes untouched, fixtures/stdio-relay.mjs' : 'each line to every server, the tools/list answers joined, fixtures/stdio-fan-in.mjs'}) ${formatMs(median(floor))} ms, which is ${(median(floor) / median(baseline)).toFixed(2)}x the direct parallel start ${formatMs(median(baseline))} ms (median of ${ROUNDS} fresh starts each): no gateway in a Node process can reach below that floor, ${load()}`,
     });
   }
+  // The shipped command is bundled (scripts/bundle-cli.mjs): the same code unbundled, 1 upstream,
+  // interleaved.
+  const bundled = { initialize: [] as number[], list: [] as number[] };
+  const unbundled = { initialize: [] as number[], list: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const which of round % 2 === 0 ? ['bundled', 'unbundled'] : ['unbundled', 'bundled']) {
+      const through = await viaGateway(1, undefined, which === 'bundled' ? CLI : UNBUNDLED_CLI);
+      const into = which === 'bundled' ? bundled : unbundled;
+      into.initialize.push(through.initialize);
+      into.list.push(through.list);
+    }
+  }
+  bench({
+    id: 'mcp-bridge.gateway-start-bundled',
+    label:
+      'toolfence-mcp serve start with 1 upstream, the bundled command (dist/bin) vs the same code unbundled (dist/cli): first complete tools/list (informational)',
+    ratio: median(bundled.list) / median(unbundled.list),
+    target: null,
+    detail: `first complete tools/list ${formatMs(median(bundled.list))} ms bundled, ${formatMs(median(unbundled.list))} ms unbundled; initialize ${formatMs(median(bundled.initialize))} against ${formatMs(median(unbundled.initialize))} ms (median of ${ROUNDS} fresh starts each, interleaved), ${load()}`,
+  });
   // A gateway that has run for a while: its audit log (checked whole at every start) holds
   // AGED_LINES lines, rotated once at the default 10 MiB, against a fresh log each start.
   const aged = join(folder, 'aged-audit.jsonl');
