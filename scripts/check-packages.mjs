@@ -351,7 +351,9 @@ try {
     // Each command the package installs runs from the install (the bundled toolfence-mcp with
     // what it resolves from node_modules at run time).
     for (const [command, file] of Object.entries(
-      typeof manifest.bin === 'string' ? { [name]: manifest.bin } : (manifest.bin ?? {}),
+      typeof manifest.bin === 'string'
+        ? { [manifest.name.split('/').pop()]: manifest.bin }
+        : (manifest.bin ?? {}),
     )) {
       const script = join(consumer, 'node_modules', ...manifest.name.split('/'), file);
       const output = await runChecked(

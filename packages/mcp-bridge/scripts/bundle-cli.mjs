@@ -1,18 +1,18 @@
 // Bundles the toolfence-mcp command (dist/cli/main.js and what it imports) into dist/bin/, the
-// package's `bin`: about 300 ES modules loaded one by one cost a start about 70 ms of resolving,
-// reading and linking (measured in the gateway-start benchmark), so the command ships as one
+// package's `bin`: about 300 ES modules loaded one by one cost a start 50 to 65 ms of resolving,
+// reading and linking (the gateway-start benchmark's bundled row), so the command ships as one
 // entry and the chunks of what it loads later (`import()`: the SDK v2 server, jose, the OAuth
 // flows, the console). The library entries (`exports`) stay unbundled.
 //
 // Kept outside the bundle, loaded from node_modules as before:
 // - the peer dependencies (OpenTelemetry's API must be the host's own instance; the database
 //   drivers are the host's);
-// - the CommonJS dependencies loaded with `require` on first use (`lazyRequire`): esbuild does not
-//   see those calls. Each package's lazyRequire resolves from that package's own folder, so the
-//   copy of @toolfence/tools' helper in the bundle resolves from @toolfence/tools (below), not
-//   from this one, which does not depend on ajv or yaml.
+// - the CommonJS dependencies loaded with `require` on first use (`lazyRequire`), which esbuild does
+//   not see, and jsonc-parser, which is also imported: one instance of each. @toolfence/tools'
+//   lazyRequire resolves from that package by its own name, so its copy in the bundle still loads
+//   ajv and yaml from @toolfence/tools (this package does not depend on them).
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -27,30 +27,6 @@ const external = [
   'undici',
 ];
 
-/** @toolfence/tools' lazyRequire, resolving from that package wherever the bundle is. */
-const toolsLazyRequire = {
-  name: 'tools-lazy-require',
-  setup(context) {
-    context.onLoad(
-      { filter: /[\\/]tools[\\/]dist[\\/]internal[\\/]lazy-require\.js$/ },
-      async (args) => {
-        const source = await readFile(args.path, 'utf8');
-        const from = 'createRequire(import.meta.url)';
-        if (!source.includes(from)) {
-          throw new Error(
-            `bundle-cli: ${args.path} no longer creates its require from import.meta.url`,
-          );
-        }
-        return {
-          contents: source.replace(from, "createRequire(import.meta.resolve('@toolfence/tools'))"),
-          loader: 'js',
-          resolveDir: dirname(args.path),
-        };
-      },
-    );
-  },
-};
-
 await rm(outdir, { recursive: true, force: true });
 await mkdir(outdir, { recursive: true });
 const result = await build({
@@ -63,7 +39,6 @@ const result = await build({
   platform: 'node',
   target: 'node20',
   external,
-  plugins: [toolsLazyRequire],
   // CommonJS modules in the bundle call require() for Node's own modules.
   banner: {
     js: "import { createRequire as __toolfenceRequire } from 'node:module'; const require = __toolfenceRequire(import.meta.url);",

@@ -2,9 +2,10 @@
 // start does not resolve, read and link about 300 modules one by one. The rest of the suite runs
 // the command from dist/bin/main.js; the tests of which modules a start loads (serve-module-loading,
 // serve-early-upstreams, the console's) run the same code unbundled, where a module has its own
-// file. Here: the bundle still spawns its upstreams before it loads the SDKs and zod, loads no
-// bundled package a second time from node_modules, leaves the peer dependencies and the lazily
-// required packages out, and carries the licence of each package it bundles.
+// file. Here: the bundle still spawns its upstreams before it loads the SDKs and zod, bridges its
+// upstream's tools (ajv required from @toolfence/tools), loads no bundled package a second time
+// from node_modules, leaves the peer dependencies and the lazily required packages out, and
+// carries the licence of each package it bundles.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -91,7 +92,7 @@ describe('the bundled toolfence-mcp command', () => {
     }
   });
 
-  it('spawns its upstream before it loads zod or the SDKs, and loads no bundled package again from node_modules', async () => {
+  it('spawns its upstream before it loads zod or the SDKs, bridges its tools (ajv from @toolfence/tools), and loads no bundled package again from node_modules', async () => {
     const config = join(folder, 'toolfence.json');
     const log = join(folder, 'modules.log');
     await writeFile(
@@ -106,7 +107,15 @@ describe('the bundled toolfence-mcp command', () => {
       ['--import', PROBE, join(BIN, 'main.js'), 'serve', '--config', config],
       {
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, TOOLFENCE_MODULE_LOG: log, TOOLFENCE_EARLY_UPSTREAMS: '1' },
+        // Without the NODE_PATH the test runner's bin shim sets (it lists pnpm's shared store, where
+        // any package resolves from anywhere): a user's `toolfence-mcp` resolves only from its
+        // install.
+        env: {
+          ...process.env,
+          NODE_PATH: undefined,
+          TOOLFENCE_MODULE_LOG: log,
+          TOOLFENCE_EARLY_UPSTREAMS: '1',
+        },
       },
     );
     let stderr = '';
@@ -123,6 +132,10 @@ describe('the bundled toolfence-mcp command', () => {
         () => /a: ready/.test(stderr) && stdout.includes('"protocolVersion"'),
         'the upstream ready and initialize answered',
       );
+      // Its tools were bridged: their schemas checked with ajv, which @toolfence/tools' copy in the
+      // bundle requires from @toolfence/tools (this package does not depend on it).
+      expect(stderr).toMatch(/a: ready, [1-9]\d* tool/);
+      expect(stderr).not.toMatch(/cannot be bridged|cannot be compiled/);
       const lines = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
       const spawnAt = lines.findIndex((line) => /^spawn:\d+ .* by:early$/.test(line));
       expect(spawnAt, lines.join('\n')).toBeGreaterThan(-1);
