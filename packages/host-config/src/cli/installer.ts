@@ -1,22 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
-  copyFileSync,
   fsyncSync,
   lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
-  realpathSync,
+  readlinkSync,
   renameSync,
   rmdirSync,
   rmSync,
   statSync,
-  unlinkSync,
+  symlinkSync,
   writeSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import {
   getHookSetup,
   HOOK_CLIENTS,
@@ -38,6 +37,7 @@ import {
   readCodexConfig,
   withCodexTrustEntry,
 } from './codex-config.js';
+import { HostConfigError } from '../host-config-error.js';
 import { InstallConfigMalformedError, InstallUsageError, InstallWriteError } from './errors.js';
 import { stripJsonc } from './jsonc.js';
 
@@ -492,41 +492,19 @@ function serialize(config: JsonObject): string {
   return `${JSON.stringify(config, null, 2)}\n`;
 }
 
-/** Writes through a temporary file and a rename, so readers see the old or the new file, never half. */
-function writeAtomic(path: string, text: string, mode: number): void {
-  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(temporary, 'wx', mode);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, path);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw new InstallWriteError('writing the file failed; the previous file is unchanged', {
-      details: { path, code: (error as { code?: unknown }).code },
-      cause: error,
-    });
-  }
-}
-
-/** Follows a symlinked config (dotfile managers) so the link stays a link. */
-function targetOf(path: string): string {
-  try {
-    if (lstatSync(path).isSymbolicLink()) return realpathSync(path);
-  } catch {
-    // Missing file: write at the path itself.
-  }
-  return path;
-}
-
 function modeOf(path: string, fallback: number): number {
   try {
     return statSync(path).mode & 0o777;
+  } catch {
+    return fallback;
+  }
+}
+
+/** The mode of the file at `path` itself; a link's target does not lend its mode. */
+function ownModeOf(path: string, fallback: number): number {
+  try {
+    const stats = lstatSync(path);
+    return stats.isFile() ? stats.mode & 0o777 : fallback;
   } catch {
     return fallback;
   }
@@ -552,36 +530,187 @@ function change(
   return { path, kind, action, before, after, backupPath };
 }
 
+/** Writes `bytes` to a new temporary file beside `path` (never following a link) and returns its name. */
+function writeTemporary(path: string, bytes: string | Buffer, mode: number): string {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  // 'wx' is O_CREAT|O_EXCL: it fails on any existing entry, a symlink included.
+  const fd = openSync(temporary, 'wx', mode);
+  try {
+    if (typeof bytes === 'string') writeSync(fd, bytes);
+    else writeSync(fd, bytes);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  return temporary;
+}
+
+/** Most links followed for one client config (Linux's own limit is 40). */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * Where a client config's bytes live: a symlinked config (dotfile managers) is followed link by
+ * link, so the link stays a link, even when its target does not exist yet. Only client configs
+ * are followed: the script, the hook config and backups are written at their own path.
+ */
+function configTarget(path: string): string {
+  let current = path;
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop += 1) {
+    let stats: ReturnType<typeof lstatSync>;
+    try {
+      stats = lstatSync(current);
+    } catch {
+      return current; // not there (yet): written here
+    }
+    if (!stats.isSymbolicLink()) return current;
+    current = resolve(dirname(current), readlinkSync(current));
+  }
+  throw new InstallWriteError('the config is a chain of too many symlinks; nothing was changed', {
+    details: { path },
+  });
+}
+
+/** What was at a path before install replaced it, to put it back if a later step fails. */
+type Previous =
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'file'; readonly bytes: Buffer; readonly mode: number }
+  | { readonly kind: 'link'; readonly target: string };
+
+function previousAt(path: string): Previous {
+  let stats: ReturnType<typeof lstatSync>;
+  try {
+    stats = lstatSync(path);
+  } catch {
+    return { kind: 'absent' };
+  }
+  if (stats.isSymbolicLink()) return { kind: 'link', target: readlinkSync(path) };
+  return { kind: 'file', bytes: readFileSync(path), mode: stats.mode & 0o777 };
+}
+
+function restore(path: string, previous: Previous): void {
+  if (previous.kind === 'absent') {
+    rmSync(path, { force: true });
+    return;
+  }
+  if (previous.kind === 'file') {
+    renameSync(writeTemporary(path, previous.bytes, previous.mode), path);
+    return;
+  }
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  symlinkSync(previous.target, temporary);
+  renameSync(temporary, path);
+}
+
+/** One change, ready to be renamed into place. */
+interface Prepared {
+  readonly item: HookFileChange;
+  /** Where the bytes go: the path itself, or a client config's link target. */
+  readonly target: string;
+  /** The new content in a temporary file beside the target; undefined for a delete. */
+  readonly temporary: string | undefined;
+  /** The backup's content in a temporary file beside the backup path. */
+  readonly backupTemporary: string | undefined;
+}
+
+function followsLinks(kind: HookFileChange['kind']): boolean {
+  return kind === 'config' || kind === 'codex-config';
+}
+
+/**
+ * Applies the changes in their order, all or nothing. First every backup and every new file is
+ * written to a temporary file beside its place (nothing a client or the hook reads has changed
+ * yet); then each is renamed into place (backups, which replace whatever entry is at the backup
+ * path, a planted link included, then the file itself; a deleted file is moved aside, not
+ * removed). If any step fails, what was already renamed is put back as it was, in reverse order,
+ * and the error says nothing was changed. Callers order the changes so that a crash between two
+ * renames never leaves a registered hook without its config (the hook config first on install,
+ * the registration first on uninstall).
+ */
 function apply(changes: readonly HookFileChange[]): void {
+  const prepared: Prepared[] = [];
+  const temporaries: string[] = [];
+  const discard = () => {
+    for (const temporary of temporaries) rmSync(temporary, { force: true });
+  };
   for (const item of changes) {
     if (item.action === 'unchanged') continue;
-    const target = targetOf(item.path);
-    if (item.backupPath !== undefined) {
-      try {
-        copyFileSync(target, item.backupPath);
-      } catch (error) {
-        throw new InstallWriteError('backing up the config file failed; nothing was changed', {
-          details: { path: item.backupPath },
-          cause: error,
-        });
+    let target = item.path;
+    let backupTemporary: string | undefined;
+    let temporary: string | undefined;
+    let failedPath = item.path;
+    try {
+      target = followsLinks(item.kind) ? configTarget(item.path) : item.path;
+      if (item.backupPath !== undefined) {
+        failedPath = item.backupPath;
+        backupTemporary = writeTemporary(item.backupPath, readFileSync(target), modeOf(target, 0o644));
+        temporaries.push(backupTemporary);
       }
-    }
-    if (item.after === undefined) {
-      try {
-        // A symlink is removed itself: what it points at may be outside the hooks folder.
-        unlinkSync(item.path);
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== 'ENOENT') {
-          throw new InstallWriteError('deleting the file failed', {
-            details: { path: item.path },
-            cause: error,
-          });
-        }
+      failedPath = target;
+      if (item.after !== undefined) {
+        const mode = followsLinks(item.kind) ? modeOf(target, 0o644) : ownModeOf(target, 0o644);
+        temporary = writeTemporary(target, item.after, mode);
+        temporaries.push(temporary);
       }
-    } else {
-      writeAtomic(target, item.after, modeOf(target, 0o644));
+    } catch (error) {
+      discard();
+      if (HostConfigError.isInstance(error)) throw error;
+      throw new InstallWriteError('preparing the new files failed; nothing was changed', {
+        details: { path: failedPath, code: (error as { code?: unknown }).code },
+        cause: error,
+      });
     }
+    prepared.push({ item, target, temporary, backupTemporary });
   }
+  /** What each renamed path held before, newest last. */
+  const done: { path: string; previous: Previous }[] = [];
+  /** Deleted entries moved aside, removed once every step succeeded. */
+  const aside: string[] = [];
+  let failedPath = '';
+  try {
+    for (const step of prepared) {
+      if (step.backupTemporary !== undefined && step.item.backupPath !== undefined) {
+        failedPath = step.item.backupPath;
+        renameSync(step.backupTemporary, step.item.backupPath);
+      }
+      failedPath = step.target;
+      const previous = previousAt(step.target);
+      if (step.temporary !== undefined) {
+        renameSync(step.temporary, step.target);
+        done.push({ path: step.target, previous });
+      } else if (previous.kind !== 'absent') {
+        // A symlink is moved itself: what it points at may be outside the hooks folder.
+        const away = `${step.target}.${process.pid}.${randomBytes(6).toString('hex')}.deleted`;
+        renameSync(step.target, away);
+        aside.push(away);
+        done.push({ path: step.target, previous });
+      }
+    }
+  } catch (error) {
+    const unrestored: string[] = [];
+    for (const { path, previous } of done.reverse()) {
+      try {
+        restore(path, previous);
+      } catch {
+        unrestored.push(path);
+      }
+    }
+    for (const away of aside) rmSync(away, { force: true });
+    discard();
+    throw new InstallWriteError(
+      unrestored.length === 0
+        ? 'writing the file failed; every file already written was put back, so nothing was changed'
+        : `writing the file failed, and putting back ${unrestored.join(', ')} failed too: check them, then run this again`,
+      {
+        details: { path: failedPath, code: (error as { code?: unknown }).code },
+        cause: error,
+      },
+    );
+  }
+  for (const away of aside) rmSync(away, { force: true });
 }
 
 function result(setup: HookSetup, changes: HookFileChange[], dryRun: boolean): HookInstallResult {
@@ -621,12 +750,10 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
     same(next, config) && configBefore !== undefined ? configBefore : serialize(next);
   if (configAfter !== configBefore) assertWritable(configBefore, setup.configPath, 'client config');
   const scriptBefore = readText(setup.scriptPath);
-  const changes = [
-    change(setup.scriptPath, 'script', scriptBefore, HOOK_SCRIPT),
-    change(setup.configPath, 'config', configBefore, configAfter),
-    // The earlier form of the script (`.mjs`) goes: nothing runs it once the registration moved.
-    ...legacyScriptChanges(setup),
-  ];
+  // In the order they are applied: the hook's own config (allowlist, budgets) and the script
+  // before the registration that makes the client run them, Codex's trust after it, and the
+  // earlier form of the script (`.mjs`) last: nothing runs it once the registration moved.
+  const changes: HookFileChange[] = [];
   if (options.allowedRoots !== undefined || options.toolkitBudgets !== undefined) {
     const path = hookConfigPathOf(setup);
     const before = readText(path);
@@ -642,6 +769,10 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
     if (after !== before) assertWritable(before, path, 'hook config');
     changes.push(change(path, 'hook-config', before, after));
   }
+  changes.push(
+    change(setup.scriptPath, 'script', scriptBefore, HOOK_SCRIPT),
+    change(setup.configPath, 'config', configBefore, configAfter),
+  );
   if (options.trustCodexHook !== undefined && typeof options.trustCodexHook !== 'boolean') {
     throw new InstallUsageError('trustCodexHook must be a boolean', {
       details: { option: 'trustCodexHook' },
@@ -656,6 +787,7 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
     const trust = codexTrustChange(options, setup, list, next, next !== config);
     if (trust !== undefined) changes.push(trust);
   }
+  changes.push(...legacyScriptChanges(setup));
   return result(setup, changes, options.dryRun ?? false);
 }
 
@@ -902,10 +1034,11 @@ export function uninstallHook(options: HookInstallOptions): HookInstallResult {
   const dryRun = options.dryRun ?? false;
   const outcome = result(
     setup,
+    // The registration goes first, so the hook is never registered without its script or config.
     [
+      change(setup.configPath, 'config', configBefore, configAfter),
       change(setup.scriptPath, 'script', scriptBefore, undefined),
       ...legacyScriptChanges(setup),
-      change(setup.configPath, 'config', configBefore, configAfter),
       change(hookConfigPath, 'hook-config', hookConfigBefore, undefined),
     ],
     dryRun,
