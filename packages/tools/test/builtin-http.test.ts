@@ -3,6 +3,7 @@ import { HttpTool, type HttpToolOptions } from '../src/builtin/http-tool.js';
 import { HttpToolOptionsError } from '../src/builtin/http-tool-options-error.js';
 import { type AllowNonPublic, createGuardedDispatcher, type Resolver } from '../src/net/index.js';
 import { RiskPolicy } from '../src/policy/risk-policy.js';
+import { type PolicyRule, RuleBasedPolicy } from '../src/policy/rule-based-policy.js';
 import type { AuthorizationRequest } from '../src/registry/authorization.js';
 import { resolveEffect } from '../src/registry/effect.js';
 import type { JsonObject, ToolResult } from '../src/registry/tool.js';
@@ -242,6 +243,113 @@ describe('HttpTool', () => {
     });
     expect(result.metadata?.code).toBe('HTTP_TOOL_RESPONSE_TOO_LARGE');
   });
+
+  it.each(['error', 'truncate'] as const)(
+    "answers HEAD for a resource over maxResponseBytes (oversizedResponse: '%s'): HEAD has no body",
+    async (mode) => {
+      const tool = loopbackTool({
+        allowedMethods: ['GET', 'HEAD'],
+        maxResponseBytes: 100,
+        oversizedResponse: mode,
+      });
+      const result = data(await call(tool, { url: `${server.origin}/big`, method: 'HEAD' }));
+      expect(result).toMatchObject({ status: 200, bytes: 0 });
+      expect(result.truncated).not.toBe(true);
+      expect(server.seen.at(-1)?.method).toBe('HEAD');
+      // The GET of the same resource is still held to the limit.
+      const get = await call(tool, { url: `${server.origin}/big` });
+      expect(mode === 'error' ? get.metadata?.code : data(get).truncated).toBe(
+        mode === 'error' ? 'HTTP_TOOL_RESPONSE_TOO_LARGE' : true,
+      );
+    },
+  );
+
+  it.each<
+    [string, PolicyRule[], { operationArguments?: Record<string, string> }, JsonObject, boolean]
+  >([
+    // The README's rule: a call without `method` is a GET, so a rule on GET judges it.
+    ['allow GET, no method', [{ tool: 'http', operation: 'GET', decision: 'allow' }], {}, {}, true],
+    [
+      'allow GET, method GET',
+      [{ tool: 'http', operation: 'GET', decision: 'allow' }],
+      {},
+      { method: 'GET' },
+      true,
+    ],
+    [
+      'allow GET, method POST',
+      [{ tool: 'http', operation: 'GET', decision: 'allow' }],
+      {},
+      { method: 'POST' },
+      false,
+    ],
+    [
+      'deny GET then allow, no method',
+      [
+        { tool: 'http', operation: 'GET', decision: 'deny' },
+        { tool: 'http', decision: 'allow' },
+      ],
+      {},
+      {},
+      false,
+    ],
+    [
+      'deny GET then allow, method GET',
+      [
+        { tool: 'http', operation: 'GET', decision: 'deny' },
+        { tool: 'http', decision: 'allow' },
+      ],
+      {},
+      { method: 'GET' },
+      false,
+    ],
+    [
+      'deny GET then allow, method POST',
+      [
+        { tool: 'http', operation: 'GET', decision: 'deny' },
+        { tool: 'http', decision: 'allow' },
+      ],
+      {},
+      { method: 'POST' },
+      true,
+    ],
+    // An operation argument named for the tool is read as it is: no argument, no operation.
+    [
+      'named argument, no method',
+      [{ tool: 'http', operation: 'GET', decision: 'allow' }],
+      { operationArguments: { http: 'method' } },
+      {},
+      false,
+    ],
+    [
+      'named argument, method GET',
+      [{ tool: 'http', operation: 'GET', decision: 'allow' }],
+      { operationArguments: { http: 'method' } },
+      { method: 'GET' },
+      true,
+    ],
+  ])(
+    'judges operation rules by the method the call performs: %s',
+    async (_label, rules, options, extra, runs) => {
+      const registry = new ToolRegistry({
+        authorizer: new RuleBasedPolicy(rules, { default: 'deny', ...options }),
+        tools: [loopbackTool({ allowedMethods: ['GET', 'POST'] })],
+      });
+      try {
+        const before = server.seen.length;
+        const invoked = registry.invoke('http', { url: `${server.origin}/`, ...extra }, context);
+        if (runs) {
+          expect(data(await invoked).status).toBe(200);
+          expect(server.seen.length).toBe(before + 1);
+        } else {
+          await expect(invoked).rejects.toMatchObject({ code: 'POLICY_PERMISSION_DENIED' });
+          expect(server.seen.length).toBe(before);
+        }
+      } finally {
+        await registry.close();
+      }
+    },
+  );
 
   it('takes maxTimeoutMs in milliseconds as the default time limit of a call', async () => {
     const result = await call(loopbackTool({ maxTimeoutMs: 200 }), {

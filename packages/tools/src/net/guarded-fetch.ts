@@ -259,7 +259,14 @@ async function fetchThroughGuard(
           : response.headers.get('location');
       if (location === null) {
         // An undici Response: the same API as the global one (a different class in Node 20).
-        const limited = limitResponse(response, href, hop > 0, maxResponseBytes, deadline);
+        const limited = limitResponse(
+          response,
+          href,
+          hop > 0,
+          maxResponseBytes,
+          deadline,
+          method === 'HEAD',
+        );
         // From here the timer runs only until the body's last byte arrives from the network.
         deadline.returned();
         return limited as unknown as Response;
@@ -336,10 +343,14 @@ function limitResponse(
   redirected: boolean,
   maxResponseBytes: number,
   deadline: FetchDeadline,
+  head: boolean,
 ): UndiciResponse {
+  // A response to HEAD, or of a status without a body, has none: its Content-Length describes
+  // what a GET would return, not bytes that come (RFC 9110, 9.3.2 and 8.6).
+  const bodiless = head || NULL_BODY_STATUSES.has(response.status);
   const declared = response.headers.get('content-length');
   const sized = declared !== null && DECIMAL.test(declared);
-  if (sized && Number(declared) > maxResponseBytes) {
+  if (!bodiless && sized && Number(declared) > maxResponseBytes) {
     response.body?.cancel().catch(() => undefined);
     throw new NetworkLimitError('The response is larger than its byte limit.', 'response-bytes', {
       details: { maxResponseBytes },
@@ -348,7 +359,7 @@ function limitResponse(
   const source = response.body;
   if (
     source !== null &&
-    !NULL_BODY_STATUSES.has(response.status) &&
+    !bodiless &&
     deadline.idle &&
     (sized || deadline.receivedBytes <= maxResponseBytes) &&
     isIdentity(response.headers.get('content-encoding'))
@@ -364,7 +375,7 @@ function limitResponse(
     return response;
   }
   let wrapped: UndiciResponse;
-  if (source === null || NULL_BODY_STATUSES.has(response.status)) {
+  if (source === null || bodiless) {
     source?.cancel().catch(() => undefined);
     deadline.release();
     wrapped = new (undici().Response)(null, {

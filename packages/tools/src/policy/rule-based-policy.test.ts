@@ -60,6 +60,53 @@ describe('RuleBasedPolicy', () => {
     expect(toolMatcher(pattern)(name)).toBe(expected);
   });
 
+  it('matches globs as the former regular expression did, on generated patterns and texts', () => {
+    // The former compilation (it backtracked: exponential on some texts that do not match).
+    const reference = (pattern: string) => {
+      let source = '^';
+      for (const character of pattern) {
+        if (character === '*') source += '[\\s\\S]*';
+        else if (character === '?') source += '[\\s\\S]';
+        else source += character.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+      }
+      const regex = new RegExp(`${source}$`, 'u');
+      return (text: string) => regex.test(text);
+    };
+    let state = 7;
+    const next = () => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state / 4294967296;
+    };
+    const pick = (items: readonly string[]) => items[Math.floor(next() * items.length)] as string;
+    const patternPieces = ['a', 'b', '*', '?', '.', '\n', '😀', '-', '('];
+    const textPieces = ['a', 'b', 'ab', '.', '\n', '😀', '-', '(', '*', '?'];
+    let compared = 0;
+    for (let round = 0; round < 3000; round++) {
+      let pattern = '';
+      for (let index = 1 + Math.floor(next() * 7); index > 0; index--)
+        pattern += pick(patternPieces);
+      const matcher = toolMatcher(pattern);
+      const expected = reference(pattern);
+      for (let sample = 0; sample < 15; sample++) {
+        let text = '';
+        for (let index = Math.floor(next() * 8); index > 0; index--) text += pick(textPieces);
+        expect([pattern, text, matcher(text)]).toEqual([pattern, text, expected(text)]);
+        compared += 1;
+      }
+    }
+    expect(compared).toBe(45_000);
+  });
+
+  it('judges a `matches` condition on a long argument that does not match without backtracking', () => {
+    // `*a*a*…b` against a megabyte of `a`: the former regular expression never finished.
+    const policy = new RuleBasedPolicy([
+      { tool: 'note', when: { text: { matches: `*${'a*'.repeat(20)}b` } }, decision: 'allow' },
+    ]);
+    const long = 'a'.repeat(1_000_000);
+    expect(policy.authorize(request('note', { text: long })).verdict).toBe('deny');
+    expect(policy.authorize(request('note', { text: `${long}b` })).verdict).toBe('allow');
+  });
+
   it("reads the operation from the tool spec's operationArgument, case-insensitively", () => {
     const policy = new RuleBasedPolicy([
       { tool: 'http', operation: ['get', 'HEAD'], decision: 'allow' },

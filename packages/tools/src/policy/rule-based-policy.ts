@@ -48,8 +48,9 @@ export interface PolicyRule {
    */
   readonly server?: string;
   /**
-   * The call's operation (compared case-insensitively), one value or a list. A rule with
-   * `operation` only matches calls whose operation argument is a string.
+   * The call's operation (compared case-insensitively), one value or a list: the operation the
+   * call performs (see {@link RuleBasedPolicyOptions.operationArguments}). A rule with
+   * `operation` only matches calls that have one.
    */
   readonly operation?: string | readonly string[];
   /**
@@ -86,8 +87,10 @@ export interface RuleBasedPolicyOptions {
   /** The decision when no rule matches. Default `deny`. */
   readonly default?: PermissionVerdict;
   /**
-   * Argument that holds the operation, per tool name. Default: the tool spec's
-   * `operationArgument`; a tool without either has no operation.
+   * Argument that holds the operation, per tool name. Default: the operation the registry
+   * resolved from the tool's `operationContracts` (`AuthorizationRequest.operation`: what the
+   * call performs, defaults included), else the argument named by the spec's
+   * `operationArgument`; a tool with none of these has no operation.
    */
   readonly operationArguments?: Readonly<Record<string, string>>;
 }
@@ -252,8 +255,14 @@ export class RuleBasedPolicy implements Authorizer {
   }
 
   #operationOf(request: AuthorizationRequest): string | undefined {
-    const argument =
-      this.#operationArguments.get(request.toolName) ?? request.spec.operationArgument;
+    const named = this.#operationArguments.get(request.toolName);
+    // The operation the call performs, as the registry resolved it from the tool's per-operation
+    // contracts (an HttpTool call without `method` is a GET): a rule on `GET` must judge it, and
+    // the raw argument would be absent.
+    if (named === undefined && typeof request.operation === 'string') {
+      return request.operation.toLowerCase();
+    }
+    const argument = named ?? request.spec.operationArgument;
     if (argument === undefined || !Object.hasOwn(request.args, argument)) return undefined;
     const value = request.args[argument];
     return typeof value === 'string' ? value.toLowerCase() : undefined;

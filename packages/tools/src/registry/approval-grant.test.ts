@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallBudget } from '../policy/call-budget.js';
+import { CallBudget, withBudget } from '../policy/call-budget.js';
 import { ApprovalRequiredError } from './approval-required-error.js';
 import { type AuthorizationRequest, type Authorizer, permission } from './authorization.js';
 import { ConfigurationError } from './configuration-error.js';
@@ -163,6 +163,38 @@ describe('ToolRegistry.authorize and approval grants', () => {
     expect((error as PermissionDeniedError).details?.reason).toBe('approval-grant-mismatch');
     expect(replacement.calls).toEqual([]);
   });
+
+  it.each([
+    [
+      'a wrapper forwarding the same spec object',
+      (tool: Tool & { calls: JsonObject[] }): Tool => ({
+        ...tool,
+        invoke: (args, callContext) => tool.invoke(args, callContext),
+      }),
+    ],
+    [
+      'withBudget(tool) (its spec is the same object)',
+      (tool: Tool & { calls: JsonObject[] }): Tool =>
+        withBudget(tool, new CallBudget({ perRun: { maxCalls: 10 } })),
+    ],
+  ])(
+    'denies a grant after a replacement by %s (a grant binds to the registration)',
+    async (_label, replace) => {
+      const original = recordingTool();
+      const registry = new ToolRegistry({ authorizer: asking(), tools: [original] });
+      const grant = registry.grantApproval(
+        await registry.authorize('write_note', { text: 'a' }, context),
+      );
+      const replacement = replace(original);
+      expect(replacement.spec).toBe(original.spec);
+      await registry.replace('write_note', replacement);
+      const error = await registry
+        .invoke('write_note', { text: 'a' }, context, { approval: grant })
+        .catch((caught: unknown) => caught);
+      expect((error as PermissionDeniedError).details?.reason).toBe('approval-grant-mismatch');
+      expect(original.calls).toEqual([]);
+    },
+  );
 
   it('uses a grant once: a second presentation is denied, also when both race', async () => {
     const tool = recordingTool();

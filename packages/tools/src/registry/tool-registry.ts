@@ -252,7 +252,8 @@ interface CallTrace {
 
 /** What the registry remembers about a {@link CallAuthorization} it issued. */
 interface AuthorizationRecord {
-  readonly spec: ToolSpec;
+  /** The registered instance judged (a grant binds to it: a replacement never inherits one). */
+  readonly entry: Entry;
   readonly runId: string;
   readonly session: string;
   /** The frozen snapshot the verdict is about (digested only when granted). */
@@ -264,7 +265,8 @@ interface AuthorizationRecord {
 interface GrantRecord {
   readonly toolName: string;
   readonly argsDigest: string;
-  readonly spec: ToolSpec;
+  /** The registered instance the grant is for (its registration, not its spec object). */
+  readonly entry: Entry;
   readonly runId: string;
   readonly session: string;
   used: boolean;
@@ -676,7 +678,7 @@ export class ToolRegistry {
       ...(flow === undefined ? {} : { flow }),
     });
     this.#authorizations.set(authorization, {
-      spec: entry.spec,
+      entry,
       runId: frozenContext.runId,
       session: sessionOf(frozenContext),
       args: snapshot,
@@ -739,7 +741,7 @@ export class ToolRegistry {
     this.#grants.set(grant, {
       toolName: grant.toolName,
       argsDigest: grant.argsDigest,
-      spec: record.spec,
+      entry: record.entry,
       runId: record.runId,
       session: record.session,
       used: false,
@@ -1116,7 +1118,7 @@ export class ToolRegistry {
     let request: AuthorizationRequest;
     try {
       request = this.#screen(entry, toolName, args, context);
-      authorizing = this.#authorize(request, presented);
+      authorizing = this.#authorize(entry, request, presented);
     } catch (error) {
       release(entry);
       return Promise.reject(error);
@@ -1178,7 +1180,7 @@ export class ToolRegistry {
     try {
       if (entry.starting !== undefined) await entry.starting;
       const request = this.#screen(entry, toolName, args, context, trace);
-      const authorizing = this.#authorize(request, presented, trace);
+      const authorizing = this.#authorize(entry, request, presented, trace);
       if (authorizing !== undefined) await authorizing;
       if (this.#budget !== undefined) {
         const reserved = this.#budget.reserve({ toolName, args, context });
@@ -1268,6 +1270,7 @@ export class ToolRegistry {
 
   /** Authorizes a call: returns undefined when a synchronous authorizer allowed it. */
   #authorize(
+    entry: Entry,
     request: AuthorizationRequest,
     grant: PresentedGrant | undefined,
     trace?: CallTrace,
@@ -1280,13 +1283,13 @@ export class ToolRegistry {
     }
     if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
       return (answer as Promise<unknown>).then(
-        (settled) => this.#applyDecision(request, settled, grant, trace),
+        (settled) => this.#applyDecision(entry, request, settled, grant, trace),
         (error: unknown) => {
           throw authorizerFailed(request.toolName, error);
         },
       );
     }
-    return this.#applyDecision(request, answer, grant, trace);
+    return this.#applyDecision(entry, request, answer, grant, trace);
   }
 
   /**
@@ -1314,6 +1317,7 @@ export class ToolRegistry {
   }
 
   #applyDecision(
+    entry: Entry,
     request: AuthorizationRequest,
     answer: unknown,
     grant: PresentedGrant | undefined,
@@ -1352,7 +1356,7 @@ export class ToolRegistry {
     }
     const withFlow = flow === undefined ? {} : { flow };
     if (grant !== undefined) {
-      const refusal = grantRefusal(grant, request);
+      const refusal = grantRefusal(grant, entry, request);
       if (refusal === undefined) return undefined;
       throw new PermissionDeniedError(`Tool ${quote(name)} was denied: ${refusal}`, {
         details: { tool: name, reason: refusal, ...withFlow },
@@ -1548,12 +1552,18 @@ function checkedResult(result: unknown, toolName: string): ToolResult {
 }
 
 /** Why a presented grant does not answer this `ask`, or undefined when it does. */
-function grantRefusal(grant: PresentedGrant, request: AuthorizationRequest): string | undefined {
+function grantRefusal(
+  grant: PresentedGrant,
+  entry: Entry,
+  request: AuthorizationRequest,
+): string | undefined {
   if (!grant.fresh) return 'approval-grant-used';
   const { record } = grant;
   if (
     record.toolName !== request.toolName ||
-    record.spec !== request.spec ||
+    // The registration it was granted for: a replacement is another entry, even with the same
+    // tool or spec object (a wrapper forwarding the spec, `{ ...tool, invoke }`).
+    record.entry !== entry ||
     record.runId !== request.context.runId ||
     record.session !== sessionOf(request.context) ||
     record.argsDigest !== digestJson(request.args)
