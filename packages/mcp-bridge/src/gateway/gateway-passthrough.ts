@@ -33,6 +33,7 @@ import { principalOfRequest } from './identity/gateway-principal.js';
 import { listingFor } from './identity/listing-filter.js';
 import { isoTime } from './iso-time.js';
 import { type GatewayPinStore, type PinKind, type PinReason, pinKey } from './pin-store.js';
+import { canonicalResourceUri } from './resource-uri.js';
 import { nextRunId } from './run-id.js';
 import { serverSdk } from './server-sdk.js';
 
@@ -227,8 +228,11 @@ export class GatewayPassthrough {
   #promptListing: readonly Readonly<Record<string, unknown>>[] = [];
   #templateListing: readonly Readonly<Record<string, unknown>>[] = [];
   #listingKey = '';
-  /** URI → servers that listed it, from the last `resources/list` of every upstream. */
-  #routes = new Map<string, Set<string>>();
+  /**
+   * Canonical URI → the servers that listed it, each with its own spelling of it, from the last
+   * `resources/list` of every upstream.
+   */
+  #routes = new Map<string, Map<string, string>>();
   /** The legacy downstream connections open (the roots of one of them may be forwarded). */
   readonly #legacy = new Set<Server>();
   /** The downstream whose roots the upstreams were last told of (undefined: none). */
@@ -530,9 +534,11 @@ export class GatewayPassthrough {
             : listingFor(resources, this.#hooks.authorizer(), principal, (entry) => {
                 const name = typeof entry.name === 'string' ? entry.name : '';
                 const split = name.indexOf('__');
-                return split === -1 || typeof entry.uri !== 'string'
+                const uri =
+                  typeof entry.uri === 'string' ? canonicalResourceUri(entry.uri) : undefined;
+                return split === -1 || uri === undefined
                   ? undefined
-                  : { name: `${name.slice(0, split)}__resource:${entry.uri}` };
+                  : { name: `${name.slice(0, split)}__resource:${uri}` };
               }),
       } as never;
     });
@@ -625,7 +631,7 @@ export class GatewayPassthrough {
   }
 
   async #listResources(signal: AbortSignal): Promise<Readonly<Record<string, unknown>>[]> {
-    const routes = new Map<string, Set<string>>();
+    const routes = new Map<string, Map<string, string>>();
     const listed: Readonly<Record<string, unknown>>[] = [];
     const upstreams = [...this.#upstreams.values()].filter((upstream) => upstream.resources);
     const listings = await Promise.all(
@@ -637,9 +643,13 @@ export class GatewayPassthrough {
     for (const [index, upstream] of upstreams.entries()) {
       for (const entry of listings[index] ?? []) {
         const uri = entry.uri as string;
-        const servers = routes.get(uri) ?? new Set<string>();
-        servers.add(upstream.server);
-        routes.set(uri, servers);
+        // Routed by its canonical form (a URI that has none cannot be read through the gateway).
+        const canonical = canonicalResourceUri(uri);
+        if (canonical !== undefined) {
+          const servers = routes.get(canonical) ?? new Map<string, string>();
+          if (!servers.has(upstream.server)) servers.set(upstream.server, uri);
+          routes.set(canonical, servers);
+        }
         listed.push(
           Object.freeze({
             ...entry,
@@ -655,21 +665,30 @@ export class GatewayPassthrough {
     return listed;
   }
 
-  /** The upstreams that may serve `uri`: the ones that listed it, else whose template matches. */
-  #candidates(uri: string): { upstreams: PassthroughUpstream[]; template?: Passed } {
+  /**
+   * The upstreams that may serve the canonical URI `uri`, each with the spelling it is sent: the
+   * ones that listed it (their own spelling, which has this canonical form), else the ones whose
+   * template matches it (the canonical form).
+   */
+  #candidates(uri: string): {
+    upstreams: { readonly upstream: PassthroughUpstream; readonly sent: string }[];
+    template?: Passed;
+  } {
     const listedBy = this.#routes.get(uri);
     if (listedBy !== undefined) {
-      const upstreams = [...listedBy]
-        .map((name) => this.#upstreams.get(name))
-        .filter((upstream): upstream is PassthroughUpstream => upstream !== undefined);
+      const upstreams = [];
+      for (const [name, sent] of listedBy) {
+        const upstream = this.#upstreams.get(name);
+        if (upstream !== undefined) upstreams.push({ upstream, sent });
+      }
       if (upstreams.length > 0) return { upstreams };
     }
-    const matched: PassthroughUpstream[] = [];
+    const matched: { upstream: PassthroughUpstream; sent: string }[] = [];
     let template: Passed | undefined;
     for (const upstream of this.#upstreams.values()) {
       const hit = upstream.templates.find((passed) => passed.template?.match(uri) != null);
       if (hit !== undefined) {
-        matched.push(upstream);
+        matched.push({ upstream, sent: uri });
         template ??= hit;
       }
     }
@@ -679,10 +698,20 @@ export class GatewayPassthrough {
   async #readResource(
     server: Server,
     era: 'legacy' | 'modern',
-    uri: string,
+    given: string,
     request: ServerContext['mcpReq'],
     principal?: Principal,
   ): Promise<Record<string, unknown>> {
+    // The policy judges, the audit names and the upstream receives one spelling of the URI: a
+    // rule on `file:///home/u/secret/*` then covers `file:///home/u/./secret/key` too.
+    const uri = canonicalResourceUri(given);
+    if (uri === undefined) {
+      throw refusal(
+        'GATEWAY_RESOURCE_URI_INVALID',
+        `The resource URI ${printableText(given, 200)} is not a valid URI (or, for file:, its path holds an escaped "/", backslash or NUL), so the gateway read nothing. Use the URI as resources/list or a template of resources/templates/list gives it.`,
+        { uri: given },
+      );
+    }
     let found = this.#candidates(uri);
     if (found.upstreams.length === 0) {
       await this.#listResources(request.signal);
@@ -696,14 +725,17 @@ export class GatewayPassthrough {
       );
     }
     if (found.upstreams.length > 1) {
-      const servers = found.upstreams.map((upstream) => upstream.server).sort();
+      const servers = found.upstreams.map(({ upstream }) => upstream.server).sort();
       throw refusal(
         'GATEWAY_RESOURCE_AMBIGUOUS',
         `The resource ${printableText(uri, 200)} is offered by several upstream servers (${servers.join(', ')}), so the gateway cannot tell which one to read; it read none.`,
         { uri, servers },
       );
     }
-    const upstream = found.upstreams[0] as PassthroughUpstream;
+    const { upstream, sent } = found.upstreams[0] as {
+      upstream: PassthroughUpstream;
+      sent: string;
+    };
     const name = `${upstream.namespace}__resource:${uri}`;
     const args = { uri };
     return this.#governed(
@@ -720,7 +752,7 @@ export class GatewayPassthrough {
         description: `Read the resource ${uri} of server ${upstream.server}`,
       },
       async () => ({
-        contents: await upstream.client.readResource(uri, { signal: request.signal }),
+        contents: await upstream.client.readResource(sent, { signal: request.signal }),
       }),
     );
   }

@@ -1,0 +1,135 @@
+// resources/read through the gateway: the policy judges the canonical form of the URI (WHATWG
+// parse, dot segments resolved, escapes of unreserved characters decoded, runs of "/" in the
+// path collapsed), and that exact form is what the upstream receives, so no other spelling of a
+// denied file is read. A real stdio upstream reads file: URIs from disk as file servers do.
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RuleBasedPolicy } from '@toolfence/tools';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { McpGateway } from '../src/gateway/mcp-gateway.js';
+import {
+  defsTool,
+  firstText,
+  jsonLines,
+  readClient,
+  readDefsServer,
+  startReadGateway,
+} from './fixtures/read-gateway.js';
+
+let folder: string;
+const open: { close(): Promise<void> }[] = [];
+
+beforeEach(async () => {
+  folder = await realpath(await mkdtemp(join(tmpdir(), 'toolfence-read-uri-')));
+});
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close().catch(() => undefined);
+  await rm(folder, { recursive: true, force: true });
+});
+
+async function fileServerGateway(): Promise<McpGateway> {
+  await mkdir(join(folder, 'secret'));
+  await writeFile(join(folder, 'secret', 'key.txt'), 'TOP-SECRET-KEY\n');
+  await writeFile(join(folder, 'public.txt'), 'public text\n');
+  const authorizer = new RuleBasedPolicy(
+    [
+      {
+        tool: `fs__resource:file://${folder}/secret/*`,
+        decision: 'deny',
+        reason: 'secrets stay local',
+      },
+      { tool: '*', decision: 'allow' },
+    ],
+    { default: 'deny' },
+  );
+  const gateway = await startReadGateway(
+    folder,
+    {
+      fs: readDefsServer(folder, 'fs', {
+        tools: [defsTool('noop')],
+        resources: [
+          { name: 'public', uri: `file://${folder}/public.txt` },
+          { name: 'doc', uri: 'custom://x/y' },
+        ],
+        templates: [{ name: 'file', uriTemplate: 'file:///{+path}', mimeType: 'text/plain' }],
+      }),
+    },
+    { authorizer },
+  );
+  open.push(gateway);
+  return gateway;
+}
+
+describe('resources/read judges the URI the upstream receives', () => {
+  it('refuses every spelling of a denied file, and never sends one upstream', async () => {
+    const client = await readClient(await fileServerGateway());
+    open.push(client);
+    const spellings = [
+      `file://${folder}/secret/key.txt`,
+      `file://${folder}/./secret/key.txt`,
+      `file://${folder}/x/../secret/key.txt`,
+      `file://${folder}/x/%2e%2E/secret/key.txt`,
+      `file://${folder}/%73ecret/key.txt`,
+      `file://${folder}/s%65cr%65t/key.txt`,
+      `file:///${folder}/secret/key.txt`,
+      `file://${folder}//secret/key.txt`,
+      `file://localhost${folder}/secret/key.txt`,
+      `FILE://${folder}/secret/key.txt`,
+      `file://${folder}/sec\tret/key.txt`,
+    ];
+    for (const uri of spellings) {
+      await expect(client.readResource({ uri }), uri).rejects.toThrow(
+        /denied by the gateway's policy \(secrets stay local\)/,
+      );
+    }
+    const reads = await jsonLines(folder, 'reads.jsonl');
+    expect(reads).toEqual([]);
+    // Each refusal is audited under the one canonical name.
+    const audited = await jsonLines(folder, 'audit.jsonl');
+    expect(audited).toHaveLength(spellings.length);
+    for (const line of audited) {
+      expect([line.kind, line.tool, line.decision, line.outcome]).toEqual([
+        'resource',
+        `fs__resource:file://${folder}/secret/key.txt`,
+        'deny',
+        'denied',
+      ]);
+    }
+  }, 60_000);
+
+  it('serves ordinary URIs as they are, and another spelling as its canonical form', async () => {
+    const client = await readClient(await fileServerGateway());
+    open.push(client);
+    expect(firstText(await client.readResource({ uri: `file://${folder}/public.txt` }))).toBe(
+      'public text\n',
+    );
+    expect(firstText(await client.readResource({ uri: 'custom://x/y' }))).toBe(
+      'content of custom://x/y',
+    );
+    expect(
+      firstText(await client.readResource({ uri: `file://${folder}/secret/../public.txt` })),
+    ).toBe('public text\n');
+    // The upstream got exactly what the policy judged.
+    expect((await jsonLines(folder, 'reads.jsonl')).map((read) => read.uri)).toEqual([
+      `file://${folder}/public.txt`,
+      'custom://x/y',
+      `file://${folder}/public.txt`,
+    ]);
+    expect((await jsonLines(folder, 'audit.jsonl')).map((line) => line.tool)).toEqual(
+      expect.arrayContaining([`fs__resource:file://${folder}/public.txt`]),
+    );
+    expect(
+      (await jsonLines(folder, 'audit.jsonl')).every((line) =>
+        String(line.tool).startsWith('fs__resource:'),
+      ),
+    ).toBe(true);
+  }, 60_000);
+
+  it('refuses a URI that is not a URI, naming it, without sending it', async () => {
+    const client = await readClient(await fileServerGateway());
+    open.push(client);
+    await expect(client.readResource({ uri: 'custom://a b/c' })).rejects.toThrow(/not a valid URI/);
+    expect(await jsonLines(folder, 'reads.jsonl')).toEqual([]);
+  }, 60_000);
+});
