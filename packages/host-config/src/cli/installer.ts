@@ -488,8 +488,129 @@ function registered(config: JsonObject, setup: HookSetup): boolean {
   return eventList(config, setup).some((entry) => same(entry, setup.entry));
 }
 
-function serialize(config: JsonObject): string {
-  return `${JSON.stringify(config, null, 2)}\n`;
+/**
+ * The exact decimal value a JSON number literal spells, as `<digits>e<exponent>` without
+ * leading or trailing zeros, so `1.50`, `1.5` and `15e-1` compare equal and `1e400` does not
+ * equal anything a double prints as.
+ */
+function decimalValue(literal: string): string {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (match === null) return literal;
+  const fraction = match[3] ?? '';
+  let digits = `${match[2]}${fraction}`.replace(/^0+/, '');
+  if (digits === '') return '0';
+  let exponent = BigInt(match[4] ?? '0') - BigInt(fraction.length);
+  const trimmed = digits.replace(/0+$/, '');
+  exponent += BigInt(digits.length - trimmed.length);
+  digits = trimmed;
+  return `${match[1]}${digits}e${exponent}`;
+}
+
+/**
+ * How the numbers of a config file are spelt, so a rewrite keeps them: JSON.parse turns
+ * `12345678901234567891` into 12345678901234567000, `1e400` into Infinity (written as `null`)
+ * and `1.50` into 1.5. Maps each parsed value to the one literal the file spells it with, when
+ * that is not the spelling JSON.stringify would write. Refuses (INSTALL_CONFIG_MALFORMED) when
+ * two different values in the file parse to the same double, so no spelling can keep both.
+ */
+function numberSpellings(
+  text: string | undefined,
+  path: string,
+  what: string,
+  added: unknown,
+): Map<number, string> {
+  const spellings = new Map<number, string>();
+  if (text === undefined) return spellings;
+  const json = stripJsonc(text).json;
+  /** Every distinct literal by parsed value, with the line it first appears on. */
+  const byValue = new Map<number, Map<string, number>>();
+  // The numbers install adds (a timeout, Cursor's version) are written as JSON spells them, so
+  // a value the file spells otherwise (`120.0`) is then one value spelt two ways.
+  const addedNumbers: number[] = [];
+  const collect = (value: unknown): void => {
+    if (typeof value === 'number') addedNumbers.push(value);
+    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(collect);
+  };
+  collect(added);
+  for (const value of addedNumbers) {
+    byValue.set(value, new Map([[JSON.stringify(value), 0]]));
+  }
+  let line = 1;
+  for (let index = 0; index < json.length; index += 1) {
+    const char = json[index] as string;
+    if (char === '\n') line += 1;
+    else if (char === '"') {
+      for (index += 1; index < json.length && json[index] !== '"'; index += 1) {
+        if (json[index] === '\\') index += 1;
+      }
+    } else if (char === '-' || (char >= '0' && char <= '9')) {
+      const match = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+      match.lastIndex = index;
+      const literal = match.exec(json)?.[0];
+      if (literal === undefined) continue;
+      const value = Number(literal);
+      const seen = byValue.get(value) ?? new Map<string, number>();
+      if (!seen.has(literal)) seen.set(literal, line);
+      byValue.set(value, seen);
+      index += literal.length - 1;
+    }
+  }
+  for (const [value, literals] of byValue) {
+    const written = JSON.stringify(value);
+    if (literals.size === 1) {
+      const literal = [...literals.keys()][0] as string;
+      if (literal !== written) spellings.set(value, literal);
+      continue;
+    }
+    // Several spellings of one double: fine while they are one value (`1.5` and `1.50`, then
+    // written as JSON.stringify spells it); two different values cannot both be kept.
+    const values = new Set([...literals.keys()].map(decimalValue));
+    if (values.size > 1) {
+      const [[first, firstLine], [second, secondLine]] = [...literals.entries()] as [
+        [string, number],
+        [string, number],
+      ];
+      const where = (literal: string, at: number) =>
+        at === 0 ? `${literal} (which install adds)` : `${literal} (line ${at})`;
+      throw new InstallConfigMalformedError(
+        `the ${what} file holds the numbers ${where(first, firstLine)} and ${where(second, secondLine)}, which JSON readers take for the same value ${written}; rewriting the file cannot keep both (nothing was written). Write the number as a string, or add the registration by hand (see print-setup)`,
+        { details: { path, line: secondLine } },
+      );
+    }
+  }
+  return spellings;
+}
+
+/**
+ * JSON text as `JSON.stringify(value, null, 2)` writes it, except that each number is spelt as
+ * the file it came from spelt it (see {@link numberSpellings}): a rewrite changes no value of the
+ * user's and no number's spelling.
+ */
+function serialize(
+  config: JsonObject,
+  original: { text: string | undefined; path: string; what: string; added?: unknown },
+): string {
+  const spellings = numberSpellings(original.text, original.path, original.what, original.added);
+  const write = (value: unknown, indent: string): string => {
+    if (typeof value === 'number') return spellings.get(value) ?? JSON.stringify(value);
+    if (Array.isArray(value)) {
+      if (value.length === 0) return '[]';
+      const inner = `${indent}  `;
+      const items = value.map((item) =>
+        item === undefined || typeof item === 'function' ? 'null' : write(item, inner),
+      );
+      return `[\n${inner}${items.join(`,\n${inner}`)}\n${indent}]`;
+    }
+    if (isObject(value)) {
+      const inner = `${indent}  `;
+      const members = Object.entries(value)
+        .filter(([, item]) => item !== undefined && typeof item !== 'function')
+        .map(([key, item]) => `${inner}${JSON.stringify(key)}: ${write(item, inner)}`);
+      return members.length === 0 ? '{}' : `{\n${members.join(',\n')}\n${indent}}`;
+    }
+    return JSON.stringify(value) ?? 'null';
+  };
+  return `${write(config, '')}\n`;
 }
 
 function modeOf(path: string, fallback: number): number {
@@ -747,7 +868,14 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
     if (!(key in next)) next = { [key]: value, ...next };
   }
   const configAfter =
-    same(next, config) && configBefore !== undefined ? configBefore : serialize(next);
+    same(next, config) && configBefore !== undefined
+      ? configBefore
+      : serialize(next, {
+          text: configBefore,
+          path: setup.configPath,
+          what: 'client config',
+          added: [setup.entry, setup.format.topLevel],
+        });
   if (configAfter !== configBefore) assertWritable(configBefore, setup.configPath, 'client config');
   const scriptBefore = readText(setup.scriptPath);
   // In the order they are applied: the hook's own config (allowlist, budgets) and the script
@@ -765,7 +893,10 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
       const previous = isObject(existing.toolkitBudgets) ? existing.toolkitBudgets : {};
       updated.toolkitBudgets = { ...previous, ...budgets };
     }
-    const after = before !== undefined && same(updated, existing) ? before : serialize(updated);
+    const after =
+      before !== undefined && same(updated, existing)
+        ? before
+        : serialize(updated, { text: before, path, what: 'hook config', added: options.toolkitBudgets });
     if (after !== before) assertWritable(before, path, 'hook config');
     changes.push(change(path, 'hook-config', before, after));
   }
@@ -1025,7 +1156,10 @@ export function uninstallHook(options: HookInstallOptions): HookInstallResult {
     const onlyOurs = Object.entries(next).every(([key, value]) =>
       same(value, setup.format.topLevel[key]),
     );
-    configAfter = createdByUs && onlyOurs ? undefined : serialize(next);
+    configAfter =
+      createdByUs && onlyOurs
+        ? undefined
+        : serialize(next, { text: configBefore, path: setup.configPath, what: 'client config' });
     if (configAfter !== undefined) assertWritable(configBefore, setup.configPath, 'client config');
   }
   const scriptBefore = readText(setup.scriptPath);
