@@ -19,6 +19,7 @@ import {
   type PermissionDecision,
   PRINCIPAL_METADATA_KEY,
   type Principal,
+  type ToolOrigin,
 } from '@toolfence/tools/core';
 import { ResourceNotFoundError, ServerRpcError } from '../client/errors.js';
 import type { McpClient } from '../client/mcp-client.js';
@@ -186,6 +187,21 @@ function protocolError(
 
 function refusal(code: string, message: string, data: Record<string, unknown> = {}): ProtocolError {
   return protocolError('InvalidParams', message, { code, ...data });
+}
+
+/**
+ * How the policy names a read: the offered name `<namespace>__<own>` and, as for a bridged tool,
+ * the origin `{ server, tool: <own> }`, where `own` is `prompt:<name>` or `resource:<uri>` (so a
+ * rule `{ "server": "fs" }` or `{ "server": "fs", "tool": "resource:file:///etc/*" }` covers it).
+ */
+function readIdentity(
+  upstream: PassthroughUpstream,
+  own: string,
+): { readonly name: string; readonly origin: ToolOrigin } {
+  return {
+    name: `${upstream.namespace}__${own}`,
+    origin: Object.freeze({ server: upstream.server, tool: own }),
+  };
 }
 
 /** The most cautious of two content-trust levels. */
@@ -509,7 +525,7 @@ export class GatewayPassthrough {
                 typeof entry.name === 'string' ? this.#prompts.get(entry.name) : undefined;
               return found === undefined
                 ? undefined
-                : { name: `${found.upstream.namespace}__prompt:${found.passed.remote}` };
+                : readIdentity(found.upstream, `prompt:${found.passed.remote}`);
             });
       return (
         principal !== undefined && era === 'modern'
@@ -523,7 +539,7 @@ export class GatewayPassthrough {
     });
     server.setRequestHandler('resources/list', async (_request, context) => {
       await started();
-      const resources = await this.#listResources(context.mcpReq.signal);
+      const { listed: resources, owners } = await this.#listResources(context.mcpReq.signal);
       // A caller with identity sees only the resources some rule could let them read.
       const principal = principalOfRequest(context);
       return {
@@ -532,13 +548,12 @@ export class GatewayPassthrough {
           principal === undefined || this.#hooks.observe
             ? resources
             : listingFor(resources, this.#hooks.authorizer(), principal, (entry) => {
-                const name = typeof entry.name === 'string' ? entry.name : '';
-                const split = name.indexOf('__');
+                const owner = owners.get(entry);
                 const uri =
                   typeof entry.uri === 'string' ? canonicalResourceUri(entry.uri) : undefined;
-                return split === -1 || uri === undefined
+                return owner === undefined || uri === undefined
                   ? undefined
-                  : { name: `${name.slice(0, split)}__resource:${uri}` };
+                  : readIdentity(owner, `resource:${uri}`);
               }),
       } as never;
     });
@@ -630,9 +645,15 @@ export class GatewayPassthrough {
     return out;
   }
 
-  async #listResources(signal: AbortSignal): Promise<Readonly<Record<string, unknown>>[]> {
+  // The resources of every upstream (named `<namespace>__<name>`, URIs as the servers wrote them),
+  // each with the upstream that listed it; the routes of resources/read are renewed from them.
+  async #listResources(signal: AbortSignal): Promise<{
+    listed: Readonly<Record<string, unknown>>[];
+    owners: Map<Readonly<Record<string, unknown>>, PassthroughUpstream>;
+  }> {
     const routes = new Map<string, Map<string, string>>();
     const listed: Readonly<Record<string, unknown>>[] = [];
+    const owners = new Map<Readonly<Record<string, unknown>>, PassthroughUpstream>();
     const upstreams = [...this.#upstreams.values()].filter((upstream) => upstream.resources);
     const listings = await Promise.all(
       upstreams.map((upstream) =>
@@ -650,19 +671,19 @@ export class GatewayPassthrough {
           if (!servers.has(upstream.server)) servers.set(upstream.server, uri);
           routes.set(canonical, servers);
         }
-        listed.push(
-          Object.freeze({
-            ...entry,
-            name: `${upstream.namespace}__${entry.name as string}`,
-            ...(typeof entry.description === 'string'
-              ? { description: escapeInvisible(entry.description) }
-              : {}),
-          }),
-        );
+        const offered = Object.freeze({
+          ...entry,
+          name: `${upstream.namespace}__${entry.name as string}`,
+          ...(typeof entry.description === 'string'
+            ? { description: escapeInvisible(entry.description) }
+            : {}),
+        });
+        listed.push(offered);
+        owners.set(offered, upstream);
       }
     }
     this.#routes = routes;
-    return listed;
+    return { listed, owners };
   }
 
   /**
@@ -736,7 +757,6 @@ export class GatewayPassthrough {
       upstream: PassthroughUpstream;
       sent: string;
     };
-    const name = `${upstream.namespace}__resource:${uri}`;
     const args = { uri };
     return this.#governed(
       server,
@@ -744,7 +764,7 @@ export class GatewayPassthrough {
       request,
       {
         kind: 'resource',
-        name,
+        own: `resource:${uri}`,
         args,
         pin: found.template?.pin ?? 'unpinned',
         upstream,
@@ -774,7 +794,7 @@ export class GatewayPassthrough {
       request,
       {
         kind: 'prompt',
-        name: `${upstream.namespace}__prompt:${passed.remote}`,
+        own: `prompt:${passed.remote}`,
         args,
         pin: passed.pin,
         upstream,
@@ -886,9 +906,10 @@ export class GatewayPassthrough {
     server: Server,
     era: 'legacy' | 'modern',
     request: ServerContext['mcpReq'],
-    read: {
+    given: {
       readonly kind: 'prompt' | 'resource';
-      readonly name: string;
+      /** The read's name on its server: `prompt:<name>` or `resource:<canonical uri>`. */
+      readonly own: string;
       readonly args: JsonObject;
       readonly pin: string;
       readonly upstream: PassthroughUpstream;
@@ -898,6 +919,9 @@ export class GatewayPassthrough {
     },
     run: () => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
+    // The policy sees the offered name and, like a tool's, the origin: the server and the read's
+    // own name, so a rule with `server` covers that server's prompts and resources too.
+    const read = { ...given, ...readIdentity(given.upstream, given.own) };
     const base = {
       time: isoTime(Date.now()),
       kind: read.kind,
@@ -973,6 +997,7 @@ export class GatewayPassthrough {
   async #decide(
     read: {
       readonly name: string;
+      readonly origin: ToolOrigin;
       readonly args: JsonObject;
       readonly upstream: PassthroughUpstream;
       readonly description: string;
@@ -1000,6 +1025,7 @@ export class GatewayPassthrough {
         }),
         spec: Object.freeze({
           name: read.name,
+          origin: read.origin,
           description: read.description,
           inputSchema: { type: 'object' },
           contract,
