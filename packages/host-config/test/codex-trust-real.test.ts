@@ -113,6 +113,18 @@ describe.skipIf('reason' in codex)('Codex trust, checked by the real Codex CLI',
     expect(getHookStatus({ client: 'codex', home, codexHome }).working).toBe(true);
   }, 60_000);
 
+  it('replaces a trust entry written with dotted keys in place: Codex starts and trusts the hook', async () => {
+    const key = `${join(codexHome, 'hooks.json')}:pre_tool_use:0:0`;
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(
+      join(codexHome, 'config.toml'),
+      `model = "gpt-5"\n\n[hooks.state]\n${JSON.stringify(key)}.trusted_hash = "sha256:${'0'.repeat(64)}"\n`,
+    );
+    installHook({ client: 'codex', home, codexHome, trustCodexHook: true });
+    const [hook] = await listHooks(codexHome, home);
+    expect(hook).toMatchObject({ key, trustStatus: 'trusted' });
+  }, 60_000);
+
   it.each(['hooks', 'codex_hooks'])(
     'runs no hook with [features] %s = false, and status says so',
     async (flag) => {

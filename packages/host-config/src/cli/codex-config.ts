@@ -24,6 +24,60 @@ export interface CodexConfigFacts {
   readonly stateHeaders: ReadonlyMap<string, number>;
   /** Keys whose entry is written inline (`"<key>" = { ... }`), which the writer does not edit. */
   readonly inlineStates: ReadonlySet<string>;
+  /**
+   * Where each key's `trusted_hash` string value is, as character offsets into the text (start
+   * inclusive, end exclusive), in whatever form it is written: under its own table, or as a
+   * dotted key (`"<key>".trusted_hash = ...` under `[hooks.state]`, `state."<key>".trusted_hash`
+   * under `[hooks]`, ...). More than one span means the file defines it twice.
+   */
+  readonly trustedHashSpans: ReadonlyMap<string, readonly { start: number; end: number }[]>;
+  /** How many `[hooks.state."<key>"]` headers each key has (more than one is invalid TOML). */
+  readonly stateHeaderCounts: ReadonlyMap<string, number>;
+  /** Keys whose table is (also) defined by dotted keys from another table. */
+  readonly dottedStates: ReadonlySet<string>;
+  /** `hooks` or `hooks.state` is an inline table, to which no `[hooks.state."<key>"]` may be added. */
+  readonly inlineHooksTable: boolean;
+  /** Offset just after each `[hooks.state."<key>"]` header line's text, and that line's ending. */
+  readonly stateHeaderEnds: ReadonlyMap<string, { end: number; ending: string }>;
+}
+
+/** One line of the text: its content without the line ending, where it starts, its ending. */
+interface Line {
+  readonly raw: string;
+  readonly start: number;
+  readonly ending: string;
+}
+
+/** The text's lines with their offsets; endings (`\n`, `\r\n`) are kept apart, never changed. */
+function linesOf(text: string): Line[] {
+  const lines: Line[] = [];
+  let position = 0;
+  for (;;) {
+    const newline = text.indexOf('\n', position);
+    if (newline < 0) {
+      lines.push({ raw: text.slice(position), start: position, ending: '' });
+      return lines;
+    }
+    const end = newline > position && text[newline - 1] === '\r' ? newline - 1 : newline;
+    lines.push({ raw: text.slice(position, end), start: position, ending: text.slice(end, newline + 1) });
+    position = newline + 1;
+  }
+}
+
+/** Length of the single-line TOML string literal at the start of `text`; undefined if none. */
+function stringLiteralLength(text: string): number | undefined {
+  if (text.startsWith('"') && !text.startsWith('"""')) {
+    for (let index = 1; index < text.length; index += 1) {
+      if (text[index] === '\\') index += 1;
+      else if (text[index] === '"') return index + 1;
+    }
+    return undefined;
+  }
+  if (text.startsWith("'") && !text.startsWith("'''")) {
+    const end = text.indexOf("'", 1);
+    return end < 0 ? undefined : end + 1;
+  }
+  return undefined;
 }
 
 type Token = { readonly keys: string[]; readonly rest: string };
@@ -116,11 +170,16 @@ export function readCodexConfig(text: string): CodexConfigFacts {
   const states = new Map<string, { trustedHash?: string; enabled?: boolean }>();
   const stateHeaders = new Map<string, number>();
   const inlineStates = new Set<string>();
+  const trustedHashSpans = new Map<string, { start: number; end: number }[]>();
+  const stateHeaderCounts = new Map<string, number>();
+  const stateHeaderEnds = new Map<string, { end: number; ending: string }>();
+  const dottedStates = new Set<string>();
+  let inlineHooksTable = false;
   let hooksFeature: boolean | undefined;
   let codexHooksFeature: boolean | undefined;
   let table: string[] = [];
   let skipUntil: RegExp | undefined;
-  const lines = text.split(/\r?\n/);
+  const lines = linesOf(text);
   const record = (path: readonly string[], value: string | boolean | undefined) => {
     if (path.length === 4 && path[0] === 'hooks' && path[1] === 'state') {
       const key = path[2] as string;
@@ -134,7 +193,7 @@ export function readCodexConfig(text: string): CodexConfigFacts {
       codexHooksFeature = value;
     }
   };
-  lines.forEach((raw, index) => {
+  lines.forEach(({ raw, start, ending }, index) => {
     if (skipUntil !== undefined) {
       if (skipUntil.test(raw)) skipUntil = undefined;
       return;
@@ -154,15 +213,48 @@ export function readCodexConfig(text: string): CodexConfigFacts {
       }
       table = parsed.keys;
       if (table.length === 3 && table[0] === 'hooks' && table[1] === 'state') {
-        stateHeaders.set(table[2] as string, index + 1);
-        if (!states.has(table[2] as string)) states.set(table[2] as string, {});
+        const key = table[2] as string;
+        stateHeaders.set(key, index + 1);
+        stateHeaderCounts.set(key, (stateHeaderCounts.get(key) ?? 0) + 1);
+        stateHeaderEnds.set(key, { end: start + raw.length, ending });
+        if (!states.has(key)) states.set(key, {});
       }
       return;
     }
     const parsed = parseKey(line);
     if (parsed === undefined || !parsed.rest.trimStart().startsWith('=')) return;
-    const valueText = parsed.rest.trimStart().slice(1).trim();
+    const afterEquals = parsed.rest.trimStart().slice(1);
+    const valueText = afterEquals.trim();
     const path = [...table, ...parsed.keys];
+    if (
+      path.length >= 4 &&
+      path[0] === 'hooks' &&
+      path[1] === 'state' &&
+      table.length < 3 &&
+      parsed.keys.length > 1
+    ) {
+      dottedStates.add(path[2] as string);
+    }
+    if (
+      valueText.startsWith('{') &&
+      (same(path, ['hooks']) || same(path, ['hooks', 'state']))
+    ) {
+      inlineHooksTable = true;
+    }
+    if (path.length === 4 && path[0] === 'hooks' && path[1] === 'state' && path[3] === 'trusted_hash') {
+      const length = stringLiteralLength(valueText);
+      if (length !== undefined) {
+        // Offsets: the line's start, its leading blanks, the key, `=` and the blanks after it.
+        const valueStart =
+          start +
+          (raw.length - raw.trimStart().length) +
+          (line.length - afterEquals.length) +
+          (afterEquals.length - afterEquals.trimStart().length);
+        const spans = trustedHashSpans.get(path[2] as string) ?? [];
+        spans.push({ start: valueStart, end: valueStart + length });
+        trustedHashSpans.set(path[2] as string, spans);
+      }
+    }
     if (valueText.startsWith('"""') && valueText.indexOf('"""', 3) < 0) skipUntil = /"""/;
     else if (valueText.startsWith("'''") && valueText.indexOf("'''", 3) < 0) skipUntil = /'''/;
     else if (valueText.startsWith('[') && !/\]\s*(#.*)?$/.test(valueText)) skipUntil = /\]\s*$/;
@@ -188,7 +280,18 @@ export function readCodexConfig(text: string): CodexConfigFacts {
   for (const [key, entry] of states) {
     hookStates.set(key, { trustedHash: entry.trustedHash, enabled: entry.enabled });
   }
-  return { hookStates, hooksFeature, codexHooksFeature, stateHeaders, inlineStates };
+  return {
+    hookStates,
+    hooksFeature,
+    codexHooksFeature,
+    stateHeaders,
+    inlineStates,
+    trustedHashSpans,
+    stateHeaderCounts,
+    dottedStates,
+    inlineHooksTable,
+    stateHeaderEnds,
+  };
 }
 
 /** Sorts object keys recursively, as Codex does before hashing a hook's identity. */
@@ -245,36 +348,75 @@ function tomlString(value: string): string {
   return JSON.stringify(value);
 }
 
+/** Why {@link withCodexTrustEntry} left a file alone. */
+export type CodexTrustRefusal =
+  | 'inline'
+  | 'defined-twice'
+  | 'dotted-without-hash'
+  | 'inline-hooks-table'
+  | 'not-verified';
+
 /**
- * Returns `text` with `[hooks.state."<key>"] trusted_hash = "<hash>"` set: the existing table's
- * `trusted_hash` line replaced (or added under its header), or a new table appended. Every other
- * line is kept byte for byte. Returns undefined when the entry is written inline, which this
- * writer does not edit.
+ * Returns `text` with `trusted_hash = "<hash>"` set for `[hooks.state."<key>"]`, edited by
+ * character offsets so every other byte (line endings included, `\n` and `\r\n` mixed) stays as
+ * it was: an existing `trusted_hash`, in whatever form it is written (its own table, or a dotted
+ * key such as `"<key>".trusted_hash` under `[hooks.state]`), has only its string value replaced;
+ * a table without one gets the line under its header; a key not there gets a new table at the
+ * end. Before returning, the result is read again and must define the key's `trusted_hash` once,
+ * with the new value, and the key's table once. Returns a refusal reason instead when the entry is
+ * inline (`"<key>" = { ... }`), defined twice already, defined by dotted keys without a
+ * `trusted_hash`, under an inline `hooks` table, or the result does not pass that check.
+ */
+export function editCodexTrustEntry(
+  text: string,
+  key: string,
+  hash: string,
+): { readonly text: string } | { readonly refused: CodexTrustRefusal } {
+  const facts = readCodexConfig(text);
+  if (facts.inlineStates.has(key)) return { refused: 'inline' };
+  const spans = facts.trustedHashSpans.get(key) ?? [];
+  const headers = facts.stateHeaderCounts.get(key) ?? 0;
+  if (spans.length > 1 || headers > 1 || (headers > 0 && facts.dottedStates.has(key))) {
+    return { refused: 'defined-twice' };
+  }
+  const value = tomlString(hash);
+  let result: string;
+  const [span] = spans;
+  const header = facts.stateHeaderEnds.get(key);
+  if (span !== undefined) {
+    result = `${text.slice(0, span.start)}${value}${text.slice(span.end)}`;
+  } else if (header !== undefined) {
+    const ending = header.ending === '' ? '\n' : header.ending;
+    const rest = text.slice(header.end + header.ending.length);
+    result = `${text.slice(0, header.end)}${ending}trusted_hash = ${value}${header.ending === '' ? '' : ending}${rest}`;
+  } else if (facts.dottedStates.has(key)) {
+    return { refused: 'dotted-without-hash' };
+  } else if (facts.inlineHooksTable) {
+    return { refused: 'inline-hooks-table' };
+  } else {
+    // The file's own line ending: the last one it uses, else `\n`.
+    const last = /(\r?\n)[^\n]*$/.exec(text);
+    const newline = last?.[1] ?? '\n';
+    const separator = text === '' ? '' : text.endsWith('\n') ? newline : newline + newline;
+    result = `${text}${separator}[hooks.state.${tomlString(key)}]${newline}trusted_hash = ${value}${newline}`;
+  }
+  const check = readCodexConfig(result);
+  if (
+    check.hookStates.get(key)?.trustedHash !== hash ||
+    (check.trustedHashSpans.get(key) ?? []).length !== 1 ||
+    (check.stateHeaderCounts.get(key) ?? 0) > 1 ||
+    ((check.stateHeaderCounts.get(key) ?? 0) > 0 && check.dottedStates.has(key))
+  ) {
+    return { refused: 'not-verified' };
+  }
+  return { text: result };
+}
+
+/**
+ * {@link editCodexTrustEntry}'s text, or undefined when it refused (an inline entry, a key
+ * defined twice, ...).
  */
 export function withCodexTrustEntry(text: string, key: string, hash: string): string | undefined {
-  const facts = readCodexConfig(text);
-  if (facts.inlineStates.has(key)) return undefined;
-  const entry = `trusted_hash = ${tomlString(hash)}`;
-  const header = facts.stateHeaders.get(key);
-  const newline = text.includes('\r\n') ? '\r\n' : '\n';
-  if (header === undefined) {
-    const separator = text === '' ? '' : text.endsWith('\n') ? newline : newline + newline;
-    return `${text}${separator}[hooks.state.${tomlString(key)}]${newline}${entry}${newline}`;
-  }
-  const lines = text.split(/\r?\n/);
-  let end = lines.length;
-  for (let index = header; index < lines.length; index += 1) {
-    if ((lines[index] ?? '').trim().startsWith('[')) {
-      end = index;
-      break;
-    }
-  }
-  for (let index = header; index < end; index += 1) {
-    if (/^\s*trusted_hash\s*=/.test(lines[index] ?? '')) {
-      lines[index] = entry;
-      return lines.join(newline);
-    }
-  }
-  lines.splice(header, 0, entry);
-  return lines.join(newline);
+  const edited = editCodexTrustEntry(text, key, hash);
+  return 'text' in edited ? edited.text : undefined;
 }

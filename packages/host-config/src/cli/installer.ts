@@ -34,8 +34,8 @@ import {
 import {
   type CodexHookState,
   codexHookTrustHash,
+  editCodexTrustEntry,
   readCodexConfig,
-  withCodexTrustEntry,
 } from './codex-config.js';
 import { HostConfigError } from '../host-config-error.js';
 import { InstallConfigMalformedError, InstallUsageError, InstallWriteError } from './errors.js';
@@ -954,15 +954,22 @@ function codexTrustChange(
       details: { path: setup.configPath },
     });
   }
-  const after = withCodexTrustEntry(before ?? '', identity.key, identity.hash);
-  if (after === undefined) {
+  const edited = editCodexTrustEntry(before ?? '', identity.key, identity.hash);
+  if ('refused' in edited) {
     if (!requested) return undefined;
+    const why: Record<typeof edited.refused, string> = {
+      inline: `holds the trust entry for this hook inline ("${identity.key}" = { ... })`,
+      'defined-twice': `defines the trust entry for this hook ("${identity.key}") more than once`,
+      'dotted-without-hash': `defines the trust entry for this hook ("${identity.key}") with dotted keys but no trusted_hash`,
+      'inline-hooks-table': 'holds its hooks table inline (hooks = { ... }), where no entry can be added',
+      'not-verified': `would not define the trust entry for this hook ("${identity.key}") exactly once after the edit`,
+    };
     throw new InstallConfigMalformedError(
-      `config.toml holds the trust entry for this hook inline ("${identity.key}" = { ... }); set its trusted_hash to ${identity.hash} by hand, or trust the hook in Codex's /hooks (nothing was written)`,
+      `config.toml ${why[edited.refused]}; set its trusted_hash to ${identity.hash} by hand, or trust the hook in Codex's /hooks (nothing was written)`,
       { details: { path: tomlPath } },
     );
   }
-  return change(tomlPath, 'codex-config', before, after);
+  return change(tomlPath, 'codex-config', before, edited.text);
 }
 
 /** Codex trusts this registration: its stored hash is the one it needs, and it is not disabled. */
