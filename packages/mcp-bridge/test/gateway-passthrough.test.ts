@@ -152,9 +152,13 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
     expect(completed.completion.values).toContain('Engineering');
 
     const audited = await auditLines();
+    // Each read has its `started` line, written before it went upstream, then its outcome.
     expect(audited.map((line) => [line.kind, line.tool, line.outcome])).toEqual([
+      ['prompt', 'ev__prompt:args-prompt', 'started'],
       ['prompt', 'ev__prompt:args-prompt', 'ok'],
+      ['resource', 'ev__resource:demo://resource/static/document/architecture.md', 'started'],
       ['resource', 'ev__resource:demo://resource/static/document/architecture.md', 'ok'],
+      ['resource', 'ev__resource:demo://resource/dynamic/text/7', 'started'],
       ['resource', 'ev__resource:demo://resource/dynamic/text/7', 'ok'],
     ]);
     // Digests only: the prompt's arguments are not in the audit.
@@ -181,6 +185,7 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
     expect(firstText(allowed.contents)).toContain('3');
     expect((await auditLines()).map((line) => [line.kind, line.decision, line.outcome])).toEqual([
       ['resource', 'deny', 'denied'],
+      ['resource', 'allow', 'started'],
       ['resource', 'allow', 'ok'],
     ]);
   }, 60_000);
@@ -299,9 +304,14 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
         await expect(get).rejects.toThrow(
           outcome === 'declined' ? /not approved/ : /cannot be asked/,
         );
-      expect((await auditLines()).map((line) => [line.kind, line.decision, line.outcome])).toEqual([
-        ['prompt', decision, outcome],
-      ]);
+      expect((await auditLines()).map((line) => [line.kind, line.decision, line.outcome])).toEqual(
+        outcome === 'ok'
+          ? [
+              ['prompt', decision, 'started'],
+              ['prompt', decision, outcome],
+            ]
+          : [['prompt', decision, outcome]],
+      );
     },
     60_000,
   );
@@ -313,6 +323,7 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
       /The server notes failed prompts\/get \(CLIENT_REMOTE_ERROR\)\. The server said: ".*topic/,
     );
     expect((await auditLines()).map((line) => [line.kind, line.outcome])).toEqual([
+      ['prompt', 'started'],
       ['prompt', 'failed'],
     ]);
   }, 60_000);
@@ -329,7 +340,10 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
     expect(firstText((await client.readResource({ uri: 'notes://5' })).contents)).toBe('note 5');
     expect(
       (await auditLines()).map((line) => [line.decision, line.outcome, line.observed]),
-    ).toEqual([['deny', 'observed', true]]);
+    ).toEqual([
+      ['deny', 'started', true],
+      ['deny', 'observed', true],
+    ]);
   }, 60_000);
 
   it('completes a resource template argument through its URI template', async () => {

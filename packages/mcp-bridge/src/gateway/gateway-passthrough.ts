@@ -28,6 +28,7 @@ import { isRecord } from '../is-record.js';
 import { escapeInvisible, printableText } from '../printable-text.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import type { AuditEntry } from './audit-log.js';
+import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
 import { principalOfRequest } from './identity/gateway-principal.js';
@@ -149,6 +150,11 @@ export interface GatewayPassthroughHooks {
   readonly authorizer: () => Authorizer;
   /** Appends one audit entry (never throws). */
   readonly audit: (entry: AuditEntry) => Promise<void>;
+  /**
+   * Appends the `started` line of a read about to go upstream: the log's own promise, which
+   * rejects when the line cannot be written (the read is then not sent).
+   */
+  readonly auditStarted: (entry: AuditEntry) => Promise<unknown>;
   /** Enforce nothing, record what would have been decided. */
   readonly observe: boolean;
   /** True when the legacy downstream client declared form elicitation. */
@@ -977,19 +983,38 @@ export class GatewayPassthrough {
         );
       }
     }
+    const decided = {
+      ...base,
+      decision: decision.verdict,
+      ...(approvedBy === undefined ? {} : { approvedBy }),
+    } as const;
+    // No line, no read: the `started` line is on disk before the request may leave, as a call's.
+    try {
+      await this.#hooks.auditStarted({
+        ...decided,
+        outcome: 'started',
+        ...(observe ? { observed: true } : {}),
+      });
+    } catch (error) {
+      await this.#hooks.audit({ ...decided, outcome: 'audit-failed' });
+      const code = AuditLogError.isInstance(error) ? error.code : 'AUDIT_WRITE_FAILED';
+      throw protocolError(
+        'InternalError',
+        `${method} of ${printableText(read.name, 300)} was not sent: the gateway could not write it to its audit log (${code}), and it sends no read it cannot record. The gateway's operator must check the log (toolfence-mcp audit verify) and restart the gateway.`,
+        { code: 'GATEWAY_READ_REFUSED', outcome: 'audit-failed', audit: code },
+      );
+    }
     try {
       const result = await run();
       await this.#hooks.audit({
-        ...base,
-        decision: decision.verdict,
-        ...(approvedBy === undefined ? {} : { approvedBy }),
+        ...decided,
         outcome: observe && decision.verdict !== 'allow' ? 'observed' : 'ok',
         resultDigest: digestOf(result),
         ...(observe ? { observed: true } : {}),
       });
       return result;
     } catch (error) {
-      await this.#hooks.audit({ ...base, decision: decision.verdict, outcome: 'failed' });
+      await this.#hooks.audit({ ...decided, outcome: 'failed' });
       throw this.#upstreamFailure(read.upstream, method, error);
     }
   }

@@ -607,6 +607,14 @@ export class McpGateway {
     this.#passthrough = new GatewayPassthrough({
       authorizer: current,
       audit: (entry) => this.#audit(entry),
+      auditStarted: (entry) => {
+        // The log's own promise; a line it cannot build rejects as well.
+        try {
+          return this.#options.audit.append(entry);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
       observe,
       canAsk: (server) => supportsFormElicitation(server.getClientCapabilities()),
       logger: options.logger,
