@@ -1,16 +1,20 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
+  copyFileSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BubblewrapSandbox } from '../src/builtin/bubblewrap-sandbox.js';
 import { LocalProcessSandbox } from '../src/builtin/local-process-sandbox.js';
@@ -341,4 +345,221 @@ describe('ShellTool contract and per-command risk', () => {
     } as never);
     expect(decision.verdict).toBe('allow');
   });
+});
+
+// Red team: refused options inside getopt-style clusters and OpenSSL's other spellings ran code
+// (each payload creates its marker if it runs). The rows spawn nothing once refused; the
+// programs they need are skipped where missing.
+describe('ShellTool refuses clusters and other spellings of refused options (real programs)', () => {
+  let space: string;
+  let marks: string;
+  let compiled = false;
+  const which = (program: string): boolean =>
+    ['/usr/bin', '/bin'].some((folder) => existsSync(join(folder, program)));
+  const allowed = ['git', 'scp', 'sftp', 'zip', 'openssl', 'man', 'wget'].filter(which);
+
+  beforeAll(() => {
+    space = mkdtempSync(join(tmpdir(), 'toolfence-clusters-'));
+    marks = join(space, 'marks');
+    mkdirSync(marks);
+    writeFileSync(join(space, 'notes.txt'), 'hello\n');
+    if (which('git')) {
+      const git = (...args: string[]) =>
+        execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+          cwd: space,
+          stdio: 'ignore',
+        });
+      git('init', '-q');
+      git('add', 'notes.txt');
+      git('commit', '-q', '-m', 'one');
+      git('commit', '-q', '--allow-empty', '-m', 'two');
+    }
+    // A shared object that writes its marker when loaded (what a model could write with a
+    // FileSystemTool), and an OpenSSL configuration whose engine section loads it.
+    try {
+      writeFileSync(
+        join(space, 'evil.c'),
+        `#include <stdio.h>\n__attribute__((constructor)) static void pwn(void) { FILE *f = fopen("${marks}/openssl", "w"); if (f) fclose(f); }\n`,
+      );
+      execFileSync(
+        'cc',
+        ['-shared', '-fPIC', '-o', join(space, 'evil.so'), join(space, 'evil.c')],
+        {
+          stdio: 'ignore',
+        },
+      );
+      compiled = true;
+    } catch {
+      // No C compiler: the OpenSSL rows are skipped.
+    }
+    writeFileSync(
+      join(space, 'evil.cnf'),
+      `openssl_conf = init\n[init]\nengines = eng\n[eng]\nevil = evs\n[evs]\ndynamic_path = ${join(space, 'evil.so')}\ninit = 1\n[req]\ndistinguished_name = dn\n[dn]\n`,
+    );
+  });
+
+  afterAll(() => {
+    rmSync(space, { recursive: true, force: true });
+  });
+
+  const CLUSTERS: readonly (readonly [string, string, (mark: string) => string[]])[] = [
+    ['git rebase -qx', 'git', (mark) => ['rebase', '-qx', `touch ${mark}`, 'HEAD~1']],
+    ['git rebase -kx', 'git', (mark) => ['rebase', '-kx', `touch ${mark}`, 'HEAD~1']],
+    ['git rebase -fxcmd', 'git', (mark) => ['rebase', `-fxtouch ${mark}`, 'HEAD~1']],
+    [
+      'git clone -qu',
+      'git',
+      (mark) => ['clone', '-qu', `sh -c 'touch ${mark}; exit 1'`, `file://${space}`, 'c1'],
+    ],
+    [
+      'git clone -qc core.fsmonitor',
+      'git',
+      (mark) => ['clone', '-qc', `core.fsmonitor=touch ${mark}`, `file://${space}`, 'c2'],
+    ],
+    [
+      'git ls-remote -qu',
+      'git',
+      (mark) => ['ls-remote', '-qu', `sh -c 'touch ${mark}; exit 1'`, `file://${space}`],
+    ],
+    ['git grep -iO', 'git', (mark) => ['grep', `-iOtouch ${mark}`, 'hello']],
+    ['scp -4o', 'scp', (mark) => ['-4o', `ProxyCommand=touch ${mark}`, 'x:y', 'out']],
+    ['sftp -4o', 'sftp', (mark) => ['-4o', `ProxyCommand=touch ${mark}`, 'x']],
+    ['sftp -qD (a local server command)', 'sftp', (mark) => ['-qD', `touch ${mark}`, 'x']],
+    ['zip -TTcmd', 'zip', (mark) => [`-TTtouch ${mark}`, '-T', 'out.zip', 'notes.txt']],
+    ['zip -qTT', 'zip', (mark) => ['-qTT', `touch ${mark}`, '-T', 'out.zip', 'notes.txt']],
+    ['man -aPcmd', 'man', (mark) => [`-aPtouch ${mark}`, 'man']],
+  ];
+
+  it.each(CLUSTERS)('refuses %s before spawning', async (name, command, payload) => {
+    if (!allowed.includes(command)) return;
+    const mark = join(marks, name.replace(/[^a-z0-9]+/gi, '-'));
+    const shell = new ShellTool({ workspace: space, allowedCommands: allowed });
+    const result = await run(shell, { command, args: payload(mark), timeoutSeconds: 20 });
+    expect(result.metadata).toMatchObject({ code: 'SHELL_ARGUMENT_REFUSED', command });
+    expect((result.content[0] as { text: string }).text).toMatch(/^"-[^"]+" is refused for /);
+    expect(existsSync(mark)).toBe(false);
+  });
+
+  it.each([
+    ['openssl req -engine=<file>', (so: string) => ['req', `-engine=${so}`, '-new']],
+    ['openssl req --engine <file>', (so: string) => ['req', '--engine', so, '-new']],
+    ['openssl version --engine <file>', (so: string) => ['version', '--engine', so]],
+    ['openssl req -config <engine section>', () => ['req', '-config', 'evil.cnf', '-new']],
+  ])('refuses %s before spawning', async (_name, payload) => {
+    if (!compiled || !allowed.includes('openssl')) return;
+    const shell = new ShellTool({ workspace: space, allowedCommands: allowed });
+    const result = await run(shell, {
+      command: 'openssl',
+      args: payload(join(space, 'evil.so')),
+      timeoutSeconds: 20,
+    });
+    expect(result.metadata).toMatchObject({ code: 'SHELL_ARGUMENT_REFUSED' });
+    expect(existsSync(join(marks, 'openssl'))).toBe(false);
+  });
+
+  it('still runs ordinary clustered commands', async () => {
+    if (!allowed.includes('git')) return;
+    const shell = new ShellTool({ workspace: space, allowedCommands: allowed });
+    const log = await run(shell, { command: 'git', args: ['log', '-p', '--format=%s', '-n1'] });
+    expect(log.structuredContent?.stdout).toContain('two');
+    const grep = await run(shell, { command: 'git', args: ['grep', '-inw', 'HELLO'] });
+    expect(grep.structuredContent?.stdout).toBe('notes.txt:1:hello\n');
+    const pattern = await run(shell, { command: 'git', args: ['grep', '-ehel', '-c'] });
+    expect(pattern.structuredContent?.stdout).toBe('notes.txt:1\n');
+    if (allowed.includes('zip')) {
+      const zipped = await run(shell, { command: 'zip', args: ['-qT', 'ok.zip', 'notes.txt'] });
+      expect(zipped.isError).not.toBe(true);
+    }
+    if (compiled && allowed.includes('openssl')) {
+      const digest = await run(shell, {
+        command: 'openssl',
+        args: ['dgst', '-sha256', 'notes.txt'],
+      });
+      expect(digest.structuredContent?.stdout).toContain('SHA2-256(notes.txt)=');
+    }
+  });
+});
+
+// Red team: vim under other names (`view` → /etc/alternatives/view → /usr/bin/vim.basic) was
+// allowed: the names it goes by, and their family without a distribution suffix, are matched.
+describe('ShellTool finds a refused program under its other names', () => {
+  let folder: string;
+  let names: string;
+
+  beforeAll(() => {
+    folder = mkdtempSync(join(tmpdir(), 'toolfence-names-'));
+    mkdirSync(join(folder, 'ws'));
+    names = join(folder, 'bin');
+    const alternatives = join(folder, 'alternatives');
+    const real = join(folder, 'real');
+    for (const made of [names, alternatives, real]) mkdirSync(made);
+    // Real files (copies, so each is its own file); a program's behaviour does not matter here.
+    for (const file of ['vim.tiny', 'emacs-gtk', 'ssh-keygen', 'ssh', 'nvim', 'perl5.36.0']) {
+      copyFileSync('/usr/bin/true', join(real, file));
+    }
+    // The alternatives system: bin/NAME → alternatives/NAME → real/vim.tiny.
+    for (const name of ['view', 'rview', 'vimdiff', 'editor']) {
+      symlinkSync(join(real, 'vim.tiny'), join(alternatives, name));
+      symlinkSync(join(alternatives, name), join(names, name));
+    }
+    symlinkSync('../real/vim.tiny', join(names, 'vim.tiny'));
+    // A link named vim.basic to an ordinary program is still vim by name.
+    symlinkSync('/usr/bin/true', join(names, 'vim.basic'));
+    symlinkSync(join(real, 'nvim'), join(alternatives, 'vi-nvim'));
+    symlinkSync(join(alternatives, 'vi-nvim'), join(names, 'my-editor'));
+    symlinkSync(join(real, 'emacs-gtk'), join(names, 'emacs'));
+    symlinkSync(join(real, 'emacs-gtk'), join(names, 'emacs-gtk'));
+    linkSync(join(real, 'emacs-gtk'), join(names, 'emacs-29.1'));
+    symlinkSync(join(real, 'ssh'), join(names, 'ssh'));
+    symlinkSync(join(real, 'ssh-keygen'), join(names, 'ssh-keygen'));
+    symlinkSync(join(real, 'perl5.36.0'), join(names, 'perl5.36.0'));
+  });
+
+  afterAll(() => {
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  const named = (command: string) =>
+    new ShellTool({
+      workspace: join(folder, 'ws'),
+      allowedCommands: [command],
+      searchPath: names,
+    });
+
+  it.each([
+    ['view through the alternatives to vim.tiny', 'view', /vim is an interpreter/],
+    ['rview through the alternatives', 'rview', /vim is an interpreter/],
+    ['vimdiff through the alternatives', 'vimdiff', /vim is an interpreter/],
+    ['editor through the alternatives', 'editor', /vim is an interpreter/],
+    ['vim.tiny itself', 'vim.tiny', /vim is an interpreter/],
+    ['a link named vim.basic', 'vim.basic', /vim is an interpreter/],
+    ['a renamed link to nvim', 'my-editor', /nvim is an interpreter/],
+    ['emacs-gtk, where emacs leads to the same file', 'emacs-gtk', /emacs is an interpreter/],
+    ['emacs-29.1, a hard link of emacs', 'emacs-29.1', /emacs is an interpreter/],
+    ['perl5.36.0', 'perl5.36.0', /perl is an interpreter/],
+  ])('refuses %s', (_name, command, reason) => {
+    expect(() => named(command)).toThrow(ShellToolOptionsError);
+    expect(() => named(command)).toThrow(reason);
+    expect(() => named(command)).toThrow(/unrestricted/);
+  });
+
+  it('keeps a program whose name only starts like a refused one (ssh-keygen is not ssh)', () => {
+    expect(named('ssh-keygen').programs.get('ssh-keygen')).toBe(join(names, 'ssh-keygen'));
+  });
+
+  it.each(['view', 'vimdiff', 'rview', 'editor'])(
+    'refuses this system %s when it is vim',
+    (command) => {
+      let real: string;
+      try {
+        real = realpathSync(join('/usr/bin', command));
+      } catch {
+        return;
+      }
+      if (!/^n?vim/.test(basename(real))) return;
+      expect(
+        () => new ShellTool({ workspace: join(folder, 'ws'), allowedCommands: [command] }),
+      ).toThrow(/vim is an interpreter/);
+    },
+  );
 });

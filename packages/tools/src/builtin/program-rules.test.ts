@@ -117,6 +117,113 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     expect(refusedArgument(rule(program), args)).toBeUndefined();
   });
 
+  // Red team: refused short options inside getopt-style clusters (`-qx`: a refused letter after
+  // other letters), and OpenSSL's other spellings of its single-dash long options.
+  it.each([
+    ['git rebase -qx', 'git', ['rebase', '-qx', 'id', 'HEAD~1']],
+    ['git rebase -kx', 'git', ['rebase', '-kx', 'id', 'HEAD~1']],
+    ['git rebase -fx', 'git', ['rebase', '-fx', 'id', 'HEAD~1']],
+    ['git rebase -qxcmd (value attached)', 'git', ['rebase', '-qxid', 'HEAD~1']],
+    ['git rebase -ix after a value-less letter', 'git', ['rebase', '-ivx', 'id', 'HEAD~1']],
+    ['git clone -qu', 'git', ['clone', '-qu', 'id', 'a', 'b']],
+    ['git clone -nqu', 'git', ['clone', '-nqu', 'id', 'a', 'b']],
+    ['git clone -qc', 'git', ['clone', '-qc', 'core.fsmonitor=id', 'a', 'b']],
+    ['git clone -lsc attached', 'git', ['clone', '-lscalias.x=!id', 'a', 'b']],
+    ['git ls-remote -qu', 'git', ['ls-remote', '-qu', 'id', 'a']],
+    ['git ls-remote -thu', 'git', ['ls-remote', '-thu', 'id', 'a']],
+    ['git grep -iO', 'git', ['grep', '-iOid', 'x']],
+    ['git grep -nwO', 'git', ['grep', '-nwO', 'x']],
+    ['git grep -3O (a number, then O)', 'git', ['grep', '-3Oid', 'x']],
+    ['git -pc before the subcommand', 'git', ['-pc', 'alias.x=!id', 'x']],
+    ['git -pC before the subcommand', 'git', ['-pC', '/', 'status']],
+    ['scp -4o', 'scp', ['-4o', 'ProxyCommand=id', 'x:y', 'z']],
+    ['scp -4oProxyCommand attached', 'scp', ['-4oProxyCommand=id', 'x:y', 'z']],
+    ['scp -qS', 'scp', ['-qS', 'id', 'x:y', 'z']],
+    ['scp -rpF', 'scp', ['-rpF', 'evil.conf', 'x:y', 'z']],
+    ['scp -3J', 'scp', ['-3J', 'jump', 'x:y', 'z']],
+    ['scp -D (a local server program)', 'scp', ['-D', '/tmp/id', 'x:y', 'z']],
+    ['scp -qD', 'scp', ['-qD', '/tmp/id', 'x:y', 'z']],
+    ['scp -Bo (B takes no value in scp)', 'scp', ['-Bo', 'ProxyCommand=id', 'x:y', 'z']],
+    ['sftp -4o', 'sftp', ['-4oProxyCommand=id', 'x']],
+    ['sftp -D (a local server command)', 'sftp', ['-D', 'id', 'x']],
+    ['sftp -aqD', 'sftp', ['-aqD', 'id', 'x']],
+    ['sftp -NS', 'sftp', ['-NS', 'id', 'x']],
+    ['man -aP', 'man', ['-aPid', 'ls']],
+    ['man -aH', 'man', ['-aHid', 'ls']],
+    ['man -tp', 'man', ['-tpid', 'ls']],
+    ['wget -qe', 'wget', ['-qe', 'use_askpass=id', 'u']],
+    ['wget -rNe attached', 'wget', ['-rNeuse_askpass=id', 'u']],
+    ['zip -TTcmd (value attached)', 'zip', ['-TTid', '-T', 'a.zip', 'f']],
+    ['zip -TT', 'zip', ['-TT', 'id', '-T', 'a.zip', 'f']],
+    ['zip -qTT', 'zip', ['-qTT', 'id', '-T', 'a.zip', 'f']],
+    ['zip -TT=cmd', 'zip', ['-TT=id', '-T', 'a.zip', 'f']],
+    ['zip -rTTcmd', 'zip', ['-rTTid', '-T', 'a.zip', 'f']],
+    ['rsync -avze (already a cluster rule)', 'rsync', ['-avze', 'id', 'a', 'h:b']],
+    ['sed -ni (already a cluster rule)', 'sed', ['-ni', 'p', 'f']],
+    ['openssl --engine', 'openssl', ['req', '--engine', 'x.so', '-new']],
+    ['openssl -engine=', 'openssl', ['req', '-engine=x.so', '-new']],
+    ['openssl --engine=', 'openssl', ['req', '--engine=x.so', '-new']],
+    ['openssl --provider', 'openssl', ['req', '--provider', 'x', '-new']],
+    ['openssl -provider=', 'openssl', ['req', '-provider=x', '-new']],
+    ['openssl --provider-path', 'openssl', ['req', '--provider-path', '.', '-new']],
+    ['openssl -provider-path=', 'openssl', ['req', '-provider-path=.', '-new']],
+    ['openssl -config (engine sections load code)', 'openssl', ['req', '-config', 'x.cnf']],
+    ['openssl --config=', 'openssl', ['req', '--config=x.cnf']],
+    ['openssl -ssl_client_engine', 'openssl', ['s_client', '-ssl_client_engine', 'x']],
+    ['find --exec (one extra dash)', 'find', ['.', '--exec', 'id', ';']],
+  ] as const)('refuses %s (clusters and spellings)', (_name, program, args) => {
+    expect(refusedArgument(rule(program), args)).toEqual(expect.any(String));
+  });
+
+  // Ordinary commands stay allowed: a value after a letter that takes one is not read as more
+  // options, and letters a rule does not refuse pass.
+  it.each([
+    ['git log -p', 'git', ['log', '-p']],
+    ['git commit -qm msg', 'git', ['commit', '-qm', 'msg']],
+    ['git commit -amfix (value attached)', 'git', ['commit', '-amfix']],
+    ['git rebase -Xours', 'git', ['rebase', '-Xours', 'main']],
+    ['git rebase -sours', 'git', ['rebase', '-sours', 'main']],
+    ['git rebase -C3', 'git', ['rebase', '-C3', 'main']],
+    ['git rebase -qi', 'git', ['rebase', '-qi', 'HEAD~2']],
+    ['git clone -qb with x in the branch', 'git', ['clone', '-qbfix-u', 'a', 'b']],
+    ['git clone -qo with c in the name', 'git', ['clone', '-qocu', 'a', 'b']],
+    ['git ls-remote -qt', 'git', ['ls-remote', '-qt', 'a']],
+    ['git grep -ePATTERN with an O', 'git', ['grep', '-eFOO', 'x']],
+    ['git grep -inw', 'git', ['grep', '-inw', 'x']],
+    ['git grep -fOrder (a pattern file)', 'git', ['grep', '-fOrder.txt']],
+    ['git grep -C3', 'git', ['grep', '-C3', 'x']],
+    ['git -p log', 'git', ['-p', 'log']],
+    ['git -P log', 'git', ['-P', 'log']],
+    ['scp -rp', 'scp', ['-rp', 'a', 'h:b']],
+    ['scp -P with a port', 'scp', ['-P', '2222', 'a', 'h:b']],
+    ['scp -i with an o in the key file', 'scp', ['-ikey.o', 'a', 'h:b']],
+    ['scp -4Cq', 'scp', ['-4Cq', 'a', 'h:b']],
+    ['sftp -b batch', 'sftp', ['-bjobs', 'h']],
+    ['man -a', 'man', ['-a', 'ls']],
+    ['man -k', 'man', ['-k', 'printf']],
+    ['man -M with a P in the path', 'man', ['-M/opt/Pman', 'ls']],
+    ['wget -qO-', 'wget', ['-qO-', 'https://x']],
+    ['wget -O with an e in the file', 'wget', ['-Oreport.html', 'https://x']],
+    ['wget -nv', 'wget', ['-nv', 'https://x']],
+    ['wget -rnp', 'wget', ['-rnp', 'https://x']],
+    ['zip -r', 'zip', ['-r', 'out.zip', 'dir']],
+    ['zip -T (test, no command)', 'zip', ['-T', 'out.zip']],
+    ['zip -qrT', 'zip', ['-qrT', 'out.zip', 'dir']],
+    ['openssl version', 'openssl', ['version', '-a']],
+    ['openssl dgst', 'openssl', ['dgst', '-sha256', 'f']],
+    ['openssl -engine_impl alone (a flag)', 'openssl', ['dgst', '-engine_impl', 'f']],
+    ['openssl x509 -noout -text', 'openssl', ['x509', '-noout', '-text', '-in', 'c.pem']],
+    ['find -executable (not -exec)', 'find', ['.', '-executable', '-type', 'f']],
+    ['find -newer', 'find', ['.', '-newer', 'f']],
+    ['tar -czf', 'tar', ['-czf', 'x.tgz', 'dir']],
+    ['tar -xzvf', 'tar', ['-xzvf', 'x.tgz']],
+    ['sed -nE', 'sed', ['-nE', 's/a/b/p', 'f']],
+    ['sed -e with an i', 'sed', ['-es/i/x/', 'f']],
+    ['rsync -avz', 'rsync', ['-avz', 'a/', 'b/']],
+  ] as const)('allows ordinary %s', (_name, program, args) => {
+    expect(refusedArgument(rule(program), args)).toBeUndefined();
+  });
+
   it('refuses interpreters and program runners outright', () => {
     for (const program of ['sh', 'bash', 'node', 'python', 'perl', 'awk', 'xargs', 'npm', 'npx']) {
       expect(refusedArgument(rule(program), [])).toBeNull();
@@ -128,6 +235,23 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     expect(programFamily('python3')).toBe('python');
     expect(programFamily('node')).toBe('node');
     expect(programFamily('lua5.4')).toBe('lua');
+    expect(programFamily('perl5.36.0')).toBe('perl');
+  });
+
+  it.each([
+    ['vim.basic', 'vim'],
+    ['vim.tiny', 'vim'],
+    ['vim.nox', 'vim'],
+    ['vim.gtk3', 'vim'],
+    ['sh.distrib', 'sh'],
+    ['python3.11', 'python'],
+    ['git', 'git'],
+    ['python3.11-config', 'python3.11-config'],
+    ['ssh-keygen', 'ssh-keygen'],
+    ['7z', '7z'],
+    ['123', '123'],
+  ])('finds the family of %s without its distribution suffix', (name, family) => {
+    expect(programFamily(name)).toBe(family);
   });
 
   it('runs sed with --sandbox', () => {

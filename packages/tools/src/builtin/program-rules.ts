@@ -15,18 +15,38 @@ export interface ProgramRule {
   /**
    * Options refused wherever they appear. A `--long` option is refused exactly, as
    * `--long=value`, and as any abbreviation of it that GNU-style parsers accept (`--to-com`
-   * for `--to-command`). A single-dash option is refused exactly (`-exec`); a two-character
-   * one also with a value attached (`-cname=value`).
+   * for `--to-command`). A two-character option `-x` is a short option: refused alone, with a
+   * value attached (`-xvalue`), and inside a single-dash cluster (`-qx`, see
+   * {@link ProgramRule.valueLetters}). A longer single-dash option is a single-dash long option
+   * (`-exec`, OpenSSL's `-engine`): refused exactly, with a second dash (`--engine`) and with
+   * `=value` (`-engine=x.so`).
    */
   readonly options?: readonly string[];
   /**
-   * Short option letters refused inside a single-dash cluster (`I` in `tar -xvIcmd`), and in a
-   * first argument without a dash for programs with old-style clusters (`tar xIf`). The scan
-   * of a cluster stops at the first letter of {@link ProgramRule.valueLetters}.
+   * More short option letters refused inside a single-dash cluster (`I` in `tar -xvIcmd`), and
+   * in a first argument without a dash for programs with old-style clusters (`tar xIf`).
    */
   readonly shortLetters?: string;
-  /** Letters that take a value, ending the scan of a cluster. */
+  /**
+   * Short option letters that take a value (required or optional): the scan of a cluster
+   * stops at the first one, because the rest of the argument is its value (`tar -cfI` names
+   * the archive `I`). Without it every letter of a cluster is scanned, which can only refuse
+   * more. A letter listed here that does not take a value would let a refused letter after it
+   * through: list only letters known to take one.
+   */
   readonly valueLetters?: string;
+  /**
+   * {@link ProgramRule.valueLetters} after a given subcommand, whose short options are its
+   * own (`git rebase -s <strategy>`, `git grep -e <pattern>`); after a subcommand not listed,
+   * `valueLetters` applies.
+   */
+  readonly subcommandValueLetters?: Readonly<Record<string, string>>;
+  /**
+   * Short options of more than one letter, for programs whose parsers read them inside
+   * clusters (zip's `TT`): refused wherever they start in a single-dash cluster (`-TT`,
+   * `-qTTcmd`, `-TT=cmd`) before the first value letter.
+   */
+  readonly clusterOptions?: readonly string[];
   /** The first argument may be an old-style cluster without a dash (`tar xvf`). */
   readonly oldStyleClusters?: boolean;
   /**
@@ -113,6 +133,14 @@ const GIT: ProgramRule = Object.freeze({
     'ls-remote': Object.freeze(['-u']),
     grep: Object.freeze(['-O']),
   }),
+  // Letters that take a value after these subcommands (git 2.39 `-h`), so a value attached in
+  // a cluster is not read as more options: `git grep -ePATTERN` stays allowed, `-iOcmd` is not.
+  subcommandValueLetters: Object.freeze({
+    rebase: 'xsXSCr',
+    clone: 'uocbj',
+    'ls-remote': 'uo',
+    grep: 'OefABCm',
+  }),
   subcommands: Object.freeze([
     'config',
     'submodule',
@@ -187,15 +215,27 @@ const DIFF_PROGRAM: ProgramRule = Object.freeze({
   options: Object.freeze(['--diff-program']),
 });
 
-const REMOTE_COPY: ProgramRule = Object.freeze({
-  reason: 'options that choose the remote shell or an ssh configuration run programs',
-  options: Object.freeze(['-S', '-o', '-F', '-J']),
+const REMOTE_COPY_REASON =
+  'options that choose the remote shell, a local server program or an ssh configuration run programs';
+const REMOTE_COPY_OPTIONS = Object.freeze(['-S', '-D', '-o', '-F', '-J']);
+
+const SCP: ProgramRule = Object.freeze({
+  reason: REMOTE_COPY_REASON,
+  options: REMOTE_COPY_OPTIONS,
+  valueLetters: 'cDFiJloPSX',
+});
+
+const SFTP: ProgramRule = Object.freeze({
+  reason: REMOTE_COPY_REASON,
+  options: REMOTE_COPY_OPTIONS,
+  valueLetters: 'BbcDFiJloPRSsX',
 });
 
 /**
  * The default table of code-running programs and options `ShellTool` refuses, by program name
- * (the allowlisted name, else the resolved program's file name, else that name without a
- * version suffix: `python3.11` is `python`). It is a denylist of known cases and cannot be
+ * (a name the program goes by: the allowlisted name, a symbolic link on the way to its file or
+ * the file's name; else such a name without a distribution or version suffix: `python3.11` is
+ * `python`, `vim.basic` is `vim`). It is a denylist of known cases and cannot be
  * complete; the sandbox is the boundary. Loosen or replace a program's rule with
  * `ShellToolOptions.programRules`.
  */
@@ -212,8 +252,8 @@ export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Obje
   sort: SORT,
   diff3: DIFF_PROGRAM,
   sdiff: DIFF_PROGRAM,
-  scp: REMOTE_COPY,
-  sftp: REMOTE_COPY,
+  scp: SCP,
+  sftp: SFTP,
   rsync: Object.freeze({
     reason: 'rsync options that choose the remote shell or program run programs',
     options: Object.freeze(['--rsh', '--rsync-path', '-e', '--daemon', '--config']),
@@ -222,20 +262,31 @@ export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Obje
   }),
   zip: Object.freeze({
     reason: 'zip -TT runs the given test command',
-    options: Object.freeze(['-TT', '--unzip-command']),
+    options: Object.freeze(['--unzip-command']),
+    // zip reads its multi-letter short options inside clusters: `-qTTcmd` is `-q -TT cmd`.
+    clusterOptions: Object.freeze(['TT']),
   }),
   wget: Object.freeze({
     reason: 'wget options that run commands or read startup commands',
     options: Object.freeze(['--use-askpass', '-e', '--execute', '--config']),
+    valueLetters: 'eoaiBtOTwQPUlARDXIn',
   }),
   openssl: Object.freeze({
-    reason: 'openssl engines and providers load code',
-    options: Object.freeze(['-engine', '-provider', '-provider-path']),
+    reason: 'openssl engines, providers and configuration files load code',
+    // A configuration file's engine and provider sections load shared objects too.
+    options: Object.freeze([
+      '-engine',
+      '-ssl_client_engine',
+      '-provider',
+      '-provider-path',
+      '-config',
+    ]),
     subcommands: Object.freeze(['engine']),
   }),
   man: Object.freeze({
     reason: 'man options that choose a pager, browser or preprocessor run programs',
     options: Object.freeze(['-P', '--pager', '-H', '--html', '-p', '--preprocessor']),
+    valueLetters: 'CRLmMSsePrEpTHX',
   }),
   awk: AWK,
   gawk: AWK,
@@ -297,13 +348,19 @@ export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Obje
   ssh: runner('ssh'),
   vi: interpreter('vi'),
   vim: interpreter('vim'),
+  nvim: interpreter('nvim'),
   ex: interpreter('ex'),
   emacs: interpreter('emacs'),
 });
 
-/** The rule key of a program name without a version suffix (`python3.11` is `python`). */
+/**
+ * The rule key of a program name without a distribution or version suffix: the name before
+ * its final `.suffix` components of letters and digits, without trailing version digits
+ * (`python3.11` and `python3` are `python`, `vim.basic` is `vim`, `sh.distrib` is `sh`).
+ */
 export function programFamily(name: string): string {
-  return name.replace(/[0-9][0-9.]*$/, '');
+  const family = name.replace(/(?:\.[A-Za-z0-9]+)+$/, '').replace(/[0-9][0-9.]*$/, '');
+  return family === '' ? name : family;
 }
 
 function refusesOption(argument: string, option: string): boolean {
@@ -313,11 +370,37 @@ function refusesOption(argument: string, option: string): boolean {
     // GNU getopt_long and git's parse-options accept any unambiguous abbreviation.
     return name.length > 2 && option.startsWith(name);
   }
-  return argument === option || (option.length === 2 && argument.startsWith(option));
+  if (!option.startsWith('-')) return argument === option;
+  // A short option, alone or with its value attached; clusters are scanned apart.
+  if (option.length === 2) return argument.startsWith(option);
+  // A single-dash long option: OpenSSL also reads `--engine` and `-engine=value`.
+  const name = (argument.startsWith('--') ? argument.slice(1) : argument).split('=', 1)[0];
+  return name === option;
 }
 
-function clusterRefuses(cluster: string, letters: string, valueLetters: string): boolean {
-  for (const letter of cluster) {
+/** The letters of the short options (`-x`) of a list. */
+function shortOptionLetters(options: readonly string[] | undefined): string {
+  let letters = '';
+  for (const option of options ?? []) {
+    if (option.length === 2 && option[0] === '-' && option[1] !== '-') letters += option[1];
+  }
+  return letters;
+}
+
+/**
+ * Whether a getopt-style cluster (the letters after one dash) holds a refused option: walked
+ * left to right, a refused letter or multi-letter option refuses, and the first letter that
+ * takes a value ends the scan (the rest is its value).
+ */
+function clusterRefuses(
+  cluster: string,
+  letters: string,
+  valueLetters: string,
+  multiLetter: readonly string[],
+): boolean {
+  for (let index = 0; index < cluster.length; index += 1) {
+    if (multiLetter.some((option) => cluster.startsWith(option, index))) return true;
+    const letter = cluster[index] as string;
     if (letters.includes(letter)) return true;
     if (valueLetters.includes(letter)) return false;
   }
@@ -336,46 +419,53 @@ export function refusedArgument(
   if (rule.refuseArguments === true && args.length > 0) return args[0];
   const subcommandIndex = args.findIndex((argument) => !argument.startsWith('-'));
   const subcommand = subcommandIndex === -1 ? undefined : args[subcommandIndex];
+  const subcommandOptions =
+    subcommand !== undefined &&
+    rule.subcommandOptions !== undefined &&
+    Object.hasOwn(rule.subcommandOptions, subcommand)
+      ? rule.subcommandOptions[subcommand]
+      : undefined;
+  const subcommandValueLetters =
+    subcommand !== undefined &&
+    rule.subcommandValueLetters !== undefined &&
+    Object.hasOwn(rule.subcommandValueLetters, subcommand)
+      ? rule.subcommandValueLetters[subcommand]
+      : undefined;
+  const everywhere = (rule.shortLetters ?? '') + shortOptionLetters(rule.options);
+  const before = everywhere + shortOptionLetters(rule.globalOptions);
+  const after = everywhere + shortOptionLetters(subcommandOptions);
+  const multiLetter = rule.clusterOptions ?? [];
   for (const [index, argument] of args.entries()) {
-    if (subcommandIndex === -1 || index < subcommandIndex) {
+    const isBefore = subcommandIndex === -1 || index < subcommandIndex;
+    const isAfter = subcommandIndex !== -1 && index > subcommandIndex;
+    if (isBefore) {
       for (const option of rule.globalOptions ?? []) {
         if (refusesOption(argument, option)) return argument;
       }
     }
-    if (
-      index === subcommandIndex &&
-      subcommand !== undefined &&
-      rule.subcommands?.includes(subcommand)
-    ) {
-      return subcommand;
-    }
+    if (index === subcommandIndex && rule.subcommands?.includes(argument)) return argument;
     for (const option of rule.options ?? []) {
       if (refusesOption(argument, option)) return argument;
     }
-    const table = rule.subcommandOptions;
-    if (
-      table !== undefined &&
-      subcommand !== undefined &&
-      index > subcommandIndex &&
-      Object.hasOwn(table, subcommand)
-    ) {
-      for (const option of table[subcommand] ?? []) {
+    if (isAfter) {
+      for (const option of subcommandOptions ?? []) {
         if (refusesOption(argument, option)) return argument;
       }
     }
-    if (rule.shortLetters !== undefined) {
-      const valueLetters = rule.valueLetters ?? '';
-      if (argument.startsWith('-') && !argument.startsWith('--') && argument.length > 1) {
-        if (clusterRefuses(argument.slice(1), rule.shortLetters, valueLetters)) return argument;
-      } else if (
-        index === 0 &&
-        rule.oldStyleClusters === true &&
-        /^[A-Za-z]+$/.test(argument) &&
-        // Old-style clusters take every value from the following arguments: scan all letters.
-        clusterRefuses(argument, rule.shortLetters, '')
-      ) {
-        return argument;
-      }
+    if (argument.startsWith('-') && !argument.startsWith('--') && argument.length > 1) {
+      const letters = isBefore ? before : isAfter ? after : everywhere;
+      const valueLetters = isAfter
+        ? (subcommandValueLetters ?? rule.valueLetters ?? '')
+        : (rule.valueLetters ?? '');
+      if (clusterRefuses(argument.slice(1), letters, valueLetters, multiLetter)) return argument;
+    } else if (
+      index === 0 &&
+      rule.oldStyleClusters === true &&
+      /^[A-Za-z]+$/.test(argument) &&
+      // Old-style clusters take every value from the following arguments: scan all letters.
+      clusterRefuses(argument, everywhere, '', multiLetter)
+    ) {
+      return argument;
     }
   }
   return undefined;

@@ -1,5 +1,5 @@
-import { accessSync, constants, realpathSync, type Stats, statSync } from 'node:fs';
-import { basename } from 'node:path';
+import { accessSync, constants, readlinkSync, realpathSync, type Stats, statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import {
   compareRisk,
   defineContract,
@@ -134,6 +134,8 @@ const RULE_KEYS: ReadonlySet<string> = new Set([
   'globalOptions',
   'shortLetters',
   'valueLetters',
+  'subcommandValueLetters',
+  'clusterOptions',
   'oldStyleClusters',
   'subcommands',
   'subcommandOptions',
@@ -144,7 +146,7 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
   if (rule === 'unrestricted') return undefined;
   const fail = (what: string): never => {
     throw new ShellToolOptionsError(
-      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, oldStyleClusters?, subcommands?, subcommandOptions?, prependArguments? }.`,
+      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, subcommandValueLetters?, clusterOptions?, oldStyleClusters?, subcommands?, subcommandOptions?, prependArguments? }.`,
       { details: { option: 'programRules', command } },
     );
   };
@@ -165,6 +167,28 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
     ) {
       fail(`${key} must be a string of letters`);
     }
+  }
+  if (record.subcommandValueLetters !== undefined) {
+    const table = record.subcommandValueLetters;
+    if (
+      typeof table !== 'object' ||
+      table === null ||
+      Array.isArray(table) ||
+      Object.values(table).some(
+        (letters) => typeof letters !== 'string' || !/^[A-Za-z0-9]*$/.test(letters),
+      )
+    ) {
+      fail('subcommandValueLetters must map subcommands to strings of letters');
+    }
+  }
+  if (
+    record.clusterOptions !== undefined &&
+    (!Array.isArray(record.clusterOptions) ||
+      record.clusterOptions.some(
+        (item) => typeof item !== 'string' || !/^[A-Za-z0-9]+$/.test(item),
+      ))
+  ) {
+    fail('clusterOptions must be an array of non-empty strings of letters');
   }
   if (record.subcommandOptions !== undefined) {
     const table = record.subcommandOptions;
@@ -201,6 +225,8 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
         table[subcommand] = Object.freeze([...list]);
       }
       copy[key] = Object.freeze(table);
+    } else if (key === 'subcommandValueLetters') {
+      copy[key] = Object.freeze({ ...(value as Record<string, string>) });
     } else copy[key] = value;
   }
   return Object.freeze(copy) as unknown as ProgramRule;
@@ -210,25 +236,82 @@ function ruleFor(
   command: string,
   program: string,
   rules: Readonly<Record<string, unknown>>,
+  searchPath: string,
 ): ProgramRule | undefined {
   if (Object.hasOwn(rules, command)) return checkRule(command, rules[command]);
-  return defaultRuleFor(command, program);
+  return defaultRuleFor(program, searchPath);
 }
 
-function defaultRuleFor(command: string, program: string): ProgramRule | undefined {
-  let real = program;
-  try {
-    real = realpathSync(program);
-  } catch {
-    // Resolved at construction; keep the path found.
+/** Most symbolic links followed from an allowlisted program to its file (the kernel's is 40). */
+const MAX_LINKS = 40;
+
+/**
+ * The names a program goes by: the name found, the name of every symbolic link on the way to
+ * its file (`/usr/bin/view` → `/etc/alternatives/view` → `/usr/bin/vim.basic`), and its real
+ * file's name.
+ */
+function programNames(program: string): string[] {
+  const names = [basename(program)];
+  let current = program;
+  for (let hop = 0; hop < MAX_LINKS; hop += 1) {
+    try {
+      const target = readlinkSync(current);
+      current = resolve(realpathSync(dirname(current)), target);
+    } catch {
+      break;
+    }
+    names.push(basename(current));
   }
-  for (const key of [
-    command,
-    basename(real),
-    programFamily(command),
-    programFamily(basename(real)),
-  ]) {
+  try {
+    names.push(basename(realpathSync(program)));
+  } catch {
+    // Resolved at construction; keep the names found.
+  }
+  return names;
+}
+
+/** Folders where a program's family name is looked up to confirm a `-suffix` (below). */
+const FAMILY_FOLDERS: readonly string[] = ['/usr/local/bin', '/usr/bin', '/bin'];
+
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+/**
+ * The default rule of a program, by the names it goes by ({@link programNames}): a name of
+ * the table, else a name's family without a distribution or version suffix (`vim.basic` and
+ * `view` → `vim.basic` are `vim`, `python3.11` is `python`), else the part before a `-` when
+ * that family name, found in `searchPath` or the system folders, is the very same file
+ * (`emacs-gtk` is `emacs` where `emacs` leads to it; `ssh-keygen` is not `ssh`).
+ */
+function defaultRuleFor(program: string, searchPath: string): ProgramRule | undefined {
+  const names = programNames(program);
+  for (const key of [...names, ...names.map(programFamily)]) {
     if (Object.hasOwn(DEFAULT_PROGRAM_RULES, key)) return DEFAULT_PROGRAM_RULES[key];
+  }
+  let file: Stats | undefined;
+  for (const name of names) {
+    const dash = name.indexOf('-');
+    if (dash <= 0) continue;
+    const family = programFamily(name.slice(0, dash));
+    if (!Object.hasOwn(DEFAULT_PROGRAM_RULES, family)) continue;
+    try {
+      file ??= statSync(program);
+    } catch {
+      return undefined;
+    }
+    const folders = [...searchPath.split(':'), ...FAMILY_FOLDERS].filter((folder) =>
+      folder.startsWith('/'),
+    );
+    for (const folder of new Set(folders)) {
+      try {
+        if (sameFile(statSync(`${folder.replace(/\/+$/, '')}/${family}`), file)) {
+          return DEFAULT_PROGRAM_RULES[family];
+        }
+      } catch {
+        // Not here.
+      }
+    }
   }
   return undefined;
 }
@@ -426,7 +509,7 @@ export class ShellTool implements Tool {
     for (const command of allowedCommands) {
       const program = resolveProgram(command, searchPath);
       programs.set(command, program);
-      const rule = ruleFor(command, program, programRules);
+      const rule = ruleFor(command, program, programRules, searchPath);
       if (rule?.refuseProgram === true) {
         throw new ShellToolOptionsError(
           `${command} is refused: ${rule.reason}. Allowlisting it hands the model everything the sandbox allows; if that is intended, pass programRules: { ${JSON.stringify(command)}: 'unrestricted' }.`,
@@ -434,7 +517,7 @@ export class ShellTool implements Tool {
         );
       }
       if (rule !== undefined) rules.set(command, rule);
-      const builtIn = defaultRuleFor(command, program);
+      const builtIn = defaultRuleFor(program, searchPath);
       if (readOnlyCommands.includes(command) && builtIn?.refuseProgram === true) {
         throw new ShellToolOptionsError(
           `${command} cannot be declared read-only: ${builtIn.reason}.`,
