@@ -250,6 +250,18 @@ function checkFolder(value: string, option: string): void {
   }
 }
 
+/** CODEX_HOME (or `codexHome`): an absolute path without control characters. */
+function checkCodexHome(value: string): void {
+  const shown = JSON.stringify(value.slice(0, 80));
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+  if (value.length > MAX_PATH_CHARS || /[\u0000-\u001f\u007f]/.test(value) || !isAbsolute(value)) {
+    throw new InstallUsageError(
+      `codexHome (CODEX_HOME) ${shown} is not an absolute path of at most ${MAX_PATH_CHARS} characters without control characters: the registered command and Codex's trust key hold it, and Codex resolves a relative one against wherever it starts. Set CODEX_HOME to an absolute path, or unset it for ~/.codex`,
+      { details: { option: 'codexHome' } },
+    );
+  }
+}
+
 function codexHomeOf(options: HookInstallOptions, home: string): string {
   const environmentCodexHome = process.env.CODEX_HOME;
   return (
@@ -335,6 +347,11 @@ function resolveSetup(options: HookInstallOptions): HookSetup {
   }
   checkFolder(home, 'home');
   if (scope === 'project') checkFolder(projectDir, 'projectDir');
+  // Codex's folder (CODEX_HOME) is written into the registered command and the trust key, so
+  // it must be absolute like the others; it may not exist yet (install creates it).
+  if (options.client === 'codex' && codexHome !== undefined) {
+    checkCodexHome(codexHome);
+  }
   const node = checkNode(options.node ?? process.execPath);
   return getHookSetup(options.client, scope, {
     home,

@@ -110,6 +110,25 @@ export function runCli(
     if (environment.codexHome !== undefined) paths.codexHome = environment.codexHome;
     // What install registers: the Node running this CLI unless --node names another.
     paths.node = values.node ?? process.execPath;
+    // Options that only install (or install and uninstall) act on are refused elsewhere, so a
+    // command never exits 0 having silently ignored an --allow or --budget it was given.
+    if (command !== undefined && command !== 'help') {
+      const installOnly = [
+        values.allow !== undefined ? '--allow' : undefined,
+        values.budget !== undefined ? '--budget' : undefined,
+        values['trust-codex-hook'] === true ? '--trust-codex-hook' : undefined,
+      ].filter((name) => name !== undefined);
+      if (command !== 'install' && installOnly.length > 0) {
+        throw new InstallUsageError(
+          `${installOnly.join(', ')} ${installOnly.length === 1 ? 'applies' : 'apply'} to install only, not ${command.slice(0, 40)}`,
+        );
+      }
+      if (command !== 'install' && command !== 'uninstall' && values['dry-run'] === true) {
+        throw new InstallUsageError(
+          `--dry-run applies to install and uninstall only, not ${command.slice(0, 40)}`,
+        );
+      }
+    }
     switch (command) {
       case 'help':
         writer.out(CLI_USAGE);
