@@ -34,7 +34,14 @@ import { GatewayConfigError } from './errors.js';
 import { principalOfRequest } from './identity/gateway-principal.js';
 import { listingFor } from './identity/listing-filter.js';
 import { isoTime } from './iso-time.js';
-import { type GatewayPinStore, type PinKind, type PinReason, pinKey } from './pin-store.js';
+import {
+  definitionDigest,
+  type GatewayPinStore,
+  type PinKind,
+  type PinReason,
+  type PinRecord,
+  pinKey,
+} from './pin-store.js';
 import { canonicalResourceUri } from './resource-uri.js';
 import { nextRunId } from './run-id.js';
 import { serverSdk } from './server-sdk.js';
@@ -215,25 +222,55 @@ function moreCautious(a: ContentTrustLevel, b: ContentTrustLevel): ContentTrustL
   return CONTENT_TRUST_LEVELS.indexOf(a) >= CONTENT_TRUST_LEVELS.indexOf(b) ? a : b;
 }
 
-/**
- * The server's content trust: the most cautious level its tools declare in their contracts,
- * `untrusted` when none declares one (remote content is untrusted unless the server says more).
- */
-function serverContentTrust(tools: readonly McpToolInfo[]): ContentTrustLevel {
-  let trust: ContentTrustLevel | undefined;
-  for (const tool of tools) {
-    try {
-      const reading = readContract(tool as never);
-      if (reading.source !== 'declared') continue;
-      trust =
-        trust === undefined
-          ? reading.contract.contentTrust
-          : moreCautious(trust, reading.contract.contentTrust);
-    } catch {
-      // A tool whose contract cannot be read declares nothing.
-    }
+/** The content trust a listed tool definition declares in its contract, if it declares one. */
+function declaredTrust(tool: Readonly<Record<string, unknown>>): ContentTrustLevel | undefined {
+  try {
+    const reading = readContract(tool as never);
+    return reading.source === 'declared' ? reading.contract.contentTrust : undefined;
+  } catch {
+    // A tool whose contract cannot be read declares nothing.
+    return undefined;
   }
-  return trust ?? 'untrusted';
+}
+
+/** Where a listed tool carries its declared contract (`_meta`). */
+const CONTRACT_META_KEY = 'io.github.toolfence/contract';
+
+/** A pinned definition as a listing entry (the pin keeps the `_meta` contract as `contract`). */
+function pinnedAsListed(pin: PinRecord): Readonly<Record<string, unknown>> {
+  const { contract, ...definition } = pin.definition;
+  return contract === undefined
+    ? definition
+    : { ...definition, _meta: { [CONTRACT_META_KEY]: contract } };
+}
+
+/**
+ * The server's content trust: the most cautious level its **accepted** tool definitions declare
+ * in their contracts, `untrusted` when none declares one (remote content is untrusted unless the
+ * server says more). A listed definition that is not the accepted pin (new or changed, hidden
+ * until `pin --accept`) counts only where it is more cautious: a changed tool's pinned
+ * definition still counts, and a pending one can raise the level, never lower it.
+ */
+function serverContentTrust(
+  tools: readonly McpToolInfo[],
+  identity: string,
+  accepted: (tool: string) => PinRecord | undefined,
+): ContentTrustLevel {
+  let trust: ContentTrustLevel | undefined;
+  let pending: ContentTrustLevel | undefined;
+  const fold = (level: ContentTrustLevel | undefined, more: ContentTrustLevel | undefined) =>
+    more === undefined ? level : level === undefined ? more : moreCautious(level, more);
+  for (const tool of tools) {
+    const pin = accepted(tool.name);
+    const listed = declaredTrust(tool as unknown as Readonly<Record<string, unknown>>);
+    if (pin !== undefined && pin.sha256 === definitionDigest(identity, tool)) {
+      trust = fold(trust, listed);
+      continue;
+    }
+    if (pin !== undefined) trust = fold(trust, declaredTrust(pinnedAsListed(pin)));
+    pending = fold(pending, listed);
+  }
+  return fold(trust ?? 'untrusted', pending) as ContentTrustLevel;
 }
 
 /**
@@ -280,6 +317,10 @@ export class GatewayPassthrough {
     readonly identity: string;
     readonly client: McpClient;
     readonly pins: GatewayPinStore;
+    /**
+     * The server's tool listing, its pins already reviewed: the content trust of its reads is
+     * read from the definitions accepted in `pins` (see serverContentTrust).
+     */
     readonly tools: readonly McpToolInfo[];
   }): Promise<{ readonly upstream: PassthroughUpstream; readonly pinsChanged: boolean }> {
     const { server, namespace, identity, client, pins } = input;
@@ -349,7 +390,7 @@ export class GatewayPassthrough {
       instructions: client.instructions,
       resources: isRecord(capabilities.resources),
       completions: isRecord(capabilities.completions),
-      contentTrust: serverContentTrust(input.tools),
+      contentTrust: serverContentTrust(input.tools, identity, (tool) => pins.pinOf(server, tool)),
       prompts: await review('prompt', prompts),
       templates: await review('resource-template', templates),
       hidden,
