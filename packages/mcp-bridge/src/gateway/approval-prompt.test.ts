@@ -76,6 +76,32 @@ describe('approvalPrompt', () => {
     expect(message).toContain('Sends.\\u{d}\\u{1b}[1AApproved\\u{202e}');
   });
 
+  it.each([
+    ['prompt', 'Allow this prompt: fs__prompt:brief (server fs)?'],
+    ['resource', 'Allow this resource read: fs__prompt:brief (server fs)?'],
+  ] as const)(
+    'names a %s read as what it is, with the same arguments and limit',
+    (subject, first) => {
+      const read = {
+        toolName: 'fs__prompt:brief',
+        args: { topic: 't'.repeat(40) },
+        reason: undefined,
+        spec: { description: 'A brief\u202e' },
+      };
+      const prompt = approvalPrompt(read, 'fs', 8_192, subject);
+      const message = 'message' in prompt ? prompt.message : '';
+      expect(message.split('\n').slice(0, 3)).toEqual([
+        first,
+        'Why asked: the policy asks for this read.',
+        'Description: A brief\\u{202e}',
+      ]);
+      expect(message).toContain('shown whole):\n{\n  "topic"');
+      expect(approvalPrompt(read, 'fs', 20, subject)).toEqual({
+        tooLong: JSON.stringify(read.args, null, 2).length,
+      });
+    },
+  );
+
   it('says how much of a long description is left out', () => {
     const prompt = approvalPrompt(request({}, 'd'.repeat(700)), 'mail', 8_192);
     expect('message' in prompt && prompt.message).toContain(

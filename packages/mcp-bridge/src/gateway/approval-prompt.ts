@@ -30,6 +30,26 @@ export function escapeForPrompt(text: string, newlines = true): string {
   );
 }
 
+/**
+ * What an approval prompt is built from: the name the policy judged, its arguments, the reason,
+ * the description, and the flow raise of a call (an `ApprovalRequest` is one).
+ */
+export type ApprovalPromptRequest = Pick<
+  ApprovalRequest,
+  'toolName' | 'args' | 'reason' | 'flow'
+> & {
+  readonly spec: { readonly description: string };
+};
+
+/** What is approved: a tool call, a `prompts/get` or a `resources/read`. */
+export type ApprovalSubject = 'call' | 'prompt' | 'resource';
+
+const FIRST_LINE: Readonly<Record<ApprovalSubject, string>> = {
+  call: 'Allow this call to',
+  prompt: 'Allow this prompt:',
+  resource: 'Allow this resource read:',
+};
+
 /** An approval prompt, or why none can be shown. */
 export type ApprovalPrompt =
   | { readonly message: string }
@@ -41,12 +61,14 @@ export type ApprovalPrompt =
  * every name and text escaped. For a call the flow guard raised (`request.flow`), "why" is the
  * flow: the sources that exposed the conversation, the private data it holds and the sink.
  * Arguments longer than `maxArgumentChars` as shown are not cut: no prompt is built (`tooLong`),
- * since an approval must cover only what the user saw.
+ * since an approval must cover only what the user saw. `subject`: a tool call (the default), or
+ * a read the gateway passes through (`prompt`, `resource`), named as the policy judged it.
  */
 export function approvalPrompt(
-  request: ApprovalRequest,
+  request: ApprovalPromptRequest,
   server: string | undefined,
   maxArgumentChars: number,
+  subject: ApprovalSubject = 'call',
 ): ApprovalPrompt {
   const args = escapeForPrompt(JSON.stringify(request.args, null, 2) ?? 'null');
   if (args.length > maxArgumentChars) return { tooLong: args.length };
@@ -57,11 +79,11 @@ export function approvalPrompt(
       : description;
   return {
     message: [
-      `Allow this call to ${escapeForPrompt(request.toolName, false)} (server ${escapeForPrompt(server ?? 'unknown', false)})?`,
+      `${FIRST_LINE[subject]} ${escapeForPrompt(request.toolName, false)} (server ${escapeForPrompt(server ?? 'unknown', false)})?`,
       request.flow === undefined
-        ? `Why asked: ${escapeForPrompt(request.reason ?? 'the policy asks for this tool', false)}.`
+        ? `Why asked: ${escapeForPrompt(request.reason ?? (subject === 'call' ? 'the policy asks for this tool' : 'the policy asks for this read'), false)}.`
         : `Why asked: ${flowChain(request.flow)}. Text from an untrusted source may be steering this call: approve it only if you meant it. Approving covers this one call only; the conversation stays marked.`,
-      `Tool description: ${shown}`,
+      `${subject === 'call' ? 'Tool description' : 'Description'}: ${shown}`,
       `Arguments (this approval covers exactly these, once; shown whole):\n${args}`,
     ].join('\n'),
   };

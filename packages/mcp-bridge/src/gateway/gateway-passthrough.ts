@@ -27,6 +27,7 @@ import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
 import { escapeInvisible, printableText } from '../printable-text.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
+import { approvalPrompt } from './approval-prompt.js';
 import type { AuditEntry } from './audit-log.js';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
@@ -168,6 +169,11 @@ export interface GatewayPassthroughHooks {
   readonly canAsk: (server: Server) => boolean;
   readonly logger?: McpBridgeLogger | undefined;
   readonly limits: Readonly<Required<GatewayPassthroughOptions>>;
+  /**
+   * Characters of arguments an approval prompt shows whole (`gateway.approvalMaxArgumentChars`);
+   * a read over it is refused without asking (`prompt-too-long`), as a call is.
+   */
+  readonly approvalMaxArgumentChars: number;
   /**
    * Resolves once the upstreams still starting are ready, or the gateway's `listWaitMs` passed:
    * a listing or a read that arrives during the start waits for it, as `tools/list` does.
@@ -980,31 +986,44 @@ export class GatewayPassthrough {
         : { principal: { issuer: read.principal.issuer, subject: read.principal.subject } }),
     } as const;
     const method = read.kind === 'prompt' ? 'prompts/get' : 'resources/read';
+    // Names come from the servers (and a URI from the client): escaped wherever they are shown.
+    const shown = printableText(read.name, 300);
     const decision = await this.#decide(read, request.signal);
     const observe = this.#hooks.observe;
     let approvedBy: 'user' | undefined;
     if (!observe && decision.verdict !== 'allow') {
       let outcome = 'denied';
+      let tooLong = 0;
       if (decision.verdict === 'ask') {
         if (era === 'legacy' && this.#hooks.canAsk(server)) {
-          const approved = await request
-            .elicitInput(
-              {
-                message: [
-                  `Allow this ${read.kind === 'prompt' ? 'prompt' : 'resource read'}: ${read.name} (server ${read.upstream.server})?`,
-                  `Why asked: ${decision.reason ?? 'the policy asks for this read'}.`,
-                  `Arguments: ${printableText(JSON.stringify(read.args), 1_000)}`,
-                ].join('\n'),
-                requestedSchema: APPROVAL_SCHEMA as never,
-              },
-              { signal: request.signal },
-            )
-            .then(
-              (answer) => answer.action === 'accept' && answer.content?.approve === true,
-              () => false,
-            );
-          if (approved) approvedBy = 'user';
-          else outcome = 'declined';
+          // The prompt of a call: the arguments whole and every name escaped, or nobody asked.
+          const prompt = approvalPrompt(
+            {
+              toolName: read.name,
+              args: read.args,
+              reason: decision.reason,
+              spec: { description: read.description },
+            },
+            read.upstream.server,
+            this.#hooks.approvalMaxArgumentChars,
+            read.kind,
+          );
+          if ('tooLong' in prompt) {
+            outcome = 'prompt-too-long';
+            tooLong = prompt.tooLong;
+          } else {
+            const approved = await request
+              .elicitInput(
+                { message: prompt.message, requestedSchema: APPROVAL_SCHEMA as never },
+                { signal: request.signal },
+              )
+              .then(
+                (answer) => answer.action === 'accept' && answer.content?.approve === true,
+                () => false,
+              );
+            if (approved) approvedBy = 'user';
+            else outcome = 'declined';
+          }
         } else {
           outcome = 'no-approval-channel';
         }
@@ -1016,10 +1035,12 @@ export class GatewayPassthrough {
         throw protocolError(
           'InvalidRequest',
           outcome === 'denied'
-            ? `${method} of ${read.name} is denied by the gateway's policy${why}, so it was not sent.`
+            ? `${method} of ${shown} is denied by the gateway's policy${why}, so it was not sent.`
             : outcome === 'declined'
-              ? `${method} of ${read.name} was not approved by the user, so it was not sent.`
-              : `The gateway's policy asks a person before ${method} of ${read.name}${why}, and this client cannot be asked (it declared no form elicitation, or speaks 2026-07-28 where reads are not asked); allow it in the policy instead.`,
+              ? `${method} of ${shown} was not approved by the user, so it was not sent.`
+              : outcome === 'prompt-too-long'
+                ? `The gateway's policy asks a person before ${method} of ${shown}${why}, but its arguments are ${tooLong} characters as shown, over the ${this.#hooks.approvalMaxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it was not sent: the gateway never asks approval for what the user cannot see. Send it with shorter arguments, or allow it in the gateway's policy file.`
+                : `The gateway's policy asks a person before ${method} of ${shown}${why}, and this client cannot be asked (it declared no form elicitation, or speaks 2026-07-28 where reads are not asked); allow it in the policy instead.`,
           { code: 'GATEWAY_READ_REFUSED', outcome },
         );
       }
@@ -1041,7 +1062,7 @@ export class GatewayPassthrough {
       const code = AuditLogError.isInstance(error) ? error.code : 'AUDIT_WRITE_FAILED';
       throw protocolError(
         'InternalError',
-        `${method} of ${printableText(read.name, 300)} was not sent: the gateway could not write it to its audit log (${code}), and it sends no read it cannot record. The gateway's operator must check the log (toolfence-mcp audit verify) and restart the gateway.`,
+        `${method} of ${shown} was not sent: the gateway could not write it to its audit log (${code}), and it sends no read it cannot record. The gateway's operator must check the log (toolfence-mcp audit verify) and restart the gateway.`,
         { code: 'GATEWAY_READ_REFUSED', outcome: 'audit-failed', audit: code },
       );
     }

@@ -619,6 +619,7 @@ export class McpGateway {
       canAsk: (server) => supportsFormElicitation(server.getClientCapabilities()),
       logger: options.logger,
       limits: passthroughLimits(options.passthrough),
+      approvalMaxArgumentChars: this.#maxArgumentChars,
       started: () => this.#startGate.wait(this.#listWaitMs()),
     });
     const flowGuard = this.#flow.reading((context, flow) => this.#flowRead(context, flow));
