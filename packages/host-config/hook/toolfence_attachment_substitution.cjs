@@ -39,6 +39,12 @@ const LIMIT_CEILING = 268435456;
 const MAX_DEPTH = 100;
 /** Highest value the nesting limit may be set to (JSON.stringify must not run out of stack). */
 const DEPTH_CEILING = 1000;
+/** Default cap on the file attachments one call may carry (each is opened, checked and read). */
+const MAX_ATTACHMENTS = 100;
+/** Highest value the attachment cap may be set to. */
+const ATTACHMENTS_CEILING = 100000;
+/** Digits of the attachment number in a marker: every marker has the same length. */
+const MARKER_INDEX_DIGITS = 8;
 /** Default quiet time: a file changed less than this many milliseconds ago is re-checked first. */
 const SETTLE_MS = 100;
 /** Highest quiet time that may be configured, in milliseconds. */
@@ -56,10 +62,11 @@ const ENCODE_CHUNK_BYTES = 3 * 1024 * 1024;
 /**
  * @typedef {'claude-code' | 'codex' | 'cursor' | 'vscode'} Dialect
  * @typedef {{ [key: string]: unknown }} JsonObject
- * @typedef {{ allowedRoots: string[] | undefined, denyCredentialFiles: boolean, maxBytes: number, maxTotalBytes: number, maxDepth: number, settleMs: number, toolkitBudgets: Map<string, number> }} HookConfig
+ * @typedef {{ allowedRoots: string[] | undefined, denyCredentialFiles: boolean, maxBytes: number, maxTotalBytes: number, maxDepth: number, maxAttachments: number, settleMs: number, toolkitBudgets: Map<string, number> }} HookConfig
  * @typedef {{ name: string, bytes: number }} ToolkitBudget
  * @typedef {{ holder: JsonObject, where: string, item: JsonObject, index: number }} Slot
  * @typedef {{ marker: string, prefix: string, bytes: Buffer, target: JsonObject }} Payload
+ * @typedef {{ markerPrefix: string, payloads: Payload[] }} Markers
  */
 
 /** A refusal with a stable code; the message never contains file contents. */
@@ -501,6 +508,21 @@ function depthFrom(text, name) {
  * @param {string} name
  * @returns {number}
  */
+function attachmentsFrom(text, name) {
+  if (!/^[1-9][0-9]*$/.test(text) || Number(text) > ATTACHMENTS_CEILING) {
+    throw new Denial(
+      'HOOK_CONFIG_INVALID',
+      `${name} must be a whole number of attachments from 1 to ${ATTACHMENTS_CEILING}`,
+    );
+  }
+  return Number(text);
+}
+
+/**
+ * @param {string} text
+ * @param {string} name
+ * @returns {number}
+ */
 function settleFrom(text, name) {
   if (!/^(?:0|[1-9][0-9]*)$/.test(text) || Number(text) > SETTLE_CEILING_MS) {
     throw new Denial(
@@ -541,7 +563,11 @@ function budgetsFrom(value) {
 /**
  * The budget of the MCP server this call goes to, found from the tool's name in each client's
  * naming scheme: `mcp__<server>__<tool>` (Claude Code, Codex), `mcp_<server>_<tool>` (VS Code),
- * `MCP:<server>:<tool>` (Cursor, when it names the server). The longest matching name wins.
+ * `MCP:<server>:<tool>` (Cursor, when it names the server). Clients put the server's name in
+ * tool names with every character outside `A-Z a-z 0-9 _ -` replaced by `_` (Claude Code names
+ * the tools of server `my.files` `mcp__my_files__*`), so a budget matches under its name as
+ * configured and in that form. The longest matching name wins; of two equally long, the smaller
+ * budget.
  * @param {Map<string, number>} budgets
  * @param {unknown} toolName
  * @returns {ToolkitBudget | undefined}
@@ -551,11 +577,19 @@ function toolkitBudgetFor(budgets, toolName) {
   /** @type {ToolkitBudget | undefined} */
   let found;
   for (const [name, bytes] of budgets) {
-    const matches =
-      toolName.startsWith(`mcp__${name}__`) ||
-      toolName.startsWith(`mcp_${name}_`) ||
-      toolName.startsWith(`MCP:${name}:`);
-    if (matches && (found === undefined || name.length > found.name.length)) {
+    const spellings = [name, name.replace(/[^A-Za-z0-9_-]/g, '_')];
+    const matches = spellings.some(
+      (spelt) =>
+        toolName.startsWith(`mcp__${spelt}__`) ||
+        toolName.startsWith(`mcp_${spelt}_`) ||
+        toolName.startsWith(`MCP:${spelt}:`),
+    );
+    if (
+      matches &&
+      (found === undefined ||
+        name.length > found.name.length ||
+        (name.length === found.name.length && bytes < found.bytes))
+    ) {
       found = { name, bytes };
     }
   }
@@ -621,6 +655,7 @@ function loadConfig() {
     maxBytes: MAX_BYTES,
     maxTotalBytes: MAX_TOTAL_BYTES,
     maxDepth: MAX_DEPTH,
+    maxAttachments: MAX_ATTACHMENTS,
     settleMs: SETTLE_MS,
     toolkitBudgets: new Map(),
   };
@@ -660,6 +695,8 @@ function loadConfig() {
         config.maxTotalBytes = limitFromJson(parsed[key], 'maxTotalBytes');
       } else if (key === 'maxDepth') {
         config.maxDepth = depthFrom(jsonWholeNumber(parsed[key]), 'maxDepth');
+      } else if (key === 'maxAttachments') {
+        config.maxAttachments = attachmentsFrom(jsonWholeNumber(parsed[key]), 'maxAttachments');
       } else if (key === 'settleMs') {
         config.settleMs = settleFrom(jsonWholeNumber(parsed[key]), 'settleMs');
       } else if (key === 'toolkitBudgets') {
@@ -693,6 +730,10 @@ function loadConfig() {
   const maxDepth = env.TOOLFENCE_HOOK_MAX_DEPTH;
   if (maxDepth !== undefined && maxDepth !== '') {
     config.maxDepth = depthFrom(maxDepth, 'TOOLFENCE_HOOK_MAX_DEPTH');
+  }
+  const maxAttachments = env.TOOLFENCE_HOOK_MAX_ATTACHMENTS;
+  if (maxAttachments !== undefined && maxAttachments !== '') {
+    config.maxAttachments = attachmentsFrom(maxAttachments, 'TOOLFENCE_HOOK_MAX_ATTACHMENTS');
   }
   const settle = env.TOOLFENCE_HOOK_SETTLE_MS;
   if (settle !== undefined && settle !== '') {
@@ -996,7 +1037,7 @@ function openedCheck(config) {
  * @param {JsonObject} input
  * @param {Slot[]} slots
  * @param {unknown} toolName
- * @returns {{ updated: JsonObject, payloads: Payload[] }}
+ * @returns {{ updated: JsonObject, payloads: Payload[], markerPrefix: string }}
  */
 function substitute(input, slots, toolName) {
   const config = loadConfig();
@@ -1007,8 +1048,18 @@ function substitute(input, slots, toolName) {
       `the tool input nests deeper than ${config.maxDepth} levels; no file was read. Flatten the arguments`,
     );
   }
+  // Checked before any file is read: each attachment costs an open, checks and a read.
+  if (slots.length > config.maxAttachments) {
+    throw new Denial(
+      'HOOK_TOO_MANY_ATTACHMENTS',
+      `the call has ${slots.length} file attachments; the hook inlines at most ${config.maxAttachments} per call (maxAttachments); no file was read. Attach fewer files per call`,
+    );
+  }
   const toolkit = toolkitBudgetFor(config.toolkitBudgets, toolName);
   const nonce = `${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
+  // Markers are `<prefix><index, fixed width>`: all the same length, so none is a prefix of
+  // another (`-1` and `-10` were), and one scan of the answer finds them all.
+  const markerPrefix = `toolfence-attachment-${nonce}-`;
   /** @type {Payload[]} */
   const payloads = [];
   let total = 0;
@@ -1064,7 +1115,7 @@ function substitute(input, slots, toolName) {
       total += bytes.length;
       const name = path.basename(localPath);
       const mime = detectMime(name, bytes);
-      const marker = `toolfence-attachment-${nonce}-${payloads.length}`;
+      const marker = `${markerPrefix}${String(payloads.length).padStart(MARKER_INDEX_DIGITS, '0')}`;
       /** @type {JsonObject} */
       const rewritten = { ...slot.item, source: marker };
       payloads.push({ marker, prefix: `data:${mime};base64,`, bytes, target: rewritten });
@@ -1095,7 +1146,31 @@ function substitute(input, slots, toolName) {
     }
   }
   if (list !== undefined) updated.attachments = list;
-  return { updated, payloads };
+  return { updated, payloads, markerPrefix };
+}
+
+/**
+ * Where each payload's marker is in `text`, in order, found in one scan (linear in the text,
+ * however many markers); undefined unless every marker is there exactly once.
+ * @param {string} text
+ * @param {Payload[]} payloads
+ * @param {string} markerPrefix
+ * @returns {{ payload: Payload, at: number }[] | undefined}
+ */
+function findMarkers(text, payloads, markerPrefix) {
+  /** @type {{ payload: Payload, at: number }[]} */
+  const placed = [];
+  const seen = new Uint8Array(payloads.length);
+  const width = markerPrefix.length + MARKER_INDEX_DIGITS;
+  for (let at = text.indexOf(markerPrefix); at >= 0; at = text.indexOf(markerPrefix, at + width)) {
+    const digits = text.slice(at + markerPrefix.length, at + width);
+    if (!/^[0-9]+$/.test(digits) || digits.length !== MARKER_INDEX_DIGITS) return undefined;
+    const index = Number(digits);
+    if (index >= payloads.length || seen[index] === 1) return undefined;
+    seen[index] = 1;
+    placed.push({ payload: /** @type {Payload} */ (payloads[index]), at });
+  }
+  return placed.length === payloads.length ? placed : undefined;
 }
 
 /**
@@ -1103,18 +1178,18 @@ function substitute(input, slots, toolName) {
  * Falls back to building the whole string if a marker is not found exactly once.
  * @param {string} text
  * @param {Payload[]} payloads
+ * @param {string} markerPrefix
  * @param {() => string} rebuild
  */
-function answerRewrite(text, payloads, rebuild) {
-  const placed = payloads.map((payload) => ({ payload, at: text.indexOf(payload.marker) }));
-  if (placed.some(({ payload, at }) => at < 0 || text.lastIndexOf(payload.marker) !== at)) {
+function answerRewrite(text, payloads, markerPrefix, rebuild) {
+  const placed = findMarkers(text, payloads, markerPrefix);
+  if (placed === undefined) {
     for (const payload of payloads) {
       payload.target.source = payload.prefix + payload.bytes.toString('base64');
     }
     answer(rebuild());
     return;
   }
-  placed.sort((left, right) => left.at - right.at);
   process.exitCode = 0;
   let position = 0;
   for (const { payload, at } of placed) {
@@ -1213,8 +1288,19 @@ function mayHoldAttachment(bytes) {
  */
 function handle(bytes) {
   // Fast path: most calls carry no attachment at all; answer without decoding or parsing.
+  // Cursor wants `{}`: its events carry `"cursor_version"`, or its own event name `preToolUse`
+  // (then parsed, so the answer depends on the event, not on where those bytes occur).
   if (!mayHoldAttachment(bytes)) {
     if (bytes.indexOf('"cursor_version"') >= 0) answerNoop();
+    else if (bytes.indexOf('"preToolUse"') >= 0) {
+      let event;
+      try {
+        event = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        return;
+      }
+      if (isObject(event) && detectDialect(event) === 'cursor') answerNoop();
+    }
     return;
   }
   const raw = bytes.toString('utf8');
@@ -1253,7 +1339,7 @@ function handle(bytes) {
       error instanceof Denial ? error : new Denial('HOOK_FILE_UNREADABLE', 'unexpected failure');
     return answer(JSON.stringify(denyOutput(dialect, denial)));
   }
-  const { updated, payloads } = result;
+  const { updated, payloads, markerPrefix } = result;
   const render = () => JSON.stringify(rewriteOutput(dialect, updated));
   let text;
   try {
@@ -1263,7 +1349,7 @@ function handle(bytes) {
     const denial = new Denial('HOOK_INPUT_TOO_DEEP', 'the rewritten tool input cannot be encoded');
     return answer(JSON.stringify(denyOutput(dialect, denial)));
   }
-  answerRewrite(text, payloads, render);
+  answerRewrite(text, payloads, markerPrefix, render);
 }
 
 function main() {

@@ -40,6 +40,8 @@ describe('public surface of @toolfence/host-config', () => {
         'InstallWriteError',
         'LEGACY_HOOK_SCRIPT_FILENAMES',
         'MAX_BYTES',
+        'MAX_HOOK_ATTACHMENTS',
+        'MAX_HOOK_ATTACHMENTS_CEILING',
         'MAX_HOOK_DEPTH',
         'MAX_HOOK_DEPTH_CEILING',
         'MAX_HOOK_INPUT_BYTES',

@@ -11,6 +11,8 @@ import {
   HOOK_SETTLE_MS,
   LEGACY_HOOK_SCRIPT_FILENAMES,
   MAX_BYTES,
+  MAX_HOOK_ATTACHMENTS,
+  MAX_HOOK_ATTACHMENTS_CEILING,
   MAX_HOOK_DEPTH,
   MAX_HOOK_DEPTH_CEILING,
   MAX_HOOK_INPUT_BYTES,
@@ -104,6 +106,8 @@ describe('HOOK_SCRIPT', () => {
     expect(constant('MAX_INPUT_BYTES')).toBe(MAX_HOOK_INPUT_BYTES);
     expect(constant('MAX_DEPTH')).toBe(MAX_HOOK_DEPTH);
     expect(constant('DEPTH_CEILING')).toBe(MAX_HOOK_DEPTH_CEILING);
+    expect(constant('MAX_ATTACHMENTS')).toBe(MAX_HOOK_ATTACHMENTS);
+    expect(constant('ATTACHMENTS_CEILING')).toBe(MAX_HOOK_ATTACHMENTS_CEILING);
     expect(constant('SETTLE_MS')).toBe(HOOK_SETTLE_MS);
     expect(MAX_BYTES).toBe(25 * 1024 * 1024);
   });

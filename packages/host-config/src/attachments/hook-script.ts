@@ -61,6 +61,16 @@ export const MAX_HOOK_DEPTH: number = 100;
 export const MAX_HOOK_DEPTH_CEILING: number = 1000;
 
 /**
+ * Default cap on the `file:` attachments one call may carry: 100. More are denied with
+ * `HOOK_TOO_MANY_ATTACHMENTS` before any file is read (each attachment costs an open, checks and
+ * a read). Settable from 1 up to {@link MAX_HOOK_ATTACHMENTS_CEILING}.
+ */
+export const MAX_HOOK_ATTACHMENTS: number = 100;
+
+/** Highest attachment cap the hook accepts. */
+export const MAX_HOOK_ATTACHMENTS_CEILING: number = 100000;
+
+/**
  * Default quiet time in milliseconds: a file whose last change is more recent is re-checked after
  * the rest of that time and denied with `HOOK_FILE_CHANGED` if it changed meanwhile (a writer
  * between two writes leaves bytes no read can tell from a finished file). 0 turns the wait off.
@@ -79,6 +89,8 @@ export const HOOK_ENVIRONMENT: Readonly<{
   readonly maxInputBytes: 'TOOLFENCE_HOOK_MAX_INPUT_BYTES';
   /** Deepest nesting of a tool input with a file attachment; default {@link MAX_HOOK_DEPTH}. */
   readonly maxDepth: 'TOOLFENCE_HOOK_MAX_DEPTH';
+  /** Most `file:` attachments one call may carry; default {@link MAX_HOOK_ATTACHMENTS}. */
+  readonly maxAttachments: 'TOOLFENCE_HOOK_MAX_ATTACHMENTS';
   /** Quiet time in milliseconds for a file changed just now; default {@link HOOK_SETTLE_MS}. */
   readonly settleMs: 'TOOLFENCE_HOOK_SETTLE_MS';
   /** Path of the hook's config file (must exist when set); default: the config file beside the script. */
@@ -94,6 +106,7 @@ export const HOOK_ENVIRONMENT: Readonly<{
   maxTotalBytes: 'TOOLFENCE_HOOK_MAX_TOTAL_BYTES',
   maxInputBytes: 'TOOLFENCE_HOOK_MAX_INPUT_BYTES',
   maxDepth: 'TOOLFENCE_HOOK_MAX_DEPTH',
+  maxAttachments: 'TOOLFENCE_HOOK_MAX_ATTACHMENTS',
   settleMs: 'TOOLFENCE_HOOK_SETTLE_MS',
   config: 'TOOLFENCE_HOOK_CONFIG',
   denyCredentialFiles: 'TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES',
@@ -117,4 +130,5 @@ export const HOOK_DENY_CODES: readonly string[] = Object.freeze([
   'HOOK_CONFIG_INVALID',
   'HOOK_INPUT_TOO_LARGE',
   'HOOK_INPUT_TOO_DEEP',
+  'HOOK_TOO_MANY_ATTACHMENTS',
 ]);
