@@ -52,6 +52,23 @@ describe('serve and pin: errors that say where and why (issue 36, smaller)', () 
     },
   );
 
+  it('refuses a server name the gateway cannot offer tools under, at parse time, saying what is accepted', async () => {
+    // "a_" + "__" + "x" would read as "a" + "__" + "_x": the name is refused before any start.
+    const path = join(folder, 'toolfence.json');
+    await writeFile(
+      path,
+      JSON.stringify({ mcpServers: { a_: { command: process.execPath, args: ['-e', ''] } } }),
+    );
+    for (const command of [['serve'], ['pin', '--show']]) {
+      const result = await cli([...command, '--config', path]);
+      expect(result.code).toBe(1);
+      expect(result.err).toContain(
+        'the server name "a_" cannot be used: a server name is 1-24 of letters, digits, "-" and "_", starting with a letter or digit, with no "__" and no "_" at the end',
+      );
+      expect(result.err).toContain('(GATEWAY_CONFIG)');
+    }
+  });
+
   type Arrange = (path: string) => Promise<void>;
   const unreadable: [string, Arrange, string][] =
     process.getuid?.() === 0

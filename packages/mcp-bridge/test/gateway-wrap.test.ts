@@ -381,6 +381,12 @@ describe('importing client formats', () => {
     ],
     [
       'claude',
+      'a name ending with "_" (serve would refuse it)',
+      '{"mcpServers":{"a_":{"command":"x"}}}',
+      /no "_" at the end; rename it first/,
+    ],
+    [
+      'claude',
       'a name with a terminal escape, shown escaped',
       '{"mcpServers":{"a\\u001b[2Jb":{"command":"x"}}}',
       /mcpServers\."a\\u001b\[2Jb": the gateway needs server names/,

@@ -85,7 +85,8 @@ export interface UnwrapPlan {
   readonly serversPath: readonly string[];
 }
 
-const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,23}$/;
+// The server names `serve` accepts (gateway-config.ts): no "__", no "_" at the end.
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_|$)){0,23}$/;
 const VARIABLE = /\$\{([^}]*)\}/g;
 
 function fail(message: string, at: string): never {
@@ -234,7 +235,7 @@ function stringMap(value: unknown, at: string, context: Translation): Record<str
 function checkName(name: string, at: string): void {
   if (!NAME.test(name)) {
     fail(
-      'the gateway needs server names of 1-24 letters, digits, "-" and "_" (no "__"); rename it first',
+      'the gateway needs server names of 1-24 letters, digits, "-" and "_", starting with a letter or digit, with no "__" and no "_" at the end; rename it first',
       at,
     );
   }

@@ -295,10 +295,33 @@ describe('gateway config: keys clients write in a server entry (issue 36)', () =
     ['a leading underscore', '_srv'],
     ['a space', 'my server'],
     ['too long', 'a'.repeat(30)],
+    ['a trailing underscore (its tools would be "a___x")', 'a_'],
   ])('names the server whose name cannot be used: %s', (_label, name) => {
     expect(() => parseWith({ command: 'x' }, name)).toThrow(
       `the server name ${JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name)} cannot be used`,
     );
+  });
+
+  const RULE =
+    '1-24 of letters, digits, "-" and "_", starting with a letter or digit, with no "__" and no "_" at the end';
+
+  it('says what a server name may be', () => {
+    expect(() => parseWith({ command: 'x' }, 'a_')).toThrow(`a server name is ${RULE}`);
+  });
+
+  it.each([
+    ['a trailing underscore', 'x_'],
+    ['two underscores', 'x__y'],
+  ])('refuses a namespace with %s, saying what is accepted', (_label, namespace) => {
+    expect(() => parseWith({ command: 'x', namespace })).toThrow(`namespace is ${RULE}`);
+  });
+
+  it('accepts names with single underscores inside and dashes anywhere but first', () => {
+    const config = parseGatewayConfig({
+      mcpServers: { my_server: { command: 'x' }, 'b-2-': { command: 'x', namespace: 'b_2-x' } },
+    });
+    expect(config.mcpServers.my_server?.namespace).toBe('my_server');
+    expect(config.mcpServers['b-2-']?.namespace).toBe('b_2-x');
   });
 
   it('escapes control characters in a server name it shows', () => {

@@ -311,7 +311,12 @@ const BUDGET_KEYS = [
 const REDIS_ONLY_KEYS = ['keyPrefix', 'ttlMs', 'timeoutMs', 'onUnavailable'] as const;
 const LIMIT_KEYS = ['maxCalls', 'maxConcurrent'];
 const OAUTH_KEYS = ['connectionId', 'refreshSkewMs'];
-const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,23}$/;
+// What a server name and a namespace may be: offered names are `<namespace>__<tool>`, so a "_"
+// next to the separator would make two servers' names one (`a_` + `x` and `a` + `_x`); the
+// bridge refuses such a namespace too (isValidMcpToolNamespace).
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_|$)){0,23}$/;
+const NAME_RULE =
+  '1-24 of letters, digits, "-" and "_", starting with a letter or digit, with no "__" and no "_" at the end';
 
 function fail(message: string, at: string): never {
   throw new GatewayConfigError(`${at}: ${message}`, { details: { at } });
@@ -406,7 +411,7 @@ function checkServer(
   const at = `mcpServers.${NAME.test(name) ? name : shownName(name)}`;
   if (!NAME.test(name)) {
     fail(
-      `the server name ${shownName(name)} cannot be used: a server name is 1-24 of letters, digits, "-" and "_" (no "__"), starting with a letter or digit`,
+      `the server name ${shownName(name)} cannot be used: a server name is ${NAME_RULE}`,
       'mcpServers',
     );
   }
@@ -756,7 +761,7 @@ function common(
 ): Pick<GatewayServerConfig, 'allow' | 'deny' | 'namespace' | 'startTimeoutMs'> {
   const namespace = value.namespace ?? name;
   if (typeof namespace !== 'string' || !NAME.test(namespace)) {
-    fail('namespace is 1-24 of letters, digits, "-" and "_" (no "__")', `${at}.namespace`);
+    fail(`namespace is ${NAME_RULE}`, `${at}.namespace`);
   }
   const deny = stringList(value.deny, `${at}.deny`);
   // Windsurf's and Cline's `disabledTools` are tools never offered: they join `deny`.
