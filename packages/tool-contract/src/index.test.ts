@@ -37,6 +37,7 @@ describe('public surface of @toolfence/tool-contract', () => {
         'withContract',
         'withContractAnnotations',
         // Reading
+        'DEFAULT_MAX_ALIASES',
         'UNKNOWN_VERSION',
         'readContract',
         // JSON Schema

@@ -54,6 +54,7 @@ export {
 
 export {
   type ContractSource,
+  DEFAULT_MAX_ALIASES,
   type ReadContractOptions,
   type ReadContractResult,
   readContract,

@@ -13,7 +13,12 @@ import {
 import { ContractReadError } from './contract-read-error.js';
 import { type ContractInput, defineContract } from './define-contract.js';
 import { heuristicContract } from './heuristic-contract.js';
-import { readContract, type ToolListEntry, UNKNOWN_VERSION } from './read-contract.js';
+import {
+  DEFAULT_MAX_ALIASES,
+  readContract,
+  type ToolListEntry,
+  UNKNOWN_VERSION,
+} from './read-contract.js';
 import { CONTENT_TRUST_LEVELS, RISK_LEVEL_ORDER, RISK_LEVELS } from './taxonomy.js';
 
 const full: ContractInput = {
@@ -358,6 +363,103 @@ describe('readContract problems', () => {
     expect(result.contract.contentTrust).toBe('sensitive');
     expect(result.contract.idempotent).toBe(false);
     expect(result.problems.map((problem) => problem.code)).toContain('CONTRACT_SOURCES_DISAGREE');
+  });
+
+  // One source declares a whole, harmless contract; the other is partly unreadable but states a
+  // cautious content trust (or an unreadable risk): the reading must never be less cautious than
+  // the partial source read alone.
+  const harmless = {
+    [ANNOTATION_RISK_LEVEL]: 'read-only',
+    [ANNOTATION_CONTENT_TRUST_RISK]: 'trusted',
+    [ANNOTATION_VERSION]: '1.0.0',
+  };
+  it.each([
+    [
+      'annotations state only a content trust',
+      { [ANNOTATION_CONTENT_TRUST_RISK]: 'prompt-injection-prone', [ANNOTATION_VERSION]: '1.0.0' },
+      harmless,
+    ],
+    [
+      'annotations carry an unknown risk level',
+      { [ANNOTATION_RISK_LEVEL]: 'READ-ONLY', [ANNOTATION_CONTENT_TRUST_RISK]: 'sensitive' },
+      harmless,
+    ],
+    [
+      '_meta states only a content trust',
+      harmless,
+      { [ANNOTATION_CONTENT_TRUST_RISK]: 'prompt-injection-prone', [ANNOTATION_VERSION]: '1.0.0' },
+    ],
+    [
+      '_meta carries an unknown risk level',
+      harmless,
+      { [ANNOTATION_RISK_LEVEL]: 'read only', [ANNOTATION_CONTENT_TRUST_RISK]: 'sensitive' },
+    ],
+  ])('is never less cautious than a partial source alone: %s', (_label, annotations, meta) => {
+    const both = readContract({
+      name: 'get_issue',
+      annotations,
+      _meta: { [CONTRACT_META_KEY]: meta },
+    });
+    const partial = (annotations === harmless ? meta : annotations) as Record<string, unknown>;
+    const alone = readContract({ name: 'get_issue', annotations: partial });
+    const stated = partial[ANNOTATION_CONTENT_TRUST_RISK] as string;
+    const trustRank = (level: string) => CONTENT_TRUST_LEVELS.indexOf(level as never);
+    expect(trustRank(both.contract.contentTrust)).toBeGreaterThanOrEqual(trustRank(stated));
+    expect(trustRank(both.contract.contentTrust)).toBeGreaterThanOrEqual(
+      trustRank(alone.contract.contentTrust),
+    );
+    expect(RISK_LEVELS.indexOf(both.contract.risk)).toBeGreaterThanOrEqual(
+      RISK_LEVELS.indexOf(alone.contract.risk),
+    );
+    expect(both.problems.map((problem) => problem.code)).toContain('CONTRACT_SOURCES_DISAGREE');
+  });
+
+  it('keeps a stated content trust when no source has a readable risk level', () => {
+    const result = readContract({
+      name: 'lookup',
+      annotations: { [ANNOTATION_CONTENT_TRUST_RISK]: 'sensitive' },
+    });
+    expect(result.source).toBe('heuristic');
+    expect(result.contract.contentTrust).toBe('sensitive');
+  });
+
+  it(`reads at most maxAliases aliases (default ${DEFAULT_MAX_ALIASES}), each checked once`, () => {
+    const many = Array.from({ length: 50_000 }, (_, index) => `alias_${index}`);
+    const declared = (aliases: unknown[]) =>
+      entry({ ...valid, [ANNOTATION_ALIASES]: aliases }, { name: 'x' });
+    const result = readContract(declared(many));
+    expect(result.contract.aliases).toHaveLength(DEFAULT_MAX_ALIASES);
+    expect(result.contract.aliases).toEqual(many.slice(0, DEFAULT_MAX_ALIASES));
+    expect(result.problems.filter((problem) => problem.code === 'CONTRACT_INVALID_ALIAS')).toEqual([
+      expect.objectContaining({
+        field: 'annotations.aliases',
+        message: expect.stringContaining(`more than ${DEFAULT_MAX_ALIASES} entries (maxAliases)`),
+      }),
+    ]);
+    // A larger limit reads them all; duplicates are found without comparing each to every other.
+    const wide = readContract(declared([...many, ...many]), { maxAliases: 100_000 });
+    expect(wide.contract.aliases).toHaveLength(50_000);
+    expect(
+      wide.problems.filter((problem) => problem.code === 'CONTRACT_DUPLICATE_ALIAS'),
+    ).toHaveLength(50_000);
+    expect(readContract(declared(many.slice(0, 3)), { maxAliases: 0 }).contract.aliases).toEqual(
+      [],
+    );
+  });
+
+  it.each([
+    [{ maxAliases: -1 }, /maxAliases option must be an integer from 0 to 100,000 \(default 256\)/],
+    [{ maxAliases: 1.5 }, /maxAliases option must be an integer/],
+    [{ maxAliases: 100_001 }, /maxAliases option must be an integer/],
+    [{ strictt: true }, /no option "strictt" \(accepted: strict, maxAliases\)/],
+    [null, /options must be an object/],
+  ])('rejects the options %j and says what is accepted', (options, message) => {
+    expect(() => readContract({ name: 'x' }, options as never)).toThrow(
+      expect.objectContaining({
+        code: 'CONTRACT_INVALID_OPTION',
+        message: expect.stringMatching(message),
+      }),
+    );
   });
 
   it('never echoes a remote value in a problem message', () => {

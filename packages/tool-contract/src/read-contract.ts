@@ -55,7 +55,20 @@ export interface ReadContractResult {
 export interface ReadContractOptions {
   /** Throw a `ContractReadError` when any problem is found, instead of reporting it. Default `false`. */
   readonly strict?: boolean;
+  /**
+   * Aliases read at most per declaration (an integer from 0 to 100,000): more are reported as
+   * one `CONTRACT_INVALID_ALIAS` and not read. Default {@link DEFAULT_MAX_ALIASES}.
+   */
+  readonly maxAliases?: number;
 }
+
+/** Default of {@link ReadContractOptions.maxAliases}: aliases read at most per declaration. */
+export const DEFAULT_MAX_ALIASES = 256;
+
+/** The highest `maxAliases` accepted. */
+const MAX_ALIASES_LIMIT = 100_000;
+
+const READ_OPTION_KEYS: ReadonlySet<string> = new Set(['strict', 'maxAliases']);
 
 /** Version a declared contract carries when its own version is missing or invalid. */
 export const UNKNOWN_VERSION = '0.0.0';
@@ -83,7 +96,12 @@ interface Parsed {
 }
 
 /** Reads one annotation object with the same rules `defineContract` applies, collecting problems. */
-function parseDeclaration(record: Record_, at: string, problems: ContractProblem[]): Parsed {
+function parseDeclaration(
+  record: Record_,
+  at: string,
+  problems: ContractProblem[],
+  maxAliases: number,
+): Parsed {
   const problem = (code: string, key: string, message: string): void => {
     problems.push(Object.freeze({ code, field: `${at}.${key}`, message }));
   };
@@ -163,14 +181,31 @@ function parseDeclaration(record: Record_, at: string, problems: ContractProblem
   const aliases: string[] = [];
   const rawAliases = get('aliases');
   if (Array.isArray(rawAliases)) {
-    for (const [index, alias] of rawAliases.entries()) {
+    // A set of those kept: each alias is checked once, whatever the list's length.
+    const kept = new Set<string>();
+    const read = Math.min(rawAliases.length, maxAliases);
+    for (let index = 0; index < read; index++) {
+      const alias: unknown = rawAliases[index];
       if (!isToolName(alias)) {
         problem('CONTRACT_INVALID_ALIAS', `aliases[${index}]`, 'alias is not a valid tool name.');
         // Kept as declared when it is plain text (the original package accepts any alias).
-        if (isLenientText(alias) && !aliases.includes(alias)) aliases.push(alias);
-      } else if (aliases.includes(alias)) {
+        if (isLenientText(alias) && !kept.has(alias)) {
+          kept.add(alias);
+          aliases.push(alias);
+        }
+      } else if (kept.has(alias)) {
         problem('CONTRACT_DUPLICATE_ALIAS', `aliases[${index}]`, 'alias repeats an earlier one.');
-      } else aliases.push(alias);
+      } else {
+        kept.add(alias);
+        aliases.push(alias);
+      }
+    }
+    if (rawAliases.length > maxAliases) {
+      problem(
+        'CONTRACT_INVALID_ALIAS',
+        'aliases',
+        `aliases holds more than ${maxAliases} entries (maxAliases); the rest were not read.`,
+      );
     }
   } else if (rawAliases !== undefined) {
     problem('CONTRACT_INVALID_ALIAS', 'aliases', 'aliases is not an array.');
@@ -304,11 +339,31 @@ export function readContract(
       code: 'CONTRACT_INVALID_TOOL',
     });
   }
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new ContractReadError('readContract options must be an object.', {
+      code: 'CONTRACT_INVALID_OPTION',
+    });
+  }
+  for (const key of Object.keys(options)) {
+    if (!READ_OPTION_KEYS.has(key)) {
+      throw new ContractReadError(
+        `readContract has no option ${JSON.stringify(key).slice(0, 80)} (accepted: strict, maxAliases).`,
+        { code: 'CONTRACT_INVALID_OPTION' },
+      );
+    }
+  }
   const strict = options.strict ?? false;
   if (typeof strict !== 'boolean') {
     throw new ContractReadError('The strict option must be a boolean.', {
       code: 'CONTRACT_INVALID_OPTION',
     });
+  }
+  const maxAliases: number = options.maxAliases ?? DEFAULT_MAX_ALIASES;
+  if (!Number.isInteger(maxAliases) || maxAliases < 0 || maxAliases > MAX_ALIASES_LIMIT) {
+    throw new ContractReadError(
+      `The maxAliases option must be an integer from 0 to ${MAX_ALIASES_LIMIT.toLocaleString('en-US')} (default ${DEFAULT_MAX_ALIASES}).`,
+      { code: 'CONTRACT_INVALID_OPTION' },
+    );
   }
   const problems: ContractProblem[] = [];
   // The heuristic is only needed for an undeclared tool or an unreadable content trust.
@@ -348,24 +403,40 @@ export function readContract(
   const declarations: Array<{ parsed: Parsed; record: Record_; at: string }> = [];
   if (annotationRecord !== undefined && hasDeclaration(annotationRecord)) {
     declarations.push({
-      parsed: parseDeclaration(annotationRecord, 'annotations', problems),
+      parsed: parseDeclaration(annotationRecord, 'annotations', problems, maxAliases),
       record: annotationRecord,
       at: 'annotations',
     });
   }
   if (metaRecord !== undefined && (hasDeclaration(metaRecord) || declarations.length === 0)) {
     declarations.push({
-      parsed: parseDeclaration(metaRecord, metaField, problems),
+      parsed: parseDeclaration(metaRecord, metaField, problems, maxAliases),
       record: metaRecord,
       at: metaField,
     });
   }
 
   const usable = declarations.filter((declaration) => declaration.parsed.risk !== undefined);
+  /**
+   * The most cautious content trust any declaration states readably, with or without a usable
+   * `risk_level`: a source that cannot be read whole still says what it can, and a second source
+   * never makes the result less cautious than the first alone.
+   */
+  let statedTrust: ContentTrustLevel | undefined;
+  for (const declaration of declarations) {
+    const trust = declaration.parsed.contentTrust;
+    if (trust !== undefined) {
+      statedTrust = statedTrust === undefined ? trust : maxContentTrust(statedTrust, trust);
+    }
+  }
   let result: ReadContractResult;
   if (usable.length === 0) {
     // The same floor effectiveContract applies: the hints raise the guess, never lower it.
-    const contract = withHintFloor(heuristic(), annotationRecord);
+    const guessed = withHintFloor(heuristic(), annotationRecord);
+    const contract =
+      statedTrust === undefined
+        ? guessed
+        : { ...guessed, contentTrust: maxContentTrust(guessed.contentTrust, statedTrust) };
     result = { source: 'heuristic', contract: freezeContract(contract), problems };
   } else {
     const first = usable[0]!;
@@ -387,6 +458,20 @@ export function readContract(
       );
       idempotent = idempotent && other.parsed.idempotent;
     }
+    // A declaration present without a usable `risk_level` beside one with it: the sources do not
+    // agree on the contract, so the result is at least as cautious as the unreadable source
+    // alone would be (the heuristic, with its stated content trust).
+    for (const declaration of declarations) {
+      if (declaration.parsed.risk !== undefined) continue;
+      problems.push({
+        code: 'CONTRACT_SOURCES_DISAGREE',
+        field: declaration.at,
+        message: `${declaration.at} declares no readable risk_level beside ${first.at}; using the more cautious facts.`,
+      });
+      risk = maxRisk(risk, heuristic().risk);
+      contentTrust = maxContentTrust(contentTrust, heuristic().contentTrust);
+    }
+    if (statedTrust !== undefined) contentTrust = maxContentTrust(contentTrust, statedTrust);
     // Standard hints are checked wherever they are published alongside the declaration.
     const hintRecords = new Map<Record_, string>();
     for (const declaration of usable) hintRecords.set(declaration.record, declaration.at);
