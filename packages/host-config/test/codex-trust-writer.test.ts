@@ -47,38 +47,70 @@ const keyOf = () => `${join(codexHome, 'hooks.json')}:pre_tool_use:0:0`;
 const tomlPath = () => join(codexHome, 'config.toml');
 
 function trustIn(text: string, key: string): unknown {
-  const parsed = toml.parse(text) as { hooks?: { state?: Record<string, { trusted_hash?: unknown }> } };
+  const parsed = toml.parse(text) as {
+    hooks?: { state?: Record<string, { trusted_hash?: unknown }> };
+  };
   return parsed.hooks?.state?.[key]?.trusted_hash;
 }
 
 describe('install --trust-codex-hook with an existing trust entry', () => {
   it.each([
-    ['dotted under [hooks.state]', (key: string) => `[hooks.state]\n${JSON.stringify(key)}.trusted_hash = "${OLD}"\n`],
-    ['dotted under [hooks]', (key: string) => `[hooks]\nstate.${JSON.stringify(key)}.trusted_hash = "${OLD}"\n`],
-    ['dotted at the top', (key: string) => `hooks.state.${JSON.stringify(key)}.trusted_hash = "${OLD}"\n`],
-    ['a table of its own', (key: string) => `[hooks.state.${JSON.stringify(key)}]\ntrusted_hash = "${OLD}" # mine\n`],
-  ])('replaces the hash in place when it is written %s; the file stays valid TOML', (_form, make) => {
-    const before = `model = "gpt-5"\n\n${make(keyOf())}\n[other]\nx = 1\n`;
-    writeFileSync(tomlPath(), before);
-    const result = cli('install', '--client', 'codex', '--trust-codex-hook');
-    expect(result.code).toBe(0);
-    const after = readFileSync(tomlPath(), 'utf8');
-    const status = getHookStatus({ client: 'codex', home, codexHome });
-    expect(status.codex?.trusted).toBe(true);
-    // Only the hash changed, in place.
-    expect(after).toBe(before.replace(OLD, status.codex?.expectedHash as string));
-    expect(trustIn(after, keyOf())).toBe(status.codex?.expectedHash);
-  });
+    [
+      'dotted under [hooks.state]',
+      (key: string) => `[hooks.state]\n${JSON.stringify(key)}.trusted_hash = "${OLD}"\n`,
+    ],
+    [
+      'dotted under [hooks]',
+      (key: string) => `[hooks]\nstate.${JSON.stringify(key)}.trusted_hash = "${OLD}"\n`,
+    ],
+    [
+      'dotted at the top',
+      (key: string) => `hooks.state.${JSON.stringify(key)}.trusted_hash = "${OLD}"\n`,
+    ],
+    [
+      'a table of its own',
+      (key: string) => `[hooks.state.${JSON.stringify(key)}]\ntrusted_hash = "${OLD}" # mine\n`,
+    ],
+  ])(
+    'replaces the hash in place when it is written %s; the file stays valid TOML',
+    (_form, make) => {
+      const before = `model = "gpt-5"\n\n${make(keyOf())}\n[other]\nx = 1\n`;
+      writeFileSync(tomlPath(), before);
+      const result = cli('install', '--client', 'codex', '--trust-codex-hook');
+      expect(result.code).toBe(0);
+      const after = readFileSync(tomlPath(), 'utf8');
+      const status = getHookStatus({ client: 'codex', home, codexHome });
+      expect(status.codex?.trusted).toBe(true);
+      // Only the hash changed, in place.
+      expect(after).toBe(before.replace(OLD, status.codex?.expectedHash as string));
+      expect(trustIn(after, keyOf())).toBe(status.codex?.expectedHash);
+    },
+  );
 
   it('migrating a trusted .mjs registration whose trust is dotted keeps valid TOML', () => {
     const setup = getHookSetup('codex', 'user', { home, codexHome, node: process.execPath });
     const legacyCommand = setup.command.replace('.cjs', '.mjs');
     mkdirSync(join(codexHome, 'hooks'));
-    writeFileSync(join(codexHome, 'hooks', 'toolfence_attachment_substitution.mjs'), '// old protocol=1\n');
-    const entry = { matcher: 'mcp__.*', hooks: [{ type: 'command', command: legacyCommand, timeout: 120 }] };
-    writeFileSync(setup.configPath, `${JSON.stringify({ hooks: { PreToolUse: [entry] } }, null, 2)}\n`);
-    const legacyHash = codexHookTrustHash('pre_tool_use', 'mcp__.*', { command: legacyCommand, timeout: 120 });
-    writeFileSync(tomlPath(), `model = "gpt-5"\n\n[hooks.state]\n${JSON.stringify(keyOf())}.trusted_hash = "${legacyHash}"\n`);
+    writeFileSync(
+      join(codexHome, 'hooks', 'toolfence_attachment_substitution.mjs'),
+      '// old protocol=1\n',
+    );
+    const entry = {
+      matcher: 'mcp__.*',
+      hooks: [{ type: 'command', command: legacyCommand, timeout: 120 }],
+    };
+    writeFileSync(
+      setup.configPath,
+      `${JSON.stringify({ hooks: { PreToolUse: [entry] } }, null, 2)}\n`,
+    );
+    const legacyHash = codexHookTrustHash('pre_tool_use', 'mcp__.*', {
+      command: legacyCommand,
+      timeout: 120,
+    });
+    writeFileSync(
+      tomlPath(),
+      `model = "gpt-5"\n\n[hooks.state]\n${JSON.stringify(keyOf())}.trusted_hash = "${legacyHash}"\n`,
+    );
     expect(cli('install', '--client', 'codex').code).toBe(0);
     const after = readFileSync(tomlPath(), 'utf8');
     const status = getHookStatus({ client: 'codex', home, codexHome });
@@ -96,7 +128,7 @@ describe('install --trust-codex-hook with an existing trust entry', () => {
     expect(readFileSync(tomlPath(), 'utf8')).toBe(before.replace(OLD, hash));
   });
 
-  it('adds the line under an existing header with that line\'s own ending', () => {
+  it("adds the line under an existing header with that line's own ending", () => {
     const key = keyOf();
     const before = `a = 1\n[hooks.state.${JSON.stringify(key)}]\r\nenabled = true\n`;
     const edited = editCodexTrustEntry(before, key, 'sha256:ab');
@@ -107,13 +139,18 @@ describe('install --trust-codex-hook with an existing trust entry', () => {
 
   it('appends a new table with the line ending the file uses', () => {
     const edited = editCodexTrustEntry('a = 1\r\n', '/k', 'sha256:ab');
-    expect(edited).toEqual({ text: 'a = 1\r\n\r\n[hooks.state."/k"]\r\ntrusted_hash = "sha256:ab"\r\n' });
+    expect(edited).toEqual({
+      text: 'a = 1\r\n\r\n[hooks.state."/k"]\r\ntrusted_hash = "sha256:ab"\r\n',
+    });
     expect(trustIn((edited as { text: string }).text, '/k')).toBe('sha256:ab');
   });
 
   it.each([
     ['inline', '[hooks.state]\n"/k" = { trusted_hash = "x" }\n'],
-    ['defined-twice', '[hooks.state]\n"/k".trusted_hash = "x"\n[hooks.state."/k"]\nenabled = true\n'],
+    [
+      'defined-twice',
+      '[hooks.state]\n"/k".trusted_hash = "x"\n[hooks.state."/k"]\nenabled = true\n',
+    ],
     ['dotted-without-hash', '[hooks.state]\n"/k".enabled = true\n'],
     ['inline-hooks-table', 'hooks = { state = {} }\n'],
   ])('refuses (%s) instead of writing invalid TOML', (reason, text) => {

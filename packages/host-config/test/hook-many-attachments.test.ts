@@ -34,7 +34,7 @@ beforeAll(async () => {
       'const original = JSON.stringify;',
       'let renders = 0;',
       'JSON.stringify = function (...args) { renders += 1; return original.apply(this, args); };',
-      "process.on('exit', () => process.stderr.write(`renders=${renders}\\n`));",
+      "process.on('exit', () => process.stderr.write('renders=' + renders + '\\n'));",
     ].join('\n'),
   );
 });
@@ -124,7 +124,10 @@ describe('many attachments', () => {
 
   it.each([
     ['0', { TOOLFENCE_HOOK_MAX_ATTACHMENTS: '0' }],
-    ['above the ceiling', { TOOLFENCE_HOOK_MAX_ATTACHMENTS: String(MAX_HOOK_ATTACHMENTS_CEILING + 1) }],
+    [
+      'above the ceiling',
+      { TOOLFENCE_HOOK_MAX_ATTACHMENTS: String(MAX_HOOK_ATTACHMENTS_CEILING + 1) },
+    ],
     ['not a number', { TOOLFENCE_HOOK_MAX_ATTACHMENTS: 'many' }],
   ])('fails closed on a cap that is %s', async (_name, env) => {
     const result = await runHook(stdinFor('cursor', many(1)), { env });
@@ -133,20 +136,24 @@ describe('many attachments', () => {
 });
 
 describe('per-toolkit budgets of servers whose names hold "."', () => {
-  it.each(['mcp__my_files__upload', 'mcp__my.files__upload', 'mcp_my_files_upload', 'MCP:my.files:upload'])(
-    'applies the budget of "my.files" to %s',
-    async (toolName) => {
-      const home = await mkdtemp(join(dir, 'budget-'));
-      await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
-      await writeFile(join(home, HOOK_CONFIG_FILENAME), '{"toolkitBudgets": {"my.files": 2}}');
-      const event = JSON.parse(stdinFor('claude-code', { attachment: { source: fileUrl(small) } }));
-      event.tool_name = toolName;
-      const result = await runHook(JSON.stringify(event), { script: join(home, HOOK_SCRIPT_FILENAME) });
-      const reason = JSON.parse(result.stdout).hookSpecificOutput.permissionDecisionReason;
-      expect(reason).toContain('HOOK_TOOLKIT_BUDGET_EXCEEDED');
-      expect(reason).toContain('this toolkit (my.files)');
-    },
-  );
+  it.each([
+    'mcp__my_files__upload',
+    'mcp__my.files__upload',
+    'mcp_my_files_upload',
+    'MCP:my.files:upload',
+  ])('applies the budget of "my.files" to %s', async (toolName) => {
+    const home = await mkdtemp(join(dir, 'budget-'));
+    await copyFile(HOOK_PATH, join(home, HOOK_SCRIPT_FILENAME));
+    await writeFile(join(home, HOOK_CONFIG_FILENAME), '{"toolkitBudgets": {"my.files": 2}}');
+    const event = JSON.parse(stdinFor('claude-code', { attachment: { source: fileUrl(small) } }));
+    event.tool_name = toolName;
+    const result = await runHook(JSON.stringify(event), {
+      script: join(home, HOOK_SCRIPT_FILENAME),
+    });
+    const reason = JSON.parse(result.stdout).hookSpecificOutput.permissionDecisionReason;
+    expect(reason).toContain('HOOK_TOOLKIT_BUDGET_EXCEEDED');
+    expect(reason).toContain('this toolkit (my.files)');
+  });
 
   it('takes the smaller budget when "my.files" and "my_files" both match', async () => {
     const home = await mkdtemp(join(dir, 'budget-'));
@@ -157,7 +164,9 @@ describe('per-toolkit budgets of servers whose names hold "."', () => {
     );
     const event = JSON.parse(stdinFor('claude-code', { attachment: { source: fileUrl(small) } }));
     event.tool_name = 'mcp__my_files__upload';
-    const result = await runHook(JSON.stringify(event), { script: join(home, HOOK_SCRIPT_FILENAME) });
+    const result = await runHook(JSON.stringify(event), {
+      script: join(home, HOOK_SCRIPT_FILENAME),
+    });
     expect(JSON.parse(result.stdout).hookSpecificOutput.permissionDecisionReason).toContain(
       'HOOK_TOOLKIT_BUDGET_EXCEEDED',
     );
@@ -169,7 +178,9 @@ describe('per-toolkit budgets of servers whose names hold "."', () => {
     await writeFile(join(home, HOOK_CONFIG_FILENAME), '{"toolkitBudgets": {"my.files": 2}}');
     const event = JSON.parse(stdinFor('claude-code', { attachment: { source: fileUrl(small) } }));
     event.tool_name = 'mcp__my_files2__upload';
-    const result = await runHook(JSON.stringify(event), { script: join(home, HOOK_SCRIPT_FILENAME) });
+    const result = await runHook(JSON.stringify(event), {
+      script: join(home, HOOK_SCRIPT_FILENAME),
+    });
     expect(JSON.parse(result.stdout).hookSpecificOutput.updatedInput.attachment.source).toBe(
       'data:text/plain;base64,YWJj',
     );
@@ -181,7 +192,11 @@ describe("Cursor's no-op answer depends on the event, not on its bytes", () => {
     ['no "attachment" bytes', { q: 1 }],
     ['the word attachment in a value', { q: 'attachment' }],
   ])('answers {} to a preToolUse event without cursor_version (%s)', async (_name, input) => {
-    const event = JSON.stringify({ hook_event_name: 'preToolUse', tool_name: 'MCP:x', tool_input: input });
+    const event = JSON.stringify({
+      hook_event_name: 'preToolUse',
+      tool_name: 'MCP:x',
+      tool_input: input,
+    });
     const result = await runHook(event);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('{}');

@@ -34,7 +34,8 @@ function write(path: string, text: string): string {
   return text;
 }
 
-const cursorConfig = () => getHookSetup('cursor', 'user', { home, node: process.execPath }).configPath;
+const cursorConfig = () =>
+  getHookSetup('cursor', 'user', { home, node: process.execPath }).configPath;
 
 describe('install keeps the numbers of a config as they were written', () => {
   it('keeps big integers, trailing zeros, exponents and out-of-range values byte for byte', () => {
@@ -87,7 +88,10 @@ describe('install keeps the numbers of a config as they were written', () => {
 
   it('keeps the numbers of the hook config when --budget rewrites it', () => {
     const setup = getHookSetup('claude-code', 'user', { home, node: process.execPath });
-    const hookConfig = join(dirname(setup.scriptPath), 'toolfence_attachment_substitution.config.json');
+    const hookConfig = join(
+      dirname(setup.scriptPath),
+      'toolfence_attachment_substitution.config.json',
+    );
     write(hookConfig, '{ "maxBytes": 1.0e6 }\n');
     expect(cli('install', '--client', 'claude-code', '--budget', 'files=7MiB').code).toBe(0);
     expect(readFileSync(hookConfig, 'utf8')).toContain('"maxBytes": 1.0e6');
@@ -103,10 +107,7 @@ describe('install keeps the numbers of a config as they were written', () => {
 
   it('refuses when two different numbers read as the same double, naming both; nothing is written', () => {
     const path = cursorConfig();
-    const text = write(
-      path,
-      '{\n  "a": 12345678901234567891,\n  "b": 12345678901234567890\n}\n',
-    );
+    const text = write(path, '{\n  "a": 12345678901234567891,\n  "b": 12345678901234567890\n}\n');
     const result = cli('install', '--client', 'cursor');
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('INSTALL_CONFIG_MALFORMED');

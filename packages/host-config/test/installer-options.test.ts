@@ -38,7 +38,9 @@ describe('CODEX_HOME must be absolute', () => {
     ['dot-relative', './codex'],
     ['with a newline', '/tmp/x\ny'],
   ])('refuses a %s CODEX_HOME before writing anything', (_name, value) => {
-    const result = cli(['install', '--client', 'codex', '--trust-codex-hook'], { CODEX_HOME: value });
+    const result = cli(['install', '--client', 'codex', '--trust-codex-hook'], {
+      CODEX_HOME: value,
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('INSTALL_USAGE_INVALID: codexHome (CODEX_HOME)');
     expect(existsSync(join(work, 'relcodex'))).toBe(false);
@@ -46,9 +48,9 @@ describe('CODEX_HOME must be absolute', () => {
   });
 
   it('refuses a relative codexHome in the library too', () => {
-    expect(() => installHook({ client: 'codex', home, codexHome: 'relcodex', dryRun: true })).toThrow(
-      /codexHome \(CODEX_HOME\) "relcodex" is not an absolute path/,
-    );
+    expect(() =>
+      installHook({ client: 'codex', home, codexHome: 'relcodex', dryRun: true }),
+    ).toThrow(/codexHome \(CODEX_HOME\) "relcodex" is not an absolute path/);
   });
 
   it('accepts an absolute CODEX_HOME that does not exist yet, and ignores CODEX_HOME for other clients', () => {
@@ -79,7 +81,9 @@ describe('install-only options are refused by the other commands', () => {
   });
 
   it('still accepts them where they apply', () => {
-    expect(cli(['install', '--client', 'cursor', '--budget', 'files=1KiB', '--dry-run']).code).toBe(0);
+    expect(cli(['install', '--client', 'cursor', '--budget', 'files=1KiB', '--dry-run']).code).toBe(
+      0,
+    );
     expect(cli(['uninstall', '--client', 'cursor', '--dry-run']).code).toBe(0);
     expect(cli(['status']).code).toBe(0);
     expect(cli(['print-setup', '--client', 'cursor']).code).toBe(0);

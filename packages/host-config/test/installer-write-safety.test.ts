@@ -141,7 +141,15 @@ describe.skipIf(process.platform === 'win32')('links are followed only for clien
       join(root, 'victim', 'important.txt'),
       join(project, '.claude', 'settings.local.json.toolfence.bak'),
     );
-    const result = cli('install', '--client', 'claude-code', '--scope', 'project', '--project', project);
+    const result = cli(
+      'install',
+      '--client',
+      'claude-code',
+      '--scope',
+      'project',
+      '--project',
+      project,
+    );
     expect(result.code).toBe(0);
     expect(readFileSync(join(root, 'victim', 'important.txt'), 'utf8')).toBe(victim);
     const backup = join(project, '.claude', 'settings.local.json.toolfence.bak');
@@ -155,7 +163,15 @@ describe.skipIf(process.platform === 'win32')('links are followed only for clien
     const script = join(project, '.claude', 'hooks', 'toolfence_attachment_substitution.cjs');
     mkdirSync(dirname(script), { recursive: true });
     symlinkSync(join(root, 'victim', '.bashrc'), script);
-    const result = cli('install', '--client', 'claude-code', '--scope', 'project', '--project', project);
+    const result = cli(
+      'install',
+      '--client',
+      'claude-code',
+      '--scope',
+      'project',
+      '--project',
+      project,
+    );
     expect(result.code).toBe(0);
     expect(readFileSync(join(root, 'victim', '.bashrc'), 'utf8')).toBe(victim);
     expect(lstatSync(script).isFile()).toBe(true);
@@ -199,7 +215,9 @@ describe.skipIf(process.platform === 'win32')('links are followed only for clien
     expect(cli('install', '--client', 'claude-code').code).toBe(0);
     expect(lstatSync(setup.configPath).isSymbolicLink()).toBe(true);
     expect(lstatSync(join(home, 'dotfiles', 'middle.json')).isSymbolicLink()).toBe(true);
-    expect(JSON.parse(readFileSync(join(home, 'dotfiles', 'settings.json'), 'utf8')).model).toBe('y');
+    expect(JSON.parse(readFileSync(join(home, 'dotfiles', 'settings.json'), 'utf8')).model).toBe(
+      'y',
+    );
     expect(readFileSync(`${setup.configPath}.toolfence.bak`, 'utf8')).toBe(target);
     expect(existsSync(join(home, 'dotfiles', 'settings.json.toolfence.bak'))).toBe(false);
   });

@@ -59,7 +59,11 @@ function linesOf(text: string): Line[] {
       return lines;
     }
     const end = newline > position && text[newline - 1] === '\r' ? newline - 1 : newline;
-    lines.push({ raw: text.slice(position, end), start: position, ending: text.slice(end, newline + 1) });
+    lines.push({
+      raw: text.slice(position, end),
+      start: position,
+      ending: text.slice(end, newline + 1),
+    });
     position = newline + 1;
   }
 }
@@ -235,13 +239,15 @@ export function readCodexConfig(text: string): CodexConfigFacts {
     ) {
       dottedStates.add(path[2] as string);
     }
-    if (
-      valueText.startsWith('{') &&
-      (same(path, ['hooks']) || same(path, ['hooks', 'state']))
-    ) {
+    if (valueText.startsWith('{') && (same(path, ['hooks']) || same(path, ['hooks', 'state']))) {
       inlineHooksTable = true;
     }
-    if (path.length === 4 && path[0] === 'hooks' && path[1] === 'state' && path[3] === 'trusted_hash') {
+    if (
+      path.length === 4 &&
+      path[0] === 'hooks' &&
+      path[1] === 'state' &&
+      path[3] === 'trusted_hash'
+    ) {
       const length = stringLiteralLength(valueText);
       if (length !== undefined) {
         // Offsets: the line's start, its leading blanks, the key, `=` and the blanks after it.

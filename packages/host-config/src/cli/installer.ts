@@ -31,13 +31,13 @@ import {
   LEGACY_HOOK_SCRIPT_FILENAMES,
   readHookProtocolVersion,
 } from '../attachments/hook-script.js';
+import { HostConfigError } from '../host-config-error.js';
 import {
   type CodexHookState,
   codexHookTrustHash,
   editCodexTrustEntry,
   readCodexConfig,
 } from './codex-config.js';
-import { HostConfigError } from '../host-config-error.js';
 import { InstallConfigMalformedError, InstallUsageError, InstallWriteError } from './errors.js';
 import { stripJsonc } from './jsonc.js';
 
@@ -784,7 +784,11 @@ function apply(changes: readonly HookFileChange[]): void {
       target = followsLinks(item.kind) ? configTarget(item.path) : item.path;
       if (item.backupPath !== undefined) {
         failedPath = item.backupPath;
-        backupTemporary = writeTemporary(item.backupPath, readFileSync(target), modeOf(target, 0o644));
+        backupTemporary = writeTemporary(
+          item.backupPath,
+          readFileSync(target),
+          modeOf(target, 0o644),
+        );
         temporaries.push(backupTemporary);
       }
       failedPath = target;
@@ -913,7 +917,12 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
     const after =
       before !== undefined && same(updated, existing)
         ? before
-        : serialize(updated, { text: before, path, what: 'hook config', added: options.toolkitBudgets });
+        : serialize(updated, {
+            text: before,
+            path,
+            what: 'hook config',
+            added: options.toolkitBudgets,
+          });
     if (after !== before) assertWritable(before, path, 'hook config');
     changes.push(change(path, 'hook-config', before, after));
   }
@@ -978,7 +987,8 @@ function codexTrustChange(
       inline: `holds the trust entry for this hook inline ("${identity.key}" = { ... })`,
       'defined-twice': `defines the trust entry for this hook ("${identity.key}") more than once`,
       'dotted-without-hash': `defines the trust entry for this hook ("${identity.key}") with dotted keys but no trusted_hash`,
-      'inline-hooks-table': 'holds its hooks table inline (hooks = { ... }), where no entry can be added',
+      'inline-hooks-table':
+        'holds its hooks table inline (hooks = { ... }), where no entry can be added',
       'not-verified': `would not define the trust entry for this hook ("${identity.key}") exactly once after the edit`,
     };
     throw new InstallConfigMalformedError(
