@@ -406,7 +406,7 @@ describe('HttpTool', () => {
     expect(select({ url: 'x', method: 'HEAD' })).toBeUndefined();
     const riskOf = (method: string): string | undefined => contracts?.operations[method]?.risk;
     expect(riskOf('GET')).toBe('read-only');
-    expect(riskOf('POST')).toBe('high-risk-write');
+    expect(riskOf('POST')).toBe('external-publication');
     expect(riskOf('DELETE')).toBe('destructive');
     expect(Object.keys(contracts?.operations ?? {}).sort()).toEqual(['DELETE', 'GET', 'POST']);
     expect(tool.spec.contract?.risk).toBe('destructive');
@@ -422,8 +422,9 @@ describe('HttpTool', () => {
     ['GET', 'GET', 'allow', 'read-only'],
     ['an absent method (GET)', 'none', 'allow', 'read-only'],
     ['HEAD', 'HEAD', 'allow', 'read-only'],
-    ['POST', 'POST', 'ask', 'high-risk-write'],
-    ['PUT', 'PUT', 'ask', 'high-risk-write'],
+    ['POST', 'POST', 'ask', 'external-publication'],
+    ['PUT', 'PUT', 'ask', 'external-publication'],
+    ['PATCH', 'PATCH', 'ask', 'external-publication'],
     ['DELETE', 'DELETE', 'ask', 'destructive'],
   ])(
     'judges a %s call by its own contract in a registry',
@@ -437,7 +438,9 @@ describe('HttpTool', () => {
             return policy.authorize(request);
           },
         },
-        tools: [loopbackTool({ allowedMethods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'] })],
+        tools: [
+          loopbackTool({ allowedMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
+        ],
       });
       try {
         const args: JsonObject =

@@ -35,17 +35,18 @@ export type HttpToolMethod = (typeof HTTP_TOOL_METHODS)[number];
 
 /**
  * The risk of each method, as `HttpTool`'s per-operation contracts declare it: `GET`, `HEAD` and
- * `OPTIONS` read; `POST`, `PUT` and `PATCH` are high-risk writes (the tool cannot know what the
- * remote API does with them); `DELETE` is destructive. Content is `prompt-injection-prone` for
- * every method (it comes from the web).
+ * `OPTIONS` read; `POST`, `PUT` and `PATCH` send a body to a remote host, so they are
+ * `external-publication` (the body leaves the operator's domain, whatever the remote API does
+ * with it: a flow guard treats them as sinks); `DELETE` is destructive. Content is
+ * `prompt-injection-prone` for every method (it comes from the web).
  */
 export const HTTP_TOOL_METHOD_RISKS: Readonly<Record<HttpToolMethod, RiskLevel>> = Object.freeze({
   GET: 'read-only',
   HEAD: 'read-only',
   OPTIONS: 'read-only',
-  POST: 'high-risk-write',
-  PUT: 'high-risk-write',
-  PATCH: 'high-risk-write',
+  POST: 'external-publication',
+  PUT: 'external-publication',
+  PATCH: 'external-publication',
   DELETE: 'destructive',
 });
 
@@ -192,7 +193,7 @@ function refuse(message: string, code: string): never {
  * resolved, every answer checked against the IANA special-purpose registries and the checked
  * address pinned, so DNS rebinding and private addresses are refused (unlike a host check
  * alone). Each method has its own contract ({@link HTTP_TOOL_METHOD_RISKS}: GET, HEAD and
- * OPTIONS read, DELETE is destructive, the others high-risk writes), so a registry judges every
+ * OPTIONS read, DELETE is destructive, the others external publications), so a registry judges every
  * call by its method; rule policies see the method as the operation.
  */
 export class HttpTool implements Tool {

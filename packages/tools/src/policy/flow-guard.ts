@@ -15,7 +15,17 @@
 // - `trusted` is accepted besides `untrusted` and `sensitive`: an operator may vouch that an
 //   undeclared tool (judged `untrusted` by the heuristic) exposes nothing.
 // - `FlowRaise.enforced` says whether the raise changes the verdict (false in observe mode).
-import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
+// - Operator overrides reach the guard two ways: the registry hands it the authorizer's effective
+//   contract of the call (`Authorizer.effectiveContract`: RiskPolicy's `overrides`), and the
+//   guard's own `overrides` option (same shape) serves setups whose authorizer has none.
+import {
+  type ContractOverride,
+  defineOverride,
+  type EffectiveContract,
+  effectiveContract,
+  type RiskLevel,
+  type ToolContract,
+} from '@toolfence/tool-contract';
 import type { PermissionVerdict } from '../registry/authorization.js';
 import { ConfigurationError } from '../registry/configuration-error.js';
 import { contractOf } from '../registry/contract-of.js';
@@ -29,7 +39,7 @@ import type {
   SessionFlowGuard,
 } from '../registry/flow-raise.js';
 import { checkOptionKeys } from '../registry/option-keys.js';
-import type { ToolResult, ToolSpec } from '../registry/tool.js';
+import type { ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { effectiveCallContract, HeuristicMemory } from './effective-call-contract.js';
 import {
   compileToolSelector,
@@ -69,6 +79,13 @@ export interface FlowGuardOptions {
   /** Flows the user explicitly permits, from a source to a sink. Default none. */
   readonly permit?: readonly FlowPermit[];
   /**
+   * Operator overrides by tool name (the registry name, as `RiskPolicy`'s `overrides`; the same
+   * tool-contract `ContractOverride` shape, so one object can serve both): their `risk` and
+   * `contentTrust` win over what the call declares and over the authorizer's effective contract;
+   * `veto: true` denies every call of the tool. The selectors above still win. Default none.
+   */
+  readonly overrides?: Readonly<Record<string, ContractOverride>>;
+  /**
    * Labelled sessions kept (a session without labels takes no room). Beyond it the least recently
    * used is dropped; its id is remembered among the last `maxSessions` dropped ones, and such a
    * session is judged as exposed and holding private data until `endSession`. Default 10,000.
@@ -97,6 +114,7 @@ const OPTION_KEYS: readonly string[] = [
   'sensitive',
   'trusted',
   'permit',
+  'overrides',
   'maxSessions',
   'maxSourcesPerSession',
 ];
@@ -140,12 +158,17 @@ interface SpecFacts {
   readonly trusted: boolean;
   readonly sink: boolean;
   readonly notSink: boolean;
+  /** The guard's own override of the tool (`overrides[spec.name]`), if any. */
+  readonly override: ContractOverride | undefined;
   /** `openWorldHint: true` in the spec's annotations. */
   readonly openWorld: boolean;
-  /** The judgement of calls by each contract seen (the static one under `undefined`). */
-  readonly judged: Map<ToolContract | undefined, Judgement>;
-  /** The contract judged last and its judgement (most calls repeat it: no map lookup). */
-  lastContract: ToolContract | undefined;
+  /**
+   * The judgement of calls by each contract seen: the authorizer's effective contract when the
+   * registry passes one, else the call's contract (the static one under `undefined`).
+   */
+  readonly judged: Map<ToolContract | EffectiveContract | undefined, Judgement>;
+  /** The key judged last and its judgement (most calls repeat it: no map lookup). */
+  lastContract: ToolContract | EffectiveContract | undefined;
   lastJudgement: Judgement | undefined;
 }
 
@@ -154,6 +177,22 @@ interface Judgement {
   readonly exposes: FlowSource | undefined;
   readonly holds: FlowSource | undefined;
   readonly sink: FlowSink | undefined;
+  /** An operator override vetoes the tool: every call is denied. */
+  readonly vetoed: boolean;
+}
+
+/**
+ * Where a fact of the contract a call is judged by comes from: an operator override
+ * (`configured`), the call's declaration, or nothing declared (the heuristic and hints).
+ */
+type FactBasis = 'configured' | 'declared' | 'undeclared';
+
+/** The contract a call is judged by, and where its risk and its content trust come from. */
+interface Reading {
+  readonly contract: ToolContract;
+  readonly risk: FactBasis;
+  readonly trust: FactBasis;
+  readonly vetoed: boolean;
 }
 
 /** How many contracts per tool the guard remembers judgements for (per-operation contracts). */
@@ -181,7 +220,9 @@ const NO_LABELS: FlowSessionLabels = Object.freeze({
  * lower it: a call to a sink (effective risk `external-publication`, `paid-operation` or
  * `destructive`, or a configured sink) in an exposed session is at least `ask`; in a session that
  * is exposed and holds private data it is `deny`, unless `permit` covers every private source
- * (and then `ask`, unless `permit` also covers every exposing source). Content stays data: the
+ * (and then `ask`, unless `permit` also covers every exposing source). Operator overrides change
+ * what a tool is for the guard as they do for the policy: the authorizer's effective contract,
+ * which the registry passes, and the guard's own `overrides` option. Content stays data: the
  * guard reads which tool returned a result, never what the result says.
  */
 export class FlowGuard implements SessionFlowGuard {
@@ -195,6 +236,9 @@ export class FlowGuard implements SessionFlowGuard {
   readonly #sensitive: readonly Matcher[];
   readonly #trusted: readonly Matcher[];
   readonly #permits: readonly { readonly from: Matcher; readonly to: Matcher }[];
+  readonly #overrides: ReadonlyMap<string, ContractOverride>;
+  /** Some override of the guard's vetoes a tool (check judges every call, labelled or not). */
+  readonly #vetoes: boolean;
   readonly #sessions = new Map<string, SessionRecord>();
   /** Ids of the last `maxSessions` dropped sessions, oldest first. */
   readonly #dropped = new Set<string>();
@@ -250,6 +294,8 @@ export class FlowGuard implements SessionFlowGuard {
       const { from, to } = entry as FlowPermit;
       return { from: selector(from, `${at}.from`), to: selector(to, `${at}.to`) };
     });
+    this.#overrides = overridesOf(options.overrides);
+    this.#vetoes = [...this.#overrides.values()].some((override) => override.veto === true);
   }
 
   /**
@@ -257,15 +303,25 @@ export class FlowGuard implements SessionFlowGuard {
    * the flow rules ask nothing (the session is not exposed, the tool is not a sink, the policy
    * already denies, or `permit` covers every source). A raise never lowers `verdict`: it is `ask`
    * or `deny` and at least `verdict`. `contract` is the contract the call is judged by (default
-   * the spec's static one, `contractOf(spec)`).
+   * the spec's static one, `contractOf(spec)`); `effective` is the authorizer's effective contract
+   * of the call (an operator override applied), which wins over `contract` (the registry passes
+   * it; `context` is not read). A tool an override vetoes is denied in any session.
    */
   check(
     session: string,
     spec: ToolSpec,
     verdict: PermissionVerdict,
     contract?: ToolContract,
+    _context?: ToolContext,
+    effective?: EffectiveContract,
   ): FlowRaise | undefined {
     if (verdict === 'deny') return undefined;
+    if (this.#vetoes || effective?.vetoed === true) {
+      const facts = this.#factsOf(spec);
+      const judgement = this.#judge(spec, facts, contract, effective);
+      if (judgement.vetoed)
+        return this.#vetoRaise(session, spec, facts, judgement, contract, effective);
+    }
     let record = this.#recordOf(session);
     if (record === undefined) {
       if (!this.#dropped.has(session)) return undefined;
@@ -273,9 +329,13 @@ export class FlowGuard implements SessionFlowGuard {
     }
     if (record.exposed.length === 0) return undefined;
     const facts = this.#factsOf(spec);
-    const sink = this.#judge(spec, facts, contract).sink;
+    const sink = this.#judge(spec, facts, contract, effective).sink;
     if (sink === undefined) return undefined;
     this.#touch(session, record);
+    // A sink by the options is "marked"; one by its risk (an override's too) says what it can do.
+    const does = facts.sink
+      ? 'is marked as a sink'
+      : (SINK_WORDS[sink.risk] ?? 'is marked as a sink');
     const sinkIdentity = facts.identity;
     const exposedUncovered = record.exposed.filter(
       (entry) => !this.#permitted(entry, sinkIdentity),
@@ -290,7 +350,7 @@ export class FlowGuard implements SessionFlowGuard {
     const exposing = exposedUncovered.length > 0 ? exposedUncovered : record.exposed;
     return Object.freeze({
       verdict: raised,
-      reason: raiseReason(raised, exposing, privateUncovered, sink),
+      reason: raiseReason(raised, exposing, privateUncovered, sink, does),
       sink,
       labels: this.#labelsOf(record),
       enforced: this.mode === 'enforce',
@@ -300,12 +360,18 @@ export class FlowGuard implements SessionFlowGuard {
   /**
    * Records a call's result (an error result too: the tool still returned content). A result from
    * an untrusted or prompt-injection-prone tool marks the session exposed, one from a sensitive
-   * tool marks it private; labels only rise. `contract` as for {@link check}.
+   * tool marks it private; labels only rise. `contract` and `effective` as for {@link check}.
    */
-  record(session: string, spec: ToolSpec, result: ToolResult, contract?: ToolContract): void {
+  record(
+    session: string,
+    spec: ToolSpec,
+    result: ToolResult,
+    contract?: ToolContract,
+    effective?: EffectiveContract,
+  ): void {
     if (typeof result !== 'object' || result === null) return;
     const facts = this.#factsOf(spec);
-    const { exposes, holds } = this.#judge(spec, facts, contract);
+    const { exposes, holds } = this.#judge(spec, facts, contract, effective);
     if (exposes === undefined && holds === undefined) {
       // A clean result still marks a labelled session as in use.
       const known = this.#recordOf(session);
@@ -355,27 +421,64 @@ export class FlowGuard implements SessionFlowGuard {
     this.#recentRecord = record;
   }
 
-  /** The judgement of calls to `spec` by `contract` (cached per spec and contract). */
-  #judge(spec: ToolSpec, facts: SpecFacts, contract: ToolContract | undefined): Judgement {
-    if (facts.lastJudgement !== undefined && facts.lastContract === contract) {
+  /**
+   * The judgement of calls to `spec` by `contract`, or by the authorizer's `effective` contract
+   * when given (cached per spec and contract).
+   */
+  #judge(
+    spec: ToolSpec,
+    facts: SpecFacts,
+    contract: ToolContract | undefined,
+    effective: EffectiveContract | undefined,
+  ): Judgement {
+    // The effective contract is computed from the call's contract, so it alone keys the judgement.
+    const key = effective ?? contract;
+    if (facts.lastJudgement !== undefined && facts.lastContract === key) {
       return facts.lastJudgement;
     }
-    let judgement = facts.judged.get(contract);
+    let judgement = facts.judged.get(key);
     if (judgement !== undefined) {
-      facts.lastContract = contract;
+      facts.lastContract = key;
       facts.lastJudgement = judgement;
       return judgement;
     }
+    const reading = this.#read(spec, facts, contract, effective);
     judgement = Object.freeze({
-      exposes: this.#exposure(spec, facts, contract),
-      holds: this.#privacy(spec, facts, contract),
-      sink: this.#sinkOf(spec, facts, contract),
+      exposes: this.#exposure(spec, facts, reading),
+      holds: this.#privacy(spec, facts, reading),
+      sink: this.#sinkOf(spec, facts, reading),
+      vetoed: reading.vetoed,
     });
     if (facts.judged.size >= JUDGED_CONTRACTS) facts.judged.clear();
-    facts.judged.set(contract, judgement);
-    facts.lastContract = contract;
+    facts.judged.set(key, judgement);
+    facts.lastContract = key;
     facts.lastJudgement = judgement;
     return judgement;
+  }
+
+  /** The deny of a call to a tool an operator override vetoes (any session). */
+  #vetoRaise(
+    session: string,
+    spec: ToolSpec,
+    facts: SpecFacts,
+    judgement: Judgement,
+    contract: ToolContract | undefined,
+    effective: EffectiveContract | undefined,
+  ): FlowRaise {
+    const risk = this.#read(spec, facts, contract, effective).contract.risk;
+    const sink: FlowSink = Object.freeze(
+      judgement.sink ??
+        (facts.server === undefined
+          ? { tool: spec.name, risk, basis: 'configured' as const }
+          : { tool: spec.name, server: facts.server, risk, basis: 'configured' as const }),
+    );
+    return Object.freeze({
+      verdict: 'deny',
+      reason: `${JSON.stringify(spec.name)} is vetoed by an operator override, so the call is denied.`,
+      sink,
+      labels: this.labels(session),
+      enforced: this.mode === 'enforce',
+    });
   }
 
   /** The session's record, made the most recently used; a new one may drop the oldest. */
@@ -473,6 +576,7 @@ export class FlowGuard implements SessionFlowGuard {
       trusted: any(this.#trusted),
       sink: any(this.#sinks),
       notSink: any(this.#notSinks),
+      override: this.#overrides.get(spec.name),
       openWorld:
         typeof annotations === 'object' &&
         annotations !== null &&
@@ -486,49 +590,75 @@ export class FlowGuard implements SessionFlowGuard {
     return facts;
   }
 
-  /** The effective contract of a call (as RiskPolicy reads it) and whether it was declared. */
-  #contractOf(
-    spec: ToolSpec,
-    contract: ToolContract | undefined,
-  ): { readonly contract: ToolContract; readonly declared: boolean } {
-    const declared = contract ?? contractOf(spec);
-    if (declared !== undefined) return { contract: declared, declared: true };
-    return {
-      contract: effectiveCallContract(spec, undefined, undefined, this.#heuristics).contract,
-      declared: false,
-    };
-  }
-
-  #exposure(
+  /**
+   * The contract a call is judged by, as RiskPolicy reads it: the call's declared contract, else
+   * tool-contract's heuristic raised by the standard hints; the authorizer's effective contract
+   * (its override) over that, and the guard's own override last. A fact an override changed is
+   * `configured`.
+   */
+  #read(
     spec: ToolSpec,
     facts: SpecFacts,
     contract: ToolContract | undefined,
-  ): FlowSource | undefined {
+    effective: EffectiveContract | undefined,
+  ): Reading {
+    const declared = contract ?? contractOf(spec);
+    const base =
+      declared ?? effectiveCallContract(spec, undefined, undefined, this.#heuristics).contract;
+    const basis: FactBasis = declared === undefined ? 'undeclared' : 'declared';
+    let current = base;
+    let risk: FactBasis = basis;
+    let trust: FactBasis = basis;
+    let vetoed = false;
+    if (effective !== undefined) {
+      current = effective.contract;
+      if (current.risk !== base.risk) risk = 'configured';
+      if (current.contentTrust !== base.contentTrust) trust = 'configured';
+      vetoed = effective.vetoed === true;
+    }
+    const override = facts.override;
+    if (override !== undefined) {
+      current = effectiveContract({ declared: current, override }).contract;
+      if (override.risk !== undefined) risk = 'configured';
+      if (override.contentTrust !== undefined) trust = 'configured';
+      if (override.veto === true) vetoed = true;
+    }
+    return { contract: current, risk, trust, vetoed };
+  }
+
+  #exposure(spec: ToolSpec, facts: SpecFacts, reading: Reading): FlowSource | undefined {
     if (facts.untrusted) return this.#source(spec, facts, 'untrusted', 'configured');
     if (facts.trusted) return undefined;
-    const effective = this.#contractOf(spec, contract);
-    const trust = effective.contract.contentTrust;
+    const trust = reading.contract.contentTrust;
     if (trust === 'untrusted' || trust === 'prompt-injection-prone') {
-      const basis = effective.declared ? 'declared' : facts.openWorld ? 'hint' : 'heuristic';
+      const basis: FlowBasis =
+        reading.trust === 'configured'
+          ? 'configured'
+          : reading.trust === 'declared'
+            ? 'declared'
+            : facts.openWorld
+              ? 'hint'
+              : 'heuristic';
       return this.#source(spec, facts, trust, basis);
     }
     // An undeclared tool that reaches an open world exposes, whatever its name suggests.
-    if (!effective.declared && facts.openWorld) {
+    if (reading.trust === 'undeclared' && facts.openWorld) {
       return this.#source(spec, facts, 'untrusted', 'hint');
     }
     return undefined;
   }
 
-  #privacy(
-    spec: ToolSpec,
-    facts: SpecFacts,
-    contract: ToolContract | undefined,
-  ): FlowSource | undefined {
+  #privacy(spec: ToolSpec, facts: SpecFacts, reading: Reading): FlowSource | undefined {
     if (facts.sensitive) return this.#source(spec, facts, 'sensitive', 'configured');
     if (facts.trusted) return undefined;
-    const effective = this.#contractOf(spec, contract);
-    if (effective.contract.contentTrust !== 'sensitive') return undefined;
-    return this.#source(spec, facts, 'sensitive', effective.declared ? 'declared' : 'heuristic');
+    if (reading.contract.contentTrust !== 'sensitive') return undefined;
+    const basis: FlowBasis =
+      reading.trust === 'configured'
+        ? 'configured'
+        : reading.trust === 'declared'
+          ? 'declared'
+          : 'heuristic';
+    return this.#source(spec, facts, 'sensitive', basis);
   }
 
   #source(spec: ToolSpec, facts: SpecFacts, trust: FlowTrust, basis: FlowBasis): FlowSource {
@@ -539,17 +669,13 @@ export class FlowGuard implements SessionFlowGuard {
     );
   }
 
-  #sinkOf(
-    spec: ToolSpec,
-    facts: SpecFacts,
-    contract: ToolContract | undefined,
-  ): FlowSink | undefined {
-    const effective = this.#contractOf(spec, contract);
-    const risk = effective.contract.risk;
+  #sinkOf(spec: ToolSpec, facts: SpecFacts, reading: Reading): FlowSink | undefined {
+    const risk = reading.contract.risk;
     let basis: FlowSink['basis'];
     if (facts.sink) basis = 'configured';
     else if (facts.notSink || !SINK_RISKS.has(risk)) return undefined;
-    else if (effective.declared) basis = 'declared';
+    else if (reading.risk === 'configured') basis = 'configured';
+    else if (reading.risk === 'declared') basis = 'declared';
     else {
       const guessed = this.#heuristics.judge(spec.name, spec.description).risk;
       basis = guessed === risk ? 'heuristic' : 'hint';
@@ -560,6 +686,28 @@ export class FlowGuard implements SessionFlowGuard {
         : { tool: spec.name, server: facts.server, risk, basis },
     );
   }
+}
+
+/** The guard's `overrides` option, each entry checked by tool-contract's `defineOverride`. */
+function overridesOf(value: unknown): ReadonlyMap<string, ContractOverride> {
+  const overrides = new Map<string, ContractOverride>();
+  if (value === undefined) return overrides;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigurationError('FlowGuard overrides must be an object keyed by tool name', {
+      details: { option: 'overrides' },
+    });
+  }
+  for (const [tool, override] of Object.entries(value)) {
+    try {
+      overrides.set(tool, defineOverride(override as ContractOverride));
+    } catch (error) {
+      throw new ConfigurationError(
+        `FlowGuard overrides[${JSON.stringify(tool)}] is not a valid override`,
+        { details: { option: `overrides.${tool}`, tool }, cause: error },
+      );
+    }
+  }
+  return overrides;
 }
 
 function positiveInteger(value: unknown, fallback: number, option: string): number {
@@ -638,12 +786,9 @@ function raiseReason(
   exposing: readonly LabelEntry[],
   privateData: readonly LabelEntry[],
   sink: FlowSink,
+  does: string,
 ): string {
   const sinkName = JSON.stringify(sink.tool);
-  const does =
-    sink.basis === 'configured'
-      ? 'is marked as a sink'
-      : (SINK_WORDS[sink.risk] ?? 'is marked as a sink');
   const read = `This session read untrusted content from ${nameList(exposing)}`;
   if (verdict === 'ask') {
     return `${read}; ${sinkName} ${does}, so a person must approve this one call.`;

@@ -219,6 +219,62 @@ describe('policy combinators', () => {
   });
 });
 
+describe('effectiveContract (what the registry hands the flow guard)', () => {
+  const declared = contract('low-risk-write');
+  const policy = new RiskPolicy({
+    overrides: {
+      pr: { risk: 'external-publication', reason: 'publishes' },
+      noted: { reason: 'only a note' },
+      banned: { veto: true },
+    },
+  });
+
+  it('is the override over the declaration, one object per declared contract', () => {
+    const first = policy.effectiveContract(request('pr', declared));
+    expect(first).toMatchObject({
+      source: 'override',
+      vetoed: false,
+      contract: { risk: 'external-publication', contentTrust: 'trusted' },
+    });
+    expect(policy.effectiveContract(request('pr', declared))).toBe(first);
+    // Undeclared: over the heuristic (same object for the same spec).
+    const spec = request('pr', undefined);
+    expect(policy.effectiveContract(spec)?.contract.risk).toBe('external-publication');
+    expect(policy.effectiveContract(spec)).toBe(policy.effectiveContract(spec));
+    expect(policy.effectiveContract(request('banned', declared))?.vetoed).toBe(true);
+  });
+
+  it('is undefined when no override of the tool sets a fact', () => {
+    expect(policy.effectiveContract(request('other', declared))).toBeUndefined();
+    expect(policy.effectiveContract(request('noted', declared))).toBeUndefined();
+  });
+
+  it('combinators: none without a part that gives one; the most cautious view otherwise', () => {
+    const fixed: Authorizer = { authorize: () => permission('allow') };
+    expect(strictest(fixed).effectiveContract).toBeUndefined();
+    expect(firstDecisive(fixed, new AllowAllAuthorizer()).effectiveContract).toBeUndefined();
+    const lowers = new RiskPolicy({ overrides: { t: { contentTrust: 'trusted' } } });
+    const raises = new RiskPolicy({ overrides: { t: { risk: 'destructive' } } });
+    const req = request('t', contract('read-only', 'prompt-injection-prone'));
+    // One part with a view: its view, as it is.
+    expect(strictest(lowers, fixed).effectiveContract?.(req)).toBe(lowers.effectiveContract(req));
+    // Two views: the riskiest risk and the most cautious trust, the same object every call.
+    const both = firstDecisive(lowers, raises);
+    const merged = both.effectiveContract?.(req);
+    expect(merged?.contract).toMatchObject({
+      risk: 'destructive',
+      contentTrust: 'prompt-injection-prone',
+    });
+    expect(both.effectiveContract?.(req)).toBe(merged);
+    // A part without an override of the tool reads the declaration.
+    expect(strictest(lowers, new RiskPolicy()).effectiveContract?.(req)?.contract).toMatchObject({
+      risk: 'read-only',
+      contentTrust: 'prompt-injection-prone',
+    });
+    expect(strictest(new RiskPolicy(), new RiskPolicy()).effectiveContract?.(req)).toBeUndefined();
+  });
+});
+
 describe('RiskPolicy.mayAsk', () => {
   /** Every call of `name` a registry could make: each contract (or none) on every effect. */
   function anyCallAsks(policy: RiskPolicy, name: string): boolean {

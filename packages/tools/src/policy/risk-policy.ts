@@ -5,6 +5,7 @@ import {
   compareContentTrust,
   compareRisk,
   defineOverride,
+  type EffectiveContract,
   isContentTrustLevel,
   isRiskLevel,
   RISK_LEVELS,
@@ -82,6 +83,12 @@ export class RiskPolicy implements Authorizer {
   readonly #undeclared: 'heuristic' | 'ask' | 'deny';
   readonly #readEffectIsReadOnly: boolean;
   readonly #overrides: ReadonlyMap<string, ContractOverride>;
+  /**
+   * The effective contract of an overridden tool's calls, per override and per the call's
+   * declared contract (or spec, when it declares none): one object per pair, so the flow guard
+   * that receives it judges it once.
+   */
+  readonly #effective = new WeakMap<ContractOverride, WeakMap<object, EffectiveContract>>();
   /** The heuristic's judgement by tool name, with the description it judged (a pure function). */
   readonly #heuristics = new HeuristicMemory();
   /** Whether a call of a tool without an override could get `ask` (see {@link RiskPolicy.mayAsk}). */
@@ -191,6 +198,31 @@ export class RiskPolicy implements Authorizer {
       }
     }
     return false;
+  }
+
+  /**
+   * The effective contract {@link authorize} judges the call by, when an operator override of the
+   * tool sets a fact or vetoes it (override over the declaration, else over the heuristic raised
+   * by the hints); undefined otherwise (the call is then judged by what it declares, as the flow
+   * guard reads it too). The registry hands it to its flow guard (`Authorizer.effectiveContract`),
+   * so an override reaches the guard's labels and sinks. The same object for every call with the
+   * same declared contract.
+   */
+  effectiveContract(request: AuthorizationRequest): EffectiveContract | undefined {
+    const override = this.#overrides.get(request.toolName);
+    if (override === undefined) return undefined;
+    let byBase = this.#effective.get(override);
+    if (byBase === undefined) {
+      byBase = new WeakMap();
+      this.#effective.set(override, byBase);
+    }
+    const key: object = request.contract ?? request.spec;
+    let effective = byBase.get(key);
+    if (effective === undefined) {
+      effective = effectiveCallContract(request.spec, request.contract, override, this.#heuristics);
+      byBase.set(key, effective);
+    }
+    return effective.source === 'override' ? effective : undefined;
   }
 
   /**

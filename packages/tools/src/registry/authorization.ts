@@ -1,5 +1,5 @@
 // What the registry asks an authorizer and what it accepts back. Policies implement `Authorizer`.
-import type { ToolContract } from '@toolfence/tool-contract';
+import type { EffectiveContract, ToolContract } from '@toolfence/tool-contract';
 import type { JsonObject, ToolContext, ToolEffect, ToolSpec } from './tool.js';
 
 const PERMISSION_VERDICTS_VALUES = ['allow', 'deny', 'ask'] as const;
@@ -54,6 +54,14 @@ export interface Authorizer {
    * `ask` to the registry's `approval` callback (or refuses the call), never runs it unasked.
    */
   mayAsk?(tool: AskableTool): boolean;
+  /**
+   * Optional: the effective contract this authorizer judges the call by when it differs from what
+   * the call declares (tool-contract's `EffectiveContract`: an operator override laid over the
+   * declaration or the heuristic), else undefined. The registry hands it to its flow guard, so the
+   * guard labels sessions and finds sinks by the contract the policy reasoned with. `RiskPolicy`
+   * and the combinators implement it; a throw denies the call (`flow-guard-error`).
+   */
+  effectiveContract?(request: AuthorizationRequest): EffectiveContract | undefined;
 }
 
 /** The tool {@link Authorizer.mayAsk} is asked about. */

@@ -1,6 +1,6 @@
 // What the registry takes from a flow guard and hands on: the session labels, the raise of one
 // call, and the two methods the registry calls. The guard itself is a policy (src/policy/).
-import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
+import type { EffectiveContract, RiskLevel, ToolContract } from '@toolfence/tool-contract';
 import type { PermissionVerdict } from './authorization.js';
 import type { ToolContext, ToolResult, ToolSpec } from './tool.js';
 
@@ -10,8 +10,9 @@ export type FlowTrust = 'untrusted' | 'prompt-injection-prone' | 'sensitive';
 /**
  * Where a fact about a tool comes from: its declared contract, a standard MCP hint
  * (`openWorldHint`, `destructiveHint`, `readOnlyHint`) of an undeclared tool, tool-contract's
- * name and description heuristic, the guard's options, or (`dropped`) a session whose labels
- * were dropped at the `maxSessions` limit and is judged as exposed and private.
+ * name and description heuristic, the operator's configuration (`configured`: the guard's
+ * options, or an override in the guard's or the policy's `overrides`), or (`dropped`) a session
+ * whose labels were dropped at the `maxSessions` limit and is judged as exposed and private.
  */
 export type FlowBasis = 'declared' | 'hint' | 'heuristic' | 'configured' | 'dropped';
 
@@ -43,7 +44,10 @@ export interface FlowSink {
   readonly server?: string;
   /** The effective risk of the call. */
   readonly risk: RiskLevel;
-  /** Why it is a sink: its risk (`declared`, `hint`, `heuristic`) or the options (`configured`). */
+  /**
+   * Why it is a sink: its risk (`declared`, `hint`, `heuristic`), or the options or an operator
+   * override (`configured`).
+   */
   readonly basis: Exclude<FlowBasis, 'dropped'>;
 }
 
@@ -72,6 +76,9 @@ export interface SessionFlowGuard {
    * The raise for a call in `session`, or undefined; never below `verdict`. The registry passes
    * the call's `context` last, so a host that wraps the guard can tell which call was judged and
    * read the raise the registry enforces instead of checking again (`FlowGuard` ignores it).
+   * `effective` is the authorizer's effective contract of the call, when it gives one
+   * (`Authorizer.effectiveContract`: an operator override applied), which the guard judges the
+   * call by instead of the declaration.
    */
   check(
     session: string,
@@ -79,7 +86,14 @@ export interface SessionFlowGuard {
     verdict: PermissionVerdict,
     contract?: ToolContract,
     context?: ToolContext,
+    effective?: EffectiveContract,
   ): FlowRaise | undefined;
-  /** Records a call's result in `session` (labels only rise). */
-  record(session: string, spec: ToolSpec, result: ToolResult, contract?: ToolContract): void;
+  /** Records a call's result in `session` (labels only rise); `effective` as for `check`. */
+  record(
+    session: string,
+    spec: ToolSpec,
+    result: ToolResult,
+    contract?: ToolContract,
+    effective?: EffectiveContract,
+  ): void;
 }

@@ -1,5 +1,11 @@
 import { hash } from 'node:crypto';
-import type { RiskLevel, ToolContract } from '@toolfence/tool-contract';
+import {
+  type EffectiveContract,
+  isContentTrustLevel,
+  isRiskLevel,
+  type RiskLevel,
+  type ToolContract,
+} from '@toolfence/tool-contract';
 import { ToolsError } from '../tools-error.js';
 import type { ApprovalGrant, CallAuthorization, InvokeOptions } from './approval-grant.js';
 import { ApprovalRequiredError } from './approval-required-error.js';
@@ -335,6 +341,11 @@ export class ToolRegistry {
   readonly #authorizations = new WeakMap<CallAuthorization, AuthorizationRecord>();
   readonly #grants = new WeakMap<ApprovalGrant, GrantRecord>();
   readonly #presented = new WeakMap<ToolCall, PresentedGrant>();
+  /**
+   * The authorizer's effective contract of a call (`Authorizer.effectiveContract`), taken when the
+   * flow guard checked it and handed to the guard again with the call's result.
+   */
+  readonly #effective = new WeakMap<AuthorizationRequest, EffectiveContract>();
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -1147,12 +1158,21 @@ export class ToolRegistry {
   ): (value: unknown) => ToolResult {
     const session = sessionOf(context);
     const contract = request.contract;
+    const guard = this.#flowGuard as SessionFlowGuard;
+    const { spec } = entry;
+    if (typeof this.#authorizer.effectiveContract === 'function') {
+      // The authorizer may judge this call by its own effective contract (an override): the
+      // result is recorded by the one the guard checked the call with.
+      return (value: unknown): ToolResult => {
+        const result = entry.onResult(value);
+        guard.record(session, spec, result, contract, this.#effective.get(request));
+        return result;
+      };
+    }
     const last = entry.recorder;
     if (last !== undefined && last.session === session && last.contract === contract) {
       return last.onResult;
     }
-    const guard = this.#flowGuard as SessionFlowGuard;
-    const { spec } = entry;
     const onResult = (value: unknown): ToolResult => {
       const result = entry.onResult(value);
       guard.record(session, spec, result, contract);
@@ -1209,7 +1229,13 @@ export class ToolRegistry {
         });
       }
       // Labels rise before the result reaches the caller, so the next call sees them.
-      this.#flowGuard?.record(sessionOf(context), entry.spec, result, request.contract);
+      this.#flowGuard?.record(
+        sessionOf(context),
+        entry.spec,
+        result,
+        request.contract,
+        this.#effective.get(request),
+      );
       return result;
     } finally {
       // Refunded only when the tool was never invoked or says the call did not leave.
@@ -1298,12 +1324,14 @@ export class ToolRegistry {
    */
   #flowCheck(request: AuthorizationRequest, decision: PermissionDecision): FlowRaise | undefined {
     const guard = this.#flowGuard as SessionFlowGuard;
+    const effective = decision.verdict === 'deny' ? undefined : this.#authorizerContract(request);
     const flow = guard.check(
       sessionOf(request.context),
       request.spec,
       decision.verdict,
       request.contract,
       request.context,
+      effective,
     );
     if (flow === undefined) return undefined;
     if (!flow.enforced) {
@@ -1314,6 +1342,32 @@ export class ToolRegistry {
       });
     }
     return flow;
+  }
+
+  /**
+   * The authorizer's effective contract of the call (`Authorizer.effectiveContract`), kept for the
+   * call's record; undefined when it has none. Throws when it throws or answers something that is
+   * not an effective contract (the caller denies the call as `flow-guard-error`).
+   */
+  #authorizerContract(request: AuthorizationRequest): EffectiveContract | undefined {
+    const authorizer = this.#authorizer;
+    if (typeof authorizer.effectiveContract !== 'function') return undefined;
+    const effective: unknown = authorizer.effectiveContract(request);
+    if (effective === undefined) return undefined;
+    const contract = (effective as { contract?: unknown } | null)?.contract as
+      | Partial<ToolContract>
+      | null
+      | undefined;
+    if (
+      typeof contract !== 'object' ||
+      contract === null ||
+      !isRiskLevel(contract.risk) ||
+      !isContentTrustLevel(contract.contentTrust)
+    ) {
+      throw new TypeError('effectiveContract answered something that is not an effective contract');
+    }
+    this.#effective.set(request, effective as EffectiveContract);
+    return effective as EffectiveContract;
   }
 
   #applyDecision(
