@@ -21,6 +21,10 @@ const GROUPS: Readonly<Record<string, readonly string[]>> = {
   alice: ['platform'],
   olga: ['console-admins'],
   mallory: ['sales'],
+  // The admin group as the 65th value (a principal cut at 64 values turned her away).
+  heidi: [...Array.from({ length: 64 }, (_, index) => `team-${index}`), 'console-admins'],
+  // Over the default 256 values: refused, saying which limit, never read in part.
+  ivan: [...Array.from({ length: 300 }, (_, index) => `team-${index}`), 'console-admins'],
 };
 
 let browser: Browser;
@@ -165,6 +169,19 @@ describe('the console signs people in with the identity provider (gateway.httpAu
     );
     await mallory.goto(`${h.url}/approvals`);
     expect(new URL(mallory.url()).pathname).toBe('/console/login');
+  }, 120_000);
+
+  it('an admin whose admin group is the 65th value of groups gets in; one over the claim limit is refused, saying which', async () => {
+    const { h } = await consoleWithProvider({ groups: ['console-admins'] });
+    const heidi = await logIn(await loopbackContext(), h, 'heidi');
+    await heidi.waitForURL(`${h.url}/approvals`);
+    const ivan = await logIn(await loopbackContext(), h, 'ivan');
+    expect(new URL(ivan.url()).pathname).toBe('/console/callback');
+    const refusal = await ivan.locator('p.error').textContent();
+    expect(refusal).toContain('not accepted by this gateway');
+    expect(refusal).toContain('gateway.httpAuth.principalClaimMaxValues');
+    await ivan.goto(`${h.url}/approvals`);
+    expect(new URL(ivan.url()).pathname).toBe('/console/login');
   }, 120_000);
 
   it('an access token for another resource (aud) is refused after login, though she is an admin', async () => {

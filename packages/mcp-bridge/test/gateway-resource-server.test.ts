@@ -381,6 +381,10 @@ describe('the gateway as a protected resource', () => {
     ['an HMAC algorithm', { algorithms: ['RS256', 'HS256'] }],
     ['a clock skew over five minutes', { clockSkewMs: 600_000 }],
     ['a resource with a fragment', { resource: `${RESOURCE}#x` }],
+    ['principalClaimMaxValues 0', { principalClaimMaxValues: 0 }],
+    ['principalClaimMaxValues over 10,000', { principalClaimMaxValues: 10_001 }],
+    ['principalClaimMaxChars not a whole number', { principalClaimMaxChars: 2.5 }],
+    ['principalClaimMaxChars over 8,192', { principalClaimMaxChars: 8_193 }],
   ])('refuses a config with %s', (_name, change) => {
     expect(() =>
       checkHttpAuthSettings({
@@ -404,7 +408,13 @@ describe('the gateway as a protected resource', () => {
     const httpAuth = { resource: RESOURCE, authorizationServers: ['https://as.example.com'] };
     expect(
       parseGatewayConfig({ mcpServers: servers, gateway: { httpAuth } }).gateway.httpAuth,
-    ).toMatchObject({ ...httpAuth, clockSkewMs: 30_000, jwksMinRefetchMs: 30_000 });
+    ).toMatchObject({
+      ...httpAuth,
+      clockSkewMs: 30_000,
+      jwksMinRefetchMs: 30_000,
+      principalClaimMaxValues: 256,
+      principalClaimMaxChars: 256,
+    });
     expect(() =>
       parseGatewayConfig({
         mcpServers: servers,

@@ -231,9 +231,12 @@ export class ConsoleLogin {
     }
     const caller = await this.#options.authenticate(`Bearer ${token}`);
     if (!caller.ok) {
+      // The refusal's own description (the gateway's text, never the token): for a token over
+      // a claim limit it names the setting an operator can raise.
+      const why = caller.description === undefined ? '' : ` ${caller.description}.`;
       return refused(
         403,
-        'The access token from the identity provider is not accepted by this gateway.',
+        `The access token from the identity provider is not accepted by this gateway.${why}`,
       );
     }
     const { admins } = this.#options.settings;

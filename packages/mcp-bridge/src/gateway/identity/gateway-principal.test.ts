@@ -3,6 +3,7 @@ import {
   AUTH_INFO_PRINCIPAL_KEY,
   approvalPrincipal,
   GATEWAY_SINGLE_PRINCIPAL,
+  principalFromClaims,
   principalOfAuthInfo,
   principalOfRequest,
 } from './gateway-principal.js';
@@ -71,5 +72,61 @@ describe('the principal approvals and sealed sessions bind', () => {
     expect(bound(validated(issuer as string, subject as string))).not.toBe(
       bound(validated(otherIssuer as string, otherSubject as string)),
     );
+  });
+});
+
+describe('the claims a principal keeps', () => {
+  const teams = (count: number) => Array.from({ length: count }, (_, index) => `team-${index}`);
+  const keep = (
+    payload: Record<string, unknown>,
+    limits?: { maxValues: number; maxChars: number },
+  ) => principalFromClaims('https://i', 'sub', payload, ['groups', 'scope', 'dept'], limits);
+
+  it('are whole up to the limits (256 values of 256 characters by default)', () => {
+    const groups = [...teams(255), 'x'.repeat(256)];
+    expect(keep({ groups, scope: 'a b', dept: 'sales', other: 'x' }).claims).toEqual({
+      groups,
+      scope: ['a', 'b'],
+      dept: 'sales',
+    });
+  });
+
+  it.each([
+    [
+      'one value too many',
+      { groups: teams(257) },
+      /"groups" claim holds 257 values.*principalClaimMaxValues/,
+    ],
+    [
+      'a value one character too long',
+      { groups: ['ok', 'x'.repeat(257)] },
+      /"groups" claim holds a value over 256.*principalClaimMaxChars/,
+    ],
+    ['a string claim too long', { dept: 'x'.repeat(257) }, /"dept" claim.*principalClaimMaxChars/],
+    ['a scope with too many values', { scope: teams(300).join(' ') }, /"scope" claim holds 300/],
+  ])('refuse the token, never cut it, with %s', (_name, payload, message) => {
+    let thrown: unknown;
+    try {
+      keep(payload);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'GATEWAY_TOKEN_REFUSED', reason: 'claim-limit' });
+    expect((thrown as Error).message).toMatch(message);
+  });
+
+  it('follow the configured limits', () => {
+    expect(() => keep({ groups: teams(3) }, { maxValues: 2, maxChars: 256 })).toThrow(
+      /holds 3 values, more than the 2/,
+    );
+    expect(
+      keep({ groups: teams(300) }, { maxValues: 300, maxChars: 256 }).claims.groups,
+    ).toHaveLength(300);
+  });
+
+  it('leave out what no rule value could match: items and claims that are not strings', () => {
+    expect(keep({ groups: ['a', 5, { b: 1 }, 'c'], dept: 42 }).claims).toEqual({
+      groups: ['a', 'c'],
+    });
   });
 });

@@ -1,39 +1,88 @@
 import type { Principal } from '@toolfence/tools';
 
-/** Longest claim value kept in a principal, in characters; longer values are dropped. */
-const MAX_CLAIM_CHARS = 256;
-/** Most values kept of one list claim. */
-const MAX_CLAIM_VALUES = 64;
+import { GatewayTokenError } from './token-error.js';
+
+/**
+ * Default longest value of a kept claim, in characters (`gateway.httpAuth.principalClaimMaxChars`).
+ * A token holding a longer one is refused, never cut.
+ */
+export const DEFAULT_PRINCIPAL_CLAIM_MAX_CHARS = 256;
+/**
+ * Default most values of one kept list claim (`gateway.httpAuth.principalClaimMaxValues`). A
+ * token holding more is refused, never cut.
+ */
+export const DEFAULT_PRINCIPAL_CLAIM_MAX_VALUES = 256;
+
+/** The bounds of the claims kept in a principal. */
+export interface PrincipalClaimLimits {
+  /** Longest value, in characters. */
+  readonly maxChars: number;
+  /** Most values of one list claim. */
+  readonly maxValues: number;
+}
+
+const DEFAULT_LIMITS: PrincipalClaimLimits = Object.freeze({
+  maxChars: DEFAULT_PRINCIPAL_CLAIM_MAX_CHARS,
+  maxValues: DEFAULT_PRINCIPAL_CLAIM_MAX_VALUES,
+});
 
 /** The key of `AuthInfo.extra` the HTTP front carries the validated caller under. */
 export const AUTH_INFO_PRINCIPAL_KEY = 'toolfencePrincipal';
 
-function keptValue(value: unknown): string | readonly string[] | undefined {
-  if (typeof value === 'string') return value.length <= MAX_CLAIM_CHARS ? value : undefined;
+/**
+ * The claim as the principal keeps it: a string, or the strings of a list. A value over the
+ * limits refuses the token ({@link GatewayTokenError}, reason `claim-limit`): a principal missing
+ * a group would let a deny rule on that group (or a console admin check) see less than the token
+ * says. Items that are not strings (numbers, objects) are not kept: a rule's values are strings,
+ * so none of them could match one.
+ */
+function keptValue(
+  name: string,
+  value: unknown,
+  limits: PrincipalClaimLimits,
+): string | readonly string[] | undefined {
+  const tooLong = () =>
+    new GatewayTokenError(
+      `The access token's "${name}" claim holds a value over ${limits.maxChars} characters, the longest this gateway keeps (gateway.httpAuth.principalClaimMaxChars): the token is refused rather than cut`,
+      'claim-limit',
+    );
+  if (typeof value === 'string') {
+    if (value.length > limits.maxChars) throw tooLong();
+    return value;
+  }
   if (!Array.isArray(value)) return undefined;
-  const strings = value.filter(
-    (item): item is string => typeof item === 'string' && item.length <= MAX_CLAIM_CHARS,
-  );
-  return Object.freeze(strings.slice(0, MAX_CLAIM_VALUES));
+  const strings = value.filter((item): item is string => typeof item === 'string');
+  if (strings.length > limits.maxValues) {
+    throw new GatewayTokenError(
+      `The access token's "${name}" claim holds ${strings.length} values, more than the ${limits.maxValues} this gateway keeps (gateway.httpAuth.principalClaimMaxValues): the token is refused rather than cut`,
+      'claim-limit',
+    );
+  }
+  if (strings.some((item) => item.length > limits.maxChars)) throw tooLong();
+  return Object.freeze(strings);
 }
 
 /**
  * The caller as policies, the audit log and traces see it: the token's issuer and subject, and
- * the selected claims (strings or lists of strings, bounded; `scope` split into a list). Never
- * the token itself.
+ * the selected claims (strings or lists of strings; `scope` split into a list). Never the token.
+ * A selected claim over `limits` is never cut: it throws {@link GatewayTokenError} (the request
+ * is answered 401), so a rule or an admin check never reads part of a claim as the whole.
  */
 export function principalFromClaims(
   issuer: string,
   subject: string,
   payload: Readonly<Record<string, unknown>>,
   selected: readonly string[],
+  limits: PrincipalClaimLimits = DEFAULT_LIMITS,
 ): Principal {
   const claims: Record<string, string | readonly string[]> = {};
   for (const name of selected) {
     if (!Object.hasOwn(payload, name)) continue;
     const raw = payload[name];
     const kept = keptValue(
+      name,
       name === 'scope' && typeof raw === 'string' ? raw.split(' ').filter(Boolean) : raw,
+      limits,
     );
     if (kept !== undefined) claims[name] = kept;
   }

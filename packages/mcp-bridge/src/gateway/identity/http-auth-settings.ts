@@ -1,4 +1,8 @@
 import { GatewayConfigError } from '../errors.js';
+import {
+  DEFAULT_PRINCIPAL_CLAIM_MAX_CHARS,
+  DEFAULT_PRINCIPAL_CLAIM_MAX_VALUES,
+} from './gateway-principal.js';
 
 /**
  * `gateway.httpAuth`: `serve --http` as an OAuth 2.1 protected resource. Callers present access
@@ -36,8 +40,20 @@ export interface GatewayHttpAuthSettings {
   /**
    * Claims of the token kept in the caller's principal (for policy rules, audit and traces):
    * strings or lists of strings only; `scope` is split into a list. Default `groups`, `roles`, `scope`.
+   * Every claim a policy rule's `principal.claims` names must be listed (the policy is refused
+   * otherwise).
    */
   readonly principalClaims?: readonly string[];
+  /**
+   * Most values of one kept list claim (1 to 10,000): a token holding more is refused (401,
+   * `claim-limit`), never cut. Default {@link DEFAULT_PRINCIPAL_CLAIM_MAX_VALUES} (256).
+   */
+  readonly principalClaimMaxValues?: number;
+  /**
+   * Longest value of a kept claim, in characters (1 to 8,192): a token holding a longer one is
+   * refused (401, `claim-limit`), never cut. Default {@link DEFAULT_PRINCIPAL_CLAIM_MAX_CHARS} (256).
+   */
+  readonly principalClaimMaxChars?: number;
   /**
    * Accept opaque (non-JWT) access tokens by asking the first authorization server (RFC 7662),
    * with the gateway's client credentials from `TOOLFENCE_INTROSPECTION_CLIENT_ID` and
@@ -145,6 +161,8 @@ export const HTTP_AUTH_KEYS: readonly string[] = Object.freeze([
   'fetchTimeoutMs',
   'fetchMaxBytes',
   'principalClaims',
+  'principalClaimMaxValues',
+  'principalClaimMaxChars',
   'introspection',
   'introspectionEndpoint',
   'console',
@@ -183,12 +201,23 @@ function stringList(value: unknown, at: string, max: number, pattern: RegExp): s
   return [...(value as string[])];
 }
 
-function milliseconds(value: unknown, at: string, min: number, max: number, fallback: number) {
+function wholeNumber(
+  value: unknown,
+  at: string,
+  min: number,
+  max: number,
+  fallback: number,
+  unit: string,
+) {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    fail(`must be a whole number of milliseconds from ${min} to ${max}`, at);
+    fail(`must be a whole number${unit} from ${min} to ${max}`, at);
   }
   return value as number;
+}
+
+function milliseconds(value: unknown, at: string, min: number, max: number, fallback: number) {
+  return wholeNumber(value, at, min, max, fallback, ' of milliseconds');
 }
 
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/;
@@ -369,5 +398,21 @@ export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings 
       DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
     ),
     principalClaims: Object.freeze(principalClaims),
+    principalClaimMaxValues: wholeNumber(
+      record.principalClaimMaxValues,
+      `${AT}.principalClaimMaxValues`,
+      1,
+      10_000,
+      DEFAULT_PRINCIPAL_CLAIM_MAX_VALUES,
+      '',
+    ),
+    principalClaimMaxChars: wholeNumber(
+      record.principalClaimMaxChars,
+      `${AT}.principalClaimMaxChars`,
+      1,
+      8_192,
+      DEFAULT_PRINCIPAL_CLAIM_MAX_CHARS,
+      '',
+    ),
   });
 }

@@ -55,6 +55,8 @@ export interface RefusedCaller {
   readonly body: string;
   /** The stable error code (`GATEWAY_TOKEN_REFUSED`, `GATEWAY_AUTH_UNAVAILABLE`). */
   readonly code: string;
+  /** Why, safe to show (the body's `error_description`; never the token). */
+  readonly description?: string;
 }
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
@@ -193,6 +195,10 @@ export class GatewayResourceServer {
           verified.subject,
           verified.payload,
           this.#settings.principalClaims,
+          {
+            maxValues: this.#settings.principalClaimMaxValues,
+            maxChars: this.#settings.principalClaimMaxChars,
+          },
         ),
         scopes: verified.scopes,
         expiresAt: verified.payload.exp,
@@ -227,6 +233,7 @@ export class GatewayResourceServer {
         headers: { 'content-type': 'application/json', 'retry-after': '5' },
         body: body('temporarily_unavailable', error.message, error.code),
         code: error.code,
+        description: error.message,
       };
     }
     const token = error as GatewayTokenError;
@@ -240,6 +247,7 @@ export class GatewayResourceServer {
         },
         body: body('insufficient_scope', token.message, token.code),
         code: token.code,
+        description: token.message,
       };
     }
     // RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
@@ -260,6 +268,7 @@ export class GatewayResourceServer {
         token.code,
       ),
       code: token.code,
+      description: token.message,
     };
   }
 }

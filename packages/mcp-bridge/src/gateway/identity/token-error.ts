@@ -3,7 +3,8 @@ import { McpBridgeError, type McpBridgeErrorOptions } from '../../mcp-bridge-err
 /**
  * Why a bearer token was refused: `missing`, `malformed`, `algorithm`, `issuer`, `audience`,
  * `expired`, `not-yet-valid`, `signature`, `unknown-key`, `no-subject`, `inactive` (introspection),
- * or `insufficient-scope` (then the answer is 403).
+ * `claim-limit` (a kept claim over `principalClaimMaxValues` or `principalClaimMaxChars`), or
+ * `insufficient-scope` (then the answer is 403).
  */
 export type GatewayTokenRefusal =
   | 'missing'
@@ -17,6 +18,7 @@ export type GatewayTokenRefusal =
   | 'unknown-key'
   | 'no-subject'
   | 'inactive'
+  | 'claim-limit'
   | 'insufficient-scope';
 
 /**
