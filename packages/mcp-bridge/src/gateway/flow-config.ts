@@ -26,9 +26,11 @@ export type GatewayFlowPermit = FlowPermit;
  * `FlowGuard` (`FlowGuardOptions` of `@toolfence/tools`: `mode`, `sinks`, `notSinks`,
  * `untrusted`, `sensitive`, `trusted`, `permit`, `maxSessions`, `maxSourcesPerSession`), and
  * `enabled` (run the flow guard; default true). The gateway's observe mode (`--observe`,
- * `gateway.observe`) makes `mode` `observe` too.
+ * `gateway.observe`) makes `mode` `observe` too. Not `overrides`: the gateway's policy file
+ * corrects a tool's labels with `sinks`, `notSinks`, `untrusted`, `sensitive` and `trusted`, and
+ * has no contract overrides for its policy either, so there is nothing for the guard to share.
  */
-export type GatewayFlowSettings = FlowGuardOptions & {
+export type GatewayFlowSettings = Omit<FlowGuardOptions, 'overrides'> & {
   /** Run the flow guard. Default true. */
   readonly enabled?: boolean;
 };
