@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { startServeHttp } from './fixtures/serve-http.js';
 import {
   freePort,
   legacyClient,
@@ -41,6 +42,7 @@ const servers: Server[] = [];
 const gateways: ChildProcess[] = [];
 const upstreamCalls: string[] = [];
 let issuer: string;
+let upstream: string;
 
 const POLICY = {
   kind: 'rules',
@@ -55,8 +57,8 @@ const POLICY = {
   ],
 };
 
-/** A gateway with `httpAuth` extra settings; resolves with its URL. */
-async function gateway(upstream: string, extra: Record<string, unknown>): Promise<string> {
+/** The files of a gateway with `httpAuth` extra settings and `policy`, and its port and URL. */
+async function gatewayFiles(extra: Record<string, unknown>, policyRules: unknown = POLICY) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
   const name = `g${port}`;
@@ -73,13 +75,18 @@ async function gateway(upstream: string, extra: Record<string, unknown>): Promis
     }),
   );
   const policy = join(folder, `${name}-policy.json`);
-  await writeFile(policy, JSON.stringify(POLICY));
+  await writeFile(policy, JSON.stringify(policyRules));
+  return { port, url, config, policy };
+}
+
+/** A gateway with `httpAuth` extra settings; resolves with its URL. */
+async function gateway(extra: Record<string, unknown>, policyRules: unknown = POLICY) {
+  const { port, url, config, policy } = await gatewayFiles(extra, policyRules);
   gateways.push(await startGatewayCli(config, policy, port));
   return url;
 }
 
 let defaults: string;
-let upstream: string;
 
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'toolfence-principal-claims-'));
@@ -98,10 +105,11 @@ beforeAll(async () => {
   // Tokens are for any resource the client asks (each gateway's own URL).
   issuer = await startTeamProvider(servers, {
     resource: 'http://127.0.0.1/unused',
-    people: Object.keys(GROUPS),
+    people: [...Object.keys(GROUPS), 'frank'],
     groups: GROUPS,
+    claims: { frank: { department: 'sales' } },
   });
-  defaults = await gateway(upstream, {});
+  defaults = await gateway({});
 }, 120_000);
 
 afterAll(async () => {
@@ -110,13 +118,13 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-/** What `person` sees and gets at `url`: payroll listed, and the call's text. */
-async function payroll(url: string, person: string) {
+/** What `person` sees and gets at `url`: `tool` (default payroll) listed, and the call's text. */
+async function payroll(url: string, person: string, tool = 'payroll') {
   const client = await legacyClient(url, await personToken(issuer, person, url), person);
   try {
     const listed = (await client.listTools()).tools.map((tool) => tool.name);
-    const result = await client.callTool({ name: 'tm__payroll', arguments: { target: person } });
-    return { listed: listed.includes('tm__payroll'), text: text(result) };
+    const result = await client.callTool({ name: `tm__${tool}`, arguments: { target: person } });
+    return { listed: listed.includes(`tm__${tool}`), text: text(result) };
   } finally {
     await client.close();
   }
@@ -178,7 +186,7 @@ describe("a person's claims are read whole or the token is refused", () => {
   );
 
   it('with the limits raised in the config, the same people are read whole and the deny holds', async () => {
-    const raised = await gateway(upstream, {
+    const raised = await gateway({
       principalClaimMaxValues: 400,
       principalClaimMaxChars: 512,
     });
@@ -189,5 +197,76 @@ describe("a person's claims are read whole or the token is refused", () => {
     }
     expect((await payroll(raised, 'sam')).text).toBe('payroll sam');
     expect(upstreamCalls).toEqual(['payroll:sam', 'payroll:sam']);
+  }, 60_000);
+});
+
+/** A deny on `department: sales` for wipe, then allow. */
+const DEPARTMENT_POLICY = {
+  kind: 'rules',
+  rules: [
+    {
+      tool: 'tm__wipe',
+      principal: { claims: { department: 'sales' } },
+      decision: 'deny',
+      reason: 'sales may not wipe',
+    },
+    { tool: 'tm__*', decision: 'allow' },
+  ],
+};
+
+describe('a rule reading a claim the principal does not keep is refused, not silently dead', () => {
+  it('at start: the gateway does not start, naming the rule, the claim and the setting', async () => {
+    const { port, config, policy } = await gatewayFiles({}, DEPARTMENT_POLICY);
+    const started = startServeHttp([
+      '--config',
+      config,
+      '--policy',
+      policy,
+      '--http',
+      `127.0.0.1:${port}`,
+    ]);
+    const failure = await started.then(
+      (served) => {
+        gateways.push(served.child);
+        return 'started';
+      },
+      (error: Error) => error.message,
+    );
+    expect(failure).toContain('rules[0].principal.claims names the claim "department"');
+    expect(failure).toContain('add it to gateway.httpAuth.principalClaims');
+    expect(failure).toContain('POLICY_FILE_INVALID');
+  }, 60_000);
+
+  it('with the claim kept (principalClaims), the deny holds for the person who carries it', async () => {
+    const url = await gateway({ principalClaims: ['groups', 'department'] }, DEPARTMENT_POLICY);
+    const frank = await payroll(url, 'frank', 'wipe');
+    expect(frank.listed).toBe(false);
+    expect(frank.text).toContain('sales may not wipe');
+    expect((await payroll(url, 'sam', 'wipe')).text).toBe('wipe sam');
+  }, 60_000);
+
+  it('at reload: the new policy is refused, saying why, and the running one stays', async () => {
+    const { port, url, config, policy } = await gatewayFiles({});
+    const served = await startServeHttp([
+      '--config',
+      config,
+      '--policy',
+      policy,
+      '--http',
+      `127.0.0.1:${port}`,
+    ]);
+    gateways.push(served.child);
+    await writeFile(policy, JSON.stringify(DEPARTMENT_POLICY));
+    served.child.kill('SIGHUP');
+    const deadline = Date.now() + 20_000;
+    while (!/reload refused/.test(served.stderr()) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(served.stderr()).toMatch(
+      /reload refused, the running config stays: .*rules\[0\]\.principal\.claims names the claim "department".*gateway\.httpAuth\.principalClaims/,
+    );
+    // The running policy (a deny on contractors' payroll, wipe allowed) is still the one in force.
+    expect((await payroll(url, 'carol')).listed).toBe(false);
+    expect((await payroll(url, 'frank', 'wipe')).text).toBe('wipe frank');
   }, 60_000);
 });

@@ -18,6 +18,7 @@ import {
   defaultInspectPolicy,
   type InspectPolicy,
   loadInspectPolicy,
+  refuseUnkeptPrincipalClaims,
   warnUnmatchedRules,
 } from '../gateway/policy-file.js';
 import { formatUpstreamFailure } from '../gateway/upstream-failure.js';
@@ -155,15 +156,19 @@ export async function runServe(
     await store?.close();
     await pins?.close?.();
   };
-  // `--policy FILE` (relative to the working folder), or RiskPolicy's defaults.
-  const readPolicy = async (arguments_: GatewayArguments): Promise<InspectPolicy> =>
-    arguments_.policy === undefined
-      ? defaultInspectPolicy()
-      : loadInspectPolicy(
-          isAbsolute(arguments_.policy)
-            ? arguments_.policy
-            : resolve(io.cwd ?? process.cwd(), arguments_.policy),
-        );
+  // `--policy FILE` (relative to the working folder), or RiskPolicy's defaults. With identity
+  // (`gateway.httpAuth`), a rule reading a claim the principal does not keep is refused, at start
+  // and at every reload (the claims kept are those of the resource server in force).
+  const readPolicy = async (arguments_: GatewayArguments): Promise<InspectPolicy> => {
+    if (arguments_.policy === undefined) return defaultInspectPolicy();
+    const path = isAbsolute(arguments_.policy)
+      ? arguments_.policy
+      : resolve(io.cwd ?? process.cwd(), arguments_.policy);
+    const policy = await loadInspectPolicy(path);
+    const kept = http?.auth?.principalClaims;
+    if (kept !== undefined) refuseUnkeptPrincipalClaims(policy, kept, path);
+    return policy;
+  };
   let http: GatewayHttpOptions | undefined;
   let webConsole: PreparedConsole | undefined;
   let consoleTarget: ConsoleTarget | undefined;

@@ -67,6 +67,12 @@ export interface InspectPolicy {
   readonly unmatchedRules: (tools: readonly ToolIdentity[]) => readonly UnmatchedRule[];
   /** The file's `flow` section (the gateway's flow guard); absent: the guard's defaults. */
   readonly flow?: GatewayFlowSettings;
+  /**
+   * The claims the rules' `principal.claims` name, with the rule's index (a rules policy): each
+   * must be kept in the principal (`gateway.httpAuth.principalClaims`), see
+   * {@link refuseUnkeptPrincipalClaims}.
+   */
+  readonly principalClaims?: readonly { readonly index: number; readonly claim: string }[];
 }
 
 function invalid(message: string, at?: string, cause?: unknown): PolicyFileError {
@@ -162,6 +168,13 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
       const { $comment: _comment, ...checked } = rule;
       rules.push(checked as unknown as PolicyRule);
     }
+    const principalClaims: { index: number; claim: string }[] = [];
+    for (const [index, rule] of rules.entries()) {
+      const claims = (rule.principal as { claims?: unknown } | undefined)?.claims;
+      if (isRecord(claims)) {
+        for (const claim of Object.keys(claims)) principalClaims.push({ index, claim });
+      }
+    }
     const fallback = (value.default ?? 'deny') as 'allow' | 'ask' | 'deny';
     let authorizer: RuleBasedPolicy;
     try {
@@ -172,6 +185,7 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
     return {
       authorizer,
       unmatchedRules: (tools) => authorizer.unmatchedRules(tools),
+      principalClaims,
       summary: {
         kind: 'rules',
         source: 'file',
@@ -216,6 +230,28 @@ export function warnUnmatchedRules(
     );
   }
   return unmatched.length;
+}
+
+/**
+ * Refuses (`POLICY_FILE_INVALID`, naming the rule, the claim and the setting) a policy whose rule
+ * reads a claim the gateway does not keep in the principal: only `kept`
+ * (`gateway.httpAuth.principalClaims`) reach the rules, so such a rule could never match (a deny
+ * on it would let everyone through). `serve` checks at start and at every reload.
+ */
+export function refuseUnkeptPrincipalClaims(
+  policy: InspectPolicy,
+  kept: readonly string[],
+  path: string,
+): void {
+  const missing = (policy.principalClaims ?? []).find(({ claim }) => !kept.includes(claim));
+  if (missing === undefined) return;
+  const claim = JSON.stringify(
+    missing.claim.length > 80 ? `${missing.claim.slice(0, 80)}…` : missing.claim,
+  );
+  throw new PolicyFileError(
+    `--policy ${shownPath(path)}: Invalid policy file: rules[${missing.index}].principal.claims names the claim ${claim}, which the gateway does not keep in the principal, so the rule could never match: add it to gateway.httpAuth.principalClaims (in force: ${kept.join(', ')}; a change to it applies when the gateway restarts)`,
+    { details: { at: `rules[${missing.index}].principal.claims`, file: path } },
+  );
 }
 
 /**

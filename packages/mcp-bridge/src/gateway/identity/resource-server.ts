@@ -120,6 +120,11 @@ export class GatewayResourceServer {
     this.#metadataPaths = path === '' ? [WELL_KNOWN] : [`${WELL_KNOWN}${path}`, WELL_KNOWN];
   }
 
+  /** The claims kept in each caller's principal (`principalClaims`): all a policy rule can read. */
+  get principalClaims(): readonly string[] {
+    return this.#settings.principalClaims;
+  }
+
   /** Where clients find the metadata (`resource_metadata` in every challenge). */
   get metadataUrl(): string {
     return this.#metadataUrl;
