@@ -19,12 +19,20 @@ export interface ConsoleIdentity {
   readonly clientSecret: string | undefined;
 }
 
-/** What `serve` was asked for: `--console [HOST:PORT]`, `--console-host`, `--console-allow-remote`. */
+/**
+ * What `serve` was asked for: `--console [HOST:PORT]`, `--console-host`, `--console-origin`,
+ * `--console-allow-remote`.
+ */
 export interface ConsoleArguments {
   /** `true` for a bare `--console`; else the HOST:PORT given. */
   readonly address: string | true;
   /** Extra Host header values accepted (`--console-host NAME:PORT`, repeatable). */
   readonly hosts: readonly string[];
+  /**
+   * The console's public origins (`--console-origin https://NAME[:PORT]`, repeatable), behind a
+   * TLS-terminating reverse proxy that forwards the browser's `Host`.
+   */
+  readonly origins: readonly string[];
   /** `--console-allow-remote`: a console on an address other than loopback is allowed. */
   readonly allowRemote: boolean;
 }
@@ -90,6 +98,13 @@ export async function prepareConsole(
     );
   }
   const module = await import('../gateway/console/index.js');
+  for (const origin of request.origins) {
+    if (module.consoleOrigin(origin) === undefined) {
+      throw usage(
+        '--console-origin takes the public origin the console is reached at: https://NAME or https://NAME:PORT (or http://), with no path, query or user',
+      );
+    }
+  }
   const inbox = new module.ConsoleInbox();
   const configured = http?.token;
   const token = configured ?? randomBytes(32).toString('base64url');
@@ -120,6 +135,7 @@ export async function prepareConsole(
       reload: target.reload,
       ...(login === undefined ? { token } : { login }),
       hosts: request.hosts,
+      origins: request.origins,
     });
   return {
     inbox,

@@ -47,7 +47,8 @@ const RELOAD_DEBOUNCE_MS = 200;
 /** The help text of `toolfence-mcp serve`, `pin` and `audit`. */
 export const GATEWAY_HELP: string = `Usage:
   toolfence-mcp serve --config FILE [--policy FILE] [--observe] [--verbose] [--http HOST:PORT]
-                      [--console [HOST:PORT]] [--console-host NAME:PORT] [--console-allow-remote]
+                      [--console [HOST:PORT]] [--console-host NAME:PORT]
+                      [--console-origin https://NAME[:PORT]] [--console-allow-remote]
   toolfence-mcp pin --config FILE (--show | --accept SERVER__TOOL@DIGEST)
   toolfence-mcp audit verify (--log FILE | --config FILE)
 
@@ -76,7 +77,9 @@ serve   Runs the gateway on stdin/stdout: one MCP server in front of the config'
         the --http listener, or on its own loopback port (default 127.0.0.1:0; the sign-in URL
         is printed on stderr once). An ask your client cannot put to you waits there up to the
         approval timeout instead of being refused. --console-host accepts another Host name;
-        a console off loopback needs --console-allow-remote.
+        --console-origin https://NAME[:PORT] declares the public origin behind a TLS proxy
+        (that forwards the Host): POSTs must come from it, the sign-in's redirect_uri is built
+        from it, cookies are Secure; a console off loopback needs --console-allow-remote.
         SIGHUP, or a change to the config file, reloads the config, the pins and the policy
         without dropping calls in flight (a config that cannot be used is refused; the running
         one stays).

@@ -17,7 +17,7 @@ export interface GatewayArguments {
   verbose: boolean;
   show: boolean;
   accept: string[];
-  /** `--console [HOST:PORT]`, `--console-host`, `--console-allow-remote` (console-start.ts). */
+  /** `--console [HOST:PORT]`, `--console-host`, `--console-origin`, `--console-allow-remote` (console-start.ts). */
   console?: ConsoleArguments;
 }
 
@@ -50,7 +50,7 @@ export function parseArguments(argv: readonly string[]): GatewayArguments {
 function consoleFlag(parsed: GatewayArguments, argv: readonly string[], index: number): number {
   const flag = argv[index] as string;
   const next = argv[index + 1];
-  const current = parsed.console ?? { address: true, hosts: [], allowRemote: false };
+  const current = parsed.console ?? { address: true, hosts: [], origins: [], allowRemote: false };
   const has = next !== undefined && !next.startsWith('--');
   if (flag === '--console') {
     parsed.console = { ...current, address: has ? next : true };
@@ -58,6 +58,10 @@ function consoleFlag(parsed: GatewayArguments, argv: readonly string[], index: n
   }
   if (flag === '--console-host' && has) {
     parsed.console = { ...current, hosts: [...current.hosts, next] };
+    return index + 1;
+  }
+  if (flag === '--console-origin' && has) {
+    parsed.console = { ...current, origins: [...current.origins, next] };
     return index + 1;
   }
   if (flag === '--console-allow-remote') {

@@ -73,6 +73,14 @@ export interface GatewayConsoleOptions {
    * The bound address and port (and `localhost:<port>` on loopback) are always accepted.
    */
   readonly hosts?: readonly string[];
+  /**
+   * The console's public origins (`--console-origin`), for a console behind a TLS-terminating
+   * reverse proxy: `https://NAME[:PORT]` (or `http://`), no path. A request whose `Host` is an
+   * origin's `NAME[:PORT]` is accepted, its POSTs must carry exactly that `Origin`, the
+   * identity-provider sign-in's `redirect_uri` is built from it, and, for `https`, every cookie is
+   * `Secure`. Other requests keep the console's own `http://HOST`. `X-Forwarded-*` is never read.
+   */
+  readonly origins?: readonly string[];
   /** Audit lines shown, newest first. Default {@link DEFAULT_CONSOLE_AUDIT_ROWS}. */
   readonly auditRows?: number;
   /** Bytes read from the end of the audit log for the table. Default 4 MiB. */
@@ -95,6 +103,7 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'token',
   'login',
   'hosts',
+  'origins',
   'auditRows',
   'auditReadBytes',
   'maxSessions',
@@ -152,6 +161,24 @@ function signedInPage(): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in</title><meta http-equiv="refresh" content="0; url=${CONSOLE_BASE}/approvals"></head><body><p>Signed in. <a href="${CONSOLE_BASE}/approvals">Go to the console</a>.</p></body></html>`;
 }
 
+/**
+ * The origin `value` as the browser sends it (`scheme://host[:port]`, the default port left out),
+ * when it is an `http` or `https` origin with no path, query, fragment or user; else undefined.
+ */
+export function consoleOrigin(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 300) return undefined;
+  const match = /^(https?):\/\/(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?\/?$/.exec(value);
+  if (match === null) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.hostname === '' || (url.port !== '' && Number(url.port) > 65_535)) return undefined;
+  return url.origin;
+}
+
 function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
     const index = part.indexOf('=');
@@ -190,6 +217,8 @@ export class GatewayConsole {
   readonly #auditReadBytes: number;
   readonly #maxFormBytes: number;
   #hosts = new Set<string>();
+  /** The declared public origin of each `Host` it is reached under (`origins`). */
+  readonly #origins = new Map<string, string>();
   /** Asks whose answer is being written: a second answer to one of them is refused at once. */
   readonly #answering = new Set<string>();
   #cookie = 'toolfence_console';
@@ -215,6 +244,21 @@ export class GatewayConsole {
       throw new GatewayConfigError('The console token must be at least 16 characters', {
         details: { option: 'token' },
       });
+    }
+    if (options.origins !== undefined && !Array.isArray(options.origins)) {
+      throw new GatewayConfigError('The console origins must be a list', {
+        details: { option: 'origins' },
+      });
+    }
+    for (const given of options.origins ?? []) {
+      const origin = consoleOrigin(given);
+      if (origin === undefined) {
+        throw new GatewayConfigError(
+          'A console origin must be http:// or https:// with a host name and an optional port, and no path, query or user (for example https://console.example.com or https://console.example.com:8443)',
+          { details: { option: 'origins' } },
+        );
+      }
+      this.#origins.set(new URL(origin).host.toLowerCase(), origin);
     }
     this.#options = options;
     this.#sessions = new ConsoleSessions(
@@ -258,6 +302,7 @@ export class GatewayConsole {
         `${shown}:${port}`,
         ...(loopback ? [`localhost:${port}`] : []),
         ...(this.#options.hosts ?? []),
+        ...this.#origins.keys(),
       ].map((value) => value.toLowerCase()),
     );
     // Cookies ignore ports: a name per port keeps two consoles on one host apart.
@@ -294,13 +339,17 @@ export class GatewayConsole {
       send(out, 405, 'Method not allowed', 'text/plain; charset=utf-8', { allow: 'GET, POST' });
       return;
     }
+    // The console's origin under this Host: the declared public one (behind a TLS proxy), else
+    // http:// and the Host. Cookies given under an https origin are Secure.
+    const origin = this.#origins.get(host) ?? `http://${host}`;
+    const secure = origin.startsWith('https:') ? '; Secure' : '';
     let form: URLSearchParams | undefined;
     if (method === 'POST') {
       // A change comes from the console's own pages only: the browser's Origin (and, where the
       // browser sends it, Sec-Fetch-Site) must say so. A request without Origin is refused.
       const fetchSite = request.headers['sec-fetch-site'];
       if (
-        request.headers.origin !== `http://${host}` ||
+        request.headers.origin !== origin ||
         (fetchSite !== undefined && fetchSite !== 'same-origin')
       ) {
         send(out, 403, 'Cross-origin request refused', 'text/plain; charset=utf-8');
@@ -341,7 +390,7 @@ export class GatewayConsole {
       if (path === `${CONSOLE_BASE}/login/start`) {
         let started: Awaited<ReturnType<ConsoleLogin['start']>>;
         try {
-          started = await login.start(`http://${host}${CONSOLE_BASE}/callback`);
+          started = await login.start(`${origin}${CONSOLE_BASE}/callback`);
         } catch {
           send(
             out,
@@ -354,7 +403,7 @@ export class GatewayConsole {
         }
         // Lax, not Strict: the identity provider's redirect back is a cross-site navigation.
         redirect(out, started.authorizationUrl, {
-          'set-cookie': `${this.#cookie}_login=${started.binding}; Path=${CONSOLE_BASE}/callback; HttpOnly; SameSite=Lax; Max-Age=600`,
+          'set-cookie': `${this.#cookie}_login=${started.binding}; Path=${CONSOLE_BASE}/callback; HttpOnly; SameSite=Lax; Max-Age=600${secure}`,
         });
         return;
       }
@@ -363,7 +412,7 @@ export class GatewayConsole {
           url.searchParams,
           cookieValue(request.headers.cookie, `${this.#cookie}_login`),
         );
-        const clear = `${this.#cookie}_login=; Path=${CONSOLE_BASE}/callback; HttpOnly; SameSite=Lax; Max-Age=0`;
+        const clear = `${this.#cookie}_login=; Path=${CONSOLE_BASE}/callback; HttpOnly; SameSite=Lax; Max-Age=0${secure}`;
         if (!result.ok) {
           send(out, result.status, loginRefusedPage(result.reason), undefined, {
             'set-cookie': clear,
@@ -378,7 +427,7 @@ export class GatewayConsole {
           'content-type': 'text/html; charset=utf-8',
           'set-cookie': [
             clear,
-            `${this.#cookie}=${session.id}; Path=${CONSOLE_BASE}; HttpOnly; SameSite=Strict`,
+            `${this.#cookie}=${session.id}; Path=${CONSOLE_BASE}; HttpOnly; SameSite=Strict${secure}`,
           ],
         });
         out.end(signedInPage());
@@ -399,7 +448,7 @@ export class GatewayConsole {
       }
       // The token leaves the address bar at once; the browser keeps only the session's id.
       redirect(out, `${CONSOLE_BASE}/approvals`, {
-        'set-cookie': `${this.#cookie}=${session.id}; Path=${CONSOLE_BASE}; HttpOnly; SameSite=Strict`,
+        'set-cookie': `${this.#cookie}=${session.id}; Path=${CONSOLE_BASE}; HttpOnly; SameSite=Strict${secure}`,
       });
       return;
     }
@@ -416,7 +465,7 @@ export class GatewayConsole {
     const notice = NOTICES[url.searchParams.get('notice') ?? ''];
     const context: PageContext = { csrf: session.csrf, notice };
     if (form !== undefined) {
-      await this.#change(path, form, session, out, { ...context, session });
+      await this.#change(path, form, session, out, { ...context, session }, secure);
       return;
     }
     await this.#page(path, url, out, context);
@@ -478,12 +527,13 @@ export class GatewayConsole {
     session: ConsoleSession,
     out: ServerResponse,
     context: ChangeContext,
+    secure: string,
   ): Promise<void> {
     switch (path) {
       case `${CONSOLE_BASE}/logout`:
         this.#sessions.signOut(session.id);
         redirect(out, `${CONSOLE_BASE}/login`, {
-          'set-cookie': `${this.#cookie}=; Path=${CONSOLE_BASE}; HttpOnly; SameSite=Strict; Max-Age=0`,
+          'set-cookie': `${this.#cookie}=; Path=${CONSOLE_BASE}; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
         });
         return;
       case `${CONSOLE_BASE}/approvals/answer`:

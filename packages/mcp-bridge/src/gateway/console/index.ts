@@ -22,6 +22,7 @@ export {
 // The console's server: its pages and checks, on its own listener or mounted at /console
 export {
   CONSOLE_HEADERS,
+  consoleOrigin,
   DEFAULT_CONSOLE_MAX_FORM_BYTES,
   GatewayConsole,
   type GatewayConsoleOptions,
