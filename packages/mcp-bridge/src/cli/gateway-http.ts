@@ -138,6 +138,32 @@ function idOf(body: unknown): string | number | null {
 /** Largest request body accepted, in bytes (4 MiB, the SDK transports' own default). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The resumptions of sealed legacy sessions in progress, shared by the requests that ask for the
+ * same session **as the same principal** (keyed by both): a request of another principal
+ * presenting the id never joins the owner's resumption (it runs its own, which cannot open a
+ * session sealed for someone else), nor the reverse.
+ */
+export class SharedResumptions<T> {
+  readonly #running = new Map<string, Promise<T>>();
+
+  /** The resumption of `sessionId` for `principal` in progress, or the one `start` begins. */
+  run(sessionId: string, principal: string, start: () => Promise<T>): Promise<T> {
+    // JSON: no separator the two values could forge.
+    const key = JSON.stringify([sessionId, principal]);
+    const running = this.#running.get(key);
+    if (running !== undefined) return running;
+    const started = start().finally(() => this.#running.delete(key));
+    this.#running.set(key, started);
+    return started;
+  }
+
+  /** Resumptions in progress. */
+  get size(): number {
+    return this.#running.size;
+  }
+}
+
 function bearerMatches(header: string | undefined, token: string): boolean {
   const match = /^Bearer ([^\s]+)$/i.exec(header ?? '');
   if (match === null) return false;
@@ -400,21 +426,14 @@ export async function serveGatewayHttp(
 
   // A sealed session this replica does not hold (created on another, or closed here when idle):
   // a new transport and downstream server are brought to the state its id seals.
-  // Requests of one session arriving at once share one resumption.
-  const resuming = new Map<string, Promise<Session | undefined>>();
+  // Requests of one session and one principal arriving at once share one resumption.
+  const resuming = new SharedResumptions<Session | undefined>();
   const resume = (
     sessionId: string,
     host: string,
     principal: string,
-  ): Promise<Session | undefined> => {
-    const running = resuming.get(sessionId);
-    if (running !== undefined) return running;
-    const started = resumeOnce(sessionId, host, principal).finally(() =>
-      resuming.delete(sessionId),
-    );
-    resuming.set(sessionId, started);
-    return started;
-  };
+  ): Promise<Session | undefined> =>
+    resuming.run(sessionId, principal, () => resumeOnce(sessionId, host, principal));
   const resumeOnce = async (
     sessionId: string,
     host: string,
@@ -458,10 +477,15 @@ export async function serveGatewayHttp(
       await held.transport.close().catch(() => undefined);
       return rpcError(404, -32001, 'Session not found');
     }
-    const existing =
+    const resumed =
       sessionId === null
         ? undefined
         : (held ?? (await resume(sessionId, new URL(request.url).host, principal)));
+    // Whatever was found or resumed serves only its owner.
+    if (resumed !== undefined && resumed.owner !== principal) {
+      return rpcError(404, -32001, 'Session not found');
+    }
+    const existing = resumed;
     if (existing !== undefined) {
       const calls = callsIn(parsedBody);
       if (calls > 0 && existing.calls + calls > maxCallsPerSession) {
