@@ -573,6 +573,21 @@ describe('GatewayConsole options', () => {
     { name: 'maxSessions of 0', change: { maxSessions: 0 }, option: 'maxSessions' },
     { name: 'maxFormBytes of 0', change: { maxFormBytes: 0 }, option: 'maxFormBytes' },
     {
+      name: 'an origin with a path',
+      change: { origins: ['https://console.example.com/console'] },
+      option: 'origins',
+    },
+    {
+      name: 'an origin of another scheme',
+      change: { origins: ['ftp://x.test'] },
+      option: 'origins',
+    },
+    {
+      name: 'origins that are not a list',
+      change: { origins: 'https://x.test' },
+      option: 'origins',
+    },
+    {
       name: 'no sign-in at all (no token, no login)',
       change: { token: undefined },
       option: 'login',
