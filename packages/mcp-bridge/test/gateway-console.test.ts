@@ -296,6 +296,19 @@ describe('security checks', () => {
     60_000,
   );
 
+  it('refuses a POST from the https origin of its own Host when no --console-origin declares it, saying how to', async () => {
+    const h = await harness();
+    const session = await signIn(h);
+    const answer = await postForm(
+      h,
+      '/console/upstreams/reload',
+      { csrf: session.csrf },
+      { cookie: session.cookie, origin: `https://${h.host}` },
+    );
+    expect(answer.status).toBe(403);
+    expect(answer.body).toContain(`start it with --console-origin https://${h.host}`);
+  }, 60_000);
+
   it.each<{ name: string; path: string }>([
     { name: 'the approvals page', path: '/console/approvals' },
     { name: 'the pins page', path: '/console/pins' },

@@ -352,7 +352,12 @@ export class GatewayConsole {
         request.headers.origin !== origin ||
         (fetchSite !== undefined && fetchSite !== 'same-origin')
       ) {
-        send(out, 403, 'Cross-origin request refused', 'text/plain; charset=utf-8');
+        // The page of a console behind a TLS proxy whose origin was not declared: say how.
+        const undeclared =
+          request.headers.origin === `https://${host}` && !this.#origins.has(host)
+            ? ` (this console's origin is ${origin}; behind a TLS proxy, start it with --console-origin https://${host})`
+            : '';
+        send(out, 403, `Cross-origin request refused${undeclared}`, 'text/plain; charset=utf-8');
         return;
       }
       const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
