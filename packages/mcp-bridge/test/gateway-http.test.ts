@@ -110,6 +110,32 @@ describe('toolfence-mcp serve --http', () => {
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     const bare = await fetch(url, { method: 'POST', body: '{}' });
     expect(bare.status).toBe(401);
+    // The scheme is case-insensitive and one or more spaces (not tabs) may follow it (RFC 9110,
+    // 11.4); the token itself is compared exactly.
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'spaces', version: '1.0.0' },
+      },
+    });
+    const post = (authorization: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: initialize,
+      }).then((response) => response.status);
+    expect(await post(`Bearer  ${TOKEN}`)).toBe(200);
+    expect(await post(`bearer ${TOKEN}`)).toBe(200);
+    expect(await post(`Bearer\t${TOKEN}`)).toBe(401);
+    expect(await post(`Bearer ${TOKEN}x`)).toBe(401);
   }, 60_000);
 
   it('refuses a request whose Host is not the loopback address it listens on (DNS rebinding)', async () => {

@@ -165,7 +165,8 @@ export class SharedResumptions<T> {
 }
 
 function bearerMatches(header: string | undefined, token: string): boolean {
-  const match = /^Bearer ([^\s]+)$/i.exec(header ?? '');
+  // RFC 9110 (11.4): one or more spaces after the scheme.
+  const match = /^Bearer +([^\s]+)$/i.exec(header ?? '');
   if (match === null) return false;
   const given = Buffer.from(match[1] as string, 'utf8');
   const expected = Buffer.from(token, 'utf8');

@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createToolContext, type JsonObject, type ToolSpec } from '@toolfence/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultInspectPolicy, loadInspectPolicy, parseInspectPolicy } from './policy-file.js';
+import {
+  defaultInspectPolicy,
+  loadInspectPolicy,
+  parseInspectPolicy,
+  warnUnmatchedRules,
+} from './policy-file.js';
 import { PolicyFileError } from './policy-file-error.js';
 
 const context = createToolContext({ runId: 'test' });
@@ -171,6 +176,31 @@ describe('policy file rules in every form', () => {
       { index: 1, tool: 'gh__*' },
       { index: 2, tool: 'list_*', server: 'files' },
       { index: 3, tool: 'write_file' },
+    ]);
+  });
+
+  it('warns about a rule that names no offered tool, not about one that names reads', () => {
+    const policy = parseInspectPolicy({
+      kind: 'rules',
+      rules: [
+        { tool: 'fs__resource:file:///etc/*', decision: 'deny' },
+        { server: 'vault', tool: 'prompt:*', decision: 'deny' },
+        { tool: 'resource:notes://*', decision: 'allow' },
+        { tool: 'fs__prompt:review', decision: 'ask' },
+        { tool: 'delete_*', decision: 'deny' },
+        { tool: 'resources_list', decision: 'allow' },
+      ],
+    });
+    const lines: string[] = [];
+    const count = warnUnmatchedRules(
+      policy,
+      [{ name: 'fs__read_text_file', origin: { server: 'fs', tool: 'read_text_file' } }],
+      (line) => lines.push(line),
+    );
+    expect(count).toBe(2);
+    expect(lines).toEqual([
+      expect.stringMatching(/^policy rules\[4\] \(tool "delete_\*"\) matches no offered tool/),
+      expect.stringMatching(/^policy rules\[5\] \(tool "resources_list"\) matches no offered tool/),
     ]);
   });
 

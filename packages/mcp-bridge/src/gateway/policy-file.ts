@@ -215,15 +215,30 @@ function describeRule(rule: UnmatchedRule): string {
 }
 
 /**
+ * True when a rule names a read (`prompts/get`, `resources/read`) rather than a tool: its own name
+ * (after `__`, or the whole name without one) starts with `prompt:` or `resource:`, as the read
+ * names the gateway judges do (`fs__resource:file:///etc/*`, `{ "server": "vault", "tool":
+ * "prompt:*" }`). Reads are not offered tools, so such a rule cannot be checked against them.
+ */
+function namesRead(rule: UnmatchedRule): boolean {
+  const tool = rule.tool;
+  if (tool === undefined) return false;
+  const split = rule.server === undefined ? tool.indexOf('__') : -1;
+  const own = split === -1 ? tool : tool.slice(split + 2);
+  return own.startsWith('prompt:') || own.startsWith('resource:');
+}
+
+/**
  * Writes one warning line for each rule of `policy` that names none of `tools` (the offered
- * tools of `serve`, or the inspected server's); returns how many.
+ * tools of `serve`, or the inspected server's); returns how many. A rule that names reads
+ * (`…resource:…`, `…prompt:…`) is not warned about: reads are not tools.
  */
 export function warnUnmatchedRules(
   policy: InspectPolicy,
   tools: readonly ToolIdentity[],
   warn: (line: string) => void,
 ): number {
-  const unmatched = policy.unmatchedRules(tools);
+  const unmatched = policy.unmatchedRules(tools).filter((rule) => !namesRead(rule));
   for (const rule of unmatched) {
     warn(
       `policy ${describeRule(rule)} matches no offered tool: a name without "__" is the server's own tool name, SERVER__tool the offered name, "server" the config's server name`,
