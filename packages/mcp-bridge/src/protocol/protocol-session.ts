@@ -20,7 +20,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isRecord } from '../is-record.js';
-import { TransportHttpError } from '../transport/errors.js';
+import { TransportHttpError, TransportTimeoutError } from '../transport/errors.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
 import type { StdioTransport } from '../transport/stdio-transport.js';
 import type { StreamableHttpTransport } from '../transport/streamable-http-transport.js';
@@ -1037,8 +1037,34 @@ export class ProtocolSession {
     });
     this.#setEra('legacy', version);
     this.#registerLegacyHandlers();
-    await this.#peer.notification({ method: 'notifications/initialized' });
+    await this.#notifyWithin('notifications/initialized', this.#options.openTimeoutMs);
     return description;
+  }
+
+  /**
+   * Sends a handshake notification, accepted (HTTP: answered; stdio: taken by the pipe) within
+   * `timeoutMs`, or fails with {@link TransportTimeoutError}: a server that never finishes its
+   * answer cannot hold the handshake open.
+   */
+  async #notifyWithin(method: string, timeoutMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new TransportTimeoutError(
+              `The MCP server did not accept ${method} within openTimeoutMs`,
+              { details: { method, openTimeoutMs: timeoutMs } },
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.#peer.notification({ method }), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Legacy servers send their own requests; only the kinds the host answers get a handler. */

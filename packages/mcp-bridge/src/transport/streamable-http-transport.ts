@@ -102,6 +102,9 @@ export type ListenStreamEnd =
       readonly error: Error;
     };
 
+/** The longest `close()` waits for the session `DELETE` (also never past `readTimeoutMs`). */
+const DELETE_DEADLINE_MS = 5000;
+
 /** How long a request's SSE stream may stay open after its answer arrived. */
 const ANSWERED_STREAM_LINGER_MS = 2000;
 
@@ -229,7 +232,7 @@ export class StreamableHttpTransport implements Transport {
       const session = headerValue(response.headers['mcp-session-id']);
       if (session !== undefined) {
         if (hasControlCharacter(session) || session.length > 1024) {
-          await discard(response.body);
+          response.body.destroy();
           throw new TransportProtocolError('The server sent an invalid Mcp-Session-Id');
         }
         this.sessionId = session;
@@ -244,7 +247,9 @@ export class StreamableHttpTransport implements Transport {
       void this.#openStandaloneStream();
     }
     if (status === 202) {
-      await discard(response.body);
+      // Accepted: nothing to read. A body is drained in the background for at most
+      // readTimeoutMs (then dropped), so a 202 whose body never ends holds up no send.
+      void discard(response.body, this.#readTimeoutMs);
       return;
     }
     const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
@@ -276,7 +281,7 @@ export class StreamableHttpTransport implements Transport {
       this.#dispatchAll(messages);
       return;
     }
-    await discard(response.body);
+    void discard(response.body, this.#readTimeoutMs);
     if (requestId === undefined) return;
     throw new TransportProtocolError('The server answered with an unexpected content type', {
       details: { status },
@@ -324,8 +329,9 @@ export class StreamableHttpTransport implements Transport {
       this.#noteResponse(status, response);
       if (status >= 200 && status < 300) return response;
       if (status === 429 || status === 529) {
-        // Refused under load: typed, with the server's Retry-After; never retried here.
-        await discard(response.body);
+        // Refused under load: typed, with the server's Retry-After; never retried here. An
+        // error's body is never read: dropped at once, so it cannot hold up the request.
+        response.body.destroy();
         const retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
         throw status === 429
           ? new ServerRateLimitedError(retryAfterMs)
@@ -336,11 +342,11 @@ export class StreamableHttpTransport implements Transport {
       const readsRpcError =
         this.era === 'modern' || (isJSONRPCRequest(message) && message.method === 'initialize');
       if (readsRpcError && status >= 400 && status < 500 && status !== 401 && status !== 403) {
-        const rpcError = await readRpcError(response, this.#limits);
+        const rpcError = await readRpcError(response, this.#limits, this.#readTimeoutMs);
         if (rpcError !== undefined) return { rpcError };
         throw new TransportHttpError(status);
       }
-      await discard(response.body);
+      response.body.destroy();
       if (status === 401 || status === 403) {
         challenges++;
         if (
@@ -388,9 +394,9 @@ export class StreamableHttpTransport implements Transport {
       // A server that answers at once (for example with a JSON-RPC error) sends one small record.
       let rpcError: JSONRPCMessage | undefined;
       if (contentType.startsWith('application/json')) {
-        rpcError = await readRpcError(posted, this.#limits);
+        rpcError = await readRpcError(posted, this.#limits, this.#readTimeoutMs);
       } else {
-        await discard(body);
+        body.destroy();
       }
       if (rpcError === undefined) {
         return {
@@ -722,7 +728,7 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (!isEventStream(response)) {
-      await discard(response.body);
+      response.body.destroy();
       this.#fail(new TransportHttpError(response.statusCode, { details: { phase: 'resume' } }));
       return;
     }
@@ -750,7 +756,7 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (!isEventStream(response)) {
-      await discard(response.body);
+      response.body.destroy();
       return;
     }
     const context: StreamContext = {
@@ -802,26 +808,55 @@ export class StreamableHttpTransport implements Transport {
     this.#abort.abort(new TransportError('The MCP connection was closed'));
   }
 
+  /**
+   * Closes the transport: everything in flight is aborted and `onclose` runs first, so pending
+   * requests are rejected at once; then a legacy session is ended with `DELETE`, given at most
+   * `min(readTimeoutMs, 5000)` ms in all (token, connection, headers) and its body is never read.
+   * No timer of it outlives `close()`.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     const session = this.sessionId;
-    if (session !== undefined && this.era === 'legacy' && this.#deleteSessionOnClose) {
-      try {
-        const headers = await this.#requestHeaders({}, 'DELETE');
-        const response = await undici().request(this.#url, {
-          method: 'DELETE',
-          headers,
-          dispatcher: this.#dispatcher,
-          headersTimeout: Math.min(this.#readTimeoutMs, 5000),
-          bodyTimeout: 5000,
-        });
-        await discard(response.body);
-      } catch (error) {
-        this.#logger?.debug?.('Deleting the MCP session failed', { code: errorCode(error) });
-      }
-    }
     this.#shutdown();
     this.onclose?.();
+    if (session !== undefined && this.era === 'legacy' && this.#deleteSessionOnClose) {
+      await this.#deleteSession(session);
+    }
+  }
+
+  async #deleteSession(session: string): Promise<void> {
+    const deadlineMs = Math.min(this.#readTimeoutMs, DELETE_DEADLINE_MS);
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        abort.abort(new TransportTimeoutError('The session DELETE did not finish in time'));
+        resolve();
+      }, deadlineMs);
+    });
+    const attempt = (async () => {
+      const headers = await this.#requestHeaders({}, 'DELETE');
+      headers['mcp-session-id'] = session;
+      abort.signal.throwIfAborted();
+      const response = await undici().request(this.#url, {
+        method: 'DELETE',
+        headers,
+        dispatcher: this.#dispatcher,
+        signal: abort.signal,
+        headersTimeout: deadlineMs,
+        bodyTimeout: deadlineMs,
+      });
+      // The status is all there is to know: the body is dropped, never drained.
+      response.body.destroy();
+    })().catch((error: unknown) => {
+      this.#logger?.debug?.('Deleting the MCP session failed', { code: errorCode(error) });
+    });
+    try {
+      await Promise.race([attempt, deadline]);
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+    }
   }
 }
 
@@ -845,14 +880,17 @@ function messageHeaderValues(
 async function readRpcError(
   response: Dispatcher.ResponseData,
   limits: RecordLimits,
+  readTimeoutMs: number,
 ): Promise<JSONRPCMessage | undefined> {
   const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
   if (!contentType.startsWith('application/json')) {
-    await discard(response.body);
+    response.body.destroy();
     return undefined;
   }
   const chunks: Buffer[] = [];
   let total = 0;
+  // The body must be whole within readTimeoutMs, like every record; then it is dropped.
+  const timer = setTimeout(() => response.body.destroy(), readTimeoutMs);
   try {
     for await (const chunk of response.body) {
       total += (chunk as Buffer).length;
@@ -874,6 +912,8 @@ async function readRpcError(
       : undefined;
   } catch {
     return undefined;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -886,11 +926,19 @@ function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-async function discard(body: Dispatcher.ResponseData['body']): Promise<void> {
+/**
+ * Reads and drops a body nobody needs (at most 64 KiB, so the connection can be reused); a body
+ * that has not ended within `deadlineMs` is destroyed, so no drain is ever unbounded in time.
+ * Closing the transport (its abort signal) destroys it at once too.
+ */
+async function discard(body: Dispatcher.ResponseData['body'], deadlineMs: number): Promise<void> {
+  const timer = setTimeout(() => body.destroy(), deadlineMs);
   try {
     await body.dump({ limit: 64 * 1024 });
   } catch {
     // nothing to keep
+  } finally {
+    clearTimeout(timer);
   }
 }
 
