@@ -266,3 +266,77 @@ describe('close() and the session DELETE', () => {
     await closing;
   });
 });
+
+describe("the server's requests are answered within maxConcurrentRequests", () => {
+  it('a flood of pings on the standalone stream opens at most maxConcurrentRequests answer POSTs', async () => {
+    const count = 500;
+    let held = 0;
+    const server = await legacyServer(
+      (message) => {
+        if (message.method !== undefined) return undefined;
+        held++; // an answer: its POST is never answered
+        return true;
+      },
+      (res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        let events = '';
+        for (let index = 0; index < count; index++) {
+          events += `data: ${JSON.stringify({ jsonrpc: '2.0', id: index, method: 'ping' })}\n\n`;
+        }
+        res.write(events);
+      },
+    );
+    const warnings: unknown[][] = [];
+    const dropped: unknown[] = [];
+    const mcp = client(server.url, {
+      standaloneStream: true,
+      readTimeoutMs: 30_000,
+      maxConcurrentRequests: 4,
+      logger: {
+        warn: (...args: unknown[]) => warnings.push(args),
+        debug: (message: string, details?: unknown) => {
+          if (message.startsWith('Dropped a server request')) dropped.push(details);
+        },
+      },
+    });
+    await mcp.connect();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(held).toBe(4);
+    // initialize/tools connections, the GET stream and 4 answers
+    expect(server.maxSockets).toBeLessThanOrEqual(4 + 3);
+    expect(warnings[0]?.[1]).toMatchObject({
+      reason: 'server-request-limit',
+      method: 'ping',
+      maxConcurrentRequests: 4,
+    });
+    expect(dropped.length).toBe(count - 4 - 1);
+  });
+
+  it('an ordinary server gets every ping answered when it takes the answers', async () => {
+    const count = 200;
+    const answered = new Set<unknown>();
+    const server = await legacyServer(
+      (message, res) => {
+        if (message.method !== undefined) return undefined;
+        answered.add(message.id);
+        res.writeHead(202).end();
+        return true;
+      },
+      (res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        let index = 0;
+        const timer = setInterval(() => {
+          res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id: index++, method: 'ping' })}\n\n`);
+          if (index === count) clearInterval(timer);
+        }, 2);
+        res.on('close', () => clearInterval(timer));
+      },
+    );
+    const mcp = client(server.url, { standaloneStream: true, maxConcurrentRequests: 8 });
+    await mcp.connect();
+    for (let waited = 0; answered.size < count && waited < 100; waited++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(answered.size).toBe(count);
+  });
+});

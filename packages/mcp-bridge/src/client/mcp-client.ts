@@ -1346,6 +1346,7 @@ export class McpClient {
         maxInputRounds: this.#maxInputRounds,
         maxInputPrompts: this.#maxInputPrompts,
         openTimeoutMs: this.#openTimeoutMs,
+        maxServerRequests: this.#options.maxConcurrentRequests ?? DEFAULT_MAX_CONCURRENT_REQUESTS,
         paramHeaders: (toolName, args) => {
           const declarations = this.#paramHeaders.get(toolName);
           return declarations === undefined

@@ -86,6 +86,11 @@ export interface ProtocolSessionOptions {
   readonly maxInputPrompts: number;
   /** Milliseconds for the probe and the handshake. */
   readonly openTimeoutMs: number;
+  /**
+   * The most server requests (ping, sampling, elicitation, roots, unknown methods) in progress at
+   * once; more are dropped without an answer (logged). Default: unbounded.
+   */
+  readonly maxServerRequests?: number;
   /** The `Mcp-Param-*` headers of a `tools/call` (already checked). */
   readonly paramHeaders: (toolName: string, args: unknown) => Record<string, string> | undefined;
   /** Called when the connection ends. */
@@ -251,8 +256,21 @@ class JsonRpcPeer {
   >();
   /** The server's requests being handled, by their id (aborted by their cancellation). */
   readonly #handling = new Map<string | number, AbortController>();
+  /** The server's requests received and not yet answered (handler running or answer being sent). */
+  #answering = 0;
+  /** The most server requests answered at once; more are dropped unanswered. */
+  readonly #maxAnswering: number;
+  /** Server requests dropped so far (the first is logged at warn, the rest at debug). */
+  #dropped = 0;
+  readonly #logger: McpBridgeLogger | undefined;
 
-  constructor() {
+  /**
+   * @param maxAnswering the most server requests in progress at once (the client's
+   *   `maxConcurrentRequests`); a request beyond it is dropped without an answer.
+   */
+  constructor(maxAnswering = Number.POSITIVE_INFINITY, logger?: McpBridgeLogger) {
+    this.#maxAnswering = maxAnswering;
+    this.#logger = logger;
     this.#requestHandlers.set('ping', () => ({}));
     this.#notificationHandlers.set('notifications/cancelled', (notification) => {
       const requestId = (notification.params as { requestId?: unknown } | undefined)?.requestId;
@@ -405,19 +423,44 @@ class JsonRpcPeer {
   }
 
   #onRequest(request: JSONRPCRequest): void {
+    // A server's requests in progress (received, not yet answered: the handler runs or the answer
+    // is being written or posted) are bounded: a server that sends more before it takes the
+    // earlier answers gets no answer for the extra ones, so neither the answers waiting for the
+    // wire nor the connections carrying them can grow without bound.
+    if (this.#answering >= this.#maxAnswering) {
+      this.#dropped++;
+      const details = {
+        reason: 'server-request-limit',
+        method: request.method,
+        maxConcurrentRequests: this.#maxAnswering,
+        dropped: this.#dropped,
+      };
+      if (this.#dropped === 1) {
+        this.#logger?.warn?.(
+          'The MCP server has more of its requests unanswered than maxConcurrentRequests: the extra ones are dropped without an answer',
+          details,
+        );
+      } else {
+        this.#logger?.debug?.('Dropped a server request without an answer', details);
+      }
+      return;
+    }
+    this.#answering++;
     const handler = this.#requestHandlers.get(request.method);
     // Answers go where the request came from, even if the peer has moved on since.
     const transport = this.#transport;
     if (handler === undefined) {
-      transport
-        ?.send({
+      (
+        transport?.send({
           jsonrpc: '2.0',
           id: request.id,
           error: { code: ErrorCode.MethodNotFound, message: 'Method not found' },
-        } as JSONRPCMessage)
+        } as JSONRPCMessage) ?? Promise.resolve()
+      )
         .catch((error: unknown) =>
           this.#error(new Error(`Failed to send an error response: ${String(error)}`)),
-        );
+        )
+        .finally(this.#answered);
       return;
     }
     const controller = new AbortController();
@@ -443,8 +486,14 @@ class JsonRpcPeer {
       )
       .finally(() => {
         if (this.#handling.get(request.id) === controller) this.#handling.delete(request.id);
+        this.#answered();
       });
   }
+
+  /** A server request's answer was handed off (or given up): its place is free. */
+  readonly #answered = (): void => {
+    this.#answering--;
+  };
 
   #onNotification(notification: JSONRPCNotification): void {
     const handler =
@@ -748,7 +797,7 @@ export class ProtocolSession {
   }
 
   #makePeer(): JsonRpcPeer {
-    const peer = new JsonRpcPeer();
+    const peer = new JsonRpcPeer(this.#options.maxServerRequests, this.#options.logger);
     peer.onclose = () => {
       if (this.#peer === peer) this.#options.onClose();
     };

@@ -353,6 +353,25 @@ export class StdioTransport implements Transport {
         this.failure === undefined ? {} : { cause: this.failure },
       );
     }
+    // An answer to the server's request while more than maxRecordBytes already wait in its stdin:
+    // the server stopped reading while it keeps asking. Nothing more is buffered for it.
+    if (
+      ('result' in message || 'error' in message) &&
+      stdin.writableLength > this.#limits.maxRecordBytes
+    ) {
+      const failure = new TransportError(
+        'The MCP server stopped reading its stdin: more than maxRecordBytes wait there unread',
+        {
+          details: {
+            reason: 'stdin-backlog',
+            waitingBytes: stdin.writableLength,
+            maxRecordBytes: this.#limits.maxRecordBytes,
+          },
+        },
+      );
+      this.#fail(failure);
+      throw failure;
+    }
     const line = `${JSON.stringify(message)}\n`;
     // With a request already in flight, more records are likely in this tick (a burst of
     // concurrent calls, or the waiting calls a batch of answers releases): the pipe is corked
