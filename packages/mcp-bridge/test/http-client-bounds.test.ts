@@ -340,3 +340,60 @@ describe("the server's requests are answered within maxConcurrentRequests", () =
     expect(answered.size).toBe(count);
   });
 });
+
+describe('maxInputPrompts over a legacy server', () => {
+  it('bounds the sampling requests tied to one tools/call (its SSE stream), answering the rest with an error', async () => {
+    const errors: unknown[] = [];
+    const server = await legacyServer((message, res) => {
+      if (message.method === undefined && 'error' in message) {
+        errors.push((message as { error?: unknown }).error);
+        res.writeHead(202).end();
+        return true;
+      }
+      if (message.method !== 'tools/call') return undefined;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let index = 0; index < 20; index++) {
+        res.write(
+          `data: ${JSON.stringify({
+            jsonrpc: '2.0',
+            id: `s${index}`,
+            method: 'sampling/createMessage',
+            params: {
+              messages: [{ role: 'user', content: { type: 'text', text: 'spend' } }],
+              maxTokens: 10,
+            },
+          })}\n\n`,
+        );
+      }
+      setTimeout(
+        () =>
+          res.end(
+            `data: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'ok' }] } })}\n\n`,
+          ),
+        500,
+      );
+      return true;
+    });
+    let asked = 0;
+    const mcp = client(server.url, {
+      maxInputPrompts: 2,
+      maxConcurrentRequests: 32,
+      sampling: {
+        handler: async () => {
+          asked++;
+          return { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' };
+        },
+      },
+    });
+    const first = await mcp.callTool('t', {});
+    expect(first.content).toEqual([{ type: 'text', text: 'ok' }]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(asked).toBe(2);
+    expect(errors).toHaveLength(18);
+    expect(errors[0]).toMatchObject({ code: -32600, data: { maxInputPrompts: 2 } });
+    // The next call has an allowance of its own.
+    await mcp.callTool('t', {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(asked).toBe(4);
+  });
+});

@@ -95,3 +95,49 @@ describe('stdio: answers to a server that stopped reading', () => {
     });
   });
 });
+
+describe('stdio: maxInputPrompts over a legacy server', () => {
+  it('bounds untied sampling requests per session, refilled when a tools/call starts', async () => {
+    const server = [
+      process.execPath,
+      '-e',
+      `const rl = require('node:readline').createInterface({ input: process.stdin });
+const out = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+let call; const answers = [];
+rl.on('line', (line) => {
+  const msg = JSON.parse(line);
+  if (msg.method === 'server/discover') out({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'nf' } });
+  else if (msg.method === 'initialize') out({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } } });
+  else if (msg.method === 'tools/list') out({ jsonrpc: '2.0', id: msg.id, result: { tools: [{ name: 't', inputSchema: { type: 'object' } }] } });
+  else if (msg.method === 'tools/call') {
+    call = msg.id; answers.length = 0;
+    for (let i = 0; i < 10; i++) out({ jsonrpc: '2.0', id: 's' + call + '-' + i, method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'x' } }], maxTokens: 5 } });
+  } else if (msg.id !== undefined && (msg.result || msg.error)) {
+    answers.push(msg.error ? msg.error.code : 'ok');
+    if (answers.length === 10) out({ jsonrpc: '2.0', id: call, result: { content: [{ type: 'text', text: answers.join(',') }] } });
+  }
+});`,
+    ];
+    let asked = 0;
+    const client = new McpClient({
+      command: server,
+      env: CHILD_ENV,
+      maxInputPrompts: 3,
+      maxConcurrentRequests: 16,
+      sampling: {
+        handler: async () => {
+          asked++;
+          return { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' };
+        },
+      },
+    });
+    clients.push(client);
+    const first = await client.callTool('t', {});
+    expect(asked).toBe(3);
+    const text = (first.content[0] as { text: string }).text.split(',');
+    expect(text.filter((answer) => answer === 'ok')).toHaveLength(3);
+    expect(text.filter((answer) => answer === '-32600')).toHaveLength(7);
+    await client.callTool('t', {});
+    expect(asked).toBe(6);
+  });
+});

@@ -14,6 +14,7 @@ import {
   ListRootsRequestSchema,
   McpError,
   PromptListChangedNotificationSchema,
+  type RequestId,
   ResourceListChangedNotificationSchema,
   type Result,
   ToolListChangedNotificationSchema,
@@ -179,6 +180,8 @@ class DirectRequest implements AbortMember {
   readonly resolve: (result: Record<string, unknown>) => void;
   readonly reject: (error: unknown) => void;
   readonly signal: AbortSignal | undefined;
+  /** The call's prompt allowance, for the server requests tied to this request (legacy mode). */
+  prompts: PromptAllowance | undefined;
   /** The peer's cancel (one function per peer, not a closure per request). */
   readonly #cancel: (request: DirectRequest, reason: unknown) => void;
 
@@ -249,7 +252,10 @@ class JsonRpcPeer {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** When {@link #timer} fires (`performance.now()` ms). */
   #timerAt = 0;
-  readonly #requestHandlers = new Map<string, (request: JSONRPCRequest) => unknown>();
+  readonly #requestHandlers = new Map<
+    string,
+    (request: JSONRPCRequest, related: RequestId | undefined) => unknown
+  >();
   readonly #notificationHandlers = new Map<
     string,
     (notification: JSONRPCNotification) => unknown
@@ -305,7 +311,10 @@ class JsonRpcPeer {
     const earlierMessage = transport.onmessage;
     transport.onmessage = (message, extra) => {
       earlierMessage?.(message, extra);
-      this.#dispatch(message);
+      this.#dispatch(
+        message,
+        (extra as { relatedRequestId?: RequestId } | undefined)?.relatedRequestId,
+      );
     };
     await transport.start();
   }
@@ -319,13 +328,18 @@ class JsonRpcPeer {
   setRequestHandler(
     method: string,
     schema: MessageSchema,
-    handler: (request: JSONRPCRequest) => Promise<Result>,
+    handler: (request: JSONRPCRequest, related: RequestId | undefined) => Promise<Result>,
   ): void {
-    this.#requestHandlers.set(method, (request) => {
+    this.#requestHandlers.set(method, (request, related) => {
       const checked = schema.safeParse(request);
       if (!checked.success) throw checked.error;
-      return handler(checked.data as JSONRPCRequest);
+      return handler(checked.data as JSONRPCRequest, related);
     });
+  }
+
+  /** The prompt allowance of the request `id` still waiting for its answer, if it has one. */
+  promptsOf(id: RequestId): PromptAllowance | undefined {
+    return this.#pending.get(typeof id === 'number' ? id : Number(id))?.prompts;
   }
 
   /** Registers the handler of the server's notifications of `method`, each checked by `schema`. */
@@ -361,6 +375,7 @@ class JsonRpcPeer {
     request: { readonly method: string; readonly params: Record<string, unknown> },
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    prompts?: PromptAllowance,
   ): Promise<Record<string, unknown>> {
     const transport = this.#transport;
     if (transport === undefined) return Promise.reject(new Error('Not connected'));
@@ -370,6 +385,7 @@ class JsonRpcPeer {
     const message = { method: request.method, params: request.params, jsonrpc: '2.0', id };
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       const entry = new DirectRequest(id, timeoutMs, resolve, reject, signal, this.#cancelOne);
+      entry.prompts = prompts;
       this.#pending.set(id, entry);
       // One listener per signal, shared with every call in flight on it (see abort-link.ts).
       if (signal !== undefined) watchAbort(signal, entry);
@@ -385,14 +401,14 @@ class JsonRpcPeer {
   }
 
   /** One message from the transport (already checked against the SDK's message schema there). */
-  #dispatch(message: JSONRPCMessage): void {
+  #dispatch(message: JSONRPCMessage, related?: RequestId): void {
     const record = message as Record<string, unknown>;
     // An error answer may have no id (one to a request the server could not read): it names no
     // request here, and is reported as such.
     if ('result' in record || 'error' in record) {
       this.#answer(message as JSONRPCResponse | JSONRPCErrorResponse);
     } else if (typeof record.method === 'string' && 'id' in record) {
-      this.#onRequest(message as JSONRPCRequest);
+      this.#onRequest(message as JSONRPCRequest, related);
     } else if (typeof record.method === 'string') {
       this.#onNotification(message as JSONRPCNotification);
     } else {
@@ -422,7 +438,7 @@ class JsonRpcPeer {
     }
   }
 
-  #onRequest(request: JSONRPCRequest): void {
+  #onRequest(request: JSONRPCRequest, related: RequestId | undefined): void {
     // A server's requests in progress (received, not yet answered: the handler runs or the answer
     // is being written or posted) are bounded: a server that sends more before it takes the
     // earlier answers gets no answer for the extra ones, so neither the answers waiting for the
@@ -466,7 +482,7 @@ class JsonRpcPeer {
     const controller = new AbortController();
     this.#handling.set(request.id, controller);
     Promise.resolve()
-      .then(() => handler(request))
+      .then(() => handler(request, related))
       .then(
         async (result) => {
           if (controller.signal.aborted) return;
@@ -627,11 +643,18 @@ export class ProtocolSession {
   /** The client capabilities sent in modern `_meta` (with the Tasks extension once negotiated). */
   #requestCapabilities: Readonly<Record<string, unknown>>;
   #tasksNegotiated = false;
+  /**
+   * Legacy mode: the allowance of the server's sampling and elicitation requests tied to no
+   * call of the client's (stdio, the standalone stream, or after the call was answered); a fresh
+   * `maxInputPrompts` each time a `tools/call` starts.
+   */
+  #untiedPrompts: PromptAllowance;
 
   /** Builds the first transport; nothing is sent before `open()`. */
   constructor(options: ProtocolSessionOptions) {
     this.#options = options;
     this.#requestCapabilities = options.capabilities;
+    this.#untiedPrompts = new PromptAllowance(options.maxInputPrompts);
     this.#transport = options.makeTransport();
     this.#peer = this.#makePeer();
   }
@@ -710,12 +733,17 @@ export class ProtocolSession {
   ): Promise<Record<string, unknown>> {
     const description = this.#description;
     if (description === undefined || description.era === 'legacy') {
+      if (method === 'tools/call') {
+        this.#untiedPrompts = new PromptAllowance(this.#options.maxInputPrompts);
+      }
       // Every caller passes a params object of its own making (never the host's), and the
-      // JSON-RPC layer never changes it: no second copy per request.
+      // JSON-RPC layer never changes it: no second copy per request. The call's allowance goes
+      // with it: the server's prompts tied to it draw from it.
       return this.#peer.send(
         { method, params: params as Record<string, unknown> },
         options.timeoutMs,
         options.signal,
+        options.prompts,
       );
     }
     return this.#modernRequest(method, params, description, options);
@@ -1126,18 +1154,45 @@ export class ProtocolSession {
         async () => (await roots()) as Result,
       );
     }
+    const peer = this.#peer;
     if (elicitation !== undefined) {
-      this.#peer.setRequestHandler(
+      peer.setRequestHandler(
         'elicitation/create',
         ElicitRequestSchema,
-        async (request) => (await elicitation(request.params as Record<string, unknown>)) as Result,
+        async (request, related) => {
+          this.#takePrompt(peer, related);
+          return (await elicitation(request.params as Record<string, unknown>)) as Result;
+        },
       );
     }
     if (sampling !== undefined) {
-      this.#peer.setRequestHandler(
+      peer.setRequestHandler(
         'sampling/createMessage',
         CreateMessageRequestSchema,
-        async (request) => (await sampling(request.params as Record<string, unknown>)) as Result,
+        async (request, related) => {
+          this.#takePrompt(peer, related);
+          return (await sampling(request.params as Record<string, unknown>)) as Result;
+        },
+      );
+    }
+  }
+
+  /**
+   * Takes one prompt for a legacy server's sampling or elicitation request before the host is
+   * asked: from the call it came with (its `tools/call`'s answer stream), else from the session's
+   * untied allowance. Used up: a JSON-RPC error answers the server and the host is not asked.
+   */
+  #takePrompt(peer: JsonRpcPeer, related: RequestId | undefined): void {
+    const allowance =
+      (related === undefined ? undefined : peer.promptsOf(related)) ?? this.#untiedPrompts;
+    try {
+      allowance.take(1);
+    } catch (error) {
+      if (!(error instanceof InputRequestError)) throw error;
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        'The client asks its host no more for this call: maxInputPrompts is used up',
+        { maxInputPrompts: this.#options.maxInputPrompts },
       );
     }
   }

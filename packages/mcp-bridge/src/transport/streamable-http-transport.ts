@@ -9,6 +9,7 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
   type JSONRPCResultResponse,
+  type MessageExtraInfo,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Dispatcher } from 'undici';
@@ -80,6 +81,12 @@ export type MessageHeaders = (
   message: JSONRPCMessage,
 ) => Readonly<Record<string, string>> | undefined;
 
+/** What `onmessage` gets with a message that came in the answer to one of the client's requests. */
+export interface RelatedMessageInfo {
+  /** The JSON-RPC id of the client's request whose answer carried the message. */
+  readonly relatedRequestId: RequestId;
+}
+
 /** A 4xx answer whose body is a JSON-RPC error: delivered to the protocol layer as that error. */
 interface RejectedWithRpcError {
   readonly rpcError: JSONRPCMessage;
@@ -141,7 +148,8 @@ interface StreamContext {
 export class StreamableHttpTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
-  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+  /** `extra` is a {@link RelatedMessageInfo} for a message that came in the answer to a request. */
+  onmessage?: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
   sessionId?: string | undefined;
 
   /** The error that ended the wire, if one did. */
@@ -278,7 +286,7 @@ export class StreamableHttpTransport implements Transport {
         this.#fail(error as Error);
         return;
       }
-      this.#dispatchAll(messages);
+      this.#dispatchAll(messages, requestId);
       return;
     }
     void discard(response.body, this.#readTimeoutMs);
@@ -667,7 +675,7 @@ export class StreamableHttpTransport implements Transport {
             context.answered = true;
           }
         }
-        this.#dispatchAll(messages);
+        this.#dispatchAll(messages, context.requestId);
       },
     });
     let failure: Error | undefined;
@@ -782,10 +790,17 @@ export class StreamableHttpTransport implements Transport {
     });
   }
 
-  #dispatchAll(messages: readonly JSONRPCMessage[]): void {
+  /**
+   * Hands each message on; one that came in the answer to a request of the client's (its JSON
+   * body or SSE stream) names that request as `relatedRequestId`, so a server request there is
+   * tied to the call it belongs to.
+   */
+  #dispatchAll(messages: readonly JSONRPCMessage[], relatedRequestId?: RequestId): void {
+    const extra: RelatedMessageInfo | undefined =
+      relatedRequestId === undefined ? undefined : { relatedRequestId };
     for (const message of messages) {
       if (this.#closed) return;
-      this.onmessage?.(message);
+      this.onmessage?.(message, extra as MessageExtraInfo | undefined);
     }
   }
 
