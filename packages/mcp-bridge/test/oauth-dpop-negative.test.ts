@@ -9,6 +9,7 @@ import {
   refreshOAuth,
 } from '../src/index.js';
 import { DpopKey } from '../src/oauth/dpop.js';
+import { OAuthResourceMismatchError } from '../src/oauth/errors.js';
 import type { DpopKeyRecord } from '../src/store/connection-store.js';
 import type { McpAuthHeaders } from '../src/transport/auth-provider.js';
 import {
@@ -55,7 +56,8 @@ afterEach(async () => {
 async function seed(overrides: Partial<ConnectionRecord> = {}): Promise<OAuthTokenProvider> {
   await store.put({
     id: 'c',
-    url: server.url,
+    // The MCP server the provider's requests go to (the token is sent nowhere else).
+    url: MCP,
     issuer: server.issuer,
     resource: server.url,
     clientId: 'client-1',
@@ -291,14 +293,17 @@ const rows: Row[] = [
   {
     name: 'the latest nonce per origin is used, and only for that origin',
     run: async () => {
-      const provider = await seed();
+      // An origin-level resource: the token serves every path of mcp.example.
+      const provider = await seed({ resource: 'https://mcp.example/' });
       await auth(provider, 'POST', MCP);
       provider.onResponse({ url: MCP, status: 200, dpopNonce: 'first' });
       provider.onResponse({ url: MCP, status: 200, dpopNonce: 'second' });
       const same = await auth(provider, 'POST', `${MCP}/other`);
       expect(decode(same.dpop as string).payload.nonce).toBe('second');
-      const other = await auth(provider, 'POST', 'https://elsewhere.example/mcp');
-      expect(decode(other.dpop as string).payload.nonce).toBeUndefined();
+      // Another origin never gets the token (nor a proof, nor the nonce).
+      await expect(auth(provider, 'POST', 'https://elsewhere.example/mcp')).rejects.toBeInstanceOf(
+        OAuthResourceMismatchError,
+      );
     },
   },
   {

@@ -16,6 +16,7 @@ import {
   AuthorizationRequiredError,
   OAuthConfigurationError,
   OAuthDpopError,
+  OAuthResourceMismatchError,
   OAuthStepUpLimitError,
 } from './errors.js';
 import type { OAuthNetworkOptions } from './http.js';
@@ -132,6 +133,32 @@ export class OAuthTokenProvider {
     });
   }
 
+  /**
+   * Refuses to hand out the record's token for `target` unless the record was authorized for it:
+   * its `url` or its RFC 8707 `resource` names the same origin and path (query and fragment
+   * aside), or an origin-level resource of the same origin. A token is never sent to a server it was not issued for.
+   * @throws {OAuthResourceMismatchError} naming both (origin and path only).
+   */
+  #checkTarget(record: ConnectionRecord, target: string | undefined): void {
+    if (target === undefined) return;
+    const wanted = parseUrl(target);
+    if (wanted !== undefined && authorizedFor(record, wanted)) return;
+    const shown = (value: string | undefined): string => {
+      const parsed = value === undefined ? undefined : parseUrl(value);
+      return parsed === undefined ? '(none)' : `${parsed.origin}${parsed.pathname}`;
+    };
+    throw new OAuthResourceMismatchError(
+      `the stored connection ${JSON.stringify(this.#options.connectionId)} was authorized for ${shown(record.resource ?? record.url)}, not for ${shown(target)}: its token is not sent (use the connection authorized for this server, or authorize one)`,
+      {
+        details: {
+          connectionId: this.#options.connectionId,
+          authorizedFor: shown(record.resource ?? record.url),
+          url: shown(target),
+        },
+      },
+    );
+  }
+
   /** The skew, capped at half the token's lifetime so short-lived tokens are not refreshed on every call. */
   #skew(record: {
     readonly expiresAt?: number | undefined;
@@ -147,7 +174,7 @@ export class OAuthTokenProvider {
    * @throws {OAuthDpopError} `bearer-refused` when the token is DPoP-bound (use {@link headers}).
    */
   async getToken(): Promise<string> {
-    const record = await this.#current();
+    const record = await this.#current(this.#options.url);
     if (record.tokenType === 'DPoP') {
       // A DPoP-bound token is never sent as a bearer token.
       throw new OAuthDpopError(
@@ -161,10 +188,17 @@ export class OAuthTokenProvider {
     return record.accessToken as string;
   }
 
-  /** The record with a fresh access token (refreshed first when it expires within the skew). */
-  async #current(): Promise<ConnectionRecord & { readonly accessToken: string }> {
+  /**
+   * The record with a fresh access token (refreshed first when it expires within the skew), for a
+   * request to `target` (when known): a record authorized for another server is refused before
+   * its token is read.
+   */
+  async #current(
+    target: string | undefined,
+  ): Promise<ConnectionRecord & { readonly accessToken: string }> {
     const record = await this.#options.store.get(this.#options.connectionId);
     if (record === undefined) throw this.#required('no-token', undefined);
+    this.#checkTarget(record, target);
     const fresh =
       record.accessToken !== undefined &&
       (record.expiresAt === undefined || record.expiresAt - this.#skew(record) > Date.now());
@@ -204,7 +238,7 @@ export class OAuthTokenProvider {
       this.#lastToken = undefined;
       return undefined;
     }
-    const record = await this.#current();
+    const record = await this.#current(request.url);
     const token = record.accessToken;
     this.#lastToken = token;
     if (record.tokenType !== 'DPoP') return { authorization: `Bearer ${token}` };
@@ -233,6 +267,7 @@ export class OAuthTokenProvider {
     if (challenge?.error === 'insufficient_scope') return this.onInsufficientScope(challenge.scope);
     const record = await this.#options.store.get(this.#options.connectionId);
     if (record === undefined) throw this.#required('no-token', undefined, challenge?.scope);
+    this.#checkTarget(record, this.#options.url);
     if (record.accessToken === undefined && record.refreshToken === undefined) {
       throw this.#required('no-token', record, widenScope(record, challenge?.scope));
     }
@@ -371,4 +406,37 @@ export class OAuthTokenProvider {
         : { ...current, authorizationAttempts: 0 },
     );
   }
+}
+
+/** A URL without its fragment, or undefined when `value` is not an absolute URL. */
+function parseUrl(value: string): URL | undefined {
+  try {
+    const parsed = new URL(value);
+    parsed.hash = '';
+    return parsed;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The part of a URL that names a resource server: origin and path (no query, no fragment). */
+function resourceKey(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+/**
+ * True when the record was authorized for `target`: its `url` or its `resource` names the same
+ * origin and path (the query is not part of it: RFC 8707 resources carry none), or its resource
+ * is origin-level and `target` is on that origin.
+ */
+function authorizedFor(record: ConnectionRecord, target: URL): boolean {
+  const wanted = resourceKey(target);
+  const url = typeof record.url === 'string' ? parseUrl(record.url) : undefined;
+  if (url !== undefined && resourceKey(url) === wanted) return true;
+  const resource = typeof record.resource === 'string' ? parseUrl(record.resource) : undefined;
+  if (resource === undefined) return false;
+  if (resourceKey(resource) === wanted) return true;
+  // An origin-level resource (RFC 9728 §3.3, accepted at authorization only when the host opted
+  // in) covers the whole origin.
+  return resource.pathname === '/' && resource.origin === target.origin;
 }
