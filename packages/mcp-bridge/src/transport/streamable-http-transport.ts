@@ -240,7 +240,7 @@ export class StreamableHttpTransport implements Transport {
       const session = headerValue(response.headers['mcp-session-id']);
       if (session !== undefined) {
         if (hasControlCharacter(session) || session.length > 1024) {
-          response.body.destroy();
+          drop(response.body);
           throw new TransportProtocolError('The server sent an invalid Mcp-Session-Id');
         }
         this.sessionId = session;
@@ -339,7 +339,7 @@ export class StreamableHttpTransport implements Transport {
       if (status === 429 || status === 529) {
         // Refused under load: typed, with the server's Retry-After; never retried here. An
         // error's body is never read: dropped at once, so it cannot hold up the request.
-        response.body.destroy();
+        drop(response.body);
         const retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
         throw status === 429
           ? new ServerRateLimitedError(retryAfterMs)
@@ -354,7 +354,7 @@ export class StreamableHttpTransport implements Transport {
         if (rpcError !== undefined) return { rpcError };
         throw new TransportHttpError(status);
       }
-      response.body.destroy();
+      drop(response.body);
       if (status === 401 || status === 403) {
         challenges++;
         if (
@@ -404,7 +404,7 @@ export class StreamableHttpTransport implements Transport {
       if (contentType.startsWith('application/json')) {
         rpcError = await readRpcError(posted, this.#limits, this.#readTimeoutMs);
       } else {
-        body.destroy();
+        drop(body);
       }
       if (rpcError === undefined) {
         return {
@@ -614,7 +614,7 @@ export class StreamableHttpTransport implements Transport {
     const limit = this.#limits.maxRecordBytes;
     const declared = Number(headerValue(response.headers['content-length']) ?? Number.NaN);
     if (Number.isFinite(declared) && declared > limit) {
-      response.body.destroy();
+      drop(response.body);
       this.#fail(new ResponseTooLargeError('content-length', limit));
       return undefined;
     }
@@ -736,7 +736,7 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (!isEventStream(response)) {
-      response.body.destroy();
+      drop(response.body);
       this.#fail(new TransportHttpError(response.statusCode, { details: { phase: 'resume' } }));
       return;
     }
@@ -764,7 +764,7 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (!isEventStream(response)) {
-      response.body.destroy();
+      drop(response.body);
       return;
     }
     const context: StreamContext = {
@@ -862,7 +862,7 @@ export class StreamableHttpTransport implements Transport {
         bodyTimeout: deadlineMs,
       });
       // The status is all there is to know: the body is dropped, never drained.
-      response.body.destroy();
+      drop(response.body);
     })().catch((error: unknown) => {
       this.#logger?.debug?.('Deleting the MCP session failed', { code: errorCode(error) });
     });
@@ -899,7 +899,7 @@ async function readRpcError(
 ): Promise<JSONRPCMessage | undefined> {
   const contentType = (headerValue(response.headers['content-type']) ?? '').toLowerCase();
   if (!contentType.startsWith('application/json')) {
-    response.body.destroy();
+    drop(response.body);
     return undefined;
   }
   const chunks: Buffer[] = [];
@@ -939,6 +939,15 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * Drops a body unread. undici's body destroyed before its end emits `RequestAbortedError`: that
+ * error is expected here and swallowed (an unhandled one would end the process).
+ */
+function drop(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /**
