@@ -148,7 +148,7 @@ interface StreamContext {
 export class StreamableHttpTransport implements Transport {
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
-  /** `extra` is a {@link RelatedMessageInfo} for a message that came in the answer to a request. */
+  /** `extra` is a `RelatedMessageInfo` (the request it answers) for a message that came in the answer to a request. */
   onmessage?: ((message: JSONRPCMessage, extra?: MessageExtraInfo) => void) | undefined;
   sessionId?: string | undefined;
 

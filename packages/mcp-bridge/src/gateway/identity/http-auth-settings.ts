@@ -46,12 +46,12 @@ export interface GatewayHttpAuthSettings {
   readonly principalClaims?: readonly string[];
   /**
    * Most values of one kept list claim (1 to 10,000): a token holding more is refused (401,
-   * `claim-limit`), never cut. Default {@link DEFAULT_PRINCIPAL_CLAIM_MAX_VALUES} (256).
+   * `claim-limit`), never cut. Default 256 (`DEFAULT_PRINCIPAL_CLAIM_MAX_VALUES`).
    */
   readonly principalClaimMaxValues?: number;
   /**
    * Longest value of a kept claim, in characters (1 to 8,192): a token holding a longer one is
-   * refused (401, `claim-limit`), never cut. Default {@link DEFAULT_PRINCIPAL_CLAIM_MAX_CHARS} (256).
+   * refused (401, `claim-limit`), never cut. Default 256 (`DEFAULT_PRINCIPAL_CLAIM_MAX_CHARS`).
    */
   readonly principalClaimMaxChars?: number;
   /**
