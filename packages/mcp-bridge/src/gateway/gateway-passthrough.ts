@@ -43,6 +43,7 @@ import {
   type PinRecord,
   pinKey,
 } from './pin-store.js';
+import { promptReadName, resourceReadName } from './read-name.js';
 import { canonicalResourceUri } from './resource-uri.js';
 import { nextRunId } from './run-id.js';
 import { serverSdk } from './server-sdk.js';
@@ -578,7 +579,7 @@ export class GatewayPassthrough {
                 typeof entry.name === 'string' ? this.#prompts.get(entry.name) : undefined;
               return found === undefined
                 ? undefined
-                : readIdentity(found.upstream, `prompt:${found.passed.remote}`);
+                : readIdentity(found.upstream, promptReadName(found.passed.remote));
             });
       return (
         principal !== undefined && era === 'modern'
@@ -606,7 +607,7 @@ export class GatewayPassthrough {
                   typeof entry.uri === 'string' ? canonicalResourceUri(entry.uri) : undefined;
                 return owner === undefined || uri === undefined
                   ? undefined
-                  : readIdentity(owner, `resource:${uri}`);
+                  : readIdentity(owner, resourceReadName(uri));
               }),
       } as never;
     });
@@ -817,7 +818,7 @@ export class GatewayPassthrough {
       request,
       {
         kind: 'resource',
-        own: `resource:${uri}`,
+        own: resourceReadName(uri),
         args,
         pin: found.template?.pin ?? 'unpinned',
         upstream,
@@ -847,7 +848,7 @@ export class GatewayPassthrough {
       request,
       {
         kind: 'prompt',
-        own: `prompt:${passed.remote}`,
+        own: promptReadName(passed.remote),
         args,
         pin: passed.pin,
         upstream,

@@ -17,6 +17,7 @@ import {
 import { isRecord } from '../is-record.js';
 import { type GatewayFlowSettings, parseFlowPolicy } from './flow-config.js';
 import { PolicyFileError } from './policy-file-error.js';
+import { isReadName } from './read-name.js';
 import { shownPath } from './shown-path.js';
 
 /** Largest policy file `--policy` reads, in bytes. */
@@ -225,7 +226,7 @@ function namesRead(rule: UnmatchedRule): boolean {
   if (tool === undefined) return false;
   const split = rule.server === undefined ? tool.indexOf('__') : -1;
   const own = split === -1 ? tool : tool.slice(split + 2);
-  return own.startsWith('prompt:') || own.startsWith('resource:');
+  return isReadName(own);
 }
 
 /**

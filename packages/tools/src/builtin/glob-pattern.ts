@@ -1,4 +1,4 @@
-import { wildcardMatch } from '../internal/wildcard.js';
+import { wildcardMatcher } from '../internal/wildcard.js';
 import { FileSystemAccessError } from './file-system-error.js';
 
 /** Longest glob pattern accepted, in characters. */
@@ -15,7 +15,7 @@ const ACCEPTED_GLOB_FORM =
  * backslashes or control characters are refused with a message that says why.
  *
  * The matcher does not backtrack: a path is matched segment by segment (the pattern positions a
- * path can reach, one segment at a time), and a segment by {@link wildcardMatch}, so its work is
+ * path can reach, one segment at a time), and a segment by the wildcard walk (`wildcardMatcher`), so its work is
  * bounded by the product of the pattern's and the path's lengths, whatever the pattern (a
  * regular expression of `*` runs could take exponential time on a name that does not match).
  */
@@ -39,14 +39,14 @@ export function compileGlob(pattern: unknown): (relative: string) => boolean {
   if (parts.length === 0) return refuse('it is empty');
   // `**` alone matches every path.
   if (parts.length === 1 && parts[0] === '**') return () => true;
-  const compiled = parts.map((part) => (part === '**' ? ANY_SEGMENTS : part));
+  const compiled = parts.map((part) => (part === '**' ? ANY_SEGMENTS : wildcardMatcher(part)));
   return (relative) => matchSegments(compiled, relative.split('/'));
 }
 
 /** A `**` part: any number of whole segments. */
 const ANY_SEGMENTS = Symbol('**');
 
-type GlobPart = typeof ANY_SEGMENTS | string;
+type GlobPart = typeof ANY_SEGMENTS | ((name: string) => boolean);
 
 /**
  * True when the path's `segments` match the pattern's `parts` in order: a name part matches one
@@ -76,7 +76,7 @@ function matchSegments(parts: readonly GlobPart[], segments: readonly string[]):
         continue;
       }
       if (at === count) continue;
-      if (wildcardMatch(part, segments[at] as string)) {
+      if (part(segments[at] as string)) {
         next[at + 1] = 1;
         any = true;
       }

@@ -5,17 +5,27 @@
 const SURROGATE = /[\ud800-\udfff]/;
 
 /**
- * True when all of `text` matches `pattern`: `*` any run of characters (none included), `?` exactly
- * one character (a code point: an astral character is one), anything else itself (case-sensitive).
- * The two-pointer walk: on a mismatch the last `*` takes one more character and the walk resumes
- * after it, so the work is at most `pattern.length * text.length` steps, never exponential (a
- * regular expression of `*` runs backtracks through every split of a text that does not match).
+ * A matcher of whole texts against `pattern`: `*` any run of characters (none included), `?`
+ * exactly one character (a code point: an astral character is one), anything else itself
+ * (case-sensitive). The pattern is read once, here; each text by the two-pointer walk: on a
+ * mismatch the last `*` takes one more character and the walk resumes after it, so the work is at
+ * most `pattern.length * text.length` steps, never exponential (a regular expression of `*` runs
+ * backtracks through every split of a text that does not match).
  */
-export function wildcardMatch(pattern: string, text: string): boolean {
+export function wildcardMatcher(pattern: string): (text: string) => boolean {
+  // The usual policy glob, a literal prefix then one `*` (`fs__*`, `read_*`): a prefix test.
+  const star = pattern.indexOf('*');
+  if (star === pattern.length - 1 && !pattern.includes('?')) {
+    const prefix = pattern.slice(0, star);
+    return (text) => text.startsWith(prefix);
+  }
   // Without surrogates a code unit is a code point; with them, both are split into code points.
-  return SURROGATE.test(pattern) || SURROGATE.test(text)
-    ? walk(Array.from(pattern), Array.from(text))
-    : walk(pattern, text);
+  if (SURROGATE.test(pattern)) {
+    const points = Array.from(pattern);
+    return (text) => walk(points, Array.from(text));
+  }
+  return (text) =>
+    SURROGATE.test(text) ? walk(Array.from(pattern), Array.from(text)) : walk(pattern, text);
 }
 
 function walk(pattern: ArrayLike<string>, text: ArrayLike<string>): boolean {

@@ -1,18 +1,18 @@
 // Which tools a rule names. One reading for every caller (the registry's RuleBasedPolicy, the
 // gateway's `serve` and `inspect`): a name with `__` is the offered name (`server__tool`), a name
 // without it is the server's own tool name (in any server), and a `server` narrows to one server.
-import { wildcardMatch } from '../internal/wildcard.js';
+import { wildcardMatcher } from '../internal/wildcard.js';
 import type { ToolOrigin } from '../registry/tool.js';
 
 /**
  * `*` → any; no wildcard → exact; else a glob of the whole text (`*` any run, `?` one character),
- * matched without backtracking ({@link wildcardMatch}): a `matches` condition reads arguments a
+ * matched without backtracking (`wildcardMatcher`): a `matches` condition reads arguments a
  * model wrote, which must not be able to stall the process with a long text that does not match.
  */
 export function globMatcher(pattern: string): (name: string) => boolean {
   if (pattern === '*') return () => true;
   if (!/[*?]/.test(pattern)) return (name) => name === pattern;
-  return (name) => wildcardMatch(pattern, name);
+  return wildcardMatcher(pattern);
 }
 
 /** `*` → any; no wildcard → exact; else a glob anchored at both ends. */
