@@ -791,8 +791,20 @@ const CREDENTIAL_FOLDERS = new Set([
   '.password-store',
   '.docker-credentials',
 ]);
-/** Folders under `.config` that hold credentials (`~/.config/gcloud`, GitHub CLI's tokens). */
-const CREDENTIAL_CONFIG_FOLDERS = new Set(['gcloud', 'gh', 'hub']);
+/**
+ * Folders under `.config` that hold credentials (`~/.config/gcloud`, GitHub CLI's tokens, GitHub
+ * Copilot's `apps.json` and `hosts.json`).
+ */
+const CREDENTIAL_CONFIG_FOLDERS = new Set(['gcloud', 'gh', 'hub', 'github-copilot']);
+/**
+ * Files that hold credentials inside one folder only (a client's token store; the same name
+ * elsewhere is an ordinary file): folder name to the file names in it.
+ */
+const CREDENTIAL_FILES_IN = new Map([
+  ['.docker', new Set(['config.json'])],
+  ['.codex', new Set(['auth.json', 'config.toml'])],
+  ['.cursor', new Set(['mcp.json'])],
+]);
 /** File names that hold credentials, wherever they are. */
 const CREDENTIAL_FILES = new Set([
   '.npmrc',
@@ -810,6 +822,9 @@ const CREDENTIAL_FILES = new Set([
   '.s3cfg',
   '.htpasswd',
   '.dockercfg',
+  '.envrc',
+  '.credentials.json',
+  '.claude.json',
   'shadow',
   'shadow-',
   'gshadow',
@@ -852,7 +867,7 @@ function isCredentialPath(file) {
     const next = parts[index + 1];
     if (part === '.config' && next !== undefined && CREDENTIAL_CONFIG_FOLDERS.has(next))
       return true;
-    if (part === '.docker' && next === 'config.json') return true;
+    if (next !== undefined && CREDENTIAL_FILES_IN.get(part)?.has(next)) return true;
   }
   const name = parts[parts.length - 1] ?? '';
   if (CREDENTIAL_FILES.has(name) || SSH_KEY_NAME.test(name)) return true;

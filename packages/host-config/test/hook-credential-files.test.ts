@@ -52,6 +52,18 @@ beforeAll(async () => {
   await put('docs/.ssh.txt', 'notes about ssh\n');
   await put('dotfiles/npmrc', 'registry=https://registry.npmjs.org/\n');
   await put('.SSH/id_rsa', KEY);
+  // The supported clients' own token stores.
+  await put('.claude/.credentials.json', SECRET);
+  await put('.claude.json', SECRET);
+  await put('.codex/auth.json', SECRET);
+  await put('.codex/config.toml', SECRET);
+  await put('.cursor/mcp.json', SECRET);
+  await put('.config/github-copilot/apps.json', SECRET);
+  await put('.config/github-copilot/hosts.json', SECRET);
+  await put('project/.envrc', 'export TOKEN=do-not-send-me\n');
+  await put('project/auth.json', '{"note":"not a client token store"}\n');
+  await put('project/config.toml', 'name = "x"\n');
+  await put('project/mcp.json', '{}\n');
   if (!POSIX) return;
   await symlink(join(home, '.aws', 'credentials'), join(home, 'docs', 'innocent.txt'));
   await symlink(join(home, '.ssh'), join(home, 'docs', 'folder-link'));
@@ -95,6 +107,20 @@ const refused: Row[] = [
   { name: 'a percent-encoded dot (%2Essh)', source: () => `file://${home}/%2Essh/id_ed25519` },
   { name: 'doubled slashes', source: () => `file://${home}//.ssh//id_ed25519` },
   { name: 'another letter case (.SSH/id_rsa)', source: () => at('.SSH/id_rsa') },
+  { name: "Claude Code's ~/.claude/.credentials.json", source: () => at('.claude/.credentials.json') },
+  { name: "Claude Code's ~/.claude.json", source: () => at('.claude.json') },
+  { name: "Codex's ~/.codex/auth.json", source: () => at('.codex/auth.json') },
+  { name: "Codex's ~/.codex/config.toml", source: () => at('.codex/config.toml') },
+  { name: "Cursor's ~/.cursor/mcp.json", source: () => at('.cursor/mcp.json') },
+  {
+    name: "GitHub Copilot's ~/.config/github-copilot/apps.json",
+    source: () => at('.config/github-copilot/apps.json'),
+  },
+  {
+    name: "GitHub Copilot's ~/.config/github-copilot/hosts.json",
+    source: () => at('.config/github-copilot/hosts.json'),
+  },
+  { name: "direnv's .envrc", source: () => at('project/.envrc') },
   {
     name: 'an innocent name that is a symlink to ~/.aws/credentials',
     source: () => at('docs/innocent.txt'),
@@ -141,6 +167,9 @@ const read: Row[] = [
   { name: 'a name starting with id_ that is no key name', source: () => at('docs/id_card.txt') },
   { name: 'a file named .ssh.txt (not the folder)', source: () => at('docs/.ssh.txt') },
   { name: 'the innocent target of a linked .npmrc', source: () => at('dotfiles/npmrc') },
+  { name: 'an auth.json outside ~/.codex', source: () => at('project/auth.json') },
+  { name: 'a config.toml outside ~/.codex', source: () => at('project/config.toml') },
+  { name: 'an mcp.json outside ~/.cursor', source: () => at('project/mcp.json') },
 ];
 
 async function run(source: string, env: Record<string, string> = {}) {
