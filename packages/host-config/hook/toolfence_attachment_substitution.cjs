@@ -62,7 +62,7 @@ const ENCODE_CHUNK_BYTES = 3 * 1024 * 1024;
 /**
  * @typedef {'claude-code' | 'codex' | 'cursor' | 'vscode'} Dialect
  * @typedef {{ [key: string]: unknown }} JsonObject
- * @typedef {{ allowedRoots: string[] | undefined, denyCredentialFiles: boolean, maxBytes: number, maxTotalBytes: number, maxDepth: number, maxAttachments: number, settleMs: number, toolkitBudgets: Map<string, number> }} HookConfig
+ * @typedef {{ allowedRoots: string[] | undefined, givenRoots?: string[], rootsAsWritten?: string[], denyCredentialFiles: boolean, maxBytes: number, maxTotalBytes: number, maxDepth: number, maxAttachments: number, settleMs: number, toolkitBudgets: Map<string, number> }} HookConfig
  * @typedef {{ name: string, bytes: number }} ToolkitBudget
  * @typedef {{ holder: JsonObject, where: string, item: JsonObject, index: number }} Slot
  * @typedef {{ marker: string, prefix: string, bytes: Buffer, target: JsonObject }} Payload
@@ -392,7 +392,7 @@ function limitDenial(size, limit) {
  * @param {string} realPath
  * @param {number} limit
  * @param {(size: number) => Denial | undefined} [checkSize]
- * @param {(fd: number) => Denial | undefined} [checkOpened]
+ * @param {(fd: number, stats: import('node:fs').BigIntStats) => Denial | undefined} [checkOpened]
  * @param {number} [settleMs] quiet time to wait out when the file changed just now
  * @returns {Buffer}
  */
@@ -420,7 +420,7 @@ function readRegularFile(realPath, limit, checkSize, checkOpened, settleMs = 0) 
     if (opened.ino !== BigInt(stats.ino) || opened.dev !== BigInt(stats.dev)) {
       throw changedDenial();
     }
-    const openedDenial = checkOpened?.(fd);
+    const openedDenial = checkOpened?.(fd, opened);
     if (openedDenial !== undefined) throw openedDenial;
     const size = Number(opened.size);
     if (size > limit) throw limitDenial(size, limit);
@@ -618,36 +618,43 @@ function nestsDeeperThan(value, limit) {
 }
 
 /**
+ * The allowlist: each root's real path (what a file's real path must be inside), and each
+ * existing root as given (what the path as named may be inside, checked before any file is
+ * looked at).
  * @param {unknown} roots
  * @param {string} name
- * @returns {string[]}
+ * @returns {{ real: string[], given: string[] }}
  */
 function rootsFrom(roots, name) {
   if (!Array.isArray(roots) || roots.some((root) => typeof root !== 'string' || root === '')) {
     throw new Denial('HOOK_CONFIG_INVALID', `${name} must be a list of absolute directory paths`);
   }
   /** @type {string[]} */
-  const resolved = [];
+  const real = [];
+  /** @type {string[]} */
+  const given = [];
   for (const root of /** @type {string[]} */ (roots)) {
     if (!path.isAbsolute(root)) {
       throw new Denial('HOOK_CONFIG_INVALID', `${name} must hold absolute paths only`);
     }
     try {
-      resolved.push(fs.realpathSync.native(root));
+      real.push(fs.realpathSync.native(root));
+      given.push(path.resolve(root));
     } catch {
       // A root that does not exist (yet) matches nothing.
     }
   }
-  return resolved;
+  return { real, given };
 }
 
 /**
  * Loads the optional config file next to this script (or TOOLFENCE_HOOK_CONFIG), then applies the
  * environment variables, which win. Throws a Denial when anything is invalid (fail closed).
+ * @param {NodeJS.ProcessEnv} [env] the environment to read (the installer's `status` passes none)
+ * @param {string} [besideScript] the config file's path when TOOLFENCE_HOOK_CONFIG is not set
  * @returns {HookConfig}
  */
-function loadConfig() {
-  const env = process.env;
+function loadConfig(env = process.env, besideScript = path.join(__dirname, CONFIG_FILENAME)) {
   /** @type {HookConfig} */
   const config = {
     allowedRoots: undefined,
@@ -660,16 +667,21 @@ function loadConfig() {
     toolkitBudgets: new Map(),
   };
   const explicit = env.TOOLFENCE_HOOK_CONFIG;
-  const configPath =
-    explicit !== undefined && explicit !== '' ? explicit : path.join(__dirname, CONFIG_FILENAME);
+  const configPath = explicit !== undefined && explicit !== '' ? explicit : besideScript;
   let text;
+  // Missing means nothing at all at the path: anything there (a dangling or looping link, a
+  // folder, a file this user cannot read) that cannot be read denies every rewrite.
+  let present = true;
   try {
-    text = readRegularFile(fs.realpathSync.native(configPath), MAX_CONFIG_BYTES).toString('utf8');
+    fs.lstatSync(configPath);
   } catch (error) {
-    const missing =
-      (error instanceof Denial && error.code === 'HOOK_FILE_NOT_FOUND') ||
-      /** @type {{ code?: unknown }} */ (error).code === 'ENOENT';
-    if (!missing || (explicit !== undefined && explicit !== '')) {
+    const code = /** @type {{ code?: unknown }} */ (error).code;
+    present = code !== 'ENOENT' && code !== 'ENOTDIR';
+  }
+  if (present || (explicit !== undefined && explicit !== '')) {
+    try {
+      text = readRegularFile(fs.realpathSync.native(configPath), MAX_CONFIG_BYTES).toString('utf8');
+    } catch {
       throw new Denial('HOOK_CONFIG_INVALID', 'the hook config file cannot be read');
     }
   }
@@ -684,8 +696,12 @@ function loadConfig() {
       throw new Denial('HOOK_CONFIG_INVALID', 'the hook config file must hold a JSON object');
     }
     for (const key of Object.keys(parsed)) {
-      if (key === 'allowedRoots') config.allowedRoots = rootsFrom(parsed[key], 'allowedRoots');
-      else if (key === 'denyCredentialFiles') {
+      if (key === 'allowedRoots') {
+        const roots = rootsFrom(parsed[key], 'allowedRoots');
+        config.allowedRoots = roots.real;
+        config.givenRoots = roots.given;
+        config.rootsAsWritten = /** @type {string[]} */ (parsed[key]);
+      } else if (key === 'denyCredentialFiles') {
         if (typeof parsed[key] !== 'boolean') {
           throw new Denial('HOOK_CONFIG_INVALID', 'denyCredentialFiles must be true or false');
         }
@@ -708,10 +724,12 @@ function loadConfig() {
   }
   const roots = env.TOOLFENCE_HOOK_ALLOWED_ROOTS;
   if (roots !== undefined && roots.trim() !== '') {
-    config.allowedRoots = rootsFrom(
+    const listed = rootsFrom(
       roots.split(path.delimiter).filter((root) => root !== ''),
       'TOOLFENCE_HOOK_ALLOWED_ROOTS',
     );
+    config.allowedRoots = listed.real;
+    config.givenRoots = listed.given;
   }
   const denyCredentials = env.TOOLFENCE_HOOK_DENY_CREDENTIAL_FILES;
   if (denyCredentials !== undefined && denyCredentials !== '') {
@@ -842,6 +860,8 @@ const CREDENTIAL_SYSTEM_PATHS = [
   '/proc',
   '/sys',
 ];
+/** PKCS#12 key stores (`.p12`, `.pfx`): a private key and its certificate, by name. */
+const KEY_STORE_EXTENSION = /\.(p12|pfx)$/;
 /** An SSH private key's usual name (no extension; the `.pub` half is public). */
 const SSH_KEY_NAME = /^id_(rsa|dsa|ecdsa|ed25519)(_sk)?$/;
 
@@ -871,7 +891,76 @@ function isCredentialPath(file) {
   }
   const name = parts[parts.length - 1] ?? '';
   if (CREDENTIAL_FILES.has(name) || SSH_KEY_NAME.test(name)) return true;
+  if (KEY_STORE_EXTENSION.test(name)) return true;
   return /^\.env(\..*)?$/.test(name) && !/^\.env\.(example|sample|template)$/.test(name);
+}
+
+/** Credential files under the home folder whose identity is checked (see {@link knownCredentialIds}). */
+const HOME_CREDENTIAL_FILES = [
+  '.ssh/id_rsa',
+  '.ssh/id_dsa',
+  '.ssh/id_ecdsa',
+  '.ssh/id_ed25519',
+  '.ssh/id_ecdsa_sk',
+  '.ssh/id_ed25519_sk',
+  '.aws/credentials',
+  '.aws/config',
+  '.netrc',
+  '.npmrc',
+  '.pypirc',
+  '.git-credentials',
+  '.pgpass',
+  '.my.cnf',
+  '.vault-token',
+  '.docker/config.json',
+  '.kube/config',
+  '.config/gh/hosts.yml',
+  '.config/gcloud/application_default_credentials.json',
+  '.config/gcloud/credentials.db',
+  '.config/github-copilot/apps.json',
+  '.config/github-copilot/hosts.json',
+  '.azure/msal_token_cache.json',
+  '.claude/.credentials.json',
+  '.claude.json',
+  '.codex/auth.json',
+  '.cursor/mcp.json',
+];
+/** System credential files whose identity is checked. */
+const SYSTEM_CREDENTIAL_FILES = [
+  '/etc/shadow',
+  '/etc/gshadow',
+  '/etc/master.passwd',
+  '/etc/sudoers',
+  '/etc/ssh/ssh_host_rsa_key',
+  '/etc/ssh/ssh_host_ecdsa_key',
+  '/etc/ssh/ssh_host_ed25519_key',
+];
+/** @type {Set<string> | undefined} */
+let credentialIds;
+
+/**
+ * `dev:ino` of each known credential file that exists (the system's, and those under the home
+ * folder: `$HOME`, else `os.homedir()`; Codex's under `$CODEX_HOME` too), stat'ed once per run, so
+ * a hard link to one under any name and in any folder is recognised as the same file.
+ * @returns {Set<string>}
+ */
+function knownCredentialIds() {
+  if (credentialIds !== undefined) return credentialIds;
+  credentialIds = new Set();
+  const home = process.env.HOME || process.env.USERPROFILE || require('node:os').homedir();
+  const files = [...SYSTEM_CREDENTIAL_FILES];
+  if (home) files.push(...HOME_CREDENTIAL_FILES.map((file) => path.join(home, file)));
+  const codexHome = process.env.CODEX_HOME;
+  if (codexHome && path.isAbsolute(codexHome)) files.push(path.join(codexHome, 'auth.json'));
+  for (const file of files) {
+    try {
+      const stats = fs.statSync(file, { bigint: true });
+      if (stats.isFile()) credentialIds.add(`${stats.dev}:${stats.ino}`);
+    } catch {
+      // Not there, or not readable by this user: nothing to compare with.
+    }
+  }
+  return credentialIds;
 }
 
 /** @returns {Denial} */
@@ -882,17 +971,134 @@ function credentialDenial() {
   );
 }
 
+/** `-----BEGIN ` as bytes: where a PEM block starts. */
+const PEM_BEGIN = Buffer.from('-----BEGIN ');
+/** The rest of a private key's PEM line after `-----BEGIN `: RSA, EC, DSA, OPENSSH, ENCRYPTED, plain. */
+const PEM_PRIVATE_LABEL = /^[A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----/;
+
 /**
- * True when the bytes start like a private key (PEM `-----BEGIN ... PRIVATE KEY-----`, OpenSSH,
- * PuTTY), whatever the file is called.
+ * True when the bytes hold a private key, whatever the file is called: a PEM
+ * `-----BEGIN ... PRIVATE KEY-----` line anywhere (after an EC PARAMETERS block, a certificate,
+ * "Bag Attributes" lines or a UTF-8 byte order mark), a PuTTY key, or a whole file that is a DER
+ * private key or PKCS#12 store (see {@link isDerPrivateKey}). Every byte read is searched (the read
+ * is bounded by maxBytes); a `-----BEGIN` in the middle of a line (a text quoting one) is not a key.
  * @param {Buffer} bytes
  * @returns {boolean}
  */
 function looksLikePrivateKey(bytes) {
-  const head = bytes.subarray(0, 256).toString('latin1').trimStart();
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  if (startsWithAscii(bytes, 'PuTTY-User-Key-File-', start)) return true;
+  for (let at = bytes.indexOf(PEM_BEGIN, start); at >= 0; at = bytes.indexOf(PEM_BEGIN, at + 1)) {
+    const lineStart = at === start || bytes[at - 1] === 0x0a || bytes[at - 1] === 0x0d;
+    if (!lineStart) continue;
+    const label = bytes.subarray(at + PEM_BEGIN.length, at + PEM_BEGIN.length + 64);
+    if (PEM_PRIVATE_LABEL.test(label.toString('latin1'))) return true;
+  }
+  return isDerPrivateKey(bytes);
+}
+
+/**
+ * One DER element at `at`: its tag, where its content starts and ends; undefined when the bytes
+ * there are no complete element (definite lengths of up to 4 bytes only).
+ * @param {Buffer} bytes
+ * @param {number} at
+ * @param {number} end
+ * @returns {{ tag: number, start: number, end: number } | undefined}
+ */
+function derElement(bytes, at, end) {
+  if (at + 2 > end) return undefined;
+  const tag = /** @type {number} */ (bytes[at]);
+  const first = /** @type {number} */ (bytes[at + 1]);
+  let length = first;
+  let start = at + 2;
+  if (first > 0x80 && first <= 0x84) {
+    const count = first - 0x80;
+    if (start + count > end) return undefined;
+    length = 0;
+    for (let index = 0; index < count; index += 1) {
+      length = length * 256 + /** @type {number} */ (bytes[start + index]);
+    }
+    start += count;
+  } else if (first >= 0x80) return undefined;
+  return start + length <= end ? { tag, start, end: start + length } : undefined;
+}
+
+/**
+ * The DER elements inside `[start, end)`, up to `limit` of them; undefined unless they fill it
+ * exactly (or `limit` is reached first).
+ * @param {Buffer} bytes
+ * @param {number} start
+ * @param {number} end
+ * @param {number} limit
+ * @returns {{ tag: number, start: number, end: number }[] | undefined}
+ */
+function derChildren(bytes, start, end, limit) {
+  /** @type {{ tag: number, start: number, end: number }[]} */
+  const children = [];
+  let at = start;
+  while (at < end && children.length < limit) {
+    const element = derElement(bytes, at, end);
+    if (element === undefined) return undefined;
+    children.push(element);
+    at = element.end;
+  }
+  return at === end || children.length === limit ? children : undefined;
+}
+
+/** DER OID prefixes of password-based encryption schemes (PKCS#5 and PKCS#12 PBE). */
+const PBE_OID_PREFIXES = [
+  Buffer.from([0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x05]),
+  Buffer.from([0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x0c, 0x01]),
+];
+/** DER OID prefix of PKCS#7 content types (a PKCS#12 store's authSafe). */
+const PKCS7_OID_PREFIX = Buffer.from([0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07]);
+
+/**
+ * True when the whole file is one DER structure of a private key: PKCS#8 (`{ version 0|1,
+ * AlgorithmIdentifier, OCTET STRING }`), encrypted PKCS#8 (`{ { PBE OID, ... }, OCTET STRING }`),
+ * PKCS#1 RSA (`{ 0, n, e, d, p, q, dp, dq, qi }`), DSA (`{ 0, p, q, g, y, x }`), SEC1 EC
+ * (`{ 1, OCTET STRING, ... }`) or a PKCS#12 store (`{ 3, { PKCS#7 OID, ... }, ... }`). The
+ * outer SEQUENCE must span the file exactly, so other binary files do not match by chance.
+ * @param {Buffer} bytes
+ * @returns {boolean}
+ */
+function isDerPrivateKey(bytes) {
+  if (bytes[0] !== 0x30) return false;
+  const outer = derElement(bytes, 0, bytes.length);
+  if (outer === undefined || outer.end !== bytes.length) return false;
+  const children = derChildren(bytes, outer.start, outer.end, 9);
+  if (children === undefined || children.length < 2) return false;
+  const [first, second] =
+    /** @type {[{ tag: number, start: number, end: number }, { tag: number, start: number, end: number }]} */ (
+      children
+    );
+  const smallInteger = (/** @type {{ tag: number, start: number, end: number }} */ item) =>
+    item.tag === 0x02 && item.end - item.start === 1 ? bytes[item.start] : undefined;
+  const version = smallInteger(first);
+  const oidStartsWith = (
+    /** @type {{ tag: number, start: number, end: number }} */ item,
+    /** @type {Buffer} */ prefix,
+  ) => {
+    const oid = item.tag === 0x30 ? derElement(bytes, item.start, item.end) : undefined;
+    return (
+      oid !== undefined &&
+      oid.tag === 0x06 &&
+      bytes.subarray(oid.start, oid.end).subarray(0, prefix.length).equals(prefix)
+    );
+  };
+  if ((version === 0 || version === 1) && second.tag === 0x30) {
+    const algorithm = derElement(bytes, second.start, second.end);
+    return algorithm?.tag === 0x06 && children[2]?.tag === 0x04;
+  }
+  if (version === 0 && children.every((item) => item.tag === 0x02)) {
+    return children.length === 9 || children.length === 6;
+  }
+  if (version === 1 && second.tag === 0x04) return true;
+  if (version === 3) return oidStartsWith(second, PKCS7_OID_PREFIX);
   return (
-    /^-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/.test(head) ||
-    head.startsWith('PuTTY-User-Key-File-')
+    children.length === 2 &&
+    second.tag === 0x04 &&
+    PBE_OID_PREFIXES.some((prefix) => oidStartsWith(first, prefix))
   );
 }
 
@@ -920,13 +1126,16 @@ function openedInside(roots) {
   return (fd) => {
     const opened = openedPath(fd);
     if (opened === undefined) return undefined;
-    return isInsideRoots(opened, roots)
-      ? undefined
-      : new Denial(
-          'HOOK_PATH_NOT_ALLOWED',
-          'the file is outside the directories the hook is allowed to read',
-        );
+    return isInsideRoots(opened, roots) ? undefined : notAllowedDenial();
   };
+}
+
+/** @returns {Denial} */
+function notAllowedDenial() {
+  return new Denial(
+    'HOOK_PATH_NOT_ALLOWED',
+    'the file is outside the directories the hook is allowed to read',
+  );
 }
 
 /** @type {Record<string, string>} */
@@ -1033,12 +1242,14 @@ function detectMime(name, bytes) {
 /**
  * What to check on the path the kernel opened: the allowlist and the credential locations.
  * @param {HookConfig} config
- * @returns {((fd: number) => Denial | undefined) | undefined}
+ * @returns {((fd: number, stats: import('node:fs').BigIntStats) => Denial | undefined) | undefined}
  */
 function openedCheck(config) {
   const inside = config.allowedRoots === undefined ? undefined : openedInside(config.allowedRoots);
   if (!config.denyCredentialFiles) return inside;
-  return (fd) => {
+  return (fd, stats) => {
+    // A hard link to a known credential file is that file under another name.
+    if (knownCredentialIds().has(`${stats.dev}:${stats.ino}`)) return credentialDenial();
     const opened = openedPath(fd);
     if (opened !== undefined && isCredentialPath(opened)) return credentialDenial();
     return inside?.(fd);
@@ -1084,6 +1295,15 @@ function substitute(input, slots, toolName) {
     const source = /** @type {string} */ (slot.item.source);
     try {
       const localPath = fileUrlToLocalPath(source);
+      // Outside every root as named: refused before the file is looked at, so whether it exists
+      // is not revealed (a root counts as given and as its real path).
+      if (
+        config.allowedRoots !== undefined &&
+        !isInsideRoots(path.resolve(localPath), config.allowedRoots) &&
+        !isInsideRoots(path.resolve(localPath), config.givenRoots ?? [])
+      ) {
+        throw notAllowedDenial();
+      }
       let realPath;
       try {
         realPath = fs.realpathSync.native(localPath);
@@ -1099,10 +1319,7 @@ function substitute(input, slots, toolName) {
         throw credentialDenial();
       }
       if (config.allowedRoots !== undefined && !isInsideRoots(realPath, config.allowedRoots)) {
-        throw new Denial(
-          'HOOK_PATH_NOT_ALLOWED',
-          'the file is outside the directories the hook is allowed to read',
-        );
+        throw notAllowedDenial();
       }
       const bytes = readRegularFile(
         realPath,
@@ -1206,10 +1423,13 @@ function answerRewrite(text, payloads, markerPrefix, rebuild) {
     return;
   }
   process.exitCode = 0;
+  endQuietlyOnClosedStdout();
   let position = 0;
   for (const { payload, at } of placed) {
+    if (process.stdout.destroyed) return;
     process.stdout.write(text.slice(position, at) + payload.prefix);
     for (let offset = 0; offset < payload.bytes.length; offset += ENCODE_CHUNK_BYTES) {
+      if (process.stdout.destroyed) return;
       const chunk = payload.bytes.subarray(offset, offset + ENCODE_CHUNK_BYTES);
       process.stdout.write(chunk.toString('base64'), 'latin1');
     }
@@ -1257,11 +1477,24 @@ function denyOutput(dialect, denial) {
 }
 
 /**
+ * A client that stops reading (closes its end of stdout) makes the next write fail with EPIPE:
+ * the hook then ends at once with exit code 2 (what every client treats as a deny, should one
+ * still look) and nothing on stderr, instead of crashing on the unhandled error. Nothing more is
+ * written.
+ */
+function endQuietlyOnClosedStdout() {
+  process.stdout.on('error', () => {
+    process.exit(2);
+  });
+}
+
+/**
  * Writes the whole answer and lets the process end on its own once stdout has drained.
  * @param {string} text
  */
 function answer(text) {
   process.exitCode = 0;
+  endQuietlyOnClosedStdout();
   process.stdout.write(text);
 }
 
@@ -1279,6 +1512,7 @@ function answerNoop() {
     while (written < bytes.length) written += fs.writeSync(1, bytes, written);
   } catch (error) {
     if (/** @type {{ code?: unknown }} */ (error).code === 'EAGAIN') {
+      endQuietlyOnClosedStdout();
       process.stdout.write(bytes.subarray(written));
     }
   }
@@ -1399,4 +1633,71 @@ function main() {
   });
 }
 
-main();
+/**
+ * @typedef {{ name: string, value: string, default: string, weakens: boolean }} ConfigSetting
+ * @typedef {{ valid: true, settings: ConfigSetting[] } | { valid: false, reason: string }} ConfigReport
+ */
+
+/**
+ * What a hook config file makes this hook do, read and checked exactly as the hook reads it (no
+ * environment variables): `valid: false` with the hook's own reason when the hook would deny every
+ * rewrite; else every setting that differs from the default, each with `weakens` when it makes the
+ * hook read more than by default (credential files allowed, a limit raised, a shorter quiet time).
+ * Used by the installer's `status` and `install`, which load this file from the package.
+ * @param {string} configPath
+ * @returns {ConfigReport}
+ */
+function inspectConfigFile(configPath) {
+  /** @type {HookConfig} */
+  let config;
+  try {
+    config = loadConfig({}, configPath);
+  } catch (error) {
+    if (error instanceof Denial) return { valid: false, reason: error.message };
+    throw error;
+  }
+  /** @type {ConfigSetting[]} */
+  const settings = [];
+  if (config.rootsAsWritten !== undefined) {
+    settings.push({
+      name: 'allowedRoots',
+      value: config.rootsAsWritten.join(', '),
+      default: 'unset',
+      weakens: false,
+    });
+  }
+  if (!config.denyCredentialFiles) {
+    settings.push({ name: 'denyCredentialFiles', value: 'false', default: 'true', weakens: true });
+  }
+  /** @type {[string, number, number, boolean][]} name, value, default, a higher value reads more */
+  const limits = [
+    ['maxBytes', config.maxBytes, MAX_BYTES, true],
+    ['maxTotalBytes', config.maxTotalBytes, MAX_TOTAL_BYTES, true],
+    ['maxDepth', config.maxDepth, MAX_DEPTH, true],
+    ['maxAttachments', config.maxAttachments, MAX_ATTACHMENTS, true],
+    ['settleMs', config.settleMs, SETTLE_MS, false],
+  ];
+  for (const [name, value, fallback, higherReadsMore] of limits) {
+    if (value === fallback) continue;
+    settings.push({
+      name,
+      value: String(value),
+      default: String(fallback),
+      weakens: higherReadsMore ? value > fallback : value < fallback,
+    });
+  }
+  for (const [name, bytes] of config.toolkitBudgets) {
+    settings.push({
+      name: `toolkitBudgets.${name}`,
+      value: String(bytes),
+      default: 'unset',
+      weakens: false,
+    });
+  }
+  return { valid: true, settings };
+}
+
+// Run as a hook (`node toolfence_attachment_substitution.cjs`); loaded with require() by the
+// installer, it only lends its config reader.
+if (require.main === module) main();
+else module.exports = { inspectConfigFile };

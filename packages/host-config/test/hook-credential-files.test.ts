@@ -107,7 +107,10 @@ const refused: Row[] = [
   { name: 'a percent-encoded dot (%2Essh)', source: () => `file://${home}/%2Essh/id_ed25519` },
   { name: 'doubled slashes', source: () => `file://${home}//.ssh//id_ed25519` },
   { name: 'another letter case (.SSH/id_rsa)', source: () => at('.SSH/id_rsa') },
-  { name: "Claude Code's ~/.claude/.credentials.json", source: () => at('.claude/.credentials.json') },
+  {
+    name: "Claude Code's ~/.claude/.credentials.json",
+    source: () => at('.claude/.credentials.json'),
+  },
   { name: "Claude Code's ~/.claude.json", source: () => at('.claude.json') },
   { name: "Codex's ~/.codex/auth.json", source: () => at('.codex/auth.json') },
   { name: "Codex's ~/.codex/config.toml", source: () => at('.codex/config.toml') },
