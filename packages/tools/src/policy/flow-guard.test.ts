@@ -224,7 +224,96 @@ describe('FlowGuard options', () => {
     for (let index = 0; index < 5; index += 1) {
       guard.record('s', spec(`page_${index}`, 'read-only', 'untrusted'), ok);
     }
-    expect(guard.labels('s').exposedBy.map((source) => source.tool)).toEqual(['page_0', 'page_1']);
+    expect(guard.labels('s').exposedBy).toEqual([
+      { tool: 'page_0', trust: 'untrusted', basis: 'declared' },
+      { tool: 'page_1', trust: 'untrusted', basis: 'declared' },
+      { tool: '*', trust: 'prompt-injection-prone', basis: 'unnamed' },
+    ]);
+    expect(guard.check('s', publish, 'allow')?.verdict).toBe('ask');
+  });
+
+  // Sources beyond maxSourcesPerSession still count: one unnamed entry per label that no permit
+  // covers, so permitted sources read first cannot hide an unpermitted one read after them.
+  const page = (index: number) => spec(`page_${index}`, 'read-only', 'untrusted');
+  const memory = (index: number) => spec(`memory_${index}`, 'read-only', 'sensitive');
+  const vault = spec('vault_secret', 'read-only', 'sensitive');
+  const pages = [page(0), page(1)];
+  const memories = [memory(0), memory(1)];
+  it.each([
+    [
+      'private overflow: an unpermitted private source after 2 permitted ones',
+      [page(0), ...memories, vault],
+      'deny',
+      'privateFrom',
+    ],
+    [
+      'untrusted overflow: an unpermitted exposing source after 2 permitted ones',
+      [...pages, issue],
+      'ask',
+      'exposedBy',
+    ],
+    ['both overflow', [...memories, ...pages, issue, vault], 'deny', 'privateFrom'],
+    [
+      'a permitted source beyond the limit still counts, unnamed (fail closed)',
+      [...pages, page(2)],
+      'ask',
+      'exposedBy',
+    ],
+    [
+      'a permitted private source beyond the limit still counts, unnamed',
+      [page(0), ...memories, memory(2)],
+      'deny',
+      'privateFrom',
+    ],
+    [
+      'permits cover every named source and nothing overflows: no raise',
+      [...pages, ...memories],
+      undefined,
+      undefined,
+    ],
+    [
+      'a named source read again adds nothing: no raise',
+      [...pages, ...memories, page(0), memory(1)],
+      undefined,
+      undefined,
+    ],
+  ] as const)('maxSourcesPerSession overflow: %s', (_label, reads, verdict, label) => {
+    const guard = new FlowGuard({
+      maxSourcesPerSession: 2,
+      permit: [
+        { from: 'page_*', to: 'create_pull_request' },
+        { from: 'memory_*', to: 'create_pull_request' },
+      ],
+    });
+    for (const read of reads) guard.record('s', read, ok);
+    const raise = guard.check('s', publish, 'allow');
+    expect(raise?.verdict).toBe(verdict);
+    const labels = guard.labels('s');
+    if (label === undefined) {
+      expect(
+        [...labels.exposedBy, ...labels.privateFrom].map((source) => source.basis),
+      ).not.toContain('unnamed');
+      return;
+    }
+    expect(labels[label]).toHaveLength(3);
+    expect(labels[label][2]).toMatchObject({ tool: '*', basis: 'unnamed' });
+    expect(raise?.labels).toEqual(labels);
+    expect(raise?.reason).toContain(
+      'further sources not named (beyond maxSourcesPerSession; no permit covers them)',
+    );
+    if (verdict === 'deny') {
+      expect(raise?.reason).toContain('Continue without it or end the session to start clean');
+    }
+  });
+
+  it('an unnamed source is covered by no permit, not even from "*"', () => {
+    const guard = new FlowGuard({
+      maxSourcesPerSession: 1,
+      permit: [{ from: '*', to: 'create_pull_request' }],
+    });
+    guard.record('s', page(0), ok);
+    expect(guard.check('s', publish, 'allow')).toBeUndefined();
+    guard.record('s', page(1), ok);
     expect(guard.check('s', publish, 'allow')?.verdict).toBe('ask');
   });
 

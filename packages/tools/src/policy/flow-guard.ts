@@ -92,8 +92,9 @@ export interface FlowGuardOptions {
    */
   readonly maxSessions?: number;
   /**
-   * Sources named per label and session; more sources leave the label set but are not named.
-   * Default 16.
+   * Sources named per label and session. A further source is not named but still counts: the
+   * label gets one unnamed entry (tool `*`, basis `unnamed`) that no `permit` covers, so a sink in
+   * that session is raised as if an unpermitted source were named. Default 16.
    */
   readonly maxSourcesPerSession?: number;
 }
@@ -204,6 +205,17 @@ const DROPPED_EXPOSED: LabelEntry = Object.freeze({
 }) as LabelEntry;
 const DROPPED_PRIVATE: LabelEntry = Object.freeze({
   source: Object.freeze({ tool: '*', trust: 'sensitive', basis: 'dropped' }),
+  identity: Object.freeze({ name: '*' }),
+}) as LabelEntry;
+
+// A source beyond `maxSourcesPerSession`: counted, not named, and covered by no permit (which
+// sources it stands for is not kept, so no permit can be known to cover them).
+const UNNAMED_EXPOSED: LabelEntry = Object.freeze({
+  source: Object.freeze({ tool: '*', trust: 'prompt-injection-prone', basis: 'unnamed' }),
+  identity: Object.freeze({ name: '*' }),
+}) as LabelEntry;
+const UNNAMED_PRIVATE: LabelEntry = Object.freeze({
+  source: Object.freeze({ tool: '*', trust: 'sensitive', basis: 'unnamed' }),
   identity: Object.freeze({ name: '*' }),
 }) as LabelEntry;
 
@@ -379,8 +391,12 @@ export class FlowGuard implements SessionFlowGuard {
       return;
     }
     const record = this.#open(session);
-    if (exposes !== undefined) this.#add(record, record.exposed, exposes, facts.identity);
-    if (holds !== undefined) this.#add(record, record.private, holds, facts.identity);
+    if (exposes !== undefined) {
+      this.#add(record, record.exposed, exposes, facts.identity, UNNAMED_EXPOSED);
+    }
+    if (holds !== undefined) {
+      this.#add(record, record.private, holds, facts.identity, UNNAMED_PRIVATE);
+    }
   }
 
   /** The session's labels (frozen; empty for a session the guard has not labelled). */
@@ -515,11 +531,16 @@ export class FlowGuard implements SessionFlowGuard {
     return record;
   }
 
+  /**
+   * Names `source` in `list`, once; beyond the limit the label gets `unnamed` once instead (the
+   * source still counts, and no permit covers it).
+   */
   #add(
     record: SessionRecord,
     list: LabelEntry[],
     source: FlowSource,
     identity: ToolIdentity,
+    unnamed: LabelEntry,
   ): void {
     for (const entry of list) {
       if (entry.source === source) return;
@@ -531,9 +552,12 @@ export class FlowGuard implements SessionFlowGuard {
         return;
       }
     }
-    // Beyond the limit the label is already set (the list is not empty); the source is not named.
-    if (list.length >= this.#maxSources) return;
-    list.push({ source, identity });
+    if (list.length >= this.#maxSources) {
+      if (list.includes(unnamed)) return;
+      list.push(unnamed);
+    } else {
+      list.push({ source, identity });
+    }
     record.labels = undefined;
   }
 
@@ -546,6 +570,7 @@ export class FlowGuard implements SessionFlowGuard {
   }
 
   #permitted(entry: LabelEntry, sink: ToolIdentity): boolean {
+    if (entry === UNNAMED_EXPOSED || entry === UNNAMED_PRIVATE) return false;
     for (const permit of this.#permits) {
       if (permit.from(entry.identity) && permit.to(sink)) return true;
     }
@@ -766,9 +791,13 @@ function selector(value: unknown, option: string): Matcher {
 }
 
 function nameOf(source: FlowSource): string {
-  return source.basis === 'dropped'
-    ? 'an earlier part of this session (its labels were dropped at the session limit)'
-    : JSON.stringify(source.tool);
+  if (source.basis === 'dropped') {
+    return 'an earlier part of this session (its labels were dropped at the session limit)';
+  }
+  if (source.basis === 'unnamed') {
+    return 'further sources not named (beyond maxSourcesPerSession; no permit covers them)';
+  }
+  return JSON.stringify(source.tool);
 }
 
 function nameList(entries: readonly LabelEntry[]): string {
@@ -793,7 +822,9 @@ function raiseReason(
   if (verdict === 'ask') {
     return `${read}; ${sinkName} ${does}, so a person must approve this one call.`;
   }
-  const from = privateData.find((entry) => entry.source.basis !== 'dropped');
+  const from = privateData.find(
+    (entry) => entry.source.basis !== 'dropped' && entry.source.basis !== 'unnamed',
+  );
   const how =
     from === undefined
       ? 'end the session to start clean'

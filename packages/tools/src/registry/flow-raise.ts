@@ -11,10 +11,12 @@ export type FlowTrust = 'untrusted' | 'prompt-injection-prone' | 'sensitive';
  * Where a fact about a tool comes from: its declared contract, a standard MCP hint
  * (`openWorldHint`, `destructiveHint`, `readOnlyHint`) of an undeclared tool, tool-contract's
  * name and description heuristic, the operator's configuration (`configured`: the guard's
- * options, or an override in the guard's or the policy's `overrides`), or (`dropped`) a session
- * whose labels were dropped at the `maxSessions` limit and is judged as exposed and private.
+ * options, or an override in the guard's or the policy's `overrides`), (`dropped`) a session
+ * whose labels were dropped at the `maxSessions` limit and is judged as exposed and private, or
+ * (`unnamed`, tool `*`) sources beyond `maxSourcesPerSession`, which still count and which no
+ * `permit` covers.
  */
-export type FlowBasis = 'declared' | 'hint' | 'heuristic' | 'configured' | 'dropped';
+export type FlowBasis = 'declared' | 'hint' | 'heuristic' | 'configured' | 'dropped' | 'unnamed';
 
 /** A tool whose result labelled a session. */
 export interface FlowSource {
@@ -48,7 +50,7 @@ export interface FlowSink {
    * Why it is a sink: its risk (`declared`, `hint`, `heuristic`), or the options or an operator
    * override (`configured`).
    */
-  readonly basis: Exclude<FlowBasis, 'dropped'>;
+  readonly basis: Exclude<FlowBasis, 'dropped' | 'unnamed'>;
 }
 
 /** The guard's answer for a call to a sink in an exposed session. Frozen, log-safe. */
