@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpTool, type HttpToolOptions } from '../src/builtin/http-tool.js';
+import {
+  HTTP_TOOL_METHOD_RISKS,
+  HttpTool,
+  type HttpToolMethod,
+  type HttpToolOptions,
+} from '../src/builtin/http-tool.js';
 import { HttpToolOptionsError } from '../src/builtin/http-tool-options-error.js';
 import { type AllowNonPublic, createGuardedDispatcher, type Resolver } from '../src/net/index.js';
 import { RiskPolicy } from '../src/policy/risk-policy.js';
@@ -172,6 +177,20 @@ describe('HttpTool', () => {
       'HTTP_TOOL_INVALID_ARGUMENTS',
     ],
     ['a body on GET', { url: 'https://svc.test/', body: 'x' }, 'HTTP_TOOL_INVALID_ARGUMENTS'],
+    // Red team: OPTIONS is judged read-only, so a body on it passed the flow guard and a
+    // read-only access scope. A method judged read-only carries no body.
+    [
+      'a body on OPTIONS (judged read-only)',
+      { url: 'https://svc.test/', method: 'OPTIONS', body: 'x' },
+      'HTTP_TOOL_INVALID_ARGUMENTS',
+      { allowedMethods: ['OPTIONS'] },
+    ],
+    [
+      'a body on HEAD',
+      { url: 'https://svc.test/', method: 'head', body: 'x' },
+      'HTTP_TOOL_INVALID_ARGUMENTS',
+      { allowedMethods: ['HEAD'] },
+    ],
     [
       'a timeout above the maximum',
       { url: 'https://svc.test/', timeoutSeconds: 21 },
@@ -214,6 +233,25 @@ describe('HttpTool', () => {
     const result = await call(tool, { url: `https://127.0.0.1:${server.port}/` });
     expect(result.metadata).toMatchObject({ code: 'HTTP_TOOL_BLOCKED', reason: 'address' });
     await tool.close();
+  });
+
+  it('refuses a body on every method judged read-only, and sends one on the others', async () => {
+    const methods = Object.keys(HTTP_TOOL_METHOD_RISKS) as HttpToolMethod[];
+    const tool = loopbackTool({ allowedMethods: methods });
+    for (const method of methods) {
+      const before = server.seen.length;
+      const result = await call(tool, { url: `${server.origin}/`, method, body: 'data' });
+      if (HTTP_TOOL_METHOD_RISKS[method] === 'read-only') {
+        expect(result.metadata?.code, method).toBe('HTTP_TOOL_INVALID_ARGUMENTS');
+        expect(JSON.stringify(result.content), method).toContain('take no body');
+        expect(server.seen.length, method).toBe(before);
+      } else {
+        expect(result.isError, method).not.toBe(true);
+        expect(server.seen.at(-1)?.body, method).toBe('data');
+      }
+    }
+    const options = data(await call(tool, { url: `${server.origin}/`, method: 'OPTIONS' }));
+    expect(options.status).toBe(200);
   });
 
   it('sends a POST body within the limit', async () => {

@@ -35,7 +35,7 @@ export type HttpToolMethod = (typeof HTTP_TOOL_METHODS)[number];
 
 /**
  * The risk of each method, as `HttpTool`'s per-operation contracts declare it: `GET`, `HEAD` and
- * `OPTIONS` read; `POST`, `PUT` and `PATCH` send a body to a remote host, so they are
+ * `OPTIONS` read (and so `HttpTool` refuses a body on them); `POST`, `PUT` and `PATCH` send a body to a remote host, so they are
  * `external-publication` (the body leaves the operator's domain, whatever the remote API does
  * with it: a flow guard treats them as sinks); `DELETE` is destructive. Content is
  * `prompt-injection-prone` for every method (it comes from the web).
@@ -334,7 +334,7 @@ export class HttpTool implements Tool {
             propertyNames: { enum: [...this.#headers] },
             additionalProperties: { type: 'string' },
           },
-          body: { type: 'string', description: 'Request body (not for GET or HEAD).' },
+          body: { type: 'string', description: 'Request body (not for GET, HEAD or OPTIONS).' },
           timeoutSeconds: {
             type: 'number',
             exclusiveMinimum: 0,
@@ -419,8 +419,14 @@ export class HttpTool implements Tool {
       if (args.body !== undefined) {
         if (typeof args.body !== 'string')
           refuse('body must be a string.', 'HTTP_TOOL_INVALID_ARGUMENTS');
-        if (method === 'GET' || method === 'HEAD')
-          refuse('GET and HEAD take no body.', 'HTTP_TOOL_INVALID_ARGUMENTS');
+        // A method judged read-only (HTTP_TOOL_METHOD_RISKS) carries no body: its contract
+        // lets it through a read-only access scope and past the flow guard, which a body
+        // sent to a remote host must not pass.
+        if (HTTP_TOOL_METHOD_RISKS[method as HttpToolMethod] === 'read-only')
+          refuse(
+            'GET, HEAD and OPTIONS are read-only and take no body; send data with POST, PUT or PATCH.',
+            'HTTP_TOOL_INVALID_ARGUMENTS',
+          );
         if (Buffer.byteLength(args.body, 'utf8') > this.#maxRequestBytes) {
           refuse('The request body is larger than its limit.', 'HTTP_TOOL_REQUEST_TOO_LARGE');
         }
