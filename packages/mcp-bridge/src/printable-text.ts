@@ -1,24 +1,33 @@
-// Zero-width and joiner characters, bidirectional controls and isolates, tag characters, and
-// other invisible formatting characters: what tool-poisoning descriptions hide text in.
-const INVISIBLE =
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed code point is matched alone on purpose
-  /[\u{ad}\u{34f}\u{61c}\u{115f}\u{1160}\u{17b4}\u{17b5}\u{180b}-\u{180f}\u{200b}-\u{200f}\u{202a}-\u{202e}\u{2060}-\u{206f}\u{3164}\u{fe00}-\u{fe0f}\u{feff}\u{ffa0}\u{e0000}-\u{e007f}]/u;
+// What tool-poisoning text hides in, or shows as blank: every default-ignorable code point
+// (zero-width and joiner characters, variation selectors with their supplement U+E0100-E01EF,
+// tag characters, bidi controls, the Hangul fillers, ...) and every format character (Cf: bidi
+// isolates, the interlinear annotation controls U+FFF9-FFFB, Egyptian hieroglyph format controls,
+// ...), by their Unicode properties, so a new one is covered as Node's Unicode data knows it; and
+// the characters that are drawn as a blank glyph while not being spaces (the braille pattern
+// blank U+2800, the Hangul fillers U+115F, U+1160, U+3164 and U+FFA0). The joiner U+200D and the
+// variation selectors U+FE0E/U+FE0F are escaped too, so an emoji built with them (a family, a
+// red heart) is shown as its parts: the same selectors carry hidden bytes.
+const INVISIBLE_CLASS = String.raw`[\p{Default_Ignorable_Code_Point}\p{Cf}\u{115f}\u{1160}\u{2800}\u{3164}\u{ffa0}]`;
+const INVISIBLE = new RegExp(INVISIBLE_CLASS, 'u');
+const INVISIBLE_ALL = new RegExp(INVISIBLE_CLASS, 'gu');
+
+const escaped = (char: string): string => `\\u{${(char.codePointAt(0) as number).toString(16)}}`;
 
 // C0 and C1 controls and DEL: terminal escapes (ESC), carriage returns that overwrite a line.
 const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
 
-/** True when `text` holds an invisible, zero-width, tag or bidirectional-control character. */
+/**
+ * True when `text` holds an invisible character: a default-ignorable code point (zero-width,
+ * joiner, variation selector, tag, bidi control, ...), a format character (Unicode category Cf),
+ * or one drawn as a blank glyph (U+2800, U+115F, U+1160, U+3164, U+FFA0).
+ */
 export function hasInvisibleUnicode(text: string): boolean {
   return INVISIBLE.test(text);
 }
 
-/** `text` with every invisible or bidirectional character shown as `\u{…}`, safe to print. */
+/** `text` with every invisible character (see {@link hasInvisibleUnicode}) shown as `\u{…}`. */
 export function escapeInvisible(text: string): string {
-  let out = '';
-  for (const char of text) {
-    out += INVISIBLE.test(char) ? `\\u{${(char.codePointAt(0) as number).toString(16)}}` : char;
-  }
-  return out;
+  return INVISIBLE.test(text) ? text.replace(INVISIBLE_ALL, escaped) : text;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ApprovalRequest, FlowRaise, FlowSource } from '@toolfence/tools';
-import { escapeInvisible } from './pin-store.js';
+import { escapeInvisible } from '../printable-text.js';
 
 /**
  * Default limit on the arguments an approval prompt shows, in characters of the arguments as
@@ -56,9 +56,16 @@ export type ApprovalPrompt =
   /** The arguments as shown are `chars` characters, over the limit: the user is not asked. */
   | { readonly tooLong: number };
 
+/** The line that ends the arguments block of a prompt (no server text can begin a line). */
+const ARGUMENTS_END = '(end of the arguments)';
+
 /**
- * The prompt of one approval: the tool, why, its description and exactly these arguments, whole,
- * every name and text escaped. For a call the flow guard raised (`request.flow`), "why" is the
+ * The prompt of one approval: the tool, why, exactly these arguments, whole, then the
+ * description, every name and text escaped. Only the gateway begins a line: every text from a
+ * server (the tool's name, its server's name, its description) and the policy's reason is shown
+ * on a line the gateway labels, with its newlines escaped, so none can imitate the arguments
+ * block; the arguments (pretty-printed JSON: each line an indented member or a bracket) come
+ * before the description, and end with `ARGUMENTS_END`. For a call the flow guard raised (`request.flow`), "why" is the
  * flow: the sources that exposed the conversation, the private data it holds and the sink.
  * Arguments longer than `maxArgumentChars` as shown are not cut: no prompt is built (`tooLong`),
  * since an approval must cover only what the user saw. `subject`: a tool call (the default), or
@@ -72,7 +79,7 @@ export function approvalPrompt(
 ): ApprovalPrompt {
   const args = escapeForPrompt(JSON.stringify(request.args, null, 2) ?? 'null');
   if (args.length > maxArgumentChars) return { tooLong: args.length };
-  const description = escapeForPrompt(request.spec.description);
+  const description = escapeForPrompt(request.spec.description, false);
   const shown =
     description.length > DESCRIPTION_CHARS
       ? `${description.slice(0, DESCRIPTION_CHARS)}… (${description.length - DESCRIPTION_CHARS} more characters of the description not shown)`
@@ -83,8 +90,9 @@ export function approvalPrompt(
       request.flow === undefined
         ? `Why asked: ${escapeForPrompt(request.reason ?? (subject === 'call' ? 'the policy asks for this tool' : 'the policy asks for this read'), false)}.`
         : `Why asked: ${flowChain(request.flow)}. Text from an untrusted source may be steering this call: approve it only if you meant it. Approving covers this one call only; the conversation stays marked.`,
-      `${subject === 'call' ? 'Tool description' : 'Description'}: ${shown}`,
       `Arguments (this approval covers exactly these, once; shown whole):\n${args}`,
+      ARGUMENTS_END,
+      `${subject === 'call' ? 'Tool description' : 'Description'} (the server's text, on one line): ${shown}`,
     ].join('\n'),
   };
 }
@@ -140,6 +148,8 @@ export function flowChain(flow: FlowRaise): string {
   const does =
     flow.sink.basis === 'configured'
       ? "is marked as a sink in the gateway's policy file"
-      : (SINK_DOES[flow.sink.risk] ?? 'is a sink');
+      : Object.hasOwn(SINK_DOES, flow.sink.risk)
+        ? (SINK_DOES[flow.sink.risk] as string)
+        : 'is a sink';
   return `${read}${held}; ${shown(flow.sink.tool)} ${does}`;
 }
