@@ -129,3 +129,28 @@ describe('the approval prompt shows what the server says as its words, never as 
     expect([...prompt].every((char) => (char.codePointAt(0) as number) < 0x2000)).toBe(true);
   }, 30_000);
 });
+
+describe('tool names a client makes up', () => {
+  it.each([
+    'tk__constructor',
+    'tk____proto__',
+    'tk__toString',
+    'tk__hasOwnProperty',
+    'tk__valueOf',
+  ])(
+    '%s is a tool the gateway does not offer, nothing else',
+    async (name) => {
+      const gateway = await started();
+      const client = await gatewayClient(gateway, open);
+      const result = await client.callTool({ name, arguments: {} });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toBe(
+        `The gateway offers no tool named ${name}, so the call did not run. List the tools (tools/list) and use one of their names.`,
+      );
+      expect(text(await client.callTool({ name: 'tk__note', arguments: { id: 'a' } }))).toBe(
+        'note a',
+      );
+    },
+    30_000,
+  );
+});

@@ -1903,7 +1903,12 @@ export class McpGateway {
       );
       const status =
         entry === undefined ? undefined : this.#status.find((item) => item.name === entry[0]);
-      const reasons = status?.hidden[name.slice(split + 2)];
+      // Own members only: a made-up name such as `x__constructor` is no hidden tool.
+      const remote = name.slice(split + 2);
+      const reasons =
+        status !== undefined && Object.hasOwn(status.hidden, remote)
+          ? status.hidden[remote]
+          : undefined;
       if (reasons !== undefined) {
         return `The tool ${shown} is hidden, so the call did not run: its definition is new or changed since it was pinned (${reasons.join(', ')}). A person must review it with "toolfence-mcp pin --show" and accept it with "toolfence-mcp pin --accept ${shown}@<digest>" (the token --show prints); then it is offered again.`;
       }
