@@ -940,14 +940,14 @@ let credentialIds;
 
 /**
  * `dev:ino` of each known credential file that exists (the system's, and those under the home
- * folder: `$HOME`, else `os.homedir()`; Codex's under `$CODEX_HOME` too), stat'ed once per run, so
+ * folder, `$HOME` or `%USERPROFILE%`; Codex's under `$CODEX_HOME` too), stat'ed once per run, so
  * a hard link to one under any name and in any folder is recognised as the same file.
  * @returns {Set<string>}
  */
 function knownCredentialIds() {
   if (credentialIds !== undefined) return credentialIds;
   credentialIds = new Set();
-  const home = process.env.HOME || process.env.USERPROFILE || require('node:os').homedir();
+  const home = process.env.HOME || process.env.USERPROFILE;
   const files = [...SYSTEM_CREDENTIAL_FILES];
   if (home) files.push(...HOME_CREDENTIAL_FILES.map((file) => path.join(home, file)));
   const codexHome = process.env.CODEX_HOME;
@@ -1478,13 +1478,13 @@ function denyOutput(dialect, denial) {
 
 /**
  * A client that stops reading (closes its end of stdout) makes the next write fail with EPIPE:
- * the hook then ends at once with exit code 2 (what every client treats as a deny, should one
- * still look) and nothing on stderr, instead of crashing on the unhandled error. Nothing more is
- * written.
+ * the hook then writes nothing more and ends with exit code 2 (what every client treats as a
+ * deny, should one still look) and nothing on stderr, instead of crashing on the unhandled error.
  */
 function endQuietlyOnClosedStdout() {
   process.stdout.on('error', () => {
-    process.exit(2);
+    process.exitCode = 2;
+    process.stdout.destroy();
   });
 }
 
@@ -1697,7 +1697,7 @@ function inspectConfigFile(configPath) {
   return { valid: true, settings };
 }
 
-// Run as a hook (`node toolfence_attachment_substitution.cjs`); loaded with require() by the
-// installer, it only lends its config reader.
+// Run as a hook (`node toolfence_attachment_substitution.cjs`); loaded as a module (by the
+// installer's status and install), it only lends its config reader.
 if (require.main === module) main();
 else module.exports = { inspectConfigFile };
