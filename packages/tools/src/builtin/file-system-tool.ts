@@ -13,7 +13,7 @@ import {
   unlink,
 } from 'node:fs/promises';
 import { defineContract, type RiskLevel, type ToolContract } from '@toolfence/tool-contract';
-import { checkOptionKeys } from '../registry/option-keys.js';
+import { checkOptionKeys, ownOptions } from '../registry/option-keys.js';
 import type { JsonObject, Tool, ToolContext, ToolResult, ToolSpec } from '../registry/tool.js';
 import { errorResult, jsonResult } from '../registry/tool.js';
 import { ACCEPTED_PATH_FORM, normalisePath, quoteForMessage } from './confined-path.js';
@@ -270,16 +270,18 @@ export class FileSystemTool implements Tool {
    * {@link FileSystemToolOptionsError} for an unknown or invalid option, a `root` that is not a
    * folder, or (in `descriptor` confinement) a platform without `/proc/self/fd`.
    */
-  constructor(options: FileSystemToolOptions) {
-    if (typeof options !== 'object' || options === null) {
+  constructor(given: FileSystemToolOptions) {
+    if (typeof given !== 'object' || given === null) {
       throw new FileSystemToolOptionsError('FileSystemTool needs an options object.');
     }
     checkOptionKeys(
-      options,
+      given,
       OPTION_KEYS,
       'FileSystemTool',
       (message, option) => new FileSystemToolOptionsError(message, { details: { option } }),
     );
+    // Read once, own keys only: nothing on Object.prototype is ever taken for an option.
+    const options = ownOptions(given);
     if (typeof options.root !== 'string' || options.root === '' || options.root.includes('\0')) {
       throw new FileSystemToolOptionsError('root must be a non-empty path.', {
         details: { option: 'root' },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FileSystemTool } from '../builtin/file-system-tool.js';
 import { HttpTool } from '../builtin/http-tool.js';
 import { ShellTool } from '../builtin/shell-tool.js';
 import { McpServerConfig } from '../mcp/mcp-server-config.js';
@@ -9,7 +10,7 @@ import { RedisCallBudget } from '../policy/redis-call-budget.js';
 import { RiskPolicy } from '../policy/risk-policy.js';
 import { RuleBasedPolicy } from '../policy/rule-based-policy.js';
 import { SkillLoader } from '../skills/skill-loader.js';
-import { checkOptionKeys } from './option-keys.js';
+import { checkOptionKeys, ownOptions } from './option-keys.js';
 import { AjvSchemaValidator } from './schema-validator.js';
 import { ToolRegistry } from './tool-registry.js';
 
@@ -126,5 +127,69 @@ describe('time options are milliseconds, and the old seconds names are refused',
     expect((caught as Error).message).toContain(
       `"${oldKey}" was renamed to "${newKey}" (milliseconds`,
     );
+  });
+});
+
+/** Sets `Object.prototype[key]` for the length of `body`, then removes it whatever happens. */
+function withPollutedPrototype(key: string, value: unknown, body: () => void): void {
+  Object.defineProperty(Object.prototype, key, {
+    value,
+    configurable: true,
+    writable: true,
+    enumerable: true,
+  });
+  try {
+    body();
+  } finally {
+    delete (Object.prototype as Record<string, unknown>)[key];
+  }
+}
+
+describe('options are read from own keys only (a polluted Object.prototype is refused)', () => {
+  it('checkOptionKeys refuses an accepted key that only the prototype chain holds', () => {
+    withPollutedPrototype('allowWrite', true, () => {
+      expect(() => checkOptionKeys({ root: '/tmp' }, ['root', 'allowWrite'], 'X')).toThrow(
+        'X option "allowWrite" is inherited from the prototype chain, not set on the options object',
+      );
+      // Set as an own key, the same name is the caller's choice.
+      expect(() =>
+        checkOptionKeys({ root: '/tmp', allowWrite: false }, ['root', 'allowWrite'], 'X'),
+      ).not.toThrow();
+    });
+    const inherited = Object.create({ allowWrite: true }) as object;
+    expect(() => checkOptionKeys(inherited, ['allowWrite'], 'X')).toThrow(/inherited/);
+  });
+
+  it('ownOptions copies own keys into an object without a prototype', () => {
+    withPollutedPrototype('allowWrite', true, () => {
+      const copy = ownOptions({ root: '/tmp' } as { root: string; allowWrite?: boolean });
+      expect(Object.getPrototypeOf(copy)).toBe(null);
+      expect(copy.allowWrite).toBeUndefined();
+      expect(copy.root).toBe('/tmp');
+    });
+  });
+
+  it.each([
+    ['FileSystemTool', 'allowWrite', () => new FileSystemTool({ root: '/tmp' })],
+    ['FileSystemTool', 'allowHardLinks', () => new FileSystemTool({ root: '/tmp' })],
+    ['FileSystemTool', 'symlinks', () => new FileSystemTool({ root: '/tmp' })],
+    [
+      'ToolRegistry',
+      'approvalTimeoutMs',
+      () => new ToolRegistry({ authorizer: new AllowAllAuthorizer() }),
+    ],
+    ['RiskPolicy', 'risk', () => new RiskPolicy({})],
+    ['RuleBasedPolicy', 'default', () => new RuleBasedPolicy([], {})],
+  ])('%s refuses an inherited %s', (_label, key, construct) => {
+    withPollutedPrototype(key, key === 'symlinks' ? 'follow-inside' : true, () => {
+      let caught: unknown;
+      try {
+        construct();
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toMatchObject({ details: { option: key } });
+      expect((caught as Error).message).toContain('inherited');
+    });
   });
 });

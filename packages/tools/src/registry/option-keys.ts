@@ -27,7 +27,10 @@ export function renamedOptionMessage(owner: string, key: string, renamedTo: stri
  * Checks that `options` is a plain object whose keys are all in `accepted`; a misspelled key
  * (`readTimout`) is refused with the accepted keys and, when one is close, a suggestion. Keys whose
  * value is `undefined` are checked too: a typo is a typo whatever its value. A key in `renamed` (an
- * old name) is refused with a message that names its new key and unit.
+ * old name) is refused with a message that names its new key and unit. An accepted key that only
+ * the prototype chain holds (`Object.prototype.allowWrite = true` set by a polluting merge, or an
+ * options object made with `Object.create(defaults)`) is refused too, so a constructor that reads
+ * `options[key]` never picks up a value its caller did not set.
  */
 export function checkOptionKeys(
   options: unknown,
@@ -52,6 +55,24 @@ export function checkOptionKeys(
       key,
     );
   }
+  for (const key of accepted) {
+    if (key in options && !Object.hasOwn(options, key)) {
+      throw fail(
+        `${owner} option ${JSON.stringify(key)} is inherited from the prototype chain, not set on the options object (is Object.prototype polluted?); pass every option as an own key of a plain object`,
+        key,
+      );
+    }
+  }
+}
+
+/**
+ * A copy of `options` holding only its own enumerable keys, in an object without a prototype: a
+ * constructor reads its options from it, so nothing on `Object.prototype` is ever read as an option.
+ */
+export function ownOptions<Options extends object>(options: Options): Options {
+  const copy = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(options)) copy[key] = (options as Record<string, unknown>)[key];
+  return copy as Options;
 }
 
 /** The accepted key within edit distance 2 (or differing only in case), if exactly one is. */
