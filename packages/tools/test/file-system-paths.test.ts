@@ -179,6 +179,15 @@ describe('FileSystemTool: benign paths a model sends are accepted', () => {
     ['mkdir made/', { operation: 'mkdir', path: 'made/' }, 'made'],
     ['mkdir ./made2', { operation: 'mkdir', path: './made2' }, 'made2'],
     ['mkdir con', { operation: 'mkdir', path: 'made/con' }, 'made/con'],
+    // 255-byte names: the atomic write's temp name must stay within 255 bytes too.
+    ...['漢'.repeat(85), `${'🎉'.repeat(63)}abc`, `${'é'.repeat(127)}x`, 'y'.repeat(255)].map(
+      (name) =>
+        [
+          `write a 255-byte name of ${[...name][0]}`,
+          { operation: 'write', path: name, content: 'long' },
+          name,
+        ] as const,
+    ),
   ])('accepts %s for writing', async (_label, args, path) => {
     expect(structured(await writer.invoke(args, context))).toMatchObject({ path });
     expect(existsSync(join(root, path))).toBe(true);

@@ -231,6 +231,25 @@ async function lstatEntry(directory: ConfinedDirectory, name: string): Promise<S
   }
 }
 
+/** Most UTF-8 bytes of the target's name copied into the atomic write's temp name. */
+const TEMPORARY_PREFIX_BYTES = 100;
+
+/**
+ * The start of `name` for the temp file's name, at most {@link TEMPORARY_PREFIX_BYTES} UTF-8
+ * bytes and cut at a code point boundary, so `.<prefix>.<24 hex>.tmp` (at most 130 bytes) is a
+ * legal name whatever the target's script (a 255-byte name of three-byte characters included).
+ */
+function temporaryPrefix(name: string): string {
+  let bytes = 0;
+  let prefix = '';
+  for (const character of name) {
+    bytes += Buffer.byteLength(character, 'utf8');
+    if (bytes > TEMPORARY_PREFIX_BYTES) break;
+    prefix += character;
+  }
+  return prefix;
+}
+
 function missing(relative: string): never {
   return fail(
     `${quoteForMessage(relative)} does not exist. Use list to see what its folder holds.`,
@@ -752,7 +771,7 @@ export class FileSystemTool implements Tool {
       if (existing !== undefined && !existing.isFile()) {
         fail(`${quoteForMessage(relative)} exists and is not a regular file.`, 'FS_NOT_A_FILE');
       }
-      const temporary = `.${name.slice(0, 100)}.${randomBytes(12).toString('hex')}.tmp`;
+      const temporary = `.${temporaryPrefix(name)}.${randomBytes(12).toString('hex')}.tmp`;
       let handle: FileHandle | undefined;
       let created = false;
       try {
