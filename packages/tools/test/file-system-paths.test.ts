@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -354,6 +362,24 @@ describe('FileSystemTool options are checked', () => {
     expect(() => new FileSystemTool({ root, ...options } as never)).toThrow(
       FileSystemToolOptionsError,
     );
+  });
+
+  it('documents exactly the options it accepts in the README table', () => {
+    let message = '';
+    try {
+      new FileSystemTool({ root, zzz: 1 } as never);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    const accepted = (/accepted: (.*)$/.exec(message)?.[1] ?? '').split(', ').sort();
+    expect(accepted).toContain('root');
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    const section = readme.split('### `new FileSystemTool(options)`')[1]?.split('\n\n')[1] ?? '';
+    const documented = [...section.matchAll(/^\| ((?:`\w+`(?: \/ )?)+) \|/gm)]
+      .flatMap((row) => (row[1] as string).split(' / '))
+      .map((cell) => cell.replaceAll('`', ''))
+      .sort();
+    expect(documented).toEqual(accepted);
   });
 
   it('fails calls after close', async () => {
