@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RuleBasedPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { GatewayPassthroughOptions } from '../src/gateway/gateway-passthrough.js';
 import type { McpGateway } from '../src/gateway/mcp-gateway.js';
 import {
   defsTool,
@@ -131,5 +132,76 @@ describe('resources/read judges the URI the upstream receives', () => {
     open.push(client);
     await expect(client.readResource({ uri: 'custom://a b/c' })).rejects.toThrow(/not a valid URI/);
     expect(await jsonLines(folder, 'reads.jsonl')).toEqual([]);
+  }, 60_000);
+});
+
+describe('resources/read against resource templates', () => {
+  // `{+x}` matches one or more of any character: the SDK's regular expression for six of them
+  // backtracks polynomially in the URI's length (9.9 s for 104 characters in one run).
+  const HOSTILE = 'x://{+a}{+b}{+c}{+d}{+e}{+f}z';
+
+  async function templateGateway(passthrough?: GatewayPassthroughOptions) {
+    const gateway = await startReadGateway(
+      folder,
+      {
+        t: readDefsServer(folder, 't', {
+          tools: [defsTool('noop')],
+          templates: [
+            { name: 'hostile', uriTemplate: HOSTILE },
+            { name: 'note', uriTemplate: 'note://{id}' },
+          ],
+        }),
+      },
+      {
+        authorizer: new RuleBasedPolicy([{ tool: '*', decision: 'allow' }], { default: 'deny' }),
+        ...(passthrough === undefined ? {} : { passthrough }),
+      },
+    );
+    open.push(gateway);
+    const client = await readClient(gateway);
+    open.push(client);
+    return client;
+  }
+
+  it('decides a hostile template in one pass: a call made meanwhile answers, and the read is matched', async () => {
+    const client = await templateGateway();
+    const long = `x://${'a'.repeat(1_000)}`;
+    const [unmatched, matched, call] = await Promise.allSettled([
+      client.readResource({ uri: long }),
+      client.readResource({ uri: `${long}z` }),
+      client.callTool({ name: 't__noop', arguments: {} }),
+    ]);
+    expect(unmatched.status).toBe('rejected');
+    expect(String((unmatched as PromiseRejectedResult).reason)).toMatch(
+      /No upstream server listed the resource/,
+    );
+    expect(matched.status).toBe('fulfilled');
+    expect(call).toMatchObject({ status: 'fulfilled', value: { content: [{ text: 'ran noop' }] } });
+    expect((await jsonLines(folder, 'reads.jsonl')).map((read) => read.uri)).toEqual([`${long}z`]);
+  }, 20_000);
+
+  it('refuses a URI longer than passthrough.maxReadUriChars without matching or sending it', async () => {
+    const client = await templateGateway({ maxReadUriChars: 64 });
+    const uri = `note://${'b'.repeat(58)}`;
+    expect(firstText(await client.readResource({ uri: uri.slice(0, 64) }))).toBe(
+      `content of ${uri.slice(0, 64)}`,
+    );
+    await expect(client.readResource({ uri: `${uri}b` })).rejects.toThrow(
+      /is 66 characters, over the 64 the gateway reads \(passthrough\.maxReadUriChars\)/,
+    );
+    expect((await jsonLines(folder, 'reads.jsonl')).map((read) => read.uri)).toEqual([
+      uri.slice(0, 64),
+    ]);
+  }, 60_000);
+
+  it('leaves out a template of more than passthrough.maxTemplateExpressions expressions, and matches no read against it', async () => {
+    const client = await templateGateway({ maxTemplateExpressions: 5 });
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.map((entry) => entry.uriTemplate)).toEqual(['note://{id}']);
+    await expect(client.readResource({ uri: 'x://abcdefz' })).rejects.toThrow(
+      /No upstream server listed the resource/,
+    );
+    expect(firstText(await client.readResource({ uri: 'note://1' }))).toBe('content of note://1');
+    expect((await jsonLines(folder, 'reads.jsonl')).map((read) => read.uri)).toEqual(['note://1']);
   }, 60_000);
 });

@@ -1,9 +1,4 @@
-import type {
-  ProtocolError,
-  Server,
-  ServerContext,
-  UriTemplate,
-} from '@modelcontextprotocol/server';
+import type { ProtocolError, Server, ServerContext } from '@modelcontextprotocol/server';
 import {
   CONTENT_TRUST_LEVELS,
   type ContentTrustLevel,
@@ -44,7 +39,12 @@ import {
   pinKey,
 } from './pin-store.js';
 import { promptReadName, resourceReadName } from './read-name.js';
-import { canonicalResourceUri } from './resource-uri.js';
+import {
+  type CompiledUriTemplate,
+  canonicalResourceUri,
+  compileUriTemplate,
+  uriTemplateMatches,
+} from './resource-uri.js';
 import { nextRunId } from './run-id.js';
 import { serverSdk } from './server-sdk.js';
 
@@ -66,6 +66,16 @@ export interface GatewayPassthroughOptions {
   readonly maxListItems?: number;
   /** Milliseconds the downstream client has to answer the `roots/list` asked for an upstream. Default 10,000. */
   readonly rootsTimeoutMs?: number;
+  /**
+   * Characters of a `resources/read` URI the gateway reads; a longer one is refused
+   * (`GATEWAY_RESOURCE_URI_TOO_LONG`) before it is matched or sent. Default 8,192.
+   */
+  readonly maxReadUriChars?: number;
+  /**
+   * Expressions (`{…}`) of one upstream resource template; a template with more is left out of
+   * `resources/templates/list` (and logged), and no read is matched against it. Default 32.
+   */
+  readonly maxTemplateExpressions?: number;
 }
 
 /** The defaults of {@link GatewayPassthroughOptions}. */
@@ -76,6 +86,8 @@ export const DEFAULT_PASSTHROUGH_LIMITS: Readonly<Required<GatewayPassthroughOpt
     maxListPages: 100,
     maxListItems: 10_000,
     rootsTimeoutMs: 10_000,
+    maxReadUriChars: 8_192,
+    maxTemplateExpressions: 32,
   });
 
 const OPTION_KEYS = Object.keys(DEFAULT_PASSTHROUGH_LIMITS);
@@ -131,7 +143,8 @@ interface Passed {
   readonly remote: string;
   readonly pin: string;
   readonly listed: Readonly<Record<string, unknown>>;
-  readonly template?: UriTemplate;
+  /** The URI template compiled for matching (see `uriTemplateMatches`). */
+  readonly template?: CompiledUriTemplate;
   readonly uriTemplate?: string;
 }
 
@@ -360,11 +373,18 @@ export class GatewayPassthrough {
           listed.description = escapeInvisible(entry.description);
         }
         const uriTemplate = typeof entry.uriTemplate === 'string' ? entry.uriTemplate : undefined;
-        let template: UriTemplate | undefined;
+        let template: CompiledUriTemplate | undefined;
         if (uriTemplate !== undefined) {
-          try {
-            template = new (serverSdk().UriTemplate)(uriTemplate);
-          } catch {
+          template = compileUriTemplate(uriTemplate);
+          // A template that cannot be read, or holds more expressions than a read is matched
+          // against, is not offered.
+          if (template === undefined) continue;
+          const { maxTemplateExpressions } = this.#hooks.limits;
+          if (template.expressions > maxTemplateExpressions) {
+            this.#hooks.logger?.warn?.(
+              'A resource template has more expressions than maxTemplateExpressions; it is left out',
+              { server, name: remote, expressions: template.expressions, maxTemplateExpressions },
+            );
             continue;
           }
         }
@@ -761,7 +781,9 @@ export class GatewayPassthrough {
     const matched: { upstream: PassthroughUpstream; sent: string }[] = [];
     let template: Passed | undefined;
     for (const upstream of this.#upstreams.values()) {
-      const hit = upstream.templates.find((passed) => passed.template?.match(uri) != null);
+      const hit = upstream.templates.find(
+        (passed) => passed.template !== undefined && uriTemplateMatches(passed.template, uri),
+      );
       if (hit !== undefined) {
         matched.push({ upstream, sent: uri });
         template ??= hit;
@@ -779,6 +801,14 @@ export class GatewayPassthrough {
   ): Promise<Record<string, unknown>> {
     // The policy judges, the audit names and the upstream receives one spelling of the URI: a
     // rule on `file:///home/u/secret/*` then covers `file:///home/u/./secret/key` too.
+    const { maxReadUriChars } = this.#hooks.limits;
+    if (given.length > maxReadUriChars) {
+      throw refusal(
+        'GATEWAY_RESOURCE_URI_TOO_LONG',
+        `The resource URI ${printableText(given, 200)} is ${given.length} characters, over the ${maxReadUriChars} the gateway reads (passthrough.maxReadUriChars), so it read nothing.`,
+        { maxReadUriChars },
+      );
+    }
     const uri = canonicalResourceUri(given);
     if (uri === undefined) {
       throw refusal(

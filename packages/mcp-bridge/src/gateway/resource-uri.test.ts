@@ -1,5 +1,11 @@
+import { UriTemplate } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { canonicalResourceUri } from './resource-uri.js';
+import {
+  type CompiledUriTemplate,
+  canonicalResourceUri,
+  compileUriTemplate,
+  uriTemplateMatches,
+} from './resource-uri.js';
 
 describe('canonicalResourceUri', () => {
   it.each([
@@ -48,5 +54,76 @@ describe('canonicalResourceUri', () => {
     ['an escaped NUL in a file path', 'file:///h/key%00.txt'],
   ])('has no canonical form for %s', (_label, uri) => {
     expect(canonicalResourceUri(uri)).toBeUndefined();
+  });
+});
+
+describe('uriTemplateMatches', () => {
+  const templates = [
+    'x://{a}',
+    'x://{a*}/z',
+    'file:///{+path}',
+    'file:///{+path}.txt',
+    'x://{+a}{+b}z',
+    'x://h{/p}{/q*}',
+    'x://h{.ext}',
+    'x://h{?a,b}',
+    'x://h{?a}{&b}',
+    'x://{#f}',
+    'x://a/{b},{c}/d',
+    'x://{a,b}/c',
+    'plain://literal',
+  ];
+  const uris = [
+    'x://',
+    'x://a',
+    'x://a,b',
+    'x://a,,b/z',
+    'x://a,b/z',
+    'x://,a/z',
+    'x://a,/z',
+    'x://a/z',
+    'file:///',
+    'file:///etc/passwd',
+    'file:///a/b.txt',
+    'file:///.txt',
+    'x://abz',
+    'x://az',
+    'x://z',
+    'x://h/p',
+    'x://h/p/q,r',
+    'x://h/p/q,,r',
+    'x://h.md',
+    'x://h.',
+    'x://h?a=1&b=2',
+    'x://h?a=1',
+    'x://h?a=&b=2',
+    'x://#f',
+    'x://a\nb',
+    'x://a/b,c/d',
+    'x://a/b/c/d',
+    'x://a,b/c',
+    'plain://literal',
+    'plain://literally',
+  ];
+  const cases = templates.flatMap((template) => uris.map((uri) => [template, uri] as const));
+
+  it.each(cases)('decides %s against %j as the MCP SDK does', (template, uri) => {
+    const compiled = compileUriTemplate(template);
+    expect(compiled).toBeDefined();
+    const sdk = new UriTemplate(template).match(uri) !== null;
+    expect(uriTemplateMatches(compiled as CompiledUriTemplate, uri)).toBe(sdk);
+  });
+
+  it('counts the expressions and refuses an unclosed one, as the SDK does', () => {
+    expect(compileUriTemplate('x://{+a}{+b}{?c,d}')?.expressions).toBe(3);
+    expect(compileUriTemplate('x://{a')).toBeUndefined();
+    expect(() => new UriTemplate('x://{a')).toThrow();
+  });
+
+  it('decides a template of many greedy expressions over a long URI in one pass per step', () => {
+    // The SDK's regular expression for this template backtracks polynomially: `(.+)` six times.
+    const compiled = compileUriTemplate('x://{+a}{+b}{+c}{+d}{+e}{+f}z') as CompiledUriTemplate;
+    expect(uriTemplateMatches(compiled, `x://${'a'.repeat(100_000)}`)).toBe(false);
+    expect(uriTemplateMatches(compiled, `x://${'a'.repeat(100_000)}z`)).toBe(true);
   });
 });
