@@ -36,6 +36,8 @@ describe('public surface of @toolfence/host-config', () => {
         'HostConfigError',
         'INSTALL_BACKUP_SUFFIX',
         'InstallConfigMalformedError',
+        'InstallHookConfigUntrustedError',
+        'InstallPathUnsafeError',
         'InstallUsageError',
         'InstallWriteError',
         'LEGACY_HOOK_SCRIPT_FILENAMES',

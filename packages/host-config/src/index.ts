@@ -81,12 +81,15 @@ export {
 // Installer (also the `toolfence-host-config` command)
 export {
   InstallConfigMalformedError,
+  InstallHookConfigUntrustedError,
+  InstallPathUnsafeError,
   InstallUsageError,
   InstallWriteError,
 } from './cli/errors.js';
 export {
   type CodexHookTrust,
   getHookStatus,
+  type HookConfigSetting,
   type HookFileChange,
   type HookInstallOptions,
   type HookInstallResult,

@@ -19,3 +19,28 @@ export class InstallUsageError extends HostConfigError {
   static override readonly code: string = 'INSTALL_USAGE_INVALID';
   static override readonly brand: symbol = Symbol.for('@toolfence/host-config/InstallUsageError');
 }
+
+/**
+ * At project scope, a file install (or uninstall) would write, back up or delete, or an
+ * `--allow` root, leads through a symlink out of the project's real path (a cloned repository's
+ * link to the user's own config, or to a folder elsewhere); nothing was written.
+ */
+export class InstallPathUnsafeError extends HostConfigError {
+  static override readonly code: string = 'INSTALL_PATH_UNSAFE';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/host-config/InstallPathUnsafeError',
+  );
+}
+
+/**
+ * At project scope, the hook config file already beside the script (one install did not write,
+ * such as a repository's) makes the hook read more than by default (`denyCredentialFiles: false`,
+ * a raised limit, a shorter quiet time); install does not adopt it without `acceptHookConfig`.
+ * Nothing was written.
+ */
+export class InstallHookConfigUntrustedError extends HostConfigError {
+  static override readonly code: string = 'INSTALL_HOOK_CONFIG_UNTRUSTED';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/host-config/InstallHookConfigUntrustedError',
+  );
+}

@@ -7,6 +7,7 @@ import {
   openSync,
   readFileSync,
   readlinkSync,
+  realpathSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -14,8 +15,10 @@ import {
   symlinkSync,
   writeSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   getHookSetup,
   HOOK_CLIENTS,
@@ -28,6 +31,7 @@ import {
   HOOK_PROTOCOL_VERSION,
   HOOK_SCRIPT,
   HOOK_SCRIPT_FILENAME,
+  HOOK_SCRIPT_URL,
   LEGACY_HOOK_SCRIPT_FILENAMES,
   readHookProtocolVersion,
 } from '../attachments/hook-script.js';
@@ -38,7 +42,13 @@ import {
   editCodexTrustEntry,
   readCodexConfig,
 } from './codex-config.js';
-import { InstallConfigMalformedError, InstallUsageError, InstallWriteError } from './errors.js';
+import {
+  InstallConfigMalformedError,
+  InstallHookConfigUntrustedError,
+  InstallPathUnsafeError,
+  InstallUsageError,
+  InstallWriteError,
+} from './errors.js';
 import { stripJsonc } from './jsonc.js';
 
 /** Where and for which client to (un)install the hook. */
@@ -57,9 +67,19 @@ export interface HookInstallOptions {
   readonly dryRun?: boolean;
   /**
    * install only: absolute directories the hook may read, written as `allowedRoots` to the hook
-   * config file next to the script. Each must exist. Default: leave that file as it is.
+   * config file next to the script, each as its real path (symlinks resolved). Each must exist.
+   * At project scope a root inside the project must not lead elsewhere through a symlink
+   * (`INSTALL_PATH_UNSAFE`). Default: leave that file as it is.
    */
   readonly allowedRoots?: readonly string[];
+  /**
+   * install only: keep a hook config file found beside the script that makes the hook read more
+   * than by default (`denyCredentialFiles: false`, a limit above its default, a shorter
+   * `settleMs`). Default false: at project scope such a file (a repository can ship one) stops
+   * the install with `INSTALL_HOOK_CONFIG_UNTRUSTED`; at user scope it is kept and named in
+   * `warnings`.
+   */
+  readonly acceptHookConfig?: boolean;
   /**
    * install only: per-toolkit attachment budgets, MCP server name (as named in the client's
    * config) to the most attachment bytes one call to it may carry, merged into `toolkitBudgets`
@@ -107,6 +127,11 @@ export interface HookFileChange {
   /** Absolute path of the file. */
   readonly path: string;
   /**
+   * Where the bytes go: `path` itself, or the file a symlinked client config leads to. At project
+   * scope it is the real path (every symlink resolved), always inside the project.
+   */
+  readonly target: string;
+  /**
    * Which file: the hook script, the client's config, the hook's own config (`allowedRoots`,
    * `toolkitBudgets`), or Codex's `config.toml` (the trust entry). An install or uninstall that
    * finds the earlier form of the script (`toolfence_attachment_substitution.mjs`) lists it as a
@@ -133,6 +158,23 @@ export interface HookInstallResult {
   readonly changed: boolean;
   /** True when nothing was written: `changes` only describe what would happen. */
   readonly dryRun: boolean;
+  /**
+   * Things the user should know that did not stop the install: a hook config kept at user scope
+   * that makes the hook read more than by default (each such setting named).
+   */
+  readonly warnings: readonly string[];
+}
+
+/** One setting of the hook config file that differs from the hook's default. */
+export interface HookConfigSetting {
+  /** The config key (`maxBytes`, `denyCredentialFiles`, `toolkitBudgets.<server>`, ...). */
+  readonly name: string;
+  /** The value the hook uses, as text. */
+  readonly value: string;
+  /** The hook's default, as text (`unset` when there is none). */
+  readonly default: string;
+  /** True when it makes the hook read more than by default (credential files, a raised limit). */
+  readonly weakens: boolean;
 }
 
 /** Whether the hook is installed for one client and scope. */
@@ -180,8 +222,13 @@ export interface HookStatus {
   readonly hookConfigPath: string;
   /** `allowedRoots` from the hook config file; undefined when none is set there. */
   readonly allowedRoots: readonly string[] | undefined;
-  /** Set when the hook config file exists but is not valid (the hook then denies every rewrite). */
+  /**
+   * Set when the hook config file exists but is not valid, as the hook itself reads it (its own
+   * reason; the hook then denies every rewrite).
+   */
   readonly hookConfigProblem: string | undefined;
+  /** Every setting of the hook config file that differs from the hook's default. */
+  readonly hookSettings: readonly HookConfigSetting[];
   /** `toolkitBudgets` from the hook config file; undefined when none is set there. */
   readonly toolkitBudgets: Readonly<Record<string, number>> | undefined;
   /** Codex only: trust and the hooks feature flag; undefined for the other clients. */
@@ -212,6 +259,7 @@ const OPTION_KEYS = new Set([
   'toolkitBudgets',
   'trustCodexHook',
   'node',
+  'acceptHookConfig',
 ]);
 
 /** Longest home or project path accepted (Linux PATH_MAX). */
@@ -302,7 +350,13 @@ function checkNode(node: unknown): string {
   return node;
 }
 
-function resolveSetup(options: HookInstallOptions): HookSetup {
+/** The setup to apply, and at project scope the project's real path, which no write may leave. */
+interface Resolved {
+  readonly setup: HookSetup;
+  readonly projectRoot: string | undefined;
+}
+
+function resolveSetup(options: HookInstallOptions): Resolved {
   if (typeof options !== 'object' || options === null) {
     throw new InstallUsageError('options must be an object');
   }
@@ -353,12 +407,104 @@ function resolveSetup(options: HookInstallOptions): HookSetup {
     checkCodexHome(codexHome);
   }
   const node = checkNode(options.node ?? process.execPath);
-  return getHookSetup(options.client, scope, {
+  // At project scope every path is built on the project's real path, and registered so.
+  const projectRoot = scope === 'project' ? realpathSync.native(projectDir) : undefined;
+  const setup = getHookSetup(options.client, scope, {
     home,
-    projectDir,
+    projectDir: projectRoot ?? projectDir,
     node,
     ...(codexHome === undefined ? {} : { codexHome }),
   });
+  return { setup, projectRoot };
+}
+
+/** True when `path` is `folder` or inside it (both absolute). */
+function isInside(path: string, folder: string): boolean {
+  const rest = relative(folder, path);
+  return rest === '' || (rest !== '..' && !rest.startsWith(`..${sep}`) && !isAbsolute(rest));
+}
+
+function unsafePath(path: string, real: string, why: string): InstallPathUnsafeError {
+  return new InstallPathUnsafeError(
+    `the file ${why}, outside the project (to ${real}); a project-scope install writes inside the project only, so nothing was written. Remove or replace the link, or install at user scope`,
+    { details: { path, real } },
+  );
+}
+
+/**
+ * The real path of `path` (the deepest existing folder above it resolved, the rest appended as
+ * named), refused unless it is inside `projectRoot`. A link that cannot be resolved (dangling, a
+ * loop) on the way is refused too: install would create folders through it.
+ */
+function realInside(path: string, projectRoot: string, original: string): string {
+  const rest: string[] = [basename(path)];
+  let folder = dirname(path);
+  for (;;) {
+    let present = true;
+    try {
+      lstatSync(folder);
+    } catch {
+      present = false;
+    }
+    if (present) {
+      let real: string;
+      try {
+        real = realpathSync.native(folder);
+      } catch {
+        throw unsafePath(original, folder, 'passes through a symlink that leads nowhere');
+      }
+      const full = join(real, ...rest);
+      if (!isInside(full, projectRoot)) {
+        throw unsafePath(original, full, 'leads through a symlink');
+      }
+      return full;
+    }
+    const parent = dirname(folder);
+    if (parent === folder) throw unsafePath(original, folder, 'has no existing folder above it');
+    rest.unshift(basename(folder));
+    folder = parent;
+  }
+}
+
+/**
+ * Where a change's bytes go, at project scope: the real path of the file's folder, and for a
+ * client config each link of a link chain too, all inside the project's real path (else
+ * `INSTALL_PATH_UNSAFE`). A script or hook config that is a link is replaced, never followed, so
+ * only its folder counts.
+ */
+function confinedTarget(path: string, projectRoot: string, followLinks: boolean): string {
+  let current = realInside(path, projectRoot, path);
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop += 1) {
+    let stats: ReturnType<typeof lstatSync>;
+    try {
+      stats = lstatSync(current);
+    } catch {
+      return current;
+    }
+    if (!followLinks || !stats.isSymbolicLink()) return current;
+    current = realInside(resolve(dirname(current), readlinkSync(current)), projectRoot, path);
+  }
+  throw new InstallWriteError('the config is a chain of too many symlinks; nothing was changed', {
+    details: { path },
+  });
+}
+
+/**
+ * Every path a project-scope (un)install touches, checked before anything is read from it: the
+ * script and its earlier forms, the client config (its link chain), the hook config, the backups.
+ */
+function assertConfined(setup: HookSetup, projectRoot: string | undefined): void {
+  if (projectRoot === undefined) return;
+  confinedTarget(setup.configPath, projectRoot, true);
+  for (const path of [
+    setup.scriptPath,
+    ...legacyScriptPaths(setup),
+    hookConfigPathOf(setup),
+    `${setup.configPath}${INSTALL_BACKUP_SUFFIX}`,
+    `${hookConfigPathOf(setup)}${INSTALL_BACKUP_SUFFIX}`,
+  ]) {
+    confinedTarget(path, projectRoot, false);
+  }
 }
 
 function readText(path: string): string | undefined {
@@ -665,7 +811,7 @@ function change(
     kind !== 'script' && before !== undefined && action !== 'unchanged' && action !== 'delete'
       ? `${path}${INSTALL_BACKUP_SUFFIX}`
       : undefined;
-  return { path, kind, action, before, after, backupPath };
+  return { path, target: path, kind, action, before, after, backupPath };
 }
 
 /** Writes `bytes` to a new temporary file beside `path` (never following a link) and returns its name. */
@@ -776,12 +922,11 @@ function apply(changes: readonly HookFileChange[]): void {
   };
   for (const item of changes) {
     if (item.action === 'unchanged') continue;
-    let target = item.path;
+    const target = item.target;
     let backupTemporary: string | undefined;
     let temporary: string | undefined;
     let failedPath = item.path;
     try {
-      target = followsLinks(item.kind) ? configTarget(item.path) : item.path;
       if (item.backupPath !== undefined) {
         failedPath = item.backupPath;
         backupTemporary = writeTemporary(
@@ -855,9 +1000,53 @@ function apply(changes: readonly HookFileChange[]): void {
   for (const away of aside) rmSync(away, { force: true });
 }
 
-function result(setup: HookSetup, changes: HookFileChange[], dryRun: boolean): HookInstallResult {
-  if (!dryRun) apply(changes);
-  return { setup, changes, changed: changes.some((item) => item.action !== 'unchanged'), dryRun };
+/**
+ * Each change with the place its bytes go: at project scope the real path, checked to be inside
+ * the project (Codex's `config.toml` is the user's own, by design); else a client config's link
+ * target (dotfile managers), or the path itself.
+ */
+function withTargets(
+  changes: readonly HookFileChange[],
+  projectRoot: string | undefined,
+): HookFileChange[] {
+  return changes.map((item) => {
+    let target: string;
+    try {
+      target =
+        projectRoot !== undefined && item.kind !== 'codex-config'
+          ? confinedTarget(item.path, projectRoot, followsLinks(item.kind))
+          : followsLinks(item.kind)
+            ? configTarget(item.path)
+            : item.path;
+      if (projectRoot !== undefined && item.backupPath !== undefined) {
+        confinedTarget(item.backupPath, projectRoot, false);
+      }
+    } catch (error) {
+      if (HostConfigError.isInstance(error)) throw error;
+      throw new InstallWriteError('the path cannot be resolved; nothing was changed', {
+        details: { path: item.path, code: (error as { code?: unknown }).code },
+        cause: error,
+      });
+    }
+    return { ...item, target };
+  });
+}
+
+function result(
+  resolved: Resolved,
+  changes: HookFileChange[],
+  dryRun: boolean,
+  warnings: readonly string[] = [],
+): HookInstallResult {
+  const targeted = withTargets(changes, resolved.projectRoot);
+  if (!dryRun) apply(targeted);
+  return {
+    setup: resolved.setup,
+    changes: targeted,
+    changed: targeted.some((item) => item.action !== 'unchanged'),
+    dryRun,
+    warnings,
+  };
 }
 
 /**
@@ -870,7 +1059,15 @@ function result(setup: HookSetup, changes: HookFileChange[], dryRun: boolean): H
  * @throws {InstallUsageError} a bad client, scope or path option.
  */
 export function installHook(options: HookInstallOptions): HookInstallResult {
-  const setup = resolveSetup(options);
+  const resolved = resolveSetup(options);
+  const { setup, projectRoot } = resolved;
+  assertConfined(setup, projectRoot);
+  if (options.acceptHookConfig !== undefined && typeof options.acceptHookConfig !== 'boolean') {
+    throw new InstallUsageError('acceptHookConfig must be a boolean', {
+      details: { option: 'acceptHookConfig' },
+    });
+  }
+  const warnings = hookConfigWarnings(setup, projectRoot, options.acceptHookConfig === true);
   const configBefore = readText(setup.configPath);
   const config = parseConfig(configBefore, setup);
   const list = eventList(config, setup);
@@ -908,7 +1105,9 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
     const before = readText(path);
     const existing = parseHookConfig(before, path);
     const updated: JsonObject = { ...existing };
-    if (options.allowedRoots !== undefined) updated.allowedRoots = checkRoots(options.allowedRoots);
+    if (options.allowedRoots !== undefined) {
+      updated.allowedRoots = checkRoots(options.allowedRoots, options, projectRoot);
+    }
     if (options.toolkitBudgets !== undefined) {
       const budgets = checkBudgets(options.toolkitBudgets);
       const previous = isObject(existing.toolkitBudgets) ? existing.toolkitBudgets : {};
@@ -945,7 +1144,59 @@ export function installHook(options: HookInstallOptions): HookInstallResult {
     if (trust !== undefined) changes.push(trust);
   }
   changes.push(...legacyScriptChanges(setup));
-  return result(setup, changes, options.dryRun ?? false);
+  return result(resolved, changes, options.dryRun ?? false, warnings);
+}
+
+/** The shipped hook, loaded as a module: it lends its own config reader (one code for both). */
+interface HookModule {
+  inspectConfigFile(
+    path: string,
+  ): { valid: true; settings: HookConfigSetting[] } | { valid: false; reason: string };
+}
+
+const requireHook = createRequire(import.meta.url);
+
+/**
+ * What the hook config file at `path` makes the hook do, read by the hook's own code: the script
+ * this package ships (never the installed copy, which a repository could have replaced), loaded
+ * with require(), where it runs nothing but lends `inspectConfigFile`.
+ */
+function inspectHookConfig(path: string): ReturnType<HookModule['inspectConfigFile']> {
+  const hook = requireHook(fileURLToPath(HOOK_SCRIPT_URL)) as HookModule;
+  return hook.inspectConfigFile(path);
+}
+
+function describeSetting(setting: HookConfigSetting): string {
+  return `${setting.name}=${setting.value} (default ${setting.default})`;
+}
+
+/**
+ * A hook config file install did not write may already sit beside the script (a repository can
+ * ship one in its hooks folder). When it makes the hook read more than by default, a
+ * project-scope install stops (`INSTALL_HOOK_CONFIG_UNTRUSTED`, naming the file and each such
+ * setting) unless `acceptHookConfig`; a user-scope install keeps it and returns a warning.
+ */
+function hookConfigWarnings(
+  setup: HookSetup,
+  projectRoot: string | undefined,
+  accepted: boolean,
+): string[] {
+  const path = hookConfigPathOf(setup);
+  if (!existsOrLink(path)) return [];
+  const report = inspectHookConfig(path);
+  if (!report.valid) return [];
+  const weakening = report.settings.filter((setting) => setting.weakens);
+  if (weakening.length === 0) return [];
+  const listed = weakening.map(describeSetting).join(', ');
+  if (projectRoot !== undefined && !accepted) {
+    throw new InstallHookConfigUntrustedError(
+      `the hook config file already in the project's hooks folder makes the hook read more than by default: ${listed}. install did not write it (a repository can ship one), so nothing was written: remove the file, or keep it on purpose with --accept-hook-config (acceptHookConfig: true)`,
+      { details: { path, settings: weakening.map((setting) => setting.name) } },
+    );
+  }
+  return [
+    `the hook config ${path} is kept and makes the hook read more than by default: ${listed}`,
+  ];
 }
 
 /**
@@ -1090,7 +1341,16 @@ function hookConfigPathOf(setup: HookSetup): string {
   return join(dirname(setup.scriptPath), HOOK_CONFIG_FILENAME);
 }
 
-function checkRoots(roots: unknown): string[] {
+/**
+ * The allowlist as real paths (what the hook compares with). At project scope a root named inside
+ * the project must be that folder itself, not a symlink (or a path through one) leading elsewhere:
+ * a repository's `docs` link to `/` would widen the allowlist to everything.
+ */
+function checkRoots(
+  roots: unknown,
+  options: HookInstallOptions,
+  projectRoot: string | undefined,
+): string[] {
   if (!Array.isArray(roots) || roots.length === 0) {
     throw new InstallUsageError('allowedRoots must be a non-empty list of directories', {
       details: { option: 'allowedRoots' },
@@ -1113,7 +1373,24 @@ function checkRoots(roots: unknown): string[] {
         details: { option: 'allowedRoots', path: root },
       });
     }
-    return root;
+    const real = realpathSync.native(root);
+    if (projectRoot !== undefined) {
+      // The root as named, on the project's real path when it was named inside the project.
+      const given = resolve(root);
+      const projectDir = resolve(options.projectDir ?? process.cwd());
+      const named = isInside(given, projectDir)
+        ? join(projectRoot, relative(projectDir, given))
+        : isInside(given, projectRoot)
+          ? given
+          : undefined;
+      if (named !== undefined && named !== real) {
+        throw new InstallPathUnsafeError(
+          `the --allow root ${named} is a symlink (or passes through one) leading to ${real}; at project scope a root inside the project must be the folder itself (nothing was written). Give the real path if that folder is meant`,
+          { details: { option: 'allowedRoots', path: named, real } },
+        );
+      }
+    }
+    return real;
   });
 }
 
@@ -1121,20 +1398,91 @@ function parseHookConfig(text: string | undefined, path: string): JsonObject {
   return parseJsonObject(text, path, 'hook config');
 }
 
+/** Decodes UTF-8 and throws on the first invalid byte (a byte order mark is kept as text). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
- * Refuses to rewrite a file whose comments or trailing commas the rewrite would drop (the file
- * is read as JSONC, written as JSON). Names the line and the ways out.
+ * The first key given twice in one object of a JSON text (compared as decoded, so `"env"` and
+ * `"\u0065nv"` are the same key), with its line; JSON.parse keeps only the last of them.
+ */
+function firstDuplicateKey(json: string): { key: string; line: number } | undefined {
+  const stack: (Set<string> | undefined)[] = [];
+  let line = 1;
+  for (let index = 0; index < json.length; index += 1) {
+    const char = json[index];
+    if (char === '\n') line += 1;
+    else if (char === '{') stack.push(new Set());
+    else if (char === '[') stack.push(undefined);
+    else if (char === '}' || char === ']') stack.pop();
+    else if (char === '"') {
+      const start = index;
+      for (index += 1; index < json.length && json[index] !== '"'; index += 1) {
+        if (json[index] === '\\') index += 1;
+      }
+      let next = index + 1;
+      while (next < json.length && /\s/.test(json[next] as string)) next += 1;
+      const keys = stack[stack.length - 1];
+      if (json[next] !== ':' || keys === undefined) continue;
+      const raw = json.slice(start, index + 1);
+      let key: string;
+      try {
+        key = JSON.parse(raw) as string;
+      } catch {
+        key = raw;
+      }
+      if (keys.has(key)) return { key, line };
+      keys.add(key);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Refuses to rewrite a file the rewrite would change without saying so (the file is read as
+ * JSONC, written as JSON): comments or trailing commas it would drop, a key given twice (JSON
+ * readers keep the last, so the other would go), bytes that are not UTF-8 (each would become
+ * U+FFFD). Names the line and the ways out.
  */
 function assertWritable(text: string | undefined, path: string, what: string): void {
   if (text === undefined) return;
-  const { firstCommentLine, firstTrailingCommaLine } = stripJsonc(text);
+  const ways =
+    'add the registration by hand (see print-setup), or move the file away and run this again';
+  const { json, firstCommentLine, firstTrailingCommaLine } = stripJsonc(text);
   const line = firstCommentLine ?? firstTrailingCommaLine;
-  if (line === undefined) return;
-  const found = firstCommentLine !== undefined ? 'a comment' : 'a trailing comma';
-  throw new InstallConfigMalformedError(
-    `the ${what} file has ${found} on line ${line}, which rewriting it would drop (nothing was written). Remove the comments and trailing commas, or add the registration by hand (see print-setup), or move the file away and run this again`,
-    { details: { path, line } },
-  );
+  if (line !== undefined) {
+    const found = firstCommentLine !== undefined ? 'a comment' : 'a trailing comma';
+    throw new InstallConfigMalformedError(
+      `the ${what} file has ${found} on line ${line}, which rewriting it would drop (nothing was written). Remove the comments and trailing commas, or ${ways}`,
+      { details: { path, line } },
+    );
+  }
+  let bytes: Buffer | undefined;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    bytes = undefined; // read a moment ago; a failure now shows when the file is written
+  }
+  if (bytes !== undefined) {
+    try {
+      STRICT_UTF8.decode(bytes);
+    } catch {
+      const decoded = Buffer.from(text, 'utf8');
+      let at = 0;
+      while (at < bytes.length && bytes[at] === decoded[at]) at += 1;
+      const badLine = bytes.subarray(0, at).toString('latin1').split('\n').length;
+      throw new InstallConfigMalformedError(
+        `the ${what} file is not valid UTF-8 (line ${badLine}, byte ${at}); rewriting it would turn those bytes into U+FFFD (nothing was written). Save it as UTF-8, or ${ways}`,
+        { details: { path, line: badLine } },
+      );
+    }
+  }
+  const duplicate = firstDuplicateKey(json);
+  if (duplicate !== undefined) {
+    throw new InstallConfigMalformedError(
+      `the ${what} file gives the key ${JSON.stringify(duplicate.key.slice(0, 40))} twice in one object (line ${duplicate.line}); JSON readers keep only the last, so rewriting it would drop the other (nothing was written). Remove one of them, or ${ways}`,
+      { details: { path, line: duplicate.line } },
+    );
+  }
 }
 
 /** Parses a config file that must hold a JSON object (JSONC read); empty or missing is `{}`. */
@@ -1166,16 +1514,19 @@ function parseJsonObject(text: string | undefined, path: string, what: string): 
  * @throws {InstallWriteError} a file could not be read, backed up, written or deleted.
  */
 export function uninstallHook(options: HookInstallOptions): HookInstallResult {
-  const setup = resolveSetup(options);
+  const resolved = resolveSetup(options);
+  const { setup, projectRoot } = resolved;
   if (
     options.allowedRoots !== undefined ||
     options.toolkitBudgets !== undefined ||
-    options.trustCodexHook !== undefined
+    options.trustCodexHook !== undefined ||
+    options.acceptHookConfig !== undefined
   ) {
     throw new InstallUsageError(
-      'allowedRoots, toolkitBudgets and trustCodexHook apply to install only',
+      'allowedRoots, toolkitBudgets, trustCodexHook and acceptHookConfig apply to install only',
     );
   }
+  assertConfined(setup, projectRoot);
   const configBefore = readText(setup.configPath);
   const config = parseConfig(configBefore, setup);
   const list = eventList(config, setup);
@@ -1201,7 +1552,7 @@ export function uninstallHook(options: HookInstallOptions): HookInstallResult {
   const hookConfigBefore = readText(hookConfigPath);
   const dryRun = options.dryRun ?? false;
   const outcome = result(
-    setup,
+    resolved,
     // The registration goes first, so the hook is never registered without its script or config.
     [
       change(setup.configPath, 'config', configBefore, configAfter),
@@ -1235,7 +1586,7 @@ function existsOrLink(path: string): boolean {
 
 /** Reports whether the hook is installed, registered and current for one client and scope. */
 export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): HookStatus {
-  const setup = resolveSetup(options);
+  const { setup } = resolveSetup(options);
   let script: string | undefined;
   try {
     script = readText(setup.scriptPath);
@@ -1310,6 +1661,11 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
   } catch (error) {
     hookConfigProblem = error instanceof Error ? error.message : 'unreadable';
   }
+  // The hook's own reader has the last word: what it refuses, it refuses for every rewrite.
+  let hookSettings: readonly HookConfigSetting[] = [];
+  const hookReport = inspectHookConfig(hookConfigPath);
+  if (!hookReport.valid) hookConfigProblem ??= hookReport.reason;
+  else hookSettings = hookReport.settings;
   const isRegistered = registered(config, setup);
   let codex: CodexHookTrust | undefined;
   if (setup.client === 'codex') {
@@ -1389,6 +1745,7 @@ export function getHookStatus(options: Omit<HookInstallOptions, 'dryRun'>): Hook
     hookConfigPath,
     allowedRoots,
     hookConfigProblem,
+    hookSettings,
     toolkitBudgets,
     codex,
     problems,

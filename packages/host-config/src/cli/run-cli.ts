@@ -61,7 +61,8 @@ Options:
   --project <dir>                             project folder for --scope project (default: cwd)
   --home <dir>                                home folder (default: $HOME)
   --allow <dir>                               install: a directory the hook may read (repeat for more);
-                                              written to the hook config next to the script
+                                              written to the hook config next to the script as its
+                                              real path (symlinks resolved)
   --budget <server>=<size>                    install: attachment budget of one MCP server (as named in
                                               the client config), e.g. linear=7MiB (bytes, KiB or MiB;
                                               repeat for more); the hook denies larger files with a reason
@@ -69,6 +70,9 @@ Options:
                                               path; default: the Node running this installer)
   --trust-codex-hook                          install --client codex: also write Codex's trust entry
                                               for this hook to config.toml (as trusting it in /hooks does)
+  --accept-hook-config                        install: keep a hook config already beside the script
+                                              that makes the hook read more than by default (at
+                                              project scope install refuses it otherwise)
   --dry-run                                   show the changes without writing
   --json                                      machine-readable output (status, print-setup)
   --version                                   print the package version
@@ -117,6 +121,7 @@ export function runCli(
         values.allow !== undefined ? '--allow' : undefined,
         values.budget !== undefined ? '--budget' : undefined,
         values['trust-codex-hook'] === true ? '--trust-codex-hook' : undefined,
+        values['accept-hook-config'] === true ? '--accept-hook-config' : undefined,
       ].filter((name) => name !== undefined);
       if (command !== 'install' && installOnly.length > 0) {
         throw new InstallUsageError(
@@ -169,9 +174,13 @@ export function runCli(
         const allow = values.allow;
         const budget = values.budget;
         const trust = values['trust-codex-hook'] === true;
-        if (command === 'uninstall' && (allow !== undefined || budget !== undefined || trust)) {
+        const accept = values['accept-hook-config'] === true;
+        if (
+          command === 'uninstall' &&
+          (allow !== undefined || budget !== undefined || trust || accept)
+        ) {
           throw new InstallUsageError(
-            '--allow, --budget and --trust-codex-hook apply to install only',
+            '--allow, --budget, --trust-codex-hook and --accept-hook-config apply to install only',
           );
         }
         if (trust && client !== 'codex') {
@@ -188,6 +197,7 @@ export function runCli(
             : { allowedRoots: allow.map((root) => resolve(base, root)) }),
           ...(budget === undefined ? {} : { toolkitBudgets: parseBudgets(budget) }),
           ...(trust ? { trustCodexHook: true } : {}),
+          ...(accept ? { acceptHookConfig: true } : {}),
         };
         const outcome = command === 'install' ? installHook(options) : uninstallHook(options);
         report(outcome, command, writer);
@@ -284,6 +294,7 @@ function parse(argv: readonly string[]) {
       allow: { type: 'string', multiple: true },
       budget: { type: 'string', multiple: true },
       'trust-codex-hook': { type: 'boolean' },
+      'accept-hook-config': { type: 'boolean' },
       node: { type: 'string' },
       json: { type: 'boolean' },
       version: { type: 'boolean' },
@@ -313,6 +324,13 @@ function parseBudgets(values: readonly string[]): Record<string, number> {
 }
 
 function printStatusDetails(status: HookStatus, writer: CliWriter): void {
+  if (status.hookSettings.length > 0) {
+    const list = status.hookSettings.map(
+      (setting) =>
+        `${setting.name}=${setting.value} (default ${setting.default}${setting.weakens ? '; READS MORE than by default' : ''})`,
+    );
+    writer.out(`  hook config settings (${status.hookConfigPath}): ${list.join(', ')}\n`);
+  }
   if (status.toolkitBudgets !== undefined) {
     const list = Object.entries(status.toolkitBudgets).map(([name, bytes]) => `${name}=${bytes}`);
     writer.out(`  toolkit budgets: ${list.join(', ')}\n`);
@@ -373,7 +391,8 @@ function report(outcome: HookInstallResult, command: string, writer: CliWriter):
       continue;
     }
     const backup = item.backupPath === undefined ? '' : ` (backup: ${item.backupPath})`;
-    writer.out(`${prefix}${item.action}: ${item.path}${backup}\n`);
+    const target = item.target === item.path ? '' : ` -> ${item.target}`;
+    writer.out(`${prefix}${item.action}: ${item.path}${target}${backup}\n`);
     if (outcome.dryRun && item.kind !== 'script' && item.after !== undefined) {
       writer.out(`${item.after.trimEnd().replace(/^/gm, '    | ')}\n`);
     }
@@ -387,6 +406,12 @@ function report(outcome: HookInstallResult, command: string, writer: CliWriter):
       `${prefix}migrate: the earlier form ${migrated.map((item) => basename(item.path)).join(', ')} is replaced by ${basename(outcome.setup.scriptPath)} (same hook, faster start)\n`,
     );
   }
+  for (const item of outcome.changes) {
+    if (item.kind !== 'hook-config' || item.after === undefined) continue;
+    const roots = (JSON.parse(item.after) as { allowedRoots?: unknown }).allowedRoots;
+    if (Array.isArray(roots)) writer.out(`${prefix}allowlist: ${roots.join(', ')}\n`);
+  }
+  for (const warning of outcome.warnings) writer.out(`warning: ${warning}\n`);
   if (!outcome.changed) writer.out(`nothing to ${command}: already done\n`);
   else if (!outcome.dryRun && command === 'install') {
     for (const note of outcome.setup.notes) writer.out(`note: ${note}\n`);
