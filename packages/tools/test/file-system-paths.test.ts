@@ -2,6 +2,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -380,6 +381,33 @@ describe('FileSystemTool options are checked', () => {
       .map((cell) => cell.replaceAll('`', ''))
       .sort();
     expect(documented).toEqual(accepted);
+  });
+
+  it('lets a call in flight at close() finish in its own root, then closes the descriptor', async () => {
+    const tenantA = join(base, 'tenant-a');
+    const tenantB = join(base, 'tenant-b');
+    mkdirSync(tenantA);
+    mkdirSync(tenantB);
+    writeFileSync(join(tenantA, 'notes.txt'), 'A');
+    writeFileSync(join(tenantB, 'notes.txt'), 'B-PRIVATE');
+    const descriptors = (): number => readdirSync('/proc/self/fd').length;
+    const before = descriptors();
+    let foreign = 0;
+    for (let round = 0; round < 20; round += 1) {
+      const a = new FileSystemTool({ root: tenantA });
+      const pending = a.invoke({ operation: 'read', path: 'notes.txt' }, context);
+      await a.close();
+      // The next descriptor the process opens would take the closed one's number.
+      const b = new FileSystemTool({ root: tenantB });
+      const result = await pending;
+      if (JSON.stringify(result).includes('B-PRIVATE')) foreign += 1;
+      expect(structured(result)).toMatchObject({ content: 'A' });
+      await b.close();
+      const after = await a.invoke({ operation: 'read', path: 'notes.txt' }, context);
+      expect(after.metadata?.code).toBe('FS_IO_ERROR');
+    }
+    expect(foreign).toBe(0);
+    expect(descriptors()).toBe(before);
   });
 
   it('fails calls after close', async () => {

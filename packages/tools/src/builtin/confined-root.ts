@@ -127,6 +127,7 @@ export class ConfinedRoot {
   readonly #maxHops: number;
   readonly #root: OpenDirectory;
   #closed = false;
+  #inFlight = 0;
 
   /** Opens the root; throws {@link FileSystemToolOptionsError} when it cannot be confined. */
   constructor(root: string, options: ConfinedRootOptions) {
@@ -170,24 +171,42 @@ export class ConfinedRoot {
     }
   }
 
-  /** Closes the root descriptor; later calls fail. Idempotent. */
+  /**
+   * Marks the root closed: {@link begin} fails from now on. The descriptor itself is closed once
+   * the calls already begun have ended, so none of them ever reaches `/proc/self/fd/<n>` after the
+   * number was handed to a descriptor opened elsewhere (another tool's root). Idempotent.
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    closeSync(this.#fd);
+    if (this.#inFlight === 0) closeSync(this.#fd);
   }
 
   /**
-   * Refuses the call (`FS_ROOT_CHANGED`) when the root's path no longer names the folder opened
-   * at construction (moved, or replaced by a link), and after {@link close}.
+   * Starts a call: refuses it (`FS_IO_ERROR`) after {@link close}, else holds the descriptor open
+   * until the matching {@link end}.
    */
-  async verify(): Promise<void> {
+  begin(): void {
     if (this.#closed) {
       throw new FileSystemAccessError(
         'This FileSystemTool was closed; create a new one.',
         'FS_IO_ERROR',
       );
     }
+    this.#inFlight += 1;
+  }
+
+  /** Ends a call {@link begin} started; the last one to end after {@link close} closes the root. */
+  end(): void {
+    this.#inFlight -= 1;
+    if (this.#closed && this.#inFlight === 0) closeSync(this.#fd);
+  }
+
+  /**
+   * Refuses the call (`FS_ROOT_CHANGED`) when the root's path no longer names the folder opened
+   * at construction (moved, or replaced by a link).
+   */
+  async verify(): Promise<void> {
     let current: Stats | undefined;
     try {
       current = await lstat(this.path);

@@ -418,7 +418,10 @@ export class FileSystemTool implements Tool {
     return this.#root.path;
   }
 
-  /** Closes the root's descriptor; calls after it fail. A registry calls it once, on removal. */
+  /**
+   * Closes the tool: calls after it fail with `FS_IO_ERROR`. Calls already running finish in this
+   * root; its descriptor is closed when the last of them ends. A registry calls it once, on removal.
+   */
   async close(): Promise<void> {
     this.#root.close();
   }
@@ -440,10 +443,15 @@ export class FileSystemTool implements Tool {
           'FS_WRITE_DISABLED',
         );
       }
-      await this.#root.verify();
-      return jsonResult(await this.#run(operation as FileSystemOperation, args), {
-        metadata: { operation },
-      });
+      this.#root.begin();
+      try {
+        await this.#root.verify();
+        return jsonResult(await this.#run(operation as FileSystemOperation, args), {
+          metadata: { operation },
+        });
+      } finally {
+        this.#root.end();
+      }
     } catch (error) {
       if (FileSystemAccessError.isInstance(error)) {
         return errorResult(error.message, {
