@@ -18,7 +18,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BubblewrapSandbox } from '../src/builtin/bubblewrap-sandbox.js';
 import { LocalProcessSandbox } from '../src/builtin/local-process-sandbox.js';
-import { DEFAULT_PROGRAM_RULES } from '../src/builtin/program-rules.js';
+import { DEFAULT_PROGRAM_RULES, type ProgramRule } from '../src/builtin/program-rules.js';
 import type { Sandbox } from '../src/builtin/sandbox.js';
 import { ShellTool, type ShellToolOptions } from '../src/builtin/shell-tool.js';
 import { ShellToolOptionsError } from '../src/builtin/shell-tool-options-error.js';
@@ -168,6 +168,16 @@ describe('ShellTool program rules', () => {
     });
     const refused = await run(custom, { command: 'tar', args: ['--to-command=id', '-xf', 'a'] });
     expect(refused.metadata?.code).toBe('SHELL_ARGUMENT_REFUSED');
+    // A rule spread from the default git rule keeps its allowlist and pinned configuration.
+    const git = DEFAULT_PROGRAM_RULES.git as ProgramRule;
+    const spread = tool({
+      programRules: {
+        git: { ...git, globalOptions: (git.globalOptions ?? []).filter((o) => o !== '-C') },
+      },
+    });
+    const alias = await run(spread, { command: 'git', args: ['-C', '.', 'pwn'] });
+    expect(alias.metadata?.code).toBe('SHELL_ARGUMENT_REFUSED');
+    expect((alias.content[0] as { text: string }).text).toMatch(/^"pwn" is refused for git/);
     // And a rule can tighten a program the table does not know.
     const tight = tool({ programRules: { cat: { reason: 'no line numbers', options: ['-n'] } } });
     const numbered = await run(tight, { command: 'cat', args: ['-n', 'notes.txt'] });
@@ -199,6 +209,14 @@ describe('ShellTool program rules', () => {
     ['a rule with an unknown field', { programRules: { find: { reason: 'x', option: ['-x'] } } }],
     ['a rule with non-string options', { programRules: { find: { reason: 'x', options: [1] } } }],
     ['a rule with a bad letter set', { programRules: { tar: { reason: 'x', shortLetters: '-' } } }],
+    [
+      'a rule with non-string allowedSubcommands',
+      { programRules: { git: { reason: 'x', allowedSubcommands: ['log', 1] } } },
+    ],
+    [
+      'a rule with an empty argument prefix',
+      { programRules: { git: { reason: 'x', argumentPrefixes: [''] } } },
+    ],
     ['readOnlyCommands not allowlisted', { readOnlyCommands: ['rm'] }],
     [
       'an interpreter declared read-only',

@@ -224,6 +224,99 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     expect(refusedArgument(rule(program), args)).toBeUndefined();
   });
 
+  // Red team (F1, F2): git's internal helpers ran commands (`bisect--helper run`,
+  // `submodule--helper foreach`), an alias written to .git/config ran, and `--output` wrote
+  // git's own configuration. Subcommands are an allowlist; output-file options are refused.
+  it.each([
+    'bisect--helper',
+    'submodule--helper',
+    'difftool--helper',
+    'env--helper',
+    'fsmonitor--daemon',
+    'credential-cache--daemon',
+    'checkout--worker',
+    'upload-archive--writer',
+    'sh-i18n--envsubst',
+    'add--interactive',
+    'some-future--helper',
+    'pwn',
+    'help',
+    'checkout-index',
+    'merge-file',
+    'bundle',
+    'maintenance',
+    'fast-export',
+    '',
+  ])('refuses the git subcommand %j (not an allowed one)', (subcommand) => {
+    expect(refusedArgument(rule('git'), ['-p', subcommand, 'x'])).toBe(subcommand);
+  });
+
+  it.each([
+    ['log --output=', ['log', '-1', '--output=.git/config']],
+    ['log --output <file>', ['log', '-1', '--output', '.git/config']],
+    ['log abbreviated --outp=', ['log', '-1', '--outp=.git/config']],
+    ['diff --output=', ['diff', '--output=/tmp/x']],
+    ['show --output=', ['show', '--output=x']],
+    ['format-patch -o', ['format-patch', '-1', '-o', '.git/hooks']],
+    ['format-patch -o attached', ['format-patch', '-1', '-o.git/hooks']],
+    ['format-patch -ko (a cluster)', ['format-patch', '-1', '-ko', '.git/hooks']],
+    ['format-patch --output-directory', ['format-patch', '--output-directory=.git/hooks']],
+    ['format-patch abbreviated --output-d', ['format-patch', '--output-d', 'x']],
+    ['archive -o', ['archive', '-o', 'x.tar', 'HEAD']],
+    ['archive -vo (a cluster)', ['archive', '-vo', 'x.tar', 'HEAD']],
+    ['archive --output=', ['archive', '--output=x.tar', 'HEAD']],
+    ['log --help (starts git help and its viewers)', ['log', '--help', '-w']],
+    ['--help before the subcommand', ['--help', 'log']],
+  ] as const)('refuses git %s', (_name, args) => {
+    expect(refusedArgument(rule('git'), args)).toEqual(expect.any(String));
+  });
+
+  it.each([
+    ['--version', ['--version']],
+    ['status', ['status', '--short']],
+    ['log --oneline', ['log', '--oneline']],
+    ['log --output-indicator-new', ['log', '-p', '--output-indicator-new=+']],
+    ['diff', ['diff', '--cached']],
+    ['show', ['show', 'HEAD']],
+    ['add', ['add', '-A']],
+    ['commit', ['commit', '-m', 'x']],
+    ['branch', ['branch', '-a']],
+    ['checkout', ['checkout', '-b', 'x']],
+    ['switch', ['switch', '-c', 'x']],
+    ['restore', ['restore', '--staged', 'f']],
+    ['rev-parse', ['rev-parse', 'HEAD']],
+    ['ls-files -o (others, no value)', ['ls-files', '-o']],
+    ['grep', ['grep', '-n', 'x']],
+    ['blame', ['blame', 'f']],
+    ['tag', ['tag', '-a', 'v1', '-m', 'x']],
+    ['stash', ['stash', 'push', '-m', 'x']],
+    ['merge', ['merge', '--no-ff', 'x']],
+    ['rebase', ['rebase', '--onto', 'a', 'b']],
+    ['fetch', ['fetch', 'origin']],
+    ['pull', ['pull', '--rebase']],
+    ['push', ['push', 'origin', 'main']],
+    ['clone -o <name>', ['clone', '-o', 'up', 'a', 'b']],
+    ['format-patch --stdout', ['format-patch', '-1', '--stdout']],
+    ['archive to stdout', ['archive', '--format=tar', 'HEAD']],
+    ['log -h', ['log', '-h']],
+  ] as const)('allows git %s', (_name, args) => {
+    expect(refusedArgument(rule('git'), args)).toBeUndefined();
+  });
+
+  it('pins the git configuration that runs commands before the caller arguments', () => {
+    const pinned = rule('git').prependArguments ?? [];
+    for (const setting of [
+      'core.hooksPath=/dev/null',
+      'core.fsmonitor=false',
+      'core.editor=:',
+      'sequence.editor=:',
+      'protocol.ext.allow=never',
+      'safe.bareRepository=explicit',
+    ]) {
+      expect(pinned[pinned.indexOf(setting) - 1], setting).toBe('-c');
+    }
+  });
+
   it('refuses interpreters and program runners outright', () => {
     for (const program of ['sh', 'bash', 'node', 'python', 'perl', 'awk', 'xargs', 'npm', 'npx']) {
       expect(refusedArgument(rule(program), [])).toBeNull();

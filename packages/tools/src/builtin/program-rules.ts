@@ -55,8 +55,29 @@ export interface ProgramRule {
    * `git grep -c` counts matches.
    */
   readonly globalOptions?: readonly string[];
-  /** Subcommands refused: the first argument that does not start with `-`. */
+  /**
+   * Options before the subcommand that take the next argument as their value (git's
+   * `-C <path>`, `-c <name=value>`), matched exactly: that argument is not the subcommand.
+   * Without it, a value after such an option is read as the subcommand, which can only refuse
+   * more.
+   */
+  readonly globalValueOptions?: readonly string[];
+  /**
+   * Subcommands refused: the first argument that does not start with `-` (and is not the value
+   * of a {@link ProgramRule.globalValueOptions} option).
+   */
   readonly subcommands?: readonly string[];
+  /**
+   * The only subcommands allowed, when given: a first argument that does not start with `-`
+   * and is not listed is refused, so aliases, internal helpers and subcommands added by later
+   * versions are refused too. A call without a subcommand (`git --version`) stays allowed.
+   */
+  readonly allowedSubcommands?: readonly string[];
+  /**
+   * Arguments refused when they start with one of these, wherever they appear: `@` for a
+   * compiler's response file (a file of more options), `-B` for its program folder.
+   */
+  readonly argumentPrefixes?: readonly string[];
   /**
    * Options refused only after a given subcommand, matched like {@link ProgramRule.options}
    * (`git clone -u <program>`, while `git add -u` stays allowed).
@@ -97,14 +118,130 @@ const FIND: ProgramRule = Object.freeze({
   ]),
 });
 
+/**
+ * The git subcommands allowed: ordinary work on a repository and read-only plumbing. Not
+ * listed, so refused: aliases (`alias.x = !cmd`), internal helpers (`bisect--helper run`,
+ * `submodule--helper foreach`: every name with `--`), `help` (its viewers come from
+ * configuration), `mv` (git 2.39 moves a file into `.git`, through a symbolic link too, so it
+ * could replace `.git/config`), `checkout-index` (`--prefix` writes anywhere, `.git/` too),
+ * and the subcommands of {@link GIT}'s `subcommands`.
+ */
+const GIT_SUBCOMMANDS: readonly string[] = Object.freeze([
+  'add',
+  'am',
+  'annotate',
+  'apply',
+  'archive',
+  'blame',
+  'branch',
+  'cat-file',
+  'check-attr',
+  'check-ignore',
+  'check-mailmap',
+  'checkout',
+  'cherry',
+  'cherry-pick',
+  'clean',
+  'clone',
+  'commit',
+  'commit-tree',
+  'count-objects',
+  'describe',
+  'diff',
+  'diff-files',
+  'diff-index',
+  'diff-tree',
+  'fetch',
+  'for-each-ref',
+  'format-patch',
+  'fsck',
+  'gc',
+  'grep',
+  'hash-object',
+  'init',
+  'log',
+  'ls-files',
+  'ls-remote',
+  'ls-tree',
+  'merge',
+  'merge-base',
+  'name-rev',
+  'notes',
+  'prune',
+  'pull',
+  'push',
+  'range-diff',
+  'read-tree',
+  'rebase',
+  'reflog',
+  'remote',
+  'replace',
+  'reset',
+  'restore',
+  'rev-list',
+  'rev-parse',
+  'revert',
+  'rm',
+  'shortlog',
+  'show',
+  'show-branch',
+  'show-ref',
+  'sparse-checkout',
+  'stash',
+  'status',
+  'switch',
+  'symbolic-ref',
+  'tag',
+  'update-index',
+  'update-ref',
+  'verify-commit',
+  'verify-tag',
+  'version',
+  'whatchanged',
+  'worktree',
+  'write-tree',
+]);
+
+/**
+ * Configuration every git call runs with (`-c`, read after the repository's own, so it wins):
+ * the settings that run a command during ordinary work, set to run none, so a `.git/config`
+ * or `.git/hooks` written by any means (a file tool on the same folder) runs nothing through
+ * them. Each is what git does without configuration, except hooks (none) and the editors
+ * (`:`, git's "no editor": `git commit` without `-m` stops for an empty message).
+ */
+const GIT_PINNED_CONFIGURATION: readonly string[] = Object.freeze([
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.editor=:',
+  'sequence.editor=:',
+  'core.askPass=',
+  'core.sshCommand=ssh',
+  'gpg.program=gpg',
+  'gpg.ssh.program=ssh-keygen',
+  'gpg.x509.program=gpgsm',
+  'gpg.ssh.defaultKeyCommand=',
+  'protocol.ext.allow=never',
+  'safe.bareRepository=explicit',
+]);
+
 const GIT: ProgramRule = Object.freeze({
   reason:
-    'git options and subcommands that set configuration (aliases, core.* and hooks run programs), leave the workspace, or run commands',
+    'git runs only the allowed subcommands, and refuses options that set configuration (aliases, hooks and core.* run programs), write files where asked, leave the workspace or run commands',
   globalOptions: Object.freeze([
     '-c',
     '-C',
     '--config-env',
     '--exec-path',
+    '--git-dir',
+    '--work-tree',
+    '--namespace',
+    '--super-prefix',
+    '--attr-source',
+  ]),
+  globalValueOptions: Object.freeze([
+    '-c',
+    '-C',
+    '--config-env',
     '--git-dir',
     '--work-tree',
     '--namespace',
@@ -125,8 +262,17 @@ const GIT: ProgramRule = Object.freeze({
     '--template',
     '--separate-git-dir',
     '--open-files-in-pager',
+    // Output files: `log --output=.git/config` wrote git's own configuration.
+    '--output',
+    '--output-directory',
+    // `apply --unsafe-paths` writes through `.git/` and outside the work tree.
+    '--unsafe-paths',
+    // `<subcommand> --help` starts `git help`, whose viewers come from configuration.
+    '--help',
   ]),
   subcommandOptions: Object.freeze({
+    'format-patch': Object.freeze(['-o']),
+    archive: Object.freeze(['-o']),
     rebase: Object.freeze(['-x']),
     // `clone -c core.fsmonitor=…` takes effect before the checkout runs.
     clone: Object.freeze(['-u', '-c', '--config']),
@@ -136,6 +282,8 @@ const GIT: ProgramRule = Object.freeze({
   // Letters that take a value after these subcommands (git 2.39 `-h`), so a value attached in
   // a cluster is not read as more options: `git grep -ePATTERN` stays allowed, `-iOcmd` is not.
   subcommandValueLetters: Object.freeze({
+    'format-patch': 'ovUMCBlSGOI',
+    archive: 'o',
     rebase: 'xsXSCr',
     clone: 'uocbj',
     'ls-remote': 'uo',
@@ -166,6 +314,8 @@ const GIT: ProgramRule = Object.freeze({
     'remote-ext',
     'remote-fd',
   ]),
+  allowedSubcommands: GIT_SUBCOMMANDS,
+  prependArguments: Object.freeze(GIT_PINNED_CONFIGURATION.flatMap((setting) => ['-c', setting])),
 });
 
 const TAR: ProgramRule = Object.freeze({
@@ -408,6 +558,19 @@ function clusterRefuses(
 }
 
 /**
+ * The index of the subcommand: the first argument that does not start with `-` and is not the
+ * value of a global option that takes one; -1 when there is none.
+ */
+function findSubcommand(rule: ProgramRule, args: readonly string[]): number {
+  for (let index = 0; index < args.length; index += 1) {
+    const argument = args[index] as string;
+    if (!argument.startsWith('-')) return index;
+    if (rule.globalValueOptions?.includes(argument)) index += 1;
+  }
+  return -1;
+}
+
+/**
  * The argument refused by `rule`, if any (`null` when the program itself is refused): the
  * caller's arguments are checked, never the prepended ones.
  */
@@ -417,7 +580,7 @@ export function refusedArgument(
 ): string | null | undefined {
   if (rule.refuseProgram === true) return null;
   if (rule.refuseArguments === true && args.length > 0) return args[0];
-  const subcommandIndex = args.findIndex((argument) => !argument.startsWith('-'));
+  const subcommandIndex = findSubcommand(rule, args);
   const subcommand = subcommandIndex === -1 ? undefined : args[subcommandIndex];
   const subcommandOptions =
     subcommand !== undefined &&
@@ -443,7 +606,14 @@ export function refusedArgument(
         if (refusesOption(argument, option)) return argument;
       }
     }
-    if (index === subcommandIndex && rule.subcommands?.includes(argument)) return argument;
+    if (
+      index === subcommandIndex &&
+      (rule.subcommands?.includes(argument) ||
+        (rule.allowedSubcommands !== undefined && !rule.allowedSubcommands.includes(argument)))
+    ) {
+      return argument;
+    }
+    if (rule.argumentPrefixes?.some((prefix) => argument.startsWith(prefix))) return argument;
     for (const option of rule.options ?? []) {
       if (refusesOption(argument, option)) return argument;
     }

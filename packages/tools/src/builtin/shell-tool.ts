@@ -137,8 +137,11 @@ const RULE_KEYS: ReadonlySet<string> = new Set([
   'subcommandValueLetters',
   'clusterOptions',
   'oldStyleClusters',
+  'globalValueOptions',
   'subcommands',
+  'allowedSubcommands',
   'subcommandOptions',
+  'argumentPrefixes',
   'prependArguments',
 ]);
 
@@ -146,7 +149,7 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
   if (rule === 'unrestricted') return undefined;
   const fail = (what: string): never => {
     throw new ShellToolOptionsError(
-      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, subcommandValueLetters?, clusterOptions?, oldStyleClusters?, subcommands?, subcommandOptions?, prependArguments? }.`,
+      `programRules.${command} ${what}; pass 'unrestricted' or a rule { reason, refuseProgram?, refuseArguments?, options?, globalOptions?, shortLetters?, valueLetters?, subcommandValueLetters?, clusterOptions?, oldStyleClusters?, globalValueOptions?, subcommands?, allowedSubcommands?, subcommandOptions?, argumentPrefixes?, prependArguments? }.`,
       { details: { option: 'programRules', command } },
     );
   };
@@ -205,7 +208,15 @@ function checkRule(command: string, rule: unknown): ProgramRule | undefined {
       fail('subcommandOptions must map subcommands to arrays of non-empty strings');
     }
   }
-  for (const key of ['options', 'globalOptions', 'subcommands', 'prependArguments']) {
+  for (const key of [
+    'options',
+    'globalOptions',
+    'globalValueOptions',
+    'subcommands',
+    'allowedSubcommands',
+    'argumentPrefixes',
+    'prependArguments',
+  ]) {
     const list = record[key];
     if (
       list !== undefined &&
