@@ -61,6 +61,7 @@ describe('private keys are recognised anywhere in the bytes, PEM or DER', () => 
       const key = await readFile(join(dir, 'bundle-key.tmp'), 'utf8');
       await writeFile(join(dir, 'bundle.txt'), cert + key);
       await writeFile(join(dir, 'cert-only.txt'), cert);
+      openssl('x509', '-in', 'bundle-cert.tmp', '-outform', 'DER', '-out', 'cert.der');
       openssl(
         ...['pkcs12', '-export', '-in', 'bundle-cert.tmp', '-inkey', 'bundle-key.tmp'],
         ...['-out', 'store.bin', '-passout', 'pass:t'],
@@ -126,6 +127,7 @@ describe('private keys are recognised anywhere in the bytes, PEM or DER', () => 
   it.each([
     ['a certificate alone', 'cert-only.txt', OPENSSL],
     ['a DER public key', 'public.der', true],
+    ['a DER certificate', 'cert.der', OPENSSL],
     ['binary bytes that start like a DER key but are not one', 'random.bin', true],
     ['a text quoting a key header inside a line', 'quote.txt', true],
   ])('still reads %s', async (_name, file, when) => {

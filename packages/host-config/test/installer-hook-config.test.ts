@@ -4,7 +4,15 @@
 // and prints every setting that differs from the default. The built CLI and the real hook on
 // files in a temporary folder.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,6 +114,25 @@ describe('install and a hook config it did not write', () => {
     );
   });
 
+  it('a config the hook finds invalid is kept, and status says the hook cannot work', () => {
+    write(hookConfigOf('project'), '{"maxBytes":"10"}\n');
+    const result = installHook({
+      client: 'claude-code',
+      scope: 'project',
+      home,
+      projectDir: project,
+    });
+    expect(result.warnings).toEqual([]);
+    const status = getHookStatus({
+      client: 'claude-code',
+      scope: 'project',
+      home,
+      projectDir: project,
+    });
+    expect(status.working).toBe(false);
+    expect(status.hookConfigProblem).toContain('maxBytes must be a whole number of bytes');
+  });
+
   it('at user scope the config is kept, with a warning naming the settings', () => {
     write(hookConfigOf('user'), WEAKENING);
     const result = cli('install', '--client', 'claude-code');
@@ -147,6 +174,16 @@ describe('status reads the hook config with the hook own code', () => {
     });
     expect(JSON.parse(run.stdout).hookSpecificOutput.permissionDecisionReason).toContain(
       'HOOK_CONFIG_INVALID',
+    );
+  });
+
+  it.runIf(process.platform !== 'win32')('a dangling symlink as the config: NOT WORKING', () => {
+    expect(cli('install', '--client', 'claude-code').code).toBe(0);
+    symlinkSync(join(root, 'no-such-config.json'), hookConfigOf('user'));
+    const status = cli('status', '--client', 'claude-code');
+    expect(status.code).toBe(1);
+    expect(status.stdout).toContain(
+      'NOT WORKING: hook config: the hook config file cannot be read',
     );
   });
 

@@ -66,7 +66,7 @@ describe('install refuses a rewrite that would lose data', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('INSTALL_CONFIG_MALFORMED');
     expect(result.stderr).toContain('not valid UTF-8');
-    expect(result.stderr).toContain('line 2');
+    expect(result.stderr).toContain('line 2, byte offset 16');
     expect(readFileSync(settings()).equals(before)).toBe(true);
   });
 

@@ -115,6 +115,14 @@ describe.runIf(POSIX)('a project-scope install never writes outside the project'
     expect(existsSync(join(hooks, 'toolfence_attachment_substitution.cjs'))).toBe(false);
   });
 
+  it('a .cursor link that leads nowhere is refused (install would create folders through it)', () => {
+    symlinkSync(join(root, 'no-such-folder'), join(project, '.cursor'));
+    const result = cli('install', '--client', 'cursor', '--scope', 'project');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('INSTALL_PATH_UNSAFE');
+    expect(existsSync(join(root, 'no-such-folder'))).toBe(false);
+  });
+
   it('uninstall through a linked .cursor folder leaves the user-level hook alone', () => {
     expect(cli('install', '--client', 'cursor').code).toBe(0);
     symlinkSync(join(home, '.cursor'), join(project, '.cursor'));

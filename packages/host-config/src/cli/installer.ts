@@ -1471,7 +1471,7 @@ function assertWritable(text: string | undefined, path: string, what: string): v
       while (at < bytes.length && bytes[at] === decoded[at]) at += 1;
       const badLine = bytes.subarray(0, at).toString('latin1').split('\n').length;
       throw new InstallConfigMalformedError(
-        `the ${what} file is not valid UTF-8 (line ${badLine}, byte ${at}); rewriting it would turn those bytes into U+FFFD (nothing was written). Save it as UTF-8, or ${ways}`,
+        `the ${what} file is not valid UTF-8 (line ${badLine}, byte offset ${at}); rewriting it would turn those bytes into U+FFFD (nothing was written). Save it as UTF-8, or ${ways}`,
         { details: { path, line: badLine } },
       );
     }
