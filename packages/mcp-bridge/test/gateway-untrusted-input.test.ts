@@ -15,6 +15,7 @@ import { PinStore } from '../src/gateway/pin-store.js';
 import { gatewayClient, resultText as text } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
+const PASSTHROUGH = fileURLToPath(new URL('./fixtures/passthrough-server.mjs', import.meta.url));
 const ASK: Authorizer = { authorize: () => ({ verdict: 'ask', reason: 'test' }) };
 
 let folder: string;
@@ -153,4 +154,97 @@ describe('tool names a client makes up', () => {
     },
     30_000,
   );
+});
+
+describe('no name a client gives can make the audit log long', () => {
+  it('a 4 MB tool name is refused before anything else, audited as its first characters and a digest, and the evidence stays', async () => {
+    const gateway = await started();
+    const client = await gatewayClient(gateway, open);
+    expect(text(await client.callTool({ name: 'tk__note', arguments: { id: 'evidence' } }))).toBe(
+      'note evidence',
+    );
+    const big = `tk__${'x'.repeat(4 * 1024 * 1024)}`;
+    for (let round = 0; round < 3; round += 1) {
+      const refused = await client.callTool({ name: `${big}${round}`, arguments: {} });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toBe(
+        `The tool name of this call is ${big.length + 1} characters long, over the 512 a tool name may have (McpGateway option maxToolNameChars), and no offered tool has it, so the call did not run. List the tools (tools/list) and use one of their names.`,
+      );
+    }
+    const lines = await auditLines();
+    expect(lines.map((line) => [line.tool, line.outcome]).slice(0, 2)).toEqual([
+      ['tk__note', 'started'],
+      ['tk__note', 'ok'],
+    ]);
+    const refusedLines = lines.slice(2);
+    expect(refusedLines).toHaveLength(3);
+    for (const line of refusedLines) {
+      expect(line).toMatchObject({ decision: 'deny', outcome: 'name-too-long', pin: 'unknown' });
+      expect(String(line.tool)).toMatch(
+        new RegExp(`^tk__x{252}… \\[${big.length + 1} characters, sha256:[0-9a-f]{64}\\]$`),
+      );
+    }
+    expect((await readFile(logPath)).length).toBeLessThan(4_000);
+  }, 30_000);
+
+  it.each([
+    [40, 40, 'offers no tool named'],
+    [40, 41, 'characters long, over the 40 a tool name may have'],
+  ])(
+    'maxToolNameChars %i: a name of %i characters is answered "%s"',
+    async (max, length, said) => {
+      const gateway = await started({ maxToolNameChars: max });
+      const client = await gatewayClient(gateway, open);
+      const result = await client.callTool({
+        name: `tk__${'n'.repeat(length - 4)}`,
+        arguments: {},
+      });
+      expect(text(result)).toContain(said);
+    },
+    30_000,
+  );
+
+  it('an offered tool whose name is longer than maxToolNameChars is still called', async () => {
+    const gateway = await started({ maxToolNameChars: 5 });
+    const client = await gatewayClient(gateway, open);
+    expect(text(await client.callTool({ name: 'tk__note', arguments: { id: 'a' } }))).toBe(
+      'note a',
+    );
+  }, 30_000);
+
+  it("a resource URI a client gives is bounded in the read's audit lines", async () => {
+    const gateway = new McpGateway({
+      config: parseGatewayConfig(
+        { mcpServers: { docs: { command: process.execPath, args: [PASSTHROUGH] } } },
+        {},
+      ),
+      authorizer: { authorize: () => ({ verdict: 'allow' }) },
+      pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
+      audit: new AuditLog(logPath, 1024 * 1024),
+    });
+    open.push(gateway);
+    await gateway.start();
+    const client = await gatewayClient(gateway, open);
+    const id = 'y'.repeat(5_000);
+    const read = await client.readResource({ uri: `notes://${id}` });
+    expect(JSON.stringify(read.contents)).toContain(`note ${id.slice(0, 100)}`);
+    const lines = await auditLines();
+    expect(lines.map((line) => [line.kind, line.outcome])).toEqual([
+      ['resource', 'started'],
+      ['resource', 'ok'],
+    ]);
+    for (const line of lines) {
+      expect(String(line.tool)).toMatch(
+        /^docs__resource:notes:\/\/y+… \[5023 characters, sha256:[0-9a-f]{64}\]$/,
+      );
+    }
+    expect((await readFile(logPath)).length).toBeLessThan(2_000);
+  }, 30_000);
+
+  it.each([0, 1.5, '512', 1_000_001])('maxToolNameChars %s is refused', async (value) => {
+    await expect(started({ maxToolNameChars: value as number })).rejects.toMatchObject({
+      code: 'GATEWAY_CONFIG',
+      message: 'McpGateway option maxToolNameChars must be a whole number from 1 to 1000000',
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
   copyFileSync,
@@ -36,9 +36,11 @@ import {
   readAuditHead,
 } from './audit-head.js';
 import {
+  AUDIT_TEXT_MAX_CHARS,
   type AuditEntry,
   AuditLog,
   type AuditLogOptions,
+  auditText,
   DEFAULT_AUDIT_MAX_BATCH_LINES,
   verifyAuditChain,
   verifyAuditLog,
@@ -249,6 +251,23 @@ describe('AuditLog', () => {
     // Reopened with the same key, the chain goes on.
     await written(3, { key: KEY }, 600);
     expect(await verifyAuditChain(path, { key: KEY })).toMatchObject({ ok: true });
+  });
+
+  it('says how many lines the head counts as rotated away, no longer on disk', async () => {
+    await written(12, {}, 600);
+    const report = await verifyAuditChain(path);
+    const away = 12 - report.lines - report.rotatedLines;
+    expect(away).toBeGreaterThan(0);
+    expect(report).toMatchObject({ ok: true, rotatedAway: away });
+    expect(report.message).toContain(
+      `; the head counts ${away} earlier line(s), rotated away (one .1 generation is kept)`,
+    );
+    await rm(path, { force: true });
+    await rm(`${path}.1`, { force: true });
+    await rm(`${path}.head`, { force: true });
+    await written(2);
+    expect(await verifyAuditChain(path)).toMatchObject({ ok: true, rotatedAway: 0 });
+    expect((await verifyAuditChain(path)).message).not.toContain('rotated away');
   });
 
   // Each line is `JSON.stringify({ ...entry, previous, hash })`, byte for byte, and verifies;
@@ -1212,5 +1231,26 @@ describe('AuditLog seals the head after the append resolves (fsync off)', () => 
     // Opened again, the line after the last seal is sealed and the chain goes on.
     await written(1);
     expect(await verifyAuditChain(path)).toMatchObject({ ok: true, lines: 3, unsealed: 0 });
+  });
+});
+
+describe('auditText: what a client or server names, bounded in a line', () => {
+  it('keeps a name up to the bound as it is', () => {
+    const name = `s__${'n'.repeat(AUDIT_TEXT_MAX_CHARS - 3)}`;
+    expect(auditText(name)).toBe(name);
+    expect(auditText('a\u202eb')).toBe('a\u202eb');
+  });
+
+  it('writes a longer one as its first characters, escaped, its length and the digest of the whole', () => {
+    const long = `s__\u202e${'x'.repeat(4 * 1024 * 1024)}`;
+    const shown = auditText(long);
+    const digest = createHash('sha256').update(long, 'utf8').digest('hex');
+    expect(shown).toBe(
+      `s__\\u{202e}${'x'.repeat(AUDIT_TEXT_MAX_CHARS - 4)}… [${long.length} characters, sha256:${digest}]`,
+    );
+    // One character over the bound is bounded too.
+    expect(auditText('y'.repeat(AUDIT_TEXT_MAX_CHARS + 1))).toContain(
+      `… [${AUDIT_TEXT_MAX_CHARS + 1} characters, sha256:`,
+    );
   });
 });

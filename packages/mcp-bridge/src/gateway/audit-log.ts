@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   fdatasync,
@@ -12,6 +13,7 @@ import {
 } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { checkOptionKeys } from '@toolfence/tools/core';
+import { printableText } from '../printable-text.js';
 import {
   type AuditFileSeal,
   type AuditHead,
@@ -51,7 +53,7 @@ export interface AuditEntry {
    * `console-declined`, `console-pin-accepted`, `console-reload`).
    */
   readonly kind?: 'prompt' | 'resource' | 'console';
-  /** The offered name (`server__tool`). */
+  /** The offered name (`server__tool`); a name over 256 characters as `auditText` bounds it. */
   readonly tool: string;
   /** The definition pin the call ran against. */
   readonly pin: string;
@@ -69,6 +71,7 @@ export interface AuditEntry {
    * What happened: `started` (written before the call goes upstream), then `ok`, `tool-error`,
    * `ambiguous`, `failed` or `observed`; or, for a call that did not run, `denied`, `declined`,
    * `no-approval-channel`, `prompt-too-long`, `audit-failed`, `over-budget`, `asked`,
+   * `name-too-long` (a made-up name over `maxToolNameChars`),
    * `approval-unknown`, `approval-forged`, `approval-expired`, `approval-other-principal`,
    * `approval-replayed`, `approval-mismatch` or `approval-unavailable`.
    */
@@ -167,6 +170,11 @@ export interface AuditChainReport {
   readonly rotatedLines: number;
   /** Lines after the last seal (written just before the gateway stopped), accepted. */
   readonly unsealed: number;
+  /**
+   * Lines the head counts that are on disk no more: rotated out with an older `<log>.1` (one
+   * generation is kept). 0 when the chain is not intact.
+   */
+  readonly rotatedAway: number;
   /** True when the chain is keyed (HMAC). */
   readonly keyed: boolean;
   /** True when there is no log, no `.1` and no head: nothing was ever recorded there. */
@@ -175,6 +183,32 @@ export interface AuditChainReport {
 
 const GENESIS = 'genesis';
 const KEYED_PREFIX = 'hmac-sha256:';
+
+/**
+ * Characters of a name a line keeps whole (a tool, a prompt, a resource URI, a principal's issuer
+ * or subject): 256. A longer one is written by `auditText`.
+ */
+export const AUDIT_TEXT_MAX_CHARS = 256;
+
+/**
+ * A name as an audit line keeps it: as it is up to `AUDIT_TEXT_MAX_CHARS` characters;
+ * longer, its first 256 characters (control and invisible characters as `\u{…}`), then
+ * `… [<length> characters, sha256:<hex>]`, the SHA-256 of the whole name as UTF-8. So no name a
+ * client or a server makes up can make a line long (and rotate the log's evidence away), and the
+ * name can still be matched against its digest.
+ */
+export function auditText(text: string): string {
+  if (text.length <= AUDIT_TEXT_MAX_CHARS) return text;
+  let head = '';
+  let kept = 0;
+  for (const char of text) {
+    if (kept === AUDIT_TEXT_MAX_CHARS) break;
+    kept += 1;
+    head += char;
+  }
+  const digest = createHash('sha256').update(text, 'utf8').digest('hex');
+  return `${printableText(head, AUDIT_TEXT_MAX_CHARS)}… [${text.length} characters, sha256:${digest}]`;
+}
 
 /** The head file of the log at `path`. */
 export function auditHeadPath(path: string): string {
@@ -371,6 +405,7 @@ async function inspect(path: string, key: Uint8Array | undefined): Promise<Inspe
         lines: 0,
         rotatedLines: 0,
         unsealed: 0,
+        rotatedAway: 0,
         keyed,
         fresh: false,
       },
@@ -379,7 +414,7 @@ async function inspect(path: string, key: Uint8Array | undefined): Promise<Inspe
   }
   const counts = { lines: current.hashes.length, rotatedLines: rotated.hashes.length, keyed };
   const fail = (problem: AuditProblem, message: string): Inspection => ({
-    report: { ok: false, problem, message, unsealed: 0, fresh: false, ...counts },
+    report: { ok: false, problem, message, unsealed: 0, rotatedAway: 0, fresh: false, ...counts },
     currentSize: current.size,
   });
   for (const [scan, file] of [
@@ -416,6 +451,7 @@ async function inspect(path: string, key: Uint8Array | undefined): Promise<Inspe
         ok: true,
         message: `no audit log at ${path} yet`,
         unsealed: 0,
+        rotatedAway: 0,
         fresh: true,
         ...counts,
       },
@@ -476,6 +512,12 @@ async function inspect(path: string, key: Uint8Array | undefined): Promise<Inspe
   };
   const after =
     unsealed > 0 ? `; ${unsealed} line(s) after the last seal, written just before a stop` : '';
+  const onDisk = current.hashes.length + rotated.hashes.length;
+  const rotatedAway = Math.max(0, sealed.total - onDisk);
+  const away =
+    rotatedAway > 0
+      ? `; the head counts ${rotatedAway} earlier line(s), rotated away (one .1 generation is kept)`
+      : '';
   return {
     report: {
       ok: true,
@@ -483,8 +525,9 @@ async function inspect(path: string, key: Uint8Array | undefined): Promise<Inspe
         keyed ? `keyed, key id ${auditKeyId(key as Uint8Array)}` : 'unkeyed'
       }): ${current.hashes.length} in ${path}${
         rotated.hashes.length > 0 ? ` and ${rotated.hashes.length} in ${rotatedPath}` : ''
-      }${after}`,
+      }${after}${away}`,
       unsealed,
+      rotatedAway,
       fresh: false,
       ...counts,
     },

@@ -55,7 +55,7 @@ import {
   DEFAULT_MAX_SPENT_APPROVALS,
   MemorySpentApprovals,
 } from './approval-spent-store.js';
-import type { AuditEntry, AuditLog } from './audit-log.js';
+import { AUDIT_TEXT_MAX_CHARS, type AuditEntry, type AuditLog, auditText } from './audit-log.js';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { EarlyUpstreams } from './early-upstreams.js';
@@ -206,7 +206,20 @@ export interface McpGatewayOptions {
    * network guard's rule, as `allowNonPublic` of the OAuth functions). Default none: public only.
    */
   readonly tokenExchangeAllowNonPublic?: AllowNonPublic;
+  /**
+   * Longest name a `tools/call` may give, in characters, unless it is an offered tool's: a longer
+   * one is refused before anything else (the client is told the limit; audit outcome
+   * `name-too-long`, the name written as `auditText` bounds it). From 1 to 1,000,000; default
+   * `DEFAULT_MAX_TOOL_NAME_CHARS` (512).
+   */
+  readonly maxToolNameChars?: number;
 }
+
+/**
+ * The default of {@link McpGatewayOptions.maxToolNameChars}: 512 characters, room for MCP's
+ * 128-character tool names behind a namespace and more.
+ */
+export const DEFAULT_MAX_TOOL_NAME_CHARS = 512;
 
 const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'config',
@@ -229,6 +242,7 @@ const GATEWAY_OPTION_KEYS: readonly string[] = Object.freeze([
   'approvalInbox',
   'flow',
   'tokenExchangeAllowNonPublic',
+  'maxToolNameChars',
 ]);
 
 /** A positive whole number of at most `max`, or the error naming the option. */
@@ -496,6 +510,7 @@ export function serverIdentity(server: GatewayServerConfig): string {
 export class McpGateway {
   readonly #observe: boolean;
   readonly #maxArgumentChars: number;
+  readonly #maxToolNameChars: number;
   /** The flow guard and its sessions (flow-session.ts). */
   readonly #flow: GatewayFlow;
   #options: McpGatewayOptions;
@@ -561,6 +576,11 @@ export class McpGateway {
         DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS,
       100_000_000,
     );
+    this.#maxToolNameChars = positiveInteger(
+      'maxToolNameChars',
+      options.maxToolNameChars ?? DEFAULT_MAX_TOOL_NAME_CHARS,
+      1_000_000,
+    );
     if (options.maxPendingApprovals !== undefined) {
       positiveInteger('maxPendingApprovals', options.maxPendingApprovals, 1_000_000);
     }
@@ -606,11 +626,11 @@ export class McpGateway {
     };
     this.#passthrough = new GatewayPassthrough({
       authorizer: current,
-      audit: (entry) => this.#audit(entry),
+      audit: (entry) => this.#audit(boundedEntry(entry)),
       auditStarted: (entry) => {
         // The log's own promise; a line it cannot build rejects as well.
         try {
-          return this.#options.audit.append(entry);
+          return this.#options.audit.append(boundedEntry(entry));
         } catch (error) {
           return Promise.reject(error);
         }
@@ -1693,6 +1713,10 @@ export class McpGateway {
   ): Promise<CallToolResult | ReturnType<typeof inputRequired>> {
     const name = params.name;
     const args = params.arguments ?? {};
+    // A made-up name of any length: refused before it is looked up anywhere else or waited for.
+    if (name.length > this.#maxToolNameChars && !this.#offered.has(name)) {
+      return this.#nameTooLong(name, args, principal);
+    }
     // The first call loads the tracer (while it waits for its upstream, if it does); every call
     // has it before its span starts, so every call is traced as when it loaded at start.
     const tracing = this.#tracerLoaded ? undefined : this.#loadTracer();
@@ -1705,15 +1729,13 @@ export class McpGateway {
     const modern = downstream.era === 'modern';
     const fields = {
       time: isoTime(Date.now()),
-      tool: name,
+      tool: auditText(name),
       pin: offered?.pin ?? 'unknown',
       argumentsDigest: digestOf(args),
     };
     // Spread only with a caller (gateway.httpAuth): issuer and subject, never the token.
     const base: NonNullable<CallState['audit']> =
-      principal === undefined
-        ? fields
-        : { ...fields, principal: { issuer: principal.issuer, subject: principal.subject } };
+      principal === undefined ? fields : { ...fields, principal: auditPrincipal(principal) };
     // A modern retry presents the approval it was asked for: it must name one this gateway issued
     // for exactly this tool, definition pin and arguments, unexpired and unused.
     let answer: CallState['answer'];
@@ -1877,6 +1899,26 @@ export class McpGateway {
     }
   }
 
+  /** A call whose name is over `maxToolNameChars` and no offered tool's: audited bounded, refused. */
+  async #nameTooLong(
+    name: string,
+    args: Record<string, unknown>,
+    principal: Principal | undefined,
+  ): Promise<CallToolResult> {
+    await this.#audit({
+      time: isoTime(Date.now()),
+      tool: auditText(name),
+      pin: 'unknown',
+      argumentsDigest: digestOf(args),
+      ...(principal === undefined ? {} : { principal: auditPrincipal(principal) }),
+      decision: 'deny',
+      outcome: 'name-too-long',
+    });
+    return errorText(
+      `The tool name of this call is ${name.length} characters long, over the ${this.#maxToolNameChars} a tool name may have (McpGateway option maxToolNameChars), and no offered tool has it, so the call did not run. List the tools (tools/list) and use one of their names.`,
+    );
+  }
+
   // Why the flow guard stopped a call, naming the flow: the sources, the private data, the sink.
   #flowText(name: string, flow: FlowRaise, outcome: 'denied' | 'no-approval-channel'): string {
     const shown = printableText(name, 200);
@@ -2004,6 +2046,34 @@ function takeReplay(downstream: Downstream, meta: unknown): FastCallOutcome | un
   const outcome = downstream.replays.get(token);
   downstream.replays.delete(token);
   return outcome;
+}
+
+/** A caller as an audit line names them: issuer and subject, each bounded by `auditText`. */
+function auditPrincipal(
+  principal: Pick<Principal, 'issuer' | 'subject'>,
+): NonNullable<AuditEntry['principal']> {
+  return { issuer: auditText(principal.issuer), subject: auditText(principal.subject) };
+}
+
+/**
+ * `entry` with its names bounded as `auditText` writes them (a read's `tool` holds a prompt name
+ * or a resource URI a client gave): the entry itself when none is over the bound.
+ */
+function boundedEntry(entry: AuditEntry): AuditEntry {
+  const principal = entry.principal;
+  if (
+    entry.tool.length <= AUDIT_TEXT_MAX_CHARS &&
+    (principal === undefined ||
+      (principal.issuer.length <= AUDIT_TEXT_MAX_CHARS &&
+        principal.subject.length <= AUDIT_TEXT_MAX_CHARS))
+  ) {
+    return entry;
+  }
+  return {
+    ...entry,
+    tool: auditText(entry.tool),
+    ...(principal === undefined ? {} : { principal: auditPrincipal(principal) }),
+  };
 }
 
 /** The audit failure that stopped a call before it ran (the registry may wrap it), if one did. */
