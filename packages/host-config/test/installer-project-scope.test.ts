@@ -123,6 +123,21 @@ describe.runIf(POSIX)('a project-scope install never writes outside the project'
     expect(existsSync(join(root, 'no-such-folder'))).toBe(false);
   });
 
+  it('a hook config linked to a file outside is not read into the project by --allow', () => {
+    const secret = join(home, '.claude.json');
+    write(secret, '{"oauthAccount":"do-not-copy-me"}\n');
+    const hooks = join(project, '.claude', 'hooks');
+    mkdirSync(hooks, { recursive: true });
+    symlinkSync(secret, join(hooks, 'toolfence_attachment_substitution.config.json'));
+    mkdirSync(join(project, 'docs'));
+    const result = cli(
+      ...['install', '--client', 'claude-code', '--scope', 'project', '--allow', 'docs'],
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('INSTALL_PATH_UNSAFE');
+    expect(JSON.stringify(snapshot(project))).not.toContain('do-not-copy-me');
+  });
+
   it('uninstall through a linked .cursor folder leaves the user-level hook alone', () => {
     expect(cli('install', '--client', 'cursor').code).toBe(0);
     symlinkSync(join(home, '.cursor'), join(project, '.cursor'));

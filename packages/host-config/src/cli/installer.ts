@@ -491,15 +491,17 @@ function confinedTarget(path: string, projectRoot: string, followLinks: boolean)
 
 /**
  * Every path a project-scope (un)install touches, checked before anything is read from it: the
- * script and its earlier forms, the client config (its link chain), the hook config, the backups.
+ * script and its earlier forms, the client config and the hook config (each link of their link
+ * chains: install reads both and writes what it read back into the project, so a link to a file
+ * of the user's would copy it there), the backups.
  */
 function assertConfined(setup: HookSetup, projectRoot: string | undefined): void {
   if (projectRoot === undefined) return;
   confinedTarget(setup.configPath, projectRoot, true);
+  confinedTarget(hookConfigPathOf(setup), projectRoot, true);
   for (const path of [
     setup.scriptPath,
     ...legacyScriptPaths(setup),
-    hookConfigPathOf(setup),
     `${setup.configPath}${INSTALL_BACKUP_SUFFIX}`,
     `${hookConfigPathOf(setup)}${INSTALL_BACKUP_SUFFIX}`,
   ]) {
