@@ -243,6 +243,19 @@ describe.runIf(POSIX)('--allow roots are stored as real paths', () => {
     expect(config.allowedRoots).toEqual([real]);
   });
 
+  it('a hook config kept as it was (comments and all) does not trip the allowlist line', () => {
+    const docs = join(root, 'docs');
+    mkdirSync(docs);
+    const hookConfig = join(
+      dirname(getHookSetup('claude-code', 'user', { home }).scriptPath),
+      'toolfence_attachment_substitution.config.json',
+    );
+    write(hookConfig, `{ // mine\n "allowedRoots": [${JSON.stringify(docs)}] }\n`);
+    const result = cli('install', '--client', 'claude-code', '--allow', docs);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+
   it('at project scope, a plain folder of the project is stored as given', () => {
     mkdirSync(join(project, 'docs'));
     const result = cli(

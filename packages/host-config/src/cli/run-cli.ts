@@ -408,7 +408,12 @@ function report(outcome: HookInstallResult, command: string, writer: CliWriter):
   }
   for (const item of outcome.changes) {
     if (item.kind !== 'hook-config' || item.after === undefined) continue;
-    const roots = (JSON.parse(item.after) as { allowedRoots?: unknown }).allowedRoots;
+    let roots: unknown;
+    try {
+      roots = (JSON.parse(item.after) as { allowedRoots?: unknown }).allowedRoots;
+    } catch {
+      roots = undefined; // a file left as it was, comments and all: status reports it
+    }
     if (Array.isArray(roots)) writer.out(`${prefix}allowlist: ${roots.join(', ')}\n`);
   }
   for (const warning of outcome.warnings) writer.out(`warning: ${warning}\n`);
