@@ -270,3 +270,78 @@ describe('a rule reading a claim the principal does not keep is refused, not sil
     expect((await payroll(url, 'frank', 'wipe')).text).toBe('wipe frank');
   }, 60_000);
 });
+
+/** An allow of wipe for the subject sam, without an issuer, then deny. */
+const SUBJECT_POLICY = {
+  kind: 'rules',
+  rules: [
+    { tool: 'tm__wipe', principal: { subject: 'sam' }, decision: 'allow' },
+    { tool: 'tm__*', decision: 'deny' },
+  ],
+};
+
+describe('with two trusted issuers, an allow rule on a subject or claim must name its issuer', () => {
+  /** The second trusted issuer: never reached (the policy is judged before any token). */
+  const other = 'http://127.0.0.1:9/other-issuer';
+
+  it('at start: the gateway does not start, naming the rule, both issuers and the fix', async () => {
+    const { port, config, policy } = await gatewayFiles(
+      { authorizationServers: [issuer, other] },
+      SUBJECT_POLICY,
+    );
+    const failure = await startServeHttp([
+      '--config',
+      config,
+      '--policy',
+      policy,
+      '--http',
+      `127.0.0.1:${port}`,
+    ]).then(
+      (served) => {
+        gateways.push(served.child);
+        return 'started';
+      },
+      (error: Error) => error.message,
+    );
+    expect(failure).toContain(
+      'rules[0] (tool "tm__wipe"), decision allow, matches principal.subject without principal.issuer',
+    );
+    expect(failure).toContain(`trusts 2 issuers (${issuer}, ${other})`);
+    expect(failure).toContain('Add "issuer" to the rule');
+    expect(failure).toContain('POLICY_FILE_INVALID');
+  }, 60_000);
+
+  it('at reload: refused, and the running policy (the rule with its issuer) stays', async () => {
+    const withIssuer = {
+      kind: 'rules',
+      rules: [
+        { tool: 'tm__wipe', principal: { subject: 'sam', issuer }, decision: 'allow' },
+        { tool: 'tm__*', decision: 'deny' },
+      ],
+    };
+    const { port, url, config, policy } = await gatewayFiles(
+      { authorizationServers: [issuer, other] },
+      withIssuer,
+    );
+    const served = await startServeHttp([
+      '--config',
+      config,
+      '--policy',
+      policy,
+      '--http',
+      `127.0.0.1:${port}`,
+    ]);
+    gateways.push(served.child);
+    expect((await payroll(url, 'sam', 'wipe')).text).toBe('wipe sam');
+    await writeFile(policy, JSON.stringify(SUBJECT_POLICY));
+    served.child.kill('SIGHUP');
+    const deadline = Date.now() + 20_000;
+    while (!/reload refused/.test(served.stderr()) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(served.stderr()).toMatch(
+      /reload refused, the running config stays: .*rules\[0\] \(tool "tm__wipe"\), decision allow, matches principal\.subject without principal\.issuer/,
+    );
+    expect((await payroll(url, 'sam', 'wipe')).text).toBe('wipe sam');
+  }, 60_000);
+});

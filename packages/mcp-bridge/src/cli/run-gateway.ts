@@ -18,6 +18,7 @@ import {
   defaultInspectPolicy,
   type InspectPolicy,
   loadInspectPolicy,
+  refuseIssuerlessPrincipalRules,
   refuseUnkeptPrincipalClaims,
   warnUnmatchedRules,
 } from '../gateway/policy-file.js';
@@ -161,7 +162,8 @@ export async function runServe(
   };
   // `--policy FILE` (relative to the working folder), or RiskPolicy's defaults. With identity
   // (`gateway.httpAuth`), a rule reading a claim the principal does not keep is refused, at start
-  // and at every reload (the claims kept are those of the resource server in force).
+  // and at every reload (the claims kept are those of the resource server in force), and so is,
+  // with several trusted issuers, an allow or ask rule on a subject or claims naming no issuer.
   const readPolicy = async (arguments_: GatewayArguments): Promise<InspectPolicy> => {
     if (arguments_.policy === undefined) return defaultInspectPolicy();
     const path = isAbsolute(arguments_.policy)
@@ -170,6 +172,8 @@ export async function runServe(
     const policy = await loadInspectPolicy(path);
     const kept = http?.auth?.principalClaims;
     if (kept !== undefined) refuseUnkeptPrincipalClaims(policy, kept, path);
+    const issuers = http?.auth?.authorizationServers;
+    if (issuers !== undefined) refuseIssuerlessPrincipalRules(policy, issuers, path);
     return policy;
   };
   let http: GatewayHttpOptions | undefined;

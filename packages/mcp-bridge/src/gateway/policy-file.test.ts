@@ -7,6 +7,7 @@ import {
   defaultInspectPolicy,
   loadInspectPolicy,
   parseInspectPolicy,
+  refuseIssuerlessPrincipalRules,
   warnUnmatchedRules,
 } from './policy-file.js';
 import { PolicyFileError } from './policy-file-error.js';
@@ -296,5 +297,77 @@ describe('loadInspectPolicy', () => {
 
   it('reads a valid file', async () => {
     await expect(loadInspectPolicy(join(folder, 'risk.json'))).resolves.toBeDefined();
+  });
+});
+
+describe('principal rules with several trusted issuers (refuseIssuerlessPrincipalRules)', () => {
+  const ISSUERS = ['https://a.example.com', 'https://b.example.com'];
+  const refusal = (rules: unknown[], issuers: readonly string[] = ISSUERS): unknown => {
+    try {
+      refuseIssuerlessPrincipalRules(
+        parseInspectPolicy({ kind: 'rules', rules }),
+        issuers,
+        '/p.json',
+      );
+      return undefined;
+    } catch (error) {
+      return error;
+    }
+  };
+
+  it.each([
+    ['a subject', { subject: 'alice' }, 'allow', 'principal.subject'],
+    ['a claim', { claims: { groups: 'eng' } }, 'allow', 'principal.claims'],
+    ['a subject', { subject: ['alice'] }, 'ask', 'principal.subject'],
+    ['a claim', { claims: { scope: 'admin' } }, 'ask', 'principal.claims'],
+  ])(
+    'refuses an issuerless %s rule deciding %s, naming the rule, the issuers and the fix',
+    (_what, principal, decision, names) => {
+      const caught = refusal([
+        { tool: 'tk__note', decision: 'allow' },
+        { tool: 'tk__wipe', principal, decision },
+      ]);
+      expect(PolicyFileError.isInstance(caught)).toBe(true);
+      const error = caught as PolicyFileError;
+      expect(error.code).toBe('POLICY_FILE_INVALID');
+      expect(error.details).toEqual({ at: 'rules[1].principal', file: '/p.json' });
+      expect(error.message).toContain('--policy /p.json: Invalid policy file: rules[1]');
+      expect(error.message).toContain('tool "tk__wipe"');
+      expect(error.message).toContain(names);
+      expect(error.message).toContain('https://a.example.com, https://b.example.com');
+      expect(error.message).toContain('Add "issuer" to the rule');
+    },
+  );
+
+  it('accepts the same rules with an issuer (one or a list), deny rules without one, and one trusted issuer', () => {
+    expect(
+      refusal([
+        {
+          tool: 'tk__wipe',
+          principal: { subject: 'alice', issuer: ISSUERS[0] },
+          decision: 'allow',
+        },
+        {
+          tool: 'tk__wipe',
+          principal: { claims: { groups: 'eng' }, issuer: ISSUERS },
+          decision: 'ask',
+        },
+        { tool: 'tk__wipe', principal: { claims: { scope: 'readonly' } }, decision: 'deny' },
+        { tool: 'tk__wipe', principal: { issuer: ISSUERS[1] }, decision: 'allow' },
+      ]),
+    ).toBeUndefined();
+    expect(
+      refusal(
+        [{ tool: 'tk__wipe', principal: { subject: 'alice' }, decision: 'allow' }],
+        [ISSUERS[0] as string],
+      ),
+    ).toBeUndefined();
+    expect(refusal([{ tool: 'tk__wipe', decision: 'allow' }])).toBeUndefined();
+  });
+
+  it('a risk policy has no principal rules', () => {
+    expect(() =>
+      refuseIssuerlessPrincipalRules(defaultInspectPolicy(), ISSUERS, '/p.json'),
+    ).not.toThrow();
   });
 });

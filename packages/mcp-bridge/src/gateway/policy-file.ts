@@ -74,6 +74,26 @@ export interface InspectPolicy {
    * {@link refuseUnkeptPrincipalClaims}.
    */
   readonly principalClaims?: readonly { readonly index: number; readonly claim: string }[];
+  /**
+   * The allow and ask rules whose `principal` names `subject` or `claims` but no `issuer` (a rules
+   * policy): refused when the gateway trusts more than one issuer, see
+   * {@link refuseIssuerlessPrincipalRules}.
+   */
+  readonly issuerlessPrincipalRules?: readonly IssuerlessPrincipalRule[];
+}
+
+/** An allow or ask rule whose `principal` matches a subject or claims from any issuer. */
+export interface IssuerlessPrincipalRule {
+  /** The rule's index in `rules`. */
+  readonly index: number;
+  /** Its `tool`, when it has one. */
+  readonly tool?: string;
+  /** Its `server`, when it has one. */
+  readonly server?: string;
+  /** Its decision. */
+  readonly decision: 'allow' | 'ask';
+  /** What it matches without an issuer: `subject`, `claims` or both. */
+  readonly names: readonly ('subject' | 'claims')[];
 }
 
 function invalid(message: string, at?: string, cause?: unknown): PolicyFileError {
@@ -176,6 +196,23 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
         for (const claim of Object.keys(claims)) principalClaims.push({ index, claim });
       }
     }
+    // A deny rule matching a subject or claim from every issuer only refuses more; an allow or
+    // ask rule would grant it to whoever another trusted issuer names so.
+    const issuerlessPrincipalRules: IssuerlessPrincipalRule[] = [];
+    for (const [index, rule] of rules.entries()) {
+      const principal = rule.principal as Record<string, unknown> | undefined;
+      if (!isRecord(principal) || principal.issuer !== undefined) continue;
+      if (rule.decision !== 'allow' && rule.decision !== 'ask') continue;
+      const names = (['subject', 'claims'] as const).filter((key) => principal[key] !== undefined);
+      if (names.length === 0) continue;
+      issuerlessPrincipalRules.push({
+        index,
+        ...(typeof rule.tool === 'string' ? { tool: rule.tool } : {}),
+        ...(typeof rule.server === 'string' ? { server: rule.server } : {}),
+        decision: rule.decision,
+        names,
+      });
+    }
     const fallback = (value.default ?? 'deny') as 'allow' | 'ask' | 'deny';
     let authorizer: RuleBasedPolicy;
     try {
@@ -187,6 +224,7 @@ export function parseInspectPolicy(value: unknown): InspectPolicy {
       authorizer,
       unmatchedRules: (tools) => authorizer.unmatchedRules(tools),
       principalClaims,
+      issuerlessPrincipalRules,
       summary: {
         kind: 'rules',
         source: 'file',
@@ -267,6 +305,30 @@ export function refuseUnkeptPrincipalClaims(
   throw new PolicyFileError(
     `--policy ${shownPath(path)}: Invalid policy file: rules[${missing.index}].principal.claims names the claim ${claim}, which the gateway does not keep in the principal, so the rule could never match: add it to gateway.httpAuth.principalClaims (in force: ${kept.join(', ')}; a change to it applies when the gateway restarts)`,
     { details: { at: `rules[${missing.index}].principal.claims`, file: path } },
+  );
+}
+
+/**
+ * Refuses (`POLICY_FILE_INVALID`, naming the rule, the trusted issuers and the fix) a policy whose
+ * allow or ask rule matches a `subject` or `claims` without an `issuer` while the gateway trusts
+ * more than one issuer (`gateway.httpAuth.authorizationServers`): a subject or a group is only
+ * meaningful at the issuer that signs it, so such a rule would let `sub: alice` (or a group of
+ * that name) from any other trusted issuer through. Deny rules may leave the issuer out (they
+ * only refuse more). `serve` checks at start and at every reload.
+ */
+export function refuseIssuerlessPrincipalRules(
+  policy: InspectPolicy,
+  issuers: readonly string[],
+  path: string,
+): void {
+  if (issuers.length < 2) return;
+  const rule = policy.issuerlessPrincipalRules?.[0];
+  if (rule === undefined) return;
+  const described = describeRule(rule);
+  const names = rule.names.map((name) => `principal.${name}`).join(' and ');
+  throw new PolicyFileError(
+    `--policy ${shownPath(path)}: Invalid policy file: ${described}, decision ${rule.decision}, matches ${names} without principal.issuer, and this gateway trusts ${issuers.length} issuers (${issuers.join(', ')}): the same subject or claim value signed by any of them would match. Add "issuer" to the rule's principal (the issuer that names this subject or group, or a list); a deny rule may leave it out`,
+    { details: { at: `rules[${rule.index}].principal`, file: path } },
   );
 }
 

@@ -125,6 +125,11 @@ export class GatewayResourceServer {
     return this.#settings.principalClaims;
   }
 
+  /** The trusted issuers (`authorizationServers`): more than one, and a policy rule on a subject or claims must name its issuer. */
+  get authorizationServers(): readonly string[] {
+    return this.#settings.authorizationServers;
+  }
+
   /** Where clients find the metadata (`resource_metadata` in every challenge). */
   get metadataUrl(): string {
     return this.#metadataUrl;
