@@ -512,7 +512,20 @@ describe('ShellTool finds a refused program under its other names', () => {
     const real = join(folder, 'real');
     for (const made of [names, alternatives, real]) mkdirSync(made);
     // Real files (copies, so each is its own file); a program's behaviour does not matter here.
-    for (const file of ['vim.tiny', 'emacs-gtk', 'ssh-keygen', 'ssh', 'nvim', 'perl5.36.0']) {
+    for (const file of [
+      'vim.tiny',
+      'emacs-gtk',
+      'ssh-keygen',
+      'ssh',
+      'nvim',
+      'perl5.36.0',
+      'perl5.36-x86_64-linux-gnu',
+      'python3.11-dbg',
+      'ld-linux-x86-64.so.2',
+      'setarch',
+      'time',
+      'ssh-agent',
+    ]) {
       copyFileSync('/usr/bin/true', join(real, file));
     }
     // The alternatives system: bin/NAME → alternatives/NAME → real/vim.tiny.
@@ -531,6 +544,16 @@ describe('ShellTool finds a refused program under its other names', () => {
     symlinkSync(join(real, 'ssh'), join(names, 'ssh'));
     symlinkSync(join(real, 'ssh-keygen'), join(names, 'ssh-keygen'));
     symlinkSync(join(real, 'perl5.36.0'), join(names, 'perl5.36.0'));
+    // Red team (F4): a versioned interpreter under a `-suffix` name of its own file (not the
+    // file `perl` leads to), the dynamic loader by any name, and runners.
+    symlinkSync(join(real, 'perl5.36-x86_64-linux-gnu'), join(names, 'perl5.36-x86_64-linux-gnu'));
+    symlinkSync(join(real, 'python3.11-dbg'), join(names, 'python3.11-dbg'));
+    symlinkSync(join(real, 'ld-linux-x86-64.so.2'), join(names, 'ld.so'));
+    symlinkSync(join(real, 'ld-linux-x86-64.so.2'), join(names, 'my-loader'));
+    symlinkSync(join(real, 'setarch'), join(names, 'setarch'));
+    symlinkSync('setarch', join(names, 'x86_64'));
+    symlinkSync(join(real, 'time'), join(names, 'time'));
+    symlinkSync(join(real, 'ssh-agent'), join(names, 'ssh-agent'));
   });
 
   afterAll(() => {
@@ -555,6 +578,18 @@ describe('ShellTool finds a refused program under its other names', () => {
     ['emacs-gtk, where emacs leads to the same file', 'emacs-gtk', /emacs is an interpreter/],
     ['emacs-29.1, a hard link of emacs', 'emacs-29.1', /emacs is an interpreter/],
     ['perl5.36.0', 'perl5.36.0', /perl is an interpreter/],
+    [
+      'perl5.36-x86_64-linux-gnu (a versioned family before the -, no inode check)',
+      'perl5.36-x86_64-linux-gnu',
+      /perl is an interpreter/,
+    ],
+    ['python3.11-dbg', 'python3.11-dbg', /python is an interpreter/],
+    ['ld.so (the dynamic loader)', 'ld.so', /ld\.so runs other programs/],
+    ['a renamed link to ld-linux-x86-64.so.2', 'my-loader', /ld\.so runs other programs/],
+    ['setarch', 'setarch', /setarch runs other programs/],
+    ['x86_64, a link to setarch', 'x86_64', /x86_64 runs other programs/],
+    ['time', 'time', /time runs other programs/],
+    ['ssh-agent', 'ssh-agent', /ssh-agent runs other programs/],
   ])('refuses %s', (_name, command, reason) => {
     expect(() => named(command)).toThrow(ShellToolOptionsError);
     expect(() => named(command)).toThrow(reason);
@@ -563,6 +598,25 @@ describe('ShellTool finds a refused program under its other names', () => {
 
   it('keeps a program whose name only starts like a refused one (ssh-keygen is not ssh)', () => {
     expect(named('ssh-keygen').programs.get('ssh-keygen')).toBe(join(names, 'ssh-keygen'));
+  });
+
+  it.each([
+    'perl5.36-x86_64-linux-gnu',
+    'ld.so',
+    'setarch',
+    'x86_64',
+    'linux32',
+    'time',
+    'ssh-agent',
+    'valgrind',
+    'fakeroot',
+    'systemd-run',
+    'bwrap',
+  ])('refuses this system %s where it is installed', (command) => {
+    if (!['/usr/bin', '/bin'].some((folder) => existsSync(join(folder, command)))) return;
+    expect(
+      () => new ShellTool({ workspace: join(folder, 'ws'), allowedCommands: [command] }),
+    ).toThrow(/unrestricted/);
   });
 
   it.each(['view', 'vimdiff', 'rview', 'editor'])(
@@ -580,4 +634,73 @@ describe('ShellTool finds a refused program under its other names', () => {
       ).toThrow(/vim is an interpreter/);
     },
   );
+});
+
+// Red team (F4): compilers ran a wrapper program (`gcc -wrapper /bin/sh,-c,cmd`) and sqlite3 ran
+// `.shell cmd`. Real programs where installed; each payload creates its marker if it runs.
+describe('ShellTool refuses code-running compiler options and runs sqlite3 in safe mode', () => {
+  let space: string;
+  const which = (program: string): boolean =>
+    ['/usr/bin', '/bin'].some((folder) => existsSync(join(folder, program)));
+
+  beforeAll(() => {
+    space = mkdtempSync(join(tmpdir(), 'toolfence-compilers-'));
+    writeFileSync(join(space, 'main.c'), 'int main(void) { return 0; }\n');
+    writeFileSync(join(space, 'opts'), `-wrapper /bin/sh,-c,touch ${join(space, 'at-file')}\n`);
+  });
+
+  afterAll(() => {
+    rmSync(space, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['-wrapper', (mark: string) => ['-wrapper', `/bin/sh,-c,touch ${mark}`, '-c', 'main.c']],
+    ['@file', () => ['@opts', '-c', 'main.c']],
+    ['-B', () => ['-B', '.', '-c', 'main.c']],
+    ['-fplugin=', () => ['-fplugin=./x.so', '-c', 'main.c']],
+  ])('refuses gcc %s before spawning, and compiles an ordinary file', async (_name, payload) => {
+    if (!which('gcc')) return;
+    const mark = join(space, 'wrapper');
+    const shell = new ShellTool({ workspace: space, allowedCommands: ['gcc'] });
+    const refused = await run(shell, { command: 'gcc', args: payload(mark) });
+    expect(refused.metadata).toMatchObject({ code: 'SHELL_ARGUMENT_REFUSED', command: 'gcc' });
+    expect(existsSync(mark)).toBe(false);
+    expect(existsSync(join(space, 'at-file'))).toBe(false);
+    const compiled = await run(shell, {
+      command: 'gcc',
+      args: ['-O2', '-Wall', '-DBUILD=1', '-c', 'main.c', '-o', 'main.o'],
+    });
+    expect(compiled.isError, JSON.stringify(compiled.structuredContent)).not.toBe(true);
+  });
+
+  it.each([
+    ['.shell in a SQL argument', (mark: string) => [':memory:', `.shell touch ${mark}`]],
+    [
+      '.system in -cmd',
+      (mark: string) => ['-cmd', `.system touch ${mark}`, ':memory:', 'select 1'],
+    ],
+    ['edit() with a command', (mark: string) => [':memory:', `select edit('x', 'touch ${mark}')`]],
+    ['.once to a pipe', (mark: string) => [':memory:', `.once '|touch ${mark}'`, 'select 1']],
+    ['ATTACH of another file', (mark: string) => [':memory:', `attach '${mark}' as other`]],
+    ['.load of a shared object', (mark: string) => [':memory:', `.load ${mark}`]],
+    ['load_extension()', (mark: string) => [':memory:', `select load_extension('${mark}')`]],
+  ])('runs sqlite3 in safe mode: %s runs nothing', async (_name, payload) => {
+    if (!which('sqlite3')) return;
+    const mark = join(space, 'sqlite');
+    const shell = new ShellTool({ workspace: space, allowedCommands: ['sqlite3'] });
+    const result = await run(shell, { command: 'sqlite3', args: payload(mark) });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent?.stderr).toMatch(/safe mode/);
+    expect(existsSync(mark)).toBe(false);
+    const init = await run(shell, { command: 'sqlite3', args: ['-init', 'x.sql', ':memory:'] });
+    expect(init.metadata?.code).toBe('SHELL_ARGUMENT_REFUSED');
+    const ordinary = await run(shell, {
+      command: 'sqlite3',
+      args: [
+        'data.db',
+        'create table if not exists t(x); insert into t values (42); select x from t;',
+      ],
+    });
+    expect(ordinary.structuredContent?.stdout).toMatch(/42/);
+  });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PROGRAM_RULES, programFamily, refusedArgument } from './program-rules.js';
+import {
+  DEFAULT_PROGRAM_RULES,
+  isDynamicLoaderName,
+  programFamily,
+  refusedArgument,
+} from './program-rules.js';
 
 const rule = (program: string) => {
   const found = DEFAULT_PROGRAM_RULES[program];
@@ -317,8 +322,116 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     }
   });
 
+  // Red team (F4): compilers run a wrapper, plugins and other programs; sqlite3's dot-commands
+  // and SQL functions run commands and load code.
+  it.each([
+    ['gcc -wrapper', 'gcc', ['-wrapper', '/bin/sh,-c,id', '-c', 'a.c']],
+    ['gcc -fplugin=', 'gcc', ['-fplugin=./x.so', '-c', 'a.c']],
+    ['gcc -B', 'gcc', ['-B', '.', '-c', 'a.c']],
+    ['gcc -Bdir', 'gcc', ['-B./bin', '-c', 'a.c']],
+    ['gcc @file', 'gcc', ['@opts', 'a.c']],
+    ['gcc -specs=', 'gcc', ['-specs=x.specs', 'a.c']],
+    ['gcc --specs', 'gcc', ['--specs', 'x.specs', 'a.c']],
+    ['gcc -Wl,-plugin', 'gcc', ['-Wl,-plugin,x.so', 'a.c']],
+    ['gcc -Xlinker', 'gcc', ['-Xlinker', '-plugin', '-Xlinker', 'x.so', 'a.c']],
+    ['cc -wrapper', 'cc', ['-wrapper', 'x', 'a.c']],
+    ['g++ -fplugin', 'g++', ['-fplugin', 'x.so', 'a.cc']],
+    ['clang -Xclang', 'clang', ['-Xclang', '-load', '-Xclang', 'x.so', 'a.c']],
+    ['clang -fuse-ld=<path>', 'clang', ['-fuse-ld=/tmp/x', 'a.c']],
+    ['sqlite3 -init (read before safe mode)', 'sqlite3', ['-init', 'x.sql', ':memory:']],
+    ['sqlite3 --init', 'sqlite3', ['--init', 'x.sql', ':memory:']],
+    ['sqlite3 -nonce (lifts safe mode)', 'sqlite3', ['-nonce', 'x', ':memory:']],
+    ['sqlite3 -unsafe-testing', 'sqlite3', ['-unsafe-testing', ':memory:']],
+  ] as const)('refuses %s', (_name, program, args) => {
+    expect(refusedArgument(rule(program), args)).toEqual(expect.any(String));
+  });
+
+  it.each([
+    ['gcc compiling', 'gcc', ['-O2', '-Wall', '-DBUILD=1', '-Iinclude', '-o', 'a', 'a.c']],
+    ['gcc -std and -l', 'gcc', ['-std=c11', 'a.c', '-lm']],
+    ['sqlite3 with SQL', 'sqlite3', ['db.sqlite', 'select 1']],
+    ['sqlite3 -cmd (runs under -safe)', 'sqlite3', ['-cmd', '.tables', 'db.sqlite']],
+  ] as const)('allows %s', (_name, program, args) => {
+    expect(refusedArgument(rule(program), args)).toBeUndefined();
+  });
+
+  it('runs sqlite3 in safe mode', () => {
+    expect(rule('sqlite3').prependArguments).toEqual(['-safe']);
+  });
+
+  it.each([
+    'setarch',
+    'linux32',
+    'linux64',
+    'i386',
+    'x86_64',
+    'time',
+    'ld.so',
+    'ssh-agent',
+    'bwrap',
+    'systemd-run',
+    'capsh',
+    'fakeroot',
+    'firejail',
+    'valgrind',
+  ])('refuses the runner %s outright', (program) => {
+    expect(refusedArgument(rule(program), [])).toBeNull();
+  });
+
+  it.each([
+    ['ld.so', true],
+    ['ld-linux-x86-64.so.2', true],
+    ['ld-linux.so.2', true],
+    ['ld-linux-aarch64.so.1', true],
+    ['ld-musl-x86_64.so.1', true],
+    ['ld64.so.2', true],
+    ['ld', false],
+    ['ld.bfd', false],
+    ['ld.gold', false],
+    ['ldd', false],
+  ] as const)('knows whether %s is the dynamic loader', (name, loader) => {
+    expect(isDynamicLoaderName(name)).toBe(loader);
+  });
+
   it('refuses interpreters and program runners outright', () => {
-    for (const program of ['sh', 'bash', 'node', 'python', 'perl', 'awk', 'xargs', 'npm', 'npx']) {
+    for (const program of [
+      'sh',
+      'bash',
+      'node',
+      'python',
+      'perl',
+      'awk',
+      'xargs',
+      'npm',
+      'npx',
+      'wish',
+      'java',
+      'jshell',
+      'R',
+      'Rscript',
+      'julia',
+      'guile',
+      'racket',
+      'pwsh',
+      'erl',
+      'escript',
+      'ocaml',
+      'systemd-nspawn',
+      'fakechroot',
+      'proot',
+      'pkexec',
+      'sg',
+      'runcon',
+      'start-stop-daemon',
+      'dbus-run-session',
+      'xvfb-run',
+      'eatmydata',
+      'faketime',
+      'numactl',
+      'torsocks',
+      'proxychains',
+      'catchsegv',
+    ]) {
       expect(refusedArgument(rule(program), [])).toBeNull();
     }
   });

@@ -355,6 +355,50 @@ const ENV: ProgramRule = Object.freeze({
 
 const PACKAGE_MANAGER = 'runs package scripts and installs code';
 
+/**
+ * C compilers: a wrapper, plugins, spec files and a program folder run or load programs, and a
+ * response file (`@file`) or `-Wl,`/`-Wp,` pass-through can carry any of them.
+ */
+const COMPILER: ProgramRule = Object.freeze({
+  reason:
+    'compiler options that run or load other programs (wrapper, plugins, spec files, a program folder, response files, linker and preprocessor pass-through)',
+  options: Object.freeze([
+    '-wrapper',
+    '-fplugin',
+    '-specs',
+    '-Xlinker',
+    '-Xpreprocessor',
+    '-Xclang',
+    '-mllvm',
+    '-fpass-plugin',
+    '-fuse-ld',
+    '--ld-path',
+  ]),
+  argumentPrefixes: Object.freeze(['@', '-B', '-Wl,', '-Wp,']),
+});
+
+/**
+ * sqlite3 runs in safe mode (`-safe`, sqlite3 3.37 and later): `.shell`, `.system`, `.load`,
+ * `.once '|cmd'`, `load_extension()`, `edit()` and `ATTACH` are refused by sqlite3 itself, in
+ * SQL arguments and `-cmd` alike. An init file is read before safe mode starts, and a nonce
+ * lifts it.
+ */
+const SQLITE: ProgramRule = Object.freeze({
+  reason:
+    'sqlite3 runs with -safe (its dot-commands and functions that run programs, load code or open other files are refused); -init is read before safe mode, -nonce lifts it',
+  options: Object.freeze(['-init', '-nonce', '-unsafe-testing']),
+  prependArguments: Object.freeze(['-safe']),
+});
+
+/**
+ * Whether a program name is the dynamic loader (`ld.so`, `ld-linux-x86-64.so.2`,
+ * `ld-musl-x86_64.so.1`, `ld64.so.2`), which runs the program given as its argument. The
+ * linker (`ld`, `ld.bfd`) is not.
+ */
+export function isDynamicLoaderName(name: string): boolean {
+  return /^ld(?:64)?(?:-[A-Za-z0-9_.-]+)?\.so(?:\.[0-9]+)*$/.test(name);
+}
+
 const SORT: ProgramRule = Object.freeze({
   reason: 'sort --compress-program runs a program',
   options: Object.freeze(['--compress-program']),
@@ -496,6 +540,58 @@ export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Obje
   ltrace: runner('ltrace'),
   gdb: runner('gdb'),
   ssh: runner('ssh'),
+  'ssh-agent': runner('ssh-agent'),
+  setarch: runner('setarch'),
+  linux32: runner('linux32'),
+  linux64: runner('linux64'),
+  i386: runner('i386'),
+  x86_64: runner('x86_64'),
+  time: runner('time'),
+  // The dynamic loader under any of its names (isDynamicLoaderName) has this rule.
+  'ld.so': runner('ld.so'),
+  bwrap: runner('bwrap'),
+  'systemd-run': runner('systemd-run'),
+  'systemd-nspawn': runner('systemd-nspawn'),
+  capsh: runner('capsh'),
+  fakeroot: runner('fakeroot'),
+  fakechroot: runner('fakechroot'),
+  firejail: runner('firejail'),
+  proot: runner('proot'),
+  valgrind: runner('valgrind'),
+  pkexec: runner('pkexec'),
+  sg: runner('sg'),
+  runcon: runner('runcon'),
+  'start-stop-daemon': runner('start-stop-daemon'),
+  'dbus-run-session': runner('dbus-run-session'),
+  'xvfb-run': runner('xvfb-run'),
+  eatmydata: runner('eatmydata'),
+  faketime: runner('faketime'),
+  numactl: runner('numactl'),
+  torsocks: runner('torsocks'),
+  proxychains: runner('proxychains'),
+  catchsegv: runner('catchsegv'),
+  java: interpreter('java'),
+  jshell: interpreter('jshell'),
+  R: interpreter('R'),
+  Rscript: interpreter('Rscript'),
+  julia: interpreter('julia'),
+  guile: interpreter('guile'),
+  racket: interpreter('racket'),
+  wish: interpreter('wish'),
+  pwsh: interpreter('pwsh'),
+  erl: interpreter('erl'),
+  escript: interpreter('escript'),
+  ocaml: interpreter('ocaml'),
+  gcc: COMPILER,
+  cc: COMPILER,
+  'c++': COMPILER,
+  'g++': COMPILER,
+  c89: COMPILER,
+  c99: COMPILER,
+  cpp: COMPILER,
+  clang: COMPILER,
+  'clang++': COMPILER,
+  sqlite3: SQLITE,
   vi: interpreter('vi'),
   vim: interpreter('vim'),
   nvim: interpreter('nvim'),

@@ -16,6 +16,7 @@ import { FileSystemAccessError } from './file-system-error.js';
 import { LocalProcessSandbox } from './local-process-sandbox.js';
 import {
   DEFAULT_PROGRAM_RULES,
+  isDynamicLoaderName,
   type ProgramRule,
   programFamily,
   refusedArgument,
@@ -291,21 +292,30 @@ function sameFile(a: Stats, b: Stats): boolean {
 /**
  * The default rule of a program, by the names it goes by ({@link programNames}): a name of
  * the table, else a name's family without a distribution or version suffix (`vim.basic` and
- * `view` → `vim.basic` are `vim`, `python3.11` is `python`), else the part before a `-` when
- * that family name, found in `searchPath` or the system folders, is the very same file
- * (`emacs-gtk` is `emacs` where `emacs` leads to it; `ssh-keygen` is not `ssh`).
+ * `view` → `vim.basic` are `vim`, `python3.11` is `python`), else the dynamic loader under any
+ * of its names (`ld-linux-x86-64.so.2`), else the part before a `-`: a refused program with a
+ * version (`perl5.36-x86_64-linux-gnu` is `perl`, `python3.11-dbg` is `python`) at once, any
+ * other family name only when, found in `searchPath` or the system folders, it is the very same
+ * file (`emacs-gtk` is `emacs` where `emacs` leads to it; `ssh-keygen` is not `ssh`).
  */
 function defaultRuleFor(program: string, searchPath: string): ProgramRule | undefined {
   const names = programNames(program);
   for (const key of [...names, ...names.map(programFamily)]) {
     if (Object.hasOwn(DEFAULT_PROGRAM_RULES, key)) return DEFAULT_PROGRAM_RULES[key];
   }
+  if (names.some(isDynamicLoaderName)) return DEFAULT_PROGRAM_RULES['ld.so'];
   let file: Stats | undefined;
   for (const name of names) {
     const dash = name.indexOf('-');
     if (dash <= 0) continue;
-    const family = programFamily(name.slice(0, dash));
+    const before = name.slice(0, dash);
+    const family = programFamily(before);
     if (!Object.hasOwn(DEFAULT_PROGRAM_RULES, family)) continue;
+    // A versioned interpreter's own file (`perl5.36-x86_64-linux-gnu` is not the file `perl`
+    // leads to) counts without the same-file check.
+    if (family !== before && DEFAULT_PROGRAM_RULES[family]?.refuseProgram === true) {
+      return DEFAULT_PROGRAM_RULES[family];
+    }
     try {
       file ??= statSync(program);
     } catch {
