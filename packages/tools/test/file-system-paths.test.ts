@@ -176,7 +176,7 @@ describe('FileSystemTool: benign paths a model sends are accepted', () => {
     expect(content).toMatchObject(expected);
   });
 
-  it.each([
+  it.each<readonly [string, JsonObject, string]>([
     ['write ./new.txt', { operation: 'write', path: './new.txt', content: 'n' }, 'new.txt'],
     ['write dir//new.txt', { operation: 'write', path: 'dir//w.txt', content: 'w' }, 'dir/w.txt'],
     [
@@ -195,7 +195,7 @@ describe('FileSystemTool: benign paths a model sends are accepted', () => {
           `write a 255-byte name of ${[...name][0]}`,
           { operation: 'write', path: name, content: 'long' },
           name,
-        ] as const,
+        ] satisfies readonly [string, JsonObject, string],
     ),
   ])('accepts %s for writing', async (_label, args, path) => {
     expect(structured(await writer.invoke(args, context))).toMatchObject({ path });

@@ -291,6 +291,31 @@ describe('FileSystemTool: the root replaced after construction', () => {
     expect(() => lstatSync('/toolfence-root-test.txt')).toThrow(/ENOENT/);
   });
 
+  it('refuses every call once the configured path (a link) names another folder', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'toolfence-fs-relink-'));
+    cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+    mkdirSync(join(base, 'v1'));
+    mkdirSync(join(base, 'v2'));
+    writeFileSync(join(base, 'v1', 'file.txt'), 'V1');
+    writeFileSync(join(base, 'v2', 'file.txt'), 'V2');
+    const current = join(base, 'current');
+    symlinkSync(join(base, 'v1'), current);
+    const { reader } = tools(current);
+    expect(reader.root).toBe(join(base, 'v1'));
+    expect(
+      (await reader.invoke({ operation: 'read', path: `${current}/file.txt` }, context))
+        .structuredContent,
+    ).toMatchObject({ content: 'V1' });
+    // The link now names v2: a policy that judged "<current>/file.txt" judged v2's file, so the
+    // tool, which holds v1, refuses rather than act on another folder than the path names.
+    rmSync(current);
+    symlinkSync(join(base, 'v2'), current);
+    for (const path of ['file.txt', `${current}/file.txt`]) {
+      const result = await reader.invoke({ operation: 'read', path }, context);
+      expect(codeOf(result)).toBe('FS_ROOT_CHANGED');
+    }
+  });
+
   it('never reads outside while the root flips between itself and an outside link', {
     timeout: 60_000,
   }, async () => {
@@ -328,5 +353,63 @@ describe('FileSystemTool: the root replaced after construction', () => {
     expect(outcome.swaps).toBeGreaterThan(1_000);
     expect(outcome.codes.FS_ROOT_CHANGED ?? 0).toBeGreaterThan(0);
     for (const code of Object.keys(outcome.codes)) expect(EXPECTED_CODES).toContain(code);
+  });
+});
+
+describe('FileSystemTool: the root swapped while the tool is being created', () => {
+  it('never names one folder as its root while it works in another', {
+    timeout: 60_000,
+  }, async () => {
+    // base/p/proj is the root; base/plink links to base/outside, which holds an outside proj.
+    // A second process exchanges p and plink while tools are created one after another.
+    const base = mkdtempSync(join(tmpdir(), 'toolfence-fs-ctor-'));
+    cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+    const parent = join(base, 'p');
+    const link = join(base, 'plink');
+    const root = join(parent, 'proj');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'secret'), 'INSIDE');
+    mkdirSync(join(base, 'outside', 'proj'), { recursive: true });
+    writeFileSync(join(base, 'outside', 'proj', 'secret'), OUTSIDE_CONTENT);
+    symlinkSync(join(base, 'outside'), link);
+    const ROUNDS = 3000;
+    const created: FileSystemTool[] = [];
+    cleanups.push(async () => {
+      for (const tool of created) await tool.close();
+    });
+    let refused = 0;
+    const exchanger = await startExchange(parent, link);
+    cleanups.push(() => exchanger.kill());
+    try {
+      for (let round = 0; round < ROUNDS; round += 1) {
+        try {
+          created.push(new FileSystemTool({ root }));
+        } catch (error) {
+          expect((error as { code?: unknown }).code).toBe('FS_INVALID_OPTIONS');
+          refused += 1;
+        }
+        // Let the exchanger run between two constructions.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      await exchanger.stop();
+    }
+    // Leave p as the link to the outside (the attacker's last move), so a path that goes
+    // through p resolves outside.
+    renameSync(parent, join(base, 'p.real'));
+    renameSync(link, parent);
+    let escapes = 0;
+    let named = 0;
+    for (const tool of created) {
+      // The root a tool reports is the real path of the folder it opened.
+      if (tool.root === root) named += 1;
+      const result = await tool.invoke({ operation: 'read', path: 'secret' }, context);
+      if (tool.root === root && JSON.stringify(result).includes(MARKER)) escapes += 1;
+    }
+    console.info(
+      `constructor race: ${created.length} created, ${refused} refused, ${named} named the root, ${escapes} escapes`,
+    );
+    expect(created.length + refused).toBe(ROUNDS);
+    expect(escapes).toBe(0);
   });
 });

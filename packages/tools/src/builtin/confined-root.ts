@@ -3,12 +3,14 @@ import {
   constants,
   existsSync,
   fstatSync,
+  lstatSync,
   openSync,
+  readlinkSync,
   realpathSync,
   type Stats,
   statSync,
 } from 'node:fs';
-import { type FileHandle, lstat, open, readlink } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readlink, stat as statPath } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
 import { quoteForMessage } from './confined-path.js';
 import { FileSystemAccessError } from './file-system-error.js';
@@ -116,8 +118,10 @@ class OpenDirectory implements ConfinedDirectory {
  * component opened relative to its parent's descriptor.
  */
 export class ConfinedRoot {
-  /** The root's real path, as taken at construction. */
+  /** The real path of the folder opened at construction (the kernel's name for it then). */
   readonly path: string;
+  /** The root as configured, made absolute (not resolved): re-checked on every call. */
+  readonly configured: string;
   /** Absolute spellings of the root a model may send (real path and the path as configured). */
   readonly spellings: readonly string[];
   readonly #fd: number;
@@ -134,10 +138,12 @@ export class ConfinedRoot {
     this.#mode = options.confinement;
     this.#symlinks = options.symlinks;
     this.#maxHops = options.maxSymlinkHops;
+    // Open first, then name what was opened: a path taken before the open (realpath, then open
+    // by it) can name one folder while the descriptor holds another, when a parent of the root
+    // is swapped for a link in between.
     let fd: number;
     try {
-      this.path = realpathSync(root);
-      fd = openSync(this.path, constants.O_RDONLY | constants.O_DIRECTORY);
+      fd = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY);
     } catch (error) {
       throw new FileSystemToolOptionsError(
         codeOf(error) === 'ENOTDIR' ? 'root must be a folder.' : 'root must be an existing folder.',
@@ -146,6 +152,21 @@ export class ConfinedRoot {
     }
     this.#fd = fd;
     this.#stat = fstatSync(fd);
+    this.configured = resolvePath(root);
+    const path = this.#realPathOfDescriptor(root);
+    if (
+      path === undefined ||
+      !this.#names(path, lstatSync) ||
+      !this.#names(this.configured, statSync)
+    ) {
+      closeSync(fd);
+      throw new FileSystemToolOptionsError(
+        'root was moved or replaced while the tool was being created (the folder opened is not ' +
+          'the one its path names now); nothing was accessed. Create the tool again.',
+        { details: { option: 'root', reason: 'root-changed' } },
+      );
+    }
+    this.path = path;
     if (this.#mode === 'descriptor' && !this.#procWorks()) {
       closeSync(fd);
       throw new FileSystemToolOptionsError(
@@ -155,10 +176,37 @@ export class ConfinedRoot {
         { details: { option: 'confinement', reason: 'no-proc-self-fd' } },
       );
     }
-    const configured = resolvePath(root);
-    this.spellings = configured === this.path ? [this.path] : [this.path, configured];
+    this.spellings = this.configured === this.path ? [this.path] : [this.path, this.configured];
     const self = this.#mode === 'descriptor' ? `/proc/self/fd/${fd}` : this.path;
     this.#root = new OpenDirectory(self, undefined);
+  }
+
+  /**
+   * The real path of the folder the descriptor holds: on Linux the kernel's own name for it
+   * (`readlink /proc/self/fd/<fd>`), elsewhere `realpath` of `root` (compared by identity after).
+   */
+  #realPathOfDescriptor(root: string): string | undefined {
+    try {
+      const named = readlinkSync(`/proc/self/fd/${this.#fd}`);
+      if (named.startsWith('/')) return named;
+    } catch {
+      // No /proc: fall back to realpath, which the identity check then holds to the descriptor.
+    }
+    try {
+      return realpathSync(root);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** True when `path` names (through `look`: `lstat` or `stat`) the folder held open. */
+  #names(path: string, look: (path: string) => Stats): boolean {
+    try {
+      const stat = look(path);
+      return stat.isDirectory() && sameFile(stat, this.#stat);
+    } catch {
+      return false;
+    }
   }
 
   #procWorks(): boolean {
@@ -207,13 +255,20 @@ export class ConfinedRoot {
    * at construction (moved, or replaced by a link).
    */
   async verify(): Promise<void> {
-    let current: Stats | undefined;
-    try {
-      current = await lstat(this.path);
-    } catch {
-      current = undefined;
-    }
-    if (current === undefined || !current.isDirectory() || !sameFile(current, this.#stat)) {
+    // The real path must still name the folder held open (lstat: not a link now), and so must
+    // the path as configured (stat: through its links), the only absolute spelling accepted.
+    const names = async (path: string, look: typeof lstat): Promise<boolean> => {
+      try {
+        const current = await look(path);
+        return current.isDirectory() && sameFile(current, this.#stat);
+      } catch {
+        return false;
+      }
+    };
+    if (
+      !(await names(this.path, lstat)) ||
+      (this.configured !== this.path && !(await names(this.configured, statPath)))
+    ) {
       throw new FileSystemAccessError(
         'The workspace root was moved or replaced after the tool was created; nothing was ' +
           'accessed. Recreate the tool for the new folder.',
