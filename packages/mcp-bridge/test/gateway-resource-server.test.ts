@@ -1,6 +1,8 @@
 // The gateway as an OAuth protected resource, attacked: every row is a token (or a key server)
 // an attacker or a broken authorization server could present. A scripted authorization server on
 // loopback publishes RFC 8414 metadata and a JWKS; tokens are signed with jose.
+
+import { compilePrincipalMatcher } from '@toolfence/tools';
 import { exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
@@ -427,5 +429,52 @@ describe('the gateway as a protected resource', () => {
         gateway: { httpAuth: { ...httpAuth, issuer: 'https://as.example.com' } },
       }),
     ).toThrow(/unknown key "issuer"/);
+  });
+});
+
+describe('the scopes a rule reads are the scopes requiredScopes reads', () => {
+  // A deny rule on { claims: { scope: 'readonly' } } must hold whether the token says `scope`
+  // (RFC 9068) or `scp` (a list, as Entra ID and Okta put it, or a string).
+  const readOnly = compilePrincipalMatcher({ claims: { scope: 'readonly' } }, 'rule');
+  const readOnlyScp = compilePrincipalMatcher({ claims: { scp: 'readonly' } }, 'rule');
+
+  it.each<[string, Record<string, unknown>]>([
+    ['scope as a string', { scope: 'mcp:tools readonly' }],
+    ['scp as a list', { scope: undefined, scp: ['mcp:tools', 'readonly'] }],
+    ['scp as a string', { scope: undefined, scp: 'mcp:tools readonly' }],
+  ])(
+    "%s: the principal's scope is the normalised list, and the deny matches",
+    async (_name, given) => {
+      const answer = await resourceServer({
+        requiredScopes: ['mcp:tools'],
+        principalClaims: ['groups', 'scope', 'scp'],
+      }).authenticate(`Bearer ${await sign(claims(given))}`);
+      expect(answer.ok).toBe(true);
+      if (!answer.ok) return;
+      expect(answer.scopes).toEqual(['mcp:tools', 'readonly']);
+      expect(answer.principal.claims.scope).toEqual(['mcp:tools', 'readonly']);
+      // A rule on scp sees the same list (never a raw scp the scope rule would miss).
+      expect(answer.principal.claims.scp).toEqual(['mcp:tools', 'readonly']);
+      expect(readOnly(answer.principal)).toBe(true);
+      expect(readOnlyScp(answer.principal)).toBe(true);
+    },
+  );
+
+  it('with scope and scp both present, both rules read scope, as requiredScopes does', async () => {
+    const answer = await resourceServer({ principalClaims: ['scope', 'scp'] }).authenticate(
+      `Bearer ${await sign(claims({ scope: 'mcp:tools', scp: ['readonly'] }))}`,
+    );
+    expect(answer).toMatchObject({
+      ok: true,
+      scopes: ['mcp:tools'],
+      principal: { claims: { scope: ['mcp:tools'], scp: ['mcp:tools'] } },
+    });
+  });
+
+  it('a token with neither has no scope claim (a rule on scope does not match it)', async () => {
+    const answer = await resourceServer().authenticate(
+      `Bearer ${await sign(claims({ scope: undefined }))}`,
+    );
+    expect(answer.ok && answer.principal.claims).not.toHaveProperty('scope');
   });
 });

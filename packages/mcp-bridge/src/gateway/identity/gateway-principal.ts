@@ -63,8 +63,25 @@ function keptValue(
 }
 
 /**
+ * The token's scopes: `scope` (space-separated) or, when it has none, `scp` (a list or a
+ * space-separated string). The one reading of a token's scopes: `requiredScopes` checks it, and
+ * the principal's `scope` (and `scp`) claim is it, so a rule reads what the check read.
+ */
+export function scopesOf(payload: Readonly<Record<string, unknown>>): string[] {
+  const raw = payload.scope ?? payload.scp;
+  if (typeof raw === 'string') return raw.split(' ').filter((scope) => scope !== '');
+  if (Array.isArray(raw)) return raw.filter((scope): scope is string => typeof scope === 'string');
+  return [];
+}
+
+/** The claims read as the token's scopes ({@link scopesOf}) whichever of them the token carries. */
+const SCOPE_CLAIMS: readonly string[] = Object.freeze(['scope', 'scp']);
+
+/**
  * The caller as policies, the audit log and traces see it: the token's issuer and subject, and
- * the selected claims (strings or lists of strings; `scope` split into a list). Never the token.
+ * the selected claims (strings or lists of strings). `scope` and `scp`, when selected, are both
+ * the token's scopes as {@link scopesOf} reads them (`scope`, else `scp`; as a list), so a rule on
+ * either sees what `requiredScopes` checked, whichever claim the issuer used. Never the token.
  * A selected claim over `limits` is never cut: it throws {@link GatewayTokenError} (the request
  * is answered 401), so a rule or an admin check never reads part of a claim as the whole.
  */
@@ -76,14 +93,11 @@ export function principalFromClaims(
   limits: PrincipalClaimLimits = DEFAULT_LIMITS,
 ): Principal {
   const claims: Record<string, string | readonly string[]> = {};
+  const scoped = SCOPE_CLAIMS.some((name) => Object.hasOwn(payload, name));
   for (const name of selected) {
-    if (!Object.hasOwn(payload, name)) continue;
-    const raw = payload[name];
-    const kept = keptValue(
-      name,
-      name === 'scope' && typeof raw === 'string' ? raw.split(' ').filter(Boolean) : raw,
-      limits,
-    );
+    const scope = SCOPE_CLAIMS.includes(name);
+    if (scope ? !scoped : !Object.hasOwn(payload, name)) continue;
+    const kept = keptValue(name, scope ? scopesOf(payload) : payload[name], limits);
     if (kept !== undefined) claims[name] = kept;
   }
   return Object.freeze({ issuer, subject, claims: Object.freeze(claims) });

@@ -39,7 +39,8 @@ export interface GatewayHttpAuthSettings {
   readonly fetchMaxBytes?: number;
   /**
    * Claims of the token kept in the caller's principal (for policy rules, audit and traces):
-   * strings or lists of strings only; `scope` is split into a list. Default `groups`, `roles`, `scope`.
+   * strings or lists of strings only; `scope` and `scp` are both the token's scopes as
+   * `requiredScopes` reads them (`scope`, else `scp`), as a list. Default `groups`, `roles`, `scope`.
    * Every claim a policy rule's `principal.claims` names must be listed (the policy is refused
    * otherwise).
    */

@@ -6,6 +6,7 @@ import type { JSONWebKeySet, JWK, JWTPayload } from 'jose';
 import { McpBridgeError } from '../../mcp-bridge-error.js';
 import { checkEndpointUrl, discoverAuthorizationServer, getJson } from '../../oauth/discovery.js';
 import type { OAuthHttp } from '../../oauth/http.js';
+import { scopesOf } from './gateway-principal.js';
 import type { ResolvedHttpAuthSettings } from './http-auth-settings.js';
 import { GatewayAuthUnavailableError, GatewayTokenError } from './token-error.js';
 
@@ -282,12 +283,4 @@ export class JwtAccessTokenVerifier {
       payload,
     };
   }
-}
-
-/** The token's scopes: `scope` (space-separated) or `scp` (a list or a string). */
-export function scopesOf(payload: Readonly<Record<string, unknown>>): string[] {
-  const raw = payload.scope ?? payload.scp;
-  if (typeof raw === 'string') return raw.split(' ').filter((scope) => scope !== '');
-  if (Array.isArray(raw)) return raw.filter((scope): scope is string => typeof scope === 'string');
-  return [];
 }

@@ -5,9 +5,9 @@
 import { McpBridgeError } from '../../mcp-bridge-error.js';
 import { checkEndpointUrl, discoverAuthorizationServer } from '../../oauth/discovery.js';
 import type { OAuthHttp } from '../../oauth/http.js';
+import { scopesOf } from './gateway-principal.js';
 import type { ResolvedHttpAuthSettings } from './http-auth-settings.js';
 import type { VerifiedAccessToken } from './jwt-verifier.js';
-import { scopesOf } from './jwt-verifier.js';
 import { GatewayAuthUnavailableError, GatewayTokenError } from './token-error.js';
 
 /** The gateway's client credentials at the introspection endpoint. */
