@@ -100,7 +100,7 @@ const benign: readonly Benign[] = [
   ['read a/./../b', () => ({ operation: 'read', path: 'dir/./../a.txt' }), { path: 'a.txt' }],
   [
     'read an absolute path inside the root',
-    () => ({ operation: 'read', path: join(root, 'dir', 'b.txt') }),
+    () => ({ operation: 'read', path: join(alias, 'dir', 'b.txt') }),
     { path: 'dir/b.txt' },
   ],
   [
@@ -110,7 +110,7 @@ const benign: readonly Benign[] = [
   ],
   [
     'read an absolute path with doubled separators',
-    () => ({ operation: 'read', path: `${root}//dir//b.txt` }),
+    () => ({ operation: 'read', path: `${alias}//dir//b.txt` }),
     { path: 'dir/b.txt' },
   ],
   ['list dir/', () => ({ operation: 'list', path: 'dir/' }), { path: 'dir' }],
@@ -119,8 +119,12 @@ const benign: readonly Benign[] = [
   ['list .', () => ({ operation: 'list', path: '.' }), { path: '.' }],
   ['list ./', () => ({ operation: 'list', path: './' }), { path: '.' }],
   ['list without a path', () => ({ operation: 'list' }), { path: '.' }],
-  ['list the absolute root', () => ({ operation: 'list', path: root }), { path: '.' }],
-  ['list the absolute root with /', () => ({ operation: 'list', path: `${root}/` }), { path: '.' }],
+  ['list the absolute root', () => ({ operation: 'list', path: alias }), { path: '.' }],
+  [
+    'list the absolute root with /',
+    () => ({ operation: 'list', path: `${alias}/` }),
+    { path: '.' },
+  ],
   ['list dir/sub/..', () => ({ operation: 'list', path: 'dir/sub/..' }), { path: 'dir' }],
   ['stat dir/', () => ({ operation: 'stat', path: 'dir/' }), { type: 'directory' }],
   ['stat .', () => ({ operation: 'stat', path: '.' }), { type: 'directory' }],
@@ -237,10 +241,19 @@ const refusals: readonly Refusal[] = [
   ],
   [
     'absolute path that climbs out',
-    () => `${root}/../outside/secret.txt`,
+    () => `${alias}/../outside/secret.txt`,
     'FS_PATH_INVALID',
     /leaves the workspace root/,
   ],
+  [
+    // The tool is configured through the alias: the real path is a second spelling of the root,
+    // refused so that a pathUnder rule written on the configured root sees every absolute path.
+    'the real path of a root configured through a link',
+    () => join(root, 'a.txt'),
+    'FS_PATH_INVALID',
+    /its real path\); this tool takes absolute paths only under the root as configured, ".*alias"/,
+  ],
+  ['the real path of the root itself', () => root, 'FS_PATH_INVALID', /its real path/],
   [
     '.. above the root',
     () => '../outside/secret.txt',

@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,9 +15,11 @@ import {
   ApprovalRequiredError,
   contractOf,
   FileSystemTool,
+  type JsonObject,
   PermissionDeniedError,
   permission,
   RiskPolicy,
+  RuleBasedPolicy,
   type SchemaValidator,
   type ToolEvent,
   ToolInputError,
@@ -245,6 +255,125 @@ describe('FileSystemTool per-operation contracts: a call is judged by what it do
     } finally {
       await registry.close();
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('FileSystemTool behind pathUnder rules, its root configured through a link', () => {
+  // base/srv-ws links to base/data/ws. Rules are written on the root as configured; every
+  // spelling of a path into .git must be denied by the policy or refused by the tool.
+  let linkBase: string;
+  let configured: string;
+  let real: string;
+  const hook = () => join(real, '.git', 'hooks', 'pre-commit');
+
+  beforeAll(() => {
+    linkBase = mkdtempSync(join(tmpdir(), 'toolfence-fs-spelling-'));
+    real = join(linkBase, 'data', 'ws');
+    mkdirSync(join(real, '.git', 'hooks'), { recursive: true });
+    mkdirSync(join(real, 'src'));
+    configured = join(linkBase, 'srv-ws');
+    symlinkSync(real, configured);
+  });
+
+  afterAll(() => {
+    rmSync(linkBase, { recursive: true, force: true });
+  });
+
+  function guarded(rules: 'path' | 'path and destination'): ToolRegistry {
+    const git = { pathUnder: `${configured}/.git` };
+    const operation = ['write', 'mkdir', 'delete', 'move', 'move-overwrite'];
+    return new ToolRegistry({
+      tools: [new FileSystemTool({ root: configured, allowWrite: true })],
+      authorizer: new RuleBasedPolicy([
+        { tool: 'filesystem', operation, when: { path: git }, decision: 'deny' },
+        ...(rules === 'path and destination'
+          ? [
+              {
+                tool: 'filesystem',
+                operation,
+                when: { destination: git },
+                decision: 'deny',
+              } as const,
+            ]
+          : []),
+        { tool: 'filesystem', decision: 'allow' },
+      ]),
+    });
+  }
+
+  async function outcome(registry: ToolRegistry, args: JsonObject): Promise<string> {
+    try {
+      const result = await registry.invoke('filesystem', args, { runId: 'r' });
+      return result.isError === true ? String(result.metadata?.code) : 'done';
+    } catch (error) {
+      return PermissionDeniedError.isInstance(error) ? 'denied' : String(error);
+    }
+  }
+
+  it('denies or refuses every spelling of a write into .git', async () => {
+    const registry = guarded('path');
+    try {
+      const spellings = [
+        '.git/hooks/pre-commit',
+        `${configured}/.git/hooks/pre-commit`,
+        `${configured}//.git/hooks/pre-commit`,
+        `${configured}/src/../.git/hooks/pre-commit`,
+        `${real}/.git/hooks/pre-commit`,
+        `${real}//.git/hooks/pre-commit`,
+        `${real}/src/../.git/hooks/pre-commit`,
+        `${real}/.git/hooks/../hooks/pre-commit`,
+      ];
+      const outcomes: Record<string, string> = {};
+      for (const path of spellings) {
+        outcomes[path] = await outcome(registry, {
+          operation: 'write',
+          path,
+          content: '#!/bin/sh',
+        });
+      }
+      expect(Object.entries(outcomes).filter(([, code]) => code === 'done')).toEqual([]);
+      expect(existsSync(hook())).toBe(false);
+      // The real path is refused by the tool with the accepted form, not by the policy.
+      const refused = await registry.invoke(
+        'filesystem',
+        { operation: 'read', path: `${real}/src` },
+        { runId: 'r' },
+      );
+      expect(refused.metadata?.code).toBe('FS_PATH_INVALID');
+      expect((refused.content[0] as { text: string }).text).toContain(
+        `only under the root as configured, ${JSON.stringify(configured)}`,
+      );
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('judges move’s destination only with a rule keyed on destination', async () => {
+    writeFileSync(join(real, 'src', 'payload'), '#!/bin/sh');
+    const move = {
+      operation: 'move',
+      path: `${configured}/src/payload`,
+      destination: `${configured}/.git/hooks/pre-commit`,
+    };
+    const both = guarded('path and destination');
+    try {
+      expect(await outcome(both, move)).toBe('denied');
+      expect(await outcome(both, { ...move, destination: `${real}/.git/hooks/pre-commit` })).toBe(
+        'FS_PATH_INVALID',
+      );
+      expect(existsSync(hook())).toBe(false);
+    } finally {
+      await both.close();
+    }
+    const pathOnly = guarded('path');
+    try {
+      // A rule on path alone leaves destination unjudged: the README says to write both.
+      expect(await outcome(pathOnly, move)).toBe('done');
+      expect(existsSync(hook())).toBe(true);
+    } finally {
+      await pathOnly.close();
+      rmSync(hook());
     }
   });
 });

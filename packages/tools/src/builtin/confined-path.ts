@@ -48,8 +48,17 @@ export function parseRelativePath(path: unknown): readonly string[] {
 
 /** How a `FileSystemTool` path is accepted, besides the fixed rules of {@link normalisePath}. */
 export interface NormaliseOptions {
-  /** Absolute spellings of the root; an absolute path starting with one is made relative to it. */
-  readonly rootPaths: readonly string[];
+  /**
+   * The one absolute spelling of the root accepted (the root as configured): an absolute path
+   * starting with it is made relative to it.
+   */
+  readonly rootPath: string;
+  /**
+   * Other absolute spellings of the same folder (its real path, when the root was configured
+   * through a link): an absolute path starting with one is refused with a message naming
+   * {@link rootPath}, so a policy rule written on `rootPath` sees every absolute path accepted.
+   */
+  readonly otherRootPaths: readonly string[];
   /**
    * Keep `..` segments for the descriptor walk to resolve against the real parent (used with
    * `symlinks: 'follow-inside'`); otherwise `..` is resolved lexically and may not leave the root.
@@ -75,22 +84,21 @@ export function quoteForMessage(value: string): string {
   return JSON.stringify(shown);
 }
 
-function stripRoot(path: string, rootPaths: readonly string[]): string | undefined {
-  for (const rootPath of rootPaths) {
-    if (rootPath === '/') return path.slice(1);
-    if (path === rootPath) return '';
-    if (path.startsWith(`${rootPath}/`)) return path.slice(rootPath.length + 1);
-  }
+function stripRoot(path: string, rootPath: string): string | undefined {
+  if (rootPath === '/') return path.slice(1);
+  if (path === rootPath) return '';
+  if (path.startsWith(`${rootPath}/`)) return path.slice(rootPath.length + 1);
   return undefined;
 }
 
 /**
  * Normalises a path a model sent, once, before any walk: `./a`, `a/./b`, `a//b` and a trailing
- * `/` become `a`, `a/b`; an absolute path inside one of `rootPaths` becomes relative to it;
+ * `/` become `a`, `a/b`; an absolute path inside `rootPath` becomes relative to it;
  * `a/b/../c` becomes `a/c` unless `keepParentSegments`. Returns the segments (`[]` is the root).
  * Refuses, with `FS_PATH_INVALID` and a message naming what is wrong: empty, over
  * {@link MAX_RELATIVE_PATH_BYTES}, NUL or control characters, backslashes, URLs, drive letters,
- * a leading `~`, an absolute path outside the root, `..` that leaves the root, a segment over
+ * a leading `~`, an absolute path outside `rootPath` (one under `otherRootPaths` with its own
+ * message), `..` that leaves the root, a segment over
  * {@link MAX_SEGMENT_BYTES}, and with `portableNames` names Windows cannot hold. Nothing is
  * decoded or case-folded.
  */
@@ -121,8 +129,16 @@ export function normalisePath(path: unknown, options: NormaliseOptions): readonl
   if (path.startsWith('~')) return invalid('it starts with "~"; home folders are not reachable');
   let relative = path;
   if (path.startsWith('/')) {
-    const inside = stripRoot(path.replace(/\/+$/, '') || '/', options.rootPaths);
+    const trimmed = path.replace(/\/+$/, '') || '/';
+    const inside = stripRoot(trimmed, options.rootPath);
     if (inside === undefined) {
+      if (options.otherRootPaths.some((other) => stripRoot(trimmed, other) !== undefined)) {
+        return invalid(
+          'it spells the workspace root another way (its real path); this tool takes absolute ' +
+            `paths only under the root as configured, ${quoteForMessage(options.rootPath)}, or a ` +
+            'path relative to the root',
+        );
+      }
       return invalid('it is an absolute path outside the workspace root');
     }
     relative = inside;

@@ -120,10 +120,13 @@ class OpenDirectory implements ConfinedDirectory {
 export class ConfinedRoot {
   /** The real path of the folder opened at construction (the kernel's name for it then). */
   readonly path: string;
-  /** The root as configured, made absolute (not resolved): re-checked on every call. */
+  /**
+   * The root as configured, made absolute (not resolved): the only absolute spelling of the root
+   * a model may send (so a `pathUnder` rule written on it sees every absolute path the tool
+   * accepts), re-checked on every call.
+   */
   readonly configured: string;
-  /** Absolute spellings of the root a model may send (real path and the path as configured). */
-  readonly spellings: readonly string[];
+
   readonly #fd: number;
   readonly #stat: Stats;
   readonly #mode: ConfinementMode;
@@ -176,7 +179,6 @@ export class ConfinedRoot {
         { details: { option: 'confinement', reason: 'no-proc-self-fd' } },
       );
     }
-    this.spellings = this.configured === this.path ? [this.path] : [this.path, this.configured];
     const self = this.#mode === 'descriptor' ? `/proc/self/fd/${fd}` : this.path;
     this.#root = new OpenDirectory(self, undefined);
   }

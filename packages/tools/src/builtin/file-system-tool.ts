@@ -478,7 +478,8 @@ export class FileSystemTool implements Tool {
 
   #walk(path: string, followFinal: boolean): Promise<ConfinedLocation> {
     const segments = normalisePath(path, {
-      rootPaths: this.#root.spellings,
+      rootPath: this.#root.configured,
+      otherRootPaths: this.#root.configured === this.#root.path ? [] : [this.#root.path],
       keepParentSegments: this.#follow,
       portableNames: this.#portableNames,
     });
