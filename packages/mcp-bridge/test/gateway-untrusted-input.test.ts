@@ -64,7 +64,9 @@ async function started(
   return gateway;
 }
 
-async function serverCalls(): Promise<{ name: string; args: Record<string, unknown> }[]> {
+async function serverCalls(): Promise<
+  { name: string; args: Record<string, unknown>; pid: number }[]
+> {
   return (await readFile(callsFile, 'utf8').catch(() => ''))
     .split('\n')
     .filter(Boolean)
@@ -247,4 +249,167 @@ describe('no name a client gives can make the audit log long', () => {
       message: 'McpGateway option maxToolNameChars must be a whole number from 1 to 1000000',
     });
   });
+});
+
+describe('an approval answered after a reload changed the policy', () => {
+  /** A client whose user answers each prompt only when `release()` is called. */
+  async function waitingClient(gateway: McpGateway) {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client(
+      { name: 'waiting', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    let asked!: () => void;
+    const prompted = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let release!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked();
+      await answered;
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(clientSide);
+    open.push(client);
+    return { client, prompted, release };
+  }
+
+  const askFor = (tool: string, otherwise: 'allow' | 'deny' = 'allow'): Authorizer => ({
+    authorize: (request) =>
+      request.toolName === tool
+        ? { verdict: 'ask', reason: 'publishing needs a person' }
+        : { verdict: otherwise },
+  });
+  const deny = (tool: string): Authorizer => ({
+    authorize: (request) =>
+      request.toolName === tool
+        ? { verdict: 'deny', reason: 'publishing is forbidden now' }
+        : { verdict: 'allow' },
+  });
+
+  it('a call the new policy denies does not run, though the user approved the old prompt', async () => {
+    const gateway = await started({ authorizer: askFor('tk__publish') });
+    const { client, prompted, release } = await waitingClient(gateway);
+    const pending = client.callTool({ name: 'tk__publish', arguments: { id: 'a' } });
+    await prompted;
+    await gateway.reload({ config: configOf(), authorizer: deny('tk__publish') });
+    release();
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe(
+      "The call to tk__publish was approved, but the gateway's policy changed while it waited for the approval and now denies it (publishing is forbidden now), so it did not run.",
+    );
+    expect(await serverCalls()).toEqual([]);
+    expect(
+      (await auditLines()).map(({ tool, decision, approvedBy, outcome }) => ({
+        tool,
+        decision,
+        approvedBy,
+        outcome,
+      })),
+    ).toEqual([{ tool: 'tk__publish', decision: 'deny', approvedBy: 'user', outcome: 'denied' }]);
+  }, 30_000);
+
+  it('a call the new policy still asks for, or allows, runs once approved', async () => {
+    const gateway = await started({ authorizer: askFor('tk__publish') });
+    const { client, prompted, release } = await waitingClient(gateway);
+    const pending = client.callTool({ name: 'tk__publish', arguments: { id: 'b' } });
+    await prompted;
+    await gateway.reload({
+      config: configOf(),
+      authorizer: { authorize: () => ({ verdict: 'allow' }) },
+    });
+    release();
+    expect(text(await pending)).toBe('published b');
+    expect(await serverCalls()).toMatchObject([{ name: 'publish', args: { id: 'b' } }]);
+  }, 30_000);
+
+  it('each audit line is stamped when it is written, not when its call arrived', async () => {
+    const gateway = await started({ authorizer: askFor('tk__publish') });
+    const { client, prompted, release } = await waitingClient(gateway);
+    const pending = client.callTool({ name: 'tk__publish', arguments: { id: 'c' } });
+    await prompted;
+    // Another call writes its lines while the approval waits, a second later.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(text(await client.callTool({ name: 'tk__note', arguments: { id: 'n' } }))).toBe(
+      'note n',
+    );
+    release();
+    expect(text(await pending)).toBe('published c');
+    const lines = await auditLines();
+    expect(lines.map((line) => [line.tool, line.outcome])).toEqual([
+      ['tk__note', 'started'],
+      ['tk__note', 'ok'],
+      ['tk__publish', 'started'],
+      ['tk__publish', 'ok'],
+    ]);
+    const times = lines.map((line) => String(line.time));
+    expect([...times].sort()).toEqual(times);
+  }, 30_000);
+});
+
+describe('an approval answered after the definition changed', () => {
+  it('does not run the call: the tool is no longer offered with the definition the user was shown', async () => {
+    const gateway = await started({
+      authorizer: {
+        authorize: (request) =>
+          request.toolName === 'tk__note'
+            ? { verdict: 'ask', reason: 'test' }
+            : { verdict: 'allow' },
+      },
+    });
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client(
+      { name: 'waiting', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    let asked!: () => void;
+    const prompted = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    let release!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked();
+      await answered;
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(clientSide);
+    open.push(client);
+    expect(text(await client.callTool({ name: 'tk__publish', arguments: { id: 'p' } }))).toBe(
+      'published p',
+    );
+    const pid = (await serverCalls())[0]?.pid as number;
+    const pending = client.callTool({ name: 'tk__note', arguments: { id: 'a' } });
+    await prompted;
+    // The server changes the definition and says so: the gateway hides the tool until accepted.
+    process.kill(pid, 'SIGUSR2');
+    await expect.poll(() => gateway.toolNames(), { timeout: 10_000 }).not.toContain('tk__note');
+    release();
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /^The call to tk__note was approved, but its definition changed while it waited for the approval/,
+    );
+    expect((await serverCalls()).map((call) => call.name)).toEqual(['publish']);
+    expect((await auditLines()).at(-1)).toMatchObject({
+      tool: 'tk__note',
+      decision: 'ask',
+      approvedBy: 'user',
+      outcome: 'pin-changed',
+    });
+  }, 30_000);
 });
