@@ -7,7 +7,11 @@ import {
 } from '@modelcontextprotocol/server';
 import { GatewayConfigError } from '../gateway/errors.js';
 import {
+  DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL,
   DEFAULT_HTTP_MAX_CALLS_PER_SESSION,
+  DEFAULT_HTTP_MAX_LISTEN_STREAMS,
+  DEFAULT_HTTP_MAX_LISTEN_STREAMS_PER_PRINCIPAL,
+  DEFAULT_HTTP_MAX_SESSIONS_PER_PRINCIPAL,
   DEFAULT_HTTP_MAX_STATELESS_CALLS,
   DEFAULT_HTTP_SESSION_IDLE_MS,
 } from '../gateway/gateway-config.js';
@@ -68,6 +72,29 @@ export interface GatewayHttpOptions {
    */
   readonly maxStatelessCalls?: number | undefined;
   /**
+   * With `auth`: legacy sessions one principal (issuer and subject) may hold open on this
+   * process; one more `initialize` of theirs is answered 429 with `GATEWAY_HTTP_BUSY` (after their
+   * idle sessions are closed), a resumption 404. Without `auth` every caller is one principal and
+   * only `maxSessions` applies. Default {@link DEFAULT_HTTP_MAX_SESSIONS_PER_PRINCIPAL}.
+   */
+  readonly maxSessionsPerPrincipal?: number | undefined;
+  /**
+   * With `auth`: stateless `tools/call` requests one principal may have in flight (within
+   * `maxStatelessCalls`); one more is answered `GATEWAY_HTTP_BUSY`. Without `auth` only
+   * `maxStatelessCalls` applies. Default {@link DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL}.
+   */
+  readonly maxCallsPerPrincipal?: number | undefined;
+  /**
+   * `subscriptions/listen` streams open at once, all clients together; one more is answered
+   * `GATEWAY_HTTP_BUSY`. Default {@link DEFAULT_HTTP_MAX_LISTEN_STREAMS}.
+   */
+  readonly maxListenStreams?: number | undefined;
+  /**
+   * With `auth`: `subscriptions/listen` streams one principal may hold open (within
+   * `maxListenStreams`). Default {@link DEFAULT_HTTP_MAX_LISTEN_STREAMS_PER_PRINCIPAL}.
+   */
+  readonly maxListenStreamsPerPrincipal?: number | undefined;
+  /**
    * The replicas' sealing key: with it a legacy session's id is its state sealed (the version,
    * capabilities and info its `initialize` gave, the principal, an expiry), so a request that a
    * balancer sends to another replica resumes the session there. Without it a session lives on
@@ -127,6 +154,56 @@ function callsIn(body: unknown): number {
       message !== null &&
       (message as { method?: unknown }).method === 'tools/call',
   ).length;
+}
+
+/** The number of `subscriptions/listen` requests in a parsed body (a message or a batch). */
+function listensIn(body: unknown): number {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.filter(
+    (message) =>
+      typeof message === 'object' &&
+      message !== null &&
+      (message as { method?: unknown }).method === 'subscriptions/listen',
+  ).length;
+}
+
+/** Counters by principal; a principal whose count falls to zero takes no room. */
+class PrincipalCounts {
+  readonly #counts = new Map<string, number>();
+
+  /** The count of `principal`. */
+  get(principal: string): number {
+    return this.#counts.get(principal) ?? 0;
+  }
+
+  /** Adds `amount` to `principal`'s count (a negative amount gives it back). */
+  add(principal: string, amount: number): void {
+    const next = this.get(principal) + amount;
+    if (next > 0) this.#counts.set(principal, next);
+    else this.#counts.delete(principal);
+  }
+}
+
+/** Largest timer in Node (about 24.8 days); a later expiry is waited for in such steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Calls `end` at `expiresAt` (seconds since the epoch, a token's `exp`), unless `out` closed
+ * first; at once when it has passed.
+ */
+function endAtExpiry(out: ServerResponse, expiresAt: number, end: () => void): void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (): void => {
+    const left = expiresAt * 1000 - Date.now();
+    if (left <= 0) {
+      end();
+      return;
+    }
+    timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+    timer.unref();
+  };
+  out.once('close', () => clearTimeout(timer));
+  arm();
 }
 
 /** The JSON-RPC id of a single parsed request, or null. */
@@ -257,7 +334,11 @@ function singleEventData(chunk: Uint8Array): Uint8Array | undefined {
  * does, was measured slower on a loaded machine: the client wakes to read it while the upstream
  * server runs, and takes the CPU that server needed.
  */
-async function writeResponse(response: Response, out: ServerResponse): Promise<void> {
+async function writeResponse(
+  response: Response,
+  out: ServerResponse,
+  ends?: AbortSignal,
+): Promise<void> {
   const headers = Object.fromEntries(response.headers);
   if (response.body === null) {
     out.writeHead(response.status, headers);
@@ -265,9 +346,13 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
     return;
   }
   const reader = response.body.getReader();
-  out.once('close', () => {
+  const cancel = (): void => {
     reader.cancel().catch(() => undefined);
-  });
+  };
+  out.once('close', cancel);
+  // Ended from here (its caller's token expired): the stream stops, and the answer ends cleanly.
+  if (ends?.aborted === true) cancel();
+  else ends?.addEventListener('abort', cancel, { once: true });
   const first = await reader.read();
   if (first.done) {
     out.writeHead(response.status, headers);
@@ -306,7 +391,7 @@ async function writeResponse(response: Response, out: ServerResponse): Promise<v
  * `subscriptions/listen` stream, with it); a legacy session's transport never does, so its
  * requests are built without one.
  */
-function clientGone(out: ServerResponse): AbortSignal {
+function clientGone(out: ServerResponse): AbortController {
   const abort = new AbortController();
   // Aborting after a complete answer cancels nothing, and each abort builds an AbortError (with
   // its stack), a measurable share of a call's cost through the gateway.
@@ -316,7 +401,7 @@ function clientGone(out: ServerResponse): AbortSignal {
   // The client may have gone while its body was read.
   if (out.closed) cancel();
   else out.once('close', cancel);
-  return abort.signal;
+  return abort;
 }
 
 /**
@@ -344,6 +429,19 @@ export async function serveGatewayHttp(
   const maxCallsPerSession = options.maxCallsPerSession ?? DEFAULT_HTTP_MAX_CALLS_PER_SESSION;
   const maxStatelessCalls = options.maxStatelessCalls ?? DEFAULT_HTTP_MAX_STATELESS_CALLS;
   let statelessCalls = 0;
+  // Per principal (issuer and subject) with `auth` only: without it every caller is one.
+  const perPrincipal = options.auth !== undefined;
+  const maxSessionsPerPrincipal =
+    options.maxSessionsPerPrincipal ?? DEFAULT_HTTP_MAX_SESSIONS_PER_PRINCIPAL;
+  const maxCallsPerPrincipal = options.maxCallsPerPrincipal ?? DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL;
+  const maxListenStreams = options.maxListenStreams ?? DEFAULT_HTTP_MAX_LISTEN_STREAMS;
+  const maxListenStreamsPerPrincipal =
+    options.maxListenStreamsPerPrincipal ?? DEFAULT_HTTP_MAX_LISTEN_STREAMS_PER_PRINCIPAL;
+  const principalCalls = new PrincipalCounts();
+  let listenStreams = 0;
+  const principalListens = new PrincipalCounts();
+  /** Sessions being opened (or resumed) per principal, not registered yet. */
+  const opening = new PrincipalCounts();
   const portable =
     options.sealKeys === undefined
       ? undefined
@@ -375,20 +473,54 @@ export async function serveGatewayHttp(
   const sweep = setInterval(() => evictIdle(Date.now()), Math.max(1_000, Math.min(idleMs, 60_000)));
   sweep.unref();
 
-  /** The busy answer to a call over its share: a JSON-RPC error, the others go on. */
-  const busy = (body: unknown, limit: number, option: string): Response =>
+  /**
+   * The busy answer to a request over its share: a JSON-RPC error naming the limit (`what` is
+   * what is already running or open) and its option; the others go on.
+   */
+  const busy = (
+    body: unknown,
+    limit: number,
+    option: string,
+    what: string,
+    status = 200,
+    retry = 'retry when one has ended',
+  ): Response =>
     new Response(
       JSON.stringify({
         jsonrpc: '2.0',
         id: idOf(body),
         error: {
           code: -32000,
-          message: `${GATEWAY_HTTP_BUSY}: ${limit} call(s) of this client are already running (${option}); retry when one has ended`,
+          message: `${GATEWAY_HTTP_BUSY}: ${limit} ${what} (${option}); ${retry}`,
           data: { code: GATEWAY_HTTP_BUSY, limit, option },
         },
       }),
-      { status: 200, headers: { 'content-type': 'application/json' } },
+      { status, headers: { 'content-type': 'application/json' } },
     );
+
+  /** The legacy sessions `owner` holds or is opening on this process. */
+  const sessionsOf = (owner: string): number => {
+    let count = opening.get(owner);
+    for (const session of sessions.values()) if (session.owner === owner) count += 1;
+    return count;
+  };
+  /**
+   * True when `owner` may open one more legacy session under `maxSessionsPerPrincipal` (idle
+   * sessions are closed before saying no); always true without `auth`.
+   */
+  const ownerMayOpen = (owner: string): boolean => {
+    if (!perPrincipal || sessionsOf(owner) < maxSessionsPerPrincipal) return true;
+    return evictIdle(Date.now()) > 0 && sessionsOf(owner) < maxSessionsPerPrincipal;
+  };
+  /** Counts a session of `owner` as opening until it registers or fails (idempotent release). */
+  const claimOpening = (owner: string): (() => void) => {
+    opening.add(owner, 1);
+    let held = true;
+    return () => {
+      if (held) opening.add(owner, -1);
+      held = false;
+    };
+  };
 
   /**
    * A session transport whose id comes from `id`, registered once its handshake is taken, and
@@ -397,12 +529,14 @@ export async function serveGatewayHttp(
   const newTransport = async (
     id: () => string,
     owner: string,
+    registered: () => void = () => undefined,
   ): Promise<WebStandardStreamableHTTPServerTransport> => {
     const downstream = gateway.legacyHttpSession();
     const created: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: id,
         onsessioninitialized: (sessionId) => {
+          registered();
           sessions.set(sessionId, {
             transport: created,
             fast,
@@ -443,13 +577,19 @@ export async function serveGatewayHttp(
     const state = portable?.open(sessionId, principal);
     if (state === undefined) return undefined;
     if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) return undefined;
-    const created = await newTransport(() => sessionId, principal);
-    if (!(await replayHandshake(created, sessionId, state, host))) {
-      sessions.delete(sessionId);
-      await created.close().catch(() => undefined);
-      return undefined;
+    if (!ownerMayOpen(principal)) return undefined;
+    const release = claimOpening(principal);
+    try {
+      const created = await newTransport(() => sessionId, principal, release);
+      if (!(await replayHandshake(created, sessionId, state, host))) {
+        sessions.delete(sessionId);
+        await created.close().catch(() => undefined);
+        return undefined;
+      }
+      return sessions.get(sessionId);
+    } finally {
+      release();
     }
-    return sessions.get(sessionId);
   };
 
   const legacy = async (
@@ -491,7 +631,12 @@ export async function serveGatewayHttp(
       const calls = callsIn(parsedBody);
       if (calls > 0 && existing.calls + calls > maxCallsPerSession) {
         existing.lastActive = Date.now();
-        return busy(parsedBody, maxCallsPerSession, 'gateway.httpMaxCallsPerSession');
+        return busy(
+          parsedBody,
+          maxCallsPerSession,
+          'gateway.httpMaxCallsPerSession',
+          'call(s) of this session are already running',
+        );
       }
       // A GET is the session's listening stream: it may stay open, and does not keep the
       // session from expiring.
@@ -516,21 +661,37 @@ export async function serveGatewayHttp(
     if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) {
       return rpcError(503, -32000, 'Too many sessions (gateway.httpMaxSessions)');
     }
-    // With the sealing key the id is the session's state, sealed: any replica resumes it.
-    const state = sessionStateOf(parsedBody);
-    const created = await newTransport(
-      () => (state === undefined ? undefined : portable?.seal(principal, state)) ?? randomUUID(),
-      principal,
-    );
-    const response = await created.handleRequest(request, {
-      parsedBody,
-      ...(authInfo === undefined ? {} : { authInfo }),
-    });
-    // A first request that did not start a session leaves nothing behind.
-    if (created.sessionId === undefined || !sessions.has(created.sessionId)) {
-      await created.close().catch(() => undefined);
+    if (!ownerMayOpen(principal)) {
+      return busy(
+        parsedBody,
+        maxSessionsPerPrincipal,
+        'gateway.httpMaxSessionsPerPrincipal',
+        'legacy session(s) of this principal are already open',
+        429,
+        'end one (DELETE) or retry once one has been idle past gateway.httpSessionIdleMs',
+      );
     }
-    return response;
+    const release = claimOpening(principal);
+    try {
+      // With the sealing key the id is the session's state, sealed: any replica resumes it.
+      const state = sessionStateOf(parsedBody);
+      const created = await newTransport(
+        () => (state === undefined ? undefined : portable?.seal(principal, state)) ?? randomUUID(),
+        principal,
+        release,
+      );
+      const response = await created.handleRequest(request, {
+        parsedBody,
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
+      // A first request that did not start a session leaves nothing behind.
+      if (created.sessionId === undefined || !sessions.has(created.sessionId)) {
+        await created.close().catch(() => undefined);
+      }
+      return response;
+    } finally {
+      release();
+    }
   };
 
   const stateless = async (
@@ -540,12 +701,65 @@ export async function serveGatewayHttp(
     authInfo: CallerInfo,
   ) => {
     const calls = callsIn(parsedBody);
-    if (calls > 0 && statelessCalls + calls > maxStatelessCalls) {
-      return busy(parsedBody, maxStatelessCalls, 'gateway.httpMaxStatelessCalls');
+    const listens = listensIn(parsedBody);
+    // Each principal's share is checked before the shared one, so one principal never fills it.
+    const principal = perPrincipal ? approvalPrincipal(principalOfAuthInfo(authInfo)) : undefined;
+    if (calls > 0) {
+      if (principal !== undefined && principalCalls.get(principal) + calls > maxCallsPerPrincipal) {
+        return busy(
+          parsedBody,
+          maxCallsPerPrincipal,
+          'gateway.httpMaxCallsPerPrincipal',
+          'stateless call(s) of this principal are already running',
+        );
+      }
+      if (statelessCalls + calls > maxStatelessCalls) {
+        return busy(
+          parsedBody,
+          maxStatelessCalls,
+          'gateway.httpMaxStatelessCalls',
+          'stateless call(s) of all clients are already running',
+        );
+      }
+    }
+    if (listens > 0) {
+      if (
+        principal !== undefined &&
+        principalListens.get(principal) + listens > maxListenStreamsPerPrincipal
+      ) {
+        return busy(
+          parsedBody,
+          maxListenStreamsPerPrincipal,
+          'gateway.httpMaxListenStreamsPerPrincipal',
+          'subscriptions/listen stream(s) of this principal are already open',
+          200,
+          'close one and retry',
+        );
+      }
+      if (listenStreams + listens > maxListenStreams) {
+        return busy(
+          parsedBody,
+          maxListenStreams,
+          'gateway.httpMaxListenStreams',
+          'subscriptions/listen stream(s) of all clients are already open',
+          200,
+          'retry later',
+        );
+      }
     }
     statelessCalls += calls;
+    listenStreams += listens;
+    if (principal !== undefined) {
+      principalCalls.add(principal, calls);
+      principalListens.add(principal, listens);
+    }
     void done.then(() => {
       statelessCalls -= calls;
+      listenStreams -= listens;
+      if (principal !== undefined) {
+        principalCalls.add(principal, -calls);
+        principalListens.add(principal, -listens);
+      }
     });
     return modern.fetch(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
   };
@@ -689,17 +903,34 @@ export async function serveGatewayHttp(
     }
     // The web request carries no body: every POST that reaches the SDK is handed its body parsed
     // (`parsedBody`; one that is not JSON is refused above), which the SDK then never reads.
+    const gone = legacyEra ? undefined : clientGone(out);
     const request = new Request(`http://${incoming.headers.host ?? 'gateway.invalid'}/mcp`, {
       method,
       headers,
-      ...(legacyEra ? {} : { signal: clientGone(out) }),
+      ...(gone === undefined ? {} : { signal: gone.signal }),
     });
     // The request counts (toward its session's or the stateless share) until its response ends.
     const done = new Promise<void>((resolve) => out.once('close', () => resolve()));
     const response = legacyEra
       ? await legacy(request, parsedBody, done, authInfo)
       : await stateless(request, parsedBody, done, authInfo);
-    await writeResponse(response, out);
+    // A stream that outlives its request (a `subscriptions/listen` stream, a legacy session's GET
+    // stream) ends when the caller's token expires: the caller listens again with a fresh one.
+    const expiresAt = authInfo?.expiresAt;
+    let ends: AbortController | undefined;
+    if (
+      expiresAt !== undefined &&
+      (legacyEra ? method === 'GET' : listensIn(parsedBody) > 0) &&
+      !out.closed
+    ) {
+      const expiry = new AbortController();
+      ends = expiry;
+      endAtExpiry(out, expiresAt, () => {
+        expiry.abort();
+        gone?.abort();
+      });
+    }
+    await writeResponse(response, out, ends?.signal);
   };
   const server = createServer((request, response) => {
     handle(request, response).catch(() => {

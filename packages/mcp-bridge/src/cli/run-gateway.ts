@@ -526,6 +526,10 @@ async function httpOptions(
     maxCallsPerSession: config.gateway.httpMaxCallsPerSession,
     maxStatelessCalls: config.gateway.httpMaxStatelessCalls,
     sessionMaxAgeMs: config.gateway.httpSessionMaxAgeMs,
+    maxSessionsPerPrincipal: config.gateway.httpMaxSessionsPerPrincipal,
+    maxCallsPerPrincipal: config.gateway.httpMaxCallsPerPrincipal,
+    maxListenStreams: config.gateway.httpMaxListenStreams,
+    maxListenStreamsPerPrincipal: config.gateway.httpMaxListenStreamsPerPrincipal,
   };
 }
 

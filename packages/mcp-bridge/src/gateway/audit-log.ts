@@ -44,7 +44,7 @@ export interface AuditFlow {
 
 /** One audited call. Digests only: never arguments, results or tokens. */
 export interface AuditEntry {
-  /** ISO time the call was decided. */
+  /** ISO time (to the millisecond) the line was written. */
   readonly time: string;
   /**
    * What was decided: absent for a tool call; `prompt` for a `prompts/get` (`tool` is then
@@ -71,7 +71,8 @@ export interface AuditEntry {
    * What happened: `started` (written before the call goes upstream), then `ok`, `tool-error`,
    * `ambiguous`, `failed` or `observed`; or, for a call that did not run, `denied`, `declined`,
    * `no-approval-channel`, `prompt-too-long`, `audit-failed`, `over-budget`, `asked`,
-   * `name-too-long` (a made-up name over `maxToolNameChars`),
+   * `name-too-long` (a made-up name over `maxToolNameChars`), `pin-changed` (the definition is no
+   * longer the accepted or offered one: at the call, or when its approval came),
    * `approval-unknown`, `approval-forged`, `approval-expired`, `approval-other-principal`,
    * `approval-replayed`, `approval-mismatch` or `approval-unavailable`.
    */

@@ -202,6 +202,20 @@ export interface GatewaySettings {
   readonly httpMaxCallsPerSession?: number;
   /** `--http`: stateless (2026-07-28) `tools/call` requests in flight, all clients. Default 16. */
   readonly httpMaxStatelessCalls?: number;
+  /**
+   * `--http` with `httpAuth`: legacy sessions one principal (issuer and subject) may hold open;
+   * one more initialize (or resumption) of theirs is answered 429 `GATEWAY_HTTP_BUSY`. Default 8.
+   */
+  readonly httpMaxSessionsPerPrincipal?: number;
+  /**
+   * `--http` with `httpAuth`: stateless `tools/call` requests one principal may have in flight;
+   * one more is answered `GATEWAY_HTTP_BUSY`. Default 4.
+   */
+  readonly httpMaxCallsPerPrincipal?: number;
+  /** `--http`: `subscriptions/listen` streams open at once, all clients. Default 256. */
+  readonly httpMaxListenStreams?: number;
+  /** `--http` with `httpAuth`: `subscriptions/listen` streams one principal may hold open. Default 8. */
+  readonly httpMaxListenStreamsPerPrincipal?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -226,6 +240,14 @@ export const DEFAULT_HTTP_SESSION_IDLE_MS = 300_000;
 export const DEFAULT_HTTP_MAX_CALLS_PER_SESSION = 4;
 /** Default stateless `tools/call` requests in flight on `--http`, all clients: 16. */
 export const DEFAULT_HTTP_MAX_STATELESS_CALLS = 16;
+/** Default legacy `--http` sessions one principal may hold open (with `httpAuth`): 8. */
+export const DEFAULT_HTTP_MAX_SESSIONS_PER_PRINCIPAL = 8;
+/** Default stateless `tools/call` requests one principal may have in flight (with `httpAuth`): 4. */
+export const DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL = 4;
+/** Default `subscriptions/listen` streams open at once on `--http`, all clients: 256. */
+export const DEFAULT_HTTP_MAX_LISTEN_STREAMS = 256;
+/** Default `subscriptions/listen` streams one principal may hold open (with `httpAuth`): 8. */
+export const DEFAULT_HTTP_MAX_LISTEN_STREAMS_PER_PRINCIPAL = 8;
 /** Default calls run at once on one upstream: 8. */
 export const DEFAULT_MAX_CONCURRENT_CALLS = 8;
 /** Default milliseconds an upstream may take to start and list its tools: 30,000. */
@@ -288,6 +310,10 @@ const SETTINGS_KEYS = [
   'httpMaxStatelessCalls',
   'httpAuth',
   'httpSessionMaxAgeMs',
+  'httpMaxSessionsPerPrincipal',
+  'httpMaxCallsPerPrincipal',
+  'httpMaxListenStreams',
+  'httpMaxListenStreamsPerPrincipal',
   'store',
   'storeKey',
   'budget',
@@ -889,6 +915,10 @@ export function parseGatewayConfig(
     'httpMaxCallsPerSession',
     'httpMaxStatelessCalls',
     'httpSessionMaxAgeMs',
+    'httpMaxSessionsPerPrincipal',
+    'httpMaxCallsPerPrincipal',
+    'httpMaxListenStreams',
+    'httpMaxListenStreamsPerPrincipal',
   ] as const) {
     const number = settings[key];
     if (

@@ -370,12 +370,17 @@ interface CallState {
   approvedBy?: 'user' | 'console';
   decision?: PermissionDecision;
   span?: GatewaySpan;
-  /** The audit line's fields known when the call arrived (the `started` line repeats them). */
-  audit?: Pick<AuditEntry, 'time' | 'tool' | 'pin' | 'argumentsDigest' | 'principal'>;
+  /**
+   * The audit line's fields known when the call arrived (each line repeats them, stamped with
+   * the time it is written).
+   */
+  audit?: Pick<AuditEntry, 'tool' | 'pin' | 'argumentsDigest' | 'principal'>;
   /** Why the user was not asked: the client cannot ask, or the arguments do not fit a prompt. */
   unasked?: { readonly channel: false } | { readonly tooLong: number };
   /** The pin digest of the definition the tool instance that ran was built from. */
   pin?: string;
+  /** The policy in force when the approval came denies the call now (see #stillAsked). */
+  policyChanged?: PermissionDecision;
   /** The tool instance refused: its definition is no longer the accepted pin. */
   pinRefused?: boolean;
   /** The authenticated caller and their token (`gateway.httpAuth`), for token exchange only. */
@@ -626,11 +631,11 @@ export class McpGateway {
     };
     this.#passthrough = new GatewayPassthrough({
       authorizer: current,
-      audit: (entry) => this.#audit(boundedEntry(entry)),
+      audit: (entry) => this.#audit(writtenEntry(entry)),
       auditStarted: (entry) => {
         // The log's own promise; a line it cannot build rejects as well.
         try {
-          return this.#options.audit.append(boundedEntry(entry));
+          return this.#options.audit.append(writtenEntry(entry));
         } catch (error) {
           return Promise.reject(error);
         }
@@ -1634,13 +1639,40 @@ export class McpGateway {
         { signal: request.signal },
       );
       const approved = answer.action === 'accept' && answer.content?.approve === true;
-      if (approved) call.approvedBy = 'user';
-      return approved;
+      if (!approved) return false;
+      call.approvedBy = 'user';
     } catch {
       return false;
     } finally {
       unlist?.();
     }
+    return this.#stillAsked(call, request);
+  }
+
+  /**
+   * After a person approved `request`, which may have waited for minutes: the tool must still be
+   * offered with the definition pin it had when the call came (a relist may have hidden it, a
+   * reload may offer another definition), else the call does not run (`pin-changed`); and the
+   * policy in force now (a reload may have replaced it) is asked again: a call it denies now does
+   * not run (audited `denied`, with who approved; `call.policyChanged` holds the denial). A call
+   * it allows or still asks for runs, once.
+   */
+  async #stillAsked(call: CallState, request: ApprovalRequest): Promise<boolean> {
+    if (this.#offered.get(request.toolName)?.pin !== call.audit?.pin) {
+      call.pinRefused = true;
+      return false;
+    }
+    let decision: unknown;
+    try {
+      decision = await this.#authorizer.authorize(request);
+    } catch {
+      decision = MALFORMED;
+    }
+    const now = isPermissionDecision(decision) ? decision : MALFORMED;
+    if (now.verdict !== 'deny') return true;
+    call.decision = now;
+    call.policyChanged = now;
+    return false;
   }
 
   /** An ask the client cannot put to its user: it waits in the inbox for a person's answer. */
@@ -1666,8 +1698,9 @@ export class McpGateway {
       this.#atInbox.delete(call.request);
     }
     if (answer === 'full') call.unasked = { channel: false };
-    if (answer === 'approved') call.approvedBy = 'console';
-    return answer === 'approved';
+    if (answer !== 'approved') return false;
+    call.approvedBy = 'console';
+    return this.#stillAsked(call, request);
   }
 
   /** The prompt to ask with, or undefined (and why, in `call.unasked`) when nobody can be asked. */
@@ -1728,7 +1761,6 @@ export class McpGateway {
     if (offered === undefined || tracing !== undefined) offered = this.#offered.get(name);
     const modern = downstream.era === 'modern';
     const fields = {
-      time: isoTime(Date.now()),
       tool: auditText(name),
       pin: offered?.pin ?? 'unknown',
       argumentsDigest: digestOf(args),
@@ -1750,7 +1782,12 @@ export class McpGateway {
           argumentsDigest: base.argumentsDigest,
         });
         if (refusal !== undefined) {
-          await this.#audit({ ...base, decision: 'ask', outcome: `approval-${refusal}` });
+          await this.#audit({
+            time: isoTime(Date.now()),
+            ...base,
+            decision: 'ask',
+            outcome: `approval-${refusal}`,
+          });
           return errorText(
             `The approval presented for ${name} does not cover this call: ${REFUSALS[refusal]}. The call did not run; call again to be asked.`,
           );
@@ -1836,7 +1873,13 @@ export class McpGateway {
           pin: base.pin,
           argumentsDigest: base.argumentsDigest,
         });
-        await this.#audit({ ...base, decision: 'ask', outcome: 'asked', ...this.#flowAudit(call) });
+        await this.#audit({
+          time: isoTime(Date.now()),
+          ...base,
+          decision: 'ask',
+          outcome: 'asked',
+          ...this.#flowAudit(call),
+        });
         span.set('toolfence.decision', 'ask');
         span.set('toolfence.outcome', 'asked');
         span.end();
@@ -1854,23 +1897,32 @@ export class McpGateway {
       const overBudget = code === 'POLICY_BUDGET_EXCEEDED';
       const auditFailed = auditFailure(error);
       const unasked = denied && decision === 'ask' ? call.unasked : undefined;
+      // Approved, and the definition changed while the approval waited (see #stillAsked).
+      const pinChanged = denied && call.pinRefused === true;
       const outcome =
         auditFailed !== undefined
           ? 'audit-failed'
-          : unasked !== undefined
-            ? 'channel' in unasked
-              ? 'no-approval-channel'
-              : 'prompt-too-long'
-            : denied
-              ? decision === 'ask'
-                ? 'declined'
-                : 'denied'
-              : overBudget
-                ? 'over-budget'
-                : 'failed';
+          : pinChanged
+            ? 'pin-changed'
+            : unasked !== undefined
+              ? 'channel' in unasked
+                ? 'no-approval-channel'
+                : 'prompt-too-long'
+              : denied
+                ? decision === 'ask'
+                  ? 'declined'
+                  : 'denied'
+                : overBudget
+                  ? 'over-budget'
+                  : 'failed';
       await this.#audit({
+        time: isoTime(Date.now()),
         ...base,
         decision: decision ?? 'deny',
+        // Approved, then refused: the policy or the definition changed while it waited.
+        ...((call.policyChanged !== undefined || pinChanged) && call.approvedBy !== undefined
+          ? { approvedBy: call.approvedBy }
+          : {}),
         outcome,
         ...this.#flowAudit(call),
       });
@@ -1880,21 +1932,25 @@ export class McpGateway {
       return errorText(
         auditFailed !== undefined
           ? `The call to ${name} did not run: the gateway could not write it to its audit log (${auditFailed.code}), and it runs no call it cannot record. The gateway's operator must check the log (toolfence-mcp audit verify) and restart the gateway.`
-          : unasked !== undefined
-            ? 'channel' in unasked
-              ? call.flow !== undefined
-                ? this.#flowText(name, call.flow, 'no-approval-channel')
-                : `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
-              : `The call to ${name} needs the user's approval, but its arguments are ${unasked.tooLong} characters as shown, over the ${this.#maxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it did not run: the gateway never asks approval for what the user cannot see. Call it with shorter arguments, or allow this tool in the gateway's policy file.`
-            : denied
-              ? decision === 'ask'
-                ? `The call to ${name} was not approved by the user, so it did not run.`
-                : flowDenied && call.flow !== undefined
-                  ? this.#flowText(name, call.flow, 'denied')
-                  : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
-              : overBudget
-                ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
-                : this.#notRunText(name, code, error),
+          : pinChanged
+            ? `The call to ${name} was approved, but its definition changed while it waited for the approval (it is no longer the one offered when the user was asked), so it did not run. List the tools again; if it is hidden, a person reviews it with toolfence-mcp pin --show.`
+            : unasked !== undefined
+              ? 'channel' in unasked
+                ? call.flow !== undefined
+                  ? this.#flowText(name, call.flow, 'no-approval-channel')
+                  : `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
+                : `The call to ${name} needs the user's approval, but its arguments are ${unasked.tooLong} characters as shown, over the ${this.#maxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it did not run: the gateway never asks approval for what the user cannot see. Call it with shorter arguments, or allow this tool in the gateway's policy file.`
+              : denied
+                ? call.policyChanged !== undefined
+                  ? `The call to ${name} was approved, but the gateway's policy changed while it waited for the approval and now denies it (${reasonShown(call.policyChanged.reason)}), so it did not run.`
+                  : decision === 'ask'
+                    ? `The call to ${name} was not approved by the user, so it did not run.`
+                    : flowDenied && call.flow !== undefined
+                      ? this.#flowText(name, call.flow, 'denied')
+                      : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
+                : overBudget
+                  ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
+                  : this.#notRunText(name, code, error),
       );
     }
   }
@@ -1998,7 +2054,8 @@ export class McpGateway {
   ): AuditEntry {
     // Assigned in that order (the order of the fields in the written line), no spread per field.
     const line: { -readonly [K in keyof AuditEntry]?: AuditEntry[K] } = {
-      time: base.time,
+      // When the line is written (a `started` line may follow an approval that took minutes).
+      time: isoTime(Date.now()),
       tool: base.tool,
       pin: call.pin ?? base.pin,
       argumentsDigest: base.argumentsDigest,
@@ -2056,21 +2113,24 @@ function auditPrincipal(
 }
 
 /**
- * `entry` with its names bounded as `auditText` writes them (a read's `tool` holds a prompt name
- * or a resource URI a client gave): the entry itself when none is over the bound.
+ * A read's `entry` as it is written: stamped with the time it is written (a `started` line may
+ * follow an approval that took minutes), its names bounded as `auditText` writes them (its `tool`
+ * holds a prompt name or a resource URI a client gave).
  */
-function boundedEntry(entry: AuditEntry): AuditEntry {
+function writtenEntry(entry: AuditEntry): AuditEntry {
   const principal = entry.principal;
+  const time = isoTime(Date.now());
   if (
     entry.tool.length <= AUDIT_TEXT_MAX_CHARS &&
     (principal === undefined ||
       (principal.issuer.length <= AUDIT_TEXT_MAX_CHARS &&
         principal.subject.length <= AUDIT_TEXT_MAX_CHARS))
   ) {
-    return entry;
+    return entry.time === time ? entry : { ...entry, time };
   }
   return {
     ...entry,
+    time,
     tool: auditText(entry.tool),
     ...(principal === undefined ? {} : { principal: auditPrincipal(principal) }),
   };
@@ -2143,7 +2203,11 @@ const MAX_REASON_CHARS = 300;
 
 /** The policy's reason for a denial (the rule's `reason`), escaped and bounded for the model. */
 function denialReason(error: unknown): string {
-  const reason = (error as { details?: { reason?: unknown } }).details?.reason;
+  return reasonShown((error as { details?: { reason?: unknown } }).details?.reason);
+}
+
+/** A policy's reason, escaped and bounded for the model (`no reason given` when there is none). */
+function reasonShown(reason: unknown): string {
   if (typeof reason !== 'string' || reason === '') return 'no reason given';
   // Control characters (a newline, an escape sequence) become spaces; invisible ones are shown.
   const shown = Array.from(escapeInvisible(reason), (char) =>
