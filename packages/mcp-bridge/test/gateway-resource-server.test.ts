@@ -478,3 +478,69 @@ describe('the scopes a rule reads are the scopes requiredScopes reads', () => {
     expect(answer.ok && answer.principal.claims).not.toHaveProperty('scope');
   });
 });
+
+/** A token like {@link sign}'s with the header's typ `typ` (undefined: none). */
+async function signTyped(typ: string | undefined, payload: JWTPayload = claims()): Promise<string> {
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: 'RS256', kid: 'key-1', ...(typ === undefined ? {} : { typ }) })
+    .sign(signing.privateKey);
+}
+
+describe('token kind (typ) and issue time (iat)', () => {
+  it.each(['id+jwt', 'dpop+jwt', 'logout+jwt', 'secevent+jwt', 'application/id+jwt', 'JOSE+JSON'])(
+    'refuses a token whose typ is %s (another kind of token), naming typ',
+    async (typ) => {
+      const answer = await resourceServer().authenticate(`Bearer ${await signTyped(typ)}`);
+      expect(answer).toMatchObject({ ok: false, status: 401, code: 'GATEWAY_TOKEN_REFUSED' });
+      if (answer.ok) return;
+      expect(JSON.parse(answer.body)).toMatchObject({ error: 'invalid_token' });
+      expect(answer.description).toContain('(typ)');
+    },
+  );
+
+  it.each([undefined, 'JWT', 'jwt', 'at+jwt', 'AT+JWT', 'application/at+jwt'])(
+    'accepts typ %s by default',
+    async (typ) => {
+      expect((await resourceServer().authenticate(`Bearer ${await signTyped(typ)}`)).ok).toBe(true);
+    },
+  );
+
+  it('with requireAccessTokenType, accepts only at+jwt (RFC 9068)', async () => {
+    const strict = resourceServer({ requireAccessTokenType: true });
+    for (const typ of ['at+jwt', 'application/at+jwt']) {
+      expect((await strict.authenticate(`Bearer ${await signTyped(typ)}`)).ok).toBe(true);
+    }
+    for (const typ of [undefined, 'JWT']) {
+      const answer = await strict.authenticate(`Bearer ${await signTyped(typ)}`);
+      expect(answer).toMatchObject({ ok: false, status: 401 });
+      expect(answer.ok || answer.description).toContain('requireAccessTokenType');
+    }
+    expect(() =>
+      checkHttpAuthSettings({
+        resource: RESOURCE,
+        authorizationServers: ['https://as.example.com'],
+        requireAccessTokenType: 'yes',
+      }),
+    ).toThrow(/gateway\.httpAuth\.requireAccessTokenType: must be true or false/);
+  });
+
+  it.each([
+    ['an hour ahead', 3_600],
+    ['ten years ahead', 10 * 365 * 86_400],
+    ['past the clock skew', 45],
+  ])('refuses a token issued %s (iat in the future)', async (_name, ahead) => {
+    const answer = await resourceServer().authenticate(
+      `Bearer ${await sign(claims({ iat: now() + ahead }))}`,
+    );
+    expect(answer).toMatchObject({ ok: false, status: 401 });
+    expect(answer.ok || answer.description).toContain('(iat)');
+  });
+
+  it('accepts an iat ahead within clockSkewMs, and refuses it with clockSkewMs 0', async () => {
+    const token = await sign(claims({ iat: now() + 10 }));
+    expect((await resourceServer().authenticate(`Bearer ${token}`)).ok).toBe(true);
+    expect((await resourceServer({ clockSkewMs: 0 }).authenticate(`Bearer ${token}`)).ok).toBe(
+      false,
+    );
+  });
+});

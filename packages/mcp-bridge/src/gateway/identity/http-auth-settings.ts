@@ -24,8 +24,14 @@ export interface GatewayHttpAuthSettings {
   readonly scopesSupported?: readonly string[];
   /** Signature algorithms accepted; asymmetric only (`none` and `HS*` refused). Default {@link DEFAULT_HTTP_AUTH_ALGORITHMS}. */
   readonly algorithms?: readonly string[];
-  /** Clock skew tolerated on `exp` and `nbf`, in milliseconds (0 to 300,000). Default 30,000. */
+  /** Clock skew tolerated on `exp`, `nbf` and `iat`, in milliseconds (0 to 300,000). Default 30,000. */
   readonly clockSkewMs?: number;
+  /**
+   * Accept only JWTs whose header says they are access tokens, `typ: at+jwt` (RFC 9068; also
+   * `application/at+jwt`). Default false: `at+jwt`, `JWT` or no `typ` are accepted; any other
+   * `typ` (`id+jwt`, `dpop+jwt`, `logout+jwt`, ...: another kind of token) is refused either way.
+   */
+  readonly requireAccessTokenType?: boolean;
   /** How long fetched keys (JWKS) are used before they are fetched again, in milliseconds. Default 600,000. */
   readonly jwksCacheMs?: number;
   /**
@@ -157,6 +163,7 @@ export const HTTP_AUTH_KEYS: readonly string[] = Object.freeze([
   'scopesSupported',
   'algorithms',
   'clockSkewMs',
+  'requireAccessTokenType',
   'jwksCacheMs',
   'jwksMinRefetchMs',
   'fetchTimeoutMs',
@@ -333,6 +340,12 @@ export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings 
     record.principalClaims === undefined
       ? [...DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS]
       : stringList(record.principalClaims, `${AT}.principalClaims`, 16, CLAIM);
+  if (
+    record.requireAccessTokenType !== undefined &&
+    typeof record.requireAccessTokenType !== 'boolean'
+  ) {
+    fail('must be true or false', `${AT}.requireAccessTokenType`);
+  }
   if (record.introspection !== undefined && typeof record.introspection !== 'boolean') {
     fail('must be true or false', `${AT}.introspection`);
   }
@@ -358,6 +371,7 @@ export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings 
     resource,
     console: consoleSettings,
     introspection: record.introspection === true,
+    requireAccessTokenType: record.requireAccessTokenType === true,
     introspectionEndpoint,
     authorizationServers: Object.freeze(authorizationServers),
     requiredScopes: Object.freeze(requiredScopes),

@@ -210,9 +210,10 @@ export interface JwtAccessTokenVerifierOptions {
 }
 
 /**
- * Verifies access tokens as JWTs: compact JWS, `alg` among the accepted asymmetric ones, `iss`
- * exactly one of the configured issuers, signature by a key that issuer publishes, `aud`
- * containing the resource, `exp` and `nbf` within the clock skew, a `sub`. Throws
+ * Verifies access tokens as JWTs: compact JWS, `typ` an access token's (`at+jwt`, or `JWT` or none
+ * unless `requireAccessTokenType`), `alg` among the accepted asymmetric ones, `iss` exactly one of
+ * the configured issuers, signature by a key that issuer publishes, `aud` containing the
+ * resource, `exp`, `nbf` and `iat` within the clock skew, a `sub`. Throws
  * {@link GatewayTokenError} or {@link GatewayAuthUnavailableError}.
  */
 export class JwtAccessTokenVerifier {
@@ -230,15 +231,40 @@ export class JwtAccessTokenVerifier {
     loadJose().catch(() => undefined);
   }
 
+  /**
+   * The header's `typ`: an access token (`at+jwt`, RFC 9068) or, unless
+   * `requireAccessTokenType`, a plain `JWT` or none. Any other value names another kind of token
+   * (an ID token, a DPoP proof, a logout token) that must never pass as an access token.
+   */
+  #checkType(type: unknown): void {
+    const kind =
+      typeof type === 'string' ? type.toLowerCase().replace(/^application\//, '') : undefined;
+    if (kind === 'at+jwt') return;
+    if (this.#settings.requireAccessTokenType) {
+      throw refused(
+        'type',
+        'its header does not say it is an access token (typ at+jwt), which gateway.httpAuth.requireAccessTokenType requires',
+      );
+    }
+    if (kind === undefined || kind === 'jwt') return;
+    throw refused(
+      'type',
+      'its header says it is another kind of token than an access token (typ): only at+jwt, JWT or none are accepted',
+    );
+  }
+
   async verify(token: string): Promise<VerifiedAccessToken> {
     if (token.length > MAX_ACCESS_TOKEN_CHARS || token.split('.').length !== 3) {
       throw refused('malformed', 'it is not a signed JWT (three dot-separated parts)');
     }
     const { decodeJwt, decodeProtectedHeader, jwtVerify } = await loadJose();
     let algorithm: unknown;
+    let type: unknown;
     let unverified: JWTPayload;
     try {
-      algorithm = decodeProtectedHeader(token).alg;
+      const header = decodeProtectedHeader(token);
+      algorithm = header.alg;
+      type = header.typ;
       unverified = decodeJwt(token);
     } catch {
       throw refused('malformed', 'its header or payload is not base64url JSON');
@@ -246,6 +272,7 @@ export class JwtAccessTokenVerifier {
     if (typeof algorithm !== 'string' || !this.#settings.algorithms.includes(algorithm)) {
       throw refused('algorithm', 'its signature algorithm is not accepted');
     }
+    this.#checkType(type);
     const keys = typeof unverified.iss === 'string' ? this.#issuers.get(unverified.iss) : undefined;
     if (keys === undefined) throw refused('issuer', 'its issuer (iss) is not trusted');
     const options = {
@@ -272,6 +299,17 @@ export class JwtAccessTokenVerifier {
       } catch (again) {
         throw refusalOf(again);
       }
+    }
+    // jose checks that iat is a number, not that it is past: a token issued "in ten years" is
+    // another issuer's clock or a forged lifetime, refused beyond the clock skew like nbf.
+    if (
+      typeof payload.iat === 'number' &&
+      payload.iat * 1000 > this.#now() + this.#settings.clockSkewMs
+    ) {
+      throw refused(
+        'not-yet-valid',
+        'it was issued in the future (iat), beyond gateway.httpAuth.clockSkewMs',
+      );
     }
     if (typeof payload.sub !== 'string' || payload.sub === '' || payload.sub.length > 1024) {
       throw refused('no-subject', 'it names no subject (sub)');

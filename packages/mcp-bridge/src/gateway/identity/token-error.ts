@@ -2,7 +2,8 @@ import { McpBridgeError, type McpBridgeErrorOptions } from '../../mcp-bridge-err
 
 /**
  * Why a bearer token was refused: `missing`, `malformed`, `algorithm`, `issuer`, `audience`,
- * `expired`, `not-yet-valid`, `signature`, `unknown-key`, `no-subject`, `inactive` (introspection),
+ * `expired`, `not-yet-valid` (`nbf` or `iat` ahead), `type` (the header's `typ` names another kind of
+ * token), `signature`, `unknown-key`, `no-subject`, `inactive` (introspection),
  * `claim-limit` (a kept claim over `principalClaimMaxValues` or `principalClaimMaxChars`), or
  * `insufficient-scope` (then the answer is 403).
  */
@@ -14,6 +15,7 @@ export type GatewayTokenRefusal =
   | 'audience'
   | 'expired'
   | 'not-yet-valid'
+  | 'type'
   | 'signature'
   | 'unknown-key'
   | 'no-subject'
