@@ -431,6 +431,8 @@ describe('DEFAULT_PROGRAM_RULES', () => {
       'torsocks',
       'proxychains',
       'catchsegv',
+      'perlbug',
+      'perlthanks',
     ]) {
       expect(refusedArgument(rule(program), [])).toBeNull();
     }

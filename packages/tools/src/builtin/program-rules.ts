@@ -570,6 +570,9 @@ export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Obje
   torsocks: runner('torsocks'),
   proxychains: runner('proxychains'),
   catchsegv: runner('catchsegv'),
+  // perlbug and perlthanks run the editor their `-e` names.
+  perlbug: runner('perlbug'),
+  perlthanks: runner('perlthanks'),
   java: interpreter('java'),
   jshell: interpreter('jshell'),
   R: interpreter('R'),
