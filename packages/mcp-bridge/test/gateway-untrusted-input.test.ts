@@ -413,3 +413,16 @@ describe('an approval answered after the definition changed', () => {
     });
   }, 30_000);
 });
+
+describe('a call whose arguments break the input schema', () => {
+  it('is audited invalid-arguments: the policy never judged it', async () => {
+    const gateway = await started();
+    const client = await gatewayClient(gateway, open);
+    const result = await client.callTool({ name: 'tk__note', arguments: { id: 7 } });
+    expect(text(result)).toContain("its arguments do not match the tool's input schema");
+    expect(await serverCalls()).toEqual([]);
+    expect((await auditLines()).map(({ tool, decision, outcome }) => ({ tool, decision, outcome }))).toEqual([
+      { tool: 'tk__note', decision: 'deny', outcome: 'invalid-arguments' },
+    ]);
+  }, 30_000);
+});

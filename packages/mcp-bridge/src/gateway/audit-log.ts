@@ -73,6 +73,8 @@ export interface AuditEntry {
    * `no-approval-channel`, `prompt-too-long`, `audit-failed`, `over-budget`, `asked`,
    * `name-too-long` (a made-up name over `maxToolNameChars`), `pin-changed` (the definition is no
    * longer the accepted or offered one: at the call, or when its approval came),
+   * `invalid-arguments` (the arguments break the tool's input schema: refused before the policy
+   * judged it, with `decision: deny`),
    * `approval-unknown`, `approval-forged`, `approval-expired`, `approval-other-principal`,
    * `approval-replayed`, `approval-mismatch` or `approval-unavailable`.
    */

@@ -1914,7 +1914,10 @@ export class McpGateway {
                   : 'denied'
                 : overBudget
                   ? 'over-budget'
-                  : 'failed';
+                  : code === 'REGISTRY_INPUT_INVALID'
+                    ? // Refused before the policy: audited `deny`, though no rule judged it.
+                      'invalid-arguments'
+                    : 'failed';
       await this.#audit({
         time: isoTime(Date.now()),
         ...base,
