@@ -160,6 +160,9 @@ describe('toolfence-mcp serve passes prompts, resources, completions and instruc
       ['resource', 'ev__resource:demo://resource/static/document/architecture.md', 'ok'],
       ['resource', 'ev__resource:demo://resource/dynamic/text/7', 'started'],
       ['resource', 'ev__resource:demo://resource/dynamic/text/7', 'ok'],
+      // A completion is audited under the prompt it completes.
+      ['completion', 'ev__prompt:completable-prompt', 'started'],
+      ['completion', 'ev__prompt:completable-prompt', 'ok'],
     ]);
     // Digests only: the prompt's arguments are not in the audit.
     expect(JSON.stringify(audited)).not.toContain('Lisbon');

@@ -49,10 +49,12 @@ export interface AuditEntry {
   /**
    * What was decided: absent for a tool call; `prompt` for a `prompts/get` (`tool` is then
    * `<namespace>__prompt:<name>`), `resource` for a `resources/read` (`<namespace>__resource:<uri>`),
+   * `completion` for a `completion/complete` (`tool` names the prompt or resource template it
+   * completes: `<namespace>__prompt:<name>` or `<namespace>__resource:<uri template>`),
    * `console` for a change made in the web console (`outcome` says which: `console-approved`,
    * `console-declined`, `console-pin-accepted`, `console-reload`).
    */
-  readonly kind?: 'prompt' | 'resource' | 'console';
+  readonly kind?: 'prompt' | 'resource' | 'completion' | 'console';
   /** The offered name (`server__tool`); a name over 256 characters as `auditText` bounds it. */
   readonly tool: string;
   /** The definition pin the call ran against. */

@@ -2,6 +2,8 @@ import type { ProtocolError, Server, ServerContext } from '@modelcontextprotocol
 import {
   CONTENT_TRUST_LEVELS,
   type ContentTrustLevel,
+  compareRisk,
+  type RiskLevel,
   readContract,
   type ToolContract,
 } from '@toolfence/tool-contract';
@@ -9,6 +11,7 @@ import {
   type Authorizer,
   checkOptionKeys,
   createToolContext,
+  type FlowRaise,
   isPermissionDecision,
   type JsonObject,
   type PermissionDecision,
@@ -22,11 +25,12 @@ import type { McpToolInfo } from '../client/tool-listing.js';
 import { isRecord } from '../is-record.js';
 import { escapeInvisible, printableText } from '../printable-text.js';
 import type { McpBridgeLogger } from '../transport/logger.js';
-import { approvalPrompt } from './approval-prompt.js';
+import { approvalPrompt, flowChain } from './approval-prompt.js';
 import type { AuditEntry } from './audit-log.js';
 import { AuditLogError } from './audit-log-error.js';
 import { canonicalJson, digestOf } from './canonical-json.js';
 import { GatewayConfigError } from './errors.js';
+import { auditFlow, type GatewayFlow, raisedVerdict } from './flow-session.js';
 import { principalOfRequest } from './identity/gateway-principal.js';
 import { listingFor } from './identity/listing-filter.js';
 import { isoTime } from './iso-time.js';
@@ -157,6 +161,12 @@ export interface PassthroughUpstream {
   readonly resources: boolean;
   readonly completions: boolean;
   readonly contentTrust: ContentTrustLevel;
+  /**
+   * The most dangerous sink risk (`external-publication`, `paid-operation`, `destructive`) among
+   * the server's listed tool definitions and their accepted pins, else `read-only`: the risk the
+   * flow guard judges a read or completion that carries the client's data to this server by.
+   */
+  readonly sinkRisk: RiskLevel;
   readonly prompts: readonly Passed[];
   readonly templates: readonly Passed[];
   /** Offered names hidden until accepted, with their kind and reasons. */
@@ -188,6 +198,11 @@ export interface GatewayPassthroughHooks {
    * a read over it is refused without asking (`prompt-too-long`), as a call is.
    */
   readonly approvalMaxArgumentChars: number;
+  /**
+   * The gateway's flow guard and its sessions: a read or completion that carries the client's
+   * data to a server is judged by it as a call to that server would be. Absent: none.
+   */
+  readonly flow?: GatewayFlow;
   /**
    * Resolves once the upstreams still starting are ready, or the gateway's `listWaitMs` passed:
    * a listing or a read that arrives during the start waits for it, as `tools/list` does.
@@ -291,6 +306,38 @@ function serverContentTrust(
     pending = fold(pending, listed);
   }
   return fold(trust ?? 'untrusted', pending) as ContentTrustLevel;
+}
+
+/** The risks that make a tool a sink for the flow guard (tools' `FlowGuard`). */
+const SINK_RISKS: ReadonlySet<RiskLevel> = new Set<RiskLevel>([
+  'external-publication',
+  'paid-operation',
+  'destructive',
+]);
+
+/**
+ * The most dangerous sink risk among a server's listed tool definitions (as declared, else as
+ * the heuristic reads them) and their accepted pins; `read-only` when none is a sink. A listed
+ * definition counts even before it is accepted: what the server can do with data it is sent does
+ * not wait for `pin --accept`.
+ */
+function serverSinkRisk(
+  tools: readonly McpToolInfo[],
+  accepted: (tool: string) => PinRecord | undefined,
+): RiskLevel {
+  let risk: RiskLevel = 'read-only';
+  const fold = (level: RiskLevel | undefined): void => {
+    if (level !== undefined && SINK_RISKS.has(level) && compareRisk(level, risk) > 0) risk = level;
+  };
+  for (const tool of tools) {
+    try {
+      fold(readContract(tool as never).contract.risk);
+    } catch {
+      // A definition whose contract cannot be read is judged by its pin alone.
+    }
+    fold(accepted(tool.name)?.risk);
+  }
+  return risk;
 }
 
 /**
@@ -418,6 +465,7 @@ export class GatewayPassthrough {
       resources: isRecord(capabilities.resources),
       completions: isRecord(capabilities.completions),
       contentTrust: serverContentTrust(input.tools, identity, (tool) => pins.pinOf(server, tool)),
+      sinkRisk: serverSinkRisk(input.tools, (tool) => pins.pinOf(server, tool)),
       prompts: await review('prompt', prompts),
       templates: await review('resource-template', templates),
       hidden,
@@ -567,9 +615,15 @@ export class GatewayPassthrough {
   /**
    * Installs the pass-through request handlers on one downstream server. `shared`: it serves one
    * caller of a transport that serves several (`serve --http`); once one is attached, no
-   * downstream's roots are given to the upstreams again.
+   * downstream's roots are given to the upstreams again. `session` names the flow session of a
+   * request (the connection's, or its principal's), as for a `tools/call`.
    */
-  attach(server: Server, era: 'legacy' | 'modern', shared: boolean): void {
+  attach(
+    server: Server,
+    era: 'legacy' | 'modern',
+    shared: boolean,
+    session?: (context: ServerContext) => string,
+  ): void {
     if (shared && !this.#shared) {
       this.#shared = true;
       this.#ownerMaybeChanged();
@@ -639,6 +693,7 @@ export class GatewayPassthrough {
         request.params,
         context.mcpReq,
         principalOfRequest(context),
+        session?.(context),
       ) as never;
     });
     server.setRequestHandler('resources/read', async (request, context) => {
@@ -649,11 +704,19 @@ export class GatewayPassthrough {
         request.params.uri,
         context.mcpReq,
         principalOfRequest(context),
+        session?.(context),
       ) as never;
     });
-    server.setRequestHandler('completion/complete', async (request) => {
+    server.setRequestHandler('completion/complete', async (request, context) => {
       await started();
-      return this.#complete(request.params as unknown as Record<string, unknown>) as never;
+      return this.#complete(
+        server,
+        era,
+        request.params as unknown as Record<string, unknown>,
+        context.mcpReq,
+        principalOfRequest(context),
+        session?.(context),
+      ) as never;
     });
   }
 
@@ -798,6 +861,7 @@ export class GatewayPassthrough {
     given: string,
     request: ServerContext['mcpReq'],
     principal?: Principal,
+    session?: string,
   ): Promise<Record<string, unknown>> {
     // The policy judges, the audit names and the upstream receives one spelling of the URI: a
     // rule on `file:///home/u/secret/*` then covers `file:///home/u/./secret/key` too.
@@ -854,6 +918,8 @@ export class GatewayPassthrough {
         upstream,
         principal,
         description: `Read the resource ${uri} of server ${upstream.server}`,
+        // A URI the server listed carries nothing of the client's; a template's expansion does.
+        ...(found.template === undefined ? {} : { session }),
       },
       async () => ({
         contents: await upstream.client.readResource(sent, { signal: request.signal }),
@@ -867,6 +933,7 @@ export class GatewayPassthrough {
     params: { readonly name: string; readonly arguments?: Record<string, string> | undefined },
     request: ServerContext['mcpReq'],
     principal?: Principal,
+    session?: string,
   ): Promise<Record<string, unknown>> {
     const target = this.#prompts.get(params.name);
     if (target === undefined) throw this.#unknown('prompt', params.name);
@@ -887,6 +954,8 @@ export class GatewayPassthrough {
           typeof passed.listed.description === 'string'
             ? passed.listed.description
             : `Prompt ${passed.remote} of server ${upstream.server}`,
+        // Arguments are the client's data; a prompt without them carries none.
+        ...(Object.keys(args).length === 0 ? {} : { session }),
       },
       async () => {
         const result = await upstream.client.request('prompts/get', {
@@ -921,30 +990,51 @@ export class GatewayPassthrough {
     );
   }
 
-  async #complete(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  /**
+   * A `completion/complete`: sent to the server of the referenced prompt or resource template
+   * only as the read of that definition would be (the policy's decision on
+   * `<namespace>__prompt:<name>` or `<namespace>__resource:<uri template>`, then the flow guard:
+   * its values are the client's data), never asked of the user, and audited (`kind`
+   * `completion`). Only `ref`, `argument` and `context.arguments` are forwarded: the client's
+   * `_meta` (a progress token, any other key) stays at the gateway.
+   */
+  async #complete(
+    server: Server,
+    era: 'legacy' | 'modern',
+    params: Record<string, unknown>,
+    request: ServerContext['mcpReq'],
+    principal?: Principal,
+    session?: string,
+  ): Promise<Record<string, unknown>> {
     const ref = isRecord(params.ref) ? params.ref : {};
     let upstream: PassthroughUpstream | undefined;
-    let forwarded: Record<string, unknown> | undefined;
+    let passed: Passed | undefined;
+    let forwarded: Record<string, unknown>;
+    let own: string;
     if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
       const target = this.#prompts.get(ref.name);
       if (target === undefined) throw this.#unknown('prompt', ref.name);
-      upstream = target.upstream;
-      forwarded = { ...ref, name: target.passed.remote };
+      ({ upstream, passed } = target);
+      forwarded = { type: 'ref/prompt', name: passed.remote };
+      own = promptReadName(passed.remote);
     } else if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
+      const uri = ref.uri;
       const owners = [...this.#upstreams.values()].filter((candidate) =>
-        candidate.templates.some((passed) => passed.uriTemplate === ref.uri),
+        candidate.templates.some((template) => template.uriTemplate === uri),
       );
       if (owners.length > 1) {
         const servers = owners.map((owner) => owner.server).sort();
         throw refusal(
           'GATEWAY_RESOURCE_AMBIGUOUS',
-          `The resource template ${printableText(ref.uri, 200)} is offered by several upstream servers (${servers.join(', ')}); the gateway cannot tell which one completes it.`,
-          { uri: ref.uri, servers },
+          `The resource template ${printableText(uri, 200)} is offered by several upstream servers (${servers.join(', ')}); the gateway cannot tell which one completes it.`,
+          { uri, servers },
         );
       }
       upstream = owners[0];
-      if (upstream === undefined) throw this.#unknown('resource-template', ref.uri);
-      forwarded = { ...ref };
+      if (upstream === undefined) throw this.#unknown('resource-template', uri);
+      passed = upstream.templates.find((template) => template.uriTemplate === uri);
+      forwarded = { type: 'ref/resource', uri };
+      own = resourceReadName(uri);
     } else {
       throw refusal(
         'GATEWAY_COMPLETION_REF',
@@ -952,15 +1042,38 @@ export class GatewayPassthrough {
       );
     }
     if (!upstream.completions) return { completion: { values: [] } };
-    try {
-      const result = await upstream.client.request('completion/complete', {
-        ...params,
-        ref: forwarded,
-      });
-      return isRecord(result.completion) ? { ...result } : { completion: { values: [] } };
-    } catch (error) {
-      throw this.#upstreamFailure(upstream, 'completion/complete', error);
-    }
+    const argument = isRecord(params.argument)
+      ? { name: params.argument.name, value: params.argument.value }
+      : {};
+    const context =
+      isRecord(params.context) && params.context.arguments !== undefined
+        ? { arguments: params.context.arguments }
+        : undefined;
+    const args = (context === undefined ? { argument } : { argument, context }) as JsonObject;
+    const target = upstream;
+    return this.#governed(
+      server,
+      era,
+      request,
+      {
+        kind: 'completion',
+        own,
+        args,
+        pin: passed?.pin ?? 'unpinned',
+        upstream: target,
+        principal,
+        description: `Completions of ${own} of server ${target.server}`,
+        // The value typed so far and the other arguments are the client's data.
+        session,
+      },
+      async () => {
+        const result = await target.client.request('completion/complete', {
+          ref: forwarded,
+          ...args,
+        });
+        return isRecord(result.completion) ? { ...result } : { completion: { values: [] } };
+      },
+    );
   }
 
   #upstreamFailure(upstream: PassthroughUpstream, method: string, error: unknown): ProtocolError {
@@ -983,16 +1096,21 @@ export class GatewayPassthrough {
     );
   }
 
-  // A prompts/get or resources/read: the policy decides it as a read (risk `read-only`, the
-  // server's content trust), an `ask` is put to a legacy client that declared form elicitation,
-  // and the outcome is audited with its own `kind`.
+  // A prompts/get, resources/read or completion/complete: the policy decides it as a read (risk
+  // `read-only`, the server's content trust); one that carries the client's data to the server
+  // (`session` given) is then judged by the flow guard as a call to that server; an `ask` is put
+  // to a legacy client that declared form elicitation (never for a completion), and the outcome
+  // is audited with its own `kind`.
   async #governed(
     server: Server,
     era: 'legacy' | 'modern',
     request: ServerContext['mcpReq'],
     given: {
-      readonly kind: 'prompt' | 'resource';
-      /** The read's name on its server: `prompt:<name>` or `resource:<canonical uri>`. */
+      readonly kind: 'prompt' | 'resource' | 'completion';
+      /**
+       * The read's name on its server: `prompt:<name>` or `resource:<canonical uri>`; for a
+       * completion, the name of the prompt or resource template it completes.
+       */
       readonly own: string;
       readonly args: JsonObject;
       readonly pin: string;
@@ -1000,12 +1118,19 @@ export class GatewayPassthrough {
       readonly description: string;
       /** The caller (with gateway.httpAuth). */
       readonly principal?: Principal | undefined;
+      /**
+       * The flow session of a request that carries the client's data to the server (prompt
+       * arguments, a URI the server did not list, a completion's values): the flow guard judges
+       * it. Absent: the request carries nothing of the client's, and the guard is not asked.
+       */
+      readonly session?: string | undefined;
     },
     run: () => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
     // The policy sees the offered name and, like a tool's, the origin: the server and the read's
     // own name, so a rule with `server` covers that server's prompts and resources too.
     const read = { ...given, ...readIdentity(given.upstream, given.own) };
+    const judged = read.session !== undefined && this.#hooks.flow?.guard !== undefined;
     const base = {
       time: isoTime(Date.now()),
       kind: read.kind,
@@ -1015,24 +1140,36 @@ export class GatewayPassthrough {
       ...(read.principal === undefined
         ? {}
         : { principal: { issuer: read.principal.issuer, subject: read.principal.subject } }),
+      ...(judged && read.session !== undefined ? { session: read.session } : {}),
     } as const;
-    const method = read.kind === 'prompt' ? 'prompts/get' : 'resources/read';
+    const method =
+      read.kind === 'prompt'
+        ? 'prompts/get'
+        : read.kind === 'resource'
+          ? 'resources/read'
+          : 'completion/complete';
     // Names come from the servers (and a URI from the client): escaped wherever they are shown.
     const shown = printableText(read.name, 300);
-    const decision = await this.#decide(read, request.signal);
+    const policy = await this.#decide(read, request.signal);
     const observe = this.#hooks.observe;
+    const flow = judged ? this.#flowCheck(read, policy.verdict) : undefined;
+    const verdict = raisedVerdict(policy.verdict, flow, observe);
+    const flowed = flow === undefined ? {} : { flow: auditFlow(flow) };
+    // The raise that decided, when the guard (enforcing) raised the policy's verdict.
+    const raise = flow?.enforced && verdict === flow.verdict ? flow : undefined;
     let approvedBy: 'user' | undefined;
-    if (!observe && decision.verdict !== 'allow') {
+    if (!observe && verdict !== 'allow') {
       let outcome = 'denied';
       let tooLong = 0;
-      if (decision.verdict === 'ask') {
-        if (era === 'legacy' && this.#hooks.canAsk(server)) {
+      if (verdict === 'ask') {
+        if (read.kind !== 'completion' && era === 'legacy' && this.#hooks.canAsk(server)) {
           // The prompt of a call: the arguments whole and every name escaped, or nobody asked.
           const prompt = approvalPrompt(
             {
               toolName: read.name,
               args: read.args,
-              reason: decision.reason,
+              reason: policy.reason,
+              ...(raise === undefined ? {} : { flow: raise }),
               spec: { description: read.description },
             },
             read.upstream.server,
@@ -1060,26 +1197,30 @@ export class GatewayPassthrough {
         }
       }
       if (approvedBy === undefined) {
-        await this.#hooks.audit({ ...base, decision: decision.verdict, outcome });
-        const why =
-          decision.reason === undefined ? '' : ` (${printableText(decision.reason, 200)})`;
+        await this.#hooks.audit({ ...base, decision: verdict, outcome, ...flowed });
+        const why = policy.reason === undefined ? '' : ` (${printableText(policy.reason, 200)})`;
         throw protocolError(
           'InvalidRequest',
-          outcome === 'denied'
-            ? `${method} of ${shown} is denied by the gateway's policy${why}, so it was not sent.`
-            : outcome === 'declined'
-              ? `${method} of ${shown} was not approved by the user, so it was not sent.`
-              : outcome === 'prompt-too-long'
-                ? `The gateway's policy asks a person before ${method} of ${shown}${why}, but its arguments are ${tooLong} characters as shown, over the ${this.#hooks.approvalMaxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it was not sent: the gateway never asks approval for what the user cannot see. Send it with shorter arguments, or allow it in the gateway's policy file.`
-                : `The gateway's policy asks a person before ${method} of ${shown}${why}, and this client cannot be asked (it declared no form elicitation, or speaks 2026-07-28 where reads are not asked); allow it in the policy instead.`,
+          raise !== undefined && (outcome === 'denied' || outcome === 'no-approval-channel')
+            ? this.#flowText(method, shown, read.upstream.server, raise, outcome)
+            : outcome === 'denied'
+              ? `${method} of ${shown} is denied by the gateway's policy${why}, so it was not sent.`
+              : outcome === 'declined'
+                ? `${method} of ${shown} was not approved by the user, so it was not sent.`
+                : outcome === 'prompt-too-long'
+                  ? `The gateway's policy asks a person before ${method} of ${shown}${why}, but its arguments are ${tooLong} characters as shown, over the ${this.#hooks.approvalMaxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it was not sent: the gateway never asks approval for what the user cannot see. Send it with shorter arguments, or allow it in the gateway's policy file.`
+                  : read.kind === 'completion'
+                    ? `The gateway's policy asks a person before reading ${shown}${why}; its completions are never put to the user, so ${method} was not sent. Allow it in the policy instead.`
+                    : `The gateway's policy asks a person before ${method} of ${shown}${why}, and this client cannot be asked (it declared no form elicitation, or speaks 2026-07-28 where reads are not asked); allow it in the policy instead.`,
           { code: 'GATEWAY_READ_REFUSED', outcome },
         );
       }
     }
     const decided = {
       ...base,
-      decision: decision.verdict,
+      decision: verdict,
       ...(approvedBy === undefined ? {} : { approvedBy }),
+      ...flowed,
     } as const;
     // No line, no read: the `started` line is on disk before the request may leave, as a call's.
     try {
@@ -1101,7 +1242,7 @@ export class GatewayPassthrough {
       const result = await run();
       await this.#hooks.audit({
         ...decided,
-        outcome: observe && decision.verdict !== 'allow' ? 'observed' : 'ok',
+        outcome: observe && verdict !== 'allow' ? 'observed' : 'ok',
         resultDigest: digestOf(result),
         ...(observe ? { observed: true } : {}),
       });
@@ -1110,6 +1251,73 @@ export class GatewayPassthrough {
       await this.#hooks.audit({ ...decided, outcome: 'failed' });
       throw this.#upstreamFailure(read.upstream, method, error);
     }
+  }
+
+  /**
+   * The flow guard's raise for a request that carries the client's data to a server, judged as a
+   * call to a tool of that server named as the read is (`<namespace>__prompt:<name>`, origin
+   * `{ server, tool: "prompt:<name>" }`) whose risk is the server's {@link PassthroughUpstream.sinkRisk}:
+   * a sink when the server offers a sink tool or `flow.sinks` names it; `flow.notSinks` and
+   * `flow.permit` name it the same way.
+   */
+  #flowCheck(
+    read: {
+      readonly name: string;
+      readonly origin: ToolOrigin;
+      readonly upstream: PassthroughUpstream;
+      readonly description: string;
+      readonly session?: string | undefined;
+    },
+    verdict: PermissionDecision['verdict'],
+  ): FlowRaise | undefined {
+    const guard = this.#hooks.flow?.guard;
+    if (guard === undefined || read.session === undefined) return undefined;
+    const contract: ToolContract = Object.freeze({
+      risk: read.upstream.sinkRisk,
+      contentTrust: read.upstream.contentTrust,
+      idempotent: true,
+      version: '1.0.0',
+      aliases: [],
+    });
+    const flow = guard.check(
+      read.session,
+      Object.freeze({
+        name: read.name,
+        origin: read.origin,
+        description: read.description,
+        inputSchema: { type: 'object' },
+        contract,
+      }) as never,
+      verdict,
+      contract,
+    );
+    if (flow !== undefined && !flow.enforced) {
+      // Observe mode: the request goes; say what the guard would have done (names only).
+      const { verdict: would, ...labels } = auditFlow(flow);
+      this.#hooks.logger?.warn?.('The flow guard observed a read it would raise', {
+        tool: read.name,
+        would,
+        ...labels,
+      });
+    }
+    return flow;
+  }
+
+  /** Why the flow guard stopped a read or completion, naming the flow and the server. */
+  #flowText(
+    method: string,
+    shown: string,
+    server: string,
+    flow: FlowRaise,
+    outcome: string,
+  ): string {
+    const permit =
+      'permit this flow in the gateway\'s policy file (--policy: "flow": {"permit": [{"from": SOURCE, "to": {"server": "' +
+      printableText(server, 100) +
+      '"}}]})';
+    return outcome === 'denied'
+      ? `${method} of ${shown} is denied by the gateway's flow guard: it carries data to server ${printableText(server, 100)}, and ${flowChain(flow)}, so it could leak that private data and was not sent. Continue without it, start a new conversation, or ask the user to ${permit}.`
+      : `${method} of ${shown} needs the user's approval because it carries data to server ${printableText(server, 100)}, and ${flowChain(flow)}, but this client cannot be asked (it declared no form elicitation, speaks 2026-07-28 where reads are not asked, or this is a completion, which is never asked), so it was not sent and nobody was asked. Ask the user to ${permit}.`;
   }
 
   async #decide(

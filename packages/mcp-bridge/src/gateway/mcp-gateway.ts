@@ -646,6 +646,8 @@ export class McpGateway {
       limits: passthroughLimits(options.passthrough),
       approvalMaxArgumentChars: this.#maxArgumentChars,
       started: () => this.#startGate.wait(this.#listWaitMs()),
+      // Reads and completions that carry the client's data are judged by the same guard.
+      flow: this.#flow,
     });
     const flowGuard = this.#flow.reading((context, flow) => this.#flowRead(context, flow));
     this.#registry = new ToolRegistry({
@@ -758,7 +760,12 @@ export class McpGateway {
       replays: new Map(),
       serverInfo,
     };
-    this.#passthrough.attach(server, era, shared);
+    this.#passthrough.attach(
+      server,
+      era,
+      shared,
+      (context) => downstream.session ?? principalSession(context.http?.authInfo),
+    );
     server.setRequestHandler('tools/list', async (_request, context) => {
       learnEnvelope(downstream, context.mcpReq.envelope);
       // While upstreams still start, wait a bounded time for them (clients that ignore
