@@ -342,6 +342,8 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     ['sqlite3 --init', 'sqlite3', ['--init', 'x.sql', ':memory:']],
     ['sqlite3 -nonce (lifts safe mode)', 'sqlite3', ['-nonce', 'x', ':memory:']],
     ['sqlite3 -unsafe-testing', 'sqlite3', ['-unsafe-testing', ':memory:']],
+    ['sqlite3 -Ax (archive mode writes files)', 'sqlite3', ['-Ax', 'a.sqlar']],
+    ['sqlite3 --archive', 'sqlite3', ['--archive', '-x', 'a.sqlar']],
   ] as const)('refuses %s', (_name, program, args) => {
     expect(refusedArgument(rule(program), args)).toEqual(expect.any(String));
   });

@@ -385,8 +385,10 @@ const COMPILER: ProgramRule = Object.freeze({
  */
 const SQLITE: ProgramRule = Object.freeze({
   reason:
-    'sqlite3 runs with -safe (its dot-commands and functions that run programs, load code or open other files are refused); -init is read before safe mode, -nonce lifts it',
-  options: Object.freeze(['-init', '-nonce', '-unsafe-testing']),
+    'sqlite3 runs with -safe (its dot-commands and functions that run programs, load code or open other files are refused); -init is read before safe mode, -nonce lifts it, -A writes files',
+  options: Object.freeze(['-init', '-nonce', '-unsafe-testing', '-archive']),
+  // Archive mode (`-Ax`, `-Acf`) extracts and writes files where asked.
+  argumentPrefixes: Object.freeze(['-A']),
   prependArguments: Object.freeze(['-safe']),
 });
 
