@@ -308,6 +308,20 @@ describe('DEFAULT_PROGRAM_RULES', () => {
     expect(refusedArgument(rule('git'), args)).toBeUndefined();
   });
 
+  it('reads the value of a global option as its value, not as the subcommand', () => {
+    const git = rule('git');
+    const loosened = {
+      ...git,
+      globalOptions: (git.globalOptions ?? []).filter((option) => option !== '-C'),
+    };
+    expect(refusedArgument(loosened, ['-C', 'sub', 'status'])).toBeUndefined();
+    expect(refusedArgument(loosened, ['-C', 'status', 'pwn'])).toBe('pwn');
+    expect(refusedArgument(loosened, ['-C', 'sub', 'config', 'a', 'b'])).toBe('config');
+    // Without globalValueOptions, the value is read as the subcommand: refused, never allowed.
+    const { globalValueOptions: _dropped, ...plain } = loosened;
+    expect(refusedArgument(plain, ['-C', 'sub', 'status'])).toBe('sub');
+  });
+
   it('pins the git configuration that runs commands before the caller arguments', () => {
     const pinned = rule('git').prependArguments ?? [];
     for (const setting of [

@@ -124,7 +124,7 @@ const FIND: ProgramRule = Object.freeze({
  * `submodule--helper foreach`: every name with `--`), `help` (its viewers come from
  * configuration), `mv` (git 2.39 moves a file into `.git`, through a symbolic link too, so it
  * could replace `.git/config`), `checkout-index` (`--prefix` writes anywhere, `.git/` too),
- * and the subcommands of {@link GIT}'s `subcommands`.
+ * and the subcommands of the git rule's `subcommands`.
  */
 const GIT_SUBCOMMANDS: readonly string[] = Object.freeze([
   'add',
