@@ -122,13 +122,20 @@ describe.each(sandboxes)('ShellTool with only git allowlisted, under %s', (label
     expect(existsSync(join(marks, 'alias'))).toBe(false);
   });
 
-  it('runs no command a configuration written by other means names (hooks, fsmonitor, editor, alias)', async () => {
+  it('runs no command a configuration written by other means names (hooks, fsmonitor, editors, aliases, ext::, a bare repository)', async () => {
     const { workspace, marks } = repository(`config-${label}`);
     // What a FileSystemTool with write access to the same folder could write.
     const touch = (name: string) => `touch ${join(marks, name)}`;
     writeFileSync(
       join(workspace, '.git/config'),
-      `${readFileSync(join(workspace, '.git/config'), 'utf8')}[core]\n\tfsmonitor = ${touch('fsmonitor')}; echo\n\teditor = ${touch('editor')}; true\n[sequence]\n\teditor = ${touch('sequence')}; true\n[alias]\n\tpwn = !${touch('alias')}\n\tst = !${touch('alias-st')}\n`,
+      `${readFileSync(join(workspace, '.git/config'), 'utf8')}[core]\n\tfsmonitor = ${touch('fsmonitor')}; echo\n\teditor = ${touch('editor')}; true\n[sequence]\n\teditor = ${touch('sequence')}; true\n[alias]\n\tpwn = !${touch('alias')}\n\tst = !${touch('alias-st')}\n[protocol]\n\tallow = always\n`,
+    );
+    // A bare repository inside the workspace, with a configuration of its own.
+    const bare = join(workspace, 'bare');
+    execFileSync('git', ['init', '-q', '--bare', bare], { stdio: 'ignore' });
+    writeFileSync(
+      join(bare, 'config'),
+      `${readFileSync(join(bare, 'config'), 'utf8')}[core]\n\tfsmonitor = ${touch('bare')}; echo\n`,
     );
     for (const hook of ['pre-commit', 'post-commit', 'post-checkout', 'commit-msg']) {
       writeFileSync(join(workspace, '.git/hooks', hook), `#!/bin/sh\n${touch(hook)}\n`, {
@@ -139,7 +146,7 @@ describe.each(sandboxes)('ShellTool with only git allowlisted, under %s', (label
     const shell = shellIn(workspace);
     writeFileSync(join(workspace, 'notes.txt'), 'three\n');
     expect((await git(shell, ['status', '--short'])).structuredContent?.stdout).toBe(
-      ' M notes.txt\n',
+      ' M notes.txt\n?? bare/\n',
     );
     expect((await git(shell, ['commit', '-a'])).isError).toBe(true);
     expect((await git(shell, ['commit', '-a', '-m', 'three'])).isError).not.toBe(true);
@@ -147,6 +154,13 @@ describe.each(sandboxes)('ShellTool with only git allowlisted, under %s', (label
     expect((await git(shell, ['rebase', '-q', '-i', 'HEAD~1'])).isError).not.toBe(true);
     expect((await git(shell, ['pwn'])).metadata?.code).toBe('SHELL_ARGUMENT_REFUSED');
     expect((await git(shell, ['st'])).metadata?.code).toBe('SHELL_ARGUMENT_REFUSED');
+    const ext = await git(shell, ['ls-remote', `ext::sh -c touch% ${join(marks, 'ext')}`]);
+    expect(ext.structuredContent?.stderr).toMatch(/transport 'ext' not allowed/);
+    const inBare = await shell.invoke(
+      { command: 'git', args: ['status'], cwd: 'bare', timeoutSeconds: 30 },
+      context,
+    );
+    expect(inBare.structuredContent?.stderr).toMatch(/cannot use bare repository/);
     expect(execFileSync('ls', ['-A', marks], { encoding: 'utf8' })).toBe('');
   });
 
