@@ -68,6 +68,7 @@ export {
   JSON_SCHEMA_DIALECTS,
   type JsonSchemaDialect,
 } from './registry/schema-dialect.js';
+export type { SchemaPatternEngine } from './registry/schema-patterns.js';
 export {
   AjvSchemaValidator,
   type AjvSchemaValidatorOptions,

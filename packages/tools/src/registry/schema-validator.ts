@@ -16,6 +16,7 @@ import {
   type JsonSchemaDialect,
   schemaForDialect,
 } from './schema-dialect.js';
+import { linearPatternEngine, type SchemaPatternEngine } from './schema-patterns.js';
 import type { JsonObject, JsonValue } from './tool.js';
 
 // ajv and its plugins are CommonJS and load in tens of milliseconds: they are required when the
@@ -63,9 +64,15 @@ export interface SchemaValidator {
   validate(schema: JsonObject, value: JsonValue): ValidationResult;
 }
 
-/** Where {@link AjvSchemaValidator} sends ajv's notes (for example an unknown `format`). */
+/**
+ * Where {@link AjvSchemaValidator} sends ajv's notes (for example an unknown `format`) and the
+ * patterns it does not enforce.
+ */
 export interface SchemaValidatorLogger {
-  /** Receives one note; `details.note` is ajv's schema-side text (never a validated value). */
+  /**
+   * Receives one note; `details.note` is ajv's schema-side text, `details.pattern` a pattern the
+   * linear engine cannot run (as JSON, at most 64 characters); never a validated value.
+   */
   warn(message: string, details?: Readonly<Record<string, unknown>>): void;
 }
 
@@ -91,6 +98,17 @@ export interface AjvSchemaValidatorOptions {
   readonly maxCachedSchemas?: number;
   /** Receives ajv's warnings (an unknown format, for example). Default none: nothing is printed. */
   readonly logger?: SchemaValidatorLogger;
+  /**
+   * How the schema's regular expressions run (`pattern`, `patternProperties`, a `pattern` in
+   * `propertyNames`, in every dialect). `linear` (default): RE2 (re2js), in time linear in the
+   * text, so no schema and no text can stall the process; a pattern valid in JavaScript that RE2
+   * cannot run (lookaround, backreferences, Unicode property names other than RE2's, such as
+   * `\p{Letter}`) is not enforced (an annotation, like `format`), sent to `logger` when the
+   * schema compiles and listed by {@link AjvSchemaValidator.unenforcedPatterns}. `native`:
+   * JavaScript's RegExp with the `u` flag (full syntax, backtracking: `^(a+)+$` takes hours on 40
+   * characters), only for a validator that never sees a schema you did not write.
+   */
+  readonly patterns?: SchemaPatternEngine;
 }
 
 /** The default of {@link AjvSchemaValidatorOptions.maxCachedSchemas}. */
@@ -107,7 +125,10 @@ const OPTION_KEYS: readonly string[] = [
   'formats',
   'maxCachedSchemas',
   'logger',
+  'patterns',
 ];
+
+const NO_PATTERNS: readonly string[] = Object.freeze([]);
 
 /** The longest ajv note passed to the logger. */
 const MAX_NOTE_LENGTH = 512;
@@ -129,10 +150,13 @@ interface DialectAjv {
  * Each schema object is compiled once and cached (by object, and by content in a bounded LRU).
  * Remote `$ref`s are never fetched: a `$ref` that does not resolve inside the schema makes
  * `prepare` fail. Unknown keywords are ignored (MCP servers send vendor keywords). `format` is an
- * annotation unless `validateFormats` is true. Ajv's notes go to `logger` or nowhere, never to
+ * annotation unless `validateFormats` is true. Patterns run in linear time by default (RE2; see
+ * {@link AjvSchemaValidatorOptions.patterns}). Ajv's notes go to `logger` or nowhere, never to
  * the console. Messages carry JSON paths and ajv's schema-side text, never the offending values.
  */
 export class AjvSchemaValidator implements SchemaValidator {
+  /** How this validator runs patterns: `linear` (default) or `native`. */
+  readonly patterns: SchemaPatternEngine;
   readonly #instances = new Map<JsonSchemaDialect, DialectAjv>();
   readonly #validateFormats: boolean;
   readonly #logger: SchemaValidatorLogger | undefined;
@@ -141,6 +165,10 @@ export class AjvSchemaValidator implements SchemaValidator {
   readonly #byContent = new Map<string, ValidateFunction>();
   readonly #byText = new Map<string, ValidateFunction>();
   readonly #maxCachedSchemas: number;
+  /** The patterns not enforced, by compiled check (only checks with any). */
+  readonly #unenforced = new WeakMap<ValidateFunction, readonly string[]>();
+  /** The patterns not enforced by the compile in progress (ajv compiles synchronously). */
+  #unenforcedNow: string[] | undefined;
 
   /** Checks the options; throws {@link ConfigurationError} for an invalid or unknown option. */
   constructor(options: AjvSchemaValidatorOptions = {}) {
@@ -188,6 +216,13 @@ export class AjvSchemaValidator implements SchemaValidator {
       });
     }
     this.#maxCachedSchemas = maxCached;
+    const patterns: unknown = options.patterns ?? 'linear';
+    if (patterns !== 'linear' && patterns !== 'native') {
+      throw new ConfigurationError("patterns must be 'linear' or 'native'", {
+        details: { option: 'patterns' },
+      });
+    }
+    this.patterns = patterns;
   }
 
   /** Compiles the schema (once) and returns a reusable check for values. */
@@ -204,6 +239,16 @@ export class AjvSchemaValidator implements SchemaValidator {
     return this.#run(this.#compile(schema), value);
   }
 
+  /**
+   * The schema's patterns this validator does not enforce (the linear engine cannot run them),
+   * in the order ajv compiled them; empty with `patterns: 'native'` and for a schema without
+   * patterns. Compiles the schema as {@link prepare} does (and throws as it does). The patterns
+   * are the schema's own text: a host that shows them shows a server's text.
+   */
+  unenforcedPatterns(schema: JsonObject): readonly string[] {
+    return this.#unenforced.get(this.#compile(schema)) ?? NO_PATTERNS;
+  }
+
   /** One ajv instance per dialect, made on first use (each compiles its meta-schema once). */
   #ajv(dialect: JsonSchemaDialect): DialectAjv {
     // draft-06 and draft-07 share ajv's default class (draft-06 differs by `if`/`then`/`else`,
@@ -213,6 +258,16 @@ export class AjvSchemaValidator implements SchemaValidator {
     if (existing !== undefined) return existing;
     const logger = this.#logger;
     const options: AjvOptions = {
+      ...(this.patterns === 'linear'
+        ? {
+            code: {
+              regExp: linearPatternEngine((source) => {
+                this.#unenforcedNow?.push(source);
+                if (logger !== undefined) unenforcedNote(logger, dialect, source);
+              }),
+            },
+          }
+        : {}),
       strict: false,
       allErrors: true,
       // Schemas with the same `$id` (two MCP servers, or two versions of one tool) must not clash.
@@ -300,11 +355,18 @@ export class AjvSchemaValidator implements SchemaValidator {
 
   /** ajv's compile of one schema, its failure as a {@link ConfigurationError}. */
   #compileNow(schema: JsonObject, dialect: JsonSchemaDialect): ValidateFunction {
+    const unenforced: string[] = [];
+    this.#unenforcedNow = unenforced;
+    let validate: ValidateFunction;
     try {
-      return this.#ajv(dialect).compile(schemaForDialect(schema, dialect) as AnySchemaObject);
+      validate = this.#ajv(dialect).compile(schemaForDialect(schema, dialect) as AnySchemaObject);
     } catch (error) {
       throw compileError(error, dialect);
+    } finally {
+      this.#unenforcedNow = undefined;
     }
+    if (unenforced.length > 0) this.#unenforced.set(validate, Object.freeze(unenforced));
+    return validate;
   }
 
   /**
@@ -376,6 +438,22 @@ function note(logger: SchemaValidatorLogger, dialect: JsonSchemaDialect, args: u
     .slice(0, MAX_NOTE_LENGTH);
   try {
     logger.warn('JSON Schema validator note', { note: text, dialect });
+  } catch {
+    // ignored
+  }
+}
+
+/** Reports a pattern the linear engine cannot run; a logger that throws is ignored. */
+function unenforcedNote(
+  logger: SchemaValidatorLogger,
+  dialect: JsonSchemaDialect,
+  source: string,
+): void {
+  try {
+    logger.warn('JSON Schema pattern not enforced: the linear-time engine cannot run it', {
+      pattern: shortText(source),
+      dialect,
+    });
   } catch {
     // ignored
   }

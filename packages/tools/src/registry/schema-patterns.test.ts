@@ -1,0 +1,165 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ConfigurationError } from './configuration-error.js';
+import { AjvSchemaValidator } from './schema-validator.js';
+import type { JsonObject, JsonValue } from './tool.js';
+
+// 40 characters and a mismatch at the end: ECMAScript's backtracking engine would try 2^40 ways
+// (hours); the linear engine answers at once. No timing is asserted: the test's own time limit is
+// the bound, and a regression hangs it.
+const HOSTILE = '^(a+)+$';
+const LONG = `${'a'.repeat(40)}!`;
+
+const DIALECTS = {
+  '2020-12': 'https://json-schema.org/draft/2020-12/schema',
+  '2019-09': 'https://json-schema.org/draft/2019-09/schema',
+  'draft-07': 'http://json-schema.org/draft-07/schema#',
+  'draft-04': 'http://json-schema.org/draft-04/schema#',
+} as const;
+
+describe('AjvSchemaValidator patterns (linear by default)', () => {
+  it('defaults to the linear engine and refuses an unknown patterns value', () => {
+    expect(new AjvSchemaValidator().patterns).toBe('linear');
+    expect(new AjvSchemaValidator({ patterns: 'native' }).patterns).toBe('native');
+    expect(() => new AjvSchemaValidator({ patterns: 're2' as never })).toThrow(
+      expect.objectContaining({
+        code: 'REGISTRY_CONFIGURATION',
+        details: { option: 'patterns' },
+      }) as Error,
+    );
+  });
+
+  it.each(Object.entries(DIALECTS))(
+    'runs a catastrophic pattern in linear time (%s): pattern, patternProperties, propertyNames',
+    (dialect, $schema) => {
+      const validator = new AjvSchemaValidator();
+      const schema: JsonObject = {
+        $schema,
+        type: 'object',
+        properties: { id: { type: 'string', pattern: HOSTILE } },
+        patternProperties: { [HOSTILE]: { type: 'integer' } },
+        propertyNames: { pattern: '^(a+)+$|^id$' },
+      };
+      const check = validator.compile(schema);
+      expect(check({ id: LONG })).toEqual({
+        valid: false,
+        issues: [{ path: '$.id', message: `must match pattern "${HOSTILE}"` }],
+      });
+      expect(check({ id: 'aaaa', aaaa: 1 })).toEqual({ valid: true });
+      expect(check({ id: 'aaaa', aaaa: 'x' })).toMatchObject({ valid: false });
+      // propertyNames came with draft-06.
+      expect(check({ [LONG]: 1 }).valid).toBe(dialect === 'draft-04');
+      expect(validator.unenforcedPatterns(schema)).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['an anchored class', '^[a-z]+$', 'abc', true],
+    ['an anchored class, a digit', '^[a-z]+$', 'ab1', false],
+    ['unanchored: found anywhere', 'b', 'abc', true],
+    ['unanchored: absent', 'z', 'abc', false],
+    ['\\d is ASCII', '^\\d+$', '123', true],
+    ['\\d is ASCII: Arabic-Indic digits', '^\\d+$', '\u0661\u0662', false],
+    ['\\w is ASCII', '^\\w+$', 'é', false],
+    ['. is one code point (as with the u flag)', '^.$', '😀', true],
+    ['$ is the end of the text, not before a final newline', 'a$', 'a\n', false],
+    ['a \\u escape', '^\\u00e9$', 'é', true],
+    ['a \\u{...} escape', '^\\u{1F600}$', '😀', true],
+    ['a named group', '^(?<year>\\d{4})$', '2026', true],
+    ['\\p{L}', '^\\p{L}+$', 'héllo', true],
+    ['. does not match a newline', '^.$', '\n', false],
+    ['an escaped slash', '^a\\/b$', 'a/b', true],
+    ['a bounded repeat', '^a{2,3}$', 'aaaa', false],
+  ])('matches as JSON Schema says: %s', (_label, pattern, text, valid) => {
+    const schema: JsonObject = { type: 'string', pattern };
+    expect(new AjvSchemaValidator().validate(schema, text).valid).toBe(valid);
+    // The same answer as JavaScript's engine for these.
+    expect(new AjvSchemaValidator({ patterns: 'native' }).validate(schema, text).valid).toBe(valid);
+  });
+
+  it.each([
+    ['\\s is ASCII whitespace in RE2: a no-break space', '^\\s$', '\u00a0', false, true],
+    ['\\s is ASCII whitespace in RE2: a vertical tab', '^\\s$', '\v', false, true],
+    ['. matches a carriage return in RE2', '^.$', '\r', true, false],
+    ['. matches U+2028 in RE2', '^.$', '\u2028', true, false],
+    ['a surrogate pair written as two escapes', '^\\uD83D\\uDE00$', '😀', false, true],
+  ])(
+    'differs from JavaScript where the README says: %s',
+    (_label, pattern, text, linear, native) => {
+      const schema: JsonObject = { type: 'string', pattern };
+      expect(new AjvSchemaValidator().validate(schema, text).valid).toBe(linear);
+      expect(new AjvSchemaValidator({ patterns: 'native' }).validate(schema, text).valid).toBe(
+        native,
+      );
+    },
+  );
+
+  it('keeps each pattern of a schema apart (ajv shares compiled patterns by their text)', () => {
+    const validator = new AjvSchemaValidator();
+    const check = validator.compile({
+      type: 'object',
+      properties: { a: { pattern: '^x$' }, b: { pattern: '^y$' }, c: { pattern: '^x$' } },
+    });
+    expect(check({ a: 'x', b: 'y', c: 'x' })).toEqual({ valid: true });
+    expect(check({ a: 'x', b: 'x' })).toMatchObject({ valid: false, issues: [{ path: '$.b' }] });
+    const native = new AjvSchemaValidator({ patterns: 'native' });
+    native.prepare({ type: 'string', pattern: '^x$' });
+    expect(validator.validate({ type: 'string', pattern: '^x$' }, 'y').valid).toBe(false);
+  });
+
+  it.each([
+    ['a lookahead', '^(?!admin$)[a-z]+$', 'admin'],
+    ['a lookbehind', '(?<=@)example$', 'x@other'],
+    ['a backreference', '^(a)\\1$', 'ab'],
+    ['a named backreference', '^(?<x>a)\\k<x>$', 'ab'],
+    ['a ninth-group backreference', '^(a)(b)(c)(d)(e)(f)(g)(h)(i)\\9$', 'abcdefghi9'],
+    ['a negative lookbehind', '(?<!@)example$', '@example'],
+    ['a Script= property', '^\\p{Script=Greek}+$', 'abc'],
+    ['a long Unicode property name', '^\\p{Letter}+$', '123'],
+  ])(
+    'does not enforce a pattern the linear engine cannot run (%s), and reports it',
+    (_label, pattern, text) => {
+      const warn = vi.fn();
+      const validator = new AjvSchemaValidator({ logger: { warn } });
+      const schema: JsonObject = {
+        type: 'object',
+        properties: { a: { type: 'string', pattern }, b: { type: 'string', pattern: '^b$' } },
+      };
+      expect(validator.validate(schema, { a: text, b: 'b' })).toEqual({ valid: true });
+      // The patterns it can run are still enforced.
+      expect(validator.validate(schema, { a: text, b: 'c' })).toMatchObject({ valid: false });
+      expect(validator.unenforcedPatterns(schema)).toEqual([pattern]);
+      expect(validator.unenforcedPatterns({ ...schema })).toEqual([pattern]);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn).toHaveBeenCalledWith(
+        'JSON Schema pattern not enforced: the linear-time engine cannot run it',
+        { pattern: JSON.stringify(pattern), dialect: '2020-12' },
+      );
+      // JavaScript's engine runs it, for a validator that sees only schemas you wrote.
+      const native = new AjvSchemaValidator({ patterns: 'native' });
+      expect(native.validate(schema, { a: text, b: 'b' })).toMatchObject({ valid: false });
+      expect(native.unenforcedPatterns(schema)).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['an unclosed group', '^(a'],
+    ['a range from a class (RE2 accepts it, JavaScript with u does not)', '^[\\d-x]$'],
+    ['an identity escape (invalid with u)', '^\\-$'],
+  ])(
+    'still refuses a pattern that is not valid JavaScript with the u flag: %s',
+    (_label, pattern) => {
+      for (const patterns of ['linear', 'native'] as const) {
+        expect(() =>
+          new AjvSchemaValidator({ patterns }).prepare({ type: 'string', pattern }),
+        ).toThrow(ConfigurationError);
+      }
+    },
+  );
+
+  it('compiles no pattern engine for a schema without patterns', () => {
+    const validator = new AjvSchemaValidator();
+    const schema: JsonObject = { type: 'object', properties: { a: { type: 'string' } } };
+    expect(validator.unenforcedPatterns(schema)).toEqual([]);
+    expect(validator.validate(schema, { a: 'x' } as JsonValue)).toEqual({ valid: true });
+  });
+});
