@@ -544,3 +544,106 @@ describe('token kind (typ) and issue time (iat)', () => {
     );
   });
 });
+
+describe('key fetches after the cache expires (jwksMinRefetchMs, jwksMaxStaleMs)', () => {
+  /** The JWKS answers 500 from now on (still counted). */
+  const failJwks = () =>
+    server.routes.set('GET /jwks', (_request, response) => {
+      jwksFetches += 1;
+      sendJson(response, 500, { error: 'down' });
+    });
+
+  it('a failing refetch is tried at most once per jwksMinRefetchMs, and the last keys serve meanwhile', async () => {
+    let clock = Date.now();
+    const gateway = resourceServer(
+      { jwksCacheMs: 1_000, jwksMinRefetchMs: 30_000, jwksMaxStaleMs: 120_000 },
+      () => clock,
+    );
+    expect((await gateway.authenticate(`Bearer ${await sign()}`)).ok).toBe(true);
+    expect(jwksFetches).toBe(1);
+    failJwks();
+    // Past jwksCacheMs and jwksMinRefetchMs since that fetch.
+    clock += 31_000;
+    // Twenty requests after the cache expired, the key server down: one fetch, and the keys held
+    // still check the tokens (a forged one is still refused).
+    const token = await sign();
+    for (let index = 0; index < 20; index += 1) {
+      expect((await gateway.authenticate(`Bearer ${token}`)).ok).toBe(true);
+    }
+    const forged = await sign(claims(), await generateKeyPair('RS256'), 'key-1');
+    expect((await gateway.authenticate(`Bearer ${forged}`)).ok).toBe(false);
+    expect(jwksFetches).toBe(2);
+    clock += 31_000;
+    expect((await gateway.authenticate(`Bearer ${token}`)).ok).toBe(true);
+    expect(jwksFetches).toBe(3);
+    // Past jwksCacheMs + jwksMaxStaleMs the held keys are not used any more: 503, still not a
+    // fetch per request.
+    clock += 120_000;
+    for (let index = 0; index < 5; index += 1) {
+      expect(await gateway.authenticate(`Bearer ${token}`)).toMatchObject({
+        ok: false,
+        status: 503,
+      });
+    }
+    expect(jwksFetches).toBe(4);
+    // The key server is back: the next fetch after the interval serves again.
+    server.routes.set('GET /jwks', (_request, response) => {
+      jwksFetches += 1;
+      sendJson(response, 200, { keys: published });
+    });
+    clock += 31_000;
+    expect((await gateway.authenticate(`Bearer ${token}`)).ok).toBe(true);
+    expect(jwksFetches).toBe(5);
+  });
+
+  it('with jwksMaxStaleMs 0, expired keys are never used: 503, one fetch per jwksMinRefetchMs', async () => {
+    let clock = Date.now();
+    const gateway = resourceServer(
+      { jwksCacheMs: 1_000, jwksMinRefetchMs: 30_000, jwksMaxStaleMs: 0 },
+      () => clock,
+    );
+    expect((await gateway.authenticate(`Bearer ${await sign()}`)).ok).toBe(true);
+    failJwks();
+    clock += 31_000;
+    const token = await sign();
+    for (let index = 0; index < 10; index += 1) {
+      expect(await gateway.authenticate(`Bearer ${token}`)).toMatchObject({
+        ok: false,
+        status: 503,
+      });
+    }
+    expect(jwksFetches).toBe(2);
+  });
+
+  it('keys never fetched: a failed fetch is not retried within jwksMinRefetchMs', async () => {
+    let clock = Date.now();
+    failJwks();
+    const gateway = resourceServer({ jwksMinRefetchMs: 30_000 }, () => clock);
+    const token = await sign();
+    for (let index = 0; index < 10; index += 1) {
+      expect(await gateway.authenticate(`Bearer ${token}`)).toMatchObject({
+        ok: false,
+        status: 503,
+      });
+    }
+    expect(jwksFetches).toBe(1);
+    clock += 31_000;
+    await gateway.authenticate(`Bearer ${token}`);
+    expect(jwksFetches).toBe(2);
+  });
+
+  it('jwksMaxStaleMs defaults to 3,600,000 and is bounded', () => {
+    const settings = checkHttpAuthSettings({
+      resource: RESOURCE,
+      authorizationServers: ['https://as.example.com'],
+    });
+    expect(settings.jwksMaxStaleMs).toBe(3_600_000);
+    expect(() =>
+      checkHttpAuthSettings({
+        resource: RESOURCE,
+        authorizationServers: ['https://as.example.com'],
+        jwksMaxStaleMs: 86_400_001,
+      }),
+    ).toThrow(/gateway\.httpAuth\.jwksMaxStaleMs/);
+  });
+});

@@ -35,10 +35,17 @@ export interface GatewayHttpAuthSettings {
   /** How long fetched keys (JWKS) are used before they are fetched again, in milliseconds. Default 600,000. */
   readonly jwksCacheMs?: number;
   /**
-   * Least time between two fetches of one issuer's keys, in milliseconds: a token naming an
-   * unknown key id fetches again (key rotation) at most this often. Default 30,000.
+   * Least time between two fetches of one issuer's keys, in milliseconds, whatever came of the
+   * last one: a token naming an unknown key id fetches again (key rotation) at most this often, and
+   * a failed fetch is not tried again sooner. Default 30,000.
    */
   readonly jwksMinRefetchMs?: number;
+  /**
+   * How long keys past `jwksCacheMs` keep checking tokens while fetching them again fails, in
+   * milliseconds (0 to 86,400,000; 0: never past `jwksCacheMs`). Beyond it, tokens of that issuer
+   * are answered 503 until a fetch succeeds. Default 3,600,000 (one hour).
+   */
+  readonly jwksMaxStaleMs?: number;
   /** Time limit of each metadata or key fetch (connect and read each), in milliseconds. Default 5,000. */
   readonly fetchTimeoutMs?: number;
   /** Largest metadata or key-set answer, in bytes. Default 262,144 (256 KiB). */
@@ -144,6 +151,8 @@ export const DEFAULT_HTTP_AUTH_CLOCK_SKEW_MS = 30_000;
 export const DEFAULT_HTTP_AUTH_JWKS_CACHE_MS = 600_000;
 /** Default of {@link GatewayHttpAuthSettings.jwksMinRefetchMs}: 30,000. */
 export const DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS = 30_000;
+/** Default of {@link GatewayHttpAuthSettings.jwksMaxStaleMs}: 3,600,000 (one hour). */
+export const DEFAULT_HTTP_AUTH_JWKS_MAX_STALE_MS = 3_600_000;
 /** Default of {@link GatewayHttpAuthSettings.fetchTimeoutMs}: 5,000. */
 export const DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS = 5_000;
 /** Default of {@link GatewayHttpAuthSettings.fetchMaxBytes}: 262,144. */
@@ -166,6 +175,7 @@ export const HTTP_AUTH_KEYS: readonly string[] = Object.freeze([
   'requireAccessTokenType',
   'jwksCacheMs',
   'jwksMinRefetchMs',
+  'jwksMaxStaleMs',
   'fetchTimeoutMs',
   'fetchMaxBytes',
   'principalClaims',
@@ -397,6 +407,13 @@ export function checkHttpAuthSettings(value: unknown): ResolvedHttpAuthSettings 
       0,
       3_600_000,
       DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS,
+    ),
+    jwksMaxStaleMs: milliseconds(
+      record.jwksMaxStaleMs,
+      `${AT}.jwksMaxStaleMs`,
+      0,
+      86_400_000,
+      DEFAULT_HTTP_AUTH_JWKS_MAX_STALE_MS,
     ),
     fetchTimeoutMs: milliseconds(
       record.fetchTimeoutMs,

@@ -1,7 +1,8 @@
 // Access tokens as JWTs (RFC 9068 profile, checked with jose): the issuer's keys come from its
 // published metadata (RFC 8414 / OIDC discovery) and key set, fetched through the OAuth client's
-// guarded, bounded fetch (never a fetch of our own), cached, and fetched again for an unknown key
-// id at most once per `jwksMinRefetchMs`.
+// guarded, bounded fetch (never a fetch of our own), cached, and fetched again (after
+// `jwksCacheMs`, or for an unknown key id) at most once per `jwksMinRefetchMs`, the last keys
+// serving up to `jwksMaxStaleMs` while that fails.
 import type { JSONWebKeySet, JWK, JWTPayload } from 'jose';
 import { McpBridgeError } from '../../mcp-bridge-error.js';
 import { checkEndpointUrl, discoverAuthorizationServer, getJson } from '../../oauth/discovery.js';
@@ -61,12 +62,40 @@ class IssuerKeys {
     this.#now = now;
   }
 
-  /** The cached keys, fetched when none are held or they are older than `jwksCacheMs`. */
+  /**
+   * The keys to check a token with: the cached ones within `jwksCacheMs`; else fetched again, at
+   * most once per `jwksMinRefetchMs` whatever came of the last fetch. While fetching fails (or may
+   * not be tried yet), the last keys serve up to `jwksMaxStaleMs` past `jwksCacheMs`; beyond that,
+   * or with none ever held, {@link GatewayAuthUnavailableError}.
+   */
   async current(): Promise<GetKey> {
-    if (this.#keys !== undefined && this.#now() - this.#fetchedAt < this.#settings.jwksCacheMs) {
+    const now = this.#now();
+    if (this.#keys !== undefined && now - this.#fetchedAt < this.#settings.jwksCacheMs) {
       return this.#keys;
     }
-    return this.#refetch(true);
+    if (this.#inflight === undefined && now - this.#attemptedAt < this.#settings.jwksMinRefetchMs) {
+      // A fetch happened lately: no other one for every token that arrives meanwhile.
+      return this.#staleOr(
+        new GatewayAuthUnavailableError(
+          "The authorization server's signing keys could not be fetched; the gateway tries again after gateway.httpAuth.jwksMinRefetchMs",
+          { details: { issuer: this.#issuer } },
+        ),
+      );
+    }
+    try {
+      return await this.#refetch();
+    } catch (error) {
+      return this.#staleOr(error);
+    }
+  }
+
+  /** The last keys while within `jwksMaxStaleMs` past `jwksCacheMs`; else throws `error`. */
+  #staleOr(error: unknown): GetKey {
+    const { jwksCacheMs, jwksMaxStaleMs } = this.#settings;
+    if (this.#keys !== undefined && this.#now() - this.#fetchedAt < jwksCacheMs + jwksMaxStaleMs) {
+      return this.#keys;
+    }
+    throw error;
   }
 
   /**
@@ -77,24 +106,11 @@ class IssuerKeys {
     if (this.#now() - this.#attemptedAt < this.#settings.jwksMinRefetchMs) {
       return this.#inflight;
     }
-    return this.#refetch(false);
+    return this.#refetch();
   }
 
-  #refetch(initial: boolean): Promise<GetKey> {
+  #refetch(): Promise<GetKey> {
     if (this.#inflight !== undefined) return this.#inflight;
-    // A failed fetch is not repeated for every token that arrives meanwhile.
-    if (
-      initial &&
-      this.#keys === undefined &&
-      this.#now() - this.#attemptedAt < this.#settings.jwksMinRefetchMs
-    ) {
-      return Promise.reject(
-        new GatewayAuthUnavailableError(
-          "The authorization server's signing keys could not be fetched; the gateway tries again after gateway.httpAuth.jwksMinRefetchMs",
-          { details: { issuer: this.#issuer } },
-        ),
-      );
-    }
     this.#attemptedAt = this.#now();
     const run = this.#fetch().then(
       (keys) => {
