@@ -147,7 +147,9 @@ export interface BridgeToolsOptions {
    * Compiles each tool's input schema when it is bridged (output schemas on their first
    * structured result) and validates arguments before every call and structured results.
    * Default a shared `AjvSchemaValidator` (each schema in its declared dialect, `format` as an
-   * annotation).
+   * annotation, patterns in linear time). An `AjvSchemaValidator` with `patterns: 'native'` is
+   * refused: a server's pattern must never run in a backtracking engine. A pattern the linear
+   * engine cannot run is not enforced and is reported to the client's logger once per schema.
    */
   readonly validator?: SchemaValidator;
   /**
@@ -343,6 +345,12 @@ export async function bridgeTools(
     throw new BridgeConfigurationError('onSkip must be a function');
   }
   const validator = options.validator ?? sharedValidator();
+  if (validator instanceof AjvSchemaValidator && validator.patterns !== 'linear') {
+    throw new BridgeConfigurationError(
+      "validator runs schema patterns with JavaScript's backtracking engine (patterns: 'native'); a server's schema could stall the process: give it patterns: 'linear' (the default)",
+      { details: { option: 'validator' } },
+    );
+  }
   const limits = options.resultLimits ?? DEFAULT_MCP_LIMITS;
   const prefix = options.prefix;
   if (
@@ -389,6 +397,20 @@ export async function bridgeTools(
   const names = new Set<string>();
   const tools: BridgedTool[] = [];
   const logger = clientLoggerOf(client);
+  const reportUnenforced = (name: string, schema: JsonObject, which: SchemaName): void => {
+    if (!(validator instanceof AjvSchemaValidator)) return;
+    const patterns = validator.unenforcedPatterns(schema).length;
+    if (patterns === 0) return;
+    try {
+      // The count only: the patterns are the server's text.
+      logger?.warn?.(
+        'bridgeTools: a server tool schema has patterns the linear-time engine cannot run; they are not enforced',
+        { ...(SAFE_LOG_NAME.test(name) ? { name } : {}), schema: which, patterns },
+      );
+    } catch {
+      // A logger that throws is ignored.
+    }
+  };
   if (allow !== undefined) {
     const listedNames = new Set(listed.map((tool) => tool.name));
     const unmatched = [...allow].filter((name) => !listedNames.has(name));
@@ -432,6 +454,7 @@ export async function bridgeTools(
         approve: options.approve,
         prefix,
         server,
+        reportUnenforced,
       });
     } catch (error) {
       // One unbridgeable tool is left out and reported; the others are bridged.
@@ -532,7 +555,15 @@ interface BridgeOneOptions {
   readonly approve: BridgeToolsOptions['approve'];
   readonly prefix: string | undefined;
   readonly server: string | undefined;
+  /**
+   * Reports a schema's patterns the validator does not enforce (input schemas when bridged,
+   * output schemas on their first structured result); a no-op for a validator that says nothing.
+   */
+  readonly reportUnenforced: (name: string, schema: JsonObject, which: SchemaName) => void;
 }
+
+/** Which of a tool's schemas. */
+type SchemaName = 'inputSchema' | 'outputSchema';
 
 function bridgeOne(
   client: BridgeClient,
@@ -557,7 +588,10 @@ function bridgeOne(
   // structured result: a listing of 1,000 tools with distinct output schemas compiles none.
   const { validator } = options;
   prepareSchema(validator, remoteName, 'inputSchema', inputSchema);
+  options.reportUnenforced(remoteName, inputSchema, 'inputSchema');
   const checkArguments = schemaCheck(validator, inputSchema);
+  // The output schema's unenforced patterns are reported once, when it first compiles.
+  let outputReported = false;
   const mapping = Object.freeze({
     server: options.prefix ?? 'mcp',
     tool: remoteName,
@@ -719,6 +753,10 @@ function bridgeOne(
         return errorResult(`The output schema of ${localName} cannot be compiled`, {
           metadata: { code: BridgeSchemaError.code },
         });
+      }
+      if (!outputReported) {
+        outputReported = true;
+        options.reportUnenforced(remoteName, outputSchema, 'outputSchema');
       }
       if (!check.valid) {
         return errorResult(`The result of ${localName} does not match its output schema`, {
