@@ -525,6 +525,9 @@ describe('ShellTool finds a refused program under its other names', () => {
       'setarch',
       'time',
       'ssh-agent',
+      'clang-15',
+      'x86_64-linux-gnu-gcc-12',
+      'lua-5.4',
     ]) {
       copyFileSync('/usr/bin/true', join(real, file));
     }
@@ -554,6 +557,9 @@ describe('ShellTool finds a refused program under its other names', () => {
     symlinkSync('setarch', join(names, 'x86_64'));
     symlinkSync(join(real, 'time'), join(names, 'time'));
     symlinkSync(join(real, 'ssh-agent'), join(names, 'ssh-agent'));
+    for (const file of ['clang-15', 'x86_64-linux-gnu-gcc-12', 'lua-5.4']) {
+      symlinkSync(join(real, file), join(names, file));
+    }
   });
 
   afterAll(() => {
@@ -590,10 +596,23 @@ describe('ShellTool finds a refused program under its other names', () => {
     ['x86_64, a link to setarch', 'x86_64', /x86_64 runs other programs/],
     ['time', 'time', /time runs other programs/],
     ['ssh-agent', 'ssh-agent', /ssh-agent runs other programs/],
+    [
+      'lua-5.4 (a name, a dash and a version; no lua beside it)',
+      'lua-5.4',
+      /lua is an interpreter/,
+    ],
   ])('refuses %s', (_name, command, reason) => {
     expect(() => named(command)).toThrow(ShellToolOptionsError);
     expect(() => named(command)).toThrow(reason);
     expect(() => named(command)).toThrow(/unrestricted/);
+  });
+
+  it.each([
+    ['clang-15, with no clang beside it', 'clang-15'],
+    ['a cross compiler (x86_64-linux-gnu-gcc-12)', 'x86_64-linux-gnu-gcc-12'],
+  ])('applies the compiler rule to %s', async (_name, command) => {
+    const result = await run(named(command), { command, args: ['-wrapper', 'x', '-c', 'a.c'] });
+    expect(result.metadata).toMatchObject({ code: 'SHELL_ARGUMENT_REFUSED' });
   });
 
   it('keeps a program whose name only starts like a refused one (ssh-keygen is not ssh)', () => {

@@ -354,6 +354,7 @@ const ENV: ProgramRule = Object.freeze({
 });
 
 const PACKAGE_MANAGER = 'runs package scripts and installs code';
+const BUILD_TOOL = 'runs the commands of a build file, scripts and code it builds';
 
 /**
  * C compilers: a wrapper, plugins, spec files and a program folder run or load programs, and a
@@ -517,6 +518,24 @@ export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Obje
   pnpm: Object.freeze({ reason: `pnpm ${PACKAGE_MANAGER}`, refuseProgram: true }),
   yarn: Object.freeze({ reason: `yarn ${PACKAGE_MANAGER}`, refuseProgram: true }),
   pip: Object.freeze({ reason: `pip ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  pipx: Object.freeze({ reason: `pipx ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  uv: Object.freeze({ reason: `uv ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  poetry: Object.freeze({ reason: `poetry ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  gem: Object.freeze({ reason: `gem ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  bundle: Object.freeze({ reason: `bundle ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  cpan: Object.freeze({ reason: `cpan ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  composer: Object.freeze({ reason: `composer ${PACKAGE_MANAGER}`, refuseProgram: true }),
+  cargo: Object.freeze({ reason: `cargo ${BUILD_TOOL}`, refuseProgram: true }),
+  go: Object.freeze({ reason: `go ${BUILD_TOOL}`, refuseProgram: true }),
+  mvn: Object.freeze({ reason: `mvn ${BUILD_TOOL}`, refuseProgram: true }),
+  gradle: Object.freeze({ reason: `gradle ${BUILD_TOOL}`, refuseProgram: true }),
+  ant: Object.freeze({ reason: `ant ${BUILD_TOOL}`, refuseProgram: true }),
+  cmake: Object.freeze({ reason: `cmake ${BUILD_TOOL}`, refuseProgram: true }),
+  ninja: Object.freeze({ reason: `ninja ${BUILD_TOOL}`, refuseProgram: true }),
+  meson: Object.freeze({ reason: `meson ${BUILD_TOOL}`, refuseProgram: true }),
+  scons: Object.freeze({ reason: `scons ${BUILD_TOOL}`, refuseProgram: true }),
+  rake: Object.freeze({ reason: `rake ${BUILD_TOOL}`, refuseProgram: true }),
+  lli: interpreter('lli'),
   timeout: runner('timeout'),
   nice: runner('nice'),
   nohup: runner('nohup'),

@@ -282,6 +282,12 @@ function programNames(program: string): string[] {
   return names;
 }
 
+/**
+ * A cross compiler's name: a target triple of three parts, the compiler, an optional version
+ * (`x86_64-linux-gnu-gcc-12`, `arm-none-eabi-g++`): group 1 is the compiler.
+ */
+const CROSS_COMPILER = /^[A-Za-z0-9_.]+-[A-Za-z0-9_.]+-[A-Za-z0-9_.]+-(.+?)(?:-[0-9][0-9.]*)?$/;
+
 /** Folders where a program's family name is looked up to confirm a `-suffix` (below). */
 const FAMILY_FOLDERS: readonly string[] = ['/usr/local/bin', '/usr/bin', '/bin'];
 
@@ -293,10 +299,12 @@ function sameFile(a: Stats, b: Stats): boolean {
  * The default rule of a program, by the names it goes by ({@link programNames}): a name of
  * the table, else a name's family without a distribution or version suffix (`vim.basic` and
  * `view` → `vim.basic` are `vim`, `python3.11` is `python`), else the dynamic loader under any
- * of its names (`ld-linux-x86-64.so.2`), else the part before a `-`: a refused program with a
- * version (`perl5.36-x86_64-linux-gnu` is `perl`, `python3.11-dbg` is `python`) at once, any
- * other family name only when, found in `searchPath` or the system folders, it is the very same
- * file (`emacs-gtk` is `emacs` where `emacs` leads to it; `ssh-keygen` is not `ssh`).
+ * of its names (`ld-linux-x86-64.so.2`), else a cross compiler by its compiler
+ * (`x86_64-linux-gnu-gcc-12` is `gcc`), else the part before a `-`: a refused program with a
+ * version (`perl5.36-x86_64-linux-gnu` is `perl`, `python3.11-dbg` is `python`) or followed by
+ * a version (`clang-15`, `lua-5.4`) at once, any other family name only when, found in
+ * `searchPath` or the system folders, it is the very same file (`emacs-gtk` is `emacs` where
+ * `emacs` leads to it; `ssh-keygen` is not `ssh`).
  */
 function defaultRuleFor(program: string, searchPath: string): ProgramRule | undefined {
   const names = programNames(program);
@@ -310,10 +318,19 @@ function defaultRuleFor(program: string, searchPath: string): ProgramRule | unde
     if (dash <= 0) continue;
     const before = name.slice(0, dash);
     const family = programFamily(before);
+    // A cross compiler: a target triple, then the compiler (`x86_64-linux-gnu-gcc-12`).
+    const cross = CROSS_COMPILER.exec(name)?.[1];
+    if (cross !== undefined && DEFAULT_PROGRAM_RULES[cross] === DEFAULT_PROGRAM_RULES.gcc) {
+      return DEFAULT_PROGRAM_RULES[cross];
+    }
     if (!Object.hasOwn(DEFAULT_PROGRAM_RULES, family)) continue;
     // A versioned interpreter's own file (`perl5.36-x86_64-linux-gnu` is not the file `perl`
-    // leads to) counts without the same-file check.
-    if (family !== before && DEFAULT_PROGRAM_RULES[family]?.refuseProgram === true) {
+    // leads to), and a name, a dash and a version (`clang-15`, `lua-5.4`), count without the
+    // same-file check.
+    if (
+      (family !== before && DEFAULT_PROGRAM_RULES[family]?.refuseProgram === true) ||
+      /^[0-9][0-9.]*$/.test(name.slice(dash + 1))
+    ) {
       return DEFAULT_PROGRAM_RULES[family];
     }
     try {
