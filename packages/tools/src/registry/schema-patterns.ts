@@ -47,7 +47,7 @@ export function linearPatternEngine(unenforced: (source: string) => void): Patte
     // itself), so a backreference is caught here: RE2 has none.
     if (!hasBackreference(source)) {
       try {
-        compiled = Engine.compile(Engine.translateRegExp(source));
+        compiled = Engine.compile(Engine.translateRegExp(asJavaScriptReads(source)));
       } catch {
         // not enforced, below
       }
@@ -72,4 +72,64 @@ function hasBackreference(source: string): boolean {
     if (next === 'k' || (next !== undefined && next >= '1' && next <= '9')) return true;
   }
   return false;
+}
+
+// JavaScript's `\s` (WhiteSpace and LineTerminator: tab, LF, VT, FF, CR, space, U+00A0, U+1680,
+// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF) as RE2 class ranges, and its
+// complement; RE2's own `\s` is ASCII only.
+const SPACE =
+  '\\x{9}-\\x{D}\\x{20}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}';
+const NOT_SPACE =
+  '\\x{0}-\\x{8}\\x{E}-\\x{1F}\\x{21}-\\x{9F}\\x{A1}-\\x{167F}\\x{1681}-\\x{1FFF}\\x{200B}-\\x{2027}\\x{202A}-\\x{202E}\\x{2030}-\\x{205E}\\x{2060}-\\x{2FFF}\\x{3001}-\\x{FEFE}\\x{FF00}-\\x{10FFFF}';
+/** JavaScript's `.` (any code point but LF, CR, U+2028 and U+2029); RE2's also matches CR and those two. */
+const DOT = '[^\\x{A}\\x{D}\\x{2028}\\x{2029}]';
+/** A surrogate pair written as two `\u` escapes, which JavaScript with `u` reads as one code point. */
+const SURROGATE_PAIR = /^\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})/;
+
+/**
+ * The pattern with the atoms RE2 reads differently from JavaScript (with `u`) written out as
+ * JavaScript reads them: `.`, `\s`, `\S`, and a surrogate pair written as two escapes. The
+ * pattern is valid JavaScript with `u` (checked before), so a character class never nests and
+ * always closes with the first unescaped `]`.
+ */
+function asJavaScriptReads(source: string): string {
+  let out = '';
+  let inClass = false;
+  for (let index = 0; index < source.length; ) {
+    const char = source[index] as string;
+    if (char === '\\') {
+      const next = source[index + 1];
+      if (next === 's' || next === 'S') {
+        const ranges = next === 's' ? SPACE : NOT_SPACE;
+        out += inClass ? ranges : `[${ranges}]`;
+        index += 2;
+        continue;
+      }
+      const pair = next === 'u' ? SURROGATE_PAIR.exec(source.slice(index, index + 12)) : null;
+      if (pair !== null) {
+        const high = Number.parseInt(pair[1] as string, 16);
+        const low = Number.parseInt(pair[2] as string, 16);
+        const codePoint = (high - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+        out += `\\x{${codePoint.toString(16).toUpperCase()}}`;
+        index += 12;
+        continue;
+      }
+      // Any other escape is copied; what follows it (`{...}` of `\u{...}` or `\p{...}`) holds no
+      // `.`, `[` or `]` that could be misread below.
+      out += source.slice(index, index + 2);
+      index += 2;
+      continue;
+    }
+    if (inClass) {
+      if (char === ']') inClass = false;
+      out += char;
+    } else if (char === '[') {
+      inClass = true;
+      out += char;
+    } else {
+      out += char === '.' ? DOT : char;
+    }
+    index += 1;
+  }
+  return out;
 }
