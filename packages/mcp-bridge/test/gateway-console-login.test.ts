@@ -246,3 +246,34 @@ describe('callbacks that are not the end of a sign-in this browser started are r
     }
   });
 });
+
+describe("a flood of unauthenticated sign-in starts does not cancel an admin's sign-in", () => {
+  it('beyond the limits /console/login/start answers 429; the admin who started first still gets in', async () => {
+    const { h } = await consoleWithProvider();
+    const context = await loopbackContext();
+    const page = await context.newPage();
+    await page.goto(`${h.url}/login`);
+    await page.getByRole('link', { name: 'Sign in with the identity provider' }).click();
+    await page.locator('input[name=login]').waitFor();
+    // 70 starts from the same address (127.0.0.1): 7 more fit beside hers (8 per source), the
+    // rest are refused; hers is never dropped (64 used to evict the oldest).
+    const statuses: number[] = [];
+    let refusal: Awaited<ReturnType<typeof rawRequest>> | undefined;
+    for (let index = 0; index < 70; index += 1) {
+      const answer = await rawRequest(`${h.url}/login/start`, { headers: { host: h.host } });
+      statuses.push(answer.status);
+      if (answer.status === 429) refusal = answer;
+    }
+    expect(statuses.filter((status) => status === 303)).toHaveLength(7);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(63);
+    expect(refusal?.headers['retry-after']).toBe('60');
+    expect(refusal?.body).toContain('maxPendingPerSource');
+    expect(refusal?.body).toContain('try again in a few minutes');
+    await page.locator('input[name=login]').fill('alice');
+    await page.locator('input[name=password]').fill('any-password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(`${h.url}/approvals`);
+    await page.locator('p.empty').waitFor();
+  }, 120_000);
+});

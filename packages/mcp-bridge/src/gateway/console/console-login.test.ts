@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveLoopback } from '../../cli/loopback.js';
 import { checkHttpAuthSettings } from '../identity/http-auth-settings.js';
-import { ConsoleLogin, type ConsoleLoginOptions, isConsoleAdmin } from './console-login.js';
+import {
+  ConsoleLogin,
+  ConsoleLoginBusyError,
+  type ConsoleLoginOptions,
+  DEFAULT_CONSOLE_MAX_PENDING_LOGINS,
+  DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE,
+  isConsoleAdmin,
+} from './console-login.js';
 
 // A loopback authorization server that publishes metadata only (the callbacks below never reach
 // its token endpoint: they are refused before).
@@ -54,18 +61,52 @@ async function callback(target: ConsoleLogin, url: string, binding: string, now:
 }
 
 describe('ConsoleLogin limits', () => {
-  it('maxPending: a sign-in started beyond it drops the oldest (its callback finds no verifier)', async () => {
-    const target = login({ maxPending: 2 });
-    const first = await target.start(REDIRECT, 1000);
-    const second = await target.start(REDIRECT, 1000);
-    await target.start(REDIRECT, 1000);
-    // A wrong binding is refused 403 when the state is held, 400 when it is not (dropped).
-    expect(await callback(target, first.authorizationUrl, first.binding, 1000)).toMatchObject({
-      status: 400,
+  it('maxPending: a sign-in started beyond it is refused (busy); the ones held are kept', async () => {
+    const target = login({ maxPending: 2, maxPendingPerSource: 2 });
+    const first = await target.start(REDIRECT, 1000, 'a');
+    const second = await target.start(REDIRECT, 1000, 'b');
+    const refused = await target.start(REDIRECT, 1000, 'c').catch((error: unknown) => error);
+    expect(ConsoleLoginBusyError.isInstance(refused)).toBe(true);
+    expect(refused).toMatchObject({
+      code: 'GATEWAY_CONSOLE_LOGIN_BUSY',
+      details: { option: 'maxPending', limit: 2 },
     });
-    expect(await callback(target, second.authorizationUrl, second.binding, 1000)).toMatchObject({
-      status: 403,
+    expect((refused as Error).message).toContain('Try again in a few minutes');
+    // A wrong binding is refused 403 when the state is held, 400 when it is not: both are held.
+    for (const started of [first, second]) {
+      expect(await callback(target, started.authorizationUrl, started.binding, 1000)).toMatchObject(
+        {
+          status: 403,
+        },
+      );
+    }
+  });
+
+  it('a sign-in held past timeoutMs leaves room: a new one starts', async () => {
+    const target = login({ maxPending: 1, timeoutMs: 5000 });
+    await target.start(REDIRECT, 1000, 'a');
+    await expect(target.start(REDIRECT, 2000, 'a')).rejects.toThrow(/sign-ins/);
+    await expect(target.start(REDIRECT, 6000, 'a')).resolves.toHaveProperty('binding');
+  });
+
+  it('maxPendingPerSource: one source cannot hold more; another still starts', async () => {
+    const target = login({ maxPendingPerSource: 3 });
+    for (let index = 0; index < 3; index += 1) await target.start(REDIRECT, 1000, '203.0.113.9');
+    const refused = await target
+      .start(REDIRECT, 1000, '203.0.113.9')
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({
+      code: 'GATEWAY_CONSOLE_LOGIN_BUSY',
+      details: { option: 'maxPendingPerSource', limit: 3 },
     });
+    await expect(target.start(REDIRECT, 1000, '198.51.100.7')).resolves.toHaveProperty('binding');
+    // A finished (or refused) callback frees its source's place.
+    const other = login({ maxPendingPerSource: 1 });
+    const started = await other.start(REDIRECT, 1000, 's');
+    await callback(other, started.authorizationUrl, started.binding, 1000);
+    await expect(other.start(REDIRECT, 1000, 's')).resolves.toHaveProperty('binding');
+    expect(DEFAULT_CONSOLE_MAX_PENDING_LOGINS).toBe(64);
+    expect(DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE).toBe(8);
   });
 
   it('timeoutMs: a callback after it is refused as expired', async () => {
@@ -90,6 +131,7 @@ describe('ConsoleLogin limits', () => {
     ['fetchTimeoutMs 0', { fetchTimeoutMs: 0 }, /fetchTimeoutMs/],
     ['an unknown option', { maxPendng: 3 }, /maxPendng/],
     ['maxPending 0', { maxPending: 0 }, /maxPending/],
+    ['maxPendingPerSource 0', { maxPendingPerSource: 0 }, /maxPendingPerSource/],
     ['timeoutMs -1', { timeoutMs: -1 }, /timeoutMs/],
   ] as const)('refuses %s', ([, extra, message]) => {
     expect(() => login(extra as Partial<ConsoleLoginOptions>)).toThrow(message);

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { checkOptionKeys, type Principal } from '@toolfence/tools/core';
 import * as oauth from 'oauth4webapi';
+import { McpBridgeError } from '../../mcp-bridge-error.js';
 import {
   type AuthorizationServerMetadata,
   discoverAuthorizationServer,
@@ -21,8 +22,26 @@ import {
 import type { AuthenticatedCaller, RefusedCaller } from '../identity/resource-server.js';
 import { sameSecret } from './console-sessions.js';
 
-/** Default number of sign-ins started and not finished held at once: 64 (the oldest is dropped). */
+/** Default number of sign-ins started and not finished held at once: 64 (one more is refused). */
 export const DEFAULT_CONSOLE_MAX_PENDING_LOGINS = 64;
+/**
+ * Default number of sign-ins in progress one source address may hold: 8 (behind a reverse proxy
+ * every sign-in comes from the proxy's address).
+ */
+export const DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE = 8;
+
+/**
+ * A sign-in could not start: `maxPending` sign-ins are in progress (or `maxPendingPerSource` from
+ * this address). Those held are never dropped for a new one (an unauthenticated flood would
+ * cancel an admin's sign-in in progress); each leaves at its callback or after `timeoutMs`. The
+ * console answers 429. `details.option` names the limit, `details.limit` its value.
+ */
+export class ConsoleLoginBusyError extends McpBridgeError {
+  static override readonly code: string = 'GATEWAY_CONSOLE_LOGIN_BUSY';
+  static override readonly brand: symbol = Symbol.for(
+    '@toolfence/mcp-bridge/ConsoleLoginBusyError',
+  );
+}
 /** Default time a started sign-in may take before its callback is refused: 10 minutes. */
 export const DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS: number = 10 * 60 * 1000;
 
@@ -47,8 +66,17 @@ export interface ConsoleLoginOptions {
   readonly fetchMaxBytes?: number | undefined;
   /** How the gateway checks a bearer token (`GatewayResourceServer.authenticate`). */
   readonly authenticate: (authorization: string) => Promise<AuthenticatedCaller | RefusedCaller>;
-  /** Sign-ins started and not finished held at once. Default {@link DEFAULT_CONSOLE_MAX_PENDING_LOGINS}. */
+  /**
+   * Sign-ins started and not finished held at once; one more is refused
+   * ({@link ConsoleLoginBusyError}). Default {@link DEFAULT_CONSOLE_MAX_PENDING_LOGINS}.
+   */
   readonly maxPending?: number;
+  /**
+   * Sign-ins in progress one source (the `source` given to {@link ConsoleLogin.start}: the
+   * console passes the client's address) may hold; one more from it is refused. Default
+   * {@link DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE}.
+   */
+  readonly maxPendingPerSource?: number;
   /** Time a sign-in may take, in ms. Default {@link DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS}. */
   readonly timeoutMs?: number;
 }
@@ -75,6 +103,7 @@ const OPTION_KEYS: readonly string[] = Object.freeze([
   'fetchMaxBytes',
   'authenticate',
   'maxPending',
+  'maxPendingPerSource',
   'timeoutMs',
 ]);
 
@@ -83,6 +112,7 @@ interface Pending {
   readonly binding: string;
   readonly redirectUri: string;
   readonly started: number;
+  readonly source: string;
 }
 
 /** True when `principal` is one of the console's admins (`gateway.httpAuth.console.admins`). */
@@ -106,6 +136,7 @@ export class ConsoleLogin {
   readonly #options: ConsoleLoginOptions;
   readonly #pending = new Map<string, Pending>();
   readonly #max: number;
+  readonly #maxPerSource: number;
   readonly #timeoutMs: number;
   readonly #http: OAuthHttp;
   #metadata: AuthorizationServerMetadata | undefined;
@@ -143,6 +174,12 @@ export class ConsoleLogin {
       DEFAULT_CONSOLE_MAX_PENDING_LOGINS,
       refuse,
     );
+    this.#maxPerSource = positiveInteger(
+      'maxPendingPerSource',
+      options.maxPendingPerSource,
+      DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE,
+      refuse,
+    );
     this.#timeoutMs = positiveInteger(
       'timeoutMs',
       options.timeoutMs,
@@ -156,19 +193,24 @@ export class ConsoleLogin {
     return this.#metadata;
   }
 
-  /** Starts a sign-in whose callback is `redirectUri`. */
-  async start(redirectUri: string, now: number = Date.now()): Promise<StartedLogin> {
-    const metadata = await this.#server();
-    const state = randomBytes(32).toString('base64url');
-    const verifier = oauth.generateRandomCodeVerifier();
-    const binding = randomBytes(32).toString('base64url');
+  /**
+   * Starts a sign-in whose callback is `redirectUri`, for a browser at `source` (its address).
+   * Sign-ins past `timeoutMs` are forgotten first; then, with `maxPending` held (or
+   * `maxPendingPerSource` from `source`), throws {@link ConsoleLoginBusyError}: none held is ever
+   * dropped for a new one.
+   */
+  async start(redirectUri: string, now: number = Date.now(), source = ''): Promise<StartedLogin> {
     for (const [key, pending] of this.#pending) {
       if (now - pending.started >= this.#timeoutMs) this.#pending.delete(key);
     }
-    while (this.#pending.size >= this.#max) {
-      this.#pending.delete(this.#pending.keys().next().value as string);
-    }
-    this.#pending.set(state, { verifier, binding, redirectUri, started: now });
+    this.#refuseBeyondLimits(source);
+    const metadata = await this.#server();
+    // Checked again: the metadata fetch may have let other sign-ins start meanwhile.
+    this.#refuseBeyondLimits(source);
+    const state = randomBytes(32).toString('base64url');
+    const verifier = oauth.generateRandomCodeVerifier();
+    const binding = randomBytes(32).toString('base64url');
+    this.#pending.set(state, { verifier, binding, redirectUri, started: now, source });
     const url = new URL(metadata.authorizationEndpoint);
     url.searchParams.set('response_type', 'code');
     url.searchParams.set('client_id', this.#options.settings.clientId);
@@ -181,6 +223,24 @@ export class ConsoleLogin {
       url.searchParams.set('scope', this.#options.settings.scope.join(' '));
     }
     return { authorizationUrl: url.href, binding };
+  }
+
+  #refuseBeyondLimits(source: string): void {
+    const minutes = Math.ceil(this.#timeoutMs / 60_000);
+    if (this.#pending.size >= this.#max) {
+      throw new ConsoleLoginBusyError(
+        `${this.#max} sign-ins are in progress, the most the console holds (maxPending): this one cannot start. Try again in a few minutes (a sign-in not finished ends after ${minutes} minute(s))`,
+        { details: { option: 'maxPending', limit: this.#max } },
+      );
+    }
+    let fromSource = 0;
+    for (const pending of this.#pending.values()) if (pending.source === source) fromSource += 1;
+    if (fromSource >= this.#maxPerSource) {
+      throw new ConsoleLoginBusyError(
+        `${this.#maxPerSource} sign-ins from this address are in progress, the most the console holds from one address (maxPendingPerSource): this one cannot start. Finish one, or try again in a few minutes (a sign-in not finished ends after ${minutes} minute(s))`,
+        { details: { option: 'maxPendingPerSource', limit: this.#maxPerSource } },
+      );
+    }
   }
 
   /** Finishes the sign-in of the callback `parameters` from the browser holding `binding`. */

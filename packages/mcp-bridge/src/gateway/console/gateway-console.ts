@@ -17,7 +17,7 @@ import {
   readAuditRows,
 } from './console-audit.js';
 import type { ConsoleInbox } from './console-inbox.js';
-import type { ConsoleLogin } from './console-login.js';
+import { type ConsoleLogin, ConsoleLoginBusyError } from './console-login.js';
 import {
   approvalsPage,
   auditPage,
@@ -395,8 +395,17 @@ export class GatewayConsole {
       if (path === `${CONSOLE_BASE}/login/start`) {
         let started: Awaited<ReturnType<ConsoleLogin['start']>>;
         try {
-          started = await login.start(`${origin}${CONSOLE_BASE}/callback`);
-        } catch {
+          started = await login.start(
+            `${origin}${CONSOLE_BASE}/callback`,
+            Date.now(),
+            request.socket.remoteAddress ?? '',
+          );
+        } catch (error) {
+          // Full: refused, never by dropping a sign-in in progress (an admin's).
+          if (ConsoleLoginBusyError.isInstance(error)) {
+            send(out, 429, loginRefusedPage(error.message), undefined, { 'retry-after': '60' });
+            return;
+          }
           send(
             out,
             502,

@@ -7,9 +7,11 @@ export { DEFAULT_CONSOLE_AUDIT_READ_BYTES, DEFAULT_CONSOLE_AUDIT_ROWS } from './
 export { type ConsoleAsk, ConsoleInbox, DEFAULT_CONSOLE_MAX_PENDING } from './console-inbox.js';
 export {
   ConsoleLogin,
+  ConsoleLoginBusyError,
   type ConsoleLoginOptions,
   DEFAULT_CONSOLE_LOGIN_TIMEOUT_MS,
   DEFAULT_CONSOLE_MAX_PENDING_LOGINS,
+  DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE,
   isConsoleAdmin,
   type LoginResult,
   type StartedLogin,
