@@ -12,7 +12,7 @@ import { AuditLog } from '../src/gateway/audit-log.js';
 import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import { McpGateway, type McpGatewayOptions } from '../src/gateway/mcp-gateway.js';
 import { PinStore } from '../src/gateway/pin-store.js';
-import { gatewayClient, resultText as text } from './helpers.js';
+import { gatewayClient, modernStdioCaller, rawText, resultText as text } from './helpers.js';
 
 const TOOLKIT = fileURLToPath(new URL('./fixtures/gateway-toolkit-server.mjs', import.meta.url));
 const PASSTHROUGH = fileURLToPath(new URL('./fixtures/passthrough-server.mjs', import.meta.url));
@@ -421,8 +421,74 @@ describe('a call whose arguments break the input schema', () => {
     const result = await client.callTool({ name: 'tk__note', arguments: { id: 7 } });
     expect(text(result)).toContain("its arguments do not match the tool's input schema");
     expect(await serverCalls()).toEqual([]);
-    expect((await auditLines()).map(({ tool, decision, outcome }) => ({ tool, decision, outcome }))).toEqual([
-      { tool: 'tk__note', decision: 'deny', outcome: 'invalid-arguments' },
-    ]);
+    expect(
+      (await auditLines()).map(({ tool, decision, outcome }) => ({ tool, decision, outcome })),
+    ).toEqual([{ tool: 'tk__note', decision: 'deny', outcome: 'invalid-arguments' }]);
+  }, 30_000);
+});
+
+describe('a stdio connection before initialize', () => {
+  /** A raw JSON-RPC peer on an in-memory stdio-shaped pair connected to `gateway`. */
+  async function rawPeer(gateway: McpGateway) {
+    const { InMemoryTransport } = await import('@modelcontextprotocol/client');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide as never);
+    const replies = new Map<unknown, (reply: Record<string, unknown>) => void>();
+    clientSide.onmessage = (message) => {
+      const reply = message as Record<string, unknown>;
+      if ('id' in reply && !('method' in reply)) replies.get(reply.id)?.(reply);
+    };
+    await clientSide.start();
+    open.push(clientSide);
+    return {
+      request: (id: string, method: string, params: Record<string, unknown> = {}) =>
+        new Promise<Record<string, unknown>>((resolve) => {
+          replies.set(id, resolve);
+          void clientSide.send({ jsonrpc: '2.0', id, method, params } as never);
+        }),
+      notify: (method: string) => clientSide.send({ jsonrpc: '2.0', method } as never),
+    };
+  }
+
+  it('answers only ping and initialize until the client has initialized', async () => {
+    const gateway = await started();
+    const peer = await rawPeer(gateway);
+    expect(await peer.request('p', 'ping')).toMatchObject({ result: {} });
+    for (const [id, method, params] of [
+      ['c', 'tools/call', { name: 'tk__note', arguments: { id: 'early' } }],
+      ['l', 'tools/list', {}],
+      ['r', 'resources/list', {}],
+    ] as const) {
+      expect(await peer.request(id, method, params)).toEqual({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: -32600,
+          message: `The gateway answers ${method} only after initialize: send initialize, wait for its answer and send notifications/initialized first (only ping is answered before it). A 2026-07-28 client sends its _meta envelope on every request instead.`,
+          data: { code: 'GATEWAY_NOT_INITIALIZED', method },
+        },
+      });
+    }
+    const init = await peer.request('i', 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1.0.0' },
+    });
+    expect(init).toHaveProperty('result.protocolVersion');
+    await peer.notify('notifications/initialized');
+    const called = await peer.request('c2', 'tools/call', {
+      name: 'tk__note',
+      arguments: { id: 'late' },
+    });
+    expect(called).toMatchObject({ result: { content: [{ type: 'text', text: 'note late' }] } });
+    expect((await serverCalls()).map((call) => call.args)).toEqual([{ id: 'late' }]);
+  }, 30_000);
+
+  it('serves a 2026-07-28 client, which sends no initialize, on its first request', async () => {
+    const gateway = await started();
+    const call = await modernStdioCaller(gateway as never, open, {});
+    expect(rawText(await call({ name: 'tk__note', arguments: { id: 'modern' } }))).toBe(
+      'note modern',
+    );
   }, 30_000);
 });

@@ -102,6 +102,7 @@ import {
   DEFAULT_EXCHANGE_CALLER_CLIENT_IDLE_MS,
   DEFAULT_EXCHANGE_MAX_CALLER_CLIENTS,
 } from './identity/upstream-credentials.js';
+import { InitializeGate } from './initialize-gate.js';
 import { isoTime } from './iso-time.js';
 import {
   definitionDigest,
@@ -1471,8 +1472,17 @@ export class McpGateway {
     // server already accepted there; everything else reaches the SDK server as before.
     let current: Downstream | undefined;
     const handler = this.#fastCalls(() => current);
+    // Until the client has initialized (2025-11-25), only `initialize` and `ping` are answered; a
+    // 2026-07-28 connection, whose requests carry their envelope, is open at once.
+    const gated = new InitializeGate(transport, () =>
+      current === undefined
+        ? 'opening'
+        : current.era === 'modern' || current.server.getClientCapabilities() !== undefined
+          ? 'open'
+          : 'uninitialized',
+    );
     const fast = new FastCallTransport(
-      transport,
+      gated,
       options?.plainCallFastPath === false
         ? { ready: () => false, call: handler.call, replay: handler.replay }
         : handler,
