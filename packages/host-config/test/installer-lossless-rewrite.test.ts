@@ -70,6 +70,22 @@ describe('install refuses a rewrite that would lose data', () => {
     expect(readFileSync(settings()).equals(before)).toBe(true);
   });
 
+  it("Codex's config.toml with bytes that are not UTF-8 is not edited by --trust-codex-hook", () => {
+    const toml = join(home, '.codex', 'config.toml');
+    mkdirSync(dirname(toml), { recursive: true });
+    const before = Buffer.concat([
+      Buffer.from('# caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('\nmodel = "o3"\n'),
+    ]);
+    writeFileSync(toml, before);
+    const result = cli('install', '--client', 'codex', '--trust-codex-hook');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('INSTALL_CONFIG_MALFORMED');
+    expect(result.stderr).toContain('not valid UTF-8');
+    expect(readFileSync(toml).equals(before)).toBe(true);
+  });
+
   it('the same keys in different objects, and valid UTF-8, are rewritten as before', () => {
     put(Buffer.from('{\n  "a": {"name": "café"},\n  "b": {"name": "日本"}\n}\n'));
     expect(cli('install', '--client', 'claude-code').code).toBe(0);

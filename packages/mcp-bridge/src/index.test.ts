@@ -55,6 +55,8 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'hasInvisibleUnicode',
         'PinStore',
         'pinnedDefinition',
+        // Limits of what the pins store (the lock file stays readable)
+        'DEFAULT_PIN_LIMITS',
         // Pins bound to the definition shown and built from (issue 35)
         'PinChangedError',
         'definitionDigest',

@@ -388,6 +388,7 @@ export {
 export {
   type AcceptOutcome,
   acceptPending,
+  DEFAULT_PIN_LIMITS,
   definitionDigest,
   escapeInvisible,
   type GatewayPinStore,
@@ -400,6 +401,7 @@ export {
   type PinRecord,
   type PinReview,
   PinStore,
+  type PinStoreLimits,
   pinKey,
   pinnedDefinition,
   reviewServer,

@@ -220,4 +220,27 @@ describe('PostgresPinStore', () => {
       }),
     ).rejects.toMatchObject({ code: 'GATEWAY_STATE' });
   });
+
+  it('hides a definition over maxDefinitionBytes and stores nothing of it, and never writes a row it could not read back', {
+    timeout: 60_000,
+  }, async () => {
+    const store = await PostgresPinStore.open({ connectionString: url, maxDefinitionBytes: 1_024 });
+    open.push(store);
+    const review = await store.review('bloat-def', 'url:https://mcp.example/mcp', [
+      tool('small'),
+      tool('A'.repeat(2_000), 'huge'),
+    ]);
+    expect([...review.visible]).toEqual(['echo']);
+    expect(review.hidden.get('huge')).toEqual(['definition-too-large']);
+    expect(store.pinOf('bloat-def', 'huge')).toBeUndefined();
+    // 140 definitions just under the default 128 KiB: more than a row is read back (16 MiB).
+    const wide = await replica();
+    const many = Array.from({ length: 140 }, (_, index) => tool('B'.repeat(120_000), `t${index}`));
+    await expect(wide.review('bloat-row', 'url:https://mcp.example/mcp', many)).rejects.toThrow(
+      /The pins of server "bloat-row" would be larger than a stored pin row may be \(16 MiB\)/,
+    );
+    const fresh = await replica();
+    expect(fresh.pinOf('bloat-def', 'echo')).toBeDefined();
+    expect(fresh.pinOf('bloat-row', 't0')).toBeUndefined();
+  });
 });

@@ -1233,6 +1233,19 @@ function codexTrustChange(
       details: { path: setup.configPath },
     });
   }
+  if (before !== undefined) {
+    try {
+      assertUtf8(
+        before,
+        tomlPath,
+        'Codex config.toml',
+        `set its trusted_hash to ${identity.hash} by hand, or trust the hook in Codex's /hooks`,
+      );
+    } catch (error) {
+      if (requested) throw error;
+      return undefined; // carrying trust over never fails the install; status reports it
+    }
+  }
   const edited = editCodexTrustEntry(before ?? '', identity.key, identity.hash);
   if ('refused' in edited) {
     if (!requested) return undefined;
@@ -1440,6 +1453,31 @@ function firstDuplicateKey(json: string): { key: string; line: number } | undefi
 }
 
 /**
+ * Refuses to rewrite a file whose bytes are not UTF-8: it was read with each invalid byte as
+ * U+FFFD, so writing that text back would change them. Names the line and byte offset.
+ */
+function assertUtf8(text: string, path: string, what: string, ways: string): void {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    return; // read a moment ago; a failure now shows when the file is written
+  }
+  try {
+    STRICT_UTF8.decode(bytes);
+  } catch {
+    const decoded = Buffer.from(text, 'utf8');
+    let at = 0;
+    while (at < bytes.length && bytes[at] === decoded[at]) at += 1;
+    const line = bytes.subarray(0, at).toString('latin1').split('\n').length;
+    throw new InstallConfigMalformedError(
+      `the ${what} file is not valid UTF-8 (line ${line}, byte offset ${at}); rewriting it would turn those bytes into U+FFFD (nothing was written). Save it as UTF-8, or ${ways}`,
+      { details: { path, line } },
+    );
+  }
+}
+
+/**
  * Refuses to rewrite a file the rewrite would change without saying so (the file is read as
  * JSONC, written as JSON): comments or trailing commas it would drop, a key given twice (JSON
  * readers keep the last, so the other would go), bytes that are not UTF-8 (each would become
@@ -1458,26 +1496,7 @@ function assertWritable(text: string | undefined, path: string, what: string): v
       { details: { path, line } },
     );
   }
-  let bytes: Buffer | undefined;
-  try {
-    bytes = readFileSync(path);
-  } catch {
-    bytes = undefined; // read a moment ago; a failure now shows when the file is written
-  }
-  if (bytes !== undefined) {
-    try {
-      STRICT_UTF8.decode(bytes);
-    } catch {
-      const decoded = Buffer.from(text, 'utf8');
-      let at = 0;
-      while (at < bytes.length && bytes[at] === decoded[at]) at += 1;
-      const badLine = bytes.subarray(0, at).toString('latin1').split('\n').length;
-      throw new InstallConfigMalformedError(
-        `the ${what} file is not valid UTF-8 (line ${badLine}, byte offset ${at}); rewriting it would turn those bytes into U+FFFD (nothing was written). Save it as UTF-8, or ${ways}`,
-        { details: { path, line: badLine } },
-      );
-    }
-  }
+  assertUtf8(text, path, what, ways);
   const duplicate = firstDuplicateKey(json);
   if (duplicate !== undefined) {
     throw new InstallConfigMalformedError(

@@ -977,6 +977,13 @@ export class GatewayPassthrough {
     for (const upstream of this.#upstreams.values()) {
       const hidden = upstream.hidden.get(name);
       if (hidden === undefined || hidden.kind !== kind) continue;
+      if (hidden.reasons.includes('definition-too-large')) {
+        return refusal(
+          'GATEWAY_DEFINITION_HIDDEN',
+          `The ${kind} ${printableText(name, 200)} is hidden because its definition is larger than the pin store's maxDefinitionBytes, so it was neither pinned nor kept for review and cannot be accepted; the gateway's operator may raise maxDefinitionBytes if the server is trusted.`,
+          { name, reasons: hidden.reasons },
+        );
+      }
       return refusal(
         'GATEWAY_DEFINITION_HIDDEN',
         `The ${kind} ${printableText(name, 200)} is hidden because its definition is new or changed since it was pinned (${hidden.reasons.join(', ')}); a person can review it with "toolfence-mcp pin --show" and accept it with "toolfence-mcp pin --accept ${name}@<digest>" (the token --show prints).`,

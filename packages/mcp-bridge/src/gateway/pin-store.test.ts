@@ -138,3 +138,83 @@ describe('PinStore.accept decides the kind itself', () => {
     expect(store.pending()).toHaveLength(1);
   });
 });
+
+describe('PinStore limits: what a server lists cannot make the lock file unreadable', () => {
+  const tool = (name: string, chars = 10) => ({
+    name,
+    description: 'd'.repeat(chars),
+    inputSchema: { type: 'object' },
+  });
+
+  it('hides a definition over maxDefinitionBytes (definition-too-large) and stores nothing of it, at first sight and later', async () => {
+    const path = join(folder, 'toolfence.lock.json');
+    const store = await PinStore.open(path, { maxDefinitionBytes: 1_024 });
+    const first = store.review('big', IDENTITY, entries(tool('small'), tool('huge', 2_000)));
+    expect([...first.visible]).toEqual(['small']);
+    expect(first.hidden.get('huge')).toEqual(['definition-too-large']);
+    const later = store.review(
+      'big',
+      IDENTITY,
+      entries(tool('small'), tool('huge', 2_000), tool('huger', 5_000)),
+    );
+    expect([...later.hidden]).toEqual([
+      ['huge', ['definition-too-large']],
+      ['huger', ['definition-too-large']],
+    ]);
+    expect(store.pending()).toEqual([]);
+    await store.save();
+    expect(await readFile(path, 'utf8')).not.toContain('ddddddddddddddddddddddddddddddddddddd');
+    expect(store.accept('big', 'huge', 'sha256:x')).toBe(false);
+  });
+
+  it('keeps at most maxPendingPerServer pending definitions per server; the rest are hidden unstored', async () => {
+    const store = await PinStore.open(join(folder, 'toolfence.lock.json'), {
+      maxPendingPerServer: 2,
+    });
+    store.review('s', IDENTITY, entries(tool('a')));
+    const review = store.review('s', IDENTITY, entries(tool('a'), tool('b'), tool('c'), tool('d')));
+    expect([...review.visible]).toEqual(['a']);
+    expect([...review.hidden.keys()]).toEqual(['b', 'c', 'd']);
+    expect(store.pending().map((entry) => entry.tool)).toEqual(['b', 'c']);
+  });
+
+  it('refuses a review that would make the lock file larger than maxLockBytes, naming the server; the others and the file stay readable', async () => {
+    const path = join(folder, 'toolfence.lock.json');
+    const store = await PinStore.open(path, { maxLockBytes: 8_192 });
+    store.review('good', IDENTITY, entries(tool('read')));
+    const many = Array.from({ length: 40 }, (_, index) => tool(`t${index}`, 200));
+    expect(() => store.review('bloat', IDENTITY, entries(...many))).toThrow(
+      expect.objectContaining({
+        code: 'GATEWAY_STATE',
+        message: expect.stringMatching(
+          /The pins of server "bloat" would make the pin lock file larger than maxLockBytes \(8192 bytes\)/,
+        ),
+      }),
+    );
+    expect(store.pinOf('bloat', 't0')).toBeUndefined();
+    await store.save();
+    const reread = await PinStore.open(path, { maxLockBytes: 8_192 });
+    expect(reread.pinOf('good', 'read')).toBeDefined();
+    expect((await readFile(path)).byteLength).toBeLessThanOrEqual(8_192);
+  });
+
+  it('refuses unknown option keys and limits that are not whole numbers of at least 1', async () => {
+    const path = join(folder, 'toolfence.lock.json');
+    await expect(PinStore.open(path, { maxLockByte: 1 } as never)).rejects.toThrow(
+      /Unknown PinStore option "maxLockByte"/,
+    );
+    await expect(PinStore.open(path, { maxDefinitionBytes: 0 })).rejects.toThrow(
+      /PinStore option maxDefinitionBytes must be a whole number of at least 1/,
+    );
+  });
+
+  it('refuses to open a lock file larger than maxLockBytes, naming the limit', async () => {
+    const path = join(folder, 'toolfence.lock.json');
+    const store = await PinStore.open(path);
+    store.review('s', IDENTITY, entries(tool('a', 2_000)));
+    await store.save();
+    await expect(PinStore.open(path, { maxLockBytes: 1_000 })).rejects.toThrow(
+      /The pin lock file is larger than maxLockBytes \(1000 bytes\)/,
+    );
+  });
+});

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { compareRisk, type RiskLevel, readContract } from '@toolfence/tool-contract';
+import { checkOptionKeys } from '@toolfence/tools/core';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { hasInvisibleUnicode } from '../printable-text.js';
-import { digestOf } from './canonical-json.js';
-import { GatewayStateError, PinChangedError } from './errors.js';
+import { canonicalJson, digestOf } from './canonical-json.js';
+import { GatewayConfigError, GatewayStateError, PinChangedError } from './errors.js';
 
 export { escapeInvisible, hasInvisibleUnicode } from '../printable-text.js';
 
@@ -14,7 +15,8 @@ export type PinReason =
   | 'definition-changed'
   | 'risk-lowered'
   | 'server-changed'
-  | 'invisible-unicode';
+  | 'invisible-unicode'
+  | 'definition-too-large';
 
 /**
  * What a pin covers: a `tool`, a `prompt` or a `resource-template` (prompts and resource
@@ -96,8 +98,68 @@ interface LockFile {
   servers: Record<string, ServerPins>;
 }
 
-/** Largest lock file read, in bytes (16 MiB). */
-const MAX_LOCK_BYTES = 16 * 1024 * 1024;
+/**
+ * Limits of what a pin back end stores, so no server's listing can make the pins unreadable
+ * (`PinStore.open`'s options; `reviewServer` applies the per-definition and per-server ones).
+ * Unknown keys are refused.
+ */
+export interface PinStoreLimits {
+  /**
+   * Bytes of one definition's canonical JSON (the fields a pin covers) that are stored. A
+   * definition over it is hidden (reason `definition-too-large`) and stored neither as a pin nor
+   * as pending, so it cannot be accepted: raise the limit to offer it. Default 131,072 (128 KiB).
+   */
+  readonly maxDefinitionBytes?: number;
+  /**
+   * Pending definitions kept per server and kind; a new or changed definition beyond them is
+   * hidden and not stored (it is stored once earlier ones are accepted). Default 1,000.
+   */
+  readonly maxPendingPerServer?: number;
+  /**
+   * Bytes of the lock file read and written (16 MiB). A file over it is refused at open; a review
+   * that would make the file larger is refused (`GATEWAY_STATE` naming the server: that server
+   * fails to load, the others are not affected), and the file is never written over it.
+   */
+  readonly maxLockBytes?: number;
+}
+
+/** The defaults of {@link PinStoreLimits}. */
+export const DEFAULT_PIN_LIMITS: Readonly<Required<PinStoreLimits>> = Object.freeze({
+  maxDefinitionBytes: 128 * 1024,
+  maxPendingPerServer: 1_000,
+  maxLockBytes: 16 * 1024 * 1024,
+});
+
+const LIMIT_KEYS = Object.keys(DEFAULT_PIN_LIMITS);
+
+/** The limits checked, defaults filled in; a bad value is a `GatewayConfigError` naming it. */
+export function pinStoreLimits(value: unknown): Readonly<Required<PinStoreLimits>> {
+  if (value === undefined) return DEFAULT_PIN_LIMITS;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new GatewayConfigError('PinStore options must be an object', {
+      details: { option: 'options' },
+    });
+  }
+  const given = value as Record<string, unknown>;
+  checkOptionKeys(
+    given,
+    LIMIT_KEYS,
+    'PinStore',
+    (message, option) => new GatewayConfigError(message, { details: { option } }),
+  );
+  const out: Record<string, number> = { ...DEFAULT_PIN_LIMITS };
+  for (const key of LIMIT_KEYS) {
+    const limit = given[key];
+    if (limit === undefined) continue;
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
+      throw new GatewayConfigError(`PinStore option ${key} must be a whole number of at least 1`, {
+        details: { option: key },
+      });
+    }
+    out[key] = limit;
+  }
+  return Object.freeze(out) as Required<PinStoreLimits>;
+}
 
 /** The fields of a listed definition a pin covers, per kind (tools: see {@link pinnedDefinition}). */
 const PINNED_FIELDS: Readonly<Record<PinKind, readonly string[]>> = {
@@ -208,12 +270,20 @@ export function reviewServer(
   identity: string,
   tools: readonly McpToolInfo[],
   kind: PinKind = 'tool',
+  limits: Readonly<Required<PinStoreLimits>> = DEFAULT_PIN_LIMITS,
 ): ServerReview {
   const visible = new Set<string>();
   const hidden = new Map<string, PinReason[]>();
+  // A definition too large to store is hidden and stored nowhere (the lock stays readable).
+  const tooLarge = (tool: McpToolInfo): boolean =>
+    Buffer.byteLength(canonicalJson(pinnedDefinition(tool, kind))) > limits.maxDefinitionBytes;
   if (known === undefined) {
     const pins: ServerPins = { tools: {}, pending: {} };
     for (const tool of tools) {
+      if (tooLarge(tool)) {
+        hidden.set(tool.name, ['definition-too-large']);
+        continue;
+      }
       setOwn(pins.tools, tool.name, recordFor(tool, identity, kind));
       visible.add(tool.name);
     }
@@ -221,7 +291,17 @@ export function reviewServer(
   }
   const pins: ServerPins = { tools: { ...known.tools }, pending: { ...known.pending } };
   let changed = false;
+  let pendingCount = Object.keys(pins.pending).length;
   for (const tool of tools) {
+    if (tooLarge(tool)) {
+      hidden.set(tool.name, ['definition-too-large']);
+      if (ownOf(pins.pending, tool.name) !== undefined) {
+        delete pins.pending[tool.name];
+        pendingCount--;
+        changed = true;
+      }
+      continue;
+    }
     const record = recordFor(tool, identity, kind);
     const pinned = ownOf(pins.tools, tool.name);
     const reasons: PinReason[] = [];
@@ -237,6 +317,7 @@ export function reviewServer(
       visible.add(tool.name);
       if (ownOf(pins.pending, tool.name) !== undefined) {
         delete pins.pending[tool.name];
+        pendingCount--;
         changed = true;
       }
       continue;
@@ -244,7 +325,9 @@ export function reviewServer(
     if (record.flagged.length > 0) reasons.push('invisible-unicode');
     hidden.set(tool.name, reasons);
     const pending = ownOf(pins.pending, tool.name);
+    if (pending === undefined && pendingCount >= limits.maxPendingPerServer) continue;
     if (pending === undefined || pending.sha256 !== record.sha256) {
+      if (pending === undefined) pendingCount++;
       setOwn(pins.pending, tool.name, { ...record, reasons });
       changed = true;
     }
@@ -366,6 +449,20 @@ export interface GatewayPinStore {
   close?(): Promise<void>;
 }
 
+/** Bytes of the lock file around its server entries (`{"version": 1, "servers": {…}}`), at most. */
+const LOCK_FRAME_BYTES = 64;
+
+/**
+ * Bytes one server key's entry takes in the lock file as `save` writes it (two-space JSON nested
+ * two levels, a comma and a newline after it), at most.
+ */
+function entryBytes(key: string, pins: ServerPins | undefined): number {
+  const text = JSON.stringify(pins ?? null, null, 2);
+  let lines = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++;
+  return Buffer.byteLength(JSON.stringify(key)) + Buffer.byteLength(text) + 4 * lines + 8;
+}
+
 /**
  * The pin lock file: for each server its identity (command or URL) and, per tool, a SHA-256 over
  * the canonical JSON of the whole definition. The first listing of a server is pinned as seen
@@ -377,14 +474,22 @@ export class PinStore implements GatewayPinStore {
   /** Where the lock file lives. */
   readonly path: string;
   #lock: LockFile;
+  readonly #limits: Readonly<Required<PinStoreLimits>>;
+  /** Bytes each server key takes in the written file (at most), computed when first needed. */
+  readonly #sizes = new Map<string, number>();
 
-  private constructor(path: string, lock: LockFile) {
+  private constructor(path: string, lock: LockFile, limits: Readonly<Required<PinStoreLimits>>) {
     this.path = path;
     this.#lock = lock;
+    this.#limits = limits;
   }
 
-  /** Reads the lock file (a missing file is an empty one). */
-  static async open(path: string): Promise<PinStore> {
+  /**
+   * Reads the lock file (a missing file is an empty one). `options`: the limits of what is stored
+   * ({@link PinStoreLimits}); unknown keys and bad values are refused with `GATEWAY_CONFIG`.
+   */
+  static async open(path: string, options?: PinStoreLimits): Promise<PinStore> {
+    const limits = pinStoreLimits(options);
     let text: string | undefined;
     try {
       text = await readFile(path, 'utf8');
@@ -393,9 +498,12 @@ export class PinStore implements GatewayPinStore {
         throw new GatewayStateError('Cannot read the pin lock file', { cause: error });
       }
     }
-    if (text === undefined) return new PinStore(path, { version: 1, servers: {} });
-    if (Buffer.byteLength(text) > MAX_LOCK_BYTES) {
-      throw new GatewayStateError('The pin lock file is larger than 16 MiB');
+    if (text === undefined) return new PinStore(path, { version: 1, servers: {} }, limits);
+    if (Buffer.byteLength(text) > limits.maxLockBytes) {
+      throw new GatewayStateError(
+        `The pin lock file is larger than maxLockBytes (${limits.maxLockBytes} bytes), so it was not read. Raise the PinStore option maxLockBytes, or move the file away and review the servers' definitions again.`,
+        { details: { maxLockBytes: limits.maxLockBytes } },
+      );
     }
     let parsed: unknown;
     try {
@@ -413,7 +521,7 @@ export class PinStore implements GatewayPinStore {
     ) {
       throw new GatewayStateError('The pin lock file is not a toolfence lock file (version 1)');
     }
-    return new PinStore(path, lock);
+    return new PinStore(path, lock, limits);
   }
 
   /** Decides which of a server's listed tools may be offered, recording new pins and pending ones. */
@@ -423,10 +531,41 @@ export class PinStore implements GatewayPinStore {
     tools: readonly McpToolInfo[],
     kind: PinKind = 'tool',
   ): PinReview {
-    const known = this.#lock.servers[server];
-    const { pins, review } = reviewServer(known, identity, tools, kind);
-    this.#lock.servers[server] = pins;
+    const known = ownOf(this.#lock.servers, server);
+    const { pins, review } = reviewServer(known, identity, tools, kind, this.#limits);
+    if (review.changed) {
+      // The file must stay readable: a server whose pins would make it too large is refused
+      // (its load fails), and nothing of it is kept.
+      const size = entryBytes(server, pins);
+      let total = LOCK_FRAME_BYTES + size;
+      for (const key of Object.keys(this.#lock.servers)) {
+        if (key !== server) total += this.#sizeOf(key);
+      }
+      if (total > this.#limits.maxLockBytes) {
+        throw new GatewayStateError(
+          `The pins of server ${JSON.stringify(splitPinKey(server).server)} would make the pin lock file larger than maxLockBytes (${this.#limits.maxLockBytes} bytes), so its listing was not pinned and its tools are not offered. The server lists too many or too large definitions; raise the PinStore option maxLockBytes if you trust it.`,
+          {
+            details: {
+              server: splitPinKey(server).server,
+              maxLockBytes: this.#limits.maxLockBytes,
+            },
+          },
+        );
+      }
+      this.#sizes.set(server, size);
+    }
+    setOwn(this.#lock.servers, server, pins);
     return review;
+  }
+
+  /** The bytes a server key's pins take in the file (cached until they change). */
+  #sizeOf(key: string): number {
+    let size = this.#sizes.get(key);
+    if (size === undefined) {
+      size = entryBytes(key, ownOf(this.#lock.servers, key));
+      this.#sizes.set(key, size);
+    }
+    return size;
   }
 
   /** Tools waiting for acceptance, per server. */
@@ -458,19 +597,31 @@ export class PinStore implements GatewayPinStore {
       acceptKeys(server).map((key) => [key, ownOf(this.#lock.servers, key)] as const),
     );
     const decision = acceptAcross(found, tool, sha256);
+    if (decision.key !== undefined) this.#sizes.delete(decision.key);
     if (decision.outcome === 'changed') {
       throw pinChangedError(splitPinKey(server).server, tool, sha256, decision.pending);
     }
     return decision.outcome === 'accepted';
   }
 
-  /** Writes the lock file atomically (a temporary file in the same folder, then a rename). */
+  /**
+   * Writes the lock file atomically (a temporary file in the same folder, then a rename). A file
+   * that would be larger than `maxLockBytes` (which the gateway could not read back) is not
+   * written: the previous file stays, and `GATEWAY_STATE` says why.
+   */
   async save(): Promise<void> {
+    const text = `${JSON.stringify(this.#lock, null, 2)}\n`;
+    if (Buffer.byteLength(text) > this.#limits.maxLockBytes) {
+      throw new GatewayStateError(
+        `The pin lock file would be larger than maxLockBytes (${this.#limits.maxLockBytes} bytes), so it was not written and the previous file is kept.`,
+        { details: { maxLockBytes: this.#limits.maxLockBytes } },
+      );
+    }
     const temporary = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       const handle = await open(temporary, 'wx', 0o600);
       try {
-        await handle.writeFile(`${JSON.stringify(this.#lock, null, 2)}\n`, 'utf8');
+        await handle.writeFile(text, 'utf8');
         await handle.sync();
       } finally {
         await handle.close();

@@ -16,7 +16,9 @@ import {
   type PinKind,
   type PinRecord,
   type PinReview,
+  type PinStoreLimits,
   pinChangedError,
+  pinStoreLimits,
   reviewServer,
   type ServerPins,
   splitPinKey,
@@ -46,6 +48,10 @@ export interface PostgresPinStoreOptions {
   readonly connectTimeoutMs?: number;
   /** The table (created when missing): a lower-case SQL identifier. Default `toolfence_gateway_pins`. */
   readonly table?: string;
+  /** As `PinStoreLimits.maxDefinitionBytes` of the lock file: default 131,072 (128 KiB). */
+  readonly maxDefinitionBytes?: number;
+  /** As `PinStoreLimits.maxPendingPerServer` of the lock file: default 1,000. */
+  readonly maxPendingPerServer?: number;
 }
 
 /** Default table of {@link PostgresPinStore}: `toolfence_gateway_pins`. */
@@ -59,6 +65,8 @@ const OPTION_KEYS = [
   'statementTimeoutMs',
   'connectTimeoutMs',
   'table',
+  'maxDefinitionBytes',
+  'maxPendingPerServer',
 ];
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Largest stored pins of one server, in bytes (16 MiB, as the lock file). */
@@ -91,6 +99,21 @@ function positive(value: unknown, name: string, fallback: number, max: number): 
     throw bad(`${name} must be an integer from 1 to ${max}`, name);
   }
   return value;
+}
+
+/**
+ * The row text of a server's pins; refused (`GATEWAY_STATE`, nothing written) when it is larger
+ * than a row is read back (16 MiB): that server's review fails, and the table stays readable.
+ */
+function rowText(server: string, pins: ServerPins): string {
+  const text = JSON.stringify(pins);
+  if (Buffer.byteLength(text) > MAX_SERVER_BYTES) {
+    throw new GatewayStateError(
+      `The pins of server ${JSON.stringify(splitPinKey(server).server)} would be larger than a stored pin row may be (16 MiB), so its listing was not pinned and its tools are not offered. The server lists too many or too large definitions.`,
+      { details: { server: splitPinKey(server).server } },
+    );
+  }
+  return text;
 }
 
 function parseServerPins(text: unknown): ServerPins {
@@ -132,7 +155,10 @@ export class PostgresPinStore implements GatewayPinStore {
   readonly #table: string;
   readonly #cache = new Map<string, ServerPins>();
 
-  private constructor(pool: Pool, table: string) {
+  readonly #limits: Readonly<Required<PinStoreLimits>>;
+
+  private constructor(pool: Pool, table: string, limits: Readonly<Required<PinStoreLimits>>) {
+    this.#limits = limits;
     this.#pool = pool;
     this.#table = table;
   }
@@ -162,6 +188,14 @@ export class PostgresPinStore implements GatewayPinStore {
     if (options.sslCa !== undefined && typeof options.sslCa !== 'string') {
       throw bad('sslCa must be a PEM string', 'sslCa');
     }
+    const limits = pinStoreLimits({
+      ...(options.maxDefinitionBytes === undefined
+        ? {}
+        : { maxDefinitionBytes: options.maxDefinitionBytes }),
+      ...(options.maxPendingPerServer === undefined
+        ? {}
+        : { maxPendingPerServer: options.maxPendingPerServer }),
+    });
     const table = options.table ?? DEFAULT_PIN_TABLE;
     if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
       throw bad('table must be a lower-case SQL identifier (a-z, 0-9, _)', 'table');
@@ -195,7 +229,7 @@ export class PostgresPinStore implements GatewayPinStore {
       ...postgresConnectionConfig(target, sslMode, options.sslCa),
     });
     pool.on('error', () => undefined);
-    const store = new PostgresPinStore(pool, table);
+    const store = new PostgresPinStore(pool, table, limits);
     try {
       await store.#transaction('create the pin table', async (client) => {
         // Replicas starting at once: one creates the table, the others wait and find it.
@@ -268,30 +302,42 @@ export class PostgresPinStore implements GatewayPinStore {
     tools: readonly McpToolInfo[],
     kind: PinKind = 'tool',
   ): Promise<PinReview> {
-    const first = reviewServer(undefined, identity, tools, kind);
+    const first = reviewServer(undefined, identity, tools, kind, this.#limits);
+    // Pins too large for a row are never written (another replica's pin may still be reviewed).
+    let firstText: string | undefined;
+    let tooLarge: unknown;
+    try {
+      firstText = rowText(server, first.pins);
+    } catch (error) {
+      tooLarge = error;
+    }
     return this.#transaction('review the pins', async (client) => {
-      const inserted = await client.query(
-        `INSERT INTO ${this.#table} (server, pins) VALUES ($1, $2) ON CONFLICT (server) DO NOTHING RETURNING server`,
-        [server, JSON.stringify(first.pins)],
-      );
-      if (inserted.rowCount === 1) {
-        this.#cache.set(server, first.pins);
-        return first.review;
+      if (firstText !== undefined) {
+        const inserted = await client.query(
+          `INSERT INTO ${this.#table} (server, pins) VALUES ($1, $2) ON CONFLICT (server) DO NOTHING RETURNING server`,
+          [server, firstText],
+        );
+        if (inserted.rowCount === 1) {
+          this.#cache.set(server, first.pins);
+          return first.review;
+        }
       }
       const row = await client.query(
         `SELECT pins FROM ${this.#table} WHERE server = $1 FOR UPDATE`,
         [server],
       );
+      if (row.rows.length === 0) throw tooLarge;
       const { pins, review } = reviewServer(
         parseServerPins(row.rows[0]?.pins),
         identity,
         tools,
         kind,
+        this.#limits,
       );
       if (review.changed) {
         await client.query(
           `UPDATE ${this.#table} SET pins = $2, updated_at = now() WHERE server = $1`,
-          [server, JSON.stringify(pins)],
+          [server, rowText(server, pins)],
         );
       }
       this.#cache.set(server, pins);
