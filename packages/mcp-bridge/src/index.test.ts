@@ -38,6 +38,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL',
         'DEFAULT_HTTP_MAX_LISTEN_STREAMS',
         'DEFAULT_HTTP_MAX_LISTEN_STREAMS_PER_PRINCIPAL',
+        'DEFAULT_HTTP_MAX_REMEMBERED_SESSIONS',
         'expandVariables',
         'decodeStoreKey',
         'parseGatewayConfig',

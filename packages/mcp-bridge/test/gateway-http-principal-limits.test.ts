@@ -359,6 +359,7 @@ describe('the per-principal options', () => {
     'httpMaxCallsPerPrincipal',
     'httpMaxListenStreams',
     'httpMaxListenStreamsPerPrincipal',
+    'httpMaxRememberedSessions',
   ])('%s must be a positive integer', (key) => {
     expect(() => parseGatewayConfig({ mcpServers: {}, gateway: { [key]: 0 } })).toThrow(
       expect.objectContaining({ code: 'GATEWAY_CONFIG', details: { at: `gateway.${key}` } }),

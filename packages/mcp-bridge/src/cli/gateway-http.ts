@@ -11,6 +11,7 @@ import {
   DEFAULT_HTTP_MAX_CALLS_PER_SESSION,
   DEFAULT_HTTP_MAX_LISTEN_STREAMS,
   DEFAULT_HTTP_MAX_LISTEN_STREAMS_PER_PRINCIPAL,
+  DEFAULT_HTTP_MAX_REMEMBERED_SESSIONS,
   DEFAULT_HTTP_MAX_SESSIONS_PER_PRINCIPAL,
   DEFAULT_HTTP_MAX_STATELESS_CALLS,
   DEFAULT_HTTP_SESSION_IDLE_MS,
@@ -28,8 +29,10 @@ import type { ApprovalSealKeys } from '../gateway/seal-box.js';
 import { loadServerSdk } from '../gateway/server-sdk.js';
 import {
   DEFAULT_HTTP_SESSION_MAX_AGE_MS,
+  RememberedSessions,
   SEALED_SESSION_VERSION,
   SessionSeal,
+  sealedFlowSession,
   sessionStateOf,
 } from '../gateway/session-seal.js';
 import { HttpFastSession } from './http-fast-call.js';
@@ -106,6 +109,14 @@ export interface GatewayHttpOptions {
    * not). Default {@link DEFAULT_HTTP_SESSION_MAX_AGE_MS} (one day).
    */
   readonly sessionMaxAgeMs?: number | undefined;
+  /**
+   * With `sealKeys`: sealed session ids remembered until their max age, in each of two sets: the
+   * sessions this process held (a resumed one continues the flow labels held here; one not
+   * remembered is judged as a session whose labels were dropped: exposed and holding private
+   * data) and the sessions deleted here (refused: 404). Beyond it the oldest is forgotten.
+   * Default {@link DEFAULT_HTTP_MAX_REMEMBERED_SESSIONS}.
+   */
+  readonly maxRememberedSessions?: number | undefined;
   /** The web console, served at `/console` on the same listener (its own sign-in and checks). */
   readonly console?: ConsoleMount | undefined;
   /**
@@ -449,6 +460,21 @@ export async function serveGatewayHttp(
           options.sealKeys,
           options.sessionMaxAgeMs ?? DEFAULT_HTTP_SESSION_MAX_AGE_MS,
         );
+  // Sealed sessions' flow sessions: those held here (their labels continue on resumption) and
+  // those deleted here (never resumed again), each until the id's max age.
+  const maxRemembered = options.maxRememberedSessions ?? DEFAULT_HTTP_MAX_REMEMBERED_SESSIONS;
+  const heldHere = new RememberedSessions(maxRemembered);
+  const deletedHere = new RememberedSessions(maxRemembered);
+  /** The flow session of `sessionId` when it is a sealed id (with the key), else undefined. */
+  const flowOf = (sessionId: string): string | undefined =>
+    portable !== undefined && sessionId.startsWith(`${SEALED_SESSION_VERSION}.`)
+      ? sealedFlowSession(sessionId)
+      : undefined;
+  /** Past their max age, sealed sessions end: their labels go, a deleted id is forgotten. */
+  const sweepSealed = (): void => {
+    for (const flow of heldHere.sweep()) gateway.endFlowSession(flow);
+    deletedHere.sweep();
+  };
   let allowedHosts: string[] = [];
   const modern = createMcpHandler(() => gateway.downstreamServer('modern'), {
     legacy: 'reject',
@@ -470,7 +496,13 @@ export async function serveGatewayHttp(
   };
   // Swept every idleMs (between 1 s and 1 min); an initialize that finds the sessions full
   // sweeps at once, so a short idleMs is exact where it matters without a hot timer.
-  const sweep = setInterval(() => evictIdle(Date.now()), Math.max(1_000, Math.min(idleMs, 60_000)));
+  const sweep = setInterval(
+    () => {
+      evictIdle(Date.now());
+      sweepSealed();
+    },
+    Math.max(1_000, Math.min(idleMs, 60_000)),
+  );
   sweep.unref();
 
   /**
@@ -530,8 +562,9 @@ export async function serveGatewayHttp(
     id: () => string,
     owner: string,
     registered: () => void = () => undefined,
+    flowSession?: string,
   ): Promise<WebStandardStreamableHTTPServerTransport> => {
-    const downstream = gateway.legacyHttpSession();
+    const downstream = gateway.legacyHttpSession(flowSession);
     const created: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: id,
@@ -574,13 +607,21 @@ export async function serveGatewayHttp(
     host: string,
     principal: string,
   ): Promise<Session | undefined> => {
-    const state = portable?.open(sessionId, principal);
-    if (state === undefined) return undefined;
+    const opened = portable?.openSession(sessionId, principal);
+    if (opened === undefined) return undefined;
+    const { state, expiresAt } = opened;
+    const flow = sealedFlowSession(sessionId);
+    // Deleted here: ended, never resumed (another replica does not know: see the README).
+    if (deletedHere.has(flow)) return undefined;
     if (sessions.size >= options.maxSessions && evictIdle(Date.now()) === 0) return undefined;
     if (!ownerMayOpen(principal)) return undefined;
+    // Labels this process does not hold for it (held elsewhere, before a restart, forgotten):
+    // judged as dropped (exposed and holding private data) until it ends, before any request.
+    if (!heldHere.has(flow)) gateway.dropFlowSession(flow);
+    heldHere.add(flow, expiresAt);
     const release = claimOpening(principal);
     try {
-      const created = await newTransport(() => sessionId, principal, release);
+      const created = await newTransport(() => sessionId, principal, release, flow);
       if (!(await replayHandshake(created, sessionId, state, host))) {
         sessions.delete(sessionId);
         await created.close().catch(() => undefined);
@@ -649,10 +690,23 @@ export async function serveGatewayHttp(
         if (counted) existing.requests -= 1;
         existing.lastActive = Date.now();
       });
-      return existing.transport.handleRequest(request, {
+      const answer = await existing.transport.handleRequest(request, {
         parsedBody,
         ...(authInfo === undefined ? {} : { authInfo }),
       });
+      // DELETE ends a sealed session for good on this process: its id is refused from now on
+      // (until its max age) and its labels end.
+      const flow = sessionId === null ? undefined : flowOf(sessionId);
+      if (request.method === 'DELETE' && answer.status === 200 && flow !== undefined) {
+        const expiresAt = portable?.openSession(sessionId as string, principal)?.expiresAt;
+        deletedHere.add(
+          flow,
+          expiresAt ?? Date.now() + (options.sessionMaxAgeMs ?? DEFAULT_HTTP_SESSION_MAX_AGE_MS),
+        );
+        heldHere.delete(flow);
+        gateway.endFlowSession(flow);
+      }
+      return answer;
     }
     if (sessionId !== null) return rpcError(404, -32001, 'Session not found');
     if (request.method !== 'POST') {
@@ -675,10 +729,19 @@ export async function serveGatewayHttp(
     try {
       // With the sealing key the id is the session's state, sealed: any replica resumes it.
       const state = sessionStateOf(parsedBody);
+      const sealed = state === undefined ? undefined : portable?.seal(principal, state);
+      // A sealed session's flow session is its id's: its labels outlive an idle close.
+      const flow = sealed === undefined ? undefined : sealedFlowSession(sealed);
       const created = await newTransport(
-        () => (state === undefined ? undefined : portable?.seal(principal, state)) ?? randomUUID(),
+        () => sealed ?? randomUUID(),
         principal,
-        release,
+        () => {
+          release();
+          const expiresAt =
+            sealed === undefined ? undefined : portable?.openSession(sealed, principal)?.expiresAt;
+          if (flow !== undefined && expiresAt !== undefined) heldHere.add(flow, expiresAt);
+        },
+        flow,
       );
       const response = await created.handleRequest(request, {
         parsedBody,

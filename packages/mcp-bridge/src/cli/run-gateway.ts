@@ -530,6 +530,7 @@ async function httpOptions(
     maxCallsPerPrincipal: config.gateway.httpMaxCallsPerPrincipal,
     maxListenStreams: config.gateway.httpMaxListenStreams,
     maxListenStreamsPerPrincipal: config.gateway.httpMaxListenStreamsPerPrincipal,
+    maxRememberedSessions: config.gateway.httpMaxRememberedSessions,
   };
 }
 

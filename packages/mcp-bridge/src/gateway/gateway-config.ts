@@ -216,6 +216,13 @@ export interface GatewaySettings {
   readonly httpMaxListenStreams?: number;
   /** `--http` with `httpAuth`: `subscriptions/listen` streams one principal may hold open. Default 8. */
   readonly httpMaxListenStreamsPerPrincipal?: number;
+  /**
+   * `--http` with a sealing key: sealed legacy session ids one replica remembers until their max
+   * age, in each of two sets (the sessions it held, whose flow labels it continues on
+   * resumption; the sessions deleted there, refused); beyond it the oldest is forgotten (a held
+   * one then resumes judged as dropped, a deleted one too). Default 10,000.
+   */
+  readonly httpMaxRememberedSessions?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -248,6 +255,8 @@ export const DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL = 4;
 export const DEFAULT_HTTP_MAX_LISTEN_STREAMS = 256;
 /** Default `subscriptions/listen` streams one principal may hold open (with `httpAuth`): 8. */
 export const DEFAULT_HTTP_MAX_LISTEN_STREAMS_PER_PRINCIPAL = 8;
+/** Default sealed legacy session ids one `--http` replica remembers, per set: 10,000. */
+export const DEFAULT_HTTP_MAX_REMEMBERED_SESSIONS = 10_000;
 /** Default calls run at once on one upstream: 8. */
 export const DEFAULT_MAX_CONCURRENT_CALLS = 8;
 /** Default milliseconds an upstream may take to start and list its tools: 30,000. */
@@ -314,6 +323,7 @@ const SETTINGS_KEYS = [
   'httpMaxCallsPerPrincipal',
   'httpMaxListenStreams',
   'httpMaxListenStreamsPerPrincipal',
+  'httpMaxRememberedSessions',
   'store',
   'storeKey',
   'budget',
@@ -919,6 +929,7 @@ export function parseGatewayConfig(
     'httpMaxCallsPerPrincipal',
     'httpMaxListenStreams',
     'httpMaxListenStreamsPerPrincipal',
+    'httpMaxRememberedSessions',
   ] as const) {
     const number = settings[key];
     if (

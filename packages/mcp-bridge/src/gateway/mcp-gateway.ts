@@ -321,6 +321,8 @@ interface Downstream {
   readonly era: GatewayEra;
   /** Its flow session: one per connection; absent for a stateless request (keyed by principal). */
   readonly session?: string;
+  /** Its flow session outlives it (a sealed HTTP session's): its labels are not ended on close. */
+  readonly keepsLabels?: boolean;
   /** How fast-path calls handed back to the SDK ended, by their replay token (see #fastCalls). */
   readonly replays: Map<string, FastCallOutcome>;
   /** The identity its server gave itself (a 2026-07-28 result's `_meta` names it). */
@@ -726,13 +728,39 @@ export class McpGateway {
    * session's client has initialized, until the server closes; a call runs as the SDK's handler
    * would run it, its caller the `authInfo` the front passes (as the SDK's `http.authInfo`).
    * `serveGatewayHttp` serves such calls without the SDK server's per-message checks.
+   * `flowSession`, when given, is the session's flow session (a sealed session's, derived from its
+   * id): its labels outlive this server (they end by {@link endFlowSession}); otherwise a new one,
+   * ended when the server closes.
    *
    * @internal The HTTP front's; its handler type is not part of the package's exports.
    */
-  legacyHttpSession(): { readonly server: Server; readonly calls: HttpFastCallHandler } {
+  legacyHttpSession(flowSession?: string): {
+    readonly server: Server;
+    readonly calls: HttpFastCallHandler;
+  } {
     this.#needsServerSdk('legacyHttpSession');
-    const downstream = this.#newDownstream('legacy', true, true);
+    const downstream = this.#newDownstream('legacy', true, true, flowSession);
     return { server: downstream.server, calls: this.#fastCalls(() => downstream) };
+  }
+
+  /**
+   * Judges a flow session as one whose labels were dropped (exposed and holding private data)
+   * until it ends: a sealed HTTP session resumed where its labels are not held (another replica,
+   * a restart). Nothing when the flow guard is off.
+   *
+   * @internal The HTTP front's.
+   */
+  dropFlowSession(session: string): void {
+    this.#flow.guard?.dropSession(session);
+  }
+
+  /**
+   * Ends a flow session's labels: a sealed HTTP session deleted, or past its max age.
+   *
+   * @internal The HTTP front's.
+   */
+  endFlowSession(session: string): void {
+    this.#flow.end(session);
   }
 
   /**
@@ -748,7 +776,12 @@ export class McpGateway {
     }
   }
 
-  #newDownstream(era: GatewayEra, track: boolean, shared: boolean): Downstream {
+  #newDownstream(
+    era: GatewayEra,
+    track: boolean,
+    shared: boolean,
+    flowSession?: string,
+  ): Downstream {
     const serverInfo = { name: 'toolfence-gateway', version: VERSION };
     const server = new (serverSdk().Server)(serverInfo, {
       capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES },
@@ -757,7 +790,12 @@ export class McpGateway {
     const downstream: Downstream = {
       server,
       era,
-      ...(track ? { session: connectionSession() } : {}),
+      // A given flow session (a sealed HTTP session's) outlives this connection.
+      ...(track
+        ? flowSession === undefined
+          ? { session: connectionSession() }
+          : { session: flowSession, keepsLabels: true }
+        : {}),
       replays: new Map(),
       serverInfo,
     };
@@ -813,8 +851,8 @@ export class McpGateway {
       server.onclose = () => {
         this.#downstreams.delete(downstream);
         this.#passthrough.detach(server);
-        // The conversation ended: its labels go with it.
-        this.#flow.end(downstream.session);
+        // The conversation ended: its labels go with it (a sealed session's end elsewhere).
+        if (downstream.keepsLabels !== true) this.#flow.end(downstream.session);
       };
     }
     return downstream;

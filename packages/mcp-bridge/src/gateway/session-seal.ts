@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type ApprovalSealKeys, SealBox } from './seal-box.js';
 import { principalDigest } from './sealed-approval.js';
 
@@ -61,6 +61,14 @@ export class SessionSeal {
 
   /** The state sealed in `id` for `principal`; undefined when forged, expired or another's. */
   open(id: string, principal: string): LegacySessionState | undefined {
+    return this.openSession(id, principal)?.state;
+  }
+
+  /**
+   * The state sealed in `id` for `principal` and when the id expires; undefined when forged,
+   * expired or another's.
+   */
+  openSession(id: string, principal: string): OpenedSession | undefined {
     const payload = this.#box.open(id, MAX_SESSION_ID_CHARS);
     if (typeof payload === 'string') return undefined;
     const { p, s, e } = payload;
@@ -78,7 +86,77 @@ export class SessionSeal {
     ) {
       return undefined;
     }
-    return state as LegacySessionState;
+    return { state: state as LegacySessionState, expiresAt: e };
+  }
+}
+
+/** A sealed session id opened: its state and its expiry. */
+export interface OpenedSession {
+  /** What its `initialize` said. */
+  readonly state: LegacySessionState;
+  /** When the id stops being valid, in milliseconds since the epoch. */
+  readonly expiresAt: number;
+}
+
+/**
+ * The flow session of a sealed legacy session: `connection:` and a digest of its id (never the
+ * id), the same on every replica and after every resumption, so a resumed session continues the
+ * labels this process holds for it.
+ */
+export function sealedFlowSession(id: string): string {
+  return `connection:${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * Keys remembered until their expiry, at most `max` of them: adding one more forgets the oldest
+ * added (which is returned). The HTTP front keeps two, of sealed sessions' flow sessions: the
+ * sessions this process held, and the sessions deleted here.
+ */
+export class RememberedSessions {
+  readonly #expiries = new Map<string, number>();
+  readonly #max: number;
+  readonly #now: () => number;
+
+  constructor(max: number, now: () => number = Date.now) {
+    this.#max = max;
+    this.#now = now;
+  }
+
+  /** Remembers `key` until `expiresAt` (ms); returns the key forgotten to make room, if one was. */
+  add(key: string, expiresAt: number): string | undefined {
+    this.#expiries.delete(key);
+    this.#expiries.set(key, expiresAt);
+    if (this.#expiries.size <= this.#max) return undefined;
+    const oldest = this.#expiries.keys().next().value as string;
+    this.#expiries.delete(oldest);
+    return oldest;
+  }
+
+  /** True when `key` is remembered and not expired. */
+  has(key: string): boolean {
+    const expiresAt = this.#expiries.get(key);
+    return expiresAt !== undefined && expiresAt > this.#now();
+  }
+
+  /** Forgets `key`; true when it was remembered. */
+  delete(key: string): boolean {
+    return this.#expiries.delete(key);
+  }
+
+  /** Forgets the expired keys and returns them. */
+  sweep(): string[] {
+    const now = this.#now();
+    const expired: string[] = [];
+    for (const [key, expiresAt] of this.#expiries) {
+      if (expiresAt <= now) expired.push(key);
+    }
+    for (const key of expired) this.#expiries.delete(key);
+    return expired;
+  }
+
+  /** Keys remembered (expired ones not swept yet included). */
+  get size(): number {
+    return this.#expiries.size;
   }
 }
 

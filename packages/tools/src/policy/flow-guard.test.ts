@@ -336,6 +336,26 @@ describe('FlowGuard options', () => {
     expect(guard.check('b', publish, 'allow')).toBeUndefined();
   });
 
+  it('dropSession judges a session as dropped until endSession, labelled or not, within maxSessions ids', () => {
+    const guard = new FlowGuard({ maxSessions: 1 });
+    guard.dropSession('resumed');
+    expect(guard.labels('resumed').privateFrom[0]?.basis).toBe('dropped');
+    expect(guard.check('resumed', publish, 'allow')?.verdict).toBe('deny');
+    // A labelled session keeps its labels and gets the dropped entries beside them.
+    guard.record('held', issue, ok);
+    guard.dropSession('held');
+    expect(guard.labels('held').exposedBy.map((source) => source.basis)).toEqual([
+      'declared',
+      'dropped',
+    ]);
+    expect(guard.check('held', publish, 'allow')?.verdict).toBe('deny');
+    guard.endSession('held');
+    expect(guard.check('held', publish, 'allow')).toBeUndefined();
+    // Dropped ids are remembered within maxSessions of them: 'resumed' is forgotten.
+    guard.dropSession('other');
+    expect(guard.check('resumed', publish, 'allow')).toBeUndefined();
+  });
+
   it('forgets dropped sessions beyond maxSessions of them', () => {
     const guard = new FlowGuard({ maxSessions: 1 });
     guard.record('a', issue, ok);

@@ -412,6 +412,29 @@ export class FlowGuard implements SessionFlowGuard {
     return NO_LABELS;
   }
 
+  /**
+   * Judges `session` as one whose labels were dropped (as a session dropped at `maxSessions`):
+   * exposed and holding private data, sources no `permit` covers, until {@link endSession}. For
+   * a session that went on somewhere its labels were not kept (a resumed connection whose labels
+   * this guard never saw). Labels it holds stay, the dropped entries are added to them; an
+   * unlabelled one is remembered among the last `maxSessions` dropped ids, as an evicted one is.
+   */
+  dropSession(session: string): void {
+    const record = this.#recordOf(session);
+    if (record !== undefined) {
+      if (!record.exposed.includes(DROPPED_EXPOSED)) record.exposed.push(DROPPED_EXPOSED);
+      if (!record.private.includes(DROPPED_PRIVATE)) record.private.push(DROPPED_PRIVATE);
+      record.labels = undefined;
+      return;
+    }
+    this.#dropped.delete(session);
+    this.#dropped.add(session);
+    if (this.#dropped.size > this.#maxSessions) {
+      const forgotten = this.#dropped.keys().next().value;
+      if (forgotten !== undefined) this.#dropped.delete(forgotten);
+    }
+  }
+
   /** Forgets a session's labels (the conversation or connection ended). */
   endSession(session: string): void {
     this.#sessions.delete(session);
@@ -792,7 +815,7 @@ function selector(value: unknown, option: string): Matcher {
 
 function nameOf(source: FlowSource): string {
   if (source.basis === 'dropped') {
-    return 'an earlier part of this session (its labels were dropped at the session limit)';
+    return 'an earlier part of this session (its labels were dropped at the session limit, or are not held by this process)';
   }
   if (source.basis === 'unnamed') {
     return 'further sources not named (beyond maxSourcesPerSession; no permit covers them)';
