@@ -2065,6 +2065,9 @@ export class McpGateway {
         status !== undefined && Object.hasOwn(status.hidden, remote)
           ? status.hidden[remote]
           : undefined;
+      if (reasons?.includes('definition-too-large')) {
+        return `The tool ${shown} is hidden, so the call did not run: its definition is larger than the pin store's maxDefinitionBytes, so it was neither pinned nor kept for review and cannot be accepted. The gateway's operator may raise maxDefinitionBytes if the server is trusted.`;
+      }
       if (reasons !== undefined) {
         return `The tool ${shown} is hidden, so the call did not run: its definition is new or changed since it was pinned (${reasons.join(', ')}). A person must review it with "toolfence-mcp pin --show" and accept it with "toolfence-mcp pin --accept ${shown}@<digest>" (the token --show prints); then it is offered again.`;
       }
