@@ -45,6 +45,8 @@ export interface ConfinedDirectory {
   entry(name: string): string;
   /** Fsyncs the folder (after a create, rename or unlink in it). */
   sync(): Promise<void>;
+  /** `fstat` of the folder (through its descriptor when it has one). */
+  stat(): Promise<Stats>;
 }
 
 /** Where a walk ended: the open parent folder and the last name in it. */
@@ -104,6 +106,10 @@ class OpenDirectory implements ConfinedDirectory {
     } finally {
       await handle.close();
     }
+  }
+
+  stat(): Promise<Stats> {
+    return this.#handle === undefined ? statPath(this.self) : this.#handle.stat();
   }
 
   get handle(): FileHandle | undefined {
@@ -548,6 +554,44 @@ export class ConfinedRoot {
       throw new FileSystemAccessError('The folder could not be opened.', 'FS_IO_ERROR', {
         cause: error,
       });
+    }
+    const directory = new OpenDirectory(
+      this.#mode === 'descriptor' ? `/proc/self/fd/${handle.fd}` : path,
+      handle,
+    );
+    return { directory, close: () => handle.close() };
+  }
+
+  /**
+   * Opens the folder `levels` above `from` again (`<from>/..`, through the kernel's real parent,
+   * with `O_DIRECTORY | O_NOFOLLOW`), for a walk that closed it to bound the descriptors it holds.
+   * Refuses (`FS_CHANGED_DURING_ACCESS`, naming `relative`) unless it is the folder `expected`
+   * describes (device and inode): a folder moved meanwhile is not walked from its new place.
+   */
+  async openAncestor(
+    from: ConfinedDirectory,
+    levels: number,
+    expected: Stats,
+    relative: string,
+  ): Promise<OpenedDirectory> {
+    const moved = (cause?: unknown) =>
+      new FileSystemAccessError(
+        `The folder ${quoteForMessage(relative || '.')} was moved while it was being walked; retry.`,
+        'FS_CHANGED_DURING_ACCESS',
+        cause === undefined ? undefined : { cause },
+      );
+    const path = `${from.self}${'/..'.repeat(levels)}`;
+    let handle: FileHandle;
+    try {
+      handle = await open(path, DIRECTORY_FLAGS);
+    } catch (error) {
+      throw moved(error);
+    }
+    try {
+      if (!sameFile(await handle.stat(), expected)) throw moved();
+    } catch (error) {
+      await handle.close();
+      throw error;
     }
     const directory = new OpenDirectory(
       this.#mode === 'descriptor' ? `/proc/self/fd/${handle.fd}` : path,

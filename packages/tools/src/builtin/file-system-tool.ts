@@ -22,6 +22,7 @@ import {
   type ConfinedLocation,
   ConfinedRoot,
   type ConfinementMode,
+  type OpenedDirectory,
   type SymlinkPolicy,
 } from './confined-root.js';
 import { FileSystemAccessError } from './file-system-error.js';
@@ -46,6 +47,12 @@ export interface FileSystemToolOptions {
   readonly maxGlobResults?: number;
   /** Most folder entries one `glob` visits before it stops (then `truncated`). Default 100,000. */
   readonly maxGlobVisited?: number;
+  /**
+   * Most folder levels one `glob` walks below the folder it starts in: a match has at most this
+   * many segments, and a folder whose entries would lie deeper is not entered (then `truncated`).
+   * Default 64.
+   */
+  readonly maxGlobDepth?: number;
   /** Allow reading files with more than one hard link (their content may live outside the root). Default `false`. */
   readonly allowHardLinks?: boolean;
   /**
@@ -139,6 +146,7 @@ const OPTION_KEYS: readonly string[] = [
   'maxListEntries',
   'maxGlobResults',
   'maxGlobVisited',
+  'maxGlobDepth',
   'allowHardLinks',
   'symlinks',
   'maxSymlinkHops',
@@ -231,6 +239,30 @@ async function lstatEntry(directory: ConfinedDirectory, name: string): Promise<S
   }
 }
 
+/** Most folders one `glob` holds open at a time besides the folder it starts in, at any depth. */
+const GLOB_OPEN_FOLDERS = 8;
+
+/** A name a `glob` read in a folder. */
+interface GlobEntry {
+  readonly name: string;
+  readonly directory: boolean;
+}
+
+/** A folder on a `glob`'s path from its start folder down. */
+interface GlobFrame {
+  /** Relative to the glob's start folder (`''` for the start). */
+  readonly relative: string;
+  /** Levels below the start folder (0 for the start). */
+  readonly depth: number;
+  entries: readonly GlobEntry[];
+  /** The next entry to look at. */
+  next: number;
+  /** Its descriptor, or `undefined` while closed to bound what the glob holds open. */
+  opened: OpenedDirectory | undefined;
+  /** Device and inode, taken when its descriptor is closed, checked when it is reopened. */
+  identity?: Stats;
+}
+
 /** Most UTF-8 bytes of the target's name copied into the atomic write's temp name. */
 const TEMPORARY_PREFIX_BYTES = 100;
 
@@ -283,6 +315,7 @@ export class FileSystemTool implements Tool {
   readonly #maxListEntries: number;
   readonly #maxGlobResults: number;
   readonly #maxGlobVisited: number;
+  readonly #maxGlobDepth: number;
 
   /**
    * Opens `root` (following symlinks once, here) and checks the options. Throws
@@ -320,6 +353,7 @@ export class FileSystemTool implements Tool {
     this.#maxListEntries = limit(options, 'maxListEntries', 1_000);
     this.#maxGlobResults = limit(options, 'maxGlobResults', 1_000);
     this.#maxGlobVisited = limit(options, 'maxGlobVisited', 100_000);
+    this.#maxGlobDepth = limit(options, 'maxGlobDepth', 64);
     const symlinks = choice<SymlinkPolicy>(options, 'symlinks', ['refuse', 'follow-inside']);
     const confinement = choice<ConfinementMode>(options, 'confinement', ['descriptor', 'by-path']);
     const maxSymlinkHops = limit(options, 'maxSymlinkHops', 8);
@@ -690,56 +724,128 @@ export class FileSystemTool implements Tool {
   async #glob(path: string, pattern: string): Promise<JsonObject> {
     const matches = compileGlob(pattern);
     const location = await this.#walk(path, true);
-    const state = { results: [] as string[], visited: 0, truncated: false };
-    // Depth first, so at most one open descriptor per level; every child folder is opened with
-    // O_DIRECTORY | O_NOFOLLOW inside its parent's descriptor. Links are never entered.
-    const walk = async (folder: ConfinedDirectory, relative: string): Promise<void> => {
-      const names: { name: string; directory: boolean }[] = [];
+    const state = { results: [] as string[], visited: 0, truncated: false, stopped: false };
+    // Reads a folder's names (sorted; links, FIFOs and the like left out), counting each toward
+    // maxGlobVisited; past it the walk stops.
+    const list = async (folder: ConfinedDirectory): Promise<GlobEntry[]> => {
+      const names: GlobEntry[] = [];
       const directory = await opendir(folder.self);
       for await (const entry of directory) {
         state.visited += 1;
         if (state.visited > this.#maxGlobVisited) {
           state.truncated = true;
+          state.stopped = true;
           break;
         }
         if (entry.isSymbolicLink() || (!entry.isFile() && !entry.isDirectory())) continue;
         names.push({ name: entry.name, directory: entry.isDirectory() });
       }
       names.sort((left, right) => (left.name < right.name ? -1 : 1));
-      for (const entry of names) {
-        if (state.truncated) return;
-        const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
+      return names;
+    };
+    // Depth first, in name order. Every child folder is opened with O_DIRECTORY | O_NOFOLLOW
+    // inside its parent's descriptor; links are never entered. Besides the start folder at most
+    // GLOB_OPEN_FOLDERS folders are held open (the deepest ones): going deeper closes the
+    // shallowest held one (its identity kept), and coming back up to it reopens it through the
+    // kernel's real parent of the folder still held (`<fd>/..`), checked by device and inode.
+    // The held frames are always the top `held` frames of the stack (the start aside).
+    const start = await this.#root.openDirectory(location).catch(async (error: unknown) => {
+      await location.release();
+      throw error;
+    });
+    const stack: GlobFrame[] = [];
+    let held = 0;
+    try {
+      stack.push({
+        relative: '',
+        depth: 0,
+        entries: await list(start.directory),
+        next: 0,
+        opened: start,
+      });
+      while (stack.length > 0 && !state.stopped) {
+        const top = stack[stack.length - 1] as GlobFrame;
+        if (top.next >= top.entries.length) {
+          // Done with top: drop it and every finished frame under it, and hold the next frame
+          // that still has entries (reopened through top's descriptor when the window closed it).
+          let below = stack.length - 2;
+          while (
+            below > 0 &&
+            (stack[below] as GlobFrame).next >= (stack[below] as GlobFrame).entries.length
+          ) {
+            below -= 1;
+          }
+          const resume = below >= 0 ? (stack[below] as GlobFrame) : undefined;
+          if (resume !== undefined && resume.opened === undefined) {
+            resume.opened = await this.#root.openAncestor(
+              (top.opened as OpenedDirectory).directory,
+              top.depth - resume.depth,
+              resume.identity as Stats,
+              resume.relative,
+            );
+            held += 1;
+          }
+          while (stack.length - 1 > below) {
+            const done = stack.pop() as GlobFrame;
+            if (done.opened !== undefined && done !== stack[0] && stack.length > 0) {
+              held -= 1;
+              await done.opened.close();
+            }
+            done.opened = undefined;
+          }
+          continue;
+        }
+        const entry = top.entries[top.next] as GlobEntry;
+        top.next += 1;
+        const child = top.relative === '' ? entry.name : `${top.relative}/${entry.name}`;
         if (matches(child)) {
           if (state.results.length >= this.#maxGlobResults) {
             state.truncated = true;
-            return;
+            break;
           }
           state.results.push(child);
         }
         if (!entry.directory) continue;
-        let inner: Awaited<ReturnType<ConfinedRoot['openChild']>>;
+        if (top.depth + 1 >= this.#maxGlobDepth) {
+          // Its entries would lie deeper than maxGlobDepth: not entered, and the result says so.
+          state.truncated = true;
+          continue;
+        }
+        let inner: OpenedDirectory;
         try {
-          inner = await this.#root.openChild(folder, entry.name, child);
+          inner = await this.#root.openChild(
+            (top.opened as OpenedDirectory).directory,
+            entry.name,
+            child,
+          );
         } catch (error) {
           // Swapped for a link or a file, or removed, since it was listed: not entered.
           if (FileSystemAccessError.isInstance(error) && error.code !== 'FS_IO_ERROR') continue;
           throw error;
         }
-        try {
-          await walk(inner.directory, child);
-        } finally {
-          await inner.close();
+        const frame: GlobFrame = {
+          relative: child,
+          depth: top.depth + 1,
+          entries: [],
+          next: 0,
+          opened: inner,
+        };
+        stack.push(frame);
+        held += 1;
+        frame.entries = await list(inner.directory);
+        if (held > GLOB_OPEN_FOLDERS) {
+          // The shallowest held frame (the held ones are the top `held` of the stack).
+          const oldest = stack[stack.length - held] as GlobFrame;
+          const opened = oldest.opened as OpenedDirectory;
+          oldest.identity = await opened.directory.stat();
+          oldest.opened = undefined;
+          held -= 1;
+          await opened.close();
         }
       }
-    };
-    try {
-      const start = await this.#root.openDirectory(location);
-      try {
-        await walk(start.directory, '');
-      } finally {
-        await start.close();
-      }
     } finally {
+      for (const frame of stack.slice(1)) await frame.opened?.close();
+      await start.close();
       await location.release();
     }
     state.results.sort();
