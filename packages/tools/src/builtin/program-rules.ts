@@ -432,8 +432,8 @@ const SFTP: ProgramRule = Object.freeze({
  * The default table of code-running programs and options `ShellTool` refuses, by program name
  * (a name the program goes by: the allowlisted name, a symbolic link on the way to its file or
  * the file's name; else such a name without a distribution or version suffix: `python3.11` is
- * `python`, `vim.basic` is `vim`). It is a denylist of known cases and cannot be
- * complete; the sandbox is the boundary. Loosen or replace a program's rule with
+ * `python`, `vim.basic` is `vim`). It is a denylist of known cases (git's subcommands
+ * excepted: an allowlist) and cannot be complete; the sandbox is the boundary. Loosen or replace a program's rule with
  * `ShellToolOptions.programRules`.
  */
 export const DEFAULT_PROGRAM_RULES: Readonly<Record<string, ProgramRule>> = Object.freeze({
