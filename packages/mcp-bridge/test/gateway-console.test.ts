@@ -630,3 +630,40 @@ describe('GatewayConsole options', () => {
     60_000,
   );
 });
+
+describe("the approvals page says who made the call, and the answer's audit line too", () => {
+  it('shows the caller on the card; the console-approved line names the caller beside the admin', async () => {
+    const h = await harness();
+    const session = await signIn(h);
+    const caller = { issuer: 'https://id.example.com', subject: 'bob\u202Egnp.exe' };
+    const answer = h.inbox.decide(
+      {
+        tool: 'tk__wipe',
+        server: 'toolkit',
+        description: 'Wipes.\u200B',
+        arguments: { confirm: true },
+        reason: 'asked',
+        principal: caller,
+      },
+      new AbortController().signal,
+    );
+    const [ask] = h.inbox.list();
+    const page = await rawRequest(`${h.url}/approvals`, { headers: { cookie: session.cookie } });
+    expect(page.body).toContain(
+      'Asked by <strong>bob\\u{202e}gnp.exe</strong> <small>(issuer https://id.example.com)</small>',
+    );
+    expect(page.body).toContain('Wipes.\\u{200b}');
+    expect(page.body).not.toMatch(/[\u202E\u200B]/);
+    const answered = await postForm(
+      h,
+      '/console/approvals/answer',
+      { csrf: session.csrf, id: ask?.id ?? '', decision: 'approve' },
+      { cookie: session.cookie },
+    );
+    expect(answered.status).toBe(303);
+    expect(await answer).toBe('approved');
+    expect(await h.auditLines()).toMatchObject([
+      { kind: 'console', tool: 'tk__wipe', outcome: 'console-approved', caller },
+    ]);
+  });
+});

@@ -1,4 +1,4 @@
-import type { ApprovalRequest, JsonObject } from '@toolfence/tools';
+import { type ApprovalRequest, type JsonObject, principalOf } from '@toolfence/tools/core';
 
 /** One `ask` as a person sees it in an approvals inbox (the gateway's web console). */
 export interface InboxAsk {
@@ -19,10 +19,19 @@ export interface InboxAsk {
   readonly flow?: string;
   /** The pin of the definition the call runs against, when known. */
   readonly pin?: string;
+  /**
+   * Who made the call: the caller's issuer and subject as `gateway.httpAuth` validated them;
+   * absent for a gateway without identity (stdio, a shared token).
+   */
+  readonly principal?: { readonly issuer: string; readonly subject: string };
 }
 
-/** The answer an inbox gives an ask it holds. */
-export type InboxAnswer = 'approved' | 'declined' | 'full';
+/**
+ * The answer an inbox gives an ask: `approved` or `declined` by a person (or declined when it
+ * stopped waiting); `full` at once when the inbox holds as many asks as it may, `principal-full`
+ * when it holds as many of this caller's as one caller may have waiting.
+ */
+export type InboxAnswer = 'approved' | 'declined' | 'full' | 'principal-full';
 
 /**
  * Where the gateway puts approvals besides the client: {@link ApprovalInbox.decide} holds an ask
@@ -34,14 +43,17 @@ export interface ApprovalInbox {
   /**
    * Waits for a person's answer to exactly this call. Resolves `declined` when `signal` aborts
    * (the approval timed out, or the call was cancelled), `full` at once when the inbox holds as
-   * many asks as it may.
+   * many asks as it may, `principal-full` when it holds as many of this caller's as it takes.
    */
   decide(ask: InboxAsk, signal: AbortSignal): Promise<InboxAnswer>;
   /** Lists an ask the client is putting to its user; the returned function removes it. */
   observe(ask: InboxAsk): () => void;
 }
 
-/** The inbox's view of an approval request (the flow text when the request carries one). */
+/**
+ * The inbox's view of an approval request (the flow text when the request carries one, and the
+ * caller's issuer and subject when the call context carries a principal).
+ */
 export function inboxAsk(
   request: ApprovalRequest,
   server: string | undefined,
@@ -54,6 +66,7 @@ export function inboxAsk(
       : flow !== undefined && flow !== null
         ? (JSON.stringify(flow, null, 2) ?? undefined)
         : undefined;
+  const principal = principalOf(request.context);
   return {
     tool: request.toolName,
     server,
@@ -62,5 +75,8 @@ export function inboxAsk(
     reason: request.reason,
     ...(flowText === undefined ? {} : { flow: flowText }),
     ...(pin === undefined ? {} : { pin }),
+    ...(principal === undefined
+      ? {}
+      : { principal: { issuer: principal.issuer, subject: principal.subject } }),
   };
 }

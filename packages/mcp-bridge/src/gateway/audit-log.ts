@@ -105,6 +105,17 @@ export interface AuditEntry {
     /** The token's `sub`. */
     readonly subject: string;
   };
+  /**
+   * On a console line answering an ask (`console-approved`, `console-declined`): who made the
+   * call that was answered (issuer and subject, each bounded as `auditText` writes them), when
+   * the gateway knows (`gateway.httpAuth`). `principal` is then the admin who answered.
+   */
+  readonly caller?: {
+    /** The caller's `iss`. */
+    readonly issuer: string;
+    /** The caller's `sub`. */
+    readonly subject: string;
+  };
 }
 
 /** A line as written: the entry, the previous line's hash, and its own hash. */

@@ -379,7 +379,9 @@ interface CallState {
    */
   audit?: Pick<AuditEntry, 'tool' | 'pin' | 'argumentsDigest' | 'principal'>;
   /** Why the user was not asked: the client cannot ask, or the arguments do not fit a prompt. */
-  unasked?: { readonly channel: false } | { readonly tooLong: number };
+  unasked?:
+    | { readonly channel: false; readonly inbox?: 'full' | 'principal-full' }
+    | { readonly tooLong: number };
   /** The pin digest of the definition the tool instance that ran was built from. */
   pin?: string;
   /** The policy in force when the approval came denies the call now (see #stillAsked). */
@@ -1752,7 +1754,9 @@ export class McpGateway {
     } finally {
       this.#atInbox.delete(call.request);
     }
-    if (answer === 'full') call.unasked = { channel: false };
+    if (answer === 'full' || answer === 'principal-full') {
+      call.unasked = { channel: false, inbox: answer };
+    }
     if (answer !== 'approved') return false;
     call.approvedBy = 'console';
     return this.#stillAsked(call, request);
@@ -1994,9 +1998,13 @@ export class McpGateway {
             ? `The call to ${name} was approved, but its definition changed while it waited for the approval (it is no longer the one offered when the user was asked), so it did not run. List the tools again; if it is hidden, a person reviews it with toolfence-mcp pin --show.`
             : unasked !== undefined
               ? 'channel' in unasked
-                ? call.flow !== undefined
-                  ? this.#flowText(name, call.flow, 'no-approval-channel')
-                  : `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
+                ? unasked.inbox !== undefined
+                  ? unasked.inbox === 'principal-full'
+                    ? `The call to ${name} needs a person's approval in the gateway's console, but the console already holds as many of your calls waiting for approval as one caller may have (maxPendingPerPrincipal), so it did not run and nobody was asked. Wait until those are answered or time out, then call it again.`
+                    : `The call to ${name} needs a person's approval in the gateway's console, but the console already holds as many calls waiting for approval as it may (maxPending), so it did not run and nobody was asked. Call it again later.`
+                  : call.flow !== undefined
+                    ? this.#flowText(name, call.flow, 'no-approval-channel')
+                    : `The call to ${name} needs the user's approval, but this client cannot ask the user (it declared no form elicitation), so it did not run and nobody was asked. To run it, use a client that supports elicitation, or allow this tool in the gateway's policy file (--policy: a rule with "decision": "allow").`
                 : `The call to ${name} needs the user's approval, but its arguments are ${unasked.tooLong} characters as shown, over the ${this.#maxArgumentChars} an approval prompt shows whole (gateway.approvalMaxArgumentChars), so nobody was asked and it did not run: the gateway never asks approval for what the user cannot see. Call it with shorter arguments, or allow this tool in the gateway's policy file.`
               : denied
                 ? call.policyChanged !== undefined

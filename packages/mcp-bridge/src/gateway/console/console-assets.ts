@@ -38,6 +38,7 @@ dd { margin-left: 0; }
 table { border-collapse: collapse; width: 100%; }
 th, td { border-bottom: 1px solid rgba(127,127,127,.3); padding: .3rem .5rem; text-align: left; vertical-align: top; }
 .meta { color: #666; font-size: .9em; }
+.caller { font-size: 1.1em; margin: .3em 0; }
 .notice { background: #e9f5e9; color: #1b4d1b; padding: .5rem; }
 .error { background: #fdecea; color: #8a1c1c; padding: .5rem; }
 .ok { background: #e9f5e9; color: #1b4d1b; padding: .5rem; }

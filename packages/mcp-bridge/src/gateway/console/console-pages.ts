@@ -103,17 +103,25 @@ function when(time: number): string {
 }
 
 function askCard(ask: ConsoleAsk, context: PageContext): SafeHtml {
+  // Only the escaped texts (`ask.shown`): names, description, reason, flow and caller are a
+  // server's or a client's, and may hide bidi, tag or zero-width characters.
+  const shown = ask.shown;
   return html`<article class="ask" id="ask-${ask.id}">
-<h2><code>${ask.tool}</code> <small>server ${ask.server ?? 'unknown'}</small></h2>
+<h2><code>${shown.tool}</code> <small>server ${shown.server}</small></h2>
+<p class="caller">Asked by ${
+    shown.principal === undefined
+      ? html`<strong>the gateway's one user</strong> <small>(no identity: stdio or a shared token)</small>`
+      : html`<strong>${shown.principal.subject}</strong> <small>(issuer ${shown.principal.issuer})</small>`
+  }</p>
 <p class="meta">asked at ${when(ask.time)} · ${
     ask.channel === 'console'
       ? 'the client cannot ask its user: this call waits for your answer here'
       : 'the client is asking its user; shown here for information'
   }</p>
 <dl>
-<dt>Why asked</dt><dd>${ask.reason ?? 'the policy asks for this tool'}</dd>
-${ask.flow === undefined ? '' : html`<dt>Flow</dt><dd><pre class="flow">${ask.flow}</pre></dd>`}
-<dt>Description</dt><dd><pre class="description">${ask.description}</pre></dd>
+<dt>Why asked</dt><dd>${shown.reason}</dd>
+${shown.flow === undefined ? '' : html`<dt>Flow</dt><dd><pre class="flow">${shown.flow}</pre></dd>`}
+<dt>Description</dt><dd><pre class="description">${shown.description}</pre></dd>
 <dt>Arguments <small>(whole; this approval covers exactly these, once)</small></dt>
 <dd><pre class="arguments">${ask.argumentsText}</pre></dd>
 <dt>Arguments digest</dt><dd><code>${ask.argumentsDigest}</code></dd>

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { checkOptionKeys } from '@toolfence/tools/core';
 import { positiveInteger } from '../../transport/record-limits.js';
 import type { AuditEntry, AuditLog } from '../audit-log.js';
-import { verifyAuditChain } from '../audit-log.js';
+import { auditText, verifyAuditChain } from '../audit-log.js';
 import { digestOf } from '../canonical-json.js';
 import { GatewayConfigError, gatewayOptionRefusal, PinChangedError } from '../errors.js';
 import type { GatewayConfig } from '../gateway-config.js';
@@ -599,6 +599,15 @@ export class GatewayConsole {
         decision: approve ? 'allow' : 'deny',
         outcome: approve ? 'console-approved' : 'console-declined',
         argumentsDigest: ask.argumentsDigest,
+        // Whose call was answered (the line's `principal` is the admin who answered it).
+        ...(ask.principal === undefined
+          ? {}
+          : {
+              caller: {
+                issuer: auditText(ask.principal.issuer),
+                subject: auditText(ask.principal.subject),
+              },
+            }),
       });
     } finally {
       this.#answering.delete(id);

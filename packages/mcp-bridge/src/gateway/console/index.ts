@@ -4,7 +4,14 @@
 // The limits' defaults
 export { DEFAULT_CONSOLE_AUDIT_READ_BYTES, DEFAULT_CONSOLE_AUDIT_ROWS } from './console-audit.js';
 // The approvals inbox given to McpGateway as `approvalInbox`
-export { type ConsoleAsk, ConsoleInbox, DEFAULT_CONSOLE_MAX_PENDING } from './console-inbox.js';
+export {
+  type ConsoleAsk,
+  ConsoleInbox,
+  type ConsoleInboxOptions,
+  DEFAULT_CONSOLE_MAX_PENDING,
+  DEFAULT_CONSOLE_MAX_PENDING_PER_PRINCIPAL,
+  type ShownAsk,
+} from './console-inbox.js';
 export {
   ConsoleLogin,
   ConsoleLoginBusyError,
