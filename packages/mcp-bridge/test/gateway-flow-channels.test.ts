@@ -37,6 +37,7 @@ async function startGateway(
     flow?: GatewayFlowSettings;
     rules?: Record<string, unknown>[];
     publishRisk?: string;
+    observe?: boolean;
   } = {},
 ) {
   const policy = parseInspectPolicy({
@@ -67,6 +68,7 @@ async function startGateway(
     ...(policy.flow === undefined ? {} : { flow: policy.flow }),
     pins: await PinStore.open(join(folder, 'toolfence.lock.json')),
     audit: new AuditLog(join(folder, 'audit.jsonl'), 1024 * 1024),
+    ...(options.observe === undefined ? {} : { observe: options.observe }),
   });
   open.push(gateway);
   await gateway.start();
@@ -211,6 +213,57 @@ describe('the flow guard on prompts, resources and completions', () => {
       /needs the user's approval because it carries data to server publisher/,
     );
     expect((await received()).map((request) => request.method)).toEqual(['prompts/get']);
+  }, 60_000);
+});
+
+describe('a raised read is asked, or observed, as a raised call is', () => {
+  it('asks a client that can be asked, naming the flow, and sends the prompt only when approved', async () => {
+    const gateway = await startGateway({
+      flow: { permit: [{ from: { server: 'repo' }, to: { server: 'publisher' } }] },
+    });
+    const shown: string[] = [];
+    let approve = false;
+    const client = await gatewayClient(gateway, open, (message) => {
+      shown.push(message);
+      return approve;
+    });
+    const secret = await readIssueAndSecret(client);
+    const get = () =>
+      client.getPrompt({ name: 'publisher__announce', arguments: { text: secret } });
+    await expect(get()).rejects.toThrow(/was not approved by the user, so it was not sent/);
+    approve = true;
+    await get();
+    expect(shown).toHaveLength(2);
+    expect(shown[0]).toMatch(
+      /^Allow this prompt: publisher__prompt:announce \(server publisher\)\?/,
+    );
+    expect(shown[0]).toMatch(
+      /Why asked: this conversation read untrusted text from `tracker__get_issue`/,
+    );
+    expect((await received()).map((request) => request.method)).toEqual(['prompts/get']);
+    const prompts = (await auditLines()).filter((line) => line.kind === 'prompt');
+    expect(prompts.map((line) => [line.decision, line.outcome, line.approvedBy])).toEqual([
+      ['ask', 'declined', undefined],
+      ['ask', 'started', 'user'],
+      ['ask', 'ok', 'user'],
+    ]);
+    expect(prompts[0]?.flow).toMatchObject({ verdict: 'ask', enforced: true });
+  }, 60_000);
+
+  it('in observe mode sends every channel and audits what the guard would have done', async () => {
+    const gateway = await startGateway({ observe: true });
+    const client = await gatewayClient(gateway, open);
+    const secret = await readIssueAndSecret(client);
+    for (const send of Object.values(channels(client, secret))) await send();
+    expect(await received()).toHaveLength(4);
+    const outcomes = (await auditLines()).filter(
+      (line) => line.kind !== undefined && line.outcome !== 'started',
+    );
+    expect(outcomes).toHaveLength(4);
+    for (const line of outcomes) {
+      expect(line).toMatchObject({ decision: 'deny', outcome: 'observed', observed: true });
+      expect(line.flow).toMatchObject({ verdict: 'deny', enforced: false });
+    }
   }, 60_000);
 });
 
