@@ -999,7 +999,7 @@ export class McpGateway {
   // slow one never holds up the others. The applications run one at a time, in one reload.
   async #reload(next: GatewayReload, refresh: boolean): Promise<void> {
     if (this.#closed) return;
-    // An upstream's resource templates are read with the SDK's UriTemplate.
+    // The downstream servers and the pass-through's errors use the SDK v2 server.
     await loadServerSdk();
     const pins = next.pins ?? this.#pins;
     this.#pins = pins;
