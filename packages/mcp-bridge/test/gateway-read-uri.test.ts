@@ -149,6 +149,8 @@ describe('resources/read against resource templates', () => {
           templates: [
             { name: 'hostile', uriTemplate: HOSTILE },
             { name: 'note', uriTemplate: 'note://{id}' },
+            // One expression, six variables: counted six against maxTemplateExpressions.
+            { name: 'query', uriTemplate: 'q://x{?a,b,c,d,e,f}' },
           ],
         }),
       },
@@ -198,6 +200,9 @@ describe('resources/read against resource templates', () => {
     const client = await templateGateway({ maxTemplateExpressions: 5 });
     const { resourceTemplates } = await client.listResourceTemplates();
     expect(resourceTemplates.map((entry) => entry.uriTemplate)).toEqual(['note://{id}']);
+    await expect(client.readResource({ uri: 'q://x?a=1&b=2&c=3&d=4&e=5&f=6' })).rejects.toThrow(
+      /No upstream server listed the resource/,
+    );
     await expect(client.readResource({ uri: 'x://abcdefz' })).rejects.toThrow(
       /No upstream server listed the resource/,
     );

@@ -76,8 +76,9 @@ export interface GatewayPassthroughOptions {
    */
   readonly maxReadUriChars?: number;
   /**
-   * Expressions (`{…}`) of one upstream resource template; a template with more is left out of
-   * `resources/templates/list` (and logged), and no read is matched against it. Default 32.
+   * Expressions (`{…}`) of one upstream resource template, each counted once per variable it
+   * names (`{?a,b}` counts two); a template with more is left out of `resources/templates/list`
+   * (and logged), and no read is matched against it. Default 32.
    */
   readonly maxTemplateExpressions?: number;
 }

@@ -114,8 +114,10 @@ describe('uriTemplateMatches', () => {
     expect(uriTemplateMatches(compiled as CompiledUriTemplate, uri)).toBe(sdk);
   });
 
-  it('counts the expressions and refuses an unclosed one, as the SDK does', () => {
-    expect(compileUriTemplate('x://{+a}{+b}{?c,d}')?.expressions).toBe(3);
+  it('counts the expressions, each variable once, and refuses an unclosed one, as the SDK does', () => {
+    // Each variable counts: `{?c,d}` matches as two steps.
+    expect(compileUriTemplate('x://{+a}{+b}{?c,d}')?.expressions).toBe(4);
+    expect(compileUriTemplate('x://{}')?.expressions).toBe(1);
     expect(compileUriTemplate('x://{a')).toBeUndefined();
     expect(() => new UriTemplate('x://{a')).toThrow();
   });

@@ -68,7 +68,10 @@ type TemplateStep =
 export interface CompiledUriTemplate {
   /** The template as the server wrote it. */
   readonly template: string;
-  /** Its expressions (`{…}`), counted as written. */
+  /**
+   * Its expressions (`{…}`), each counted once per variable it names (`{?a,b}` counts two): the
+   * steps a match takes grow with this count.
+   */
   readonly expressions: number;
   readonly steps: readonly TemplateStep[];
 }
@@ -121,7 +124,6 @@ export function compileUriTemplate(template: string): CompiledUriTemplate | unde
     }
     const end = template.indexOf('}', index);
     if (end === -1) return undefined;
-    expressions++;
     const expression = template.slice(index + 1, end);
     index = end + 1;
     const operator = OPERATORS.find((op) => expression.startsWith(op)) ?? '';
@@ -131,6 +133,7 @@ export function compileUriTemplate(template: string): CompiledUriTemplate | unde
       .split(',')
       .map((name) => name.replace('*', '').trim())
       .filter((name) => name.length > 0);
+    expressions += Math.max(1, names.length);
     switch (operator) {
       case '?':
       case '&':
