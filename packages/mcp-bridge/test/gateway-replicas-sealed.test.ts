@@ -327,11 +327,18 @@ describe('a legacy (2025-11-25) session behind the round-robin balancer', () => 
   }, async () => {
     const pair = await Promise.all([startReplica('a', redis.url), startReplica('b', redis.url)]);
     // The client's answer to an elicitation (a JSON-RPC response, no method) is sent to the
-    // replica that did not run the call; everything else goes round robin.
+    // replica that did not run the call; the call goes to the replica that opened the session
+    // (which holds its flow labels: on the other, a resumed session is judged as one whose labels
+    // were dropped, and the flow guard denies the publish before anything is asked); everything
+    // else goes round robin.
     const { url, routed } = await startProxy(
       pair.map((replica) => replica.url),
       (before, body) => {
-        if ((body as { method?: unknown }).method !== undefined) return undefined;
+        const method = (body as { method?: unknown }).method;
+        if (method === 'tools/call') {
+          return before.find((entry) => entry.method === 'initialize')?.target;
+        }
+        if (method !== undefined) return undefined;
         if ((body as { result?: unknown }).result === undefined) return undefined;
         const call = before.filter((entry) => entry.method === 'tools/call').at(-1);
         return call === undefined ? undefined : 1 - call.target;
@@ -368,6 +375,39 @@ describe('a legacy (2025-11-25) session behind the round-robin balancer', () => 
     expect(
       audits.filter((line) => line.tool === 'tk__publish').map((line) => line.outcome),
     ).toEqual(['declined']);
+    expect((await upstreamCalls()).filter((entry) => entry.name === 'publish')).toEqual([]);
+  });
+
+  it('judges a session resumed on the replica that did not open it as dropped: a sink call there is denied, nothing runs', {
+    timeout: 120_000,
+  }, async () => {
+    const pair = await Promise.all([startReplica('a', redis.url), startReplica('b', redis.url)]);
+    // The call goes to the replica that did not take the initialize.
+    const { url, routed } = await startProxy(
+      pair.map((replica) => replica.url),
+      (before, body) => {
+        if ((body as { method?: unknown }).method !== 'tools/call') return undefined;
+        const opener = before.find((entry) => entry.method === 'initialize')?.target;
+        return opener === undefined ? undefined : 1 - opener;
+      },
+    );
+    const client = new ClientV1(
+      { name: 'v1-legacy', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    let asked = 0;
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked += 1;
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(new TransportV1(new URL(url)));
+    closers.push(client);
+    const result = await client.callTool({ name: 'tk__publish', arguments: { id: 'elsewhere' } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result as Record<string, unknown>)).toMatch(/not held by this process/);
+    expect(asked).toBe(0);
+    const opener = routed.find((entry) => entry.method === 'initialize')?.target;
+    expect(routed.find((entry) => entry.method === 'tools/call')?.target).toBe(1 - (opener ?? 0));
     expect((await upstreamCalls()).filter((entry) => entry.name === 'publish')).toEqual([]);
   });
 });

@@ -194,7 +194,7 @@ describe('the approval prompt of a call the flow guard raised', () => {
     [
       'labels dropped at the session limit',
       raise([source('(dropped)', 'untrusted', 'dropped')], []),
-      'Why asked: this conversation read untrusted text from an earlier part of it (its labels were dropped at the session limit); `mail__send` would publish or send data outside',
+      'Why asked: this conversation read untrusted text from an earlier part of it (its labels were dropped at the session limit, or are not held by this process); `mail__send` would publish or send data outside',
     ],
     [
       'many sources, four named',

@@ -120,7 +120,7 @@ function names(sources: readonly FlowSource[]): string {
     ...new Set(
       sources.map((source) =>
         source.basis === 'dropped'
-          ? 'an earlier part of it (its labels were dropped at the session limit)'
+          ? 'an earlier part of it (its labels were dropped at the session limit, or are not held by this process)'
           : shown(source.tool),
       ),
     ),
