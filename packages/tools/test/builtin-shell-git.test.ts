@@ -39,7 +39,10 @@ afterAll(() => {
  * A repository with two commits and a folder for markers, owned by the user the sandbox runs
  * as (`nobody` for BubblewrapSandbox under root; git refuses a repository of another owner).
  */
-function repository(name: string): { workspace: string; marks: string } {
+function repository(
+  name: string,
+  { remote = false }: { remote?: boolean } = {},
+): { workspace: string; marks: string } {
   const workspace = join(base, name);
   mkdirSync(workspace);
   const git = (...args: string[]) =>
@@ -52,6 +55,15 @@ function repository(name: string): { workspace: string; marks: string } {
     writeFileSync(join(workspace, 'notes.txt'), content);
     git('add', 'notes.txt');
     git('commit', '-q', '-m', content.trim());
+  }
+  if (remote) {
+    // A remote inside the workspace (the only folder BubblewrapSandbox shows), for fetch,
+    // pull, push and clone.
+    execFileSync('git', ['clone', '-q', '--bare', workspace, join(workspace, 'remote.git')], {
+      stdio: 'ignore',
+    });
+    git('remote', 'add', 'origin', join(workspace, 'remote.git'));
+    writeFileSync(join(workspace, '.gitignore'), 'remote.git/\ncopy/\nmarks/\n');
   }
   const marks = join(workspace, 'marks');
   mkdirSync(marks);
@@ -165,7 +177,7 @@ describe.each(sandboxes)('ShellTool with only git allowlisted, under %s', (label
   });
 
   it('runs ordinary git work without a refusal', async () => {
-    const { workspace } = repository(`ordinary-${label}`);
+    const { workspace } = repository(`ordinary-${label}`, { remote: true });
     const shell = shellIn(workspace);
     writeFileSync(join(workspace, 'notes.txt'), 'three\n');
     writeFileSync(join(workspace, 'new.txt'), 'new\n');
@@ -198,6 +210,11 @@ describe.each(sandboxes)('ShellTool with only git allowlisted, under %s', (label
       ['reset', '-q', '--soft', 'HEAD~1'],
       ['commit', '-q', '-m', 'again'],
       ['describe', '--tags', '--always'],
+      ['fetch', '-q', 'origin'],
+      ['ls-remote', 'origin'],
+      ['push', '-q', '-u', 'origin', 'main'],
+      ['pull', '-q', '--rebase', 'origin', 'main'],
+      ['clone', '-q', 'remote.git', 'copy'],
       ['log', '-1', '-h'],
     ];
     for (const args of calls) {
