@@ -441,6 +441,57 @@ describe('--http: one client cannot hold every call slot', () => {
   }, 60_000);
 });
 
+describe('--http: listen streams', () => {
+  it('one more subscriptions/listen stream than gateway.httpMaxListenStreams gets GATEWAY_HTTP_BUSY naming the option', async () => {
+    const url = await serveHttp({ httpMaxListenStreams: 1 });
+    const target = new URL(url);
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'subscriptions/listen',
+      params: {
+        notifications: { toolsListChanged: true },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+          'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+        },
+      },
+    });
+    const opened: { destroy(): void }[] = [];
+    /** Opens a stream; resolves to its first chunk (the stream stays open). */
+    const listen = () =>
+      new Promise<string>((resolve, reject) => {
+        const request = httpRequest(
+          {
+            host: target.hostname,
+            port: target.port,
+            path: target.pathname,
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              'mcp-protocol-version': '2026-07-28',
+              'mcp-method': 'subscriptions/listen',
+            },
+          },
+          (response) => response.once('data', (chunk: Buffer) => resolve(String(chunk))),
+        );
+        opened.push(request);
+        request.once('error', reject);
+        request.end(body);
+      });
+    try {
+      expect(await listen()).toContain('notifications/subscriptions/acknowledged');
+      const refused = await listen();
+      expect(refused).toContain('GATEWAY_HTTP_BUSY');
+      expect(refused).toContain('"option":"gateway.httpMaxListenStreams"');
+    } finally {
+      for (const request of opened) request.destroy();
+    }
+  }, 60_000);
+});
+
 describe('--http fairness options', () => {
   it.each(['httpSessionIdleMs', 'httpMaxCallsPerSession', 'httpMaxStatelessCalls'])(
     '%s must be a positive integer',
