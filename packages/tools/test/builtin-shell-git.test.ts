@@ -131,6 +131,10 @@ describe.each(sandboxes)('ShellTool with only git allowlisted, under %s', (label
     expect(readFileSync(join(workspace, '.git/config'), 'utf8')).toBe(config);
     const pwn = await git(shell, ['pwn']);
     expect(pwn.metadata).toMatchObject({ code: 'SHELL_ARGUMENT_REFUSED' });
+    // The refusal names the subcommands that run, so the model can pick one.
+    const text = (pwn.content[0] as { text: string }).text;
+    expect(text).toMatch(/^"pwn" is refused for git: .*\. Allowed git subcommands: add, am, /);
+    expect(text).toContain(' status, switch, ');
     expect(existsSync(join(marks, 'alias'))).toBe(false);
   });
 

@@ -681,7 +681,7 @@ function clusterRefuses(
  * The index of the subcommand: the first argument that does not start with `-` and is not the
  * value of a global option that takes one; -1 when there is none.
  */
-function findSubcommand(rule: ProgramRule, args: readonly string[]): number {
+export function findSubcommand(rule: ProgramRule, args: readonly string[]): number {
   for (let index = 0; index < args.length; index += 1) {
     const argument = args[index] as string;
     if (!argument.startsWith('-')) return index;

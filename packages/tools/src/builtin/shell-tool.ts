@@ -16,6 +16,7 @@ import { FileSystemAccessError } from './file-system-error.js';
 import { LocalProcessSandbox } from './local-process-sandbox.js';
 import {
   DEFAULT_PROGRAM_RULES,
+  findSubcommand,
   isDynamicLoaderName,
   type ProgramRule,
   programFamily,
@@ -719,7 +720,18 @@ export class ShellTool implements Tool {
         if (refused !== undefined) {
           const shown =
             refused === null ? command : JSON.stringify(refused.split('=', 1)[0]?.slice(0, 64));
-          fail(`${shown} is refused for ${command}: ${rule.reason}.`, 'SHELL_ARGUMENT_REFUSED');
+          // A subcommand outside an allowlist: name the ones that run.
+          const allowed =
+            refused !== null &&
+            rule.allowedSubcommands !== undefined &&
+            !rule.allowedSubcommands.includes(refused) &&
+            (list as string[])[findSubcommand(rule, list as string[])] === refused
+              ? ` Allowed ${command} subcommands: ${rule.allowedSubcommands.join(', ')}.`
+              : '';
+          fail(
+            `${shown} is refused for ${command}: ${rule.reason}.${allowed}`,
+            'SHELL_ARGUMENT_REFUSED',
+          );
         }
       }
       const timeoutSeconds = args.timeoutSeconds ?? this.#maxTimeoutMs / 1000;
