@@ -23,7 +23,12 @@ export interface InboxAsk {
    * Who made the call: the caller's issuer and subject as `gateway.httpAuth` validated them;
    * absent for a gateway without identity (stdio, a shared token).
    */
-  readonly principal?: { readonly issuer: string; readonly subject: string };
+  readonly principal?: {
+    /** The caller's token's `iss`. */
+    readonly issuer: string;
+    /** The caller's token's `sub`. */
+    readonly subject: string;
+  };
 }
 
 /**

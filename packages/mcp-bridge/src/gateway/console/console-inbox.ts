@@ -46,7 +46,12 @@ export interface ShownAsk {
   /** The flow text (line breaks kept), when the request carries one. */
   readonly flow?: string;
   /** Who made the call, when the gateway knows (`gateway.httpAuth`). */
-  readonly principal?: { readonly issuer: string; readonly subject: string };
+  readonly principal?: {
+    /** The caller's issuer, escaped. */
+    readonly issuer: string;
+    /** The caller's subject, escaped. */
+    readonly subject: string;
+  };
 }
 
 /** One ask as the console lists it. */
