@@ -76,6 +76,8 @@ export {
   AjvSchemaValidator,
   type AjvSchemaValidatorOptions,
   DEFAULT_MAX_CACHED_SCHEMAS,
+  DEFAULT_MAX_PATTERN_SIZE,
+  DEFAULT_MAX_PATTERN_WORK,
   DEFAULT_MAX_VALIDATION_ISSUES,
   type SchemaValidator,
   type SchemaValidatorLogger,

@@ -60,6 +60,8 @@ describe('public surface of @toolfence/tools', () => {
         'AjvSchemaValidator',
         'DEFAULT_MAX_VALIDATION_ISSUES',
         'DEFAULT_MAX_CACHED_SCHEMAS',
+        'DEFAULT_MAX_PATTERN_SIZE',
+        'DEFAULT_MAX_PATTERN_WORK',
         'ToolCloseError',
         'ToolExecutionError',
         'ToolInputError',

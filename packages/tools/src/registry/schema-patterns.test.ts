@@ -1,6 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from './configuration-error.js';
-import { AjvSchemaValidator } from './schema-validator.js';
+import {
+  AjvSchemaValidator,
+  DEFAULT_MAX_PATTERN_SIZE,
+  DEFAULT_MAX_PATTERN_WORK,
+} from './schema-validator.js';
 import type { JsonObject, JsonValue } from './tool.js';
 
 // 40 characters and a mismatch at the end: ECMAScript's backtracking engine would try 2^40 ways
@@ -176,8 +180,8 @@ describe('AjvSchemaValidator patterns (linear by default)', () => {
       expect(validator.unenforcedPatterns({ ...schema })).toEqual([pattern]);
       expect(warn).toHaveBeenCalledTimes(1);
       expect(warn).toHaveBeenCalledWith(
-        'JSON Schema pattern not enforced: the linear-time engine cannot run it',
-        { pattern: JSON.stringify(pattern), dialect: '2020-12' },
+        'JSON Schema pattern not enforced: the linear-time engine cannot run it (unsupported syntax)',
+        { pattern: JSON.stringify(pattern), dialect: '2020-12', reason: 'unsupported' },
       );
       // JavaScript's engine runs it, for a validator that sees only schemas you wrote.
       const native = new AjvSchemaValidator({ patterns: 'native' });
@@ -206,5 +210,85 @@ describe('AjvSchemaValidator patterns (linear by default)', () => {
     const schema: JsonObject = { type: 'object', properties: { a: { type: 'string' } } };
     expect(validator.unenforcedPatterns(schema)).toEqual([]);
     expect(validator.validate(schema, { a: 'x' } as JsonValue)).toEqual({ valid: true });
+  });
+});
+
+describe('AjvSchemaValidator pattern limits (linear engine)', () => {
+  it('states its defaults and refuses a bad value', () => {
+    expect(DEFAULT_MAX_PATTERN_WORK).toBe(4_000_000);
+    expect(DEFAULT_MAX_PATTERN_SIZE).toBe(16_384);
+    for (const [option, value] of [
+      ['maxPatternWork', 0],
+      ['maxPatternWork', 1.5],
+      ['maxPatternSize', -1],
+      ['maxPatternSize', '10'],
+    ] as const) {
+      expect(() => new AjvSchemaValidator({ [option]: value } as never)).toThrow(
+        expect.objectContaining({ details: { option } }) as Error,
+      );
+    }
+  });
+
+  // `.{1000}` is 1,002 RE2 instructions: linear in the text, but each character can cost a step
+  // per instruction (about 25 µs a character here), so 8 MiB of it would hold the process for
+  // minutes. The work of one validation (program size times text length) is bounded.
+  it('fails a validation whose pattern work is over maxPatternWork (fail closed, even under not)', () => {
+    const validator = new AjvSchemaValidator({ maxPatternWork: 2_000_000 });
+    const schema: JsonObject = { type: 'string', pattern: '.{1000}' };
+    expect(validator.validate(schema, 'a'.repeat(1000)).valid).toBe(true);
+    const over = validator.validate(schema, 'a'.repeat(200_000));
+    expect(over).toMatchObject({
+      valid: false,
+      issues: [
+        {
+          path: '$',
+          message: "has text too long to check against the schema's patterns within maxPatternWork",
+        },
+      ],
+    });
+    // A failed test under `not` would pass the value: over the limit the value fails anyway.
+    const negated: JsonObject = { not: { type: 'string', pattern: '.{1000}' } };
+    expect(validator.validate(negated, 'a'.repeat(200_000)).valid).toBe(false);
+    // The budget is per validation: the next one starts afresh.
+    expect(validator.validate(schema, 'a'.repeat(1000)).valid).toBe(true);
+    // zod's base64 pattern (22 instructions) on 180,000 characters fits the default.
+    const base64 = '^$|^(?:[0-9a-zA-Z+/]{4})*(?:(?:[0-9a-zA-Z+/]{2}==)|(?:[0-9a-zA-Z+/]{3}=))?$';
+    expect(
+      new AjvSchemaValidator().validate({ type: 'string', pattern: base64 }, 'QUJD'.repeat(45_000)),
+    ).toEqual({ valid: true });
+    // A small pattern checks long texts within the default.
+    expect(
+      new AjvSchemaValidator().validate(
+        { type: 'string', pattern: '^[a-z]+$' },
+        'a'.repeat(200_000),
+      ).valid,
+    ).toBe(true);
+  });
+
+  it('does not enforce patterns beyond maxPatternSize per schema, before compiling them, and reports them', () => {
+    const warn = vi.fn();
+    const validator = new AjvSchemaValidator({ maxPatternSize: 3_000, logger: { warn } });
+    const big = 'a{1000}b{1000}c{1000}d{1000}';
+    const schema: JsonObject = {
+      type: 'object',
+      properties: {
+        small: { type: 'string', pattern: '^x$' },
+        big: { type: 'string', pattern: big },
+        literal: { type: 'string', pattern: 'y'.repeat(5_000) },
+      },
+    };
+    expect(validator.validate(schema, { small: 'x', big: 'z', literal: 'z' })).toEqual({
+      valid: true,
+    });
+    expect(validator.validate(schema, { small: 'z' }).valid).toBe(false);
+    expect(validator.unenforcedPatterns(schema)).toEqual([big, 'y'.repeat(5_000)]);
+    expect(warn.mock.calls.map(([, details]) => (details as { reason: string }).reason)).toEqual([
+      'too-large',
+      'too-large',
+    ]);
+    // Within the default both are enforced.
+    const roomy = new AjvSchemaValidator();
+    expect(roomy.unenforcedPatterns(schema)).toEqual([]);
+    expect(roomy.validate(schema, { big: 'z' }).valid).toBe(false);
   });
 });

@@ -31,38 +31,137 @@ export interface PatternEngineFunction {
   code: string;
 }
 
+/** Why a pattern is not enforced: RE2 cannot run it, or it is over the schema's size budget. */
+export type UnenforcedReason = 'unsupported' | 'too-large';
+
+/** What the linear engine asks of the validator that owns it (one validation, one compile at a time). */
+export interface PatternEngineHooks {
+  /** A pattern is not enforced. */
+  unenforced(source: string, reason: UnenforcedReason): void;
+  /**
+   * Takes `size` RE2 instructions from the budget of the schema being compiled; false (nothing
+   * taken) when they do not fit.
+   */
+  reserveSize(size: number): boolean;
+  /** Takes `work` from the budget of the validation in progress; false when it does not fit. */
+  spendWork(work: number): boolean;
+}
+
 /**
  * ajv's `code.regExp` running patterns with RE2. A pattern JavaScript refuses (with `flags`, `u`)
  * throws, so the schema does not compile, as with the native engine. A pattern valid in
- * JavaScript that RE2 cannot run (lookaround, backreferences, some Unicode property names) is
- * not enforced (it matches every text, as an annotation would) and handed to `unenforced`.
+ * JavaScript that RE2 cannot run (lookaround, backreferences, some Unicode property names), or
+ * one whose size does not fit the schema's budget (estimated before compiling, so a huge one
+ * costs nothing), is not enforced (it matches every text, as an annotation would). A test whose
+ * work (the program's size times the text's length) does not fit the validation's budget fails.
  */
-export function linearPatternEngine(unenforced: (source: string) => void): PatternEngineFunction {
+export function linearPatternEngine(hooks: PatternEngineHooks): PatternEngineFunction {
   const engine = ((source: string, flags: string): CompiledPattern => {
     // Validity as JavaScript reads it: compiled, never run (parsing is linear in the pattern).
     new RegExp(source, flags);
     const { RE2JS: Engine } = re2js();
     let compiled: RE2JS | undefined;
+    let reason: UnenforcedReason = 'unsupported';
     // re2js's translation reads `\k` and `\8` as JavaScript without `u` does (the letter or digit
     // itself), so a backreference is caught here: RE2 has none.
     if (!hasBackreference(source)) {
-      try {
-        compiled = Engine.compile(Engine.translateRegExp(asJavaScriptReads(source)));
-      } catch {
-        // not enforced, below
+      const written = asJavaScriptReads(source);
+      const estimate = estimatedProgramSize(written);
+      if (!hooks.reserveSize(estimate)) {
+        reason = 'too-large';
+      } else {
+        try {
+          compiled = Engine.compile(Engine.translateRegExp(written));
+        } catch {
+          // not enforced, below
+        }
+        // The estimate is an upper bound; should it fall short, the rest is taken too.
+        const extra = compiled === undefined ? 0 : compiled.programSize() - estimate;
+        if (extra > 0 && !hooks.reserveSize(extra)) {
+          compiled = undefined;
+          reason = 'too-large';
+        }
       }
     }
     if (compiled === undefined) {
-      unenforced(source);
+      hooks.unenforced(source, reason);
       const key = `unenforced:/${source}/${flags}`;
       return { test: () => true, toString: () => key };
     }
     const key = `linear:/${source}/${flags}`;
     const pattern = compiled;
-    return { test: (text) => pattern.test(text), toString: () => key };
+    const size = pattern.programSize();
+    return {
+      test: (text) => hooks.spendWork(size * Math.max(text.length, 1)) && pattern.test(text),
+      toString: () => key,
+    };
   }) as PatternEngineFunction;
   engine.code = 'linearPatternEngine';
   return engine;
+}
+
+/**
+ * An upper bound of the RE2 instructions a pattern (as {@link asJavaScriptReads} wrote it)
+ * compiles to, read from its text alone: every character, escape character or class counts one
+ * (an escape such as `\u{1F600}` counts each character), a group its contents plus two, the
+ * alternatives of a group all together, `*`, `+` and `?` one more, and `{m,n}` the repeated atom
+ * times the larger count plus that count. RE2 expands counted repetition, so `a{1000}` is 1,002
+ * instructions; the estimate lets a huge pattern be refused before it is compiled.
+ */
+export function estimatedProgramSize(source: string): number {
+  // Per open group: the size so far, and the size of its last atom (a quantifier's operand).
+  const stack: { size: number; last: number }[] = [{ size: 0, last: 0 }];
+  let frame = stack[0] as { size: number; last: number };
+  const atom = (size: number): void => {
+    frame.size += size;
+    frame.last = size;
+  };
+  const repeat = (times: number, extra: number): void => {
+    frame.size += frame.last * (times - 1) + extra;
+    frame.last = frame.last * times + extra;
+  };
+  for (let index = 0; index < source.length; ) {
+    const char = source[index] as string;
+    if (char === '\\') {
+      atom(1);
+      index += 2;
+    } else if (char === '[') {
+      // A class (never nested with the u flag) ends at its first unescaped ].
+      let end = index + 1;
+      while (end < source.length && source[end] !== ']') end += source[end] === '\\' ? 2 : 1;
+      atom(1);
+      index = end + 1;
+    } else if (char === '(') {
+      frame = { size: 0, last: 0 };
+      stack.push(frame);
+      index += 1;
+    } else if (char === ')') {
+      const group = stack.length > 1 ? (stack.pop() as { size: number; last: number }) : frame;
+      frame = stack.at(-1) as { size: number; last: number };
+      atom(group.size + 2);
+      index += 1;
+    } else if (char === '*' || char === '+' || char === '?') {
+      // A lazy `?` after a quantifier counts one more too (an over-estimate, never under).
+      repeat(1, 1);
+      index += 1;
+    } else if (char === '{') {
+      const counted = /^\{(\d+)(?:,(\d*))?\}/.exec(source.slice(index, index + 24));
+      if (counted === null) {
+        atom(1);
+        index += 1;
+      } else {
+        const times = Math.max(Number(counted[1]), Number(counted[2] || 0), 1);
+        repeat(times, times);
+        index += counted[0].length;
+      }
+    } else {
+      atom(1);
+      index += 1;
+    }
+  }
+  let total = 0;
+  for (const open of stack) total += open.size + 2;
+  return total + 4;
 }
 
 /** True when the pattern has an escape `\1`-`\9` or `\k` (a backreference, with the `u` flag). */

@@ -16,7 +16,11 @@ import {
   type JsonSchemaDialect,
   schemaForDialect,
 } from './schema-dialect.js';
-import { linearPatternEngine, type SchemaPatternEngine } from './schema-patterns.js';
+import {
+  linearPatternEngine,
+  type SchemaPatternEngine,
+  type UnenforcedReason,
+} from './schema-patterns.js';
 import type { JsonObject, JsonValue } from './tool.js';
 
 // ajv and its plugins are CommonJS and load in tens of milliseconds: they are required when the
@@ -109,7 +113,32 @@ export interface AjvSchemaValidatorOptions {
    * characters), only for a validator that never sees a schema you did not write.
    */
   readonly patterns?: SchemaPatternEngine;
+  /**
+   * With `linear` patterns: the most work one validation spends on patterns, counted for each
+   * string a pattern is tested on as the pattern's RE2 program size (instructions) times the
+   * string's length. RE2's time is linear in the text, but a large pattern (`.{1000}` is 1,002
+   * instructions) can cost a step per instruction per character. A validation that would go over
+   * fails (fail closed: even where a failing pattern would let the value pass, as under `not`)
+   * with the issue `has text too long to check against the schema's patterns within
+   * maxPatternWork`. Default 4,000,000 (a 4 KiB string against a 131-instruction
+   * `^[a-z0-9_-]{1,64}$` is 536,576).
+   */
+  readonly maxPatternWork?: number;
+  /**
+   * With `linear` patterns: the most RE2 instructions the patterns of one schema may compile to
+   * together, estimated from each pattern's text before it is compiled (an upper bound: counted
+   * repetition expands, `a{1000}` is 1,002). Patterns beyond it are not enforced and reported as
+   * for syntax RE2 cannot run (`reason: 'too-large'`), so a huge pattern costs no compile.
+   * Default 16,384 (zod's ipv6 pattern is about 700, an email or date-time pattern under 100).
+   */
+  readonly maxPatternSize?: number;
 }
+
+/** The default of {@link AjvSchemaValidatorOptions.maxPatternWork}. */
+export const DEFAULT_MAX_PATTERN_WORK = 4_000_000;
+
+/** The default of {@link AjvSchemaValidatorOptions.maxPatternSize}. */
+export const DEFAULT_MAX_PATTERN_SIZE = 16_384;
 
 /** The default of {@link AjvSchemaValidatorOptions.maxCachedSchemas}. */
 export const DEFAULT_MAX_CACHED_SCHEMAS = 256;
@@ -126,7 +155,15 @@ const OPTION_KEYS: readonly string[] = [
   'maxCachedSchemas',
   'logger',
   'patterns',
+  'maxPatternWork',
+  'maxPatternSize',
 ];
+
+/** The issue of a validation whose pattern work went over maxPatternWork. */
+const OVER_PATTERN_WORK: ValidationIssue = Object.freeze({
+  path: '$',
+  message: "has text too long to check against the schema's patterns within maxPatternWork",
+});
 
 const NO_PATTERNS: readonly string[] = Object.freeze([]);
 
@@ -169,6 +206,14 @@ export class AjvSchemaValidator implements SchemaValidator {
   readonly #unenforced = new WeakMap<ValidateFunction, readonly string[]>();
   /** The patterns not enforced by the compile in progress (ajv compiles synchronously). */
   #unenforcedNow: string[] | undefined;
+  readonly #maxPatternWork: number;
+  readonly #maxPatternSize: number;
+  /** Pattern work left to the validation in progress (see maxPatternWork). */
+  #workLeft = 0;
+  /** The validation in progress went over maxPatternWork. */
+  #overWork = false;
+  /** RE2 instructions left to the schema being compiled (see maxPatternSize). */
+  #sizeLeft = 0;
 
   /** Checks the options; throws {@link ConfigurationError} for an invalid or unknown option. */
   constructor(options: AjvSchemaValidatorOptions = {}) {
@@ -223,6 +268,16 @@ export class AjvSchemaValidator implements SchemaValidator {
       });
     }
     this.patterns = patterns;
+    this.#maxPatternWork = positiveInteger(
+      options.maxPatternWork,
+      DEFAULT_MAX_PATTERN_WORK,
+      'maxPatternWork',
+    );
+    this.#maxPatternSize = positiveInteger(
+      options.maxPatternSize,
+      DEFAULT_MAX_PATTERN_SIZE,
+      'maxPatternSize',
+    );
   }
 
   /** Compiles the schema (once) and returns a reusable check for values. */
@@ -261,9 +316,24 @@ export class AjvSchemaValidator implements SchemaValidator {
       ...(this.patterns === 'linear'
         ? {
             code: {
-              regExp: linearPatternEngine((source) => {
-                this.#unenforcedNow?.push(source);
-                if (logger !== undefined) unenforcedNote(logger, dialect, source);
+              regExp: linearPatternEngine({
+                unenforced: (source, reason) => {
+                  this.#unenforcedNow?.push(source);
+                  if (logger !== undefined) unenforcedNote(logger, dialect, source, reason);
+                },
+                reserveSize: (size) => {
+                  if (size > this.#sizeLeft) return false;
+                  this.#sizeLeft -= size;
+                  return true;
+                },
+                spendWork: (work) => {
+                  if (work > this.#workLeft) {
+                    this.#overWork = true;
+                    return false;
+                  }
+                  this.#workLeft -= work;
+                  return true;
+                },
               }),
             },
           }
@@ -357,6 +427,7 @@ export class AjvSchemaValidator implements SchemaValidator {
   #compileNow(schema: JsonObject, dialect: JsonSchemaDialect): ValidateFunction {
     const unenforced: string[] = [];
     this.#unenforcedNow = unenforced;
+    this.#sizeLeft = this.#maxPatternSize;
     let validate: ValidateFunction;
     try {
       validate = this.#ajv(dialect).compile(schemaForDialect(schema, dialect) as AnySchemaObject);
@@ -403,7 +474,12 @@ export class AjvSchemaValidator implements SchemaValidator {
   }
 
   #run(validate: ValidateFunction, value: JsonValue): ValidationResult {
-    if (validate(value) === true) return VALID;
+    this.#workLeft = this.#maxPatternWork;
+    this.#overWork = false;
+    const valid = validate(value) === true;
+    // Over the work limit the value fails, whatever the schema made of the failed pattern test.
+    if (this.#overWork) return { valid: false, issues: [OVER_PATTERN_WORK] };
+    if (valid) return VALID;
     const errors = validate.errors ?? [];
     const issues: ValidationIssue[] = [];
     for (const error of errors) {
@@ -448,15 +524,27 @@ function unenforcedNote(
   logger: SchemaValidatorLogger,
   dialect: JsonSchemaDialect,
   source: string,
+  reason: UnenforcedReason,
 ): void {
   try {
-    logger.warn('JSON Schema pattern not enforced: the linear-time engine cannot run it', {
-      pattern: shortText(source),
-      dialect,
-    });
+    logger.warn(
+      reason === 'too-large'
+        ? "JSON Schema pattern not enforced: over the schema's maxPatternSize"
+        : 'JSON Schema pattern not enforced: the linear-time engine cannot run it (unsupported syntax)',
+      { pattern: shortText(source), dialect, reason },
+    );
   } catch {
     // ignored
   }
+}
+
+/** A positive integer option, or its default; a {@link ConfigurationError} naming it otherwise. */
+function positiveInteger(value: unknown, fallback: number, option: string): number {
+  const resolved = value ?? fallback;
+  if (typeof resolved !== 'number' || !Number.isSafeInteger(resolved) || resolved < 1) {
+    throw new ConfigurationError(`${option} must be a positive integer`, { details: { option } });
+  }
+  return resolved;
 }
 
 /** Puts `key` last in an LRU map (most recent), dropping the oldest entry over `max`. */
