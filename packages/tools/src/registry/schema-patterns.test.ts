@@ -249,6 +249,16 @@ describe('AjvSchemaValidator pattern limits (linear engine)', () => {
     // A failed test under `not` would pass the value: over the limit the value fails anyway.
     const negated: JsonObject = { not: { type: 'string', pattern: '.{1000}' } };
     expect(validator.validate(negated, 'a'.repeat(200_000)).valid).toBe(false);
+    // A compile after a validation that spent the budget (all but 8) still runs the meta-schema's
+    // own patterns ($anchor's, 2019-09): compiling has a budget of its own.
+    expect(validator.validate(schema, 'a'.repeat(1996)).valid).toBe(true);
+    const anchored: JsonObject = {
+      $schema: 'https://json-schema.org/draft/2019-09/schema',
+      $defs: { name: { $anchor: 'name', type: 'string' } },
+      properties: { a: { $ref: '#name' } },
+    };
+    expect(() => validator.prepare(anchored)).not.toThrow();
+    expect(validator.validate(anchored, { a: 1 }).valid).toBe(false);
     // The budget is per validation: the next one starts afresh.
     expect(validator.validate(schema, 'a'.repeat(1000)).valid).toBe(true);
     // zod's base64 pattern (22 instructions) on 180,000 characters fits the default.

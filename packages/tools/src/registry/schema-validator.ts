@@ -428,6 +428,11 @@ export class AjvSchemaValidator implements SchemaValidator {
     const unenforced: string[] = [];
     this.#unenforcedNow = unenforced;
     this.#sizeLeft = this.#maxPatternSize;
+    // ajv checks the schema against its meta-schema while compiling (the meta-schema's own
+    // patterns run then): that check gets a budget of its own, whatever a validation left.
+    const workLeft = this.#workLeft;
+    const overWork = this.#overWork;
+    this.#workLeft = this.#maxPatternWork;
     let validate: ValidateFunction;
     try {
       validate = this.#ajv(dialect).compile(schemaForDialect(schema, dialect) as AnySchemaObject);
@@ -435,6 +440,10 @@ export class AjvSchemaValidator implements SchemaValidator {
       throw compileError(error, dialect);
     } finally {
       this.#unenforcedNow = undefined;
+      // A compile on a validation's first use (a deferred schema) leaves that validation's
+      // budget as it found it.
+      this.#workLeft = workLeft;
+      this.#overWork = overWork;
     }
     if (unenforced.length > 0) this.#unenforced.set(validate, Object.freeze(unenforced));
     return validate;
