@@ -51,6 +51,19 @@ describe('bridgeTools with a server whose schemas carry hostile patterns', () =>
     if (code === undefined) expect(result.structuredContent).toEqual({ id: args.reply });
   });
 
+  it.each([
+    ['50,000 characters (over maxPatternWork)', 50_000, 'BRIDGE_INVALID_OUTPUT'],
+    ['1,500 characters', 1_500, undefined],
+  ])(
+    'checks a large pattern against a structured result of %s in bounded time',
+    async (_label, size, code) => {
+      const [tool] = await bridgeTools(client, { allow: ['wide'] });
+      if (tool === undefined) throw new Error('wide was not bridged');
+      const result = await tool.invoke({ size }, context);
+      expect(result.isError === true ? result.metadata?.code : undefined).toBe(code);
+    },
+  );
+
   it('a ToolRegistry with the default validator checks bridged arguments in linear time too', async () => {
     const registry = new ToolRegistry({
       authorizer: new AllowAllAuthorizer(),
