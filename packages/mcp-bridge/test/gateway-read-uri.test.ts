@@ -209,4 +209,21 @@ describe('resources/read against resource templates', () => {
     expect(firstText(await client.readResource({ uri: 'note://1' }))).toBe('content of note://1');
     expect((await jsonLines(folder, 'reads.jsonl')).map((read) => read.uri)).toEqual(['note://1']);
   }, 60_000);
+
+  it('refuses a read whose template matching would take more than passthrough.maxTemplateMatchWork steps', async () => {
+    // Tried in order: the hostile template (8 steps), then note://{id} (2 steps), each times the
+    // URI's length plus one.
+    const client = await templateGateway({ maxTemplateMatchWork: 100 });
+    // 8 x 12 = 96 steps: matched by the hostile template.
+    expect(firstText(await client.readResource({ uri: 'x://abcdefz' }))).toBe(
+      'content of x://abcdefz',
+    );
+    // 8 x 11 + 2 x 11 = 110 steps: refused before the second template is tried.
+    await expect(client.readResource({ uri: 'note://123' })).rejects.toThrow(
+      /takes more than the 100 steps the gateway spends on one read \(passthrough\.maxTemplateMatchWork\)/,
+    );
+    expect((await jsonLines(folder, 'reads.jsonl')).map((read) => read.uri)).toEqual([
+      'x://abcdefz',
+    ]);
+  }, 60_000);
 });

@@ -81,6 +81,14 @@ export interface GatewayPassthroughOptions {
    * (and logged), and no read is matched against it. Default 32.
    */
   readonly maxTemplateExpressions?: number;
+  /**
+   * Steps the gateway spends matching a `resources/read` URI against the upstreams' resource
+   * templates, per pass over them (a read makes at most two: before and after it lists the
+   * resources again): each template tried counts its steps (literal runs and expressions'
+   * variables) times the URI's length plus one. A read that would take more is refused
+   * (`GATEWAY_RESOURCE_MATCH_LIMIT`) and nothing is read. Default 20,000,000.
+   */
+  readonly maxTemplateMatchWork?: number;
 }
 
 /** The defaults of {@link GatewayPassthroughOptions}. */
@@ -93,6 +101,7 @@ export const DEFAULT_PASSTHROUGH_LIMITS: Readonly<Required<GatewayPassthroughOpt
     rootsTimeoutMs: 10_000,
     maxReadUriChars: 8_192,
     maxTemplateExpressions: 32,
+    maxTemplateMatchWork: 20_000_000,
   });
 
 const OPTION_KEYS = Object.keys(DEFAULT_PASSTHROUGH_LIMITS);
@@ -844,9 +853,24 @@ export class GatewayPassthrough {
     }
     const matched: { upstream: PassthroughUpstream; sent: string }[] = [];
     let template: Passed | undefined;
+    // Each match is linear, but an upstream may list many templates: the work of one read is
+    // bounded as a whole (a template's steps times the URI's length, counted before matching).
+    const { maxTemplateMatchWork } = this.#hooks.limits;
+    let work = 0;
+    const matches = (compiled: CompiledUriTemplate): boolean => {
+      work += compiled.steps.length * (uri.length + 1);
+      if (work > maxTemplateMatchWork) {
+        throw refusal(
+          'GATEWAY_RESOURCE_MATCH_LIMIT',
+          `Matching the resource URI ${printableText(uri, 200)} against the upstreams' resource templates takes more than the ${maxTemplateMatchWork} steps the gateway spends on one read (passthrough.maxTemplateMatchWork), so it read nothing. Use a URI that resources/list gives, or a shorter one.`,
+          { maxTemplateMatchWork },
+        );
+      }
+      return uriTemplateMatches(compiled, uri);
+    };
     for (const upstream of this.#upstreams.values()) {
       const hit = upstream.templates.find(
-        (passed) => passed.template !== undefined && uriTemplateMatches(passed.template, uri),
+        (passed) => passed.template !== undefined && matches(passed.template),
       );
       if (hit !== undefined) {
         matched.push({ upstream, sent: uri });
