@@ -341,7 +341,7 @@ export class ConfinedRoot {
       if (hops > this.#maxHops) {
         throw fail(
           `The path ${quoteForMessage(requested)} goes through more than ${this.#maxHops} ` +
-            'symbolic links (maxSymlinkHops); use the real path.',
+            'symbolic links (maxSymlinkHops); send the path they lead to, relative to the root.',
           'FS_SYMLINK_REFUSED',
         );
       }
@@ -377,9 +377,9 @@ export class ConfinedRoot {
     };
     const refuseLink = (name: string): never => {
       throw fail(
-        `${shown(name)} is a symbolic link, and links are refused by default. Send the real ` +
-          "path, or build the tool with symlinks: 'follow-inside' to follow links that stay " +
-          'inside the root.',
+        `${shown(name)} is a symbolic link, and links are refused by default. Send the path ` +
+          'it points to, relative to the root, or build the tool with symlinks: ' +
+          "'follow-inside' to follow links that stay inside the root.",
         'FS_SYMLINK_REFUSED',
       );
     };
@@ -610,8 +610,8 @@ export class ConfinedRoot {
     }
     throw new FileSystemAccessError(
       `${quoteForMessage(relative)} is a symbolic link, and links are refused by default. Send ` +
-        "the real path, or build the tool with symlinks: 'follow-inside' to follow links that " +
-        'stay inside the root.',
+        'the path it points to, relative to the root, or build the tool with symlinks: ' +
+        "'follow-inside' to follow links that stay inside the root.",
       'FS_SYMLINK_REFUSED',
     );
   }
