@@ -378,6 +378,24 @@ describe('FileSystemTool options are checked', () => {
     );
   });
 
+  it('refuses a root whose ".." after a link names another folder than it reads', () => {
+    // deep/inner/x is the folder the kernel opens for "hop/../x" (hop links to deep/inner/y);
+    // read lexically, the same text names base/x, another folder.
+    mkdirSync(join(base, 'deep', 'inner', 'y'), { recursive: true });
+    mkdirSync(join(base, 'deep', 'inner', 'x'));
+    mkdirSync(join(base, 'x'));
+    symlinkSync(join(base, 'deep', 'inner', 'y'), join(base, 'hop'));
+    let caught: unknown;
+    try {
+      new FileSystemTool({ root: `${base}/hop/../x` });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(FileSystemToolOptionsError);
+    expect(caught).toMatchObject({ details: { option: 'root', reason: 'root-changed' } });
+    expect((caught as Error).message).toMatch(/"\.\." after a link/);
+  });
+
   it('documents exactly the options it accepts in the README table', () => {
     let message = '';
     try {

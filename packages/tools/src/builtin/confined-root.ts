@@ -170,8 +170,10 @@ export class ConfinedRoot {
     ) {
       closeSync(fd);
       throw new FileSystemToolOptionsError(
-        'root was moved or replaced while the tool was being created (the folder opened is not ' +
-          'the one its path names now); nothing was accessed. Create the tool again.',
+        'root does not name the folder that was opened: it was moved or replaced while the ' +
+          'tool was being created, or a ".." after a link in it leads elsewhere than the same ' +
+          'text read without links; nothing was accessed. Write root without ".." after a link, ' +
+          'and create the tool again.',
         { details: { option: 'root', reason: 'root-changed' } },
       );
     }
