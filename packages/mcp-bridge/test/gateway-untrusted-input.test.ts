@@ -492,3 +492,60 @@ describe('a stdio connection before initialize', () => {
     );
   }, 30_000);
 });
+
+describe('approvals answered elsewhere, after a reload denies the tool', () => {
+  const askPublish: Authorizer = {
+    authorize: (request) =>
+      request.toolName === 'tk__publish'
+        ? { verdict: 'ask', reason: 'publishing needs a person' }
+        : { verdict: 'allow' },
+  };
+  const denyPublish: Authorizer = {
+    authorize: (request) =>
+      request.toolName === 'tk__publish'
+        ? { verdict: 'deny', reason: 'publishing is forbidden now' }
+        : { verdict: 'allow' },
+  };
+
+  it('in the console inbox: approved there, denied by the policy now in force', async () => {
+    let gateway: McpGateway | undefined;
+    gateway = await started({
+      authorizer: askPublish,
+      approvalInbox: {
+        observe: () => () => undefined,
+        decide: async () => {
+          await gateway?.reload({ config: configOf(), authorizer: denyPublish });
+          return 'approved';
+        },
+      },
+    });
+    const client = await gatewayClient(gateway, open);
+    const result = await client.callTool({ name: 'tk__publish', arguments: { id: 'a' } });
+    expect(text(result)).toMatch(
+      /^The call to tk__publish was approved, but the gateway's policy changed while it waited for the approval and now denies it \(publishing is forbidden now\)/,
+    );
+    expect(await serverCalls()).toEqual([]);
+    expect((await auditLines()).at(-1)).toMatchObject({
+      decision: 'deny',
+      approvedBy: 'console',
+      outcome: 'denied',
+    });
+  }, 30_000);
+
+  it('a 2026-07-28 retry: decided by the policy in force when it arrives', async () => {
+    const gateway = await started({ authorizer: askPublish });
+    const call = await modernStdioCaller(gateway as never, open, { elicitation: { form: {} } });
+    const asked = await call({ name: 'tk__publish', arguments: { id: 'm' } });
+    const requestState = asked.result?.requestState;
+    expect(typeof requestState).toBe('string');
+    await gateway.reload({ config: configOf(), authorizer: denyPublish });
+    const retried = await call({
+      name: 'tk__publish',
+      arguments: { id: 'm' },
+      requestState,
+      inputResponses: { approval: { action: 'accept', content: { approve: true } } },
+    });
+    expect(rawText(retried)).toMatch(/is denied by the gateway's policy \(publishing is forbidden now\)/);
+    expect(await serverCalls()).toEqual([]);
+  }, 30_000);
+});
