@@ -545,7 +545,9 @@ describe('approvals answered elsewhere, after a reload denies the tool', () => {
       requestState,
       inputResponses: { approval: { action: 'accept', content: { approve: true } } },
     });
-    expect(rawText(retried)).toMatch(/is denied by the gateway's policy \(publishing is forbidden now\)/);
+    expect(rawText(retried)).toMatch(
+      /is denied by the gateway's policy \(publishing is forbidden now\)/,
+    );
     expect(await serverCalls()).toEqual([]);
   }, 30_000);
 });
