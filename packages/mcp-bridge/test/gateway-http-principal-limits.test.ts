@@ -4,6 +4,7 @@
 // her share with GATEWAY_HTTP_BUSY naming the limit and its option, while another person (bob) is
 // still served; a listen stream ends when its token expires. Tokens are signed with jose and
 // checked against a scripted authorization server's JWKS on loopback.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -239,6 +240,41 @@ describe('--http with gateway.httpAuth: one principal cannot use up the shared l
     const bob = await initialize(url, await sign('bob'));
     expect(bob.status).toBe(200);
     expect(bob.session).toBeTruthy();
+  }, 30_000);
+
+  it('counts a resumed sealed session too: over the share its resumption is answered 404, within it the session resumes', async () => {
+    const url = await serve({
+      maxSessionsPerPrincipal: 1,
+      sessionIdleMs: 1_000,
+      sealKeys: { current: randomBytes(32) },
+    });
+    const mallory = await sign('mallory');
+    const first = (await initialize(url, mallory)).session as string;
+    expect(first).toMatch(/^tfs1\./);
+    // Idle past the limit and swept: closed here, resumable by its sealed id.
+    await new Promise((resolve) => setTimeout(resolve, 2_600));
+    const second = (await initialize(url, mallory)).session as string;
+    const list = (session: string) =>
+      post(
+        url,
+        mallory,
+        { id: 5, method: 'tools/list', params: {} },
+        {
+          'mcp-session-id': session,
+          'mcp-protocol-version': LEGACY,
+        },
+      );
+    expect((await list(first)).status).toBe(404);
+    const ended = await fetch(url, {
+      method: 'DELETE',
+      headers: {
+        authorization: `Bearer ${mallory}`,
+        'mcp-session-id': second,
+        'mcp-protocol-version': LEGACY,
+      },
+    });
+    expect(ended.status).toBe(200);
+    expect((await list(first)).status).toBe(200);
   }, 30_000);
 
   it('counts stateless calls in flight per principal (httpMaxCallsPerPrincipal): bob’s call runs while mallory’s wait', async () => {
