@@ -20,8 +20,10 @@ const CONTROL_OR_NEWLINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|[\uD800-\uD
 
 /**
  * `text` safe to show a person in a prompt: control characters (C0 but the newline, DEL, C1,
- * U+2028/U+2029, lone surrogates) and invisible or bidirectional ones (zero-width, tag characters,
- * bidi overrides) are written as `\u{…}`. With `newlines: false` the newline is escaped too.
+ * U+2028/U+2029, lone surrogates) and invisible ones (every default-ignorable and format
+ * character: zero-width, joiners, variation selectors, tags, bidi controls; and the blank glyphs,
+ * as `hasInvisibleUnicode` finds them) are written as `\u{…}`. With `newlines: false` the newline
+ * is escaped too: every text from a server is shown that way.
  */
 export function escapeForPrompt(text: string, newlines = true): string {
   return escapeInvisible(text).replace(
