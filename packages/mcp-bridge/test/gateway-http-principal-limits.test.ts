@@ -294,6 +294,41 @@ describe('--http with gateway.httpAuth: one principal cannot use up the shared l
     ).toHaveLength(2);
   }, 30_000);
 
+  it('counts legacy calls in flight per principal across their sessions (httpMaxCallsPerPrincipal): bob’s call runs', async () => {
+    const url = await serve({ maxCallsPerSession: 4, maxCallsPerPrincipal: 2 });
+    const mallory = await sign('mallory');
+    const open = async (token: string) => {
+      const session = (await initialize(url, token)).session as string;
+      await post(
+        url,
+        token,
+        { method: 'notifications/initialized' },
+        {
+          'mcp-session-id': session,
+          'mcp-protocol-version': LEGACY,
+        },
+      );
+      return session;
+    };
+    const slow = (token: string, session: string, n: number, ms: number) =>
+      post(
+        url,
+        token,
+        { id: n, method: 'tools/call', params: { name: 'tk__slow', arguments: { ms, n } } },
+        { 'mcp-session-id': session, 'mcp-protocol-version': LEGACY },
+      );
+    const sessions = [await open(mallory), await open(mallory)];
+    const held = [1, 2, 3].map((n) => slow(mallory, sessions[n % 2] as string, n, 3_000));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const bob = await sign('bob');
+    const bobs = await slow(bob, await open(bob), 9, 1);
+    expect(JSON.stringify(bobs.message)).toContain('slow 9');
+    const answers = await Promise.all(held);
+    expect(answers.map(busyOf).filter((data) => data !== undefined)).toEqual([
+      { code: 'GATEWAY_HTTP_BUSY', limit: 2, option: 'gateway.httpMaxCallsPerPrincipal' },
+    ]);
+  }, 30_000);
+
   it('counts listen streams per principal (httpMaxListenStreamsPerPrincipal) and in all (httpMaxListenStreams)', async () => {
     const url = await serve({ maxListenStreams: 3, maxListenStreamsPerPrincipal: 2 });
     const mallory = await sign('mallory');

@@ -82,9 +82,10 @@ export interface GatewayHttpOptions {
    */
   readonly maxSessionsPerPrincipal?: number | undefined;
   /**
-   * With `auth`: stateless `tools/call` requests one principal may have in flight (within
-   * `maxStatelessCalls`); one more is answered `GATEWAY_HTTP_BUSY`. Without `auth` only
-   * `maxStatelessCalls` applies. Default {@link DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL}.
+   * With `auth`: `tools/call` requests one principal may have in flight, both eras together
+   * (across their legacy sessions, within each one's `maxCallsPerSession`, and stateless, within
+   * `maxStatelessCalls`); one more is answered `GATEWAY_HTTP_BUSY`. Without `auth` only the
+   * per-session and stateless limits apply. Default {@link DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL}.
    */
   readonly maxCallsPerPrincipal?: number | undefined;
   /**
@@ -679,6 +680,21 @@ export async function serveGatewayHttp(
           'call(s) of this session are already running',
         );
       }
+      // With `auth`, a principal's calls count across their sessions (and stateless calls).
+      const caller = perPrincipal && calls > 0 ? principal : undefined;
+      if (caller !== undefined && principalCalls.get(caller) + calls > maxCallsPerPrincipal) {
+        existing.lastActive = Date.now();
+        return busy(
+          parsedBody,
+          maxCallsPerPrincipal,
+          'gateway.httpMaxCallsPerPrincipal',
+          'call(s) of this principal are already running',
+        );
+      }
+      if (caller !== undefined) {
+        principalCalls.add(caller, calls);
+        void done.then(() => principalCalls.add(caller, -calls));
+      }
       // A GET is the session's listening stream: it may stay open, and does not keep the
       // session from expiring.
       const counted = request.method !== 'GET';
@@ -773,7 +789,7 @@ export async function serveGatewayHttp(
           parsedBody,
           maxCallsPerPrincipal,
           'gateway.httpMaxCallsPerPrincipal',
-          'stateless call(s) of this principal are already running',
+          'call(s) of this principal are already running',
         );
       }
       if (statelessCalls + calls > maxStatelessCalls) {
@@ -849,6 +865,7 @@ export async function serveGatewayHttp(
     if (call === undefined || !session.fast.accepts(call, incoming.headers)) return false;
     const principal = approvalPrincipal(principalOfAuthInfo(authInfo));
     if (session.owner !== principal) return false;
+    if (perPrincipal && principalCalls.get(principal) + 1 > maxCallsPerPrincipal) return false;
     if (
       portable !== undefined &&
       sessionId.startsWith(`${SEALED_SESSION_VERSION}.`) &&
@@ -859,10 +876,12 @@ export async function serveGatewayHttp(
     session.calls += 1;
     session.requests += 1;
     session.lastActive = Date.now();
+    if (perPrincipal) principalCalls.add(principal, 1);
     session.fast.serve(call, out, authInfo, () => {
       session.calls -= 1;
       session.requests -= 1;
       session.lastActive = Date.now();
+      if (perPrincipal) principalCalls.add(principal, -1);
     });
     return true;
   };

@@ -208,8 +208,9 @@ export interface GatewaySettings {
    */
   readonly httpMaxSessionsPerPrincipal?: number;
   /**
-   * `--http` with `httpAuth`: stateless `tools/call` requests one principal may have in flight;
-   * one more is answered `GATEWAY_HTTP_BUSY`. Default 4.
+   * `--http` with `httpAuth`: `tools/call` requests one principal may have in flight, both eras
+   * together (across their legacy sessions, and stateless); one more is answered
+   * `GATEWAY_HTTP_BUSY`. Default 4.
    */
   readonly httpMaxCallsPerPrincipal?: number;
   /** `--http`: `subscriptions/listen` streams open at once, all clients. Default 256. */
@@ -249,7 +250,7 @@ export const DEFAULT_HTTP_MAX_CALLS_PER_SESSION = 4;
 export const DEFAULT_HTTP_MAX_STATELESS_CALLS = 16;
 /** Default legacy `--http` sessions one principal may hold open (with `httpAuth`): 8. */
 export const DEFAULT_HTTP_MAX_SESSIONS_PER_PRINCIPAL = 8;
-/** Default stateless `tools/call` requests one principal may have in flight (with `httpAuth`): 4. */
+/** Default `tools/call` requests one principal may have in flight, both eras (with `httpAuth`): 4. */
 export const DEFAULT_HTTP_MAX_CALLS_PER_PRINCIPAL = 4;
 /** Default `subscriptions/listen` streams open at once on `--http`, all clients: 256. */
 export const DEFAULT_HTTP_MAX_LISTEN_STREAMS = 256;
