@@ -132,6 +132,28 @@ describe('FileSystemTool glob: descriptors held at once', () => {
   });
 });
 
+describe('FileSystemTool glob: deep trees in both confinement modes', () => {
+  it.each(['descriptor', 'by-path'] as const)(
+    'finds every match below the folders it closed and reopened (%s)',
+    async (confinement) => {
+      const root = join(base, `both-${confinement}`);
+      chain(root, 20);
+      let folder = root;
+      for (let level = 0; level < 20; level += 1) {
+        writeFileSync(join(folder, `f${level}.txt`), 'x');
+        mkdirSync(join(folder, 'z-after'));
+        writeFileSync(join(folder, 'z-after', 'x.txt'), 'x');
+        folder = join(folder, 'd');
+      }
+      const result = await glob(tool(root, { confinement }), { pattern: '**/*.txt' });
+      expect(result.truncated).toBe(false);
+      // Each level's z-after comes after its d in name order: reached only on the way back up.
+      expect(result.matches.filter((match) => match.endsWith('z-after/x.txt'))).toHaveLength(20);
+      expect(result.matches).toHaveLength(40);
+    },
+  );
+});
+
 describe('FileSystemTool glob: a deep folder swapped for an outside link', () => {
   let exchanger: Exchanger | undefined;
   afterEach(async () => {
