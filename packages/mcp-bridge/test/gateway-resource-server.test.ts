@@ -647,3 +647,20 @@ describe('key fetches after the cache expires (jwksMinRefetchMs, jwksMaxStaleMs)
     ).toThrow(/gateway\.httpAuth\.jwksMaxStaleMs/);
   });
 });
+
+describe('a critical header parameter the gateway does not understand', () => {
+  it('is refused as such (crit), not as an algorithm that is not accepted', async () => {
+    // Signed by hand: jose refuses to sign a crit it does not know either.
+    const input = `${encode({ alg: 'RS256', kid: 'key-1', crit: ['x-unknown'], 'x-unknown': 1 })}.${encode(claims())}`;
+    const signature = await crypto.subtle.sign(
+      'RSASSA-PKCS1-v1_5',
+      signing.privateKey as CryptoKey,
+      new TextEncoder().encode(input),
+    );
+    const token = `${input}.${Buffer.from(signature).toString('base64url')}`;
+    const answer = await resourceServer().authenticate(`Bearer ${token}`);
+    expect(answer).toMatchObject({ ok: false, status: 401 });
+    expect(answer.ok || answer.description).toContain('(crit)');
+    expect(answer.ok || answer.description).not.toContain('algorithm');
+  });
+});

@@ -276,11 +276,13 @@ export class JwtAccessTokenVerifier {
     const { decodeJwt, decodeProtectedHeader, jwtVerify } = await loadJose();
     let algorithm: unknown;
     let type: unknown;
+    let critical: unknown;
     let unverified: JWTPayload;
     try {
       const header = decodeProtectedHeader(token);
       algorithm = header.alg;
       type = header.typ;
+      critical = header.crit;
       unverified = decodeJwt(token);
     } catch {
       throw refused('malformed', 'its header or payload is not base64url JSON');
@@ -289,6 +291,14 @@ export class JwtAccessTokenVerifier {
       throw refused('algorithm', 'its signature algorithm is not accepted');
     }
     this.#checkType(type);
+    // RFC 7515 §4.1.11: a token naming an extension it must understand is refused; an access
+    // token needs none (and a JWT may not use the one jose knows, unencoded payloads).
+    if (critical !== undefined) {
+      throw refused(
+        'malformed',
+        'its header names critical extensions (crit) this gateway does not understand',
+      );
+    }
     const keys = typeof unverified.iss === 'string' ? this.#issuers.get(unverified.iss) : undefined;
     if (keys === undefined) throw refused('issuer', 'its issuer (iss) is not trusted');
     const options = {
