@@ -654,7 +654,7 @@ describe('a critical header parameter the gateway does not understand', () => {
     const input = `${encode({ alg: 'RS256', kid: 'key-1', crit: ['x-unknown'], 'x-unknown': 1 })}.${encode(claims())}`;
     const signature = await crypto.subtle.sign(
       'RSASSA-PKCS1-v1_5',
-      signing.privateKey as CryptoKey,
+      signing.privateKey as Parameters<typeof crypto.subtle.sign>[1],
       new TextEncoder().encode(input),
     );
     const token = `${input}.${Buffer.from(signature).toString('base64url')}`;

@@ -17,8 +17,12 @@ import {
 let server: Server;
 let issuer: string;
 beforeAll(async () => {
-  server = createServer((_request, response) => {
+  server = createServer((request, response) => {
     response.writeHead(200, { 'content-type': 'application/json' });
+    if (request.method === 'POST' && request.url === '/token') {
+      response.end(JSON.stringify({ access_token: 'an-access-token', token_type: 'bearer' }));
+      return;
+    }
     response.end(
       JSON.stringify({
         issuer,
@@ -186,5 +190,41 @@ describe('gateway.httpAuth.console', () => {
     expect(isConsoleAdmin(who('alice', []), admins)).toBe(true);
     expect(isConsoleAdmin(who('bob', ['ops']), admins)).toBe(true);
     expect(isConsoleAdmin(who('ALICE', ['Ops', 'ops-team']), admins)).toBe(false);
+  });
+});
+
+describe('who signs in', () => {
+  const admins = checkHttpAuthSettings({
+    resource: 'https://mcp.example.com/mcp',
+    authorizationServers: ['https://id.example.com'],
+    console: { admins: { subjects: ['alice'] } },
+  }).console;
+
+  it.each([
+    ["the console's issuer", (): string => issuer, true],
+    ['another trusted issuer', (): string => 'https://other-issuer.example.com', false],
+  ] as const)('an admin subject signed by %s (signed in: %s)', async (_name, from, signedIn) => {
+    const target = login({
+      settings: admins,
+      authenticate: async () => ({
+        ok: true,
+        principal: { issuer: from(), subject: 'alice', claims: {} },
+        scopes: [],
+        expiresAt: undefined,
+        clientId: '',
+      }),
+    });
+    const started = await target.start(REDIRECT, Date.now(), 's');
+    const state = new URL(started.authorizationUrl).searchParams.get('state') as string;
+    const result = await target.finish(
+      new URLSearchParams({ state, code: 'a-code' }),
+      started.binding,
+    );
+    if (signedIn) {
+      expect(result).toMatchObject({ ok: true, principal: { subject: 'alice' } });
+    } else {
+      expect(result).toMatchObject({ ok: false, status: 403 });
+      expect(result.ok || result.reason).toContain('not issued by the identity provider');
+    }
   });
 });

@@ -299,6 +299,14 @@ export class ConsoleLogin {
         `The access token from the identity provider is not accepted by this gateway.${why}`,
       );
     }
+    // The admins are subjects and groups of the issuer signed in with: a token another trusted
+    // issuer signed (through a misbehaving token endpoint) names someone else, whatever its sub.
+    if (caller.principal.issuer !== this.#options.issuer) {
+      return refused(
+        403,
+        'The access token was not issued by the identity provider the console signs in with.',
+      );
+    }
     const { admins } = this.#options.settings;
     if (admins.subjects.length === 0 && admins.groups.length === 0) {
       return refused(
