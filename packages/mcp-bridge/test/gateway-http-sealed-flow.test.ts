@@ -251,4 +251,20 @@ describe('a sealed legacy session keeps its flow labels', () => {
     expect(resumed.text).toMatch(/dropped/);
     expect(await published()).toEqual([]);
   }, 60_000);
+
+  it('remembers httpMaxRememberedSessions deleted ids: a forgotten one resumes, judged as dropped', async () => {
+    const url = await door('a', { maxRememberedSessions: 1 });
+    const first = await initialize(url);
+    const second = await initialize(url);
+    for (const session of [first, second]) {
+      expect((await rpc(url, {}, session, 'DELETE')).status).toBe(200);
+    }
+    // The second is still refused; the first was forgotten to make room for it.
+    expect((await publish(url, second)).status).toBe(404);
+    const resumed = await publish(url, first);
+    expect(resumed.status).toBe(200);
+    expect(resumed.isError).toBe(true);
+    expect(resumed.text).toMatch(/not held by this process/);
+    expect(await published()).toEqual([]);
+  }, 60_000);
 });
