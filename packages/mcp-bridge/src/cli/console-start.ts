@@ -105,13 +105,17 @@ export async function prepareConsole(
       );
     }
   }
-  const inbox = new module.ConsoleInbox();
   const configured = http?.token;
   const token = configured ?? randomBytes(32).toString('base64url');
   let login: InstanceType<typeof module.ConsoleLogin> | undefined;
+  let inbox = new module.ConsoleInbox();
   if (identity !== undefined) {
     const { checkHttpAuthSettings } = await import('../gateway/identity/http-auth-settings.js');
     const settings = checkHttpAuthSettings(identity.settings);
+    // One caller's share of the inbox (gateway.httpAuth.console.maxPendingPerPrincipal).
+    inbox = new module.ConsoleInbox({
+      maxPendingPerPrincipal: settings.console.maxPendingPerPrincipal,
+    });
     const issuer = settings.authorizationServers[0] as string;
     login = new module.ConsoleLogin({
       issuer,
@@ -123,6 +127,7 @@ export async function prepareConsole(
       fetchMaxBytes: settings.fetchMaxBytes,
       fetchTimeoutMs: settings.fetchTimeoutMs,
       authenticate: (authorization) => identity.auth.authenticate(authorization),
+      maxPendingPerSource: settings.console.maxPendingSignInsPerSource,
     });
   }
   const build = (target: ConsoleTarget) =>

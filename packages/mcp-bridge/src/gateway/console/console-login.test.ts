@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveLoopback } from '../../cli/loopback.js';
 import { checkHttpAuthSettings } from '../identity/http-auth-settings.js';
+import { DEFAULT_CONSOLE_MAX_PENDING_PER_PRINCIPAL } from './console-inbox.js';
 import {
   ConsoleLogin,
   ConsoleLoginBusyError,
@@ -154,6 +155,8 @@ describe('gateway.httpAuth.console', () => {
       clientId: 'toolfence-console',
       scope: ['mcp:tools'],
       admins: { subjects: [], groups: [], groupClaim: 'groups' },
+      maxPendingPerPrincipal: DEFAULT_CONSOLE_MAX_PENDING_PER_PRINCIPAL,
+      maxPendingSignInsPerSource: DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE,
     });
     const anyone = {
       issuer: 'https://id.example.com',
@@ -173,6 +176,16 @@ describe('gateway.httpAuth.console', () => {
       /principalClaims/,
     ],
     ['an empty client id', { console: { clientId: '' } }, /clientId/],
+    [
+      'maxPendingPerPrincipal 0',
+      { console: { maxPendingPerPrincipal: 0 } },
+      /console\.maxPendingPerPrincipal: must be a whole number from 1 to 10000/,
+    ],
+    [
+      'maxPendingSignInsPerSource over 1,000',
+      { console: { maxPendingSignInsPerSource: 1_001 } },
+      /console\.maxPendingSignInsPerSource: must be a whole number from 1 to 1000/,
+    ],
   ] as const)('refuses %s', ([, extra, message]) => {
     expect(() => checkHttpAuthSettings({ ...base, ...extra })).toThrow(message);
   });

@@ -99,6 +99,18 @@ export interface ConsoleLoginSettings {
    * everyone, with a page saying so, until this is configured).
    */
   readonly admins?: ConsoleAdminsSettings;
+  /**
+   * Calls of one caller (issuer and subject) waiting for an answer in the console's approvals
+   * inbox at once (1 to 10,000); one more of theirs is refused (`no-approval-channel`, saying so)
+   * while others' still wait. Default 10 (`DEFAULT_CONSOLE_MAX_PENDING_PER_PRINCIPAL`).
+   */
+  readonly maxPendingPerPrincipal?: number;
+  /**
+   * Sign-ins in progress from one client address at once (1 to 1,000); one more from it is
+   * refused (`429`). Behind a reverse proxy every sign-in comes from the proxy's address. Default 8
+   * (`DEFAULT_CONSOLE_MAX_PENDING_LOGINS_PER_SOURCE`).
+   */
+  readonly maxPendingSignInsPerSource?: number;
 }
 
 /** `gateway.httpAuth.console.admins`: the principals allowed to use the console. */
@@ -129,6 +141,10 @@ export interface ResolvedConsoleLoginSettings {
     /** The claim holding a person's groups. */
     readonly groupClaim: string;
   };
+  /** Calls of one caller waiting in the approvals inbox at once. */
+  readonly maxPendingPerPrincipal: number;
+  /** Sign-ins in progress from one client address at once. */
+  readonly maxPendingSignInsPerSource: number;
 }
 
 /** Default accepted algorithms: RSA (RS/PS 256-512), ECDSA (ES256/384/512) and EdDSA. */
@@ -185,7 +201,17 @@ export const HTTP_AUTH_KEYS: readonly string[] = Object.freeze([
   'introspectionEndpoint',
   'console',
 ]);
-const CONSOLE_KEYS: readonly string[] = Object.freeze(['clientId', 'scope', 'admins']);
+const CONSOLE_KEYS: readonly string[] = Object.freeze([
+  'clientId',
+  'scope',
+  'admins',
+  'maxPendingPerPrincipal',
+  'maxPendingSignInsPerSource',
+]);
+/** Default of `gateway.httpAuth.console.maxPendingPerPrincipal` (as the console inbox's). */
+const DEFAULT_CONSOLE_PER_PRINCIPAL = 10;
+/** Default of `gateway.httpAuth.console.maxPendingSignInsPerSource` (as the console sign-in's). */
+const DEFAULT_CONSOLE_SIGN_INS_PER_SOURCE = 8;
 const ADMINS_KEYS: readonly string[] = Object.freeze(['subjects', 'groups', 'groupClaim']);
 
 const AT = 'gateway.httpAuth';
@@ -298,6 +324,22 @@ function checkConsoleSettings(
       ),
       groupClaim: groupClaim as string,
     }),
+    maxPendingPerPrincipal: wholeNumber(
+      record.maxPendingPerPrincipal,
+      `${at}.maxPendingPerPrincipal`,
+      1,
+      10_000,
+      DEFAULT_CONSOLE_PER_PRINCIPAL,
+      '',
+    ),
+    maxPendingSignInsPerSource: wholeNumber(
+      record.maxPendingSignInsPerSource,
+      `${at}.maxPendingSignInsPerSource`,
+      1,
+      1_000,
+      DEFAULT_CONSOLE_SIGN_INS_PER_SOURCE,
+      '',
+    ),
   });
 }
 
