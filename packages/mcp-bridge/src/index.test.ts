@@ -18,6 +18,11 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'DEFAULT_APPROVAL_MAX_ARGUMENT_CHARS',
         // Audit group commit (issue 41)
         'DEFAULT_AUDIT_MAX_BATCH_LINES',
+        // Bounded names in audit lines, the name limit, the stdio initialize gate (red team)
+        'AUDIT_TEXT_MAX_CHARS',
+        'auditText',
+        'DEFAULT_MAX_TOOL_NAME_CHARS',
+        'GATEWAY_NOT_INITIALIZED',
         'CLIENT_KINDS',
         'importClientServers',
         'inputVariable',
@@ -72,6 +77,7 @@ describe('public surface of @toolfence/mcp-bridge', () => {
         'DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES',
         'DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS',
         'DEFAULT_HTTP_AUTH_JWKS_CACHE_MS',
+        'DEFAULT_HTTP_AUTH_JWKS_MAX_STALE_MS',
         'DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS',
         'DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS',
         'DEFAULT_CONSOLE_CLIENT_ID',

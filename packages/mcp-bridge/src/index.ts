@@ -260,6 +260,7 @@ export {
   SPENT_APPROVAL_MARGIN_MS,
 } from './gateway/approval-spent-store.js';
 export {
+  AUDIT_TEXT_MAX_CHARS,
   type AuditChainReport,
   type AuditEntry,
   type AuditFlow,
@@ -267,6 +268,7 @@ export {
   AuditLog,
   type AuditLogOptions,
   type AuditVerification,
+  auditText,
   DEFAULT_AUDIT_MAX_BATCH_LINES,
   verifyAuditChain,
   verifyAuditLog,
@@ -344,6 +346,7 @@ export {
   DEFAULT_HTTP_AUTH_FETCH_MAX_BYTES,
   DEFAULT_HTTP_AUTH_FETCH_TIMEOUT_MS,
   DEFAULT_HTTP_AUTH_JWKS_CACHE_MS,
+  DEFAULT_HTTP_AUTH_JWKS_MAX_STALE_MS,
   DEFAULT_HTTP_AUTH_JWKS_MIN_REFETCH_MS,
   DEFAULT_HTTP_AUTH_PRINCIPAL_CLAIMS,
   type GatewayHttpAuthSettings,
@@ -377,7 +380,9 @@ export {
   DEFAULT_EXCHANGE_REFRESH_SKEW_MS,
   type GatewayServerCredentials,
 } from './gateway/identity/upstream-credentials.js';
+export { GATEWAY_NOT_INITIALIZED } from './gateway/initialize-gate.js';
 export {
+  DEFAULT_MAX_TOOL_NAME_CHARS,
   type GatewayConnectOptions,
   type GatewayEra,
   type GatewayReload,
