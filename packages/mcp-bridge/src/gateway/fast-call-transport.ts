@@ -1,4 +1,4 @@
-import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { ownedAbort } from '../protocol/abort-link.js';
 import { type FastCallInFlight, FastCallsInFlight } from './fast-calls-in-flight.js';
 import {
@@ -7,6 +7,7 @@ import {
   plainModernToolsCall,
   plainToolsCall,
 } from './plain-tools-call.js';
+import { type MessageExtra, WrappedTransport } from './wrapped-transport.js';
 
 /** How a plain call ended: its result, or what it threw. */
 export type FastCallOutcome =
@@ -57,52 +58,23 @@ export interface FastCallHandler {
  * Cancellation is the SDK's: `notifications/cancelled` naming a call in flight here aborts its
  * signal, and an aborted call is not answered; the transport closing aborts every call in flight.
  */
-export class FastCallTransport implements Transport {
-  readonly #inner: Transport;
+export class FastCallTransport extends WrappedTransport {
   readonly #handler: FastCallHandler;
   /** The plain calls in flight here, by id (forgotten as each settles). */
   readonly #running = new FastCallsInFlight();
-  onclose?: (() => void) | undefined;
-  onerror?: ((error: Error) => void) | undefined;
-  onmessage?: Transport['onmessage'];
-  readonly setProtocolVersion?: (version: string) => void;
-  readonly setSupportedProtocolVersions?: (versions: string[]) => void;
 
   constructor(inner: Transport, handler: FastCallHandler) {
-    this.#inner = inner;
+    super(inner);
     this.#handler = handler;
-    if (inner.setProtocolVersion !== undefined) {
-      this.setProtocolVersion = (version) => inner.setProtocolVersion?.(version);
-    }
-    if (inner.setSupportedProtocolVersions !== undefined) {
-      this.setSupportedProtocolVersions = (versions) =>
-        inner.setSupportedProtocolVersions?.(versions);
-    }
   }
 
-  get sessionId(): string | undefined {
-    return this.#inner.sessionId;
+  /** The transport closed: every call in flight here is aborted. */
+  protected override closed(): void {
+    this.#running.abortAll(new Error('Connection closed'));
   }
 
-  start(): Promise<void> {
-    this.#inner.onmessage = (message, extra) => this.#inbound(message, extra);
-    this.#inner.onerror = (error) => this.onerror?.(error);
-    this.#inner.onclose = () => {
-      this.#running.abortAll(new Error('Connection closed'));
-      this.onclose?.();
-    };
-    return this.#inner.start();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return this.#inner.send(message, options);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
-  }
-
-  #inbound(message: JSONRPCMessage, extra: Parameters<NonNullable<Transport['onmessage']>>[1]) {
+  /** A plain call served here, anything else passed on to the SDK server. */
+  protected override inbound(message: JSONRPCMessage, extra: MessageExtra): void {
     // `extra` (an in-memory pair's `authInfo`) is not read: `serveStdio`, the one entry this
     // transport is made for, drops it before the SDK server, so a call has no `http` either way.
     const call = this.#handler.ready() ? plainToolsCall(message) : this.#modernCall(message);
@@ -149,7 +121,7 @@ export class FastCallTransport implements Transport {
       const result =
         call.meta === undefined ? plain : (this.#handler.modernResult?.(plain) ?? plain);
       const response = { result, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
-      await this.#inner.send(response).catch((error: unknown) => {
+      await this.inner.send(response).catch((error: unknown) => {
         this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       });
       return;

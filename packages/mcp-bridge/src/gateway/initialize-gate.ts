@@ -1,6 +1,7 @@
-import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { isRecord } from '../is-record.js';
 import { printableText } from '../printable-text.js';
+import { type MessageExtra, WrappedTransport } from './wrapped-transport.js';
 
 /** Where a downstream stdio connection stands, as {@link InitializeGate} reads it per request. */
 export type GateState =
@@ -38,52 +39,19 @@ function claimsModernEra(params: unknown): boolean {
  * for the SDK to check. Notifications and responses always pass. Once open, a connection stays
  * open (the state is read no more).
  */
-export class InitializeGate implements Transport {
-  readonly #inner: Transport;
+export class InitializeGate extends WrappedTransport {
   readonly #state: () => GateState;
   #open = false;
-  onclose?: (() => void) | undefined;
-  onerror?: ((error: Error) => void) | undefined;
-  onmessage?: Transport['onmessage'];
-  readonly setProtocolVersion?: (version: string) => void;
-  readonly setSupportedProtocolVersions?: (versions: string[]) => void;
 
   /** A gate in front of `inner`; `state` says where the connection stands when a request comes. */
   constructor(inner: Transport, state: () => GateState) {
-    this.#inner = inner;
+    super(inner);
     this.#state = state;
-    if (inner.setProtocolVersion !== undefined) {
-      this.setProtocolVersion = (version) => inner.setProtocolVersion?.(version);
-    }
-    if (inner.setSupportedProtocolVersions !== undefined) {
-      this.setSupportedProtocolVersions = (versions) =>
-        inner.setSupportedProtocolVersions?.(versions);
-    }
   }
 
-  /** The inner transport's session id. */
-  get sessionId(): string | undefined {
-    return this.#inner.sessionId;
-  }
-
-  /** Starts the inner transport, its messages passing through the gate. */
-  start(): Promise<void> {
-    this.#inner.onmessage = (message, extra) => {
-      if (this.#open || this.#admits(message)) this.onmessage?.(message, extra);
-    };
-    this.#inner.onerror = (error) => this.onerror?.(error);
-    this.#inner.onclose = () => this.onclose?.();
-    return this.#inner.start();
-  }
-
-  /** Sends through the inner transport. */
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return this.#inner.send(message, options);
-  }
-
-  /** Closes the inner transport. */
-  close(): Promise<void> {
-    return this.#inner.close();
+  /** Passes `message` on when it may go on (see {@link InitializeGate}). */
+  protected override inbound(message: JSONRPCMessage, extra: MessageExtra): void {
+    if (this.#open || this.#admits(message)) this.onmessage?.(message, extra);
   }
 
   /** True when `message` may go on; a request that may not is answered here. */
@@ -98,7 +66,7 @@ export class InitializeGate implements Transport {
     if (BEFORE_INITIALIZE.has(request.method)) return true;
     if (state === 'opening' && claimsModernEra(request.params)) return true;
     const method = printableText(request.method, 64);
-    this.#inner
+    this.inner
       .send({
         jsonrpc: '2.0',
         id: request.id as string | number,
