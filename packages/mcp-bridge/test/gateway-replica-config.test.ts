@@ -128,16 +128,28 @@ describe('toolfence-mcp serve with replica settings', () => {
     try {
       await waitFor(/listening on/g, 1);
       const refused =
-        /reload refused, the running config stays: gateway\.store, gateway\.storeKey, gateway\.budget, gateway\.sealKey, gateway\.sealKeyPrevious, gateway\.approvals and a postgres:\/\/ gateway\.pins apply at start; restart the gateway to change them/g;
+        /reload refused, the running config stays: gateway\.store, gateway\.storeKey, gateway\.budget, gateway\.sealKey, gateway\.sealKeyPrevious, gateway\.approvals, gateway\.maxToolNameChars, gateway\.passthroughMax\*, and a postgres:\/\/ gateway\.pins with its gateway\.pinsMax\* apply at start; restart the gateway to change them/g;
       await write({ budget: { maxCalls: 11 } });
       child.kill('SIGHUP');
       await waitFor(refused, 1);
       await write({ budget: { maxCalls: 10 }, store: 'sqlite:other.db' });
       child.kill('SIGHUP');
       await waitFor(refused, 2);
+      // McpGateway's own limits are options of the running gateway: they apply at start too.
+      await write({ budget: { maxCalls: 10 }, maxToolNameChars: 64 });
+      child.kill('SIGHUP');
+      await waitFor(refused, 3);
+      await write({ budget: { maxCalls: 10 }, passthroughMaxReadUriChars: 1_024 });
+      child.kill('SIGHUP');
+      await waitFor(refused, 4);
       expect(stderr).not.toContain('reloaded (');
-      // The same start-only settings with another change reload as before.
-      await write({ budget: { maxCalls: 10 }, maxConcurrentCalls: 4 });
+      // The same start-only settings with another change reload as before; a lock file's limits
+      // are not start-only (the lock file is opened again with them).
+      await write({
+        budget: { maxCalls: 10 },
+        maxConcurrentCalls: 4,
+        pinsMaxDefinitionBytes: 65_536,
+      });
       child.kill('SIGHUP');
       await waitFor(/reloaded \(SIGHUP\)/g, 1);
       expect(child.exitCode).toBe(null);

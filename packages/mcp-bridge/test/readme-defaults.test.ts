@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from '../src/client/mcp-client.js';
 import { DEFAULT_AUDIT_MAX_BATCH_LINES } from '../src/gateway/audit-log.js';
+import { GATEWAY_LIMIT_DEFAULTS } from '../src/gateway/gateway-config.js';
 
 // The README states defaults that live in the code; these rows must say what the code does.
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -48,5 +49,15 @@ describe('README defaults agree with the code', () => {
         `default\\s+${DEFAULT_AUDIT_MAX_BATCH_LINES} \\(\`DEFAULT_AUDIT_MAX_BATCH_LINES\`\\)`,
       ),
     );
+  });
+
+  it("states the defaults of the config keys for the library's limits (pins, tool names, passthrough)", () => {
+    const serve = section('`toolfence-mcp serve`: a policy-enforcing gateway');
+    for (const [key, value] of Object.entries(GATEWAY_LIMIT_DEFAULTS)) {
+      expect({ key, row: defaultOf(serve, `gateway.${key}`)?.split(' ')[0] }).toEqual({
+        key,
+        row: String(value),
+      });
+    }
   });
 });

@@ -9,8 +9,10 @@ import {
   DEFAULT_HTTP_MAX_SESSIONS,
   decodeStoreKey,
   type GatewayConfig,
+  type GatewaySettings,
   sealKeysOf,
 } from '../gateway/gateway-config.js';
+import type { GatewayPassthroughOptions } from '../gateway/gateway-passthrough.js';
 import type { McpGateway } from '../gateway/mcp-gateway.js';
 import { openApprovalStore } from '../gateway/open-approval-store.js';
 import { type GatewayPinStore, PinStore } from '../gateway/pin-store.js';
@@ -103,14 +105,57 @@ export const OBSERVE_BANNER: string =
 
 /** Opens the pins `gateway.pins` names: the lock file, or the shared PostgreSQL table. */
 async function openPins(loaded: LoadedConfig): Promise<GatewayPinStore> {
-  if (!POSTGRES_URL.test(loaded.pinsPath)) return PinStore.open(loaded.pinsPath);
+  if (!POSTGRES_URL.test(loaded.pinsPath)) return openLockFile(loaded);
   const { PostgresPinStore } = await import('../gateway/postgres-pin-store.js');
-  return PostgresPinStore.open({ connectionString: loaded.pinsPath });
+  return PostgresPinStore.open({
+    connectionString: loaded.pinsPath,
+    ...pinLimits(loaded.config.gateway),
+  });
+}
+
+/** The pin lock file `gateway.pins` names, with the config's `gateway.pinsMax*` limits. */
+function openLockFile(loaded: LoadedConfig): Promise<PinStore> {
+  const { pinsMaxLockBytes } = loaded.config.gateway;
+  return PinStore.open(loaded.pinsPath, {
+    ...pinLimits(loaded.config.gateway),
+    ...(pinsMaxLockBytes === undefined ? {} : { maxLockBytes: pinsMaxLockBytes }),
+  });
+}
+
+/** `gateway.pinsMaxDefinitionBytes` and `pinsMaxPendingPerServer`: the limits both pin stores take. */
+function pinLimits(settings: GatewaySettings): {
+  maxDefinitionBytes?: number;
+  maxPendingPerServer?: number;
+} {
+  return {
+    ...(settings.pinsMaxDefinitionBytes === undefined
+      ? {}
+      : { maxDefinitionBytes: settings.pinsMaxDefinitionBytes }),
+    ...(settings.pinsMaxPendingPerServer === undefined
+      ? {}
+      : { maxPendingPerServer: settings.pinsMaxPendingPerServer }),
+  };
+}
+
+/** `gateway.passthroughMax*`: McpGateway's `passthrough` limits the config sets. */
+function passthroughOf(settings: GatewaySettings): GatewayPassthroughOptions {
+  return {
+    ...(settings.passthroughMaxReadUriChars === undefined
+      ? {}
+      : { maxReadUriChars: settings.passthroughMaxReadUriChars }),
+    ...(settings.passthroughMaxTemplateExpressions === undefined
+      ? {}
+      : { maxTemplateExpressions: settings.passthroughMaxTemplateExpressions }),
+    ...(settings.passthroughMaxTemplateMatchWork === undefined
+      ? {}
+      : { maxTemplateMatchWork: settings.passthroughMaxTemplateMatchWork }),
+  };
 }
 
 /** What a reload cannot change: the store, its key, the budget and a shared pin table. */
 function startOnly(loaded: LoadedConfig): string {
   const { store, storeKey, budget, sealKey, sealKeyPrevious, approvals } = loaded.config.gateway;
+  const shared = POSTGRES_URL.test(loaded.pinsPath);
   return JSON.stringify({
     store,
     storeKey,
@@ -118,7 +163,11 @@ function startOnly(loaded: LoadedConfig): string {
     sealKey,
     sealKeyPrevious,
     approvals,
-    pins: POSTGRES_URL.test(loaded.pinsPath) ? loaded.pinsPath : 'file',
+    pins: shared ? loaded.pinsPath : 'file',
+    // The shared table's limits are its open's; a lock file is opened again with the new ones.
+    pinLimits: shared ? pinLimits(loaded.config.gateway) : 'file',
+    maxToolNameChars: loaded.config.gateway.maxToolNameChars,
+    passthrough: passthroughOf(loaded.config.gateway),
   });
 }
 
@@ -264,6 +313,10 @@ export async function runServe(
       flow: policy.flow ?? {},
       pins,
       audit: auditLog,
+      ...(loaded.config.gateway.maxToolNameChars === undefined
+        ? {}
+        : { maxToolNameChars: loaded.config.gateway.maxToolNameChars }),
+      passthrough: passthroughOf(loaded.config.gateway),
       ...(parsed.observe ? { observe: true } : {}),
       ...(budget === undefined ? {} : { budget: budget.reserver }),
       ...(webConsole === undefined ? {} : { approvalInbox: webConsole.inbox }),
@@ -417,12 +470,12 @@ export async function runServe(
       const next = await loadConfig(parsed, io);
       if (startOnly(next) !== startOnly(loaded)) {
         throw new GatewayConfigError(
-          'gateway.store, gateway.storeKey, gateway.budget, gateway.sealKey, gateway.sealKeyPrevious, gateway.approvals and a postgres:// gateway.pins apply at start; restart the gateway to change them',
+          'gateway.store, gateway.storeKey, gateway.budget, gateway.sealKey, gateway.sealKeyPrevious, gateway.approvals, gateway.maxToolNameChars, gateway.passthroughMax*, and a postgres:// gateway.pins with its gateway.pinsMax* apply at start; restart the gateway to change them',
         );
       }
       const policy = await readPolicy(parsed);
       // A shared pin table is read again by every review; a lock file is opened again.
-      const nextPins = POSTGRES_URL.test(next.pinsPath) ? pins : await PinStore.open(next.pinsPath);
+      const nextPins = POSTGRES_URL.test(next.pinsPath) ? pins : await openLockFile(next);
       await gateway.reload({
         config: next.config,
         ...(nextPins === undefined ? {} : { pins: nextPins }),

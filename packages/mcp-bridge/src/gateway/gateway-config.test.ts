@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { auditKeyOf, decodeStoreKey, parseGatewayConfig } from './gateway-config.js';
+import { GatewayConfigError } from './errors.js';
+import {
+  auditKeyOf,
+  decodeStoreKey,
+  GATEWAY_LIMIT_DEFAULTS,
+  parseGatewayConfig,
+} from './gateway-config.js';
+import { DEFAULT_PASSTHROUGH_LIMITS } from './gateway-passthrough.js';
+import { DEFAULT_MAX_TOOL_NAME_CHARS } from './mcp-gateway.js';
+import { DEFAULT_PIN_LIMITS } from './pin-store.js';
 
 const KEY = 'ab'.repeat(32);
 const REMOTE = { url: 'https://mcp.example.com/mcp' };
@@ -395,5 +404,72 @@ describe('gateway audit and approval settings', () => {
     ],
   ])('refuses %s', (_name, gateway, env, message) => {
     expect(() => parse(gateway, env)).toThrow(message);
+  });
+});
+
+describe("gateway config: the library's limits (pin store, tool names, passthrough)", () => {
+  const limits = {
+    maxToolNameChars: 64,
+    pinsMaxDefinitionBytes: 4_096,
+    pinsMaxPendingPerServer: 10,
+    pinsMaxLockBytes: 1_048_576,
+    passthroughMaxReadUriChars: 1_024,
+    passthroughMaxTemplateExpressions: 4,
+    passthroughMaxTemplateMatchWork: 100_000,
+  };
+
+  it('keeps each key as given', () => {
+    expect(parse(limits).gateway).toMatchObject(limits);
+  });
+
+  it("states the library's defaults", () => {
+    expect(GATEWAY_LIMIT_DEFAULTS).toEqual({
+      maxToolNameChars: DEFAULT_MAX_TOOL_NAME_CHARS,
+      pinsMaxDefinitionBytes: DEFAULT_PIN_LIMITS.maxDefinitionBytes,
+      pinsMaxPendingPerServer: DEFAULT_PIN_LIMITS.maxPendingPerServer,
+      pinsMaxLockBytes: DEFAULT_PIN_LIMITS.maxLockBytes,
+      passthroughMaxReadUriChars: DEFAULT_PASSTHROUGH_LIMITS.maxReadUriChars,
+      passthroughMaxTemplateExpressions: DEFAULT_PASSTHROUGH_LIMITS.maxTemplateExpressions,
+      passthroughMaxTemplateMatchWork: DEFAULT_PASSTHROUGH_LIMITS.maxTemplateMatchWork,
+    });
+  });
+
+  const cases = Object.entries({
+    maxToolNameChars: '512',
+    pinsMaxDefinitionBytes: '131072',
+    pinsMaxPendingPerServer: '1000',
+    pinsMaxLockBytes: '16777216',
+    passthroughMaxReadUriChars: '8192',
+    passthroughMaxTemplateExpressions: '32',
+    passthroughMaxTemplateMatchWork: '20000000',
+  }).flatMap(([key, fallback]) =>
+    [0, -1, 2.5, '64', null, Number.MAX_SAFE_INTEGER + 1].map(
+      (value) => [key, value, fallback] as const,
+    ),
+  );
+  it.each(cases)('refuses gateway.%s: %j, naming what is accepted', (key, value, fallback) => {
+    expect(() => parse({ [key]: value })).toThrow(
+      `gateway.${key}: must be a whole number of at least 1 (default ${fallback})`,
+    );
+    try {
+      parse({ [key]: value });
+    } catch (error) {
+      expect(error).toBeInstanceOf(GatewayConfigError);
+      expect((error as GatewayConfigError).details).toEqual({ at: `gateway.${key}` });
+    }
+  });
+
+  it('refuses gateway.pinsMaxLockBytes with a postgres:// pin table (it bounds a lock file)', () => {
+    expect(() =>
+      parse({ pins: 'postgres://app@db.internal/toolfence', pinsMaxLockBytes: 1_048_576 }),
+    ).toThrow('gateway.pinsMaxLockBytes: applies only to a pin lock file');
+    expect(
+      parse({ pins: 'postgres://app@db.internal/toolfence', pinsMaxDefinitionBytes: 4_096 }).gateway
+        .pinsMaxDefinitionBytes,
+    ).toBe(4_096);
+  });
+
+  it('refuses a misspelled limit key', () => {
+    expect(() => parse({ pinMaxDefinitionBytes: 4_096 })).toThrow('pinMaxDefinitionBytes');
   });
 });

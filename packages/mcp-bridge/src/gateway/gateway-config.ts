@@ -224,6 +224,44 @@ export interface GatewaySettings {
    * one then resumes judged as dropped, a deleted one too). Default 10,000.
    */
   readonly httpMaxRememberedSessions?: number;
+  /**
+   * Characters of a `tools/call` name that no offered tool has; a longer one is refused before
+   * anything else (outcome `name-too-long`). McpGateway's `maxToolNameChars`. Default 512.
+   */
+  readonly maxToolNameChars?: number;
+  /**
+   * Bytes of one tool's (prompt's, resource's) definition the pins store; a larger one is hidden
+   * (reason `definition-too-large`) and cannot be accepted. The pin store's `maxDefinitionBytes`.
+   * Default 131,072 (128 KiB).
+   */
+  readonly pinsMaxDefinitionBytes?: number;
+  /**
+   * Pending definitions kept per server and kind; a new or changed one beyond them is hidden and
+   * not stored. The pin store's `maxPendingPerServer`. Default 1,000.
+   */
+  readonly pinsMaxPendingPerServer?: number;
+  /**
+   * Bytes of the pin lock file read and written; a larger file is refused at start, a review that
+   * would make it larger fails that server. The lock file's `maxLockBytes` (not with a
+   * `postgres://` `pins`). Default 16,777,216 (16 MiB).
+   */
+  readonly pinsMaxLockBytes?: number;
+  /**
+   * Characters of a `resources/read` URI the gateway reads; a longer one is refused
+   * (`GATEWAY_RESOURCE_URI_TOO_LONG`). McpGateway's `passthrough.maxReadUriChars`. Default 8,192.
+   */
+  readonly passthroughMaxReadUriChars?: number;
+  /**
+   * Expressions of one upstream resource template; a template with more is left out.
+   * McpGateway's `passthrough.maxTemplateExpressions`. Default 32.
+   */
+  readonly passthroughMaxTemplateExpressions?: number;
+  /**
+   * Steps spent matching one `resources/read` URI against the resource templates; a read that
+   * would take more is refused (`GATEWAY_RESOURCE_MATCH_LIMIT`). McpGateway's
+   * `passthrough.maxTemplateMatchWork`. Default 20,000,000.
+   */
+  readonly passthroughMaxTemplateMatchWork?: number;
 }
 
 /** A checked gateway config: servers by name, and settings with paths resolved by the caller. */
@@ -325,6 +363,13 @@ const SETTINGS_KEYS = [
   'httpMaxListenStreams',
   'httpMaxListenStreamsPerPrincipal',
   'httpMaxRememberedSessions',
+  'maxToolNameChars',
+  'pinsMaxDefinitionBytes',
+  'pinsMaxPendingPerServer',
+  'pinsMaxLockBytes',
+  'passthroughMaxReadUriChars',
+  'passthroughMaxTemplateExpressions',
+  'passthroughMaxTemplateMatchWork',
   'store',
   'storeKey',
   'budget',
@@ -354,6 +399,22 @@ const OAUTH_KEYS = ['connectionId', 'refreshSkewMs'];
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_|$)){0,23}$/;
 const NAME_RULE =
   '1-24 of letters, digits, "-" and "_", starting with a letter or digit, with no "__" and no "_" at the end';
+
+/**
+ * The gateway's limit keys that are the library's options (the pin store's, McpGateway's and its
+ * passthrough's), with the library's defaults. They are stated here, not imported: mcp-gateway.ts
+ * imports this module, and serve reads the config before it loads @toolfence/tools (which
+ * pin-store.ts imports) so its upstreams spawn first; gateway-config.test.ts checks they agree.
+ */
+export const GATEWAY_LIMIT_DEFAULTS: Readonly<Record<string, number>> = Object.freeze({
+  maxToolNameChars: 512,
+  pinsMaxDefinitionBytes: 128 * 1024,
+  pinsMaxPendingPerServer: 1_000,
+  pinsMaxLockBytes: 16 * 1024 * 1024,
+  passthroughMaxReadUriChars: 8_192,
+  passthroughMaxTemplateExpressions: 32,
+  passthroughMaxTemplateMatchWork: 20_000_000,
+});
 
 function fail(message: string, at: string): never {
   throw new GatewayConfigError(`${at}: ${message}`, { details: { at } });
@@ -939,6 +1000,25 @@ export function parseGatewayConfig(
     ) {
       fail('must be a positive integer', `gateway.${key}`);
     }
+  }
+  for (const [key, fallback] of Object.entries(GATEWAY_LIMIT_DEFAULTS)) {
+    const number = settings[key as keyof typeof settings];
+    if (
+      number !== undefined &&
+      (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1)
+    ) {
+      fail(`must be a whole number of at least 1 (default ${fallback})`, `gateway.${key}`);
+    }
+  }
+  if (
+    settings.pinsMaxLockBytes !== undefined &&
+    typeof settings.pins === 'string' &&
+    isPostgresUrl(settings.pins)
+  ) {
+    fail(
+      'applies only to a pin lock file; a postgres:// gateway.pins is a table (remove the key, or set gateway.pins to a file path)',
+      'gateway.pinsMaxLockBytes',
+    );
   }
   milliseconds(settings.startTimeoutMs, 1, 'gateway.startTimeoutMs');
   milliseconds(settings.listWaitMs, 0, 'gateway.listWaitMs');
