@@ -217,6 +217,53 @@ describe('the flow guard on prompts, resources and completions', () => {
 });
 
 describe('a raised read is asked, or observed, as a raised call is', () => {
+  it('refuses a prompt the policy asked for when, while the prompt waited, the conversation read the flow', async () => {
+    const gateway = await startGateway({
+      rules: [
+        { tool: 'publisher__prompt:*', decision: 'ask', reason: 'announcements are reviewed' },
+        { server: 'tracker', decision: 'allow' },
+        { server: 'repo', decision: 'allow' },
+        { server: 'publisher', decision: 'allow' },
+      ],
+    });
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client(
+      { name: 'test-client', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    const shown: string[] = [];
+    // While the prompt is open, the same connection reads the public issue and the private file.
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      shown.push(String(request.params.message));
+      await readIssueAndSecret(client);
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(clientSide);
+    open.push(client);
+    await expect(
+      client.getPrompt({ name: 'publisher__announce', arguments: { text: 'weekly notes' } }),
+    ).rejects.toThrow(
+      /prompts\/get of publisher__prompt:announce was approved, but while it waited for the approval this conversation read untrusted text from `tracker__get_issue` and private data from `repo__read_file`;.* the gateway's flow guard denies it and it was not sent/,
+    );
+    expect(shown).toHaveLength(1);
+    expect(shown[0]).toMatch(/Why asked: announcements are reviewed/);
+    expect(await received()).toEqual([]);
+    const prompts = (await auditLines()).filter((line) => line.kind === 'prompt');
+    expect(prompts.map((line) => [line.decision, line.approvedBy, line.outcome])).toEqual([
+      ['deny', 'user', 'denied'],
+    ]);
+    expect(prompts[0]?.flow).toMatchObject({
+      verdict: 'deny',
+      enforced: true,
+      exposedBy: ['tracker__get_issue'],
+      privateFrom: ['repo__read_file'],
+    });
+  }, 60_000);
+
   it('asks a client that can be asked, naming the flow, and sends the prompt only when approved', async () => {
     const gateway = await startGateway({
       flow: { permit: [{ from: { server: 'repo' }, to: { server: 'publisher' } }] },

@@ -62,21 +62,23 @@ function config() {
   };
 }
 
-/** The policy file: every tool of the three servers is allowed; `flow` as given. */
-function policyFile(flow?: GatewayFlowSettings) {
+/** The policy file: every tool of the three servers is allowed (or the publisher asked); `flow` as given. */
+function policyFile(flow?: GatewayFlowSettings, publisher: 'allow' | 'ask' = 'allow') {
   return {
     kind: 'rules',
     rules: [
       { server: 'tracker', decision: 'allow' },
       { server: 'repo', decision: 'allow' },
-      { server: 'publisher', decision: 'allow' },
+      { server: 'publisher', decision: publisher },
     ],
     ...(flow === undefined ? {} : { flow }),
   };
 }
 
-async function startGateway(options: { flow?: GatewayFlowSettings; observe?: boolean } = {}) {
-  const policy = parseInspectPolicy(policyFile(options.flow));
+async function startGateway(
+  options: { flow?: GatewayFlowSettings; observe?: boolean; publisher?: 'allow' | 'ask' } = {},
+) {
+  const policy = parseInspectPolicy(policyFile(options.flow, options.publisher));
   const gateway = new McpGateway({
     config: parseGatewayConfig(config()),
     authorizer: policy.authorizer,
@@ -166,6 +168,53 @@ describe('the toxic flow through the gateway', () => {
       flow: { verdict: 'deny', enforced: true, ...TOXIC_FLOW },
     });
     expect(String(last?.session)).toMatch(/^connection:[0-9a-f-]{36}$/);
+    expect(await verifyAuditChain(join(folder, 'audit.jsonl'))).toMatchObject({ ok: true });
+  }, 60_000);
+
+  it('a publish the policy asks for, approved after the flow was read while the prompt waited, is refused by the flow guard', async () => {
+    const gateway = await startGateway({ publisher: 'ask' });
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+    const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client(
+      { name: 'test-client', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    const prompts: string[] = [];
+    // While the publish's prompt is open, the same connection reads issue 7 and the private file.
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      prompts.push(String(request.params.message));
+      await client.callTool({ name: 'tracker__get_issue', arguments: { number: 7 } });
+      const file = await client.callTool({
+        name: 'repo__read_file',
+        arguments: { path: 'secrets/roadmap.md' },
+      });
+      expect(text(file)).toBe(PRIVATE_TEXT);
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(clientSide);
+    open.push(client);
+    const result = await client.callTool({
+      name: 'publisher__publish',
+      arguments: { text: 'weekly notes' },
+    });
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).not.toContain('tracker__get_issue');
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(
+      /^The call to publisher__publish was approved, but while it waited for the approval this conversation read untrusted text from `tracker__get_issue` and private data from `repo__read_file`; `publisher__publish` would publish or send data outside/,
+    );
+    expect(text(result)).toMatch(/so the gateway's flow guard denies it and it did not run/);
+    expect(await published()).toEqual([]);
+    expect((await auditLines()).at(-1)).toMatchObject({
+      tool: 'publisher__publish',
+      decision: 'deny',
+      approvedBy: 'user',
+      outcome: 'denied',
+      flow: { verdict: 'deny', enforced: true, ...TOXIC_FLOW },
+    });
     expect(await verifyAuditChain(join(folder, 'audit.jsonl'))).toMatchObject({ ok: true });
   }, 60_000);
 

@@ -5,8 +5,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RuleBasedPolicy } from '@toolfence/tools';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseGatewayConfig } from '../src/gateway/gateway-config.js';
 import {
   defsTool,
   firstText,
@@ -128,5 +132,58 @@ describe('the approval of a read shows what it covers, whole and escaped', () =>
       expect(text).not.toContain(RTL);
       expect(text).not.toContain(ZERO_WIDTH);
     }
+  }, 60_000);
+});
+
+describe('an approved read is checked again when the answer comes', () => {
+  it('refuses a read the policy, reloaded while the prompt waited, now denies', async () => {
+    const servers = {
+      docs: readDefsServer(folder, 'docs', {
+        tools: [defsTool('noop')],
+        prompts: [{ name: 'brief', description: 'A brief' }],
+        resources: [{ name: 'doc', uri: 'docs://doc' }],
+      }),
+    };
+    const gateway = await startReadGateway(folder, servers, {
+      authorizer: new RuleBasedPolicy(
+        [{ tool: 'docs__resource:*', decision: 'ask', reason: 'reads are reviewed' }],
+        { default: 'allow' },
+      ),
+    });
+    open.push(gateway);
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await gateway.connect(serverSide);
+    const client = new Client(
+      { name: 'read-reload-client', version: '1.0.0' },
+      { capabilities: { elicitation: {} } },
+    );
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      // While the prompt is open, the operator reloads a policy that denies the read.
+      await gateway.reload({
+        config: parseGatewayConfig({ mcpServers: servers }),
+        authorizer: new RuleBasedPolicy(
+          [{ tool: 'docs__resource:*', decision: 'deny', reason: 'reads are closed now' }],
+          { default: 'allow' },
+        ),
+      });
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(clientSide);
+    open.push(client);
+    const refusal = await client.readResource({ uri: 'docs://doc' }).then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    expect(refusal).toContain(
+      "resources/read of docs__resource:docs://doc was approved, but the gateway's policy changed while it waited for the approval and now denies it (reads are closed now), so it was not sent.",
+    );
+    expect(await jsonLines(folder, 'reads.jsonl')).toEqual([]);
+    expect(
+      (await jsonLines(folder, 'audit.jsonl')).map((line) => [
+        line.decision,
+        line.approvedBy,
+        line.outcome,
+      ]),
+    ).toEqual([['deny', 'user', 'denied']]);
   }, 60_000);
 });

@@ -318,6 +318,11 @@ function serverContentTrust(
   return fold(trust ?? 'untrusted', pending) as ContentTrustLevel;
 }
 
+/** The same server through the same client (a read approved on one is still sent through it). */
+function sameUpstream(a: PassthroughUpstream, b: PassthroughUpstream): boolean {
+  return a.server === b.server && a.client === b.client;
+}
+
 /** The risks that make a tool a sink for the flow guard (tools' `FlowGuard`). */
 const SINK_RISKS: ReadonlySet<RiskLevel> = new Set<RiskLevel>([
   'external-publication',
@@ -945,6 +950,21 @@ export class GatewayPassthrough {
         description: `Read the resource ${uri} of server ${upstream.server}`,
         // A URI the server listed carries nothing of the client's; a template's expansion does.
         ...(found.template === undefined ? {} : { session }),
+        // Still this server's alone, as listed or by the same template.
+        stillOffered: async () => {
+          let now = this.#candidates(uri);
+          if (now.upstreams.length === 0) {
+            await this.#listResources(request.signal);
+            now = this.#candidates(uri);
+          }
+          const only = now.upstreams.length === 1 ? now.upstreams[0] : undefined;
+          return (
+            only !== undefined &&
+            sameUpstream(only.upstream, upstream) &&
+            only.sent === sent &&
+            now.template?.pin === found.template?.pin
+          );
+        },
       },
       async () => ({
         contents: await upstream.client.readResource(sent, { signal: request.signal }),
@@ -981,6 +1001,16 @@ export class GatewayPassthrough {
             : `Prompt ${passed.remote} of server ${upstream.server}`,
         // Arguments are the client's data; a prompt without them carries none.
         ...(Object.keys(args).length === 0 ? {} : { session }),
+        // Still listed under this name, by the same server, with the same pin.
+        stillOffered: () => {
+          const now = this.#prompts.get(params.name);
+          return (
+            now !== undefined &&
+            sameUpstream(now.upstream, upstream) &&
+            now.passed.remote === passed.remote &&
+            now.passed.pin === passed.pin
+          );
+        },
       },
       async () => {
         const result = await upstream.client.request('prompts/get', {
@@ -1097,6 +1127,8 @@ export class GatewayPassthrough {
         description: `Completions of ${own} of server ${target.server}`,
         // The value typed so far and the other arguments are the client's data.
         session,
+        // A completion is never put to the user, so never checked again.
+        stillOffered: () => true,
       },
       async () => {
         const result = await target.client.request('completion/complete', {
@@ -1156,6 +1188,11 @@ export class GatewayPassthrough {
        * it. Absent: the request carries nothing of the client's, and the guard is not asked.
        */
       readonly session?: string | undefined;
+      /**
+       * Whether the read is still offered as it was when it came (its prompt still listed with the
+       * same pin; its resource still found on the same server), asked after an approval.
+       */
+      readonly stillOffered: () => boolean | Promise<boolean>;
     },
     run: () => Promise<Record<string, unknown>>,
   ): Promise<Record<string, unknown>> {
@@ -1245,6 +1282,28 @@ export class GatewayPassthrough {
                     ? `The gateway's policy asks a person before reading ${shown}${why}; its completions are never put to the user, so ${method} was not sent. Allow it in the policy instead.`
                     : `The gateway's policy asks a person before ${method} of ${shown}${why}, and this client cannot be asked (it declared no form elicitation, or speaks 2026-07-28 where reads are not asked); allow it in the policy instead.`,
           { code: 'GATEWAY_READ_REFUSED', outcome },
+        );
+      }
+    }
+    if (approvedBy !== undefined) {
+      // Checked again when the answer comes, as a call's: the prompt may have waited for minutes.
+      const refused = await this.#stillAsked(read, request.signal);
+      if (refused !== undefined) {
+        await this.#hooks.audit({
+          ...base,
+          decision: refused.outcome === 'pin-changed' ? verdict : 'deny',
+          approvedBy,
+          outcome: refused.outcome,
+          ...(refused.flow === undefined ? flowed : { flow: auditFlow(refused.flow) }),
+        });
+        throw protocolError(
+          'InvalidRequest',
+          refused.outcome === 'pin-changed'
+            ? `${method} of ${shown} was approved, but it changed while it waited for the approval (server ${printableText(read.upstream.server, 100)} no longer offers it as it did when the user was asked), so it was not sent. List the prompts or resources again.`
+            : refused.flow !== undefined
+              ? `${method} of ${shown} was approved, but while it waited for the approval ${flowChain(refused.flow)}, and it carries data to server ${printableText(read.upstream.server, 100)}, so it could leak that private data: the gateway's flow guard denies it and it was not sent. Continue without it, start a new conversation, or ask the user to permit this flow in the gateway's policy file.`
+              : `${method} of ${shown} was approved, but the gateway's policy changed while it waited for the approval and now denies it (${refused.reason === undefined || refused.reason === '' ? 'no reason given' : printableText(refused.reason, 200)}), so it was not sent.`,
+          { code: 'GATEWAY_READ_REFUSED', outcome: refused.outcome },
         );
       }
     }
@@ -1350,6 +1409,44 @@ export class GatewayPassthrough {
     return outcome === 'denied'
       ? `${method} of ${shown} is denied by the gateway's flow guard: it carries data to server ${printableText(server, 100)}, and ${flowChain(flow)}, so it could leak that private data and was not sent. Continue without it, start a new conversation, or ask the user to ${permit}.`
       : `${method} of ${shown} needs the user's approval because it carries data to server ${printableText(server, 100)}, and ${flowChain(flow)}, but this client cannot be asked (it declared no form elicitation, speaks 2026-07-28 where reads are not asked, or this is a completion, which is never asked), so it was not sent and nobody was asked. Ask the user to ${permit}.`;
+  }
+
+  /**
+   * After a person approved a read, which may have waited for minutes: it must still be offered as
+   * it was (else `pin-changed`); the policy in force now must not deny it (a reload while the
+   * prompt waited: `denied`, with its reason); and, for a read the flow guard judges, the guard
+   * asked again for the same session and server must not deny it (a private or untrusted result
+   * that landed meanwhile: `denied`, with the raise). An `ask` now is covered by the answer just
+   * given. Undefined: the read goes.
+   */
+  async #stillAsked(
+    read: {
+      readonly name: string;
+      readonly origin: ToolOrigin;
+      readonly args: JsonObject;
+      readonly upstream: PassthroughUpstream;
+      readonly description: string;
+      readonly principal?: Principal | undefined;
+      readonly session?: string | undefined;
+      readonly stillOffered: () => boolean | Promise<boolean>;
+    },
+    signal: AbortSignal,
+  ): Promise<
+    | {
+        readonly outcome: 'pin-changed' | 'denied';
+        readonly reason?: string;
+        readonly flow?: FlowRaise;
+      }
+    | undefined
+  > {
+    if (!(await read.stillOffered())) return { outcome: 'pin-changed' };
+    const now = await this.#decide(read, signal);
+    if (now.verdict === 'deny') {
+      return { outcome: 'denied', ...(now.reason === undefined ? {} : { reason: now.reason }) };
+    }
+    const flow = this.#flowCheck(read, now.verdict);
+    if (flow?.enforced === true && flow.verdict === 'deny') return { outcome: 'denied', flow };
+    return undefined;
   }
 
   async #decide(

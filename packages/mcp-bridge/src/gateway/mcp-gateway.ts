@@ -386,6 +386,8 @@ interface CallState {
   pin?: string;
   /** The policy in force when the approval came denies the call now (see #stillAsked). */
   policyChanged?: PermissionDecision;
+  /** The flow guard denies the call now: a result that landed while it waited (see #stillAsked). */
+  flowChanged?: boolean;
   /** The tool instance refused: its definition is no longer the accepted pin. */
   pinRefused?: boolean;
   /** The authenticated caller and their token (`gateway.httpAuth`), for token exchange only. */
@@ -1711,8 +1713,11 @@ export class McpGateway {
    * offered with the definition pin it had when the call came (a relist may have hidden it, a
    * reload may offer another definition), else the call does not run (`pin-changed`); and the
    * policy in force now (a reload may have replaced it) is asked again: a call it denies now does
-   * not run (audited `denied`, with who approved; `call.policyChanged` holds the denial). A call
-   * it allows or still asks for runs, once.
+   * not run (audited `denied`, with who approved; `call.policyChanged` holds the denial); and the
+   * flow guard is asked again for the call's session, with what it read meanwhile: a deny
+   * refuses it (`call.flowChanged`, the raise in `call.flow`), while an `ask` is covered by the
+   * answer just given (the user was asked about this very call, though that prompt may not have
+   * named the flow). A call they allow or still ask for runs, once.
    */
   async #stillAsked(call: CallState, request: ApprovalRequest): Promise<boolean> {
     if (this.#offered.get(request.toolName)?.pin !== call.audit?.pin) {
@@ -1726,9 +1731,28 @@ export class McpGateway {
       decision = MALFORMED;
     }
     const now = isPermissionDecision(decision) ? decision : MALFORMED;
-    if (now.verdict !== 'deny') return true;
-    call.decision = now;
-    call.policyChanged = now;
+    if (now.verdict === 'deny') {
+      call.decision = now;
+      call.policyChanged = now;
+      return false;
+    }
+    // The flow guard again, for the same session and sink: a private or untrusted result that
+    // landed while the prompt was open counts. Only a deny refuses; an `ask` is what the user
+    // just answered (the call was put to them), so their yes covers it.
+    const guard = this.#flow.guard;
+    if (guard === undefined) return true;
+    let flow: FlowRaise | undefined;
+    try {
+      // As the registry's check reached it (GatewayFlow.reading): the session, spec and contract.
+      flow = guard.check(call.session, request.spec, now.verdict, request.contract);
+    } catch {
+      call.decision = { verdict: 'deny', reason: 'flow-guard-error' };
+      call.policyChanged = call.decision;
+      return false;
+    }
+    if (flow === undefined || !flow.enforced || flow.verdict !== 'deny') return true;
+    call.flow = flow;
+    call.flowChanged = true;
     return false;
   }
 
@@ -1981,8 +2005,9 @@ export class McpGateway {
         time: isoTime(Date.now()),
         ...base,
         decision: decision ?? 'deny',
-        // Approved, then refused: the policy or the definition changed while it waited.
-        ...((call.policyChanged !== undefined || pinChanged) && call.approvedBy !== undefined
+        // Approved, then refused: the policy, the flow or the definition changed while it waited.
+        ...((call.policyChanged !== undefined || call.flowChanged === true || pinChanged) &&
+        call.approvedBy !== undefined
           ? { approvedBy: call.approvedBy }
           : {}),
         outcome,
@@ -2009,11 +2034,13 @@ export class McpGateway {
               : denied
                 ? call.policyChanged !== undefined
                   ? `The call to ${name} was approved, but the gateway's policy changed while it waited for the approval and now denies it (${reasonShown(call.policyChanged.reason)}), so it did not run.`
-                  : decision === 'ask'
-                    ? `The call to ${name} was not approved by the user, so it did not run.`
-                    : flowDenied && call.flow !== undefined
-                      ? this.#flowText(name, call.flow, 'denied')
-                      : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
+                  : call.flowChanged === true && call.flow !== undefined
+                    ? this.#flowChangedText(name, call.flow)
+                    : decision === 'ask'
+                      ? `The call to ${name} was not approved by the user, so it did not run.`
+                      : flowDenied && call.flow !== undefined
+                        ? this.#flowText(name, call.flow, 'denied')
+                        : `The call to ${name} is denied by the gateway's policy (${denialReason(error)}), so it did not run.`
                 : overBudget
                   ? `The call to ${name} is over the gateway's call budget (${budgetLimit(error)}), so it did not run.`
                   : this.#notRunText(name, code, error),
@@ -2039,6 +2066,11 @@ export class McpGateway {
     return errorText(
       `The tool name of this call is ${name.length} characters long, over the ${this.#maxToolNameChars} a tool name may have (McpGateway option maxToolNameChars), and no offered tool has it, so the call did not run. List the tools (tools/list) and use one of their names.`,
     );
+  }
+
+  // Why the flow guard stopped a call approved while a result raised the flow, naming the flow.
+  #flowChangedText(name: string, flow: FlowRaise): string {
+    return `The call to ${printableText(name, 200)} was approved, but while it waited for the approval ${flowChain(flow)}, and could leak that private data, so the gateway's flow guard denies it and it did not run. Continue without it, start a new conversation, or ask the user to permit this flow in the gateway's policy file (--policy: "flow": {"permit": [{"from": SOURCE, "to": SINK}]}).`;
   }
 
   // Why the flow guard stopped a call, naming the flow: the sources, the private data, the sink.
