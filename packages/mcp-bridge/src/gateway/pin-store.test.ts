@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { McpToolInfo } from '../client/tool-listing.js';
-import { PinStore, pinKey, pinnedDefinition, splitPinKey } from './pin-store.js';
+import { digestOf } from './canonical-json.js';
+import {
+  definitionDigest,
+  PinStore,
+  pinKey,
+  pinnedDefinition,
+  reviewServer,
+  splitPinKey,
+} from './pin-store.js';
 
 let folder: string;
 beforeEach(async () => {
@@ -15,6 +23,35 @@ afterEach(async () => {
 
 const entries = (...list: Record<string, unknown>[]) => list as unknown as McpToolInfo[];
 const IDENTITY = 'command:["node","server.js"]';
+
+describe('the pin digest', () => {
+  // Lock files written by every earlier version hold digestOf({ identity, definition }): a review
+  // that serialises the definition once must give the very same digest.
+  const definitions = [
+    {
+      name: 'a',
+      description: 'line\u2028"quoted"\ud800',
+      inputSchema: { type: 'object', properties: { z: {}, a: {} } },
+      annotations: { readOnlyHint: true },
+      arguments: [{ name: 'b' }],
+      uriTemplate: 'x://{a}',
+    },
+    { name: '__proto__', title: 't' },
+  ] as unknown as McpToolInfo[];
+  it.each(['tool', 'prompt', 'resource-template'] as const)(
+    'is digestOf({ identity, definition }) for a %s, as stored before',
+    (kind) => {
+      for (const tool of definitions) {
+        for (const identity of ['stdio:node "server.mjs"', 'plain']) {
+          const expected = digestOf({ identity, definition: pinnedDefinition(tool, kind) });
+          expect(definitionDigest(identity, tool, kind)).toBe(expected);
+          const { pins } = reviewServer(undefined, identity, [tool], kind);
+          expect(Object.values(pins.tools)[0]?.sha256).toBe(expected);
+        }
+      }
+    },
+  );
+});
 
 describe('pins of prompts and resource templates', () => {
   it.each([

@@ -4,7 +4,7 @@ import { compareRisk, type RiskLevel, readContract } from '@toolfence/tool-contr
 import { checkOptionKeys } from '@toolfence/tools/core';
 import type { McpToolInfo } from '../client/tool-listing.js';
 import { hasInvisibleUnicode } from '../printable-text.js';
-import { canonicalJson, digestOf } from './canonical-json.js';
+import { canonicalJson, digestOf, sha256Hex } from './canonical-json.js';
 import { GatewayConfigError, GatewayStateError, PinChangedError } from './errors.js';
 
 export { escapeInvisible, hasInvisibleUnicode } from '../printable-text.js';
@@ -209,13 +209,37 @@ export function definitionDigest(
   tool: McpToolInfo,
   kind: PinKind = 'tool',
 ): string {
-  return digestOf({ identity, definition: pinnedDefinition(tool, kind) });
+  return pinDigest(identity, canonicalJson(pinnedDefinition(tool, kind)));
 }
 
-function recordFor(tool: McpToolInfo, identity: string, kind: PinKind): PinRecord {
+/**
+ * `digestOf({ identity, definition })` from the definition's canonical JSON (`canonical`), so the
+ * text a review measures against `maxDefinitionBytes` is the text hashed, serialised once: the
+ * canonical JSON of that record is its two members in key order.
+ */
+function pinDigest(identity: string, canonical: string): string {
+  return `sha256:${sha256Hex(`{"definition":${canonical},"identity":${canonicalJson(identity)}}`)}`;
+}
+
+/** A listed definition as a review reads it: what is pinned of it, and its canonical JSON. */
+interface PinnedForm {
+  readonly definition: Readonly<Record<string, unknown>>;
+  readonly canonical: string;
+}
+
+function pinnedForm(tool: McpToolInfo, kind: PinKind): PinnedForm {
   const definition = pinnedDefinition(tool, kind);
+  return { definition, canonical: canonicalJson(definition) };
+}
+
+function recordFor(
+  tool: McpToolInfo,
+  { definition, canonical }: PinnedForm,
+  identity: string,
+  kind: PinKind,
+): PinRecord {
   return {
-    sha256: digestOf({ identity, definition }),
+    sha256: pinDigest(identity, canonical),
     identity,
     definition,
     // A prompt or a resource template runs nothing: its risk is a read's.
@@ -275,16 +299,17 @@ export function reviewServer(
   const visible = new Set<string>();
   const hidden = new Map<string, PinReason[]>();
   // A definition too large to store is hidden and stored nowhere (the lock stays readable).
-  const tooLarge = (tool: McpToolInfo): boolean =>
-    Buffer.byteLength(canonicalJson(pinnedDefinition(tool, kind))) > limits.maxDefinitionBytes;
+  const tooLarge = (form: PinnedForm): boolean =>
+    Buffer.byteLength(form.canonical) > limits.maxDefinitionBytes;
   if (known === undefined) {
     const pins: ServerPins = { tools: {}, pending: {} };
     for (const tool of tools) {
-      if (tooLarge(tool)) {
+      const form = pinnedForm(tool, kind);
+      if (tooLarge(form)) {
         hidden.set(tool.name, ['definition-too-large']);
         continue;
       }
-      setOwn(pins.tools, tool.name, recordFor(tool, identity, kind));
+      setOwn(pins.tools, tool.name, recordFor(tool, form, identity, kind));
       visible.add(tool.name);
     }
     return { pins, review: { visible, hidden, changed: true } };
@@ -293,7 +318,8 @@ export function reviewServer(
   let changed = false;
   let pendingCount = Object.keys(pins.pending).length;
   for (const tool of tools) {
-    if (tooLarge(tool)) {
+    const form = pinnedForm(tool, kind);
+    if (tooLarge(form)) {
       hidden.set(tool.name, ['definition-too-large']);
       if (ownOf(pins.pending, tool.name) !== undefined) {
         delete pins.pending[tool.name];
@@ -302,7 +328,7 @@ export function reviewServer(
       }
       continue;
     }
-    const record = recordFor(tool, identity, kind);
+    const record = recordFor(tool, form, identity, kind);
     const pinned = ownOf(pins.tools, tool.name);
     const reasons: PinReason[] = [];
     if (pinned === undefined) reasons.push('new-tool');
