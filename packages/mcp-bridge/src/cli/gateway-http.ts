@@ -157,26 +157,20 @@ type CallerInfo = NonNullable<
   Parameters<WebStandardStreamableHTTPServerTransport['handleRequest']>[1]
 >['authInfo'];
 
-/** The number of `tools/call` requests in a parsed body (a message or a batch). */
-function callsIn(body: unknown): number {
+/** The number of requests of `method` in a parsed body (a message or a batch). */
+function requestsIn(body: unknown, method: 'tools/call' | 'subscriptions/listen'): number {
   const messages = Array.isArray(body) ? body : [body];
-  return messages.filter(
-    (message) =>
+  let count = 0;
+  for (const message of messages) {
+    if (
       typeof message === 'object' &&
       message !== null &&
-      (message as { method?: unknown }).method === 'tools/call',
-  ).length;
-}
-
-/** The number of `subscriptions/listen` requests in a parsed body (a message or a batch). */
-function listensIn(body: unknown): number {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.filter(
-    (message) =>
-      typeof message === 'object' &&
-      message !== null &&
-      (message as { method?: unknown }).method === 'subscriptions/listen',
-  ).length;
+      (message as { method?: unknown }).method === method
+    ) {
+      count++;
+    }
+  }
+  return count;
 }
 
 /** Counters by principal; a principal whose count falls to zero takes no room. */
@@ -670,7 +664,7 @@ export async function serveGatewayHttp(
     }
     const existing = resumed;
     if (existing !== undefined) {
-      const calls = callsIn(parsedBody);
+      const calls = requestsIn(parsedBody, 'tools/call');
       if (calls > 0 && existing.calls + calls > maxCallsPerSession) {
         existing.lastActive = Date.now();
         return busy(
@@ -779,8 +773,8 @@ export async function serveGatewayHttp(
     done: Promise<void>,
     authInfo: CallerInfo,
   ) => {
-    const calls = callsIn(parsedBody);
-    const listens = listensIn(parsedBody);
+    const calls = requestsIn(parsedBody, 'tools/call');
+    const listens = requestsIn(parsedBody, 'subscriptions/listen');
     // Each principal's share is checked before the shared one, so one principal never fills it.
     const principal = perPrincipal ? approvalPrincipal(principalOfAuthInfo(authInfo)) : undefined;
     if (calls > 0) {
@@ -1002,7 +996,7 @@ export async function serveGatewayHttp(
     let ends: AbortController | undefined;
     if (
       expiresAt !== undefined &&
-      (legacyEra ? method === 'GET' : listensIn(parsedBody) > 0) &&
+      (legacyEra ? method === 'GET' : requestsIn(parsedBody, 'subscriptions/listen') > 0) &&
       !out.closed
     ) {
       const expiry = new AbortController();
