@@ -199,25 +199,23 @@ interface Reading {
 /** How many contracts per tool the guard remembers judgements for (per-operation contracts). */
 const JUDGED_CONTRACTS = 16;
 
-const DROPPED_EXPOSED: LabelEntry = Object.freeze({
-  source: Object.freeze({ tool: '*', trust: 'prompt-injection-prone', basis: 'dropped' }),
-  identity: Object.freeze({ name: '*' }),
-}) as LabelEntry;
-const DROPPED_PRIVATE: LabelEntry = Object.freeze({
-  source: Object.freeze({ tool: '*', trust: 'sensitive', basis: 'dropped' }),
-  identity: Object.freeze({ name: '*' }),
-}) as LabelEntry;
+/** A label entry that stands for sources not named (`*`), of one trust and one basis. */
+function starEntry(
+  trust: 'prompt-injection-prone' | 'sensitive',
+  basis: 'dropped' | 'unnamed',
+): LabelEntry {
+  return Object.freeze({
+    source: Object.freeze({ tool: '*', trust, basis }),
+    identity: Object.freeze({ name: '*' }),
+  }) as LabelEntry;
+}
 
+const DROPPED_EXPOSED = starEntry('prompt-injection-prone', 'dropped');
+const DROPPED_PRIVATE = starEntry('sensitive', 'dropped');
 // A source beyond `maxSourcesPerSession`: counted, not named, and covered by no permit (which
 // sources it stands for is not kept, so no permit can be known to cover them).
-const UNNAMED_EXPOSED: LabelEntry = Object.freeze({
-  source: Object.freeze({ tool: '*', trust: 'prompt-injection-prone', basis: 'unnamed' }),
-  identity: Object.freeze({ name: '*' }),
-}) as LabelEntry;
-const UNNAMED_PRIVATE: LabelEntry = Object.freeze({
-  source: Object.freeze({ tool: '*', trust: 'sensitive', basis: 'unnamed' }),
-  identity: Object.freeze({ name: '*' }),
-}) as LabelEntry;
+const UNNAMED_EXPOSED = starEntry('prompt-injection-prone', 'unnamed');
+const UNNAMED_PRIVATE = starEntry('sensitive', 'unnamed');
 
 const NO_LABELS: FlowSessionLabels = Object.freeze({
   exposedBy: Object.freeze([]),
